@@ -1,0 +1,30 @@
+# OpenIDV — the README's two commands: `make demo` (the main job) and `make test`.
+SWIFT ?= swift
+export IDV_MODELS_DIR ?= $(HOME)/.cache/openidv/models
+
+.PHONY: all bootstrap build release demo test bench clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	$(SWIFT) build
+
+release: bootstrap
+	$(SWIFT) build -c release
+
+# The main job: the end-to-end demo of all five flows (scripts/demo says what it runs).
+demo: release
+	@scripts/demo
+
+test: bootstrap
+	$(SWIFT) test
+
+# Benchmarks print their figures; they never assert a time.
+bench: release
+	@scripts/bench
+
+clean:
+	$(SWIFT) package clean

@@ -1,0 +1,195 @@
+import Foundation
+
+/// Every error code OpenIDV uses, in one table. `longErrorCode` values 0, 146 and 240 are the
+/// seeds'; 1001 and above are ours. `shortErrorCode` is the code's ``IDVErrorCategory``.
+///
+/// | code | name | meaning |
+/// |---|---|---|
+/// | 0 | `none` | accepted / no error |
+/// | 146 | `idvCancelledByUser` | IDV identity verification cancelled by user (pre-login flows) |
+/// | 240 | `userCancelled` | user cancelled (post-login flows) |
+/// | 1001 | `malformedRequest` | the body is not valid JSON or lacks a required field |
+/// | 1002 | `wrongChallenge` | the answer names a challenge other than the current one |
+/// | 1003 | `sessionExpired` | the session passed its idle or absolute expiry |
+/// | 1004 | `unauthenticated` | no session, or an unknown or revoked token |
+/// | 1005 | `replayedAnswer` | this answer (challenge id) was already consumed |
+/// | 1006 | `payloadTooLarge` | the body exceeds the route's limit |
+/// | 1007 | `notFound` | unknown route or resource |
+/// | 1008 | `invalidImage` | bytes are not a decodable JPEG/PNG, or are truncated |
+/// | 1009 | `imageTooLarge` | the image exceeds the pixel limit |
+/// | 1010 | `attemptsExhausted` | no attempts left for this step; the flow ended |
+/// | 1011 | `userLocked` | the user is locked after too many failed attempts |
+/// | 1012 | `invalidActivationCode` | wrong activation code |
+/// | 1013 | `activationCodeExpired` | the activation code expired or was used |
+/// | 1014 | `invalidPassword` | wrong password |
+/// | 1015 | `passwordPolicy` | the new password does not meet the policy |
+/// | 1016 | `userNotFound` | no such user |
+/// | 1017 | `templateNotFound` | the user has no biometric template |
+/// | 1018 | `templateExists` | the user already has a biometric template |
+/// | 1019 | `flowExpired` | the IDV flow passed its timeout |
+/// | 1020 | `actionNotOffered` | an action key the server did not offer |
+/// | 1021 | `noActiveFlow` | the call needs a flow in progress and there is none |
+/// | 1022 | `flowInProgress` | another flow is already in progress on this session |
+/// | 1023 | `deviceSignatureInvalid` | the LDA signature does not verify |
+/// | 1024 | `methodNotAllowed` | the route exists but not for this HTTP method |
+/// | 1025 | `invalidArgument` | a value is out of range (unknown workflow, mode, empty user name) |
+/// | 1026 | `userExists` | the user name is taken |
+/// | 1027 | `notInitialized` | the SDK was used before `initialize` completed |
+/// | 1028 | `networkError` | the server could not be reached |
+/// | 1029 | `timeout` | the server did not answer in time |
+/// | 1030 | `internalError` | the server failed; nothing was changed |
+/// | 1031 | `noDocumentFound` | no machine-readable zone was found in the images |
+/// | 1032 | `noFaceFound` | no face was found where one was required |
+public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
+    case none = 0
+    case idvCancelledByUser = 146
+    case userCancelled = 240
+    case malformedRequest = 1001
+    case wrongChallenge = 1002
+    case sessionExpired = 1003
+    case unauthenticated = 1004
+    case replayedAnswer = 1005
+    case payloadTooLarge = 1006
+    case notFound = 1007
+    case invalidImage = 1008
+    case imageTooLarge = 1009
+    case attemptsExhausted = 1010
+    case userLocked = 1011
+    case invalidActivationCode = 1012
+    case activationCodeExpired = 1013
+    case invalidPassword = 1014
+    case passwordPolicy = 1015
+    case userNotFound = 1016
+    case templateNotFound = 1017
+    case templateExists = 1018
+    case flowExpired = 1019
+    case actionNotOffered = 1020
+    case noActiveFlow = 1021
+    case flowInProgress = 1022
+    case deviceSignatureInvalid = 1023
+    case methodNotAllowed = 1024
+    case invalidArgument = 1025
+    case userExists = 1026
+    case notInitialized = 1027
+    case networkError = 1028
+    case timeout = 1029
+    case internalError = 1030
+    case noDocumentFound = 1031
+    case noFaceFound = 1032
+
+    /// The default human-readable message for the code.
+    public var message: String {
+        switch self {
+        case .none: return "Success"
+        case .idvCancelledByUser: return "IDV identity verification canceled by user"
+        case .userCancelled: return "User Cancelled"
+        case .malformedRequest: return "The request is malformed"
+        case .wrongChallenge: return "The answer does not match the current challenge"
+        case .sessionExpired: return "The session has expired"
+        case .unauthenticated: return "Not authenticated"
+        case .replayedAnswer: return "This answer was already submitted"
+        case .payloadTooLarge: return "The request body is too large"
+        case .notFound: return "Not found"
+        case .invalidImage: return "The image could not be decoded"
+        case .imageTooLarge: return "The image has too many pixels"
+        case .attemptsExhausted: return "No attempts left"
+        case .userLocked: return "The user is locked"
+        case .invalidActivationCode: return "The activation code is not valid"
+        case .activationCodeExpired: return "The activation code has expired"
+        case .invalidPassword: return "The password is not correct"
+        case .passwordPolicy: return "The password does not meet the policy"
+        case .userNotFound: return "The user does not exist"
+        case .templateNotFound: return "No biometric template exists for the user"
+        case .templateExists: return "A biometric template already exists for the user"
+        case .flowExpired: return "The identity verification flow has expired"
+        case .actionNotOffered: return "That action was not offered"
+        case .noActiveFlow: return "No flow is in progress"
+        case .flowInProgress: return "Another flow is in progress"
+        case .deviceSignatureInvalid: return "The device signature is not valid"
+        case .methodNotAllowed: return "Method not allowed"
+        case .invalidArgument: return "An argument is out of range"
+        case .userExists: return "The user already exists"
+        case .notInitialized: return "The SDK is not initialized"
+        case .networkError: return "The server could not be reached"
+        case .timeout: return "The server did not answer in time"
+        case .internalError: return "Internal server error"
+        case .noDocumentFound: return "No machine-readable zone was found"
+        case .noFaceFound: return "No face was found"
+        }
+    }
+
+    /// The category reported as `shortErrorCode`.
+    public var category: IDVErrorCategory {
+        switch self {
+        case .none: return .none
+        case .idvCancelledByUser, .userCancelled: return .cancelled
+        case .malformedRequest, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument: return .request
+        case .sessionExpired, .unauthenticated, .userLocked, .invalidActivationCode, .activationCodeExpired,
+             .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid: return .authentication
+        case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound: return .media
+        case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
+             .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress: return .flow
+        case .notInitialized, .networkError, .timeout: return .client
+        case .internalError: return .server
+        }
+    }
+}
+
+/// The `shortErrorCode` of an ``IDVError``: which family a `longErrorCode` belongs to.
+public enum IDVErrorCategory: Int, Sendable, Codable {
+    case none = 0, cancelled = 1, request = 2, authentication = 3, media = 4, flow = 5, client = 6, server = 7
+}
+
+/// The seeds' `RDNAError`: the synchronous answer of every API call and the error part of every
+/// callback. `longErrorCode == 0` means accepted / no error.
+public struct IDVError: Codable, Equatable, Sendable, Error, CustomStringConvertible {
+    public var longErrorCode: Int
+    public var shortErrorCode: Int
+    public var errorString: String
+
+    enum CodingKeys: String, CodingKey {
+        case longErrorCode = "long_error_code", shortErrorCode = "short_error_code", errorString = "error_string"
+    }
+
+    public init(longErrorCode: Int, shortErrorCode: Int, errorString: String) {
+        self.longErrorCode = longErrorCode
+        self.shortErrorCode = shortErrorCode
+        self.errorString = errorString
+    }
+
+    /// An error for a named code, with its default message unless `message` is given.
+    public init(_ code: IDVErrorCode, _ message: String? = nil) {
+        self.init(longErrorCode: code.rawValue, shortErrorCode: code.category.rawValue,
+                  errorString: message ?? code.message)
+    }
+
+    /// No error (code 0).
+    public static let none = IDVError(.none)
+
+    /// The named code, or nil for a code outside the table.
+    public var code: IDVErrorCode? { IDVErrorCode(rawValue: longErrorCode) }
+    public var isSuccess: Bool { longErrorCode == 0 }
+    public var description: String { "\(errorString) (\(longErrorCode))" }
+}
+
+/// The seeds' `RDNARequestStatus`: the back-end's verdict on a request. Success is 100 (or 0);
+/// 600 means "no biometric template"; 400 unable to process; 500 failed.
+public struct RequestStatus: Codable, Equatable, Sendable {
+    public var statusCode: Int
+    public var statusMessage: String
+
+    enum CodingKeys: String, CodingKey { case statusCode = "status_code", statusMessage = "status_message" }
+
+    public init(statusCode: Int, statusMessage: String) {
+        self.statusCode = statusCode
+        self.statusMessage = statusMessage
+    }
+
+    public static let success = 100
+    public static let noTemplate = 600
+    public static let unableToProcess = 400
+    public static let failed = 500
+
+    /// Seed 000 §3.5: success is status 100 or 0.
+    public var isSuccess: Bool { statusCode == 100 || statusCode == 0 }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// One `idvd` subcommand (`serve`, `mrz`, `face`, `bench`, …). Each lives in its own file and is
+/// listed once in `Commands.all` (main.swift).
+struct Command: Sendable {
+    let name: String
+    let summary: String
+    /// Runs with the arguments after the command name; returns the process exit code.
+    let run: @Sendable ([String]) throws -> Int32
+}
+
+/// A usage or input error: printed to stderr as `idvd: <message>`, exit code 2.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+enum CLI {
+    /// Writes a JSON value to stdout, pretty-printed with sorted keys (or compact for `--jsonl`).
+    static func printJSON<T: Encodable>(_ value: T, compact: Bool = false) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = compact ? [.sortedKeys, .withoutEscapingSlashes]
+                                           : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(value)
+        FileHandle.standardOutput.write(data)
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+
+    static func stderr(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Splits `--name value` / `--flag` options from positional arguments.
+    /// `flags` names options that take no value.
+    static func parseOptions(_ args: [String], flags: Set<String> = []) throws -> (options: [String: String], positional: [String]) {
+        var options: [String: String] = [:]
+        var positional: [String] = []
+        var i = 0
+        while i < args.count {
+            let a = args[i]
+            if a.hasPrefix("--") && a.count > 2 {
+                let name = String(a.dropFirst(2))
+                if let eq = name.firstIndex(of: "=") {
+                    options[String(name[..<eq])] = String(name[name.index(after: eq)...])
+                } else if flags.contains(name) {
+                    options[name] = "true"
+                } else {
+                    guard i + 1 < args.count else { throw CLIError("option --\(name) needs a value") }
+                    options[name] = args[i + 1]
+                    i += 1
+                }
+            } else {
+                positional.append(a)
+            }
+            i += 1
+        }
+        return (options, positional)
+    }
+}
