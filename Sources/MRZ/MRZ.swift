@@ -1,3 +1,25 @@
 /// ICAO Doc 9303 machine-readable zones: formats (TD1, TD2, TD3, MRV-A, MRV-B), check digits,
 /// parsing and OCR-error correction. Pure Swift, no dependency beyond the standard library.
-public enum MRZ {}
+public enum MRZ {
+    /// The ICAO 9303 check digit of `field` (Doc 9303 Part 3, §4.9): each character's value
+    /// (`0`–`9` → 0–9, `A`–`Z` → 10–35, `<` → 0) times the repeating weights 7, 3, 1, summed,
+    /// modulo 10. Returns nil when `field` holds a character outside that alphabet.
+    public static func checkDigit<S: StringProtocol>(_ field: S) -> Int? {
+        var sum = 0
+        var i = 0
+        for byte in field.utf8 {
+            let value: Int
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = Int(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = Int(byte - UInt8(ascii: "A")) + 10
+            case UInt8(ascii: "<"): value = 0
+            default: return nil
+            }
+            sum += value * weights[i % 3]
+            i += 1
+        }
+        return sum % 10
+    }
+
+    private static let weights = [7, 3, 1]
+}

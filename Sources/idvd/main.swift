@@ -6,6 +6,7 @@ import IDVCore
 let commands: [Command] = [
     .version,
     .codes,
+    .bench,
 ]
 
 extension Command {
