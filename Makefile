@@ -20,7 +20,7 @@ demo: release
 	@scripts/demo
 
 test: bootstrap
-	$(SWIFT) test
+	@scripts/test
 
 # Benchmarks print their figures; they never assert a time.
 bench: release
