@@ -7,6 +7,10 @@ public protocol OpenStringVocabulary: RawRepresentable, Codable, Hashable, Senda
     where RawValue == String {
     /// Never fails: unknown strings become `.other`.
     init(rawValue: String)
+    /// Every named (non-`.other`) case, in declaration order.
+    static var knownValues: [Self] { get }
+    /// False for `.other(_)`, i.e. for a string outside the known vocabulary.
+    var isKnown: Bool { get }
 }
 
 extension OpenStringVocabulary {
@@ -58,6 +62,13 @@ public enum BiometricVerdict: OpenStringVocabulary {
     /// True only for `MATCHED` (seed 002 L2916, seed 001 L968).
     public var isSuccess: Bool { self == .matched }
 
+    public static let knownValues: [BiometricVerdict] = [.matched, .notMatched, .livenessFailed]
+
+    public var isKnown: Bool {
+        if case .other = self { return false }
+        return true
+    }
+
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
@@ -101,8 +112,12 @@ public enum IDVActionKey: OpenStringVocabulary {
         }
     }
 
-    /// The three keys the seeds define.
-    public static let known: [IDVActionKey] = [.continueFlow, .reinitDocumentScan, .reinitSelfie]
+    public static let knownValues: [IDVActionKey] = [.continueFlow, .reinitDocumentScan, .reinitSelfie]
+
+    public var isKnown: Bool {
+        if case .other = self { return false }
+        return true
+    }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
@@ -136,6 +151,13 @@ public enum DocumentOverallStatus: OpenStringVocabulary {
         }
     }
 
+    public static let knownValues: [DocumentOverallStatus] = [.valid, .invalid]
+
+    public var isKnown: Bool {
+        if case .other = self { return false }
+        return true
+    }
+
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
@@ -167,6 +189,13 @@ public enum DocumentCheckResult: OpenStringVocabulary {
         case .notPerformed: return "NOT_PERFORMED"
         case let .other(raw): return raw
         }
+    }
+
+    public static let knownValues: [DocumentCheckResult] = [.passed, .failed, .warning, .notPerformed]
+
+    public var isKnown: Bool {
+        if case .other = self { return false }
+        return true
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
@@ -204,6 +233,13 @@ public enum DocumentScanStatus: OpenStringVocabulary {
         }
     }
 
+    public static let knownValues: [DocumentScanStatus] = [.ok, .error, .warning, .notDone]
+
+    public var isKnown: Bool {
+        if case .other = self { return false }
+        return true
+    }
+
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
@@ -230,6 +266,13 @@ public enum AuditStatus: OpenStringVocabulary {
         case .failure: return "FAILURE"
         case let .other(raw): return raw
         }
+    }
+
+    public static let knownValues: [AuditStatus] = [.success, .failure]
+
+    public var isKnown: Bool {
+        if case .other = self { return false }
+        return true
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
@@ -276,6 +319,13 @@ public enum OrchestrationUseCase: OpenStringVocabulary {
         case .postLoginOptOut: return "RDNA_IDV_POSTLOGIN_OPTOUT"
         case let .other(raw): return raw
         }
+    }
+
+    public static let knownValues: [OrchestrationUseCase] = [.checkTemplate, .postLoginSelfieBiometric, .postLoginKYC, .postLoginDocScanOnly, .postLoginOptIn, .postLoginOptOut]
+
+    public var isKnown: Bool {
+        if case .other = self { return false }
+        return true
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
