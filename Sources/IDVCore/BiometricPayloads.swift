@@ -314,7 +314,9 @@ public struct ChallengeSession: Codable, Equatable, Sendable {
 
 /// One `challenge_info` element: `{ "key": "…", "value": "…" }`.
 public struct ChallengeInfoItem: Codable, Equatable, Sendable {
+    /// `key`: the item's name.
     public var key: String
+    /// `value`: the item's value, as text.
     public var value: String
 
     public init(key: String, value: String) {

@@ -200,14 +200,23 @@ public struct AdditionalDocumentScanDetails: IDVPayload {
 
     /// The `identity_data` labels the seed's code reads (L476–L479, L1081).
     public enum Label {
+        /// Full name, surname first.
         public static let surnameAndGivenNames = "Surname and given names"
+        /// Given names.
         public static let givenName = "Given name"
+        /// Surname.
         public static let surname = "Surname"
+        /// Date of birth, `YYYY-MM-DD`.
         public static let dateOfBirth = "Date of birth"
+        /// `M`, `F` or `X`.
         public static let sex = "Sex"
+        /// Nationality, alpha-3.
         public static let nationality = "Nationality"
+        /// Document number (ours).
         public static let documentNumber = "Document number"
+        /// Date of expiry, `YYYY-MM-DD` (ours).
         public static let dateOfExpiry = "Date of expiry"
+        /// Issuing state, alpha-3 (ours).
         public static let issuingStateCode = "Issuing state code"
     }
 

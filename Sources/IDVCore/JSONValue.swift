@@ -8,14 +8,19 @@ import Foundation
 /// (`integer` / `number`) so `92` re-encodes as `92`, not `92.0`; equality compares numbers by value,
 /// so `.integer(92) == .number(92.0)`.
 public enum JSONValue: Codable, Equatable, Sendable, CustomStringConvertible {
+    /// JSON `null`.
     case null
+    /// `true` / `false`.
     case bool(Bool)
     /// A JSON number without fraction or exponent that fits in `Int`.
     case integer(Int)
     /// Any other JSON number (finite).
     case number(Double)
+    /// A JSON string.
     case string(String)
+    /// A JSON array, in order.
     case array([JSONValue])
+    /// A JSON object (key order is not significant in JSON and is not kept).
     case object([String: JSONValue])
 
     public init(from decoder: Decoder) throws {

@@ -24,6 +24,7 @@ public struct PayloadError: Error, Equatable, Sendable, CustomStringConvertible 
         case notEncodable
     }
 
+    /// The kind of failure.
     public var kind: Kind
     /// Dotted path of the failing field, `$` for the root.
     public var fieldPath: String

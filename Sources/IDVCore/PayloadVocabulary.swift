@@ -23,6 +23,7 @@ extension OpenStringVocabulary {
         try container.encode(rawValue)
     }
 
+    /// The raw string.
     public var description: String { rawValue }
 }
 
@@ -50,6 +51,7 @@ public enum BiometricVerdict: OpenStringVocabulary {
         }
     }
 
+    /// The string on the wire.
     public var rawValue: String {
         switch self {
         case .matched: return "MATCHED"
@@ -62,8 +64,10 @@ public enum BiometricVerdict: OpenStringVocabulary {
     /// True only for `MATCHED` (seed 002 L2916, seed 001 L968).
     public var isSuccess: Bool { self == .matched }
 
+    /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [BiometricVerdict] = [.matched, .notMatched, .livenessFailed]
 
+    /// False for `.other(_)`.
     public var isKnown: Bool {
         if case .other = self { return false }
         return true
@@ -103,6 +107,7 @@ public enum IDVActionKey: OpenStringVocabulary {
         self = action == "true" ? .continueFlow : IDVActionKey(rawValue: action)
     }
 
+    /// The string on the wire.
     public var rawValue: String {
         switch self {
         case .continueFlow: return "continue-flow"
@@ -112,8 +117,10 @@ public enum IDVActionKey: OpenStringVocabulary {
         }
     }
 
+    /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [IDVActionKey] = [.continueFlow, .reinitDocumentScan, .reinitSelfie]
 
+    /// False for `.other(_)`.
     public var isKnown: Bool {
         if case .other = self { return false }
         return true
@@ -143,6 +150,7 @@ public enum DocumentOverallStatus: OpenStringVocabulary {
         }
     }
 
+    /// The string on the wire.
     public var rawValue: String {
         switch self {
         case .valid: return "VALID"
@@ -151,8 +159,10 @@ public enum DocumentOverallStatus: OpenStringVocabulary {
         }
     }
 
+    /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [DocumentOverallStatus] = [.valid, .invalid]
 
+    /// False for `.other(_)`.
     public var isKnown: Bool {
         if case .other = self { return false }
         return true
@@ -165,10 +175,15 @@ public enum DocumentOverallStatus: OpenStringVocabulary {
 /// `checks_performed[].result` of the document details (seed 002 §5.4: `PASSED`, `NOT_PERFORMED`
 /// in the example; `FAILED` and `WARNING` are ours). Unknown strings decode to `.other`.
 public enum DocumentCheckResult: OpenStringVocabulary {
+    /// `PASSED`: the check ran and the document satisfied it.
     case passed
+    /// `FAILED`: the check ran and the document did not satisfy it (listed in `errors`).
     case failed
+    /// `WARNING`: the check ran with a non-blocking finding (listed in `warnings`).
     case warning
+    /// `NOT_PERFORMED`: the check could not run (e.g. no chip reader for Chip Verification).
     case notPerformed
+    /// Any other string, kept verbatim.
     case other(String)
 
     public init(rawValue: String) {
@@ -181,6 +196,7 @@ public enum DocumentCheckResult: OpenStringVocabulary {
         }
     }
 
+    /// The string on the wire.
     public var rawValue: String {
         switch self {
         case .passed: return "PASSED"
@@ -191,8 +207,10 @@ public enum DocumentCheckResult: OpenStringVocabulary {
         }
     }
 
+    /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [DocumentCheckResult] = [.passed, .failed, .warning, .notPerformed]
 
+    /// False for `.other(_)`.
     public var isKnown: Bool {
         if case .other = self { return false }
         return true
@@ -206,11 +224,15 @@ public enum DocumentCheckResult: OpenStringVocabulary {
 /// details (seed 003 §3, §4.4): `OK` (green), `ERROR` (red), `WARNING` / `NOT DONE` (orange), anything
 /// else gray. Unknown strings decode to `.other`.
 public enum DocumentScanStatus: OpenStringVocabulary {
+    /// `OK`: passed (green).
     case ok
+    /// `ERROR`: failed (red); the document-level hint reads "Document validation failed…".
     case error
+    /// `WARNING`: passed with findings (orange).
     case warning
     /// `NOT DONE` (with a space, as the seed spells it, L1422–L1428).
     case notDone
+    /// Any other string, kept verbatim (shown gray).
     case other(String)
 
     public init(rawValue: String) {
@@ -223,6 +245,7 @@ public enum DocumentScanStatus: OpenStringVocabulary {
         }
     }
 
+    /// The string on the wire.
     public var rawValue: String {
         switch self {
         case .ok: return "OK"
@@ -233,8 +256,10 @@ public enum DocumentScanStatus: OpenStringVocabulary {
         }
     }
 
+    /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [DocumentScanStatus] = [.ok, .error, .warning, .notDone]
 
+    /// False for `.other(_)`.
     public var isKnown: Bool {
         if case .other = self { return false }
         return true
@@ -248,8 +273,11 @@ public enum DocumentScanStatus: OpenStringVocabulary {
 
 /// `idv_audit_info.status` (seed 001 §2.6): `SUCCESS` or `FAILURE`. Unknown strings decode to `.other`.
 public enum AuditStatus: OpenStringVocabulary {
+    /// `SUCCESS`: the transaction reached a positive outcome.
     case success
+    /// `FAILURE`: it did not (mismatch, liveness failure, cancel, attempts exhausted).
     case failure
+    /// Any other string, kept verbatim.
     case other(String)
 
     public init(rawValue: String) {
@@ -260,6 +288,7 @@ public enum AuditStatus: OpenStringVocabulary {
         }
     }
 
+    /// The string on the wire.
     public var rawValue: String {
         switch self {
         case .success: return "SUCCESS"
@@ -268,8 +297,10 @@ public enum AuditStatus: OpenStringVocabulary {
         }
     }
 
+    /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [AuditStatus] = [.success, .failure]
 
+    /// False for `.other(_)`.
     public var isKnown: Bool {
         if case .other = self { return false }
         return true
@@ -295,6 +326,7 @@ public enum OrchestrationUseCase: OpenStringVocabulary {
     case postLoginOptIn
     /// `RDNA_IDV_POSTLOGIN_OPTOUT` (ours, seed 004 opt-out).
     case postLoginOptOut
+    /// Any other string, kept verbatim.
     case other(String)
 
     public init(rawValue: String) {
@@ -309,6 +341,7 @@ public enum OrchestrationUseCase: OpenStringVocabulary {
         }
     }
 
+    /// The string on the wire.
     public var rawValue: String {
         switch self {
         case .checkTemplate: return "RDNA_IDV_CHECK_TEMPLATE"
@@ -321,8 +354,10 @@ public enum OrchestrationUseCase: OpenStringVocabulary {
         }
     }
 
+    /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [OrchestrationUseCase] = [.checkTemplate, .postLoginSelfieBiometric, .postLoginKYC, .postLoginDocScanOnly, .postLoginOptIn, .postLoginOptOut]
 
+    /// False for `.other(_)`.
     public var isKnown: Bool {
         if case .other = self { return false }
         return true
