@@ -63,7 +63,7 @@ let package = Package(
         .executableTarget(name: "idv", dependencies: ["IDVKit"]),
 
         // MARK: Tests
-        .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"]),
+        .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit"]),
         .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader"]),
