@@ -120,3 +120,67 @@ public enum JSONValue: Codable, Equatable, Sendable, CustomStringConvertible {
     /// The JSON kind only; never the content (payloads carry personal data, see COMMON.md).
     public var description: String { "JSONValue(\(kindName))" }
 }
+
+// MARK: - Building and reading values (the wire protocol's payloads, docs/PROTOCOL.md)
+
+extension JSONValue: Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByNilLiteral, ExpressibleByFloatLiteral {
+    /// The empty object `{}`.
+    public static let emptyObject = JSONValue.object([:])
+
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(nilLiteral: ()) { self = .null }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// Hashes numbers by value, consistent with `==` (`.integer(92)` equals `.number(92.0)`).
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case let .bool(value): hasher.combine(value)
+        case let .integer(value): hasher.combine(Double(value))
+        case let .number(value): hasher.combine(value)
+        case let .string(value): hasher.combine(value)
+        case let .array(value): hasher.combine(value)
+        case let .object(value): hasher.combine(value)
+        }
+    }
+
+    /// The member `key` of an object, or nil (also for non-objects).
+    public subscript(key: String) -> JSONValue? {
+        if case let .object(members) = self { return members[key] }
+        return nil
+    }
+
+    public var boolValue: Bool? { if case let .bool(value) = self { return value }; return nil }
+
+    /// The number as an `Int` when it is integral and exactly representable; nil otherwise.
+    public var intValue: Int? {
+        switch self {
+        case let .integer(value): return value
+        case let .number(value) where value.rounded() == value && abs(value) < 9e15: return Int(value)
+        default: return nil
+        }
+    }
+
+    public var objectValue: [String: JSONValue]? { if case let .object(value) = self { return value }; return nil }
+    public var arrayValue: [JSONValue]? { if case let .array(value) = self { return value }; return nil }
+    public var isNull: Bool { if case .null = self { return true }; return false }
+
+    /// Converts any `Encodable` value (e.g. a payload struct) to a `JSONValue`.
+    public init<T: Encodable>(encoding value: T) throws {
+        let data = try JSONEncoder().encode(value)
+        self = try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
+    /// Decodes this value as a `Decodable` type (e.g. a payload struct).
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: JSONEncoder().encode(self))
+    }
+}
