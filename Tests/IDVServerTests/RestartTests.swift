@@ -65,4 +65,28 @@ final class RestartTests: XCTestCase {
         XCTAssertEqual(try fresh.answer(["user_id": "hank"]).challenge?.attemptsLeft, 2)
         XCTAssertEqual(try fresh.answer(["password": "killed later 9"]).event?.name, "onUserLoggedIn")
     }
+
+    /// SIGTERM while a slow request (production Argon2id: opslimit 3, 64 MiB) is being handled: the
+    /// request completes and its answer arrives, then the process exits 0 with the change committed.
+    func testSIGTERMLetsTheInFlightRequestFinish() throws {
+        let server = try ServerProcess(settings: ["argon2.opslimit": "3", "argon2.memlimit_kib": "65536"])
+        try server.start()
+        let code = try server.createUser("iris")
+        let api = server.client()
+        try api.startSession()
+        try api.answer(["user_id": "iris"])
+        let ch = try XCTUnwrap(api.answer(["activation_code": .string(code)]).challenge)
+        XCTAssertEqual(ch.name, "getPassword")
+        let body = try api.encode(WireAnswer(to: ch, payload: ["password": "graceful stop 5"]))
+        // Send on the open keep-alive connection, then signal while Argon2id runs.
+        try api.http.writeAll(Array("POST /v1/session/answer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(api.token ?? "")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + Array(body))
+        usleep(30_000)
+        let pid = try XCTUnwrap(server.process?.processIdentifier)
+        kill(pid, SIGTERM)
+        let resp = try api.http.readResponse()
+        XCTAssertEqual(resp.status, 200)
+        XCTAssertEqual(try JSONDecoder().decode(WireEnvelope.self, from: resp.body).event?.name, "onUserLoggedIn")
+        XCTAssertEqual(server.stop(signal: SIGTERM), 0)
+        XCTAssertEqual(try server.admin(["list-users"]).arrayValue?.first?["state"], "active")
+    }
 }
