@@ -169,7 +169,9 @@ public struct MRZParser: Sendable {
         if lengths == [30, 30, 30] { return .td1 }
         if lengths == [36, 36] {
             if rows[0][0] == UInt8(ascii: "V") { return .mrvB }
-            if rows[0].starts(with: Array("IDFRA".utf8)) { return .frenchNationalID }
+            // IDFRA… with digits (the card number) where TD2 has the nationality code (columns 11–13).
+            if rows[0].starts(with: Array("IDFRA".utf8)),
+               rows[1][10..<13].contains(where: { $0 >= 0x30 && $0 <= 0x39 }) { return .frenchNationalID }
             return .td2
         }
         if lengths == [44, 44] { return rows[0][0] == UInt8(ascii: "V") ? .mrvA : .td3 }
@@ -210,13 +212,19 @@ public struct MRZParser: Sendable {
         func ambiguous(_ g: Int, _ n: Int) {
             errors.append("\(groups[g].name) check digit fails and \(n) different corrections would satisfy it; none applied")
         }
+        var anyAmbiguous = false
+        for (g, o) in outcomes.enumerated() {
+            if case .ambiguous(let n) = o { ambiguous(g, n); anyAmbiguous = true }
+        }
         guard let ci = layout.compositeIndex else {
             // One check digit per field: each group on its own (table corrections were not offered).
             for (g, list) in lists.enumerated() where !(list.count == 1 && list[0].isEmpty) {
+                if case .ambiguous = outcomes[g] { continue }
                 if let pick = corrector.decisive(list) { Corrector.apply(pick, to: &rows); applied += pick } else { ambiguous(g, list.count) }
             }
             return applied
         }
+        if anyAmbiguous { return applied }
         if outcomes.contains(where: { if case .unfixable = $0 { return true } else { return false } }) {
             if lists.contains(where: { !$0[0].isEmpty }) {
                 errors.append("corrections not applied: another check digit fails and cannot be corrected")
