@@ -1,24 +1,23 @@
 extension MRZParser {
-    /// Text of `range` on `line`, as displayed (non-ASCII characters kept).
-    static func text(_ display: [[Character]], _ line: Int, _ range: Range<Int>) -> String {
-        String(display[line][range])
-    }
+    static let filler = UInt8(ascii: "<")
 
+    /// `s` without trailing fillers.
     static func trimFiller(_ s: String) -> String {
-        var s = Substring(s)
-        while s.last == "<" { s = s.dropLast() }
-        return String(s)
+        var u = Array(s.utf8)
+        while u.last == filler { u.removeLast() }
+        return String(decoding: u, as: UTF8.self)
     }
 
     /// `<` runs → single spaces, outer fillers dropped.
-    static func words(_ s: Substring) -> String {
-        s.split(separator: "<", omittingEmptySubsequences: true).joined(separator: " ")
+    static func words<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        bytes.split(separator: filler, omittingEmptySubsequences: true)
+            .map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")
     }
 
-    func extractFields(format: MRZFormat, layout: Layout, rows: [[UInt8]], display: [[Character]],
+    func extractFields(format: MRZFormat, layout: Layout, rows: [[UInt8]], display: Display,
                        into fields: inout MRZFields, errors: inout [String], warnings: inout [String]) {
         var raw: [String: String] = [:]
-        for f in layout.fields { raw[f.name, default: ""] += Self.text(display, f.line, f.range) }
+        for f in layout.fields { raw[f.name, default: ""] += display.text(rows, f.line, f.range) }
         fields.raw = raw
 
         // Document code and type (Doc 9303-3 §4.2 and Parts 4–7).
@@ -48,24 +47,24 @@ extension MRZParser {
         // Names (Doc 9303-3 §4.6): primary<<secondary, components separated by '<'.
         if format == .frenchNationalID {
             let sur = raw["surname"] ?? "", given = raw["given_names"] ?? ""
-            fields.surname = Self.words(Substring(sur))
-            fields.givenNames = Self.words(Substring(given))
-            fields.nameTruncated = sur.last.map { $0 != "<" } ?? false || given.last.map { $0 != "<" } ?? false
+            fields.surname = Self.words(sur.utf8)
+            fields.givenNames = Self.words(given.utf8)
+            fields.nameTruncated = sur.utf8.last.map { $0 != Self.filler } ?? false || given.utf8.last.map { $0 != Self.filler } ?? false
         } else {
-            let name = raw["name"] ?? ""
-            fields.nameTruncated = name.last.map { $0 != "<" } ?? false
-            let trimmed = Self.trimFiller(name)
-            if let sep = trimmed.range(of: "<<") {
-                fields.surname = Self.words(trimmed[..<sep.lowerBound])
-                let secondary = trimmed[sep.upperBound...]
+            var name = Array((raw["name"] ?? "").utf8)
+            fields.nameTruncated = name.last.map { $0 != Self.filler } ?? false
+            while name.last == Self.filler { name.removeLast() }
+            if let sep = name.indices.dropLast().first(where: { name[$0] == Self.filler && name[$0 + 1] == Self.filler }) {
+                fields.surname = Self.words(name[..<sep])
+                let secondary = name[(sep + 2)...]
                 fields.givenNames = Self.words(secondary)
-                if secondary.contains("<<") {
+                if secondary.indices.dropLast().contains(where: { secondary[$0] == Self.filler && secondary[$0 + 1] == Self.filler }) {
                     warnings.append("name: the secondary identifier holds a double filler '<<' (a filler misread as a letter?)")
                 }
             } else {
-                fields.surname = Self.words(Substring(trimmed))
+                fields.surname = Self.words(name)
             }
-            if trimmed.first == "<" { warnings.append("name: the primary identifier starts with a filler") }
+            if name.first == Self.filler { warnings.append("name: the primary identifier starts with a filler") }
         }
         if fields.nameTruncated { warnings.append("name fills the whole field and may be truncated") }
 

@@ -162,11 +162,10 @@ extension Layout {
         return map
     }
 
-    /// The field name of every position, for corrections and messages.
-    func nameMap(shape: (lines: Int, length: Int)) -> [[String]] {
-        var map = [[String]](repeating: [String](repeating: "filler", count: shape.length), count: shape.lines)
-        for f in fields { for c in f.range { map[f.line][c] = f.name } }
-        for ch in checks { map[ch.digit.line][ch.digit.column] = ch.name + "_check_digit" }
-        return map
+    /// The field name of a position, for corrections and messages.
+    func fieldName(_ line: Int, _ column: Int) -> String {
+        if let f = fields.first(where: { $0.line == line && $0.range.contains(column) }) { return f.name }
+        if let ch = checks.first(where: { $0.digit.line == line && $0.digit.column == column }) { return ch.name + "_check_digit" }
+        return "filler"
     }
 }

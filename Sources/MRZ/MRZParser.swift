@@ -80,22 +80,32 @@ public struct MRZParser: Sendable {
     public func parse(_ lines: [String], alternatives: [[[Character]]]? = nil) -> MRZResult {
         // 1. Normalise: trim, drop empty lines, map characters to bytes (non-ASCII → 0x80, « → 0xAB).
         var rows: [[UInt8]] = []
-        var display: [[Character]] = []
+        var display = Display()
         var alts: [[[UInt8]]] = []
         for (i, line) in lines.enumerated() {
+            var lead = 0, end = 0
             if line.utf8.count > 4096 {      // far beyond any MRZ: keep only its length for the message
-                rows.append([UInt8](repeating: 0x80, count: line.count)); display.append([]); alts.append([])
+                rows.append([UInt8](repeating: 0x80, count: line.utf8.count)); alts.append([])
+                display.truncated.insert(rows.count - 1)
                 continue
             }
-            var chars = Array(line)
-            var lead = 0
-            while lead < chars.count, chars[lead].isWhitespace { lead += 1 }
-            var end = chars.count
-            while end > lead, chars[end - 1].isWhitespace { end -= 1 }
-            if lead == end { continue }
-            chars = Array(chars[lead..<end])
-            display.append(chars)
-            rows.append(chars.map(Self.byte))
+            if line.utf8.allSatisfy({ $0 < 0x80 }) {
+                let bytes = Array(line.utf8)
+                end = bytes.count
+                while lead < end, Self.isSpace(bytes[lead]) { lead += 1 }
+                while end > lead, Self.isSpace(bytes[end - 1]) { end -= 1 }
+                if lead == end { continue }
+                rows.append(Array(bytes[lead..<end]))
+            } else {
+                let chars = Array(line)
+                end = chars.count
+                while lead < end, chars[lead].isWhitespace { lead += 1 }
+                while end > lead, chars[end - 1].isWhitespace { end -= 1 }
+                if lead == end { continue }
+                let kept = chars[lead..<end]
+                rows.append(kept.map(Self.byte))
+                for (c, ch) in kept.enumerated() where !ch.isASCII { display.special[Display.key(rows.count - 1, c)] = ch }
+            }
             var lineAlts: [[UInt8]] = []
             if let a = alternatives, i < a.count {
                 for col in lead..<end { lineAlts.append(col < a[i].count ? a[i][col].map(Self.byte) : []) }
@@ -109,28 +119,31 @@ public struct MRZParser: Sendable {
             let lengths = rows.prefix(8).map { String($0.count) }.joined(separator: ", ") + (rows.count > 8 ? ", …" : "")
             let error = rows.isEmpty ? "no MRZ text: the input is empty"
                 : "\(rows.count) line(s) of length [\(lengths)] match no MRZ format (TD1 3×30, TD2/MRV-B 2×36, TD3/MRV-A 2×44)"
-            let shown = display.count <= 8 && display.allSatisfy { $0.count <= 200 } ? display.map { String($0) } : []
+            let showable = rows.count <= 8 && rows.allSatisfy { $0.count <= 200 } && display.truncated.isEmpty
+            let shown = showable ? rows.indices.map { display.text(rows, $0, 0..<rows[$0].count) } : []
             return MRZResult(valid: false, format: .unknown, lines: shown, fields: MRZFields(), checkDigits: [],
                              corrections: [], errors: [error], warnings: [])
         }
 
         // 3. Correction.
         var layout = Layout.make(format, rows: rows)
-        let classes = layout.classMap(shape: shape)
         var errors: [String] = []
         var warnings: [String] = []
-        var applied: [Corrector.Change] = []
-        if options.correctionEnabled {
-            let corrector = Corrector(classes: classes, alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil)
-            applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors)
-            if !applied.isEmpty { layout = Layout.make(format, rows: rows) }
+        var corrections: [MRZCorrection] = []
+        if options.correctionEnabled && !Self.clean(rows, layout: layout, shape: shape) {
+            let corrector = Corrector(classes: layout.classMap(shape: shape),
+                                      alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil)
+            let before = rows
+            let applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors)
+            if !applied.isEmpty {
+                layout = Layout.make(format, rows: rows)
+                corrections = applied.map { c in
+                    MRZCorrection(line: c.line + 1, column: c.column + 1, from: String(display.char(before, c.line, c.column)),
+                                  to: String(UnicodeScalar(c.to)), field: layout.fieldName(c.line, c.column), source: c.source.rawValue)
+                }
+                for c in applied { display.special[Display.key(c.line, c.column)] = nil }
+            }
         }
-        let names = layout.nameMap(shape: shape)
-        let corrections = applied.map { c in
-            MRZCorrection(line: c.line + 1, column: c.column + 1, from: String(display[c.line][c.column]),
-                          to: String(UnicodeScalar(c.to)), field: names[c.line][c.column], source: c.source.rawValue)
-        }
-        for c in applied { display[c.line][c.column] = Character(UnicodeScalar(c.to)) }
 
         // 4. Check digits, fields, validation.
         let checkDigits = layout.checks.map { check -> MRZCheckDigit in
@@ -141,21 +154,50 @@ public struct MRZParser: Sendable {
                 sum += v * p.weight
             }
             return MRZCheckDigit(name: check.name, expected: computable ? String(sum % 10) : nil,
-                                 found: String(display[check.digit.line][check.digit.column]),
+                                 found: String(display.char(rows, check.digit.line, check.digit.column)),
                                  valid: Corrector.holds(group, rows))
         }
         for cd in checkDigits where !cd.valid {
             let what = cd.expected.map { "expected \($0)" } ?? "not computable (characters outside 0-9 A-Z <)"
             errors.append("\(cd.name) check digit fails: \(what), found '\(cd.found)'")
         }
-        errors.append(contentsOf: charsetErrors(rows: rows, display: display, classes: layout.classMap(shape: shape), names: names))
+        errors.append(contentsOf: charsetErrors(rows: rows, display: display, layout: layout, shape: shape))
         var fields = MRZFields()
         extractFields(format: format, layout: layout, rows: rows, display: display, into: &fields,
                       errors: &errors, warnings: &warnings)
         warnings.append(contentsOf: unverifiableWarnings(layout: layout, rows: rows))
-        return MRZResult(valid: errors.isEmpty, format: format, lines: display.map { String($0) }, fields: fields,
-                         checkDigits: checkDigits, corrections: corrections, errors: errors, warnings: warnings)
+        return MRZResult(valid: errors.isEmpty, format: format, lines: rows.indices.map { display.text(rows, $0, 0..<rows[$0].count) },
+                         fields: fields, checkDigits: checkDigits, corrections: corrections, errors: errors, warnings: warnings)
     }
+
+    /// The text as given: MRZ bytes, plus the original non-ASCII characters where the bytes hold a marker.
+    struct Display {
+        var special: [Int: Character] = [:]
+        var truncated: Set<Int> = []
+        static func key(_ line: Int, _ column: Int) -> Int { line << 16 | column }
+        func char(_ rows: [[UInt8]], _ line: Int, _ column: Int) -> Character {
+            if !special.isEmpty, let ch = special[Self.key(line, column)] { return ch }
+            return Character(UnicodeScalar(rows[line][column]))
+        }
+        func text(_ rows: [[UInt8]], _ line: Int, _ range: Range<Int>) -> String {
+            if special.isEmpty { return String(decoding: rows[line][range], as: UTF8.self) }
+            return String(range.map { char(rows, line, $0) })
+        }
+    }
+
+    /// Every character allowed where it stands and every check digit holding: nothing to correct.
+    static func clean(_ rows: [[UInt8]], layout: Layout, shape: (lines: Int, length: Int)) -> Bool {
+        guard layout.checks.allSatisfy({ Corrector.holds(group($0), rows) }) else { return false }
+        let classes = layout.classMap(shape: shape)
+        for l in rows.indices {
+            for c in rows[l].indices where !(classes[l][c]?.allows(rows[l][c]) ?? (MRZ.characterValue(rows[l][c]) != nil)) {
+                return false
+            }
+        }
+        return true
+    }
+
+    static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
 
     // MARK: - Normalisation and detection
 
@@ -289,22 +331,25 @@ public struct MRZParser: Sendable {
 
     // MARK: - Validation messages
 
-    func charsetErrors(rows: [[UInt8]], display: [[Character]], classes: [[CharClass?]], names: [[String]]) -> [String] {
+    func charsetErrors(rows: [[UInt8]], display: Display, layout: Layout, shape: (lines: Int, length: Int)) -> [String] {
         var out: [String] = []
         var count = 0
+        var classes: [[CharClass?]]?
         for l in rows.indices {
             for c in rows[l].indices {
                 let b = rows[l][c]
-                let ok: Bool
-                if let cls = classes[l][c] { ok = cls.allows(b) } else { ok = MRZ.characterValue(b) != nil }
-                if ok { continue }
+                // Fast path: A-Z 0-9 < are allowed somewhere; check the class only then.
+                if MRZ.characterValue(b) != nil {
+                    if classes == nil { classes = layout.classMap(shape: shape) }
+                    if classes![l][c]?.allows(b) ?? true { continue }
+                }
                 count += 1
                 if count > 8 { continue }
-                let ch = display[l][c]
+                let ch = display.char(rows, l, c)
                 let why: String
                 if ch.isLowercase { why = "lowercase letters are not MRZ characters" }
                 else if MRZ.characterValue(b) == nil { why = "not an MRZ character (0-9 A-Z <)" }
-                else { why = "not allowed in \(names[l][c])" }
+                else { why = "not allowed in \(layout.fieldName(l, c))" }
                 out.append("'\(ch)' at line \(l + 1) column \(c + 1): \(why)")
             }
         }

@@ -8,10 +8,13 @@ import XCTest
 final class GeneratedCorpusTests: XCTestCase {
     static let count = 10_000
 
-    func samples() -> [MRZSampleGenerator.Sample] {
+    /// Generated once for all tests of the class.
+    static let corpus: [MRZSampleGenerator.Sample] = {
         var g = MRZSampleGenerator(seed: 9303)
-        return (0..<Self.count).map { _ in g.next() }
-    }
+        return (0..<count).map { _ in g.next() }
+    }()
+
+    func samples() -> [MRZSampleGenerator.Sample] { Self.corpus }
 
     func testCleanCorpusParsesBackExactly() {
         let p = parser()
@@ -72,15 +75,26 @@ final class GeneratedCorpusTests: XCTestCase {
 
     static func contains(_ table: [(Int, Range<Int>)], _ l: Int, _ c: Int) -> Bool { table.contains { $0.0 == l && $0.1.contains(c) } }
 
+    /// The same tables as position sets (line × 64 + column), built once per format.
+    static let protectedSets: [MRZFormat: Set<Int>] = sets(protected)
+    static let numericSets: [MRZFormat: Set<Int>] = sets(numeric)
+    static func sets(_ table: (MRZFormat) -> [(Int, Range<Int>)]) -> [MRZFormat: Set<Int>] {
+        var out: [MRZFormat: Set<Int>] = [:]
+        for f in MRZFormat.allCases { out[f] = Set(table(f).flatMap { t in t.1.map { t.0 * 64 + $0 } }) }
+        return out
+    }
+    static func isProtected(_ f: MRZFormat, _ l: Int, _ c: Int) -> Bool { protectedSets[f]!.contains(l * 64 + c) }
+    static func isNumeric(_ f: MRZFormat, _ l: Int, _ c: Int) -> Bool { numericSets[f]!.contains(l * 64 + c) }
+
     /// Where a confusion is detectable at all: check-digit-protected positions, letters of names (a digit
     /// there is a charset error), codes and sex. Not: the document code, fillers inside names (read as
     /// K/C/E they are letters like any other), visa optional data (no check digit covers it).
-    static func detectable(_ s: MRZGeneratorSample, _ l: Int, _ c: Int) -> Bool {
+    static func detectable(_ s: MRZGeneratorSample, _ rows: [[Character]], _ l: Int, _ c: Int) -> Bool {
         let f = s.format
         if l == 0 && c < 2 { return false }
-        if contains(protected(f), l, c) { return true }
+        if isProtected(f, l, c) { return true }
         let nameLine = f == .td1 ? 2 : 0
-        if l == nameLine && (f == .td1 || c >= 5) { return Array(s.lines[l])[c] != "<" }
+        if l == nameLine && (f == .td1 || c >= 5) { return rows[l][c] != "<" }
         if (f == .mrvA || f == .mrvB) && l == 1 && c >= 28 { return false }
         return true
     }
@@ -114,7 +128,8 @@ final class GeneratedCorpusTests: XCTestCase {
         var single = (protectedComposite: 0, protectedCompositeRecovered: 0, numeric: 0, numericRecovered: 0)
         for s in samples() {
             let n = g.int(1...2)
-            let (bad, made) = g.corrupt(s.lines, count: n, allowed: { Self.detectable(s, $0, $1) })
+            let rows = s.lines.map { Array($0) }
+            let (bad, made) = g.corrupt(s.lines, count: n, allowed: { Self.detectable(s, rows, $0, $1) })
             guard !made.isEmpty else { continue }
             let r = p.parse(bad)
             let clean = s.lines.map { Array($0) }
@@ -136,28 +151,28 @@ final class GeneratedCorpusTests: XCTestCase {
                     r.warnings.contains { $0.contains("line \(m.line + 1) column \(m.column + 1)") }
                         || r.warnings.contains { w in
                             (w.hasPrefix("nationality") || w.hasPrefix("issuing_state") || w.hasPrefix("name"))
-                                && !Self.contains(Self.protected(s.format), m.line, m.column)
+                                && !Self.isProtected(s.format, m.line, m.column)
                         }
                 }
                 // Blind to check digits by construction: two confusions cancelling out, or a confusion
                 // between characters of equal check-digit value (1→L, 6→G, <→K and back) outside dates.
                 let invisible = remaining.allSatisfy { m in
-                    !Self.contains(Self.numeric(s.format), m.line, m.column)
+                    !Self.isNumeric(s.format, m.line, m.column)
                         && ((MRZ.checkDigit(String(m.to)) ?? 0) - (MRZ.checkDigit(String(m.from)) ?? 0)) % 10 == 0
                         && Self.value(m.to) % 10 == Self.value(m.from) % 10
                 }
                 let blind = invisible || (Self.allCheckDigitsHold(s.format, bad)
-                    && made.allSatisfy { !Self.contains(Self.numeric(s.format), $0.line, $0.column) })
+                    && made.allSatisfy { !Self.isNumeric(s.format, $0.line, $0.column) })
                 if warned { stats.flagged += 1 } else if blind { stats.blind += 1 } else {
                     stats.silent += 1
                     XCTFail("silently accepted \(bad) (clean \(s.lines)): \(r.warnings)")
                 }
             }
             if made.count == 1, let m = made.first {
-                if Self.contains(Self.numeric(s.format), m.line, m.column) {
+                if Self.isNumeric(s.format, m.line, m.column) {
                     single.numeric += 1
                     if recovered { single.numericRecovered += 1 }
-                } else if Self.contains(Self.protected(s.format), m.line, m.column), [.td1, .td2, .td3].contains(s.format),
+                } else if Self.isProtected(s.format, m.line, m.column), [.td1, .td2, .td3].contains(s.format),
                           !"LGK".contains(m.to) {
                     single.protectedComposite += 1
                     if recovered { single.protectedCompositeRecovered += 1 }
@@ -191,7 +206,7 @@ extension GeneratedCorpusTests {
         var g = MRZSampleGenerator(seed: 45)
         var recovered = 0, flagged = 0, miscorrected = 0, total = 0, fromAlternatives = 0
         for s in samples().prefix(5_000) {
-            let (bad, made) = g.corrupt(s.lines, count: g.int(1...2), allowed: { Self.contains(Self.protected(s.format), $0, $1) })
+            let (bad, made) = g.corrupt(s.lines, count: g.int(1...2), allowed: { Self.isProtected(s.format, $0, $1) })
             // Confusions between characters of equal check-digit value (1/L, 6/G, </K) cannot be
             // confirmed by any check digit; testCorruptedCorpusIsRecoveredOrFlagged covers their flagging.
             // So can two confusions that cancel out in every check digit covering them.
