@@ -51,6 +51,8 @@ struct Corrector {
     }
 
     static let lt = UInt8(ascii: "<")
+    /// Most candidate evaluations one check-digit group may cost (bounds the time hostile input takes).
+    static let searchBudget = 20_000
     static let guillemet: UInt8 = 0xAB   // '«' as normalised by the parser
 
     /// Letters (and `«`) read where a digit stands.
@@ -144,6 +146,7 @@ struct Corrector {
 
         let maxTier = tableAllowed ? 2 : 0
         var work = rows
+        var budget = Corrector.searchBudget
         /// Every candidate of exactly `extra` unforced changes using the options of `tier`.
         func enumerate(_ tier: Int, _ extra: Int) -> [[Change]]? {
             let opts = positions.enumerated().map { i, p in
@@ -167,8 +170,9 @@ struct Corrector {
                 }
             }
             func visitOptional(_ start: Int, _ left: Int) {
-                if found.count > 64 { return }
+                if found.count > 64 || budget <= 0 { return }
                 if left == 0 {
+                    budget -= 1
                     if Corrector.holds(group, work) { found.append(chosen) }
                     return
                 }
@@ -190,14 +194,17 @@ struct Corrector {
                 }
             }
             visitForced(0)
-            return found
+            return budget > 0 ? found : nil
         }
         func same(_ a: [Change], _ b: [Change]) -> Bool {
             a.count == b.count && zip(a, b).allSatisfy { $0.line == $1.line && $0.column == $1.column && $0.to == $1.to }
         }
         for tier in 0...maxTier {
             for extra in 0...maxEdits {
-                guard let found = enumerate(tier, extra) else { break }
+                guard let found = enumerate(tier, extra) else {
+                    if budget <= 0 { return .ambiguous(-1) }
+                    break
+                }
                 if found.isEmpty { continue }
                 let sorted = found.sorted { cost($0) < cost($1) }
                 guard decisive(sorted) != nil else { return .candidates(sorted) }
@@ -210,7 +217,7 @@ struct Corrector {
                     // Same number of changes in any later tier; one more change within the tiers tried so far.
                     for e in extra...(extra + 1) where (e == extra && t > tier) || (e == extra + 1 && t <= tier) {
                         rivals += (enumerate(t, e) ?? []).filter { c in !sorted.contains { same($0, c) } }.count
-                        if rivals > 0 { return .ambiguous(sorted.count + rivals) }
+                        if rivals > 0 || budget <= 0 { return .ambiguous(budget <= 0 ? -1 : sorted.count + rivals) }
                     }
                 }
                 return .candidates(sorted)

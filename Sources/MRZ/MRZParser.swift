@@ -42,8 +42,11 @@ public struct MRZParser: Sendable {
     /// parts is split at the whitespace; a single 90/72/88-character run is cut into 3×30, 2×36 or
     /// 2×44. Spaces inside a line are removed (MRZ text never contains spaces) with a warning.
     public func parse(text: String) -> MRZResult {
-        var lines = text.split(whereSeparator: { $0.isNewline }).map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
+        var lines = text.split(whereSeparator: { $0.isNewline }).map { line -> String in
+            let start = line.firstIndex(where: { !$0.isWhitespace }) ?? line.endIndex
+            let end = line.lastIndex(where: { !$0.isWhitespace }).map { line.index(after: $0) } ?? start
+            return start < end ? String(line[start..<end]) : ""
+        }.filter { !$0.isEmpty }
         var warnings: [String] = []
         if lines.count == 1 {
             let parts = lines[0].split(whereSeparator: { $0.isWhitespace }).map(String.init)
@@ -252,7 +255,11 @@ public struct MRZParser: Sendable {
         }
         let needed = outcomes.contains { if case .unchanged = $0 { return false } else { return true } }
         func ambiguous(_ g: Int, _ n: Int) {
-            errors.append("\(groups[g].name) check digit fails and \(n) different corrections would satisfy it; none applied")
+            if n < 0 {
+                errors.append("\(groups[g].name) check digit fails and too many corrections are possible to choose one; none applied")
+            } else {
+                errors.append("\(groups[g].name) check digit fails and \(n) different corrections would satisfy it; none applied")
+            }
         }
         var anyAmbiguous = false
         for (g, o) in outcomes.enumerated() {
