@@ -42,6 +42,7 @@ public struct MRZParser: Sendable {
     /// parts is split at the whitespace; a single 90/72/88-character run is cut into 3×30, 2×36 or
     /// 2×44. Spaces inside a line are removed (MRZ text never contains spaces) with a warning.
     public func parse(text: String) -> MRZResult {
+        if text.utf8.count > Self.maxInputBytes { return Self.tooLarge(text.utf8.count) }
         var lines = text.split(whereSeparator: { $0.isNewline }).map { line -> String in
             let start = line.firstIndex(where: { !$0.isWhitespace }) ?? line.endIndex
             let end = line.lastIndex(where: { !$0.isWhitespace }).map { line.index(after: $0) } ?? start
@@ -81,6 +82,8 @@ public struct MRZParser: Sendable {
     /// most likely first (the character in `lines` is the first choice); it indexes the lines as given
     /// (before leading/trailing whitespace is trimmed and empty lines dropped).
     public func parse(_ lines: [String], alternatives: [[[Character]]]? = nil) -> MRZResult {
+        let total = lines.reduce(0) { $0 + $1.utf8.count }
+        if total > Self.maxInputBytes || lines.count > 256 { return Self.tooLarge(total, lines: lines.count) }
         // 1. Normalise: trim, drop empty lines, map characters to bytes (non-ASCII → 0x80, « → 0xAB).
         var rows: [[UInt8]] = []
         var display = Display()
@@ -198,6 +201,16 @@ public struct MRZParser: Sendable {
             }
         }
         return true
+    }
+
+    /// Inputs above this size (bytes) are refused unread: an MRZ is at most 3 × 30 or 2 × 44 characters.
+    static let maxInputBytes = 16_384
+
+    static func tooLarge(_ bytes: Int, lines: Int? = nil) -> MRZResult {
+        let what = lines.map { "\($0) line(s), \(bytes) bytes" } ?? "\(bytes) bytes"
+        return MRZResult(valid: false, format: .unknown, lines: [], fields: MRZFields(), checkDigits: [], corrections: [],
+                         errors: ["input too large for an MRZ (\(what); at most 256 lines and \(maxInputBytes) bytes are read)"],
+                         warnings: [])
     }
 
     static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }

@@ -76,14 +76,19 @@ final class HostileInputTests: XCTestCase {
         let big = String(decoding: (0..<1_048_576).map { _ in alphabet[g.int(0...(alphabet.count - 1))] }, as: UTF8.self)
         let r1 = p.parse(text: big)
         XCTAssertFalse(r1.valid); XCTAssertEqual(r1.format, .unknown)
-        XCTAssertTrue(r1.errors[0].contains("match no MRZ format"))
+        XCTAssertEqual(r1.errors, ["input too large for an MRZ (1048576 bytes; at most 256 lines and 16384 bytes are read)"])
         XCTAssertTrue(r1.lines.isEmpty)                 // far too much to echo
         let oneLine = String(repeating: "P<UTO", count: 209_716)
         let r2 = p.parse([oneLine])
         XCTAssertFalse(r2.valid)
-        XCTAssertTrue(r2.errors[0].contains("1 line(s) of length [1048580]"), r2.errors[0])
-        let r3 = p.parse([oneLine, oneLine])
+        XCTAssertTrue(r2.errors[0].contains("1 line(s), 1048580 bytes"), r2.errors[0])
+        let r3 = p.parse(Array(repeating: "P<UTO", count: 10_000))
         XCTAssertEqual(r3.format, .unknown)
+        XCTAssertTrue(r3.errors[0].hasPrefix("input too large"))
+        // Just below the limit: read, and refused for its shape.
+        let r4 = p.parse(text: String(big.prefix(4_000)))
+        XCTAssertEqual(r4.format, .unknown)
+        XCTAssertTrue(r4.errors[0].contains("match no MRZ format"), r4.errors[0])
     }
 
     func testTextForms() {
