@@ -11,7 +11,8 @@ import Foundation
 /// Correction is described on `Corrector`: only changes a check digit confirms are applied.
 public struct MRZParser: Sendable {
     public struct Options: Sendable {
-        /// The date "now" for century rules and `expired` (default: the current date, UTC).
+        /// The date "now" for century rules and `expired` (default: the current date, UTC), read once
+        /// when the parser is created — create a parser per request in long-running processes.
         public var referenceDate: Date
         /// How far in the future an expiry date may lie, in years (default 20): `YY` of an expiry
         /// date resolves to the latest year ≤ reference year + window. Birth dates resolve to the
