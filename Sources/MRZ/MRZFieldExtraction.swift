@@ -98,6 +98,7 @@ extension MRZParser {
 
         fields.optionalData = Self.trimFiller(raw["optional_data"] ?? "")
         if format == .td1 { fields.optionalData2 = Self.trimFiller(raw["optional_data_2"] ?? "") }
+        if format == .td3 { fields.personalNumber = fields.optionalData }
     }
 
     struct ResolvedDate {

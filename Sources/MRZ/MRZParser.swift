@@ -134,16 +134,18 @@ public struct MRZParser: Sendable {
 
         // 3. Correction.
         var layout = Layout.make(format, rows: rows)
+        var classes = layout.classMap(shape: shape)
         var errors: [String] = []
         var warnings: [String] = []
         var corrections: [MRZCorrection] = []
-        if options.correctionEnabled && !Self.clean(rows, layout: layout, shape: shape) {
-            let corrector = Corrector(classes: layout.classMap(shape: shape),
+        if options.correctionEnabled && !Self.clean(rows, layout: layout, classes: classes) {
+            let corrector = Corrector(classes: classes,
                                       alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil)
             let before = rows
             let applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors)
             if !applied.isEmpty {
                 layout = Layout.make(format, rows: rows)
+                classes = layout.classMap(shape: shape)
                 corrections = applied.map { c in
                     MRZCorrection(line: c.line + 1, column: c.column + 1, from: String(display.char(before, c.line, c.column)),
                                   to: String(UnicodeScalar(c.to)), field: layout.fieldName(c.line, c.column), source: c.source.rawValue)
@@ -154,21 +156,26 @@ public struct MRZParser: Sendable {
 
         // 4. Check digits, fields, validation.
         let checkDigits = layout.checks.map { check -> MRZCheckDigit in
-            let group = Self.group(check)
-            var sum = 0, computable = true
-            for p in group.covered {
-                guard let v = MRZ.characterValue(rows[p.line][p.column]) else { computable = false; break }
-                sum += v * p.weight
+            var sum = 0, i = 0, computable = true, allFiller = true
+            for seg in check.segments {
+                for c in seg.range {
+                    let b = rows[seg.line][c]
+                    if let v = MRZ.characterValue(b) { sum += v * MRZ.weights[i % 3] } else { computable = false }
+                    if b != Corrector.lt { allFiller = false }
+                    i += 1
+                }
             }
+            let d = rows[check.digit.line][check.digit.column]
+            let valid = computable && (d == Corrector.lt ? check.fillerAllowedWhenEmpty && allFiller
+                                                         : (d >= 0x30 && d <= 0x39 && Int(d - 0x30) == sum % 10))
             return MRZCheckDigit(name: check.name, expected: computable ? String(sum % 10) : nil,
-                                 found: String(display.char(rows, check.digit.line, check.digit.column)),
-                                 valid: Corrector.holds(group, rows))
+                                 found: String(display.char(rows, check.digit.line, check.digit.column)), valid: valid)
         }
         for cd in checkDigits where !cd.valid {
             let what = cd.expected.map { "expected \($0)" } ?? "not computable (characters outside 0-9 A-Z <)"
             errors.append("\(cd.name) check digit fails: \(what), found '\(cd.found)'")
         }
-        errors.append(contentsOf: charsetErrors(rows: rows, display: display, layout: layout, shape: shape))
+        errors.append(contentsOf: charsetErrors(rows: rows, display: display, layout: layout, classes: classes))
         var fields = MRZFields()
         extractFields(format: format, layout: layout, rows: rows, display: display, into: &fields,
                       errors: &errors, warnings: &warnings)
@@ -193,9 +200,8 @@ public struct MRZParser: Sendable {
     }
 
     /// Every character allowed where it stands and every check digit holding: nothing to correct.
-    static func clean(_ rows: [[UInt8]], layout: Layout, shape: (lines: Int, length: Int)) -> Bool {
+    static func clean(_ rows: [[UInt8]], layout: Layout, classes: [[CharClass?]]) -> Bool {
         guard layout.checks.allSatisfy({ Corrector.holds(group($0), rows) }) else { return false }
-        let classes = layout.classMap(shape: shape)
         for l in rows.indices {
             for c in rows[l].indices where !(classes[l][c]?.allows(rows[l][c]) ?? (MRZ.characterValue(rows[l][c]) != nil)) {
                 return false
@@ -352,18 +358,14 @@ public struct MRZParser: Sendable {
 
     // MARK: - Validation messages
 
-    func charsetErrors(rows: [[UInt8]], display: Display, layout: Layout, shape: (lines: Int, length: Int)) -> [String] {
+    func charsetErrors(rows: [[UInt8]], display: Display, layout: Layout, classes: [[CharClass?]]) -> [String] {
         var out: [String] = []
         var count = 0
-        var classes: [[CharClass?]]?
         for l in rows.indices {
             for c in rows[l].indices {
                 let b = rows[l][c]
                 // Fast path: A-Z 0-9 < are allowed somewhere; check the class only then.
-                if MRZ.characterValue(b) != nil {
-                    if classes == nil { classes = layout.classMap(shape: shape) }
-                    if classes![l][c]?.allows(b) ?? true { continue }
-                }
+                if MRZ.characterValue(b) != nil, classes[l][c]?.allows(b) ?? true { continue }
                 count += 1
                 if count > 8 { continue }
                 let ch = display.char(rows, l, c)

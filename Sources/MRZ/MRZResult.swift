@@ -66,6 +66,9 @@ public struct MRZFields: Codable, Sendable, Equatable {
     /// Optional data / personal number (TD3 28–41, TD2 and MRV 28–end, TD1 line 1 after any long
     /// document number; FRA-CNI: the administrative code of line 1), fillers trimmed at the end.
     public var optionalData: String = ""
+    /// TD3 only: the personal number (Doc 9303-4: positions 29–42 of line 2, protected by its own
+    /// check digit) — the same text as `optional_data`.
+    public var personalNumber: String?
     /// TD1 only: optional data of line 2 (positions 19–29).
     public var optionalData2: String?
     /// Every field exactly as in the MRZ, including fillers, keyed like the fields above.
@@ -80,7 +83,7 @@ public struct MRZFields: Codable, Sendable, Equatable {
         case documentNumber = "document_number", longDocumentNumber = "long_document_number"
         case nationality, nationalityKnown = "nationality_known"
         case birthDate = "birth_date", sex, expiryDate = "expiry_date", expired
-        case optionalData = "optional_data", optionalData2 = "optional_data_2", raw
+        case optionalData = "optional_data", personalNumber = "personal_number", optionalData2 = "optional_data_2", raw
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -101,6 +104,7 @@ public struct MRZFields: Codable, Sendable, Equatable {
         try c.encode(expiryDate, forKey: .expiryDate)
         try c.encode(expired, forKey: .expired)
         try c.encode(optionalData, forKey: .optionalData)
+        try c.encodeIfPresent(personalNumber, forKey: .personalNumber)
         try c.encodeIfPresent(optionalData2, forKey: .optionalData2)
         try c.encode(raw, forKey: .raw)
     }

@@ -29,6 +29,7 @@ final class ICAOExampleTests: XCTestCase {
         XCTAssertEqual(f.expiryDate, "2012-04-15")
         XCTAssertEqual(f.expired, true)
         XCTAssertEqual(f.optionalData, "ZE184226B")
+        XCTAssertEqual(f.personalNumber, "ZE184226B")
         XCTAssertNil(f.optionalData2)
         XCTAssertEqual(r.checkDigits.map(\.name), ["document_number", "birth_date", "expiry_date", "optional_data", "composite"])
         XCTAssertEqual(r.checkDigits.map(\.found), ["6", "2", "9", "1", "0"])
