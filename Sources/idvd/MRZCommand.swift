@@ -87,8 +87,9 @@ extension Benchmark {
         print("mrz parse: \(count) MRZs per corpus (TD1/TD2/TD3/MRV-A/MRV-B, seeded)")
         for (label, seconds, valid) in results {
             let rate = Double(count) / seconds
-            print(String(format: "  %-10@ %10.0f parses/s  (%.3f s, %.1f µs/parse, %d valid after parsing)",
-                         label as NSString, rate, seconds, 1e6 * seconds / Double(count), valid))
+            print("  " + label.padding(toLength: 10, withPad: " ", startingAt: 0)
+                  + String(format: "%9.0f parses/s  (%.3f s, %.1f µs/parse, %d valid after parsing)",
+                           rate, seconds, 1e6 * seconds / Double(count), valid))
         }
         return 0
     }
