@@ -332,10 +332,15 @@ public struct MRZParser: Sendable {
         if solutions.isEmpty && !needed {
             // Every field check digit holds; only the composite fails: the composite-only characters
             // (and the composite digit) may change, by forced fixes or OCR alternatives only.
-            if case .candidates(let fixes) = corrector.correct(composite, rows, maxEdits: 1, tableAllowed: false,
-                                                                changeable: { !inGroups.contains($0 * 64 + $1) }) {
+            switch corrector.correct(composite, rows, maxEdits: 1, tableAllowed: false,
+                                     changeable: { !inGroups.contains($0 * 64 + $1) }) {
+            case .candidates(let fixes):
                 if let pick = corrector.decisive(fixes) { Corrector.apply(pick, to: &rows); applied += pick }
                 else { errors.append("composite check digit fails and \(fixes.count) different corrections would satisfy it; none applied") }
+            case .ambiguous(let n):
+                errors.append("composite check digit fails and \(n < 0 ? "too many" : String(n)) different corrections would satisfy it; none applied")
+            case .unchanged, .unfixable:
+                break
             }
             return applied
         }
