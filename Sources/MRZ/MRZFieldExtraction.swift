@@ -8,6 +8,13 @@ extension MRZParser {
         return String(decoding: u, as: UTF8.self)
     }
 
+    /// `s` without leading and trailing fillers (inner fillers are data: "4111111<11648").
+    static func trimFillers(_ s: String) -> String {
+        let u = Array(s.utf8)
+        guard let first = u.firstIndex(where: { $0 != filler }), let last = u.lastIndex(where: { $0 != filler }) else { return "" }
+        return String(decoding: u[first...last], as: UTF8.self)
+    }
+
     /// `<` runs → single spaces, outer fillers dropped.
     static func words<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         bytes.split(separator: filler, omittingEmptySubsequences: true)
@@ -96,8 +103,8 @@ extension MRZParser {
         case let s: fields.sex = s
         }
 
-        fields.optionalData = Self.trimFiller(raw["optional_data"] ?? "")
-        if format == .td1 { fields.optionalData2 = Self.trimFiller(raw["optional_data_2"] ?? "") }
+        fields.optionalData = Self.trimFillers(raw["optional_data"] ?? "")
+        if format == .td1 { fields.optionalData2 = Self.trimFillers(raw["optional_data_2"] ?? "") }
         if format == .td3 { fields.personalNumber = fields.optionalData }
     }
 

@@ -64,7 +64,7 @@ public struct MRZFields: Codable, Sendable, Equatable {
     /// Whether the document had expired on the reference date (nil when the expiry is unknown).
     public var expired: Bool?
     /// Optional data / personal number (TD3 28–41, TD2 and MRV 28–end, TD1 line 1 after any long
-    /// document number; FRA-CNI: the administrative code of line 1), fillers trimmed at the end.
+    /// document number; FRA-CNI: the administrative code of line 1), outer fillers trimmed.
     public var optionalData: String = ""
     /// TD3 only: the personal number (Doc 9303-4: positions 29–42 of line 2, protected by its own
     /// check digit) — the same text as `optional_data`.

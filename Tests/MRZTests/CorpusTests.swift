@@ -56,6 +56,10 @@ final class CorpusTests: XCTestCase {
                 if let v = ef[key]?.string { XCTAssertEqual(r.fields.raw[key], v, "\(rec.id) \(key)") }
             }
             XCTAssertEqual(r.fields.longDocumentNumber, ef["long_document_number"] != nil, rec.id)
+            for key in ["optional_data", "optional_data_1", "personal_number"] {
+                if let v = ef[key]?.string { XCTAssertEqual(r.fields.optionalData, v, "\(rec.id) \(key)") }
+            }
+            if let v = ef["optional_data_2"]?.string { XCTAssertEqual(r.fields.optionalData2, v, rec.id) }
         }
         XCTAssertEqual(validCount, 40)
     }

@@ -137,6 +137,24 @@ final class CorrectionTests: XCTestCase {
         XCTAssertEqual(ok.lines, td1)
     }
 
+    /// TD1 optional data is covered by the composite check digit only: the table alone is not enough,
+    /// the OCR's runner-up confirmed by the composite is.
+    func testCompositeOnlyOptionalData() {
+        let mac = ["I<MAC12281507<0<<<<<<<<0212300", "6106225M1212307<<<<<<<<<<<<<<6", "CHONG<<KA<KEONG<<<<<<<<<<<<<<<"]
+        let bad = replacing(mac, 0, 24, "Z")            // 0212300 → 0Z12300
+        let alone = parser().parse(bad)
+        XCTAssertFalse(alone.valid)
+        XCTAssertTrue(alone.corrections.isEmpty)
+        XCTAssertEqual(alone.checkDigit("composite")?.valid, false)
+        var alternatives: [[[Character]]] = bad.map { $0.map { _ in [] } }
+        alternatives[0][24] = ["2"]
+        let helped = parser().parse(bad, alternatives: alternatives)
+        XCTAssertTrue(helped.valid, "\(helped.errors)")
+        XCTAssertEqual(helped.lines, mac)
+        XCTAssertEqual(helped.corrections.map(\.field), ["optional_data"])
+        XCTAssertEqual(helped.fields.optionalData, "0212300")
+    }
+
     func testNamesAndCodesAreNeverCorrected() {
         let r = parser().parse(replacing(td3, 0, 8, "1"))      // ERI1SSON
         XCTAssertFalse(r.valid)
