@@ -80,8 +80,9 @@ public struct MRZParser: Sendable {
     }
 
     /// Parses MRZ lines. `alternatives[line][column]` lists further plausible characters for that cell,
-    /// most likely first (the character in `lines` is the first choice); it indexes the lines as given
-    /// (before leading/trailing whitespace is trimmed and empty lines dropped).
+    /// most likely first (the character in `lines` is the first choice; the first 8 are used); it
+    /// indexes the lines as given (before leading/trailing whitespace is trimmed and empty lines
+    /// dropped). Any shape is accepted: missing lines or cells mean "no alternatives".
     public func parse(_ lines: [String], alternatives: [[[Character]]]? = nil) -> MRZResult {
         let total = lines.reduce(0) { $0 + $1.utf8.count }
         if total > Self.maxInputBytes || lines.count > 256 { return Self.tooLarge(total, lines: lines.count) }
@@ -115,7 +116,7 @@ public struct MRZParser: Sendable {
             }
             var lineAlts: [[UInt8]] = []
             if let a = alternatives, i < a.count {
-                for col in lead..<end { lineAlts.append(col < a[i].count ? a[i][col].map(Self.byte) : []) }
+                for col in lead..<end { lineAlts.append(col < a[i].count ? a[i][col].prefix(8).map(Self.byte) : []) }
             }
             alts.append(lineAlts)
         }

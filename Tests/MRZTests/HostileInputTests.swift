@@ -91,6 +91,15 @@ final class HostileInputTests: XCTestCase {
         XCTAssertTrue(r4.errors[0].contains("match no MRZ format"), r4.errors[0])
     }
 
+    func testHugeAlternativesAreBounded() {
+        var bad = td3; var a = Array(bad[1]); a[16] = "Q"; a[5] = "O"; bad[1] = String(a)
+        let everything = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<")
+        let alternatives: [[[Character]]] = bad.map { $0.map { _ in Array(repeating: everything, count: 30).flatMap { $0 } } }
+        let r = p.parse(bad, alternatives: alternatives)     // returns (quickly), whatever it decides
+        XCTAssertEqual(r.format, .td3)
+        if r.valid { XCTAssertTrue(r.checkDigits.allSatisfy(\.valid)) } else { XCTAssertFalse(r.errors.isEmpty) }
+    }
+
     func testTextForms() {
         // CRLF, surrounding blank lines and spaces; one line holding both; one 88-character run;
         // the ICAO PDF's spaced rendering.
