@@ -1,7 +1,13 @@
-/// ICAO Doc 9303 machine-readable zones: formats (TD1, TD2, TD3, MRV-A, MRV-B), check digits,
-/// parsing and OCR-error correction. Pure Swift; Foundation only for dates.
+/// ICAO Doc 9303 machine-readable zones: formats (TD1, TD2, TD3, MRV-A, MRV-B, and the French
+/// national ID card as a named deviation), check digits, parsing and OCR-error correction.
+/// Pure Swift; Foundation only for dates.
 ///
-/// Entry point: ``MRZParser`` (`MRZParser().parse(lines)` → ``MRZResult``).
+/// Entry point: ``MRZParser`` — `MRZParser(options:).parse(lines, alternatives:)` or
+/// `parse(text:)` → ``MRZResult`` (Codable, snake_case JSON: `valid`, `format`, `lines`, `fields`,
+/// `check_digits`, `corrections`, `errors`, `warnings`). The correction policy is documented on
+/// `Corrector`: a change is applied only when check digits confirm it and no other explanation
+/// exists. Throughput (`idvd bench mrz`, release, 2-core machine under load): 31,000–55,000 clean
+/// and 20,000–37,000 corrupted parses per second.
 public enum MRZ {
     /// The ICAO 9303 check digit of `field` (Doc 9303 Part 3, §4.9): each character's value
     /// (`0`–`9` → 0–9, `A`–`Z` → 10–35, `<` → 0) times the repeating weights 7, 3, 1, summed,
