@@ -7,7 +7,8 @@ extension Command {
         let usage = """
             usage: idvd mrz parse [options] [LINE ...]
               Lines come from the arguments, or from stdin when none are given; prints the result as JSON.
-              --jsonl               read one JSON array of MRZ lines per input line, write one result per line
+              --jsonl               read one JSON array of MRZ lines per input line (or an object {"lines": [...],
+                                    "alternatives": [[cell runner-ups as a string, ...], ...]}), write one result per line
               --no-correct          report check digits as read, without OCR-error correction
               --reference-date D    date for century rules and 'expired' (YYYY-MM-DD, default today, UTC)
               --expiry-window N     years an expiry date may lie in the future (default 20)
@@ -40,13 +41,18 @@ extension Command {
             while let line = readLine(strippingNewline: true) {
                 lineNumber += 1
                 if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+                struct Record: Decodable { let lines: [String]; let alternatives: [[String]]? }
+                let data = Data(line.utf8)
                 let result: MRZResult
-                if let data = line.data(using: .utf8),
-                   let lines = try? JSONDecoder().decode([String].self, from: data) {
+                if let lines = try? JSONDecoder().decode([String].self, from: data) {
                     result = parser.parse(lines)
+                } else if let record = try? JSONDecoder().decode(Record.self, from: data) {
+                    // {"lines": [...], "alternatives": [["", "0Q", …], …]}: per cell, the OCR's runner-ups in order.
+                    result = parser.parse(record.lines, alternatives: record.alternatives?.map { $0.map { Array($0) } })
                 } else {
-                    result = MRZResult(valid: false, format: .unknown, lines: [], fields: MRZFields(), checkDigits: [],
-                                       corrections: [], errors: ["input line \(lineNumber) is not a JSON array of strings"], warnings: [])
+                    result = MRZResult(valid: false, format: .unknown, lines: [], fields: MRZFields(), checkDigits: [], corrections: [],
+                                       errors: ["input line \(lineNumber) is neither a JSON array of strings nor an object with \"lines\""],
+                                       warnings: [])
                 }
                 allValid = allValid && result.valid
                 try CLI.printJSON(result, compact: true)

@@ -72,15 +72,20 @@ final class MRZCommandTests: XCTestCase {
             ["I<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<","D231458907UTO7408122F1204159<<<<<<<6"]
             not json
             ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<","L8988901C4XXX4009078F9612109<<<<<<<<"]
+            {"id": "x", "lines": ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<","L89889O1C4XXX4009078F9612109<<<<<<<<"], "alternatives": [[], ["","","","","","","0Q"]]}
 
             """
         let r = try run(["mrz", "parse", "--jsonl"], stdin: input)
         XCTAssertEqual(r.status, 1)      // one input is not valid
         let results = try r.out.split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
-        XCTAssertEqual(results.count, 3)
-        XCTAssertEqual(results.map { $0["format"] as? String }, ["TD2", "UNKNOWN", "MRV-B"])
-        XCTAssertEqual(results.map { $0["valid"] as? Bool }, [true, false, true])
-        XCTAssertEqual((results[1]["errors"] as? [String])?.first, "input line 2 is not a JSON array of strings")
+        XCTAssertEqual(results.count, 4)
+        XCTAssertEqual(results.map { $0["format"] as? String }, ["TD2", "UNKNOWN", "MRV-B", "MRV-B"])
+        XCTAssertEqual(results.map { $0["valid"] as? Bool }, [true, false, true, true])
+        XCTAssertEqual((results[1]["errors"] as? [String])?.first,
+                       "input line 2 is neither a JSON array of strings nor an object with \"lines\"")
+        let correction = (results[3]["corrections"] as? [[String: Any]])?.first
+        XCTAssertEqual(correction?["source"] as? String, "ocr_alternative")
+        XCTAssertEqual(correction?["to"] as? String, "0")
     }
 
     func testUsageErrors() throws {
