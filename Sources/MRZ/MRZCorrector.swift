@@ -10,7 +10,11 @@
 /// 3. A candidate must make its check digit hold, and each unforced change must move the weighted
 ///    sum (L↔1, G↔6, K↔`<` do not: the check digit cannot see them, so they are never "corrected").
 /// 4. The first (tier, count) level with any candidate decides: one candidate (or one strictly more
-///    likely by OCR rank) is applied; several are *ambiguous*, and nothing is applied.
+///    likely by OCR rank) is applied; several are *ambiguous*, and nothing is applied. A margin
+///    guards it: a rival explanation with as many changes in a later tier, or with one more change
+///    in the tiers tried so far, also makes it ambiguous (with OCR alternatives: rivals among them).
+///    Confusions run both ways (0↔O, 5↔S, …), so by the table alone a failing document number is
+///    often ambiguous and is flagged rather than guessed; the OCR's runner-ups usually settle it.
 /// 5. Two checks must agree. Where a composite check digit exists (TD1, TD2, TD3, FRA-CNI), the
 ///    corrections of all groups are applied together only if the composite then holds too (this
 ///    catches a misread check digit that some substitution elsewhere would "satisfy"); if any group
@@ -18,6 +22,7 @@
 ///    (every field of MRV-A/B; TD1/TD2 optional data, covered by the composite alone), only forced
 ///    fixes and the OCR's own alternatives are used, never the table alone.
 /// 6. Fields no check digit covers (names, codes, sex) are never changed, except `«` → `<`.
+/// 7. The search is bounded (`searchBudget` candidate evaluations per group); beyond it, nothing is applied.
 struct Corrector {
     typealias Rows = [[UInt8]]
 
