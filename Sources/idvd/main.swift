@@ -10,6 +10,7 @@ let commands: [Command] = [
     .serve,
     .admin,
     .openapi,
+    .mrz,
 ]
 
 extension Command {
