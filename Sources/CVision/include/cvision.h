@@ -93,6 +93,70 @@ cv_status cv_encode_jpeg(const uint8_t *src, int32_t width, int32_t height, int3
 cv_status cv_encode_png(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
                         cv_bytes *out, char *message, size_t message_size);
 
+
+/// Statistics of a grey region for face quality: the rectangle (x, y, w, h) — clipped to the
+/// image — is resampled to `sample_size` × `sample_size` (area averaging / bilinear), then
+/// `mean` and `stddev` of the grey levels (0…255) and the variance of the 4-neighbour Laplacian
+/// (grey levels²) over the interior are computed.
+cv_status cv_region_statistics(const uint8_t *gray, int32_t width, int32_t height, int32_t x, int32_t y,
+                               int32_t w, int32_t h, int32_t sample_size, double *mean, double *stddev,
+                               double *laplacian_variance);
+
+// MARK: - Face engine (dlib)
+
+/// An engine holding dlib's models; thread-safe. Models load lazily, once, on first use (or by
+/// `cv_engine_load`); networks and the HOG scanner are kept in a pool of per-thread copies.
+typedef struct cv_engine cv_engine;
+
+/// Model files (the mask bits of `cv_engine_load`).
+enum {
+    CV_MODEL_SHAPE5 = 1,  ///< shape_predictor_5_face_landmarks.dat
+    CV_MODEL_SHAPE68 = 2, ///< shape_predictor_68_face_landmarks.dat
+    CV_MODEL_RESNET = 4,  ///< dlib_face_recognition_resnet_model_v1.dat
+    CV_MODEL_MMOD = 8,    ///< mmod_human_face_detector.dat
+};
+
+/// Detectors.
+enum { CV_DETECTOR_HOG = 0, CV_DETECTOR_CNN = 1 };
+
+/// Creates an engine reading model files from `models_dir`. Loads nothing yet.
+cv_status cv_engine_create(const char *models_dir, cv_engine **out, char *message, size_t message_size);
+void cv_engine_destroy(cv_engine *engine);
+/// Loads the models in `mask` now (each file once per engine). CV_ERR_MODEL names a missing file.
+cv_status cv_engine_load(cv_engine *engine, int32_t mask, char *message, size_t message_size);
+/// Number of per-thread worker copies created so far (for benchmarks).
+int32_t cv_engine_worker_count(cv_engine *engine);
+
+/// One detected face: box in input-image pixels (may extend past the borders), the detector's
+/// score and which of its sub-detectors fired.
+typedef struct cv_detection {
+    double left, top, right, bottom;
+    double confidence;       ///< HOG: SVM margin (0 = dlib's threshold); CNN: MMOD score
+    int32_t detector_index;  ///< HOG sub-detector (0 front, 1 left, 2 right, 3 front rotated left, 4 front rotated right); CNN: 0
+} cv_detection;
+
+/// Detects faces in an RGB image. The image is resampled by `scale` first (0.5 halves it, 2 doubles
+/// it) and boxes are mapped back to input pixels. Writes up to `capacity` detections, best first;
+/// `*count` is the total found.
+cv_status cv_detect(cv_engine *engine, const uint8_t *rgb, int32_t width, int32_t height, int32_t detector,
+                    double scale, double adjust_threshold, cv_detection *out, int32_t capacity, int32_t *count,
+                    char *message, size_t message_size);
+
+/// Landmarks (5 or 68 points) inside a face box; writes `points` (x, y) pairs to `xy`.
+cv_status cv_landmarks(cv_engine *engine, const uint8_t *rgb, int32_t width, int32_t height, double left, double top,
+                       double right, double bottom, int32_t points, double *xy, char *message, size_t message_size);
+
+/// The 128-d face descriptor (dlib ResNet v1) of the face whose 5 or 68 landmarks are `xy`: the
+/// face is aligned to a 150×150 chip with padding 0.25 and passed through the network; with
+/// `jitter` > 1 the descriptors of that many randomly jittered chips (fixed seed) are averaged.
+cv_status cv_embed(cv_engine *engine, const uint8_t *rgb, int32_t width, int32_t height, const double *xy,
+                   int32_t points, int32_t jitter, float *descriptor, char *message, size_t message_size);
+
+/// The aligned face chip (`size` × `size` RGB) for 5 or 68 landmarks, as dlib's
+/// `get_face_chip_details(shape, size, padding)` + `extract_image_chip`.
+cv_status cv_face_chip(const uint8_t *rgb, int32_t width, int32_t height, const double *xy, int32_t points,
+                       int32_t size, double padding, uint8_t *out, char *message, size_t message_size);
+
 #ifdef __cplusplus
 }
 #endif
