@@ -232,6 +232,22 @@ enum FaceBench {
         print(String(format: "wall clock of one whole 1920×1080 decode+detect+landmarks+embed now: %.1f ms (other processes' load shows here, not above)", Command.measure {
             _ = try? engine.analyze(Image(data: jpeg1080))
         } * 1000))
+        // Concurrency: the same 640×480 analysis from 1 and 2 threads (per-thread worker pool).
+        let jpeg480 = try frame(640, 480)
+        let image480 = try Image(data: jpeg480)
+        let n = max(4, repeats)
+        var load = [Double](repeating: 0, count: 3)
+        getloadavg(&load, 3)
+        var rates: [String] = []
+        for threads in [1, 2] {
+            let wall = Command.measure {
+                DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                    for _ in 0..<n { _ = try? engine.analyze(image480) }
+                }
+            }
+            rates.append(String(format: "%d thread(s): %.1f images/s", threads, Double(n * threads) / wall))
+        }
+        print("throughput, full analysis of the 640×480 frame (wall clock, load average \(String(format: "%.1f", load[0])) on \(ProcessInfo.processInfo.activeProcessorCount) cores): " + rates.joined(separator: ", ") + "; \(engine.workerCount) worker copies")
         let scale1080 = DetectionOptions().workingScale(width: 1920, height: 1080)
         print(String(format: "(detection runs on a working copy: 640×480 at ×%.2f, 1920×1080 at ×%.2f; landmarks and embedding on the full image)",
                      DetectionOptions().workingScale(width: 640, height: 480), scale1080))
