@@ -13,6 +13,7 @@ let benchmarks: [Benchmark] = [
     .payload,
     .server,
     .mrz,
+    .face,
 ]
 
 extension Command {

@@ -11,6 +11,7 @@ let commands: [Command] = [
     .admin,
     .openapi,
     .mrz,
+    .face,
 ]
 
 extension Command {
