@@ -40,6 +40,7 @@ import Foundation
 /// | 1030 | `internalError` | the server failed; nothing was changed |
 /// | 1031 | `noDocumentFound` | no machine-readable zone was found in the images |
 /// | 1032 | `noFaceFound` | no face was found where one was required |
+/// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
 public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case none = 0
     case idvCancelledByUser = 146
@@ -76,6 +77,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case internalError = 1030
     case noDocumentFound = 1031
     case noFaceFound = 1032
+    case workflowUnavailable = 1033
 
     /// The default human-readable message for the code.
     public var message: String {
@@ -115,6 +117,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .internalError: return "Internal server error"
         case .noDocumentFound: return "No machine-readable zone was found"
         case .noFaceFound: return "No face was found"
+        case .workflowUnavailable: return "The identity verification workflow is not available"
         }
     }
 
@@ -128,7 +131,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
              .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid: return .authentication
         case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
-             .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress: return .flow
+             .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable: return .flow
         case .notInitialized, .networkError, .timeout: return .client
         case .internalError: return .server
         }

@@ -7,6 +7,9 @@ let commands: [Command] = [
     .version,
     .codes,
     .bench,
+    .serve,
+    .admin,
+    .openapi,
 ]
 
 extension Command {

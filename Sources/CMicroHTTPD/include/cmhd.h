@@ -1,13 +1,74 @@
 // CMicroHTTPD — C wrappers over libmicrohttpd for what Swift cannot call directly (variadic
 // MHD_start_daemon, option lists, constants that do not import). See INTEROP-NOTES.md.
+//
+// The wrapper owns libmicrohttpd's access-handler state machine: it accumulates each request body
+// from the `upload_data` calls, enforces a per-request byte limit as bytes arrive, and calls ONE
+// Swift-side handler per complete request with the method, URL and whole body. The handler fills a
+// `cmhd_response` (status, content type, malloc'ed body that the wrapper hands to libmicrohttpd to
+// free). Bodies over the limit are answered 413 without buffering the excess.
 #ifndef CMHD_H
 #define CMHD_H
+#include <stddef.h>
+#include <stdint.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /// The libmicrohttpd version string, e.g. "0.9.75". Never NULL.
 const char *cmhd_version(void);
+
+/// One complete HTTP request as the wrapper hands it to the handler.
+typedef struct cmhd_request {
+    const char *method;        ///< "GET", "POST", …
+    const char *url;           ///< path without the query string
+    const char *body;          ///< request body (may be NULL when body_len == 0)
+    size_t body_len;           ///< bytes in body
+    int too_large;             ///< 1 when the body exceeded the limit (body is then empty)
+    void *connection;          ///< opaque; pass to cmhd_header / cmhd_query
+} cmhd_request;
+
+/// The handler's answer. `body` must be allocated with malloc (or be NULL); the wrapper frees it.
+typedef struct cmhd_response {
+    int status;                ///< HTTP status code
+    char *body;                ///< malloc'ed bytes, ownership passes to the wrapper
+    size_t body_len;
+    int content_kind;          ///< 0 = application/json, 1 = Prometheus text (text/plain; version=0.0.4)
+    char *request_id;          ///< malloc'ed NUL-terminated X-Request-Id value, or NULL (wrapper frees)
+} cmhd_response;
+
+/// Returns the body limit in bytes for a request, decided from its method and path before any body byte is read.
+typedef int64_t (*cmhd_limit_fn)(void *ctx, const char *method, const char *url);
+/// Handles one complete request (or an over-limit one, with too_large = 1).
+typedef void (*cmhd_handler_fn)(void *ctx, const cmhd_request *request, cmhd_response *response);
+
+/// Daemon settings. `address` is an IPv4 dotted quad ("127.0.0.1", "0.0.0.0"). `port` 0 picks a free
+/// port (read it back with cmhd_bound_port). `threads` is the size of the internal thread pool (epoll).
+/// `tls_cert_pem` / `tls_key_pem` (PEM text, both or neither) switch on HTTPS.
+typedef struct cmhd_config {
+    const char *address;
+    uint16_t port;
+    unsigned int threads;
+    unsigned int connection_timeout_seconds;
+    const char *tls_cert_pem;
+    const char *tls_key_pem;
+    cmhd_limit_fn limit;
+    cmhd_handler_fn handler;
+    void *ctx;
+} cmhd_config;
+
+/// Starts a daemon (internal polling thread, thread pool, epoll). Returns NULL on failure and writes
+/// a reason into `error` (size `error_len`).
+void *cmhd_start(const cmhd_config *config, char *error, size_t error_len);
+/// The port the daemon listens on (useful after port 0).
+uint16_t cmhd_bound_port(void *daemon);
+/// Stops accepting new connections; requests in flight continue.
+void cmhd_quiesce(void *daemon);
+/// Stops the daemon and joins its threads.
+void cmhd_stop(void *daemon);
+/// The value of a request header (case-insensitive name), or NULL.
+const char *cmhd_header(void *connection, const char *name);
+/// The value of a query-string argument, or NULL.
+const char *cmhd_query(void *connection, const char *name);
 
 #ifdef __cplusplus
 }

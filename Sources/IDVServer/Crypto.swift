@@ -1,0 +1,144 @@
+import CSodium
+import Foundation
+
+/// Cryptographic primitives of the server, all from libsodium: random tokens, SHA-256 digests,
+/// Argon2id password hashing (`crypto_pwhash`), Ed25519 signature verification (`crypto_sign`) and
+/// constant-time comparison (`sodium_memcmp`).
+public enum Crypto {
+    /// Initialises libsodium once; safe to call many times from any thread.
+    public static let ready: Bool = sodium_init() >= 0
+
+    /// `count` cryptographically secure random bytes (`randombytes_buf`).
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        precondition(ready)
+        var b = [UInt8](repeating: 0, count: count)
+        b.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
+        return b
+    }
+
+    /// A random opaque token: `bytes` random bytes as base64url without padding (32 bytes → 43 chars).
+    public static func token(bytes: Int = 32) -> String { base64url(randomBytes(bytes)) }
+
+    /// A random identifier: `bytes` random bytes as lowercase hex (16 bytes → 32 hex digits).
+    public static func randomID(bytes: Int = 16) -> String { hex(randomBytes(bytes)) }
+
+    /// SHA-256 (`crypto_hash_sha256`) of `data`, 32 bytes.
+    public static func sha256(_ data: [UInt8]) -> [UInt8] {
+        precondition(ready)
+        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        _ = data.withUnsafeBufferPointer { d in crypto_hash_sha256(&out, d.baseAddress, UInt64(d.count)) }
+        return out
+    }
+
+    /// SHA-256 of the UTF-8 of `string`, lowercase hex — how tokens are stored at rest.
+    public static func sha256Hex(_ string: String) -> String { hex(sha256(Array(string.utf8))) }
+
+    /// Constant-time equality of two byte strings (length is not secret).
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        return a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in sodium_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 } }
+    }
+
+    /// Argon2id cost parameters (`crypto_pwhash` opslimit and memlimit in bytes). Production
+    /// default: opslimit 3, memlimit 64 MiB (≈ RFC 9106 §4 second recommendation, scaled to a
+    /// login server). Tests use the minimum (1, 8 KiB) through configuration.
+    public struct Argon2Parameters: Sendable, Equatable {
+        public var opsLimit: UInt64
+        public var memLimit: Int
+        public init(opsLimit: UInt64, memLimit: Int) { self.opsLimit = opsLimit; self.memLimit = memLimit }
+        public static let production = Argon2Parameters(opsLimit: 3, memLimit: 64 << 20)
+        public static let minimum = Argon2Parameters(opsLimit: UInt64(crypto_pwhash_opslimit_min()),
+                                                     memLimit: Int(crypto_pwhash_memlimit_min()))
+    }
+
+    /// Hashes a password with Argon2id into libsodium's self-describing string
+    /// (`$argon2id$v=19$m=…,t=…,p=1$salt$hash`, random salt). Throws `internalError` when memory is short.
+    public static func hashPassword(_ password: String, parameters: Argon2Parameters) throws -> String {
+        precondition(ready)
+        var out = [CChar](repeating: 0, count: Int(crypto_pwhash_STRBYTES))
+        let pw = Array(password.utf8)
+        let rc = pw.withUnsafeBufferPointer { p in
+            p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(pw.count, 1)) { cp in
+                crypto_pwhash_str_alg(&out, cp, UInt64(pw.count), parameters.opsLimit, parameters.memLimit,
+                                      crypto_pwhash_ALG_ARGON2ID13)
+            }
+        }
+        guard rc == 0 else { throw IDVServerError.internalFailure("argon2id hashing failed (memory)") }
+        return cStringArray(out)
+    }
+
+    /// Verifies a password against an Argon2id string (`crypto_pwhash_str_verify`, constant time in the password).
+    public static func verifyPassword(_ password: String, hash: String) -> Bool {
+        precondition(ready)
+        let pw = Array(password.utf8) + [0]
+        return hash.withCString { h in
+            pw.withUnsafeBufferPointer { p in
+                p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pw.count) { cp in
+                    crypto_pwhash_str_verify(h, cp, UInt64(pw.count - 1)) == 0
+                }
+            }
+        }
+    }
+
+    /// Verifies an Ed25519 detached signature (`crypto_sign_verify_detached`). A key that is not 32
+    /// bytes or a signature that is not 64 bytes is simply invalid.
+    public static func verifyEd25519(signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool {
+        precondition(ready)
+        guard signature.count == Int(crypto_sign_BYTES), publicKey.count == Int(crypto_sign_PUBLICKEYBYTES) else { return false }
+        return message.withUnsafeBufferPointer { m in
+            crypto_sign_verify_detached(signature, m.baseAddress, UInt64(m.count), publicKey) == 0
+        }
+    }
+
+    /// A fresh Ed25519 key pair (public 32 bytes, secret 64 bytes) — for tests, benchmarks and tools.
+    public static func ed25519KeyPair() -> (publicKey: [UInt8], secretKey: [UInt8]) {
+        precondition(ready)
+        var pk = [UInt8](repeating: 0, count: Int(crypto_sign_PUBLICKEYBYTES))
+        var sk = [UInt8](repeating: 0, count: Int(crypto_sign_SECRETKEYBYTES))
+        crypto_sign_keypair(&pk, &sk)
+        return (pk, sk)
+    }
+
+    /// An Ed25519 detached signature of `message` (64 bytes) — for tests, benchmarks and tools.
+    public static func signEd25519(message: [UInt8], secretKey: [UInt8]) -> [UInt8] {
+        precondition(ready)
+        var sig = [UInt8](repeating: 0, count: Int(crypto_sign_BYTES))
+        _ = message.withUnsafeBufferPointer { m in crypto_sign_detached(&sig, nil, m.baseAddress, UInt64(m.count), secretKey) }
+        return sig
+    }
+
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func base64url(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// Server-internal failures (never shown to clients beyond code 1030).
+public enum IDVServerError: Error, CustomStringConvertible {
+    case internalFailure(String)
+    case storage(String)
+    case configuration(String)
+
+    public var description: String {
+        switch self {
+        case let .internalFailure(m): return "internal failure: \(m)"
+        case let .storage(m): return "storage: \(m)"
+        case let .configuration(m): return "configuration: \(m)"
+        }
+    }
+}
+
+/// The NUL-terminated text in a C char buffer.
+func cStringArray(_ a: [CChar]) -> String {
+    String(decoding: a.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Prometheus metrics (text exposition format 0.0.4), served at `GET /metrics`:
+/// - `idvd_http_requests_total{route,method,status}` counter
+/// - `idvd_http_request_duration_seconds{route}` histogram
+/// - `idvd_flow_outcomes_total{flow,outcome}` counter (outcomes: `logged_in`, `cancelled`,
+///   `attempts_exhausted`, `locked`, `reset`, … — whatever a flow reports)
+/// - `idvd_http_requests_in_flight` gauge, `idvd_up` gauge.
+public final class Metrics: @unchecked Sendable {
+    private let lock = NSLock()
+    private var requests: [String: Int] = [:]          // "route\u{0}method\u{0}status"
+    private var durations: [String: Histogram] = [:]   // route
+    private var flows: [String: Int] = [:]             // "flow\u{0}outcome"
+    /// Upper bounds of the latency buckets, seconds.
+    public static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    struct Histogram {
+        var counts = [Int](repeating: 0, count: Metrics.buckets.count)
+        var sum = 0.0
+        var count = 0
+    }
+
+    public init() {}
+
+    public func observeRequest(route: String, method: String, status: Int, seconds: Double) {
+        lock.lock(); defer { lock.unlock() }
+        requests["\(route)\u{0}\(method)\u{0}\(status)", default: 0] += 1
+        var h = durations[route] ?? Histogram()
+        for (i, b) in Self.buckets.enumerated() where seconds <= b { h.counts[i] += 1 }
+        h.sum += seconds
+        h.count += 1
+        durations[route] = h
+    }
+
+    public func flowOutcome(flow: String, outcome: String) {
+        lock.lock(); defer { lock.unlock() }
+        flows["\(flow)\u{0}\(outcome)", default: 0] += 1
+    }
+
+    private static func esc(_ s: String) -> String {
+        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// The exposition text.
+    public func render(inFlight: Int) -> String {
+        lock.lock(); defer { lock.unlock() }
+        var s = "# HELP idvd_up 1 while the server runs.\n# TYPE idvd_up gauge\nidvd_up 1\n"
+        s += "# HELP idvd_http_requests_in_flight Requests being handled.\n# TYPE idvd_http_requests_in_flight gauge\n"
+        s += "idvd_http_requests_in_flight \(inFlight)\n"
+        s += "# HELP idvd_http_requests_total HTTP requests by route pattern, method and status.\n# TYPE idvd_http_requests_total counter\n"
+        for (k, v) in requests.sorted(by: { $0.key < $1.key }) {
+            let p = k.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+            s += "idvd_http_requests_total{route=\"\(Self.esc(p[0]))\",method=\"\(p[1])\",status=\"\(p[2])\"} \(v)\n"
+        }
+        s += "# HELP idvd_http_request_duration_seconds Request handling time by route pattern.\n# TYPE idvd_http_request_duration_seconds histogram\n"
+        for (route, h) in durations.sorted(by: { $0.key < $1.key }) {
+            let r = Self.esc(route)
+            for (i, b) in Self.buckets.enumerated() {
+                s += "idvd_http_request_duration_seconds_bucket{route=\"\(r)\",le=\"\(b)\"} \(h.counts[i])\n"
+            }
+            s += "idvd_http_request_duration_seconds_bucket{route=\"\(r)\",le=\"+Inf\"} \(h.count)\n"
+            s += "idvd_http_request_duration_seconds_sum{route=\"\(r)\"} \(h.sum)\n"
+            s += "idvd_http_request_duration_seconds_count{route=\"\(r)\"} \(h.count)\n"
+        }
+        s += "# HELP idvd_flow_outcomes_total Flow endings by flow and outcome.\n# TYPE idvd_flow_outcomes_total counter\n"
+        for (k, v) in flows.sorted(by: { $0.key < $1.key }) {
+            let p = k.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+            s += "idvd_flow_outcomes_total{flow=\"\(Self.esc(p[0]))\",outcome=\"\(Self.esc(p[1]))\"} \(v)\n"
+        }
+        return s
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import IDVCore
+import IDVServer
+
+extension Command {
+    static let admin = Command(name: "admin", summary: "administer users and read the audit log (create-user, list-users, reset-user, audit)") { args in
+        let usage = """
+        usage: idvd admin <subcommand> [--db PATH | --config FILE]
+          create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
+          list-users                                          list users (no secrets)
+          reset-user <user_id>                                back to pending activation: clears password and lock,
+                                                              unbinds devices, revokes sessions, prints a new code
+          audit [--limit N]                                   print the last N audit entries and verify the hash chain
+        The store is the server's (db.path from --db, --config FILE, IDVD_DB_PATH, or ./idvd.sqlite).
+        """
+        guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
+        let (opts, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["no-idv"])
+        var overrides: [String: String] = [:]
+        if let d = opts["db"] { overrides["db.path"] = d }
+        let config: ServerConfig
+        do {
+            config = try ServerConfig.load(file: opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"], overrides: overrides)
+        } catch { throw CLIError("\(error)") }
+        let store = try SQLiteStore(path: config.dbPath)
+        defer { store.close() }
+        let admin = Admin(store: store, config: config)
+        do {
+            switch sub {
+            case "create-user":
+                guard pos.count == 1 else { throw CLIError("create-user needs exactly one user id") }
+                var wf = IDVWorkflow.activation
+                if let w = opts["workflow"] {
+                    guard let raw = Int(w), let v = IDVWorkflow(rawValue: raw) else { throw CLIError("--workflow must be a workflow raw value (0–5)") }
+                    wf = v
+                }
+                try CLI.printJSON(admin.createUser(pos[0], activationRequiresIDV: opts["no-idv"] == nil, idvWorkflow: wf))
+            case "list-users":
+                try CLI.printJSON(admin.listUsers())
+            case "reset-user":
+                guard pos.count == 1 else { throw CLIError("reset-user needs exactly one user id") }
+                try CLI.printJSON(admin.resetUser(pos[0]))
+            case "audit":
+                let limit = Int(opts["limit"] ?? "50") ?? 50
+                struct Out: Encodable { let entries: [AuditEntry]; let chain_valid: Bool; let first_invalid_seq: Int? }
+                let bad = try store.verifyAuditChain()
+                try CLI.printJSON(Out(entries: try store.auditEntries(limit: max(1, limit)), chain_valid: bad == nil, first_invalid_seq: bad))
+                return bad == nil ? 0 : 1
+            default:
+                throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)")
+            }
+        } catch let e as IDVError {
+            throw CLIError("\(e.errorString) (\(e.longErrorCode))")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import IDVServer
+
+extension Command {
+    static let serve = Command(name: "serve", summary: "run the idvd HTTP server (idvd serve --help lists every setting)") { args in
+        if args.contains("--help") || args.contains("-h") {
+            print("""
+            usage: idvd serve [--config FILE] [--port N] [--db PATH] [--set KEY=VALUE]...
+
+            Runs the server until SIGTERM/SIGINT (then in-flight requests finish and the store closes).
+            Prints one ready line on stdout: {"event":"listening","port":N,...}. Logs JSON lines on stderr.
+
+            Settings, lowest precedence first: defaults < --config FILE (flat JSON object of the keys
+            below) < environment variables < command-line options.
+
+              key                         environment variable              meaning
+            \(ServerConfig.helpTable)
+            Options: --config FILE (or IDVD_CONFIG), --port N (= listen.port), --db PATH (= db.path),
+            --set key=value (any setting). Argon2id production default: opslimit 3, memlimit 65536 KiB.
+            """)
+            return 0
+        }
+        // Collect every `--set key=value` (repeatable), then parse the remaining options.
+        var rest: [String] = []
+        var overrides: [String: String] = [:]
+        var i = 0
+        while i < args.count {
+            var kv: Substring?
+            if args[i] == "--set" {
+                guard i + 1 < args.count else { throw CLIError("--set needs key=value") }
+                kv = Substring(args[i + 1]); i += 1
+            } else if args[i].hasPrefix("--set=") {
+                kv = args[i].dropFirst(6)
+            }
+            if let kv {
+                guard let eq = kv.firstIndex(of: "=") else { throw CLIError("--set needs key=value, got '\(kv)'") }
+                overrides[String(kv[..<eq])] = String(kv[kv.index(after: eq)...])
+            } else {
+                rest.append(args[i])
+            }
+            i += 1
+        }
+        let (opts, positional) = try CLI.parseOptions(rest)
+        guard positional.isEmpty else { throw CLIError("unexpected argument '\(positional[0])'") }
+        if let p = opts["port"] { overrides["listen.port"] = p }
+        if let d = opts["db"] { overrides["db.path"] = d }
+        let unknown = opts.keys.filter { !["port", "db", "config"].contains($0) }
+        guard unknown.isEmpty else { throw CLIError("unknown option --\(unknown.sorted()[0]) (see idvd serve --help)") }
+        let file = opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"]
+        let config: ServerConfig
+        do { config = try ServerConfig.load(file: file, overrides: overrides) } catch { throw CLIError("\(error)") }
+        return try ServerRunner.run(config: config)
+    }
+
+    static let openapi = Command(name: "openapi", summary: "print the OpenAPI 3 document of the HTTP API") { _ in
+        FileHandle.standardOutput.write(try OpenAPI.standardDocument())
+        FileHandle.standardOutput.write(Data("\n".utf8))
+        return 0
+    }
+}
