@@ -244,3 +244,10 @@ extension SQLiteStore: WorkflowStore {
                   [.text(userID), .text(flow), SQLValue(since)]).compactMap { $0[0].text }
     }
 }
+
+extension SQLiteStore {
+    /// Number of audit-log entries (for `idvd admin audit --verify`).
+    public func auditEntryCount() throws -> Int {
+        try query("SELECT count(*) FROM audit_log").first?[0].int ?? 0
+    }
+}
