@@ -7,6 +7,8 @@ let commands: [Command] = [
     .version,
     .codes,
     .bench,
+    .liveness,
+    .selfie,
 ]
 
 extension Command {
