@@ -10,6 +10,8 @@ let commands: [Command] = [
     .serve,
     .admin,
     .openapi,
+    .liveness,
+    .selfie,
 ]
 
 extension Command {
