@@ -179,11 +179,18 @@ extension WorkflowPolicy {
 
 extension IDVServices {
     /// The services `idvd serve` runs with: the vault from `templates.key_file` (default
-    /// `<db.path>.key`, created 0600 when missing) and the analysers this build links. Until the
-    /// DocumentReader and SelfieAnalyzer adapters are added here, `documents`/`selfies` are nil and
-    /// only the flows that need neither (template status, opt-out) are registered.
+    /// `<db.path>.key`, created 0600 when missing) and the analysers this build links: FaceKit's
+    /// `SelfieAnalyzer` (``FaceKitSelfieVerifier``; nil when the dlib models are missing — logged),
+    /// and no document reader yet (the DocumentReader adapter comes with its report API). Flows
+    /// whose analyser is missing are not registered (``FlowRegistry/idv(_:)``).
     public static func production(config: ServerConfig) throws -> IDVServices {
         let vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
-        return IDVServices(documents: nil, selfies: nil, vault: vault, policy: config.workflow)
+        var selfies: (any SelfieVerifying)?
+        do {
+            selfies = try FaceKitSelfieVerifier.production(policy: config.workflow)
+        } catch {
+            Log.event("selfie analyser unavailable; selfie flows not offered", level: "warning", ["reason": .string("\(type(of: error))")])
+        }
+        return IDVServices(documents: nil, selfies: selfies, vault: vault, policy: config.workflow)
     }
 }

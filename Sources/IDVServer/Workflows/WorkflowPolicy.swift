@@ -51,7 +51,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var mediaRetentionSeconds = 0
     /// Largest number of document pages / selfie frames accepted in one upload.
     public var maxPages = 2
-    public var maxFrames = 16
+    public var maxFrames = 150
 
     public init() {}
 
@@ -108,7 +108,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
         string("templates.key_file", \.keyFile, allowEmpty: true, "32-byte key file (64 hex digits) for templates and kept images; empty = <db.path>.key"),
         int("idv.media_retention_seconds", \.mediaRetentionSeconds, min: 0, "keep uploaded images (encrypted) this long after the flow ends; 0 = delete at flow end"),
         int("idv.max_pages", \.maxPages, min: 1, max: 8, "document pages per upload"),
-        int("idv.max_frames", \.maxFrames, min: 1, max: 64, "selfie frames per upload"),
+        int("idv.max_frames", \.maxFrames, min: 1, max: 300, "selfie frames per upload"),
     ]
 
     /// The key file actually used for a store at `dbPath`.
