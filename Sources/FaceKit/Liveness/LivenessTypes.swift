@@ -271,6 +271,13 @@ public struct FrameSummary: Sendable, Codable, Hashable {
     public var sharpness: Double?
     /// Non-rigid residual of this frame against the reference frame, in inter-eye distances.
     public var residual: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case index, width, height, tracked, box, pose, sharpness, residual
+        case faceCount = "face_count"
+        case eyeAspectRatio = "eye_aspect_ratio"
+        case mouthAspectRatio = "mouth_aspect_ratio"
+    }
 }
 
 /// A blink found in the sequence.
@@ -280,6 +287,12 @@ public struct BlinkEvent: Sendable, Codable, Hashable {
     public var endFrame: Int
     /// Closure depth: 1 − (lowest EAR / open-eye EAR).
     public var depth: Double
+
+    enum CodingKeys: String, CodingKey {
+        case depth
+        case startFrame = "start_frame"
+        case endFrame = "end_frame"
+    }
 }
 
 /// The outcome of `SelfieAnalyzer.analyze`.

@@ -106,6 +106,8 @@ public struct SelfieAnalyzer: Sendable {
         }
 
         // Evidence strengths (decision line 0.5 each).
+        // Cue reasons are only given when there was motion to measure (two tracked frames or more).
+        let measurable = tracked.count >= 2
         var strengths: [Double] = []
         let motion = Self.motionStrength(residual, rigid: config.rigidResidualLevel, live: config.liveResidualLevel)
         var completed: [ChallengeAction] = []
@@ -121,12 +123,12 @@ public struct SelfieAnalyzer: Sendable {
                 blinkStrength = 0.5 + 0.5 * min(1, max(0, (deepest - config.blinkMinimumDepth) / max(0.05, 0.6 - config.blinkMinimumDepth)))
             } else {
                 blinkStrength = 0.45 * min(1, deepestDip / config.blinkMinimumDepth)
-                add(.noBlink)
+                if measurable { add(.noBlink) }
             }
             strengths.append(blinkStrength)
         }
         strengths.append(motion)
-        if motion < 0.5 { add(.rigidMotion) }
+        if motion < 0.5, measurable { add(.rigidMotion) }
 
         let score: Int
         if reasons.contains(where: \.isBlocking) {
