@@ -110,7 +110,7 @@ final class WorkflowServer {
     let app: IDVServerApp
     let port: Int
 
-    init(_ settings: [String: String] = [:]) throws {
+    init(_ settings: [String: String] = [:], selfies: (any SelfieVerifying)? = nil, documents: (any DocumentVerifying)? = nil) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-wf-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var o = ServerProcess.testSettings.merging(["db.path": dir.appendingPathComponent("idvd.sqlite").path, "listen.port": "0",
@@ -119,7 +119,8 @@ final class WorkflowServer {
         config = try ServerConfig.load(file: nil, environment: [:], overrides: o)
         store = try SQLiteStore(path: config.dbPath)
         vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
-        let services = IDVServices(documents: try TestDoubleDocumentVerifier(), selfies: try TestDoubleSelfieVerifier(), vault: vault, policy: config.workflow)
+        let services = IDVServices(documents: try documents ?? TestDoubleDocumentVerifier(), selfies: try selfies ?? TestDoubleSelfieVerifier(),
+                                   vault: vault, policy: config.workflow)
         app = IDVServerApp(config: config, store: store, registry: .idv(services))
         port = try app.start()
     }
