@@ -35,7 +35,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// Password re-authentication attempts in the opt-in/opt-out flows.
     public var reauthAttempts = 3
     /// Consecutive failed server biometric authentications before the user must wait
-    /// `idv.biometric_lockout_seconds` (reported as `attempts_left`).
+    /// `idv.lockout_seconds` (reported as `attempts_left`).
     public var biometricAttempts = 5
     public var biometricLockoutSeconds = 900
     /// An IDV flow answered after this many seconds from its start ends with 1019 `flowExpired`.
@@ -94,15 +94,15 @@ public struct WorkflowPolicy: Sendable, Equatable {
     static let settings: [ServerConfig.Setting] = [
         number("idv.face_match_max_distance", \.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED (dlib: 0.6)"),
         int("idv.liveness_threshold", \.livenessThreshold, min: 0, max: 100, "liveness score (0–100) below which the verdict is LIVENESS_FAILED"),
-        bool("idv.document.reject_expired", \.rejectExpiredDocuments, "an expired document is INVALID"),
-        bool("idv.document.reject_check_digits", \.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
-        bool("idv.document.require_portrait", \.requirePortrait, "document flows with a selfie need a portrait on the document"),
+        bool("idv.doc.reject_expired", \.rejectExpiredDocuments, "an expired document is INVALID"),
+        bool("idv.doc.reject_check_digits", \.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
+        bool("idv.doc.require_portrait", \.requirePortrait, "document flows with a selfie need a portrait on the document"),
         bool("idv.continue_anyway", \.continueAnywayAfterNotMatched, "offer 'Continue Anyway' (continue-flow) after NOT_MATCHED"),
         int("idv.document_attempts", \.documentAttempts, min: 1, max: 20, "document uploads per flow"),
         int("idv.selfie_attempts", \.selfieAttempts, min: 1, max: 20, "selfie captures per flow"),
         int("idv.reauth_attempts", \.reauthAttempts, min: 1, max: 20, "password re-authentication attempts (opt-in/opt-out)"),
         int("idv.biometric_attempts", \.biometricAttempts, min: 1, max: 100, "consecutive failed server biometric authentications before lockout"),
-        int("idv.biometric_lockout_seconds", \.biometricLockoutSeconds, min: 1, "window of the biometric failure count, seconds"),
+        int("idv.lockout_seconds", \.biometricLockoutSeconds, min: 1, "window of the biometric failure count, seconds"),
         int("idv.flow_timeout_seconds", \.flowTimeoutSeconds, min: 1, "an IDV flow expires this long after it started, seconds"),
         string("idv.consent_text_version", \.consentTextVersion, allowEmpty: false, "version of the biometric consent text (recorded with each consent)"),
         string("templates.key_file", \.keyFile, allowEmpty: true, "32-byte key file (64 hex digits) for templates and kept images; empty = <db.path>.key"),
