@@ -12,6 +12,7 @@ struct Benchmark: Sendable {
 let benchmarks: [Benchmark] = [
     .payload,
     .server,
+    .workflow,
 ]
 
 extension Command {
