@@ -36,8 +36,8 @@ public final class OCRBClassifier: Sendable {
     /// The MRZ alphabet in class order.
     public static let alphabet: [Character] = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ<")
     /// Feature grid (columns × rows) of one cell.
-    static let gw = 12, gh = 16
-    static let featureCount = gw * gh + 4
+    static let gw = 14, gh = 20
+    static let featureCount = gw * gh + 7
 
     let weights: [Double]   // classes × features
     let biases: [Double]
@@ -48,7 +48,7 @@ public final class OCRBClassifier: Sendable {
     public static let shared = OCRBClassifier(seed: 1)
 
     /// Trains from rendered glyphs; deterministic for a given seed.
-    public init(seed: UInt64, linesPerPitch: Int = 3) {
+    public init(seed: UInt64, linesPerPitch: Int = 5) {
         var rng = SeededRNG(seed: seed)
         var samples: [[Double]] = []
         var labels: [Int] = []
@@ -59,10 +59,12 @@ public final class OCRBClassifier: Sendable {
                 var text = Self.alphabet.shuffled(using: &rng)
                 while text.count < 44 { text.append(Self.alphabet[Int(rng.next() % 37)]) }
                 let style = TrainingStyle(
-                    pitch: p * rng.uniform(0.95, 1.05), stroke: rng.uniform(-0.06, 0.09), blur: rng.uniform(0, 0.35) * p / 6,
-                    noise: rng.uniform(0, 14), contrast: rng.uniform(0.35, 1.0), offset: (rng.uniform(0, 1), rng.uniform(0, 1)))
-                let (img, geom) = Self.renderLine(text, style: style)
-                let (dark, light) = Self.inkLevels(img, geom, count: text.count)
+                    pitch: p * rng.uniform(0.95, 1.05), stroke: rng.uniform(-0.06, 0.16), blur: rng.uniform(0, 0.35) * p / 6,
+                    noise: rng.uniform(0, 14), contrast: rng.uniform(0.35, 1.0), offset: (rng.uniform(0, 1), rng.uniform(0, 1)),
+                    hinted: rng.next() % 3 == 0, glyphScale: rng.uniform(0.92, 1.08))
+                let (img, geom0) = Self.renderLine(text, style: style)
+                let (dark, light) = Self.inkLevels(img, geom0, count: text.count)
+                let geom = Self.refine(img, geom0, count: text.count, dark: dark, light: light)
                 for (i, ch) in text.enumerated() {
                     for _ in 0..<2 {
                         var g = geom
@@ -123,8 +125,55 @@ public final class OCRBClassifier: Sendable {
         return (dark, max(light, dark + 20))
     }
 
-    /// The feature vector of cell `index`: ink (0 paper … 1 ink) sampled on a 12 × 16 grid over
-    /// 1.0 pitch × 1.5 cap heights, horizontally re-centred on the cell's ink, plus ink extent figures.
+    /// Re-centres a line on its vertical ink profile (rows of the band ±1.1 cap heights, summed
+    /// along the line; the centre of the run of rows holding ≥ 35 % of the peak ink, with linear
+    /// box-filter maximum) and sets the cap height from the pitch with the OCR-B
+    /// proportion (MRZ print is 10 characters per inch at a fixed font size, ICAO 9303-3 §4.2).
+    /// Applied identically in training and reading, so both see the same normalisation.
+    static func refine(_ img: GreyImage, _ g: LineGeometry, count: Int, dark: Double, light: Double) -> LineGeometry {
+        let rows = 89
+        var profile = [Double](repeating: 0, count: rows)
+        let nx = -g.dirY, ny = g.dirX
+        let inv = 1 / (light - dark)
+        let span = 2.2 * g.capHeight
+        for r in 0..<rows {
+            let b = (Double(r) / Double(rows - 1) - 0.5) * span
+            var s = 0.0
+            var i = 0.0
+            while i <= Double(count - 1) {
+                let (cx, cy) = g.centre(i)
+                s += max(0, min(1, (light - img.sample(cx + b * nx, cy + b * ny, outside: light)) * inv))
+                i += 0.25
+            }
+            profile[r] = s
+        }
+        var out = g
+        out.capHeight = g.pitch * fontMetrics.cap / fontMetrics.advance
+        // box filter of one cap height, minus the flanks, searched within ±0.5 cap of the old centre
+        let step = span / Double(rows - 1)
+        let half = out.capHeight / 2 / step, flank = 0.3 * out.capHeight / step
+        func sum(_ a: Double, _ b: Double) -> Double {
+            var s = 0.0
+            let lo = max(0, Int(a.rounded(.up))), hi = min(rows - 1, Int(b.rounded(.down)))
+            guard lo <= hi else { return 0 }
+            for r in lo...hi { s += profile[r] }
+            return s
+        }
+        let mid = Double(rows / 2)
+        var bestC = mid, bestS = -Double.infinity
+        var c = mid - 0.5 * out.capHeight / step
+        while c <= mid + 0.5 * out.capHeight / step {
+            let sc = sum(c - half, c + half) - 1.5 * (sum(c - half - flank, c - half - 0.01) + sum(c + half + 0.01, c + half + flank))
+            if sc > bestS { bestS = sc; bestC = c }
+            c += 0.5
+        }
+        let off = (bestC - mid) * step
+        out.originX += off * nx; out.originY += off * ny
+        return out
+    }
+
+    /// The feature vector of cell `index`: ink (0 paper … 1 ink) sampled on a 14 × 20 grid over
+    /// 1.0 pitch × 1.5 cap heights, horizontally re-centred on the cell's ink, plus ink extent and moment figures.
     static func features(_ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double] {
         let (c0x, c0y) = g.centre(Double(index))
         let ux = g.dirX, uy = g.dirY, nx = -g.dirY, ny = g.dirX
@@ -148,13 +197,15 @@ public final class OCRBClassifier: Sendable {
         let cx = c0x + shift * ux, cy = c0y + shift * uy
         // Pass 2: the grid, each point averaging a 2 × 2 sub-grid.
         var f = [Double](repeating: 0, count: featureCount)
-        let sw = g.pitch / Double(gw), sh = 1.5 * g.capHeight / Double(gh)
+        // both axes scale with the measured cap height (print size varies around the 10-cpi pitch)
+        let cellW = g.capHeight * fontMetrics.advance / fontMetrics.cap
+        let sw = cellW / Double(gw), sh = 1.5 * g.capHeight / Double(gh)
         var total = 0.0
         var rowInk = [Double](repeating: 0, count: gh), colInk = [Double](repeating: 0, count: gw)
         for r in 0..<gh {
             let b = (Double(r) + 0.5) * sh - 0.75 * g.capHeight
             for c in 0..<gw {
-                let a = (Double(c) + 0.5) * sw - 0.5 * g.pitch
+                let a = (Double(c) + 0.5) * sw - 0.5 * cellW
                 let v = 0.25 * (ink(a - sw / 4, b - sh / 4, cx, cy) + ink(a + sw / 4, b - sh / 4, cx, cy)
                               + ink(a - sw / 4, b + sh / 4, cx, cy) + ink(a + sw / 4, b + sh / 4, cx, cy))
                 f[r * gw + c] = v
@@ -170,7 +221,20 @@ public final class OCRBClassifier: Sendable {
         f[gw * gh] = total / n * 2
         f[gw * gh + 1] = extent(rowInk)
         f[gw * gh + 2] = extent(colInk)
-        f[gw * gh + 3] = 1
+        // second and fourth moments of the ink along and across the line (roundness, width)
+        var gx = 0.0, gy = 0.0
+        for r in 0..<gh { gy += rowInk[r] * Double(r) }
+        for c in 0..<gw { gx += colInk[c] * Double(c) }
+        let t = max(total, 1e-6)
+        gx /= t; gy /= t
+        var vx = 0.0, vy = 0.0, kx = 0.0
+        for c in 0..<gw { let d = Double(c) - gx; vx += colInk[c] * d * d; kx += colInk[c] * d * d * d * d }
+        for r in 0..<gh { let d = Double(r) - gy; vy += rowInk[r] * d * d }
+        vx /= t; vy /= t; kx /= t
+        f[gw * gh + 3] = vx.squareRoot() / Double(gw) * 4
+        f[gw * gh + 4] = vy.squareRoot() / Double(gh) * 4
+        f[gw * gh + 5] = vx > 1e-6 ? kx / (vx * vx) / 3 : 0
+        f[gw * gh + 6] = 1
         return f
     }
 
@@ -178,6 +242,10 @@ public final class OCRBClassifier: Sendable {
 
     struct TrainingStyle {
         var pitch: Double, stroke: Double, blur: Double, noise: Double, contrast: Double, offset: (Double, Double)
+        /// Glyphs drawn with `cairo_show_text` (hinted rasteriser) instead of filled outlines.
+        var hinted = false
+        /// Glyph size relative to the nominal size for the pitch.
+        var glyphScale = 1.0
     }
 
     /// The OCR-B font's advance width and cap height per unit font size (measured once with Cairo).
@@ -195,7 +263,7 @@ public final class OCRBClassifier: Sendable {
 
     /// Renders `text` in OCR-B at the style's pitch and returns the grey image and its exact line geometry.
     static func renderLine(_ text: [Character], style: TrainingStyle) -> (GreyImage, LineGeometry) {
-        let size = style.pitch / fontMetrics.advance
+        let size = style.pitch / fontMetrics.advance * style.glyphScale
         let cap = fontMetrics.cap * size
         let margin = 2 * style.pitch
         let W = Int(Double(text.count) * style.pitch + 2 * margin), H = Int(cap * 3 + 8)
@@ -213,12 +281,18 @@ public final class OCRBClassifier: Sendable {
             var e = cairo_text_extents_t()
             cairo_text_extents(cr, String(ch), &e)
             let x = x0 + Double(i) * style.pitch
-            glyphCentres.append(x + Double(style.pitch) / 2)
+            glyphCentres.append(x + style.pitch * style.glyphScale / 2)
             cairo_move_to(cr, x, baseline)
-            cairo_text_path(cr, String(ch))
+            if style.hinted {
+                cairo_set_source_rgb(cr, 0, 0, 0)
+                cairo_show_text(cr, String(ch))
+            } else {
+                cairo_text_path(cr, String(ch))
+            }
         }
         cairo_set_source_rgb(cr, 0, 0, 0)
-        if style.stroke > 0 {
+        if style.hinted {
+        } else if style.stroke > 0 {
             cairo_fill_preserve(cr)
             cairo_set_line_width(cr, style.stroke * size)
             cairo_stroke(cr)

@@ -8,6 +8,7 @@ let commands: [Command] = [
     .codes,
     .bench,
     .specimen,
+    .document,
 ]
 
 extension Command {
