@@ -1,7 +1,13 @@
 import CVision
 
-/// Face analysis on dlib: detection, landmarks, 128-d embeddings, comparison, quality, liveness.
-public enum FaceKit {
-    /// The dlib version the C++ shim was built against, e.g. "19.24.0".
-    public static var dlibVersion: String { String(cString: cv_dlib_version()) }
+// FaceKit — face analysis on dlib: image decoding (`Image`), detection, landmarks, 128-d
+// embeddings, comparison and quality (`FaceEngine`). There is deliberately no type named
+// `FaceKit`, so `FaceKit.Image` and `FaceKit.FaceEngine` name this module's types.
+
+/// The dlib version the C++ shim was built against, e.g. "19.24.0".
+public var dlibVersion: String { String(cString: cv_dlib_version()) }
+
+/// A NUL-terminated C message buffer as a String.
+func messageString(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

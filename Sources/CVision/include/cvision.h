@@ -1,13 +1,161 @@
 // CVision — a thin C interface over dlib (face detection, landmarks, 128-d embeddings) and the
-// image codecs. Plain C so Swift imports it directly; the implementation is C++17 compiled at -O2.
+// image codecs (libjpeg-turbo, libpng). Plain C so Swift imports it directly; the implementation
+// is C++17 compiled at -O2 in every configuration. No C++ exception ever crosses this interface:
+// every fallible function returns a `cv_status` and writes a message into the caller's buffer.
+//
+// Pixel buffers are 8-bit, interleaved, row-major without padding: `channels` is 1 (grey) or 3
+// (R, G, B). Buffers written by a function are allocated by the caller unless documented otherwise.
 #ifndef CVISION_H
 #define CVISION_H
+#include <stddef.h>
+#include <stdint.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /// The dlib version this shim was built against, e.g. "19.24.0". Static storage; never NULL.
 const char *cv_dlib_version(void);
+
+/// Result of every fallible call. The message buffer names the detail.
+typedef enum cv_status {
+    CV_OK = 0,
+    CV_ERR_EMPTY = 1,              ///< zero bytes of input
+    CV_ERR_NOT_IMAGE = 2,          ///< no known image signature
+    CV_ERR_UNSUPPORTED_FORMAT = 3, ///< a recognised image format that is not JPEG or PNG
+    CV_ERR_TRUNCATED = 4,          ///< the data ends before the image does
+    CV_ERR_TOO_MANY_PIXELS = 5,    ///< width × height above the caller's limit (nothing allocated)
+    CV_ERR_CORRUPT = 6,            ///< the decoder rejected the data
+    CV_ERR_INVALID_ARGUMENT = 7,   ///< bad dimensions, rectangle or option
+    CV_ERR_OUT_OF_MEMORY = 8,
+    CV_ERR_MODEL = 9,              ///< a model file is missing or unreadable
+    CV_ERR_INTERNAL = 10,          ///< any other failure inside dlib or a codec
+} cv_status;
+
+/// Source formats.
+enum { CV_FORMAT_UNKNOWN = 0, CV_FORMAT_JPEG = 1, CV_FORMAT_PNG = 2 };
+
+/// What the decoder learned about the input; filled as far as it got, also on error
+/// (so a `CV_ERR_TOO_MANY_PIXELS` reports the declared width and height).
+typedef struct cv_image_info {
+    int32_t format;      ///< CV_FORMAT_*
+    int64_t width;       ///< declared width before orientation, pixels
+    int64_t height;      ///< declared height before orientation, pixels
+    int32_t orientation; ///< EXIF orientation tag 1…8 (1 when absent)
+} cv_image_info;
+
+/// A pixel buffer allocated by CVision (malloc); release with `cv_free`.
+typedef struct cv_bitmap {
+    int32_t width;
+    int32_t height;
+    int32_t channels; ///< 1 or 3
+    uint8_t *pixels;  ///< width × height × channels bytes
+} cv_bitmap;
+
+/// Bytes allocated by CVision (malloc); release with `cv_free`.
+typedef struct cv_bytes {
+    uint8_t *data;
+    size_t count;
+} cv_bytes;
+
+void cv_free(void *pointer);
+
+/// Decodes JPEG or PNG bytes. Greyscale sources decode to 1 channel, everything else to RGB (alpha is
+/// composited on black, 16-bit samples reduced to 8, palettes expanded, CMYK converted). Refuses
+/// images whose declared width × height exceeds `max_pixels` before allocating pixel memory.
+/// When `apply_orientation` is non-zero the EXIF orientation (JPEG APP1, PNG eXIf) is applied so
+/// the result is upright.
+cv_status cv_image_decode(const uint8_t *data, size_t count, uint64_t max_pixels, int apply_orientation,
+                          cv_bitmap *out, cv_image_info *info, char *message, size_t message_size);
+
+/// Applies EXIF orientation `orientation` (1…8) to `src`; `dst` holds width × height × channels bytes
+/// and is width-by-height for 1–4, height-by-width for 5–8.
+cv_status cv_image_orient(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
+                          int32_t orientation, uint8_t *dst);
+
+/// RGB → grey (ITU-R BT.601 luma, rounded) for `pixel_count` pixels.
+void cv_rgb_to_gray(const uint8_t *rgb, size_t pixel_count, uint8_t *gray);
+/// Grey → RGB (replicated) for `pixel_count` pixels.
+void cv_gray_to_rgb(const uint8_t *gray, size_t pixel_count, uint8_t *rgb);
+
+/// Resamples to `dst_width` × `dst_height`: area averaging along an axis that shrinks, bilinear
+/// interpolation (pixel-centre aligned) along one that grows.
+cv_status cv_image_resize(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
+                          uint8_t *dst, int32_t dst_width, int32_t dst_height);
+
+/// Copies the rectangle (x, y, w, h), which must lie inside the image, into `dst` (w × h × channels).
+cv_status cv_image_crop(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
+                        int32_t x, int32_t y, int32_t w, int32_t h, uint8_t *dst);
+
+/// Baseline JPEG (4:2:0 for RGB), quality 1…100. `out->data` is malloc'd.
+cv_status cv_encode_jpeg(const uint8_t *src, int32_t width, int32_t height, int32_t channels, int32_t quality,
+                         cv_bytes *out, char *message, size_t message_size);
+/// 8-bit PNG. `out->data` is malloc'd.
+cv_status cv_encode_png(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
+                        cv_bytes *out, char *message, size_t message_size);
+
+
+/// Statistics of a grey region for face quality: the rectangle (x, y, w, h) — clipped to the
+/// image — is resampled to `sample_size` × `sample_size` (area averaging / bilinear), then
+/// `mean` and `stddev` of the grey levels (0…255) and the variance of the 4-neighbour Laplacian
+/// (grey levels²) over the interior are computed.
+cv_status cv_region_statistics(const uint8_t *gray, int32_t width, int32_t height, int32_t x, int32_t y,
+                               int32_t w, int32_t h, int32_t sample_size, double *mean, double *stddev,
+                               double *laplacian_variance);
+
+// MARK: - Face engine (dlib)
+
+/// An engine holding dlib's models; thread-safe. Models load lazily, once, on first use (or by
+/// `cv_engine_load`); networks and the HOG scanner are kept in a pool of per-thread copies.
+typedef struct cv_engine cv_engine;
+
+/// Model files (the mask bits of `cv_engine_load`).
+enum {
+    CV_MODEL_SHAPE5 = 1,  ///< shape_predictor_5_face_landmarks.dat
+    CV_MODEL_SHAPE68 = 2, ///< shape_predictor_68_face_landmarks.dat
+    CV_MODEL_RESNET = 4,  ///< dlib_face_recognition_resnet_model_v1.dat
+    CV_MODEL_MMOD = 8,    ///< mmod_human_face_detector.dat
+};
+
+/// Detectors.
+enum { CV_DETECTOR_HOG = 0, CV_DETECTOR_CNN = 1 };
+
+/// Creates an engine reading model files from `models_dir`. Loads nothing yet.
+cv_status cv_engine_create(const char *models_dir, cv_engine **out, char *message, size_t message_size);
+void cv_engine_destroy(cv_engine *engine);
+/// Loads the models in `mask` now (each file once per engine). CV_ERR_MODEL names a missing file.
+cv_status cv_engine_load(cv_engine *engine, int32_t mask, char *message, size_t message_size);
+/// Number of per-thread worker copies created so far (for benchmarks).
+int32_t cv_engine_worker_count(cv_engine *engine);
+
+/// One detected face: box in input-image pixels (may extend past the borders), the detector's
+/// score and which of its sub-detectors fired.
+typedef struct cv_detection {
+    double left, top, right, bottom;
+    double confidence;       ///< HOG: SVM margin (0 = dlib's threshold); CNN: MMOD score
+    int32_t detector_index;  ///< HOG sub-detector (0 front, 1 left, 2 right, 3 front rotated left, 4 front rotated right); CNN: 0
+} cv_detection;
+
+/// Detects faces in an RGB image. The image is resampled by `scale` first (0.5 halves it, 2 doubles
+/// it) and boxes are mapped back to input pixels. Writes up to `capacity` detections, best first;
+/// `*count` is the total found.
+cv_status cv_detect(cv_engine *engine, const uint8_t *rgb, int32_t width, int32_t height, int32_t detector,
+                    double scale, double adjust_threshold, cv_detection *out, int32_t capacity, int32_t *count,
+                    char *message, size_t message_size);
+
+/// Landmarks (5 or 68 points) inside a face box; writes `points` (x, y) pairs to `xy`.
+cv_status cv_landmarks(cv_engine *engine, const uint8_t *rgb, int32_t width, int32_t height, double left, double top,
+                       double right, double bottom, int32_t points, double *xy, char *message, size_t message_size);
+
+/// The 128-d face descriptor (dlib ResNet v1) of the face whose 5 or 68 landmarks are `xy`: the
+/// face is aligned to a 150×150 chip with padding 0.25 and passed through the network; with
+/// `jitter` > 1 the descriptors of that many randomly jittered chips (fixed seed) are averaged.
+cv_status cv_embed(cv_engine *engine, const uint8_t *rgb, int32_t width, int32_t height, const double *xy,
+                   int32_t points, int32_t jitter, float *descriptor, char *message, size_t message_size);
+
+/// The aligned face chip (`size` × `size` RGB) for 5 or 68 landmarks, as dlib's
+/// `get_face_chip_details(shape, size, padding)` + `extract_image_chip`.
+cv_status cv_face_chip(const uint8_t *rgb, int32_t width, int32_t height, const double *xy, int32_t points,
+                       int32_t size, double padding, uint8_t *out, char *message, size_t message_size);
 
 #ifdef __cplusplus
 }
