@@ -9,6 +9,7 @@ let commands: [Command] = [
     .bench,
     .specimen,
     .document,
+    .mrz,
 ]
 
 extension Command {
