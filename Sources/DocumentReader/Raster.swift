@@ -1,4 +1,5 @@
 import CCairo
+import FaceKit
 import Foundation
 
 /// An 8-bit greyscale raster, row-major, `width × height` bytes (0 = black, 255 = white).
@@ -114,12 +115,15 @@ public enum RasterError: Error, Equatable, CustomStringConvertible {
     case unwritablePNG(String)
     /// The image is empty or too large (more than `Raster.maxPixels`).
     case badSize(width: Int, height: Int)
+    /// The file cannot be read.
+    case unreadableFile(String)
 
     public var description: String {
         switch self {
         case .unreadablePNG(let why): return "not a readable PNG image (\(why))"
         case .unwritablePNG(let why): return "cannot write PNG (\(why))"
         case .badSize(let w, let h): return "image size \(w)×\(h) is empty or too large"
+        case .unreadableFile(let path): return "cannot read the file \(path)"
         }
     }
 }
@@ -242,15 +246,25 @@ public struct DocumentImage: Sendable {
         grey = rgb.grey
     }
 
-    /// Decodes image bytes. PNG is decoded with Cairo; other formats are reported as unsupported.
-    /// Throws `RasterError`.
-    public static func decode(_ data: Data) throws -> DocumentImage {
-        if data.isEmpty { throw RasterError.unreadablePNG("empty input") }
-        return DocumentImage(rgb: try Raster.decodePNG(data))
+    /// Decodes JPEG or PNG bytes with FaceKit (libjpeg/libpng), applying the EXIF orientation, so a
+    /// phone photo stored sideways arrives upright. Refuses images over `maxPixels` before allocating.
+    /// Throws `FaceKit.ImageError` (`.empty`, `.notAnImage`, `.unsupportedFormat`, `.truncated`,
+    /// `.tooManyPixels`, `.corrupt`).
+    public static func decode(_ data: Data, maxPixels: Int = Raster.maxPixels) throws -> DocumentImage {
+        let image = try FaceKit.Image(data: data, maxPixels: maxPixels)
+        return DocumentImage(rgb: RGBImage(width: image.width, height: image.height, pixels: image.rgbPixels))
     }
 
+    /// Reads and decodes an image file. Throws `RasterError.unreadableFile` or a decoding error.
     public static func decode(path: String) throws -> DocumentImage {
-        guard let data = FileManager.default.contents(atPath: path) else { throw RasterError.unreadablePNG("cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw RasterError.unreadableFile(path) }
         return try decode(data)
+    }
+
+    /// JPEG bytes of this image, scaled down so the longer side is at most `maxDimension`.
+    public func jpeg(maxDimension: Int, quality: Int) throws -> Data {
+        var image = try FaceKit.Image(rgb: rgb.pixels, width: rgb.width, height: rgb.height)
+        if max(image.width, image.height) > maxDimension { image = try image.resized(maxDimension: maxDimension) }
+        return try image.jpegData(quality: quality)
     }
 }
