@@ -142,7 +142,6 @@ extension DocumentReader {
             if !result.corrections.isEmpty {
                 warnings.append("\(result.corrections.count) character(s) of the MRZ were unclear and were corrected using the check digits.")
             }
-            for w in result.warnings { warnings.append("MRZ: \(w)") }
             // data checks
             if let expired = fields.expired {
                 check("Document not expired", "Data", expired ? .failed : .passed,

@@ -21,6 +21,13 @@ public struct MRZReading: Sendable, Equatable {
 
 /// Locates and reads the MRZ of a page image with the OCR-B classifier (`OCRBClassifier`).
 public enum MRZReader {
+    /// OCR-B characters that differ by a few pixels at low resolution; each cell's alternatives end
+    /// with the look-alikes of its chosen character.
+    static let lookAlikes: [Character: [Character]] = [
+        "0": ["O", "D", "Q"], "O": ["0", "D", "Q"], "D": ["0", "O"], "Q": ["0", "O"], "1": ["I"], "I": ["1"],
+        "2": ["Z"], "Z": ["2"], "5": ["S"], "S": ["5"], "8": ["B"], "B": ["8"], "6": ["G"], "G": ["6"], "K": ["<"], "<": ["K"],
+    ]
+
     /// Runner-ups kept per cell: posteriors at least this large.
     public static let alternativeThreshold = 0.02
 
@@ -59,11 +66,30 @@ public enum MRZReader {
             var text = "", la: [[Character]] = [], lc: [Double] = []
             for i in 0..<count {
                 let ranked = classifier.classify(OCRBClassifier.features(image, g, index: i, dark: dark, light: light))
-                let chosen = classes[l][i].choose(ranked)
+                // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
+                let frenchCard = l == 1 && count == 36 && lines.first?.hasPrefix("IDFRA") == true
+                let chosen = frenchCard ? ranked[0] : classes[l][i].choose(ranked)
                 text.append(chosen.0)
                 lc.append(chosen.1)
                 la.append(ranked.filter { $0.0 != chosen.0 }.prefix(3).filter { $0.1 >= alternativeThreshold || $0.0 == ranked[0].0 }.map(\.0))
             }
+            // A K standing alone between fillers, with the filler as its runner-up, is a bold `<`
+            // (OCR-B `<` and K share both diagonals; ICAO names and optional data never hold a
+            // one-letter component between fillers that the classifier itself doubts).
+            var chars = Array(text)
+            for i in 1..<max(1, chars.count - 1) where chars[i] == "K" && chars[i - 1] == "<" && chars[i + 1] == "<" && la[i].contains("<") {
+                chars[i] = "<"
+                la[i] = ["K"] + la[i].filter { $0 != "<" && $0 != "K" }
+            }
+            if chars.last == "K" && chars.count > 2 && chars[chars.count - 2] == "<" && la[chars.count - 1].contains("<") {
+                chars[chars.count - 1] = "<"
+                la[chars.count - 1] = ["K"] + la[chars.count - 1].filter { $0 != "<" && $0 != "K" }
+            }
+            // OCR-B look-alikes are always offered to the parser, after the ranked runner-ups.
+            for i in chars.indices {
+                for l in MRZReader.lookAlikes[chars[i]] ?? [] where !la[i].contains(l) { la[i].append(l) }
+            }
+            text = String(chars)
             lines.append(text); alts.append(la); confs.append(lc)
         }
         var a = angle.truncatingRemainder(dividingBy: 360)

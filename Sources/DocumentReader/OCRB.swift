@@ -37,7 +37,7 @@ public final class OCRBClassifier: Sendable {
     public static let alphabet: [Character] = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ<")
     /// Feature grid (columns × rows) of one cell.
     static let gw = 14, gh = 20
-    static let featureCount = gw * gh + 7
+    static let featureCount = gw * gh + 9
 
     let weights: [Double]   // classes × features
     let biases: [Double]
@@ -234,7 +234,13 @@ public final class OCRBClassifier: Sendable {
         f[gw * gh + 3] = vx.squareRoot() / Double(gw) * 4
         f[gw * gh + 4] = vy.squareRoot() / Double(gh) * 4
         f[gw * gh + 5] = vx > 1e-6 ? kx / (vx * vx) / 3 : 0
-        f[gw * gh + 6] = 1
+        // longest vertical and horizontal strokes (the stem of K/R/B/D, the bars of E/F/T/Z)
+        var maxCol = 0, maxRow = 0
+        for c in 0..<gw { var n = 0; for r in 0..<gh where f[r * gw + c] > 0.4 { n += 1 }; maxCol = max(maxCol, n) }
+        for r in 0..<gh { var n = 0; for c in 0..<gw where f[r * gw + c] > 0.4 { n += 1 }; maxRow = max(maxRow, n) }
+        f[gw * gh + 6] = Double(maxCol) / Double(gh) * 3
+        f[gw * gh + 7] = Double(maxRow) / Double(gw) * 3
+        f[gw * gh + 8] = 1
         return f
     }
 

@@ -15,8 +15,9 @@ final class OCRBClassifierTests: XCTestCase {
                 while text.count < 44 { text.append(OCRBClassifier.alphabet[Int(rng.next() % 37)]) }
                 let style = OCRBClassifier.TrainingStyle(pitch: p, stroke: rng.uniform(-0.04, 0.07), blur: rng.uniform(0, 0.3) * p / 6,
                                                          noise: rng.uniform(0, 10), contrast: rng.uniform(0.4, 1), offset: (rng.uniform(0, 1), rng.uniform(0, 1)))
-                let (img, g) = OCRBClassifier.renderLine(text, style: style)
-                let (dark, light) = OCRBClassifier.inkLevels(img, g, count: text.count)
+                let (img, g0) = OCRBClassifier.renderLine(text, style: style)
+                let (dark, light) = OCRBClassifier.inkLevels(img, g0, count: text.count)
+                let g = OCRBClassifier.refine(img, g0, count: text.count, dark: dark, light: light)
                 for (i, ch) in text.enumerated() {
                     let r = clf.classify(OCRBClassifier.features(img, g, index: i, dark: dark, light: light))
                     total += 1
