@@ -11,8 +11,9 @@ extension Command {
           --augment places each document in a photo-like scene (rotation any angle, perspective,
           blur, noise, JPEG quantisation, lighting gradient, background), canvas W×H (1600×1200).
           --format mixed alternates td1/td3.  --mrz prints the given text (e.g. bad check digits).
+          Output is PNG, or JPEG with --jpeg QUALITY (default for --augment: JPEG 92; --png forces PNG).
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h"])
+        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h", "png"])
         if o["help"] != nil || o["h"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
         let formatName = o["format"] ?? "td3"
         guard ["td1", "td3", "mixed"].contains(formatName) else { throw CLIError("--format must be td1, td3 or mixed") }
@@ -48,11 +49,21 @@ extension Command {
                 specimen.image = a.apply(to: specimen.image, seed: s)
                 applied = a
             }
+            var jpegQuality: Int? = o["augment"] != nil && o["png"] == nil ? 92 : nil
+            if let q = o["jpeg"] {
+                guard let v = Int(q), (1...100).contains(v) else { throw CLIError("--jpeg must be 1…100") }
+                jpegQuality = v
+            }
             let name = "specimen-\(s)"
-            try Raster.encodePNG(specimen.image).write(to: URL(fileURLWithPath: out + "/" + name + ".png"))
+            let file = name + (jpegQuality == nil ? ".png" : ".jpg")
+            if let q = jpegQuality {
+                try DocumentImage(rgb: specimen.image).jpeg(maxDimension: 100_000, quality: q).write(to: URL(fileURLWithPath: out + "/" + file))
+            } else {
+                try Raster.encodePNG(specimen.image).write(to: URL(fileURLWithPath: out + "/" + file))
+            }
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try enc.encode(Truth(file: name + ".png", format: format.rawValue, seed: s, mrz_lines: specimen.mrzLines,
+            try enc.encode(Truth(file: file, format: format.rawValue, seed: s, mrz_lines: specimen.mrzLines,
                                  identity: identity, augmentation: applied))
                 .write(to: URL(fileURLWithPath: out + "/" + name + ".json"))
             if count > 1 && (i + 1) % 50 == 0 { CLI.stderr("specimen: \(i + 1)/\(count)") }
