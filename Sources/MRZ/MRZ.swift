@@ -1,5 +1,7 @@
 /// ICAO Doc 9303 machine-readable zones: formats (TD1, TD2, TD3, MRV-A, MRV-B), check digits,
-/// parsing and OCR-error correction. Pure Swift, no dependency beyond the standard library.
+/// parsing and OCR-error correction. Pure Swift; Foundation only for dates.
+///
+/// Entry point: ``MRZParser`` (`MRZParser().parse(lines)` → ``MRZResult``).
 public enum MRZ {
     /// The ICAO 9303 check digit of `field` (Doc 9303 Part 3, §4.9): each character's value
     /// (`0`–`9` → 0–9, `A`–`Z` → 10–35, `<` → 0) times the repeating weights 7, 3, 1, summed,
@@ -8,18 +10,23 @@ public enum MRZ {
         var sum = 0
         var i = 0
         for byte in field.utf8 {
-            let value: Int
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = Int(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = Int(byte - UInt8(ascii: "A")) + 10
-            case UInt8(ascii: "<"): value = 0
-            default: return nil
-            }
+            guard let value = characterValue(byte) else { return nil }
             sum += value * weights[i % 3]
             i += 1
         }
         return sum % 10
     }
 
-    private static let weights = [7, 3, 1]
+    /// The check-digit value of one MRZ byte (Doc 9303-3 §4.9), nil outside `0-9A-Z<`.
+    @inline(__always)
+    static func characterValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte &- UInt8(ascii: "0"))
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return Int(byte &- UInt8(ascii: "A")) + 10
+        case UInt8(ascii: "<"): return 0
+        default: return nil
+        }
+    }
+
+    static let weights = [7, 3, 1]
 }

@@ -13,6 +13,8 @@ let benchmarks: [Benchmark] = [
     .payload,
     .server,
     .workflow,
+    .mrz,
+    .document,
 ]
 
 extension Command {

@@ -12,6 +12,9 @@ let commands: [Command] = [
     .openapi,
     .liveness,
     .selfie,
+    .specimen,
+    .document,
+    .mrz,
 ]
 
 extension Command {

@@ -162,13 +162,15 @@ extension WorkflowPolicy {
     public func judge(_ doc: DocumentVerification, today: String, needsPortrait: Bool) -> (status: DocumentVerification.Status, errors: [String], warnings: [String]) {
         var errors = doc.errors
         let warnings = doc.warnings
-        if rejectExpiredDocuments, let exp = doc.fields.dateOfExpiry, exp < today, !errors.contains("Document expired") {
+        // The policy's own findings, unless the reader already reported them in its words.
+        func reported(_ words: String) -> Bool { errors.contains { $0.lowercased().contains(words) } }
+        if rejectExpiredDocuments, let exp = doc.fields.dateOfExpiry, exp < today, !reported("expired") {
             errors.append("Document expired")
         }
-        if rejectFailedCheckDigits, !doc.mrzCheckDigitsValid, !errors.contains("MRZ check digit failed") {
+        if rejectFailedCheckDigits, !doc.mrzCheckDigitsValid, !reported("check digit") {
             errors.append("MRZ check digit failed")
         }
-        if requirePortrait, needsPortrait, doc.portraitJPEG == nil, !errors.contains("No portrait found") {
+        if requirePortrait, needsPortrait, doc.portraitJPEG == nil, !reported("portrait") {
             errors.append("No portrait found")
         }
         if !errors.isEmpty || doc.overallStatus == .invalid { return (.invalid, errors, warnings) }
@@ -180,9 +182,9 @@ extension WorkflowPolicy {
 extension IDVServices {
     /// The services `idvd serve` runs with: the vault from `templates.key_file` (default
     /// `<db.path>.key`, created 0600 when missing) and the analysers this build links: FaceKit's
-    /// `SelfieAnalyzer` (``FaceKitSelfieVerifier``; nil when the dlib models are missing — logged),
-    /// and no document reader yet (the DocumentReader adapter comes with its report API). Flows
-    /// whose analyser is missing are not registered (``FlowRegistry/idv(_:)``).
+    /// `SelfieAnalyzer` (``FaceKitSelfieVerifier``; nil when the dlib models are missing — logged)
+    /// and `DocumentReader` (``DocumentReaderVerifier``). Flows whose analyser is missing are not
+    /// registered (``FlowRegistry/idv(_:)``).
     public static func production(config: ServerConfig) throws -> IDVServices {
         let vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
         var selfies: (any SelfieVerifying)?
@@ -191,6 +193,6 @@ extension IDVServices {
         } catch {
             Log.event("selfie analyser unavailable; selfie flows not offered", level: "warning", ["reason": .string("\(type(of: error))")])
         }
-        return IDVServices(documents: nil, selfies: selfies, vault: vault, policy: config.workflow)
+        return IDVServices(documents: DocumentReaderVerifier(), selfies: selfies, vault: vault, policy: config.workflow)
     }
 }

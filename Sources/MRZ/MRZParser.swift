@@ -1,0 +1,334 @@
+import Foundation
+
+/// Parses, validates and (optionally) corrects an ICAO Doc 9303 machine-readable zone.
+///
+/// Input: the MRZ lines as recognised (top to bottom), optionally with the OCR's runner-up characters
+/// per cell. Output: an ``MRZResult``; parsing never throws and never traps — every problem with the
+/// input becomes an entry in `errors` (making `valid` false) or `warnings`.
+///
+/// Formats are detected from line count and length (Doc 9303-4 TD3 2×44, -5 TD1 3×30, -6 TD2 2×36,
+/// -7 MRV-A 2×44 / MRV-B 2×36 with document code `V`, and the French national ID card 2×36 `IDFRA…`).
+/// Correction is described on `Corrector`: only changes a check digit confirms are applied.
+public struct MRZParser: Sendable {
+    public struct Options: Sendable {
+        /// The date "now" for century rules and `expired` (default: the current date, UTC).
+        public var referenceDate: Date
+        /// How far in the future an expiry date may lie, in years (default 20): `YY` of an expiry
+        /// date resolves to the latest year ≤ reference year + window. Birth dates resolve to the
+        /// latest date not after the reference date (Doc 9303-3 §4.8 gives only `YYMMDD`).
+        public var expiryWindowYears: Int
+        /// Whether to apply check-digit-confirmed OCR corrections (default true).
+        public var correctionEnabled: Bool
+
+        public init(referenceDate: Date = Date(), expiryWindowYears: Int = 20, correctionEnabled: Bool = true) {
+            self.referenceDate = referenceDate
+            self.expiryWindowYears = expiryWindowYears
+            self.correctionEnabled = correctionEnabled
+        }
+    }
+
+    public let options: Options
+    let reference: (year: Int, month: Int, day: Int)
+
+    public init(options: MRZParser.Options = .init()) {
+        self.options = options
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let c = calendar.dateComponents([.year, .month, .day], from: options.referenceDate)
+        reference = (c.year ?? 2000, c.month ?? 1, c.day ?? 1)
+    }
+
+    /// Parses MRZ text: lines separated by newlines; a single line holding whitespace-separated
+    /// parts is split at the whitespace; a single 90/72/88-character run is cut into 3×30, 2×36 or
+    /// 2×44. Spaces inside a line are removed (MRZ text never contains spaces) with a warning.
+    public func parse(text: String) -> MRZResult {
+        var lines = text.split(whereSeparator: { $0.isNewline }).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        var warnings: [String] = []
+        if lines.count == 1 {
+            let parts = lines[0].split(whereSeparator: { $0.isWhitespace }).map(String.init)
+            if parts.count > 1, Set(parts.map(\.count)).count == 1, [2, 3].contains(parts.count) {
+                lines = parts
+            }
+        }
+        if lines.count == 1 {
+            let line = lines[0]
+            let n = line.count
+            let cut = n == 90 ? 30 : (n == 72 ? 36 : (n == 88 ? 44 : 0))
+            if cut > 0 {
+                let chars = Array(line)
+                lines = stride(from: 0, to: n, by: cut).map { String(chars[$0..<($0 + cut)]) }
+                warnings.append("one \(n)-character line was split into lines of \(cut)")
+            }
+        }
+        var removed = 0
+        lines = lines.map { line in
+            guard line.contains(where: { $0.isWhitespace }) else { return line }
+            let kept = line.filter { !$0.isWhitespace }
+            removed += line.count - kept.count
+            return kept
+        }
+        if removed > 0 { warnings.append("removed \(removed) whitespace character(s) inside MRZ lines") }
+        var result = parse(lines)
+        result.warnings.insert(contentsOf: warnings, at: 0)
+        return result
+    }
+
+    /// Parses MRZ lines. `alternatives[line][column]` lists further plausible characters for that cell,
+    /// most likely first (the character in `lines` is the first choice); it indexes the lines as given
+    /// (before leading/trailing whitespace is trimmed and empty lines dropped).
+    public func parse(_ lines: [String], alternatives: [[[Character]]]? = nil) -> MRZResult {
+        // 1. Normalise: trim, drop empty lines, map characters to bytes (non-ASCII → 0x80, « → 0xAB).
+        var rows: [[UInt8]] = []
+        var display: [[Character]] = []
+        var alts: [[[UInt8]]] = []
+        for (i, line) in lines.enumerated() {
+            if line.utf8.count > 4096 {      // far beyond any MRZ: keep only its length for the message
+                rows.append([UInt8](repeating: 0x80, count: line.count)); display.append([]); alts.append([])
+                continue
+            }
+            var chars = Array(line)
+            var lead = 0
+            while lead < chars.count, chars[lead].isWhitespace { lead += 1 }
+            var end = chars.count
+            while end > lead, chars[end - 1].isWhitespace { end -= 1 }
+            if lead == end { continue }
+            chars = Array(chars[lead..<end])
+            display.append(chars)
+            rows.append(chars.map(Self.byte))
+            var lineAlts: [[UInt8]] = []
+            if let a = alternatives, i < a.count {
+                for col in lead..<end { lineAlts.append(col < a[i].count ? a[i][col].map(Self.byte) : []) }
+            }
+            alts.append(lineAlts)
+        }
+
+        // 2. Format from line count and length.
+        let format = Self.detect(rows)
+        guard format != .unknown, let shape = format.shape else {
+            let lengths = rows.prefix(8).map { String($0.count) }.joined(separator: ", ") + (rows.count > 8 ? ", …" : "")
+            let error = rows.isEmpty ? "no MRZ text: the input is empty"
+                : "\(rows.count) line(s) of length [\(lengths)] match no MRZ format (TD1 3×30, TD2/MRV-B 2×36, TD3/MRV-A 2×44)"
+            let shown = display.count <= 8 && display.allSatisfy { $0.count <= 200 } ? display.map { String($0) } : []
+            return MRZResult(valid: false, format: .unknown, lines: shown, fields: MRZFields(), checkDigits: [],
+                             corrections: [], errors: [error], warnings: [])
+        }
+
+        // 3. Correction.
+        var layout = Layout.make(format, rows: rows)
+        let classes = layout.classMap(shape: shape)
+        var errors: [String] = []
+        var warnings: [String] = []
+        var applied: [Corrector.Change] = []
+        if options.correctionEnabled {
+            let corrector = Corrector(classes: classes, alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil)
+            applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors)
+            if !applied.isEmpty { layout = Layout.make(format, rows: rows) }
+        }
+        let names = layout.nameMap(shape: shape)
+        let corrections = applied.map { c in
+            MRZCorrection(line: c.line + 1, column: c.column + 1, from: String(display[c.line][c.column]),
+                          to: String(UnicodeScalar(c.to)), field: names[c.line][c.column], source: c.source.rawValue)
+        }
+        for c in applied { display[c.line][c.column] = Character(UnicodeScalar(c.to)) }
+
+        // 4. Check digits, fields, validation.
+        let checkDigits = layout.checks.map { check -> MRZCheckDigit in
+            let group = Self.group(check)
+            var sum = 0, computable = true
+            for p in group.covered {
+                guard let v = MRZ.characterValue(rows[p.line][p.column]) else { computable = false; break }
+                sum += v * p.weight
+            }
+            return MRZCheckDigit(name: check.name, expected: computable ? String(sum % 10) : nil,
+                                 found: String(display[check.digit.line][check.digit.column]),
+                                 valid: Corrector.holds(group, rows))
+        }
+        for cd in checkDigits where !cd.valid {
+            let what = cd.expected.map { "expected \($0)" } ?? "not computable (characters outside 0-9 A-Z <)"
+            errors.append("\(cd.name) check digit fails: \(what), found '\(cd.found)'")
+        }
+        errors.append(contentsOf: charsetErrors(rows: rows, display: display, classes: layout.classMap(shape: shape), names: names))
+        var fields = MRZFields()
+        extractFields(format: format, layout: layout, rows: rows, display: display, into: &fields,
+                      errors: &errors, warnings: &warnings)
+        warnings.append(contentsOf: unverifiableWarnings(layout: layout, rows: rows))
+        return MRZResult(valid: errors.isEmpty, format: format, lines: display.map { String($0) }, fields: fields,
+                         checkDigits: checkDigits, corrections: corrections, errors: errors, warnings: warnings)
+    }
+
+    // MARK: - Normalisation and detection
+
+    static func byte(_ c: Character) -> UInt8 {
+        if let a = c.asciiValue { return a }
+        return c == "«" ? Corrector.guillemet : 0x80
+    }
+
+    static func detect(_ rows: [[UInt8]]) -> MRZFormat {
+        let lengths = rows.map(\.count)
+        if lengths == [30, 30, 30] { return .td1 }
+        if lengths == [36, 36] {
+            if rows[0][0] == UInt8(ascii: "V") { return .mrvB }
+            // IDFRA… with digits (the card number) where TD2 has the nationality code (columns 11–13).
+            if rows[0].starts(with: Array("IDFRA".utf8)),
+               rows[1][10..<13].contains(where: { $0 >= 0x30 && $0 <= 0x39 }) { return .frenchNationalID }
+            return .td2
+        }
+        if lengths == [44, 44] { return rows[0][0] == UInt8(ascii: "V") ? .mrvA : .td3 }
+        return .unknown
+    }
+
+    static func group(_ check: CheckLayout) -> Corrector.Group {
+        var covered: [(line: Int, column: Int, weight: Int)] = []
+        for seg in check.segments {
+            for c in seg.range { covered.append((seg.line, c, MRZ.weights[covered.count % 3])) }
+        }
+        return Corrector.Group(name: check.name, covered: covered, digit: check.digit,
+                               fillerAllowedWhenEmpty: check.fillerAllowedWhenEmpty)
+    }
+
+    // MARK: - Correction (policy on `Corrector`)
+
+    func correct(_ rows: inout [[UInt8]], layout: Layout, corrector: Corrector, errors: inout [String]) -> [Corrector.Change] {
+        var applied: [Corrector.Change] = []
+        // `«` can only be a filler wherever a filler may stand.
+        for l in rows.indices {
+            for c in rows[l].indices where rows[l][c] == Corrector.guillemet {
+                if corrector.classes[l][c]?.allows(Corrector.lt) ?? true {
+                    rows[l][c] = Corrector.lt
+                    applied.append(.init(line: l, column: c, to: Corrector.lt, source: .fillerNormalisation, cost: 0.5))
+                }
+            }
+        }
+        let groupChecks = layout.checks.indices.filter { $0 != layout.compositeIndex }
+        let groups = groupChecks.map { Self.group(layout.checks[$0]) }
+        let hasComposite = layout.compositeIndex != nil
+        let outcomes = groups.map { corrector.correct($0, rows, tableAllowed: hasComposite) }
+        let lists: [[[Corrector.Change]]] = outcomes.map {
+            if case .candidates(let c) = $0 { return c }
+            return [[]]
+        }
+        let needed = outcomes.contains { if case .unchanged = $0 { return false } else { return true } }
+        func ambiguous(_ g: Int, _ n: Int) {
+            errors.append("\(groups[g].name) check digit fails and \(n) different corrections would satisfy it; none applied")
+        }
+        var anyAmbiguous = false
+        for (g, o) in outcomes.enumerated() {
+            if case .ambiguous(let n) = o { ambiguous(g, n); anyAmbiguous = true }
+        }
+        guard let ci = layout.compositeIndex else {
+            // One check digit per field: each group on its own (table corrections were not offered).
+            for (g, list) in lists.enumerated() where !(list.count == 1 && list[0].isEmpty) {
+                if case .ambiguous = outcomes[g] { continue }
+                if let pick = corrector.decisive(list) { Corrector.apply(pick, to: &rows); applied += pick } else { ambiguous(g, list.count) }
+            }
+            return applied
+        }
+        if anyAmbiguous { return applied }
+        if outcomes.contains(where: { if case .unfixable = $0 { return true } else { return false } }) {
+            if lists.contains(where: { !$0[0].isEmpty }) {
+                errors.append("corrections not applied: another check digit fails and cannot be corrected")
+            }
+            return applied
+        }
+
+        // Joint decision with the composite check digit.
+        let composite = Self.group(layout.checks[ci])
+        var inGroups = Set<Int>()
+        for g in groups {
+            for p in g.covered { inGroups.insert(p.line * 64 + p.column) }
+            inGroups.insert(g.digit.line * 64 + g.digit.column)
+        }
+        var combos: [[Int]] = [[]]
+        for list in lists {
+            combos = combos.flatMap { prefix in list.indices.map { prefix + [$0] } }
+            if combos.count > 256 {
+                errors.append("too many candidate corrections to confirm with the composite check digit; none applied")
+                return applied
+            }
+        }
+        struct Solution { let choice: [Int]; let fix: [Corrector.Change]; let edits: Int; let cost: Double }
+        var solutions: [Solution] = []
+        for combo in combos {
+            var trial = rows
+            var edits = 0, cost = 0.0
+            for (g, i) in combo.enumerated() {
+                Corrector.apply(lists[g][i], to: &trial); edits += lists[g][i].count; cost += corrector.cost(lists[g][i])
+            }
+            guard groups.allSatisfy({ Corrector.holds($0, trial) }) else { continue }
+            if Corrector.holds(composite, trial) {
+                solutions.append(Solution(choice: combo, fix: [], edits: edits, cost: cost))
+            }
+        }
+        if solutions.isEmpty && !needed {
+            // Every field check digit holds; only the composite fails: the composite-only characters
+            // (and the composite digit) may change, by forced fixes or OCR alternatives only.
+            if case .candidates(let fixes) = corrector.correct(composite, rows, maxEdits: 1, tableAllowed: false,
+                                                                changeable: { !inGroups.contains($0 * 64 + $1) }) {
+                if let pick = corrector.decisive(fixes) { Corrector.apply(pick, to: &rows); applied += pick }
+                else { errors.append("composite check digit fails and \(fixes.count) different corrections would satisfy it; none applied") }
+            }
+            return applied
+        }
+        guard !solutions.isEmpty else {
+            if needed { errors.append("corrections that satisfy the field check digits contradict the composite check digit; none applied") }
+            return applied
+        }
+        let least = solutions.map(\.edits).min()!
+        var best = solutions.filter { $0.edits == least }.sorted { $0.cost < $1.cost }
+        if best.count > 1, best[0].cost + 1e-9 < best[1].cost { best = [best[0]] }
+        var consistent = true
+        for g in lists.indices {
+            let picks = Set(best.map { $0.choice[g] })
+            if picks.count > 1 { ambiguous(g, picks.count); consistent = false }
+        }
+        guard consistent else { return applied }
+        for (g, i) in best[0].choice.enumerated() { Corrector.apply(lists[g][i], to: &rows); applied += lists[g][i] }
+        return applied
+    }
+
+    // MARK: - Validation messages
+
+    func charsetErrors(rows: [[UInt8]], display: [[Character]], classes: [[CharClass?]], names: [[String]]) -> [String] {
+        var out: [String] = []
+        var count = 0
+        for l in rows.indices {
+            for c in rows[l].indices {
+                let b = rows[l][c]
+                let ok: Bool
+                if let cls = classes[l][c] { ok = cls.allows(b) } else { ok = MRZ.characterValue(b) != nil }
+                if ok { continue }
+                count += 1
+                if count > 8 { continue }
+                let ch = display[l][c]
+                let why: String
+                if ch.isLowercase { why = "lowercase letters are not MRZ characters" }
+                else if MRZ.characterValue(b) == nil { why = "not an MRZ character (0-9 A-Z <)" }
+                else { why = "not allowed in \(names[l][c])" }
+                out.append("'\(ch)' at line \(l + 1) column \(c + 1): \(why)")
+            }
+        }
+        if count > 8 { out.append("… and \(count - 8) more invalid character(s)") }
+        return out
+    }
+
+    /// Characters in check-digit-protected alphanumeric fields whose confusion partner has the same
+    /// check-digit value modulo 10 (L/1, G/6, K/<): the check digit cannot vouch for them.
+    func unverifiableWarnings(layout: Layout, rows: [[UInt8]]) -> [String] {
+        let partner: [UInt8: String] = [UInt8(ascii: "L"): "1", UInt8(ascii: "G"): "6", UInt8(ascii: "K"): "<"]
+        var out: [String] = []
+        for f in layout.fields where f.cls == .alnum && (f.name == "document_number" || f.name.hasPrefix("optional_data")) {
+            if f.name.hasPrefix("optional_data") {
+                let covered = layout.checks.contains { ch in ch.segments.contains { $0.line == f.line && $0.range.overlaps(f.range) } }
+                if !covered { continue }
+            }
+            for c in f.range {
+                if let p = partner[rows[f.line][c]] {
+                    out.append("\(f.name): '\(Character(UnicodeScalar(rows[f.line][c])))' at line \(f.line + 1) column \(c + 1) "
+                               + "cannot be told from '\(p)' by the check digit (equal weight modulo 10)")
+                }
+            }
+        }
+        return out
+    }
+}
