@@ -19,7 +19,7 @@ final class WorkflowRealImageTests: XCTestCase {
 
     static func portrait() throws -> Data { try Data(contentsOf: fixtures.appendingPathComponent("katie_portrait.jpg")) }
 
-    func requireModels() throws {
+    static func requireModels() throws {
         let dir = ProcessInfo.processInfo.environment["IDV_MODELS_DIR"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
         guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("dlib_face_recognition_resnet_model_v1.dat").path) else {
@@ -28,7 +28,7 @@ final class WorkflowRealImageTests: XCTestCase {
     }
 
     func testSelfieFlowsEndToEndOnRealIdvdWithRealFramesAndAuditChain() throws {
-        try requireModels()
+        try Self.requireModels()
         let katie = try Self.frames("katie_live"), aoc = try Self.frames("aoc_live")
         let still = [Data](repeating: try Self.portrait(), count: 20)
         let server = try ServerProcess()
@@ -106,7 +106,7 @@ final class WorkflowRealImageTests: XCTestCase {
     }
 
     func testKYCWithRealSelfieAnalyserAgainstDocumentPortrait() throws {
-        try requireModels()
+        try Self.requireModels()
         let katie = try Self.frames("katie_live"), aoc = try Self.frames("aoc_live")
         let portrait = try Self.portrait()
         let server = try WorkflowServer(selfies: try FaceKitSelfieVerifier.production(policy: WorkflowPolicy()),
@@ -145,5 +145,88 @@ struct PortraitDocumentDouble: DocumentVerifying {
             fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "HILL", givenNames: "KATIE", documentNumber: "L898902C3",
                                    dateOfExpiry: "2035-01-01"),
             checks: [], overallStatus: .valid, mrzCheckDigitsValid: true, portraitJPEG: portrait, pageImages: [p])
+    }
+}
+
+/// Activation with IDV, KYC and the additional document scan with the real DocumentReader and the
+/// real selfie analyser, on a real `idvd serve`: generated ICAO TD3 specimens (`idvd specimen`,
+/// portrait = the SadTalker still of the person in the selfie frames).
+final class WorkflowRealDocumentTests: XCTestCase {
+    /// Writes `idvd specimen` seed `seed` with the katie portrait; returns the JPEG.
+    func specimen(seed: Int, in dir: URL) throws -> Data {
+        let r = try IDVDBinary.run(["specimen", "--format", "td3", "--seed", String(seed), "--out", dir.path, "--jpeg", "90",
+                                    "--portrait", WorkflowRealImageTests.fixtures.appendingPathComponent("katie_portrait.jpg").path])
+        XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
+        return try Data(contentsOf: dir.appendingPathComponent("specimen-\(seed).jpg"))
+    }
+
+    func testActivationKYCAndDocumentScanWithRealDocumentsAndSelfies() throws {
+        try WorkflowRealImageTests.requireModels()
+        let katie = try WorkflowRealImageTests.frames("katie_live"), aoc = try WorkflowRealImageTests.frames("aoc_live")
+        let server = try ServerProcess()
+        let valid = try specimen(seed: 9, in: server.dir)      // TD3, expires 2032-05-26
+        let expired = try specimen(seed: 7, in: server.dir)    // TD3, expired 2024-08-10
+        try server.start()
+        let code = try XCTUnwrap(try server.admin(["create-user", "olga"])["activation_code"]?.stringValue)
+        let api = server.client()
+        try api.startSession()
+        try api.answer(["user_id": "olga"])
+        XCTAssertEqual(try api.answer(["activation_code": .string(code)]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+
+        // Not a document → 1031; expired → INVALID; the valid specimen → VALID with its MRZ data.
+        XCTAssertEqual(try api.scanDocument(try WorkflowRealImageTests.portrait()).challenge?.error?.longErrorCode, 1031, server.serverLog())
+        let exp = try XCTUnwrap(try api.uploadPages([expired]).challenge)
+        let expDoc = try exp.payload.decode(DocumentDetails.self)
+        XCTAssertEqual(expDoc.responseData.overallStatus, .invalid)
+        XCTAssertTrue(expDoc.responseData.errors.contains { $0.lowercased().contains("expired") }, "\(expDoc.responseData.errors)")
+        XCTAssertEqual(try api.answer(["is_confirm": false]).challenge?.attemptsLeft, 1)
+        let ok = try XCTUnwrap(try api.scanDocument(valid).challenge)
+        XCTAssertEqual(ok.name, "getIDVConfirmDocumentDetails")
+        let doc = try ok.payload.decode(DocumentDetails.self)
+        XCTAssertEqual(doc.responseData.overallStatus, .valid, "\(doc.responseData.errors)")
+        XCTAssertEqual(doc.responseData.documentInfo.surname, "SILVA")
+        XCTAssertEqual(doc.responseData.documentInfo.documentNumber, "MV841085Z")
+        XCTAssertEqual(doc.responseData.documentInfo.expiryDate, "2032-05-26")
+        XCTAssertNotNil(doc.responseData.documentInfo.portraitImage)
+        XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
+        // Another person, then the person on the document.
+        let wrong = try XCTUnwrap(try api.captureSelfie(aoc[0]).challenge)
+        XCTAssertEqual(try wrong.payload.decode(SelfieDetails.self).responseData.biometricResult.displayText, .livenessFailed)
+        try api.answer(["action": "reinit-idv-selfie"])
+        try api.answer(["is_confirm": true])
+        let nm = try XCTUnwrap(try api.uploadFrames(aoc).challenge).payload.decode(SelfieDetails.self)
+        XCTAssertEqual(nm.responseData.biometricResult.displayText, .notMatched)
+        try api.answer(["action": "reinit-idv-selfie"])
+        try api.answer(["is_confirm": true])
+        let m = try XCTUnwrap(try api.uploadFrames(katie).challenge)
+        let md = try m.payload.decode(SelfieDetails.self)
+        XCTAssertEqual(md.responseData.biometricResult.displayText, .matched, server.serverLog())
+        XCTAssertEqual(md.responseData.documentDetail?.documentInfo.name, "OLGA SILVA")
+        XCTAssertEqual(try api.answer(["action": "continue-flow"]).challenge?.name, "getIDVBiometricOptInConsent")
+        XCTAssertEqual(try api.answer(["is_opt_in": true]).challenge?.challengeMode, 1)
+        XCTAssertEqual(try api.answer(["password": "correct horse 42"]).event?.name, "onUserLoggedIn")
+        XCTAssertEqual(try api.startFlow("idv.template_status").event?.status.statusCode, 100)
+
+        // KYC (consent refused still completes) and two additional document scans.
+        try api.startFlow("idv.postlogin.kyc", ["reason": "Annual review"])
+        try api.scanDocument(valid)
+        try api.answer(["is_confirm": true])
+        XCTAssertEqual(try XCTUnwrap(try api.captureSelfie(katie[0]).challenge).name, "getIDVSelfieConfirmation")
+        try api.answer(["action": "reinit-idv-selfie"])
+        try api.answer(["is_confirm": true])
+        try api.uploadFrames(katie)
+        try api.answer(["action": "continue-flow"])
+        let kyc = try XCTUnwrap(try api.answer(["is_opt_in": false]).event)
+        XCTAssertTrue(try kyc.payload.decode(KYCResponse.self).isSuccess)
+        try api.startFlow("idv.postlogin.document_scan", ["reason": "Proof of identity"])
+        let scan = try XCTUnwrap(try api.scanDocument(valid).event)
+        let sd = try scan.payload.decode(AdditionalDocumentScanDetails.self)
+        XCTAssertEqual(sd.documentStatus.overallDocumentStatus, .ok)
+        XCTAssertEqual(sd.identityData["Surname and given names"], "SILVA OLGA")
+        try api.startFlow("idv.postlogin.document_scan", ["reason": "Old passport"])
+        XCTAssertEqual(try XCTUnwrap(try api.scanDocument(expired).event).payload.decode(AdditionalDocumentScanDetails.self).documentStatus.overallDocumentStatus, .error)
+        XCTAssertEqual(server.stop(), 0)
+        let audit = try IDVDBinary.run(["admin", "audit", "--verify", "--db", server.dbPath])
+        XCTAssertEqual(audit.status, 0)
     }
 }
