@@ -399,7 +399,6 @@ public struct IDVFlow: Flow {
             if docLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("document")) }
             return askDocUpload(&f, error: e)
         }
-        ctx.metrics.flowOutcome(flow: name, outcome: "document_read")
         let ms = Int((DispatchTime.now().uptimeNanoseconds - t0) / 1_000_000)
         let needsPortrait = kind != .documentScan
         let judged = policy.judge(doc, today: Self.today(ctx.now), needsPortrait: needsPortrait)
@@ -559,12 +558,11 @@ public struct IDVFlow: Flow {
             return askDocStart(ctx, &f)
         default:
             let matched = str(f, "verdict") == BiometricVerdict.matched.rawValue
-            let uid = try userID(f)
-            // Consent is asked only when a template could be created and none exists for a template-variant.
+            // Consent is asked only when a template could be created from this run (a MATCHED
+            // selfie against the document; not in the template variants, which matched the template).
             if matched, f.data["embedding_media"] != nil, !(f.data["against_template"]?.boolValue == true) {
                 return askConsent(&f)
             }
-            _ = uid
             return try complete(ctx, &f)
         }
     }
