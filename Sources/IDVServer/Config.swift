@@ -26,6 +26,8 @@ public struct ServerConfig: Sendable, Equatable {
     public var argon2MemLimitKiB = 64 * 1024
     public var shutdownGraceSeconds = 10
     public var logRequests = true
+    /// The IDV workflow engine's settings (Workflows/WorkflowPolicy.swift).
+    public var workflow = WorkflowPolicy()
 
     public init() {}
 
@@ -94,7 +96,7 @@ public struct ServerConfig: Sendable, Equatable {
                     default: throw IDVServerError.configuration("log.requests must be true or false, got '\(v)'")
                     }
                 }, current: { $0.logRequests ? "true" : "false" }),
-    ]
+    ] + WorkflowPolicy.settings
 
     /// Applies one setting by key; throws on an unknown key or a bad value.
     public mutating func set(_ key: String, _ value: String) throws {

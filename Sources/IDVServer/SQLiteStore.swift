@@ -135,6 +135,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             created_at INTEGER NOT NULL
         );
         """,
+        // 2: IDV workflow engine (Workflows/WorkflowStore.swift): consent provenance, scan reasons, kept images.
+        WorkflowMigrations.v2,
     ]
 
     /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies

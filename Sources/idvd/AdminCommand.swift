@@ -10,14 +10,15 @@ extension Command {
           list-users                                          list users (no secrets)
           reset-user <user_id>                                back to pending activation: clears password and lock,
                                                               unbinds devices, revokes sessions, prints a new code
-          audit [--limit N]                                   print the last N audit entries and verify the hash chain
+          audit [--limit N] [--verify]                        print the last N audit entries and verify the hash chain
+                                                              (--verify: only the verdict; exit 1 when broken)
         The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB_PATH, or ./idvd.sqlite;
         activation.code_ttl_seconds and activation.code_attempts apply to the codes issued).
         """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
         let (rest, settings) = try splitSettings(Array(args.dropFirst()))
         var overrides = settings
-        let (opts, pos) = try CLI.parseOptions(rest, flags: ["no-idv"])
+        let (opts, pos) = try CLI.parseOptions(rest, flags: ["no-idv", "verify"])
         if let d = opts["db"] { overrides["db.path"] = d }
         let config: ServerConfig
         do {
@@ -45,6 +46,11 @@ extension Command {
                 let limit = Int(opts["limit"] ?? "50") ?? 50
                 struct Out: Encodable { let entries: [AuditEntry]; let chain_valid: Bool; let first_invalid_seq: Int? }
                 let bad = try store.verifyAuditChain()
+                if opts["verify"] != nil {
+                    struct Verdict: Encodable { let chain_valid: Bool; let first_invalid_seq: Int?; let entries_checked: Int }
+                    try CLI.printJSON(Verdict(chain_valid: bad == nil, first_invalid_seq: bad, entries_checked: try store.auditEntryCount()))
+                    return bad == nil ? 0 : 1
+                }
                 try CLI.printJSON(Out(entries: try store.auditEntries(limit: max(1, limit)), chain_valid: bad == nil, first_invalid_seq: bad))
                 return bad == nil ? 0 : 1
             default:

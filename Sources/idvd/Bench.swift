@@ -14,6 +14,8 @@ let benchmarks: [Benchmark] = [
     .server,
     .mrz,
     .face,
+    .workflow,
+    .document,
 ]
 
 extension Command {

@@ -31,7 +31,7 @@ extension Command {
         let file = opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"]
         let config: ServerConfig
         do { config = try ServerConfig.load(file: file, overrides: overrides) } catch { throw CLIError("\(error)") }
-        return try ServerRunner.run(config: config)
+        return try ServerRunner.run(config: config, registry: .idv(IDVServices.production(config: config)))
     }
 
     /// Removes every `--set key=value` (repeatable) from `args`; returns the rest and the settings.

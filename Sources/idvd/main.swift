@@ -12,6 +12,10 @@ let commands: [Command] = [
     .openapi,
     .mrz,
     .face,
+    .liveness,
+    .selfie,
+    .specimen,
+    .document,
 ]
 
 extension Command {

@@ -1,0 +1,299 @@
+import FaceKit
+import Foundation
+import MRZ
+
+/// The result of one check in a document report.
+public enum CheckResult: String, Codable, Sendable {
+    case passed = "PASSED"
+    case failed = "FAILED"
+    case notPerformed = "NOT_PERFORMED"
+}
+
+/// One entry of `checks_performed`: a stable name, a category (`MRZ`, `Data`, `Image`, `Chip`),
+/// the result, and a sentence saying why.
+public struct DocumentCheck: Codable, Sendable, Equatable {
+    public var name: String
+    public var category: String
+    public var result: CheckResult
+    public var detail: String
+}
+
+/// The document verdict (seed 002 `overall_status`).
+///
+/// Rule: **INVALID** when no MRZ is found or read, when any MRZ check digit (including the
+/// composite) fails or the MRZ is otherwise malformed, when the document has expired, or when the
+/// birth date is not plausible. **WARNING** when the MRZ is valid but an image-quality check failed
+/// (sharpness, glare, resolution), no portrait was found, a country code is unknown, or characters
+/// were corrected with check digits. **VALID** otherwise.
+public enum DocumentStatus: String, Codable, Sendable {
+    case valid = "VALID"
+    case invalid = "INVALID"
+    case warning = "WARNING"
+}
+
+/// The internal document report, from which the seed 002 and seed 003 shapes are produced.
+public struct DocumentReport: Sendable {
+    /// The MRZ as read and parsed.
+    public struct MRZSection: Codable, Sendable {
+        /// Whether an MRZ-like block of text was found on any page.
+        public var found: Bool
+        /// Index of the page it was found on.
+        public var pageIndex: Int?
+        /// The lines as recognised, before check-digit correction.
+        public var linesRead: [String]
+        /// Mean per-character confidence (0…1) and the number of cells below 0.5.
+        public var meanConfidence: Double
+        public var lowConfidenceCells: Int
+        /// Text direction on the page, degrees (0 = upright, 90 = page turned clockwise, …).
+        public var angleDegrees: Double
+        /// Cap height of the MRZ characters in page pixels.
+        public var capHeightPixels: Double
+        /// The parser's result (lines after confirmed corrections, format, fields, check digits).
+        public var result: MRZResult?
+
+        enum CodingKeys: String, CodingKey {
+            case found, pageIndex = "page_index", linesRead = "lines_read", meanConfidence = "mean_confidence"
+            case lowConfidenceCells = "low_confidence_cells", angleDegrees = "angle_degrees"
+            case capHeightPixels = "cap_height_pixels", result
+        }
+    }
+
+    public var mrz: MRZSection
+    /// The document's data from the MRZ (empty when none was read).
+    public var fields: MRZFields
+    /// The portrait cropped from the page with a margin, JPEG; nil when no face was found.
+    public var portraitJPEG: Data?
+    /// The page images, upright, scaled down to `DocumentReaderOptions.pageMaxDimension`, JPEG.
+    public var pagesJPEG: [Data]
+    public var checks: [DocumentCheck]
+    public var errors: [String]
+    public var warnings: [String]
+    public var overallStatus: DocumentStatus
+}
+
+/// Settings of `DocumentReader.read`.
+public struct DocumentReaderOptions: Sendable {
+    /// Longest side of the page images in the report, pixels.
+    public var pageMaxDimension = 1280
+    public var pageJPEGQuality = 80
+    public var portraitJPEGQuality = 90
+    /// "Today" for the expiry and birth-date checks.
+    public var referenceDate = Date()
+    /// Whether to look for the portrait with FaceKit (needs the dlib models).
+    public var detectPortrait = true
+    /// Below this cap height (pixels) the resolution check fails (OCR-B at 10 cpi needs ≈ 8 px).
+    public var minimumCapHeight = 8.0
+    public init() {}
+}
+
+extension DocumentReader {
+    /// Reads one or two page images (JPEG/PNG bytes, any orientation) into a document report.
+    /// Never throws for image content: undecodable pages become errors in the report
+    /// (`overall_status` INVALID) so the caller always has a verdict to show.
+    public static func read(pages: [Data], options: DocumentReaderOptions = .init()) -> DocumentReport {
+        var errors: [String] = [], warnings: [String] = []
+        var decoded: [(Int, DocumentImage)] = []
+        for (i, data) in pages.enumerated() {
+            do { decoded.append((i, try DocumentImage.decode(data))) } catch {
+                errors.append("Page \(i + 1) could not be read as an image: \(error).")
+            }
+        }
+        return read(images: decoded.map(\.1), pageIndices: decoded.map(\.0), options: options, initialErrors: errors, initialWarnings: warnings)
+    }
+
+    /// Reads decoded page images into a document report.
+    public static func read(images: [DocumentImage], pageIndices: [Int]? = nil, options: DocumentReaderOptions = .init(),
+                            initialErrors: [String] = [], initialWarnings: [String] = []) -> DocumentReport {
+        var errors = initialErrors, warnings = initialWarnings
+        var checks: [DocumentCheck] = []
+        let indices = pageIndices ?? Array(images.indices)
+        // 1. MRZ: read every page, keep the most confident reading.
+        var best: (reading: MRZReading, page: Int, image: DocumentImage)?
+        for (k, img) in images.enumerated() {
+            if let r = MRZReader.read(img.grey), best == nil || r.meanConfidence > best!.reading.meanConfidence {
+                best = (r, indices[k], img)
+            }
+        }
+        var section = DocumentReport.MRZSection(found: best != nil, pageIndex: best?.page, linesRead: best?.reading.lines ?? [],
+                                                meanConfidence: best?.reading.meanConfidence ?? 0,
+                                                lowConfidenceCells: best?.reading.confidences.flatMap { $0 }.filter { $0 < 0.5 }.count ?? 0,
+                                                angleDegrees: best?.reading.angleDegrees ?? 0,
+                                                capHeightPixels: best?.reading.geometry.first?.capHeight ?? 0, result: nil)
+        var fields = MRZFields()
+        func check(_ name: String, _ category: String, _ result: CheckResult, _ detail: String) {
+            checks.append(DocumentCheck(name: name, category: category, result: result, detail: detail))
+        }
+        if let best {
+            check("MRZ present", "MRZ", .passed, "A machine-readable zone was found on page \(best.page + 1).")
+            let parser = MRZParser(options: .init(referenceDate: options.referenceDate))
+            let result = parser.parse(best.reading.lines, alternatives: best.reading.alternatives)
+            section.result = result
+            fields = result.fields
+            let readable = result.format != .unknown
+            check("MRZ readable", "MRZ", readable ? .passed : .failed,
+                  readable ? "The MRZ reads as \(result.format.rawValue)." : "The text found does not form a known MRZ format.")
+            for cd in result.checkDigits {
+                let label = cd.name.replacingOccurrences(of: "_", with: " ")
+                check(cd.name == "composite" ? "MRZ composite check digit" : "MRZ check digit: \(label)", "MRZ",
+                      cd.valid ? .passed : .failed,
+                      cd.valid ? "The \(label) check digit holds." : "The \(label) check digit does not match the printed data.")
+            }
+            for e in result.errors { errors.append(plain(mrzError: e)) }
+            if !result.corrections.isEmpty {
+                warnings.append("\(result.corrections.count) character(s) of the MRZ were unclear and were corrected using the check digits.")
+            }
+            // data checks
+            if let expired = fields.expired {
+                check("Document not expired", "Data", expired ? .failed : .passed,
+                      expired ? "The document expired on \(fields.expiryDate ?? "?")." : "The document is valid until \(fields.expiryDate ?? "?").")
+                if expired { errors.append("The document has expired (\(fields.expiryDate ?? "?")).") }
+            } else {
+                check("Document not expired", "Data", .notPerformed, "The expiry date could not be read.")
+            }
+            let birthOK = plausibleBirthDate(fields.birthDate, reference: options.referenceDate)
+            check("Birth date plausible", "Data", birthOK == nil ? .notPerformed : (birthOK! ? .passed : .failed),
+                  birthOK == nil ? "The birth date could not be read." : (birthOK! ? "The birth date is a real date in the past 130 years." : "The birth date is in the future or more than 130 years ago."))
+            if birthOK == false { errors.append("The date of birth (\(fields.birthDate ?? "?")) is not plausible.") }
+            if readable {
+                check("Issuing state code valid", "Data", fields.issuingStateKnown ? .passed : .failed,
+                      fields.issuingStateKnown ? "\(fields.issuingState) is a known ICAO/ISO 3166 code." : "\(fields.issuingState) is not a known state code.")
+                check("Nationality code valid", "Data", fields.nationalityKnown ? .passed : .failed,
+                      fields.nationalityKnown ? "\(fields.nationality) is a known ICAO/ISO 3166 code." : "\(fields.nationality) is not a known nationality code.")
+                if !fields.issuingStateKnown { warnings.append("The issuing state code \(fields.issuingState) is not a known country code.") }
+                if !fields.nationalityKnown && fields.nationality != fields.issuingState { warnings.append("The nationality code \(fields.nationality) is not a known country code.") }
+            }
+        } else {
+            check("MRZ present", "MRZ", .failed, "No machine-readable zone was found.")
+            check("MRZ readable", "MRZ", .notPerformed, "There is no MRZ to read.")
+            if !images.isEmpty {
+                errors.append("No machine-readable zone (the two or three lines of letters, digits and <<< at the bottom of the page) was found. Photograph the whole page, flat and in focus.")
+            }
+        }
+        // 2. Image quality on the MRZ.
+        if let best {
+            let q = mrzQuality(best.image.grey, best.reading)
+            check("Image sharp enough", "Image", q.sharp ? .passed : .failed,
+                  String(format: "MRZ edge sharpness %.2f (needs ≥ %.2f).", q.sharpness, MRZQuality.sharpnessThreshold))
+            check("No glare on MRZ", "Image", q.glare ? .failed : .passed,
+                  String(format: "%.1f %% of the MRZ area is saturated.", q.saturatedFraction * 100))
+            let resOK = section.capHeightPixels >= options.minimumCapHeight
+            check("Resolution enough", "Image", resOK ? .passed : .failed,
+                  String(format: "MRZ characters are %.1f px tall (needs ≥ %.0f).", section.capHeightPixels, options.minimumCapHeight))
+            if !q.sharp { warnings.append("The photo is blurred around the MRZ; hold the camera still and let it focus.") }
+            if q.glare { warnings.append("There is glare on the MRZ; tilt the document away from the light.") }
+            if !resOK { warnings.append("The MRZ is small in the photo; move the camera closer or use a higher resolution.") }
+        } else {
+            for name in ["Image sharp enough", "No glare on MRZ", "Resolution enough"] {
+                check(name, "Image", .notPerformed, "Measured on the MRZ, which was not found.")
+            }
+        }
+        // 3. Portrait and page images (upright by the MRZ direction).
+        let quarter = best.map { Int((($0.reading.angleDegrees / 90).rounded())) % 4 } ?? 0
+        var pagesJPEG: [Data] = []
+        var portrait: Data?
+        var portraitChecked = false
+        for (k, img) in images.enumerated() {
+            guard var page = try? FaceKit.Image(rgb: img.rgb.pixels, width: img.rgb.width, height: img.rgb.height) else { continue }
+            if indices[k] == best?.page, quarter != 0 { page = page.rotated90(times: -quarter) }
+            if let small = try? page.resized(maxDimension: options.pageMaxDimension), let jpeg = try? small.jpegData(quality: options.pageJPEGQuality) {
+                pagesJPEG.append(jpeg)
+            }
+            if options.detectPortrait, portrait == nil, let engine = try? FaceEngine.shared() {
+                portraitChecked = true
+                if let face = try? engine.detect(in: page).first {
+                    let b = face.box
+                    let rect = PixelRect(x: Int(b.left - 0.45 * b.width), y: Int(b.top - 0.6 * b.height),
+                                         width: Int(1.9 * b.width), height: Int(2.3 * b.height))
+                    if let r = rect.intersection(page.bounds), let crop = try? page.cropped(r) {
+                        portrait = try? crop.jpegData(quality: options.portraitJPEGQuality)
+                    }
+                }
+            }
+        }
+        if !options.detectPortrait {
+            check("Portrait found", "Image", .notPerformed, "Portrait detection was switched off.")
+        } else if !portraitChecked {
+            check("Portrait found", "Image", .notPerformed, "The face detector is not available (dlib models missing).")
+            warnings.append("The portrait could not be checked: the face models are not installed.")
+        } else {
+            check("Portrait found", "Image", portrait != nil ? .passed : .failed,
+                  portrait != nil ? "A face was found on the document." : "No face was found on the document pages.")
+            if portrait == nil && best != nil { warnings.append("No portrait was found on the document; make sure the photo page is in the picture.") }
+        }
+        check("Chip verification", "Chip", .notPerformed, "Reading the chip (ICAO 9303-11) is not supported yet.")
+
+        // 4. Verdict.
+        let failed = Set(checks.filter { $0.result == .failed }.map(\.name))
+        let mrzValid = section.result?.valid ?? false
+        let invalid = best == nil || !mrzValid || failed.contains("Document not expired") || failed.contains("Birth date plausible")
+            || failed.contains { $0.hasPrefix("MRZ") }
+        let status: DocumentStatus = invalid ? .invalid : (warnings.isEmpty && failed.isEmpty ? .valid : .warning)
+        return DocumentReport(mrz: section, fields: fields, portraitJPEG: portrait, pagesJPEG: pagesJPEG, checks: checks,
+                              errors: errors, warnings: warnings, overallStatus: status)
+    }
+
+    /// nil when unknown; false when in the future or > 130 years before `reference`.
+    static func plausibleBirthDate(_ iso: String?, reference: Date) -> Bool? {
+        guard let iso, iso.count >= 4, let year = Int(iso.prefix(4)) else { return nil }
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = TimeZone(identifier: "UTC")!
+        let now = cal.dateComponents([.year, .month, .day], from: reference)
+        let today = String(format: "%04d-%02d-%02d", now.year ?? 2000, now.month ?? 1, now.day ?? 1)
+        return iso <= today && (now.year ?? 2000) - year <= 130
+    }
+
+    static func plain(mrzError e: String) -> String {
+        "The MRZ did not check out: \(e)."
+    }
+}
+
+/// Image-quality figures of the MRZ band.
+struct MRZQuality {
+    /// Glare: pixels ≥ 250 grey and ≥ 20 levels brighter than the paper (75th percentile of the band).
+    /// Minimum sharpness (90th percentile of |∂I/∂x| at 12 px per cap height, over the ink–paper contrast).
+    static let sharpnessThreshold = 0.22
+    var sharpness: Double
+    var saturatedFraction: Double
+    var sharp: Bool { sharpness >= Self.sharpnessThreshold }
+    var glare: Bool { saturatedFraction > 0.03 }
+}
+
+func mrzQuality(_ image: GreyImage, _ r: MRZReading) -> MRZQuality {
+    var grads: [Double] = []
+    var saturated = 0, total = 0
+    let count = r.lines.first?.count ?? 0
+    for g in r.geometry {
+        let (dark, light) = OCRBClassifier.inkLevels(image, g, count: count)
+        let contrast = max(light - dark, 1)
+        // paper level: median of the band's brighter half; glare = saturated and well above it
+        var band: [Double] = []
+        for i in stride(from: 0, to: count, by: 2) {
+            for bb in [-0.9, -0.3, 0.3, 0.9] {
+                let (cx, cy) = g.centre(Double(i) + 0.5)
+                band.append(image.sample(cx - bb * g.capHeight * g.dirY, cy + bb * g.capHeight * g.dirX))
+            }
+        }
+        band.sort()
+        let paper = band.isEmpty ? 255 : band[band.count * 3 / 4]
+        let glareLevel = max(250, paper + 20)
+        let step = g.capHeight / 12
+        var b = -0.7 * g.capHeight
+        while b <= 0.7 * g.capHeight {
+            var prev: Double?
+            var t = -0.5
+            while t <= Double(count) - 0.5 {
+                let (cx, cy) = g.centre(t)
+                let v = image.sample(cx - b * g.dirY, cy + b * g.dirX)
+                if v >= glareLevel { saturated += 1 }
+                total += 1
+                if let p = prev { grads.append(abs(v - p) / contrast) }
+                prev = v
+                t += step / g.pitch
+            }
+            b += step * 2
+        }
+    }
+    grads.sort()
+    let sharpness = grads.isEmpty ? 0 : grads[grads.count * 9 / 10]
+    return MRZQuality(sharpness: sharpness, saturatedFraction: total > 0 ? Double(saturated) / Double(total) : 0)
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// The recognised MRZ text of one image, in the shape the `MRZ` parser takes:
+/// `lines[l]`, `alternatives[l][c]` (runner-up characters, most likely first) and
+/// `confidences[l][c]` (posterior of the chosen character, 0…1).
+public struct MRZReading: Sendable, Equatable {
+    public var lines: [String]
+    public var alternatives: [[[Character]]]
+    public var confidences: [[Double]]
+    /// Where the MRZ was found (image coordinates, reading direction).
+    public var geometry: [LineGeometry]
+    /// Text direction in the image, degrees counter-clockwise-from-x in image axes (y down), 0…360.
+    public var angleDegrees: Double
+
+    /// Mean per-character confidence.
+    public var meanConfidence: Double {
+        let all = confidences.flatMap { $0 }
+        return all.isEmpty ? 0 : all.reduce(0, +) / Double(all.count)
+    }
+}
+
+/// Locates and reads the MRZ of a page image with the OCR-B classifier (`OCRBClassifier`).
+public enum MRZReader {
+    /// OCR-B characters that differ by a few pixels at low resolution; each cell's alternatives end
+    /// with the look-alikes of its chosen character.
+    static let lookAlikes: [Character: [Character]] = [
+        "0": ["O", "D", "Q"], "O": ["0", "D", "Q"], "D": ["0", "O"], "Q": ["0", "O"], "1": ["I"], "I": ["1"],
+        "2": ["Z"], "Z": ["2"], "5": ["S"], "S": ["5"], "8": ["B"], "B": ["8"], "6": ["G"], "G": ["6"], "K": ["<"], "<": ["K"],
+    ]
+
+    /// Runner-ups kept per cell: posteriors at least this large.
+    public static let alternativeThreshold = 0.02
+
+    /// Reads the MRZ, or nil when no MRZ-like text block is found.
+    public static func read(_ image: GreyImage, classifier: OCRBClassifier = .shared) -> MRZReading? {
+        var best: (MRZReading, Double)?
+        for loc in MRZLocaliser.locate(image) {
+            for flipped in [false, true] {
+                var geoms = loc.lines
+                if flipped {
+                    geoms = geoms.reversed().map { g in
+                        let last = Double(loc.lineLength - 1)
+                        let (ex, ey) = g.centre(last)
+                        // reversed: pitch at the far end is p + q·(n−1), slope negated
+                        return LineGeometry(originX: ex, originY: ey, dirX: -g.dirX, dirY: -g.dirY,
+                                            pitch: g.pitch + g.pitchSlope * last, capHeight: g.capHeight, pitchSlope: -g.pitchSlope)
+                    }
+                }
+                let r = recognise(image, geoms, count: loc.lineLength, classifier: classifier,
+                                  angle: flipped ? loc.angleDegrees + 180 : loc.angleDegrees)
+                let score = r.confidences.flatMap { $0 }.map { log(max($0, 1e-4)) }.reduce(0, +) / Double(max(1, r.confidences.flatMap { $0 }.count))
+                if best == nil || score > best!.1 { best = (r, score) }
+            }
+        }
+        return best?.0
+    }
+
+    /// Classifies every cell of the given lines.
+    public static func recognise(_ image: GreyImage, _ geoms: [LineGeometry], count: Int,
+                                 classifier: OCRBClassifier = .shared, angle: Double = 0) -> MRZReading {
+        var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = []
+        let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
+        for (l, g0) in geoms.enumerated() {
+            let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
+            let g = OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light)
+            var text = "", la: [[Character]] = [], lc: [Double] = []
+            for i in 0..<count {
+                let ranked = classifier.classify(OCRBClassifier.features(image, g, index: i, dark: dark, light: light))
+                // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
+                let frenchCard = l == 1 && count == 36 && lines.first?.hasPrefix("IDFRA") == true
+                let chosen = frenchCard ? ranked[0] : classes[l][i].choose(ranked)
+                text.append(chosen.0)
+                lc.append(chosen.1)
+                la.append(ranked.filter { $0.0 != chosen.0 }.prefix(3).filter { $0.1 >= alternativeThreshold || $0.0 == ranked[0].0 }.map(\.0))
+            }
+            // A K standing alone between fillers, with the filler as its runner-up, is a bold `<`
+            // (OCR-B `<` and K share both diagonals; ICAO names and optional data never hold a
+            // one-letter component between fillers that the classifier itself doubts).
+            var chars = Array(text)
+            for i in 1..<max(1, chars.count - 1) where chars[i] == "K" && chars[i - 1] == "<" && chars[i + 1] == "<" && la[i].contains("<") {
+                chars[i] = "<"
+                la[i] = ["K"] + la[i].filter { $0 != "<" && $0 != "K" }
+            }
+            if chars.last == "K" && chars.count > 2 && chars[chars.count - 2] == "<" && la[chars.count - 1].contains("<") {
+                chars[chars.count - 1] = "<"
+                la[chars.count - 1] = ["K"] + la[chars.count - 1].filter { $0 != "<" && $0 != "K" }
+            }
+            // OCR-B look-alikes are always offered to the parser, after the ranked runner-ups.
+            for i in chars.indices {
+                for l in MRZReader.lookAlikes[chars[i]] ?? [] where !la[i].contains(l) { la[i].append(l) }
+            }
+            text = String(chars)
+            lines.append(text); alts.append(la); confs.append(lc)
+        }
+        var a = angle.truncatingRemainder(dividingBy: 360)
+        if a < 0 { a += 360 }
+        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a)
+    }
+}
+
+extension MRZReading {
+    /// The rectified MRZ as one grey image (each line resampled along its geometry, `scale` pixels
+    /// per cap height), for inspection.
+    public func rectified(from image: GreyImage, pixelsPerCap: Double = 24) -> GreyImage {
+        let count = lines.first?.count ?? 0
+        guard let g0 = geometry.first, count > 0 else { return GreyImage(width: 1, height: 1) }
+        let lineH = Int(pixelsPerCap * 1.8)
+        let W = Int(Double(count) * pixelsPerCap * g0.pitch / g0.capHeight + pixelsPerCap)
+        var out = GreyImage(width: max(1, W), height: lineH * geometry.count)
+        for (l, g) in geometry.enumerated() {
+            let s = g.capHeight / pixelsPerCap
+            for y in 0..<lineH {
+                let b = (Double(y) - Double(lineH) / 2) * s
+                for x in 0..<W {
+                    let a = (Double(x) - pixelsPerCap / 2) * s - 0.5 * g.pitch
+                    let (cx, cy) = g.centre(0)
+                    out[x, l * lineH + y] = clamp(image.sample(cx + a * g.dirX - b * g.dirY, cy + a * g.dirY + b * g.dirX))
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,392 @@
+import CCairo
+import Foundation
+
+/// Geometry of one rectified MRZ text line in image coordinates: the centre of cell 0 on the line's
+/// centre line, the unit direction of reading, the character pitch and the cap height (pixels).
+/// Cell `i` is centred at `origin + i · pitch · direction`.
+public struct LineGeometry: Sendable, Equatable {
+    public var originX: Double, originY: Double
+    public var dirX: Double, dirY: Double
+    public var pitch: Double
+    public var capHeight: Double
+    /// Extra pitch change per cell (perspective foreshortening along the line); 0 for a flat line.
+    public var pitchSlope: Double = 0
+
+    public init(originX: Double, originY: Double, dirX: Double, dirY: Double, pitch: Double, capHeight: Double, pitchSlope: Double = 0) {
+        self.originX = originX; self.originY = originY; self.dirX = dirX; self.dirY = dirY
+        self.pitch = pitch; self.capHeight = capHeight; self.pitchSlope = pitchSlope
+    }
+
+    /// Centre of cell `i` (real-valued index allowed).
+    @inline(__always) public func centre(_ i: Double) -> (Double, Double) {
+        let t = i * pitch + 0.5 * pitchSlope * i * i
+        return (originX + t * dirX, originY + t * dirY)
+    }
+}
+
+/// The OCR-B MRZ character classifier (ISO 1073-2 glyphs of the 37 MRZ symbols, ICAO 9303-3 §4.1).
+///
+/// Training: lines of random MRZ characters are rendered with Cairo in the Debian `fonts-ocr-b`
+/// font at pitches of 4–30 px with augmentation (stroke thickening/thinning, Gaussian blur, noise,
+/// contrast, sub-pixel shifts and cell-geometry jitter), and every cell goes through exactly the
+/// feature extraction used at reading time. The classifier is linear discriminant analysis
+/// (class means, pooled covariance with shrinkage), solved in closed form: deterministic for a seed,
+/// ~0.5 s at start-up, no stored weights. Posteriors are the softmax of the discriminants.
+public final class OCRBClassifier: Sendable {
+    /// The MRZ alphabet in class order.
+    public static let alphabet: [Character] = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ<")
+    /// Feature grid (columns × rows) of one cell.
+    static let gw = 14, gh = 20
+    static let featureCount = gw * gh + 9
+
+    let weights: [Double]   // classes × features
+    let biases: [Double]
+    /// Posterior temperature (> 1 softens the LDA's over-confident posteriors).
+    let temperature = 3.0
+
+    /// The classifier trained once per process (seed 1).
+    public static let shared = OCRBClassifier(seed: 1)
+
+    /// Trains from rendered glyphs; deterministic for a given seed.
+    public init(seed: UInt64, linesPerPitch: Int = 5) {
+        var rng = SeededRNG(seed: seed)
+        var samples: [[Double]] = []
+        var labels: [Int] = []
+        let pitches: [Double] = [4.5, 5.5, 6.5, 8, 10, 13, 17, 22, 28]
+        for p in pitches {
+            for _ in 0..<linesPerPitch {
+                // Each line holds every symbol at least once, in random order, plus random extras.
+                var text = Self.alphabet.shuffled(using: &rng)
+                while text.count < 44 { text.append(Self.alphabet[Int(rng.next() % 37)]) }
+                let style = TrainingStyle(
+                    pitch: p * rng.uniform(0.95, 1.05), stroke: rng.uniform(-0.06, 0.16), blur: rng.uniform(0, 0.35) * p / 6,
+                    noise: rng.uniform(0, 14), contrast: rng.uniform(0.35, 1.0), offset: (rng.uniform(0, 1), rng.uniform(0, 1)),
+                    hinted: rng.next() % 3 == 0, glyphScale: rng.uniform(0.92, 1.08))
+                let (img, geom0) = Self.renderLine(text, style: style)
+                let (dark, light) = Self.inkLevels(img, geom0, count: text.count)
+                let geom = Self.refine(img, geom0, count: text.count, dark: dark, light: light)
+                for (i, ch) in text.enumerated() {
+                    for _ in 0..<2 {
+                        var g = geom
+                        let jitterAlong = rng.uniform(-0.12, 0.12) * g.pitch
+                        g.originX += jitterAlong
+                        g.originY += rng.uniform(-0.12, 0.12) * g.capHeight
+                        g.capHeight *= rng.uniform(0.9, 1.1)
+                        g.pitch *= rng.uniform(0.97, 1.03)
+                        let a = rng.uniform(-0.02, 0.02)
+                        g.dirX = cos(a); g.dirY = sin(a)
+                        // keep cell i near its true place despite the pitch jitter
+                        let (cx, cy) = geom.centre(Double(i))
+                        let (jx, jy) = g.centre(Double(i))
+                        g.originX += cx - jx + jitterAlong; g.originY += cy - jy
+                        samples.append(Self.features(img, g, index: i, dark: dark, light: light))
+                        labels.append(Self.alphabet.firstIndex(of: ch)!)
+                    }
+                }
+            }
+        }
+        (weights, biases) = Self.fitLDA(samples, labels, classes: Self.alphabet.count, shrinkage: 0.05)
+    }
+
+    /// Class posteriors for one feature vector, best first.
+    func classify(_ f: [Double]) -> [(Character, Double)] {
+        let k = Self.alphabet.count, d = Self.featureCount
+        var scores = [Double](repeating: 0, count: k)
+        weights.withUnsafeBufferPointer { w in
+            for c in 0..<k {
+                var s = biases[c]
+                for j in 0..<d { s += w[c * d + j] * f[j] }
+                scores[c] = s / temperature
+            }
+        }
+        let m = scores.max() ?? 0
+        let e = scores.map { exp($0 - m) }
+        let z = e.reduce(0, +)
+        return zip(Self.alphabet, e.map { $0 / z }).sorted { $0.1 > $1.1 }
+    }
+
+    // MARK: Features
+
+    /// Dark (ink) and light (paper) grey levels along a line: 5th and 95th percentiles of the band.
+    static func inkLevels(_ img: GreyImage, _ g: LineGeometry, count: Int) -> (Double, Double) {
+        var vals: [Double] = []
+        vals.reserveCapacity(count * 24)
+        for i in 0..<count {
+            for sy in stride(from: -0.6, through: 0.6, by: 0.3) {
+                for sx in stride(from: -0.4, through: 0.4, by: 0.2) {
+                    let (cx, cy) = g.centre(Double(i) + sx)
+                    vals.append(img.sample(cx - sy * g.capHeight * g.dirY, cy + sy * g.capHeight * g.dirX))
+                }
+            }
+        }
+        vals.sort()
+        guard !vals.isEmpty else { return (0, 255) }
+        let dark = vals[vals.count / 20], light = vals[vals.count * 19 / 20]
+        return (dark, max(light, dark + 20))
+    }
+
+    /// Re-centres a line on its vertical ink profile (rows of the band ±1.1 cap heights, summed
+    /// along the line; the centre of the run of rows holding ≥ 35 % of the peak ink, with linear
+    /// box-filter maximum) and sets the cap height from the pitch with the OCR-B
+    /// proportion (MRZ print is 10 characters per inch at a fixed font size, ICAO 9303-3 §4.2).
+    /// Applied identically in training and reading, so both see the same normalisation.
+    static func refine(_ img: GreyImage, _ g: LineGeometry, count: Int, dark: Double, light: Double) -> LineGeometry {
+        let rows = 89
+        var profile = [Double](repeating: 0, count: rows)
+        let nx = -g.dirY, ny = g.dirX
+        let inv = 1 / (light - dark)
+        let span = 2.2 * g.capHeight
+        for r in 0..<rows {
+            let b = (Double(r) / Double(rows - 1) - 0.5) * span
+            var s = 0.0
+            var i = 0.0
+            while i <= Double(count - 1) {
+                let (cx, cy) = g.centre(i)
+                s += max(0, min(1, (light - img.sample(cx + b * nx, cy + b * ny, outside: light)) * inv))
+                i += 0.25
+            }
+            profile[r] = s
+        }
+        var out = g
+        out.capHeight = g.pitch * fontMetrics.cap / fontMetrics.advance
+        // box filter of one cap height, minus the flanks, searched within ±0.5 cap of the old centre
+        let step = span / Double(rows - 1)
+        let half = out.capHeight / 2 / step, flank = 0.3 * out.capHeight / step
+        func sum(_ a: Double, _ b: Double) -> Double {
+            var s = 0.0
+            let lo = max(0, Int(a.rounded(.up))), hi = min(rows - 1, Int(b.rounded(.down)))
+            guard lo <= hi else { return 0 }
+            for r in lo...hi { s += profile[r] }
+            return s
+        }
+        let mid = Double(rows / 2)
+        var bestC = mid, bestS = -Double.infinity
+        var c = mid - 0.5 * out.capHeight / step
+        while c <= mid + 0.5 * out.capHeight / step {
+            let sc = sum(c - half, c + half) - 1.5 * (sum(c - half - flank, c - half - 0.01) + sum(c + half + 0.01, c + half + flank))
+            if sc > bestS { bestS = sc; bestC = c }
+            c += 0.5
+        }
+        let off = (bestC - mid) * step
+        out.originX += off * nx; out.originY += off * ny
+        return out
+    }
+
+    /// The feature vector of cell `index`: ink (0 paper … 1 ink) sampled on a 14 × 20 grid over
+    /// 1.0 pitch × 1.5 cap heights, horizontally re-centred on the cell's ink, plus ink extent and moment figures.
+    static func features(_ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double] {
+        let (c0x, c0y) = g.centre(Double(index))
+        let ux = g.dirX, uy = g.dirY, nx = -g.dirY, ny = g.dirX
+        let inv = 1 / (light - dark)
+        @inline(__always) func ink(_ a: Double, _ b: Double, _ cx: Double, _ cy: Double) -> Double {
+            let v = img.sample(cx + a * ux + b * nx, cy + a * uy + b * ny, outside: light)
+            return max(0, min(1, (light - v) * inv))
+        }
+        // Pass 1: ink centroid along the line over ±0.6 pitch, to absorb localisation error.
+        var m = 0.0, mx = 0.0
+        for j in 0..<12 {
+            let a = (Double(j) / 11 - 0.5) * 1.2 * g.pitch
+            for k in 0..<8 {
+                let b = (Double(k) / 7 - 0.5) * 1.2 * g.capHeight
+                let w = ink(a, b, c0x, c0y)
+                m += w; mx += w * a
+            }
+        }
+        var shift = m > 0.5 ? mx / m : 0
+        shift = max(-0.3 * g.pitch, min(0.3 * g.pitch, shift))
+        let cx = c0x + shift * ux, cy = c0y + shift * uy
+        // Pass 2: the grid, each point averaging a 2 × 2 sub-grid.
+        var f = [Double](repeating: 0, count: featureCount)
+        // both axes scale with the measured cap height (print size varies around the 10-cpi pitch)
+        let cellW = g.capHeight * fontMetrics.advance / fontMetrics.cap
+        let sw = cellW / Double(gw), sh = 1.5 * g.capHeight / Double(gh)
+        var total = 0.0
+        var rowInk = [Double](repeating: 0, count: gh), colInk = [Double](repeating: 0, count: gw)
+        for r in 0..<gh {
+            let b = (Double(r) + 0.5) * sh - 0.75 * g.capHeight
+            for c in 0..<gw {
+                let a = (Double(c) + 0.5) * sw - 0.5 * cellW
+                let v = 0.25 * (ink(a - sw / 4, b - sh / 4, cx, cy) + ink(a + sw / 4, b - sh / 4, cx, cy)
+                              + ink(a - sw / 4, b + sh / 4, cx, cy) + ink(a + sw / 4, b + sh / 4, cx, cy))
+                f[r * gw + c] = v
+                total += v; rowInk[r] += v; colInk[c] += v
+            }
+        }
+        let n = Double(gw * gh)
+        func extent(_ xs: [Double]) -> Double {
+            let t = xs.reduce(0, +) * 0.04
+            guard let lo = xs.firstIndex(where: { $0 > t }), let hi = xs.lastIndex(where: { $0 > t }) else { return 0 }
+            return Double(hi - lo + 1) / Double(xs.count)
+        }
+        f[gw * gh] = total / n * 2
+        f[gw * gh + 1] = extent(rowInk)
+        f[gw * gh + 2] = extent(colInk)
+        // second and fourth moments of the ink along and across the line (roundness, width)
+        var gx = 0.0, gy = 0.0
+        for r in 0..<gh { gy += rowInk[r] * Double(r) }
+        for c in 0..<gw { gx += colInk[c] * Double(c) }
+        let t = max(total, 1e-6)
+        gx /= t; gy /= t
+        var vx = 0.0, vy = 0.0, kx = 0.0
+        for c in 0..<gw { let d = Double(c) - gx; vx += colInk[c] * d * d; kx += colInk[c] * d * d * d * d }
+        for r in 0..<gh { let d = Double(r) - gy; vy += rowInk[r] * d * d }
+        vx /= t; vy /= t; kx /= t
+        f[gw * gh + 3] = vx.squareRoot() / Double(gw) * 4
+        f[gw * gh + 4] = vy.squareRoot() / Double(gh) * 4
+        f[gw * gh + 5] = vx > 1e-6 ? kx / (vx * vx) / 3 : 0
+        // longest vertical and horizontal strokes (the stem of K/R/B/D, the bars of E/F/T/Z)
+        var maxCol = 0, maxRow = 0
+        for c in 0..<gw { var n = 0; for r in 0..<gh where f[r * gw + c] > 0.4 { n += 1 }; maxCol = max(maxCol, n) }
+        for r in 0..<gh { var n = 0; for c in 0..<gw where f[r * gw + c] > 0.4 { n += 1 }; maxRow = max(maxRow, n) }
+        f[gw * gh + 6] = Double(maxCol) / Double(gh) * 3
+        f[gw * gh + 7] = Double(maxRow) / Double(gw) * 3
+        f[gw * gh + 8] = 1
+        return f
+    }
+
+    // MARK: Training data
+
+    struct TrainingStyle {
+        var pitch: Double, stroke: Double, blur: Double, noise: Double, contrast: Double, offset: (Double, Double)
+        /// Glyphs drawn with `cairo_show_text` (hinted rasteriser) instead of filled outlines.
+        var hinted = false
+        /// Glyph size relative to the nominal size for the pitch.
+        var glyphScale = 1.0
+    }
+
+    /// The OCR-B font's advance width and cap height per unit font size (measured once with Cairo).
+    static let fontMetrics: (advance: Double, cap: Double) = {
+        let s = cairo_image_surface_create(CAIRO_FORMAT_A8, 8, 8)!
+        defer { cairo_surface_destroy(s) }
+        let cr = cairo_create(s)!
+        defer { cairo_destroy(cr) }
+        cairo_select_font_face(cr, "OCR B", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
+        cairo_set_font_size(cr, 100)
+        var e = cairo_text_extents_t()
+        cairo_text_extents(cr, "H", &e)
+        return (e.x_advance / 100, -e.y_bearing / 100)
+    }()
+
+    /// Renders `text` in OCR-B at the style's pitch and returns the grey image and its exact line geometry.
+    static func renderLine(_ text: [Character], style: TrainingStyle) -> (GreyImage, LineGeometry) {
+        let size = style.pitch / fontMetrics.advance * style.glyphScale
+        let cap = fontMetrics.cap * size
+        let margin = 2 * style.pitch
+        let W = Int(Double(text.count) * style.pitch + 2 * margin), H = Int(cap * 3 + 8)
+        let s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(W), Int32(H))!
+        defer { cairo_surface_destroy(s) }
+        let cr = cairo_create(s)!
+        defer { cairo_destroy(cr) }
+        cairo_set_source_rgb(cr, 1, 1, 1)
+        cairo_paint(cr)
+        cairo_select_font_face(cr, "OCR B", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
+        cairo_set_font_size(cr, size)
+        let x0 = margin + style.offset.0, baseline = (Double(H) + cap) / 2 + style.offset.1
+        var glyphCentres: [Double] = []
+        for (i, ch) in text.enumerated() {
+            var e = cairo_text_extents_t()
+            cairo_text_extents(cr, String(ch), &e)
+            let x = x0 + Double(i) * style.pitch
+            glyphCentres.append(x + style.pitch * style.glyphScale / 2)
+            cairo_move_to(cr, x, baseline)
+            if style.hinted {
+                cairo_set_source_rgb(cr, 0, 0, 0)
+                cairo_show_text(cr, String(ch))
+            } else {
+                cairo_text_path(cr, String(ch))
+            }
+        }
+        cairo_set_source_rgb(cr, 0, 0, 0)
+        if style.hinted {
+        } else if style.stroke > 0 {
+            cairo_fill_preserve(cr)
+            cairo_set_line_width(cr, style.stroke * size)
+            cairo_stroke(cr)
+        } else {
+            cairo_fill_preserve(cr)
+            cairo_set_source_rgb(cr, 1, 1, 1)
+            cairo_set_line_width(cr, -style.stroke * size)
+            cairo_stroke(cr)
+        }
+        var img = (try? Raster.rgb(from: s))?.grey ?? GreyImage(width: W, height: H)
+        // contrast, blur, noise
+        let lo = 255 * (1 - style.contrast) * 0.7, hi = 255 - 255 * (1 - style.contrast) * 0.3
+        var px = img.pixels.map { lo + Double($0) / 255 * (hi - lo) }
+        if style.blur > 0.1 { px = boxBlur(px, W, H, radius: style.blur) }
+        var rng = SeededRNG(seed: UInt64(style.pitch * 1000) ^ UInt64(style.noise * 77))
+        for i in 0..<px.count { px[i] += rng.gaussian() * style.noise }
+        img.pixels = px.map(clamp)
+        let geom = LineGeometry(originX: glyphCentres[0] - 0.5, originY: baseline - cap / 2 - 0.5,
+                                dirX: 1, dirY: 0, pitch: style.pitch, capHeight: cap)
+        return (img, geom)
+    }
+
+    /// Gaussian-like blur by three box passes of the given radius (pixels).
+    static func boxBlur(_ src: [Double], _ W: Int, _ H: Int, radius: Double) -> [Double] {
+        let sigma = radius
+        var k = (-Int((3 * sigma).rounded(.up))...Int((3 * sigma).rounded(.up))).map { exp(-Double($0 * $0) / (2 * sigma * sigma)) }
+        let sum = k.reduce(0, +); k = k.map { $0 / sum }
+        let r = k.count / 2
+        var tmp = src, out = src
+        for y in 0..<H { for x in 0..<W { var a = 0.0; for i in -r...r { a += k[i + r] * src[y * W + min(W - 1, max(0, x + i))] }; tmp[y * W + x] = a } }
+        for y in 0..<H { for x in 0..<W { var a = 0.0; for i in -r...r { a += k[i + r] * tmp[min(H - 1, max(0, y + i)) * W + x] }; out[y * W + x] = a } }
+        return out
+    }
+
+    // MARK: LDA
+
+    /// Linear discriminant analysis: w_k = Σ⁻¹ μ_k, b_k = −½ μ_kᵀ Σ⁻¹ μ_k + log π_k, with
+    /// Σ shrunk towards its mean diagonal by `shrinkage` (Ledoit–Wolf style) to stay well conditioned.
+    static func fitLDA(_ x: [[Double]], _ y: [Int], classes: Int, shrinkage: Double) -> ([Double], [Double]) {
+        let d = x[0].count, n = x.count
+        var means = [[Double]](repeating: [Double](repeating: 0, count: d), count: classes)
+        var counts = [Double](repeating: 0, count: classes)
+        for (f, c) in zip(x, y) { counts[c] += 1; for j in 0..<d { means[c][j] += f[j] } }
+        for c in 0..<classes where counts[c] > 0 { for j in 0..<d { means[c][j] /= counts[c] } }
+        var cov = [Double](repeating: 0, count: d * d)
+        var centred = [Double](repeating: 0, count: d)
+        for (f, c) in zip(x, y) {
+            for j in 0..<d { centred[j] = f[j] - means[c][j] }
+            cov.withUnsafeMutableBufferPointer { cv in
+                for a in 0..<d {
+                    let ca = centred[a]
+                    if ca == 0 { continue }
+                    for b in a..<d { cv[a * d + b] += ca * centred[b] }
+                }
+            }
+        }
+        var meanDiag = 0.0
+        for a in 0..<d { for b in a..<d { cov[a * d + b] /= Double(n - classes); cov[b * d + a] = cov[a * d + b] }; meanDiag += cov[a * d + a] }
+        meanDiag /= Double(d)
+        for a in 0..<d { for b in 0..<d { cov[a * d + b] *= (1 - shrinkage) }; cov[a * d + a] += shrinkage * meanDiag + 1e-6 }
+        let chol = cholesky(cov, d)
+        var w = [Double](repeating: 0, count: classes * d), bias = [Double](repeating: 0, count: classes)
+        for c in 0..<classes {
+            let wc = choleskySolve(chol, d, means[c])
+            var q = 0.0
+            for j in 0..<d { w[c * d + j] = wc[j]; q += wc[j] * means[c][j] }
+            bias[c] = -0.5 * q + log(max(counts[c], 1) / Double(n))
+        }
+        return (w, bias)
+    }
+
+    static func cholesky(_ a: [Double], _ n: Int) -> [Double] {
+        var l = [Double](repeating: 0, count: n * n)
+        for i in 0..<n {
+            for j in 0...i {
+                var s = a[i * n + j]
+                for k in 0..<j { s -= l[i * n + k] * l[j * n + k] }
+                l[i * n + j] = i == j ? (max(s, 1e-12)).squareRoot() : s / l[j * n + j]
+            }
+        }
+        return l
+    }
+
+    static func choleskySolve(_ l: [Double], _ n: Int, _ b: [Double]) -> [Double] {
+        var y = b
+        for i in 0..<n { var s = y[i]; for k in 0..<i { s -= l[i * n + k] * y[k] }; y[i] = s / l[i * n + i] }
+        var x = y
+        for i in stride(from: n - 1, through: 0, by: -1) { var s = x[i]; for k in (i + 1)..<n { s -= l[k * n + i] * x[k] }; x[i] = s / l[i * n + i] }
+        return x
+    }
+}

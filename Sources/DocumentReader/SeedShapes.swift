@@ -1,0 +1,160 @@
+import Foundation
+import MRZ
+
+/// Seed 002 `getIDVConfirmDocumentDetails` payload (spec seed-002 §6.1; ARCHITECTURE.md §5):
+/// `{ "response_data": { document_info, document_pages, checks_performed, errors, warnings, overall_status } }`.
+/// Dates are ISO 8601; images are standard Base64 JPEG.
+public struct Seed002DocumentDetails: Codable, Sendable, Equatable {
+    public struct DocumentInfo: Codable, Sendable, Equatable {
+        public var surname: String
+        public var given_name: String
+        /// `given_name surname`, read by the selfie screen (seed 002 §6.2).
+        public var name: String
+        public var date_of_birth: String
+        public var document_number: String
+        public var expiry_date: String
+        public var issuing_country: String
+        public var nationality: String
+        public var sex: String
+        /// `PASSPORT`, `ID_CARD`, `VISA` or `UNKNOWN`.
+        public var document_type: String
+        public var portrait_image: String?
+        public var signature_image: String?
+    }
+    public struct Page: Codable, Sendable, Equatable { public var page_index: Int; public var image: String }
+    public struct Check: Codable, Sendable, Equatable { public var check_name: String; public var result: String }
+    public struct ResponseData: Codable, Sendable, Equatable {
+        public var document_info: DocumentInfo
+        public var document_pages: [Page]
+        public var checks_performed: [Check]
+        public var errors: [String]
+        public var warnings: [String]
+        public var overall_status: String
+    }
+    public var response_data: ResponseData
+}
+
+/// Seed 003 `onIDVAdditionalDocumentScan` payload (spec seed-003 §4.5): `identity_data` with the
+/// Regula-style labels the app reads, `document_info` with `document_images`, `document_status`.
+/// Status words: `OK` / `WARNING` / `ERROR`; check status `OK` / `ERROR` / `NOT DONE`.
+public struct Seed003DocumentScan: Codable, Sendable, Equatable {
+    public struct DocumentImages: Codable, Sendable, Equatable {
+        public var front_page: String?
+        public var back_page: String?
+        public var portrait_image: String?
+        public var signature_image: String?
+    }
+    public struct DocumentInfo: Codable, Sendable, Equatable {
+        public var document_number: String
+        /// The MRZ carries no issue date; empty.
+        public var issue_date: String
+        public var expiry_date: String
+        public var issuing_authority: String
+        public var document_images: DocumentImages
+    }
+    public struct Check: Codable, Sendable, Equatable {
+        public var check_name: String; public var check_status: String; public var check_category: String
+    }
+    public struct DocumentStatus: Codable, Sendable, Equatable {
+        public var overall_document_status: String
+        public var error_list: [String]
+        public var warning_list: [String]
+        public var checks_performed: [Check]
+        public var is_nfc_document: Bool
+        public var nfc_scan_status: String
+        public var nfc_scan_status_reason: String
+    }
+    public var version: String
+    public var identity_data: [String: String]
+    public var document_info: DocumentInfo
+    public var document_status: DocumentStatus
+}
+
+extension DocumentReport {
+    static func documentType(_ f: MRZFields) -> String {
+        switch f.documentType {
+        case "passport": return "PASSPORT"
+        case "identity_card": return "ID_CARD"
+        case "visa": return "VISA"
+        default: return "UNKNOWN"
+        }
+    }
+
+    /// The seed 002 view of this report.
+    public var seed002: Seed002DocumentDetails {
+        let f = fields
+        let info = Seed002DocumentDetails.DocumentInfo(
+            surname: f.surname, given_name: f.givenNames,
+            name: [f.givenNames, f.surname].filter { !$0.isEmpty }.joined(separator: " "),
+            date_of_birth: f.birthDate ?? "", document_number: f.documentNumber, expiry_date: f.expiryDate ?? "",
+            issuing_country: f.issuingState, nationality: f.nationality, sex: f.sex, document_type: Self.documentType(f),
+            portrait_image: portraitJPEG?.base64EncodedString(), signature_image: nil)
+        return Seed002DocumentDetails(response_data: .init(
+            document_info: info,
+            document_pages: pagesJPEG.enumerated().map { .init(page_index: $0.offset, image: $0.element.base64EncodedString()) },
+            checks_performed: checks.map { .init(check_name: $0.name, result: $0.result.rawValue) },
+            errors: errors, warnings: warnings, overall_status: overallStatus.rawValue))
+    }
+
+    /// The seed 003 view of this report.
+    public var seed003: Seed003DocumentScan {
+        let f = fields
+        var identity: [String: String] = [:]
+        if !f.surname.isEmpty || !f.givenNames.isEmpty {
+            identity["Surname and given names"] = [f.surname, f.givenNames].filter { !$0.isEmpty }.joined(separator: " ")
+            identity["Surname"] = f.surname
+            identity["Given name"] = f.givenNames
+        }
+        if let d = f.birthDate { identity["Date of birth"] = d }
+        if !f.sex.isEmpty { identity["Sex"] = f.sex }
+        if !f.nationality.isEmpty { identity["Nationality"] = f.nationality }
+        let status: String = overallStatus == .valid ? "OK" : (overallStatus == .warning ? "WARNING" : "ERROR")
+        func word(_ r: CheckResult) -> String { r == .passed ? "OK" : (r == .failed ? "ERROR" : "NOT DONE") }
+        return Seed003DocumentScan(
+            version: "1", identity_data: identity,
+            document_info: .init(document_number: f.documentNumber, issue_date: "", expiry_date: f.expiryDate ?? "",
+                                 issuing_authority: f.issuingState,
+                                 document_images: .init(front_page: pagesJPEG.first?.base64EncodedString(),
+                                                        back_page: pagesJPEG.count > 1 ? pagesJPEG[1].base64EncodedString() : nil,
+                                                        portrait_image: portraitJPEG?.base64EncodedString(), signature_image: nil)),
+            document_status: .init(overall_document_status: status, error_list: errors, warning_list: warnings,
+                                   checks_performed: checks.map { .init(check_name: $0.name, check_status: word($0.result), check_category: $0.category) },
+                                   is_nfc_document: false, nfc_scan_status: "NOT_PERFORMED",
+                                   nfc_scan_status_reason: "Reading the chip is not supported yet."))
+    }
+}
+
+/// The internal report as JSON (the `idvd document read` output). Images appear as byte counts
+/// unless `includeImages` is set, then as Base64.
+public struct DocumentReportJSON: Encodable {
+    let report: DocumentReport
+    let includeImages: Bool
+    public init(_ report: DocumentReport, includeImages: Bool = false) { self.report = report; self.includeImages = includeImages }
+
+    struct MRZOut: Encodable {
+        let found: Bool; let page_index: Int?; let lines: [String]; let lines_corrected: [String]; let valid: Bool
+        let format: String?; let mean_confidence: Double; let low_confidence_cells: Int; let angle_degrees: Double
+        let cap_height_pixels: Double; let check_digits: [MRZCheckDigit]; let corrections: [MRZCorrection]
+        let errors: [String]; let warnings: [String]
+    }
+    struct Images: Encodable { let portrait_jpeg_bytes: Int?; let page_jpeg_bytes: [Int]; let portrait_image: String?; let document_pages: [String]? }
+    enum Keys: String, CodingKey { case mrz, fields, checks_performed, errors, warnings, overall_status, images }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        let m = report.mrz
+        try c.encode(MRZOut(found: m.found, page_index: m.pageIndex, lines: m.linesRead, lines_corrected: m.result?.lines ?? [],
+                            valid: m.result?.valid ?? false, format: m.result?.format.rawValue, mean_confidence: m.meanConfidence,
+                            low_confidence_cells: m.lowConfidenceCells, angle_degrees: m.angleDegrees, cap_height_pixels: m.capHeightPixels,
+                            check_digits: m.result?.checkDigits ?? [], corrections: m.result?.corrections ?? [],
+                            errors: m.result?.errors ?? [], warnings: m.result?.warnings ?? []), forKey: .mrz)
+        try c.encode(report.fields, forKey: .fields)
+        try c.encode(report.checks, forKey: .checks_performed)
+        try c.encode(report.errors, forKey: .errors)
+        try c.encode(report.warnings, forKey: .warnings)
+        try c.encode(report.overallStatus, forKey: .overall_status)
+        try c.encode(Images(portrait_jpeg_bytes: report.portraitJPEG?.count, page_jpeg_bytes: report.pagesJPEG.map(\.count),
+                            portrait_image: includeImages ? report.portraitJPEG?.base64EncodedString() : nil,
+                            document_pages: includeImages ? report.pagesJPEG.map { $0.base64EncodedString() } : nil), forKey: .images)
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+
+/// The measurements liveness rests on, as pure functions of landmark and pixel data (so they can be
+/// tested and calibrated on their own).
+public enum LivenessCues {
+    // MARK: Planar (rigid-picture) motion
+
+    /// A 3×3 plane projective transform (homography), row-major, `h[8]` = 1.
+    public struct Homography: Sendable, Hashable {
+        public var h: [Double]
+        public func apply(_ p: FacePoint) -> FacePoint {
+            let w = h[6] * p.x + h[7] * p.y + h[8]
+            let ww = abs(w) < 1e-12 ? 1e-12 : w
+            return FacePoint(x: (h[0] * p.x + h[1] * p.y + h[2]) / ww, y: (h[3] * p.x + h[4] * p.y + h[5]) / ww)
+        }
+    }
+
+    /// The homography best mapping `from` onto `to` (at least four point pairs): the normalised
+    /// direct linear transform (Hartley & Zisserman, "Multiple View Geometry", 2nd ed., alg. 4.2)
+    /// solved by least squares with h₃₃ = 1 on Hartley-normalised coordinates. nil when degenerate.
+    public static func fitHomography(from: [FacePoint], to: [FacePoint]) -> Homography? {
+        guard from.count == to.count, from.count >= 4 else { return nil }
+        guard let (na, ta) = normalisation(from), let (nb, tb) = normalisation(to) else { return nil }
+        // Normal equations AᵀA x = Aᵀb for the 8 unknowns.
+        var ata = [Double](repeating: 0, count: 64)
+        var atb = [Double](repeating: 0, count: 8)
+        for (p, q) in zip(na, nb) {
+            let rows: [([Double], Double)] = [
+                ([p.x, p.y, 1, 0, 0, 0, -q.x * p.x, -q.x * p.y], q.x),
+                ([0, 0, 0, p.x, p.y, 1, -q.y * p.x, -q.y * p.y], q.y),
+            ]
+            for (r, b) in rows {
+                for i in 0..<8 {
+                    atb[i] += r[i] * b
+                    for j in 0..<8 { ata[i * 8 + j] += r[i] * r[j] }
+                }
+            }
+        }
+        guard let x = solve(ata, atb, n: 8) else { return nil }
+        let hn = x + [1]
+        // Denormalise: H = Tb⁻¹ · Hn · Ta.
+        let tbInv = [1 / tb[0], 0, -tb[2] / tb[0], 0, 1 / tb[0], -tb[5] / tb[0], 0, 0, 1]
+        var h = multiply(multiply(tbInv, hn), ta)
+        guard abs(h[8]) > 1e-12 else { return nil }
+        h = h.map { $0 / h[8] }
+        return Homography(h: h)
+    }
+
+    /// RMS distance between `to` and `from` mapped by the best homography, divided by `scale`
+    /// (e.g. the inter-eye distance). A flat picture moved, tilted or bent little gives only the
+    /// landmark detector's noise; a live face turning, talking or blinking gives more.
+    public static func planarResidual(from: [FacePoint], to: [FacePoint], scale: Double) -> Double? {
+        guard scale > 0, let hom = fitHomography(from: from, to: to) else { return nil }
+        let sum = zip(from, to).reduce(0.0) { acc, pair in
+            let m = hom.apply(pair.0)
+            return acc + (m.x - pair.1.x) * (m.x - pair.1.x) + (m.y - pair.1.y) * (m.y - pair.1.y)
+        }
+        return (sum / Double(from.count)).squareRoot() / scale
+    }
+
+    /// Translates to the centroid and scales to mean distance √2; returns the points and the 3×3 transform.
+    private static func normalisation(_ points: [FacePoint]) -> ([FacePoint], [Double])? {
+        let c = FacePoint.mean(points)
+        let meanDist = points.reduce(0.0) { $0 + $1.distance(to: c) } / Double(points.count)
+        guard meanDist > 1e-9 else { return nil }
+        let s = 2.0.squareRoot() / meanDist
+        let t = [s, 0, -s * c.x, 0, s, -s * c.y, 0, 0, 1]
+        return (points.map { FacePoint(x: s * ($0.x - c.x), y: s * ($0.y - c.y)) }, t)
+    }
+
+    private static func multiply(_ a: [Double], _ b: [Double]) -> [Double] {
+        (0..<9).map { k in let (i, j) = (k / 3, k % 3); return (0..<3).reduce(0.0) { $0 + a[i * 3 + $1] * b[$1 * 3 + j] } }
+    }
+
+    /// Gaussian elimination with partial pivoting; nil when singular.
+    private static func solve(_ a: [Double], _ b: [Double], n: Int) -> [Double]? {
+        var m = a, v = b
+        for col in 0..<n {
+            var pivot = col
+            for r in col..<n where abs(m[r * n + col]) > abs(m[pivot * n + col]) { pivot = r }
+            guard abs(m[pivot * n + col]) > 1e-12 else { return nil }
+            if pivot != col {
+                for k in 0..<n { m.swapAt(col * n + k, pivot * n + k) }
+                v.swapAt(col, pivot)
+            }
+            for r in (col + 1)..<n {
+                let f = m[r * n + col] / m[col * n + col]
+                if f == 0 { continue }
+                for k in col..<n { m[r * n + k] -= f * m[col * n + k] }
+                v[r] -= f * v[col]
+            }
+        }
+        var x = [Double](repeating: 0, count: n)
+        for r in stride(from: n - 1, through: 0, by: -1) {
+            var s = v[r]
+            for k in (r + 1)..<n { s -= m[r * n + k] * x[k] }
+            x[r] = s / m[r * n + r]
+        }
+        return x.allSatisfy(\.isFinite) ? x : nil
+    }
+
+    // MARK: Blinks
+
+    /// Genuine blinks in an eye-aspect-ratio series (nil = no tracked face in that frame).
+    ///
+    /// The open-eye level is the series' median. A blink is a run of frames below
+    /// `open × (1 − minimumDepth)`, lasting at most `maximumFrames`, with an open frame
+    /// (at least `open × (1 − minimumDepth / 2)`) within two frames before and after it — dip and
+    /// recovery (Soukupová & Čech 2016, with a per-sequence open level instead of a fixed 0.2).
+    public static func blinks(ear: [Double?], minimumDepth: Double, maximumFrames: Int) -> (blinks: [BlinkEvent], deepestDip: Double) {
+        let values = ear.compactMap { $0 }.filter { $0 > 0 }
+        guard values.count >= 3 else { return ([], 0) }
+        let open = median(values)
+        guard open > 0 else { return ([], 0) }
+        let closed = open * (1 - minimumDepth)
+        let reopened = open * (1 - minimumDepth / 2)
+        let deepest = values.map { 1 - $0 / open }.max() ?? 0
+        var events: [BlinkEvent] = []
+        var i = 0
+        while i < ear.count {
+            guard let e = ear[i], e < closed else { i += 1; continue }
+            var j = i
+            var low = e
+            while j + 1 < ear.count, let n = ear[j + 1], n < closed { j += 1; low = min(low, n) }
+            let before = ear[max(0, i - 2)..<i].contains { ($0 ?? 0) >= reopened }
+            let after = ear[(j + 1)..<min(ear.count, j + 3)].contains { ($0 ?? 0) >= reopened }
+            if before, after, j - i + 1 <= maximumFrames {
+                events.append(BlinkEvent(startFrame: i, endFrame: j, depth: 1 - low / open))
+            }
+            i = j + 1
+        }
+        return (events, max(0, deepest))
+    }
+
+    // MARK: Sharpness
+
+    /// Variance of the 4-neighbour Laplacian over a greyscale buffer (grey levels²): a standard
+    /// focus measure (Pech-Pacheco et al., ICPR 2000). 0 for images smaller than 3×3.
+    public static func laplacianVariance(gray: [UInt8], width: Int, height: Int) -> Double {
+        guard width >= 3, height >= 3, gray.count >= width * height else { return 0 }
+        var sum = 0.0, sumSq = 0.0
+        var n = 0.0
+        gray.withUnsafeBufferPointer { g in
+            for y in 1..<(height - 1) {
+                let row = y * width
+                for x in 1..<(width - 1) {
+                    let c = Int(g[row + x])
+                    let l = Int(g[row + x - 1]) + Int(g[row + x + 1]) + Int(g[row - width + x]) + Int(g[row + width + x]) - 4 * c
+                    let d = Double(l)
+                    sum += d; sumSq += d * d; n += 1
+                }
+            }
+        }
+        let mean = sum / n
+        return max(0, sumSq / n - mean * mean)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let s = values.sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    /// The value below which `fraction` (0…1) of `values` lie (nearest rank).
+    static func percentile(_ values: [Double], _ fraction: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let s = values.sorted()
+        let rank = Int((fraction * Double(s.count - 1)).rounded())
+        return s[min(max(rank, 0), s.count - 1)]
+    }
+}

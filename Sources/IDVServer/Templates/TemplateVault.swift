@@ -1,0 +1,140 @@
+import CSodium
+import Foundation
+
+/// A sealed (encrypted and authenticated) byte string: XChaCha20-Poly1305 (libsodium
+/// `crypto_aead_xchacha20poly1305_ietf_*`, 24-byte random nonce, 16-byte tag appended to the
+/// ciphertext) under the vault key named by `keyID`.
+public struct SealedBox: Sendable, Equatable {
+    public var ciphertext: [UInt8]
+    public var nonce: [UInt8]
+    public var keyID: String
+    public init(ciphertext: [UInt8], nonce: [UInt8], keyID: String) {
+        self.ciphertext = ciphertext
+        self.nonce = nonce
+        self.keyID = keyID
+    }
+}
+
+/// Errors of the vault.
+public enum VaultError: Error, Equatable, CustomStringConvertible {
+    /// The key file is missing, unreadable or not 32 bytes (64 hex digits).
+    case badKeyFile(String)
+    /// Decryption failed: wrong key, wrong associated data (e.g. another user's id) or tampering.
+    case authenticationFailed
+    /// The sealed box names another key than the vault's.
+    case wrongKey(String)
+    /// A stored template is not a whole number of float32 values.
+    case malformedTemplate
+
+    public var description: String {
+        switch self {
+        case let .badKeyFile(m): return "template key file: \(m)"
+        case .authenticationFailed: return "decryption failed (wrong key, wrong associated data or tampered ciphertext)"
+        case let .wrongKey(k): return "sealed with key \(k), which is not this server's key"
+        case .malformedTemplate: return "stored template is not a float32 vector"
+        }
+    }
+}
+
+/// Encryption at rest for biometric templates and kept images (ARCHITECTURE.md §2 "templates
+/// encrypted"). One 32-byte key from a key file (`templates.key_file`); the associated data binds
+/// each box to its owner (a template to its user id, an image to its flow run and kind), so a box
+/// copied onto another row does not decrypt.
+public final class TemplateVault: Sendable {
+    private let key: [UInt8]
+    /// First 16 hex digits of SHA-256 of the key: names the key without revealing it.
+    public let keyID: String
+
+    /// A vault over `key` (exactly 32 bytes).
+    public init(key: [UInt8]) throws {
+        _ = Crypto.ready
+        guard key.count == Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES) else {
+            throw VaultError.badKeyFile("the key must be 32 bytes, got \(key.count)")
+        }
+        self.key = key
+        keyID = String(Crypto.hex(Crypto.sha256(key)).prefix(16))
+    }
+
+    /// Loads the key file (64 hex digits, surrounding whitespace ignored). With `createIfMissing`
+    /// a missing file is created with a fresh random key, mode 0600.
+    public static func load(keyFile path: String, createIfMissing: Bool) throws -> TemplateVault {
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: path) {
+            guard createIfMissing else { throw VaultError.badKeyFile("\(path) does not exist") }
+            let hex = Crypto.hex(Crypto.randomBytes(32)) + "\n"
+            guard fm.createFile(atPath: path, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw VaultError.badKeyFile("cannot create \(path)")
+            }
+        }
+        guard let data = fm.contents(atPath: path) else { throw VaultError.badKeyFile("cannot read \(path)") }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let key = Self.unhex(text), key.count == 32 else {
+            throw VaultError.badKeyFile("\(path) must hold 64 hexadecimal digits (a 32-byte key)")
+        }
+        return try TemplateVault(key: key)
+    }
+
+    static func unhex(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        func nib(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: return c - 48
+            case 97...102: return c - 87
+            case 65...70: return c - 55
+            default: return nil
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let h = nib(u[i]), let l = nib(u[i + 1]) else { return nil }
+            out.append(h << 4 | l)
+            i += 2
+        }
+        return out
+    }
+
+    /// Encrypts `plaintext` bound to `associatedData`.
+    public func seal(_ plaintext: [UInt8], associatedData: String) -> SealedBox {
+        let nonce = Crypto.randomBytes(Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES))
+        var out = [UInt8](repeating: 0, count: plaintext.count + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
+        var outLen: UInt64 = 0
+        let ad = Array(associatedData.utf8)
+        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(&out, &outLen, plaintext, UInt64(plaintext.count), ad, UInt64(ad.count), nil, nonce, key)
+        return SealedBox(ciphertext: Array(out.prefix(Int(outLen))), nonce: nonce, keyID: keyID)
+    }
+
+    /// Decrypts a box sealed with the same key and associated data; throws
+    /// ``VaultError/authenticationFailed`` otherwise.
+    public func open(_ box: SealedBox, associatedData: String) throws -> [UInt8] {
+        guard box.keyID == keyID else { throw VaultError.wrongKey(box.keyID) }
+        guard box.nonce.count == Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES),
+              box.ciphertext.count >= Int(crypto_aead_xchacha20poly1305_ietf_ABYTES) else { throw VaultError.authenticationFailed }
+        var out = [UInt8](repeating: 0, count: box.ciphertext.count)
+        var outLen: UInt64 = 0
+        let ad = Array(associatedData.utf8)
+        let rc = crypto_aead_xchacha20poly1305_ietf_decrypt(&out, &outLen, nil, box.ciphertext, UInt64(box.ciphertext.count),
+                                                            ad, UInt64(ad.count), box.nonce, key)
+        guard rc == 0 else { throw VaultError.authenticationFailed }
+        return Array(out.prefix(Int(outLen)))
+    }
+
+    /// Seals a face descriptor (e.g. the 128-d dlib embedding) as little-endian float32, bound to `userID`.
+    public func sealTemplate(_ embedding: [Float], userID: String) -> SealedBox {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(embedding.count * 4)
+        for f in embedding { withUnsafeBytes(of: f.bitPattern.littleEndian) { bytes += $0 } }
+        return seal(bytes, associatedData: "template:" + userID)
+    }
+
+    /// Opens a template sealed for `userID`.
+    public func openTemplate(_ box: SealedBox, userID: String) throws -> [Float] {
+        let b = try open(box, associatedData: "template:" + userID)
+        guard b.count % 4 == 0 else { throw VaultError.malformedTemplate }
+        return stride(from: 0, to: b.count, by: 4).map { i in
+            Float(bitPattern: UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24)
+        }
+    }
+}

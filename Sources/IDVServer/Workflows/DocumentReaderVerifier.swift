@@ -1,0 +1,43 @@
+import DocumentReader
+import Foundation
+import IDVCore
+import MRZ
+
+/// The production ``DocumentVerifying``: `DocumentReader.read(pages:)` (MRZ location, OCR-B
+/// recognition, ICAO 9303 parsing and check digits, expiry, portrait via FaceKit, page images).
+///
+/// Errors: no page decodes as JPEG/PNG → 1008 `invalidImage`; no readable MRZ on any page → 1031
+/// `noDocumentFound` (both retryable in the flows). Everything else is in the report.
+public struct DocumentReaderVerifier: DocumentVerifying {
+    public var options: DocumentReaderOptions
+
+    public init(options: DocumentReaderOptions = .init()) { self.options = options }
+
+    public func read(pages: [Data]) throws -> DocumentVerification {
+        var o = options
+        o.referenceDate = Date()
+        let r = DocumentReader.read(pages: pages, options: o)
+        guard !r.pagesJPEG.isEmpty else { throw IDVError(.invalidImage, "No page could be decoded as a JPEG/PNG image") }
+        guard r.mrz.found, let mrz = r.mrz.result, mrz.format != .unknown else {
+            throw IDVError(.noDocumentFound, "No machine-readable zone was found on the pages")
+        }
+        let f = r.fields
+        func opt(_ s: String) -> String? { s.isEmpty ? nil : s }
+        let status: DocumentVerification.Status
+        switch r.overallStatus {
+        case .valid: status = .valid
+        case .invalid: status = .invalid
+        case .warning: status = .warning
+        }
+        return DocumentVerification(
+            fields: DocumentFields(documentType: f.documentCode, format: mrz.format.rawValue, issuingState: f.issuingState, surname: f.surname,
+                                   givenNames: f.givenNames, documentNumber: f.documentNumber, nationality: opt(f.nationality),
+                                   dateOfBirth: f.birthDate, sex: opt(f.sex), dateOfExpiry: f.expiryDate, personalNumber: opt(f.optionalData)),
+            checks: r.checks.map { c in
+                DocumentCheckOutcome(name: c.name, category: c.category,
+                                     result: c.result == .passed ? .passed : c.result == .failed ? .failed : .notPerformed)
+            },
+            overallStatus: status, mrzCheckDigitsValid: !mrz.checkDigits.isEmpty && mrz.checkDigits.allSatisfy(\.valid),
+            errors: r.errors, warnings: r.warnings, portraitJPEG: r.portraitJPEG, pageImages: r.pagesJPEG)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import IDVCore
+
+// Builders of the seeds' payload shapes from the internal reports (ARCHITECTURE.md §5: both
+// document shapes are views of one internal report).
+
+enum IDVReports {
+    static func b64(_ d: Data?) -> String? { d.map { $0.base64EncodedString() } }
+
+    static func checkResult(_ r: DocumentCheckOutcome.Result) -> DocumentCheckResult {
+        switch r {
+        case .passed: return .passed
+        case .failed: return .failed
+        case .warning: return .warning
+        case .notPerformed: return .notPerformed
+        }
+    }
+
+    static func scanStatus(_ r: DocumentCheckOutcome.Result) -> DocumentScanStatus {
+        switch r {
+        case .passed: return .ok
+        case .failed: return .error
+        case .warning: return .warning
+        case .notPerformed: return .notDone
+        }
+    }
+
+    /// The checks reported: the reader's plus the policy's expiry check.
+    static func checks(_ doc: DocumentVerification, judged: (status: DocumentVerification.Status, errors: [String], warnings: [String])) -> [DocumentCheckOutcome] {
+        var c = doc.checks
+        if !c.contains(where: { $0.name == "document_not_expired" }), doc.fields.dateOfExpiry != nil {
+            c.append(DocumentCheckOutcome(name: "document_not_expired", category: "validity",
+                                          result: judged.errors.contains("Document expired") ? .failed : .passed))
+        }
+        return c
+    }
+
+    /// Seed 002 §6.1: `getIDVConfirmDocumentDetails` payload.
+    static func documentDetails(_ doc: DocumentVerification, judged: (status: DocumentVerification.Status, errors: [String], warnings: [String])) -> DocumentDetails {
+        let f = doc.fields
+        let info = DocumentInfo(surname: f.surname, givenName: f.givenNames, dateOfBirth: f.dateOfBirth, documentNumber: f.documentNumber,
+                                expiryDate: f.dateOfExpiry, issuingCountry: f.issuingState, documentType: f.documentType,
+                                portraitImage: b64(doc.portraitJPEG), nationality: f.nationality, sex: f.sex, personalNumber: f.personalNumber)
+        let pages = doc.pageImages.enumerated().map { DocumentPage(pageIndex: $0.offset, image: $0.element.base64EncodedString()) }
+        let overall: DocumentOverallStatus = judged.status == .valid ? .valid : judged.status == .invalid ? .invalid : .other("WARNING")
+        return DocumentDetails(responseData: DocumentDetailsResponse(
+            documentInfo: info, documentPages: pages,
+            checksPerformed: checks(doc, judged: judged).map { DocumentCheck(checkName: $0.name, result: checkResult($0.result), category: $0.category) },
+            errors: judged.errors, warnings: judged.warnings, overallStatus: overall))
+    }
+
+    /// Seed 003 §4: `onIDVAdditionalDocumentScan` payload. `withImages` false gives the stored form.
+    static func additionalScan(_ doc: DocumentVerification, judged: (status: DocumentVerification.Status, errors: [String], warnings: [String]),
+                               withImages: Bool) -> AdditionalDocumentScanDetails {
+        let f = doc.fields
+        typealias L = AdditionalDocumentScanDetails.Label
+        var identity: [String: JSONValue] = [
+            L.surnameAndGivenNames: .string([f.surname, f.givenNames].filter { !$0.isEmpty }.joined(separator: " ")),
+            L.surname: .string(f.surname), L.givenName: .string(f.givenNames),
+            L.documentNumber: .string(f.documentNumber), L.issuingStateCode: .string(f.issuingState),
+        ]
+        if let v = f.dateOfBirth { identity[L.dateOfBirth] = .string(v) }
+        if let v = f.sex { identity[L.sex] = .string(v) }
+        if let v = f.nationality { identity[L.nationality] = .string(v) }
+        if let v = f.dateOfExpiry { identity[L.dateOfExpiry] = .string(v) }
+        let images = withImages
+            ? DocumentImages(frontPage: b64(doc.pageImages.first), backPage: doc.pageImages.count > 1 ? b64(doc.pageImages[1]) : nil,
+                             portraitImage: b64(doc.portraitJPEG))
+            : DocumentImages()
+        let overall: DocumentScanStatus = judged.status == .valid ? .ok : judged.status == .invalid ? .error : .warning
+        return AdditionalDocumentScanDetails(
+            version: "1", identityData: identity,
+            documentInfo: ScannedDocumentInfo(documentNumber: f.documentNumber, expiryDate: f.dateOfExpiry, issuingAuthority: f.issuingState,
+                                              documentImages: images),
+            documentStatus: DocumentScanStatusReport(
+                overallDocumentStatus: overall, errorList: judged.errors, warningList: judged.warnings,
+                checksPerformed: checks(doc, judged: judged).map { DocumentScanCheck(checkName: $0.name, checkStatus: scanStatus($0.result), checkCategory: $0.category) },
+                isNFCDocument: false))
+    }
+
+    /// The `action_buttons` policy (ARCHITECTURE.md §5, seed 002 §6.3): what the server offers
+    /// after a selfie verdict, given what attempts remain.
+    static func actionButtons(verdict: BiometricVerdict, policy: WorkflowPolicy, selfieLeft: Int, documentLeft: Int, documentStep: Bool) -> ActionButtons {
+        if verdict == .matched {
+            return ActionButtons(successButton: [ActionButton(buttonText: "Continue", key: .continueFlow)], failureButton: [])
+        }
+        var f: [ActionButton] = []
+        if selfieLeft > 0 { f.append(ActionButton(buttonText: "Recapture Selfie", key: .reinitSelfie)) }
+        if documentStep, documentLeft > 0 { f.append(ActionButton(buttonText: "Rescan Document", key: .reinitDocumentScan)) }
+        if verdict == .notMatched, policy.continueAnywayAfterNotMatched {
+            f.append(ActionButton(buttonText: "Continue Anyway", key: .continueFlow))
+        }
+        return ActionButtons(successButton: [], failureButton: f)
+    }
+}

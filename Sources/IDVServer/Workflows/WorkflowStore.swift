@@ -1,0 +1,253 @@
+import Foundation
+import IDVCore
+
+/// A user's biometric template: the face descriptor, sealed (``TemplateVault``), never the image.
+public struct BiometricTemplateRecord: Sendable, Equatable {
+    public var userID: String
+    public var sealed: SealedBox
+    /// Descriptor model, e.g. `dlib_face_recognition_resnet_model_v1`.
+    public var model: String
+    /// The consent it was created under (``ConsentRecord/consentID``).
+    public var consentID: String
+    public var createdAt: Int
+    public init(userID: String, sealed: SealedBox, model: String, consentID: String, createdAt: Int) {
+        self.userID = userID
+        self.sealed = sealed
+        self.model = model
+        self.consentID = consentID
+        self.createdAt = createdAt
+    }
+}
+
+/// A recorded consent decision: who, when, in which flow (and IDV workflow), which text version,
+/// and whether it was granted or refused.
+public struct ConsentRecord: Sendable, Equatable, Codable {
+    public var consentID: String
+    public var userID: String
+    /// `biometric_template`.
+    public var kind: String
+    public var granted: Bool
+    public var sessionID: String?
+    public var runID: String?
+    public var flow: String
+    public var idvWorkflow: Int?
+    public var textVersion: String
+    public var recordedAt: Int
+
+    enum CodingKeys: String, CodingKey {
+        case consentID = "consent_id", userID = "user_id", kind, granted, sessionID = "session_id", runID = "run_id", flow
+        case idvWorkflow = "idv_workflow", textVersion = "text_version", recordedAt = "recorded_at"
+    }
+
+    public init(consentID: String, userID: String, kind: String, granted: Bool, sessionID: String?, runID: String?, flow: String,
+                idvWorkflow: Int?, textVersion: String, recordedAt: Int) {
+        self.consentID = consentID
+        self.userID = userID
+        self.kind = kind
+        self.granted = granted
+        self.sessionID = sessionID
+        self.runID = runID
+        self.flow = flow
+        self.idvWorkflow = idvWorkflow
+        self.textVersion = textVersion
+        self.recordedAt = recordedAt
+    }
+}
+
+/// One document scan with its reason; the report (personal data) is sealed.
+public struct DocumentScanRecord: Sendable, Equatable {
+    public var scanID: String
+    public var userID: String?
+    public var sessionID: String?
+    public var runID: String?
+    public var idvWorkflow: Int?
+    public var reason: String
+    /// `VALID` / `INVALID` / `WARNING`.
+    public var overallStatus: String
+    /// The sealed document report (seed 003 JSON without page images), associated data `scan:<scan_id>`.
+    public var sealedReport: SealedBox?
+    public var createdAt: Int
+    public init(scanID: String, userID: String?, sessionID: String?, runID: String?, idvWorkflow: Int?, reason: String,
+                overallStatus: String, sealedReport: SealedBox?, createdAt: Int) {
+        self.scanID = scanID
+        self.userID = userID
+        self.sessionID = sessionID
+        self.runID = runID
+        self.idvWorkflow = idvWorkflow
+        self.reason = reason
+        self.overallStatus = overallStatus
+        self.sealedReport = sealedReport
+        self.createdAt = createdAt
+    }
+}
+
+/// An image or derived biometric kept during a flow (document pages, portrait, best selfie frame,
+/// selfie descriptor, document report), sealed with associated data `media:<run_id>:<kind>`.
+/// Deleted when the flow ends, or `idv.media_retention_seconds` later.
+public struct MediaRecord: Sendable, Equatable {
+    public var mediaID: String
+    public var runID: String
+    public var kind: String
+    public var sealed: SealedBox
+    public var createdAt: Int
+    /// nil while the flow runs; set when it ends (deleted at or after this time).
+    public var expiresAt: Int?
+    public init(mediaID: String, runID: String, kind: String, sealed: SealedBox, createdAt: Int, expiresAt: Int? = nil) {
+        self.mediaID = mediaID
+        self.runID = runID
+        self.kind = kind
+        self.sealed = sealed
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// The store methods of the IDV workflow engine (tables of migrations 1–2). ``SQLiteStore``
+/// conforms; every method is atomic.
+public protocol WorkflowStore: Store {
+    func biometricTemplate(userID: String) throws -> BiometricTemplateRecord?
+    /// Stores the user's template, replacing any previous one (one per user).
+    func saveBiometricTemplate(_ record: BiometricTemplateRecord) throws
+    /// Erases the user's template; false when there was none.
+    @discardableResult func deleteBiometricTemplate(userID: String) throws -> Bool
+    func recordConsent(_ consent: ConsentRecord) throws
+    func consents(userID: String) throws -> [ConsentRecord]
+    func saveDocumentScan(_ scan: DocumentScanRecord) throws
+    func documentScans(userID: String) throws -> [DocumentScanRecord]
+    func saveMedia(_ media: MediaRecord) throws
+    func media(_ mediaID: String) throws -> MediaRecord?
+    func mediaCount(runID: String) throws -> Int
+    /// At flow end: deletes the run's media now (`keepUntil` nil) or marks it to expire then.
+    func releaseMedia(runID: String, keepUntil: Int?) throws
+    /// Deletes media whose retention ended; returns how many.
+    @discardableResult func purgeExpiredMedia(now: Int) throws -> Int
+    /// Outcomes of the user's ended runs of `flow` since `since`, newest first.
+    func flowOutcomes(userID: String, flow: String, since: Int) throws -> [String]
+}
+
+enum WorkflowMigrations {
+    static let v2 = """
+    ALTER TABLE consents ADD COLUMN flow TEXT;
+    ALTER TABLE consents ADD COLUMN idv_workflow INTEGER;
+    ALTER TABLE consents ADD COLUMN text_version TEXT;
+    CREATE INDEX consents_user ON consents(user_id);
+    ALTER TABLE document_scans ADD COLUMN reason TEXT;
+    ALTER TABLE document_scans ADD COLUMN idv_workflow INTEGER;
+    CREATE INDEX document_scans_user ON document_scans(user_id);
+    CREATE TABLE idv_media (
+        media_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        ciphertext BLOB NOT NULL,
+        nonce BLOB NOT NULL,
+        key_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER
+    );
+    CREATE INDEX idv_media_run ON idv_media(run_id);
+    CREATE INDEX flow_runs_user_flow ON flow_runs(user_id, flow, ended_at);
+    """
+}
+
+extension SQLiteStore: WorkflowStore {
+    private static func blob(_ v: SQLValue) -> [UInt8] { if case let .blob(b) = v { return b }; return [] }
+
+    public func biometricTemplate(userID: String) throws -> BiometricTemplateRecord? {
+        try query("SELECT user_id, ciphertext, nonce, key_id, model, consent_id, created_at FROM biometric_templates WHERE user_id = ?", [.text(userID)])
+            .first.map { r in
+                BiometricTemplateRecord(userID: r[0].text ?? "", sealed: SealedBox(ciphertext: Self.blob(r[1]), nonce: Self.blob(r[2]), keyID: r[3].text ?? ""),
+                                        model: r[4].text ?? "", consentID: r[5].text ?? "", createdAt: r[6].int ?? 0)
+            }
+    }
+
+    public func saveBiometricTemplate(_ t: BiometricTemplateRecord) throws {
+        try query("INSERT OR REPLACE INTO biometric_templates (user_id, ciphertext, nonce, key_id, model, consent_id, created_at) VALUES (?,?,?,?,?,?,?)",
+                  [.text(t.userID), .blob(t.sealed.ciphertext), .blob(t.sealed.nonce), .text(t.sealed.keyID), .text(t.model), .text(t.consentID), SQLValue(t.createdAt)])
+    }
+
+    public func deleteBiometricTemplate(userID: String) throws -> Bool {
+        try withTransaction {
+            let n = try query("SELECT count(*) FROM biometric_templates WHERE user_id = ?", [.text(userID)]).first?[0].int ?? 0
+            try query("DELETE FROM biometric_templates WHERE user_id = ?", [.text(userID)])
+            return n > 0
+        }
+    }
+
+    public func recordConsent(_ c: ConsentRecord) throws {
+        try query("INSERT INTO consents (consent_id, user_id, kind, granted, session_id, run_id, recorded_at, flow, idv_workflow, text_version) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                  [.text(c.consentID), .text(c.userID), .text(c.kind), SQLValue(c.granted), SQLValue(c.sessionID), SQLValue(c.runID),
+                   SQLValue(c.recordedAt), .text(c.flow), SQLValue(c.idvWorkflow), .text(c.textVersion)])
+    }
+
+    public func consents(userID: String) throws -> [ConsentRecord] {
+        try query("SELECT consent_id, user_id, kind, granted, session_id, run_id, recorded_at, flow, idv_workflow, text_version FROM consents WHERE user_id = ? ORDER BY recorded_at, rowid", [.text(userID)])
+            .map { r in
+                ConsentRecord(consentID: r[0].text ?? "", userID: r[1].text ?? "", kind: r[2].text ?? "", granted: (r[3].int ?? 0) != 0,
+                              sessionID: r[4].text, runID: r[5].text, flow: r[7].text ?? "", idvWorkflow: r[8].int,
+                              textVersion: r[9].text ?? "", recordedAt: r[6].int ?? 0)
+            }
+    }
+
+    public func saveDocumentScan(_ d: DocumentScanRecord) throws {
+        try query("INSERT INTO document_scans (scan_id, user_id, session_id, run_id, overall_status, report_ciphertext, report_nonce, key_id, created_at, reason, idv_workflow) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                  [.text(d.scanID), SQLValue(d.userID), SQLValue(d.sessionID), SQLValue(d.runID), .text(d.overallStatus),
+                   d.sealedReport.map { .blob($0.ciphertext) } ?? .null, d.sealedReport.map { .blob($0.nonce) } ?? .null,
+                   SQLValue(d.sealedReport?.keyID), SQLValue(d.createdAt), .text(d.reason), SQLValue(d.idvWorkflow)])
+    }
+
+    public func documentScans(userID: String) throws -> [DocumentScanRecord] {
+        try query("SELECT scan_id, user_id, session_id, run_id, overall_status, report_ciphertext, report_nonce, key_id, created_at, reason, idv_workflow FROM document_scans WHERE user_id = ? ORDER BY created_at, rowid", [.text(userID)])
+            .map { r in
+                let sealed = r[7].text.map { SealedBox(ciphertext: Self.blob(r[5]), nonce: Self.blob(r[6]), keyID: $0) }
+                return DocumentScanRecord(scanID: r[0].text ?? "", userID: r[1].text, sessionID: r[2].text, runID: r[3].text, idvWorkflow: r[10].int,
+                                          reason: r[9].text ?? "", overallStatus: r[4].text ?? "", sealedReport: sealed, createdAt: r[8].int ?? 0)
+            }
+    }
+
+    public func saveMedia(_ m: MediaRecord) throws {
+        try query("INSERT INTO idv_media (media_id, run_id, kind, ciphertext, nonce, key_id, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?)",
+                  [.text(m.mediaID), .text(m.runID), .text(m.kind), .blob(m.sealed.ciphertext), .blob(m.sealed.nonce), .text(m.sealed.keyID),
+                   SQLValue(m.createdAt), SQLValue(m.expiresAt)])
+    }
+
+    public func media(_ mediaID: String) throws -> MediaRecord? {
+        try query("SELECT media_id, run_id, kind, ciphertext, nonce, key_id, created_at, expires_at FROM idv_media WHERE media_id = ?", [.text(mediaID)])
+            .first.map { r in
+                MediaRecord(mediaID: r[0].text ?? "", runID: r[1].text ?? "", kind: r[2].text ?? "",
+                            sealed: SealedBox(ciphertext: Self.blob(r[3]), nonce: Self.blob(r[4]), keyID: r[5].text ?? ""),
+                            createdAt: r[6].int ?? 0, expiresAt: r[7].int)
+            }
+    }
+
+    public func mediaCount(runID: String) throws -> Int {
+        try query("SELECT count(*) FROM idv_media WHERE run_id = ?", [.text(runID)]).first?[0].int ?? 0
+    }
+
+    public func releaseMedia(runID: String, keepUntil: Int?) throws {
+        if let keepUntil {
+            try query("UPDATE idv_media SET expires_at = ? WHERE run_id = ? AND expires_at IS NULL", [SQLValue(keepUntil), .text(runID)])
+        } else {
+            try query("DELETE FROM idv_media WHERE run_id = ?", [.text(runID)])
+        }
+    }
+
+    public func purgeExpiredMedia(now: Int) throws -> Int {
+        try withTransaction {
+            let n = try query("SELECT count(*) FROM idv_media WHERE expires_at IS NOT NULL AND expires_at <= ?", [SQLValue(now)]).first?[0].int ?? 0
+            try query("DELETE FROM idv_media WHERE expires_at IS NOT NULL AND expires_at <= ?", [SQLValue(now)])
+            return n
+        }
+    }
+
+    public func flowOutcomes(userID: String, flow: String, since: Int) throws -> [String] {
+        try query("SELECT outcome FROM flow_runs WHERE user_id = ? AND flow = ? AND ended_at IS NOT NULL AND ended_at >= ? ORDER BY ended_at DESC, started_at DESC",
+                  [.text(userID), .text(flow), SQLValue(since)]).compactMap { $0[0].text }
+    }
+}
+
+extension SQLiteStore {
+    /// Number of audit-log entries (for `idvd admin audit --verify`).
+    public func auditEntryCount() throws -> Int {
+        try query("SELECT count(*) FROM audit_log").first?[0].int ?? 0
+    }
+}

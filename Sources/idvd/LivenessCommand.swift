@@ -1,0 +1,184 @@
+import FaceKit
+import Foundation
+
+/// Reading a selfie sequence from a folder of frames or a video (through Debian's `ffmpeg`).
+enum SelfieInput {
+    static let frameExtensions: Set<String> = ["jpg", "jpeg", "png"]
+
+    /// The frames of `path`: a folder's JPEG/PNG files in name order, or a video decoded by
+    /// `ffmpeg` at `fps`, from `start` seconds for at most `seconds`, scaled to at most 640 px wide.
+    static func frames(at path: String, fps: Double, start: Double = 0, seconds: Double? = nil) throws -> [Data] {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { throw CLIError("no such file or folder: \(path)") }
+        if isDir.boolValue { return try folderFrames(URL(fileURLWithPath: path)) }
+        return try videoFrames(path, fps: fps, start: start, seconds: seconds)
+    }
+
+    static func folderFrames(_ url: URL) throws -> [Data] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+            .filter { frameExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
+            .sorted()
+        return try names.map { try Data(contentsOf: url.appendingPathComponent($0)) }
+    }
+
+    static func videoFrames(_ path: String, fps: Double, start: Double, seconds: Double?) throws -> [Data] {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-frames-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var args = ["-nostdin", "-v", "error", "-ss", String(start), "-i", path]
+        if let seconds { args += ["-t", String(seconds)] }
+        args += ["-vf", "fps=\(fps),scale='min(640,iw)':-2", "-q:v", "3", dir.appendingPathComponent("frame_%04d.jpg").path]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ffmpeg"] + args
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { throw CLIError("cannot run ffmpeg (install Debian's ffmpeg): \(error)") }
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CLIError("ffmpeg could not decode \(path): \(message.split(separator: "\n").first.map(String.init) ?? "exit \(process.terminationStatus)")")
+        }
+        return try folderFrames(dir)
+    }
+}
+
+/// The JSON of `idvd liveness analyze` (no images, no descriptors).
+struct LivenessOutput: Encodable {
+    let live: Bool
+    let score: Int
+    let threshold: Int
+    let mode: String
+    let reasons: [String]
+    let frame_count: Int
+    let tracked_frames: Int
+    let blinks: [BlinkEvent]
+    let non_rigid_residual: Double?
+    let identity_distance: Double?
+    let challenge_nonce: String?
+    let completed_actions: [String]
+    let best_frame_index: Int?
+    let frames: [FrameSummary]?
+
+    init(_ r: LivenessReport, includeFrames: Bool) {
+        live = r.live; score = r.score; threshold = r.threshold; mode = r.mode.rawValue
+        reasons = r.reasons.map(\.rawValue); frame_count = r.frameCount; tracked_frames = r.trackedFrameCount
+        blinks = r.blinks; non_rigid_residual = r.nonRigidResidual.map { ($0 * 10000).rounded() / 10000 }
+        identity_distance = r.identityDistance.map { ($0 * 10000).rounded() / 10000 }
+        challenge_nonce = r.challengeNonce; completed_actions = r.completedActions.map(\.rawValue)
+        best_frame_index = r.bestFrameIndex; frames = includeFrames ? r.frames : nil
+    }
+}
+
+extension LivenessConfiguration {
+    /// Applies `--fps`, `--threshold`, `--mode`, `--max-frames` options.
+    mutating func apply(_ o: [String: String]) throws {
+        if let v = o["fps"] { guard let d = Double(v), d > 0 else { throw CLIError("--fps needs a positive number") }; frameRate = d }
+        if let v = o["threshold"] { guard let t = Int(v), (1...100).contains(t) else { throw CLIError("--threshold needs 1…100") }; threshold = t }
+        if let v = o["mode"] { guard let m = LivenessMode(rawValue: v) else { throw CLIError("--mode is passive or active") }; mode = m }
+        if let v = o["max-frames"] { guard let m = Int(v), m >= 1 else { throw CLIError("--max-frames needs a positive integer") }; maximumFrames = m }
+        if let v = o["match-threshold"] { guard let d = Double(v), d > 0 else { throw CLIError("--match-threshold needs a positive number") }; matchDistanceThreshold = d }
+    }
+}
+
+enum LivenessCLI {
+    static let analyzeUsage = """
+    usage: idvd liveness analyze FRAMES_DIR|VIDEO [--fps N] [--start S] [--seconds S] [--threshold T]
+                                 [--challenge TURN_LEFT,BLINK [--duration S]] [--best-frame OUT.jpg] [--frames]
+           idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S]
+    A folder's JPEG/PNG frames are read in name order, taken --fps apart (default 10); a video is decoded by
+    ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual, …
+    """
+
+    static func challenge(_ o: [String: String]) throws -> ActiveChallenge? {
+        guard let list = o["challenge"] else { return nil }
+        let actions = try list.split(separator: ",").map { name -> ChallengeAction in
+            guard let a = ChallengeAction(rawValue: name.uppercased()) else {
+                throw CLIError("unknown challenge action \(name); known: \(ChallengeAction.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return a
+        }
+        let duration = try o["duration"].map { v -> Double in
+            guard let d = Double(v), d > 0 else { throw CLIError("--duration needs positive seconds") }
+            return d
+        } ?? 15
+        var random = ActiveChallenge.random(duration: duration)
+        random.actions = actions
+        return random
+    }
+
+    static func analyze(_ args: [String]) throws -> Int32 {
+        let (o, p) = try CLI.parseOptions(args, flags: ["frames"])
+        guard p.count == 1 else { throw CLIError(analyzeUsage) }
+        var config = LivenessConfiguration()
+        try config.apply(o)
+        let start = Double(o["start"] ?? "0") ?? 0
+        let seconds = o["seconds"].flatMap(Double.init) ?? Double(config.maximumFrames) / config.frameRate
+        let frames = try SelfieInput.frames(at: p[0], fps: config.frameRate, start: start, seconds: seconds)
+        let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
+        let report = try analyzer.analyze(frames: frames, challenge: try challenge(o))
+        if let out = o["best-frame"], let jpeg = report.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
+        try CLI.printJSON(LivenessOutput(report, includeFrames: o["frames"] != nil))
+        return report.live ? 0 : 1
+    }
+
+    static func makeAttack(_ args: [String]) throws -> Int32 {
+        let (o, _) = try CLI.parseOptions(args)
+        guard let from = o["from"], let out = o["out"] else { throw CLIError(analyzeUsage) }
+        let count = try Int(o["frames"] ?? "30").flatMap { (1...1000).contains($0) ? $0 : nil } ?? { throw CLIError("--frames needs 1…1000") }()
+        let seed = try UInt64(o["seed"] ?? "1") ?? { throw CLIError("--seed needs a non-negative integer") }()
+        let photo = try Image(data: Data(contentsOf: URL(fileURLWithPath: from)))
+        let frames = try HeldPhotoAttack.frames(from: photo, count: count, seed: seed)
+        let dir = URL(fileURLWithPath: out)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        for (i, f) in frames.enumerated() {
+            try f.jpegData(quality: 85).write(to: dir.appendingPathComponent(String(format: "frame_%03d.jpg", i + 1)))
+        }
+        struct Out: Encodable { let frames: Int; let seed: UInt64; let out: String; let species: String }
+        try CLI.printJSON(Out(frames: frames.count, seed: seed, out: dir.path, species: "print, held"))
+        return 0
+    }
+}
+
+extension Command {
+    static let liveness = Command(name: "liveness", summary: "selfie liveness (PAD): analyze FRAMES_DIR|VIDEO, make-attack") { args in
+        switch args.first {
+        case "analyze": return try LivenessCLI.analyze(Array(args.dropFirst()))
+        case "make-attack": return try LivenessCLI.makeAttack(Array(args.dropFirst()))
+        case "-h", "--help": print(LivenessCLI.analyzeUsage); return 0
+        default: throw CLIError(LivenessCLI.analyzeUsage)
+        }
+    }
+
+    static let selfie = Command(name: "selfie", summary: "selfie verify FRAMES_DIR|VIDEO --against PORTRAIT: liveness + face match") { args in
+        let usage = """
+        usage: idvd selfie verify FRAMES_DIR|VIDEO --against PORTRAIT [--fps N] [--threshold T] [--match-threshold D]
+        Prints JSON: display_text (MATCHED / NOT_MATCHED / LIVENESS_FAILED), result_criteria, face_matcher_score (0–1),
+        distance, liveness_score (0–100), reasons. Exit 0 when MATCHED.
+        """
+        guard args.first == "verify" else {
+            if ["-h", "--help"].contains(args.first ?? "") { print(usage); return 0 }
+            throw CLIError(usage)
+        }
+        let (o, p) = try CLI.parseOptions(Array(args.dropFirst()))
+        guard p.count == 1, let against = o["against"] else { throw CLIError(usage) }
+        var config = LivenessConfiguration()
+        try config.apply(o)
+        let frames = try SelfieInput.frames(at: p[0], fps: config.frameRate, seconds: Double(config.maximumFrames) / config.frameRate)
+        let portrait = try Data(contentsOf: URL(fileURLWithPath: against))
+        let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
+        let v = try analyzer.verify(frames: frames, against: .portrait(portrait), challenge: try LivenessCLI.challenge(o))
+        if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
+        struct Out: Encodable {
+            let display_text: String; let result_criteria: String; let face_matcher_score: Double; let distance: Double?
+            let match_threshold: Double; let liveness_score: Int; let live: Bool; let reasons: [String]; let best_frame_index: Int?
+        }
+        try CLI.printJSON(Out(display_text: v.displayText, result_criteria: v.resultCriteria,
+                              face_matcher_score: (v.faceMatchScore * 1000).rounded() / 1000,
+                              distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: v.matchThreshold,
+                              liveness_score: v.livenessScore, live: v.live, reasons: v.reasons.map(\.rawValue),
+                              best_frame_index: v.liveness.bestFrameIndex))
+        return v.result == .matched ? 0 : 1
+    }
+}

@@ -1,0 +1,74 @@
+import DocumentReader
+import Foundation
+
+extension Command {
+    static let specimen = Command(name: "specimen", summary: "render fictional specimen TD1/TD3 documents (PNG + ground-truth JSON)") { args in
+        let usage = """
+        usage: idvd specimen [--format td1|td3] [--count N] [--seed S] [--out DIR] [--portrait FACE.png]
+                             [--augment] [--width W --height H] [--mrz 'LINE1|LINE2[|LINE3]']
+          Writes DIR/specimen-<seed>.png and DIR/specimen-<seed>.json (format, mrz_lines, identity,
+          augmentation) for N documents with seeds S, S+1, …  (default: td3, 1, seed 1, out .).
+          --augment places each document in a photo-like scene (rotation any angle, perspective,
+          blur, noise, JPEG quantisation, lighting gradient, background), canvas W×H (1600×1200).
+          --format mixed alternates td1/td3.  --mrz prints the given text (e.g. bad check digits).
+          Output is PNG, or JPEG with --jpeg QUALITY (default for --augment: JPEG 92; --png forces PNG).
+        """
+        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h", "png"])
+        if o["help"] != nil || o["h"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
+        let formatName = o["format"] ?? "td3"
+        guard ["td1", "td3", "mixed"].contains(formatName) else { throw CLIError("--format must be td1, td3 or mixed") }
+        guard let count = Int(o["count"] ?? "1"), count > 0, count <= 1_000_000 else { throw CLIError("--count must be a positive integer") }
+        guard let seed = UInt64(o["seed"] ?? "1") else { throw CLIError("--seed must be a non-negative integer") }
+        let out = o["out"] ?? "."
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        var portrait: RGBImage?
+        if let p = o["portrait"] {
+            do { portrait = try DocumentImage.decode(path: p).rgb } catch { throw CLIError("--portrait: \(error)") }
+        }
+        var aug = Augmentation()
+        if let w = o["width"] { guard let v = Int(w), v >= 64, v <= 8000 else { throw CLIError("--width must be 64…8000") }; aug.canvasWidth = v }
+        if let h = o["height"] { guard let v = Int(h), v >= 64, v <= 8000 else { throw CLIError("--height must be 64…8000") }; aug.canvasHeight = v }
+        let fixedLines = o["mrz"].map { $0.split(separator: "|").map(String.init) }
+        struct Truth: Encodable {
+            let file: String; let format: String; let seed: UInt64; let mrz_lines: [String]
+            let identity: SpecimenIdentity; let augmentation: Augmentation?
+        }
+        for i in 0..<count {
+            let s = seed &+ UInt64(i)
+            let format: SpecimenFormat = formatName == "mixed" ? (s % 2 == 0 ? .td1 : .td3) : (formatName == "td1" ? .td1 : .td3)
+            var rng = SeededRNG(seed: s)
+            let identity = SpecimenIdentity.random(format, using: &rng)
+            if let fixedLines, fixedLines.count != format.lineCount || fixedLines.contains(where: { $0.count != format.lineLength }) {
+                throw CLIError("--mrz for \(format.rawValue) needs \(format.lineCount) lines of \(format.lineLength) characters")
+            }
+            var specimen = try SpecimenGenerator.render(identity, format: format, portrait: portrait, mrzLines: fixedLines, seed: s)
+            var applied: Augmentation?
+            if o["augment"] != nil {
+                var a = Augmentation.random(using: &rng)
+                a.canvasWidth = aug.canvasWidth; a.canvasHeight = aug.canvasHeight
+                specimen.image = a.apply(to: specimen.image, seed: s)
+                applied = a
+            }
+            var jpegQuality: Int? = o["augment"] != nil && o["png"] == nil ? 92 : nil
+            if let q = o["jpeg"] {
+                guard let v = Int(q), (1...100).contains(v) else { throw CLIError("--jpeg must be 1…100") }
+                jpegQuality = v
+            }
+            let name = "specimen-\(s)"
+            let file = name + (jpegQuality == nil ? ".png" : ".jpg")
+            if let q = jpegQuality {
+                try DocumentImage(rgb: specimen.image).jpeg(maxDimension: 100_000, quality: q).write(to: URL(fileURLWithPath: out + "/" + file))
+            } else {
+                try Raster.encodePNG(specimen.image).write(to: URL(fileURLWithPath: out + "/" + file))
+            }
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try enc.encode(Truth(file: file, format: format.rawValue, seed: s, mrz_lines: specimen.mrzLines,
+                                 identity: identity, augmentation: applied))
+                .write(to: URL(fileURLWithPath: out + "/" + name + ".json"))
+            if count > 1 && (i + 1) % 50 == 0 { CLI.stderr("specimen: \(i + 1)/\(count)") }
+        }
+        CLI.stderr("specimen: wrote \(count) document(s) to \(out)")
+        return 0
+    }
+}

@@ -1,0 +1,362 @@
+import Foundation
+import XCTest
+@testable import FaceKit
+
+/// Selfie liveness on real frame sequences (committed SadTalker fixtures, `Tests/Fixtures/selfie`)
+/// and generated "print, held" attacks, through the real dlib models.
+final class LivenessTests: XCTestCase {
+    static let selfie = Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/selfie")
+
+    static func frames(_ folder: String) throws -> [Data] {
+        let dir = selfie.appendingPathComponent(folder)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".jpg") }.sorted()
+        return try names.map { try Data(contentsOf: dir.appendingPathComponent($0)) }
+    }
+
+    static func analyzer(_ config: LivenessConfiguration = .init()) throws -> SelfieAnalyzer {
+        SelfieAnalyzer(engine: try FaceEngineTests.engine(), configuration: config)
+    }
+
+    /// A held-photo sequence of `image` (JPEG frames), `count` frames.
+    static func heldPhoto(_ image: Data, count: Int = 20, seed: UInt64 = 7) throws -> [Data] {
+        try HeldPhotoAttack.frames(from: Image(data: image), count: count, seed: seed, maxDimension: 384)
+            .map { try $0.jpegData(quality: 85) }
+    }
+
+    static func blankJPEG(width: Int = 320, height: Int = 240, level: UInt8 = 128) throws -> Data {
+        try Image(gray: [UInt8](repeating: level, count: width * height), width: width, height: height).jpegData()
+    }
+
+    // MARK: Bona fide
+
+    func testBonaFideClipWithBlinkPassesPassiveLiveness() throws {
+        let report = try Self.analyzer().analyze(frames: Self.frames("katie_live"))
+        XCTAssertTrue(report.live, "reasons \(report.reasons)")
+        XCTAssertGreaterThanOrEqual(report.score, 50)
+        XCTAssertEqual(report.reasons, [])
+        XCTAssertEqual(report.frameCount, 30)
+        XCTAssertEqual(report.trackedFrameCount, 30)
+        // The annotated blink at 4.48–4.6 s is frame 011 of the cut (index 10).
+        XCTAssertTrue(report.blinks.contains { (9...11).contains($0.startFrame) }, "blinks \(report.blinks)")
+        XCTAssertGreaterThan(try XCTUnwrap(report.nonRigidResidual), LivenessConfiguration().rigidResidualLevel)
+        XCTAssertLessThan(try XCTUnwrap(report.identityDistance), 0.6)
+        XCTAssertEqual(report.frames.count, 30)
+    }
+
+    func testSecondPersonClipPassesToo() throws {
+        let report = try Self.analyzer().analyze(frames: Self.frames("aoc_live"))
+        XCTAssertTrue(report.live, "reasons \(report.reasons)")
+        XCTAssertGreaterThanOrEqual(report.blinks.count, 1)
+    }
+
+    func testBestFrameIsEyesOpenAndFrontal() throws {
+        let report = try Self.analyzer().analyze(frames: Self.frames("katie_live"))
+        let index = try XCTUnwrap(report.bestFrameIndex)
+        let best = report.frames[index]
+        let ears = report.frames.compactMap(\.eyeAspectRatio).sorted()
+        let medianEAR = ears[ears.count / 2]
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(best.eyeAspectRatio), 0.85 * medianEAR, "eyes open")
+        XCTAssertFalse(report.blinks.contains { ($0.startFrame...$0.endFrame).contains(index) }, "not a blink frame")
+        let pose = try XCTUnwrap(best.pose)
+        XCTAssertLessThan(abs(pose.yaw), 12, "frontal")
+        // The clip turns to about ±20° around frame 17 and 26; those are not chosen.
+        let yaws = report.frames.compactMap { $0.pose.map { abs($0.yaw) } }
+        XCTAssertGreaterThan(yaws.max() ?? 0, 15)
+        // The JPEG is that frame, decodable, with one face; the embedding is 128-d.
+        let jpeg = try XCTUnwrap(report.bestFrameJPEG)
+        let image = try Image(data: jpeg)
+        XCTAssertEqual(image.width, best.width)
+        XCTAssertEqual(try FaceEngineTests.engine().detect(in: image).count, 1)
+        XCTAssertEqual(report.bestFrameEmbedding?.count, 128)
+    }
+
+    // MARK: Attacks
+
+    func testHeldPhotoOfTheSamePersonFailsAsRigidWithoutBlink() throws {
+        let portrait = try Data(contentsOf: Self.selfie.appendingPathComponent("katie_portrait.jpg"))
+        let report = try Self.analyzer().analyze(frames: Self.heldPhoto(portrait))
+        XCTAssertFalse(report.live)
+        XCTAssertLessThan(report.score, 50)
+        XCTAssertTrue(report.reasons.contains(.noBlink), "\(report.reasons)")
+        XCTAssertTrue(report.reasons.contains(.rigidMotion), "\(report.reasons)")
+        XCTAssertEqual(report.trackedFrameCount, 20, "the face is tracked, so the failure is the motion's")
+        XCTAssertLessThan(try XCTUnwrap(report.nonRigidResidual), LivenessConfiguration().rigidResidualLevel)
+    }
+
+    func testHeldPhotoOfAnOfficialPortraitFails() throws {
+        let report = try Self.analyzer().analyze(frames: Self.heldPhoto(Fixtures.face("obama_small.jpg"), seed: 11))
+        XCTAssertFalse(report.live)
+        XCTAssertTrue(report.reasons.contains(.rigidMotion), "\(report.reasons)")
+    }
+
+    func testSingleStillCannotProveLiveness() throws {
+        // The print-attack still of the Silent-Face set and a live still: both single frames.
+        for name in ["live_exif_rotated.jpg", "obama_small.jpg"] {
+            let report = try Self.analyzer().analyze(frames: [Fixtures.face(name)])
+            XCTAssertFalse(report.live, name)
+            XCTAssertEqual(report.score, 0, name)
+            XCTAssertTrue(report.reasons.contains(.insufficientFrames), name)
+            XCTAssertEqual(report.trackedFrameCount, 1, name)
+            XCTAssertNotNil(report.bestFrameJPEG, "a single frame is still analysed: \(name)")
+        }
+    }
+
+    // MARK: Active challenges
+
+    func testActiveChallengePerformedInOrderPasses() throws {
+        // The clip blinks at index 10, then turns to the subject's left (yaw +12…+19 from index 19).
+        let challenge = ActiveChallenge(nonce: "n1", actions: [.blink, .turnLeft], duration: 5, deadline: .distantFuture)
+        let report = try Self.analyzer(LivenessConfiguration(mode: .active)).analyze(frames: Self.frames("katie_live"), challenge: challenge)
+        XCTAssertEqual(report.completedActions, [.blink, .turnLeft])
+        XCTAssertTrue(report.live, "\(report.reasons)")
+        XCTAssertEqual(report.mode, .active)
+        XCTAssertEqual(report.challengeNonce, "n1")
+    }
+
+    func testActiveChallengeWithAbsentOrMisorderedActionsFails() throws {
+        let analyzer = try Self.analyzer(LivenessConfiguration(mode: .active))
+        let frames = try Self.frames("katie_live")
+        // The mouth never opens wide (inner-lip ratio stays below 0.35) in this cut.
+        let absent = ActiveChallenge(nonce: "n2", actions: [.openMouth], duration: 5, deadline: .distantFuture)
+        let r1 = try analyzer.analyze(frames: frames, challenge: absent)
+        XCTAssertFalse(r1.live)
+        XCTAssertEqual(r1.reasons, [.challengeNotMet])
+        XCTAssertEqual(r1.completedActions, [])
+        // The turn comes after the only blink, so "turn, then blink" is not met.
+        let misordered = ActiveChallenge(nonce: "n3", actions: [.turnLeft, .blink], duration: 5, deadline: .distantFuture)
+        let r2 = try analyzer.analyze(frames: frames, challenge: misordered)
+        XCTAssertFalse(r2.live)
+        XCTAssertEqual(r2.completedActions, [.turnLeft])
+        XCTAssertTrue(r2.reasons.contains(.challengeNotMet))
+        // Right actions, but the duration (1.5 s) ends before the turn (index 19).
+        let tooSlow = ActiveChallenge(nonce: "n4", actions: [.blink, .turnLeft], duration: 1.5, deadline: .distantFuture)
+        XCTAssertFalse(try analyzer.analyze(frames: frames, challenge: tooSlow).live)
+        // Expired.
+        let expired = ActiveChallenge(nonce: "n5", actions: [.blink], duration: 5, deadline: Date(timeIntervalSinceNow: -1))
+        let r4 = try analyzer.analyze(frames: frames, challenge: expired)
+        XCTAssertEqual(r4.score, 0)
+        XCTAssertTrue(r4.reasons.contains(.challengeExpired))
+    }
+
+    func testActiveModeNeedsAChallenge() throws {
+        let analyzer = try Self.analyzer(LivenessConfiguration(mode: .active))
+        XCTAssertThrowsError(try analyzer.analyze(frames: [Self.blankJPEG()], challenge: nil)) {
+            XCTAssertEqual($0 as? LivenessError, .challengeRequired)
+        }
+    }
+
+    func testRandomChallengeIsSeededAndWellFormed() {
+        var a = SplitMix64(seed: 42), b = SplitMix64(seed: 42)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let c1 = ActiveChallenge.random(using: &a, now: now), c2 = ActiveChallenge.random(using: &b, now: now)
+        XCTAssertEqual(c1, c2)
+        XCTAssertEqual(c1.nonce.count, 32)
+        XCTAssertTrue(c1.nonce.allSatisfy(\.isHexDigit))
+        XCTAssertEqual(c1.actions.count, 2)
+        XCTAssertEqual(c1.actions.filter { [.turnLeft, .turnRight].contains($0) }.count, 1)
+        XCTAssertEqual(c1.deadline, now.addingTimeInterval(120))
+        XCTAssertNotEqual(ActiveChallenge.random().nonce, ActiveChallenge.random().nonce)
+    }
+
+    // MARK: Bad input
+
+    func testZeroFramesAreRefused() throws {
+        XCTAssertThrowsError(try Self.analyzer().analyze(frames: [])) { XCTAssertEqual($0 as? LivenessError, .noFrames) }
+    }
+
+    func testTooManyFramesAreRefusedBeforeDecoding() throws {
+        // 500 non-images: refused on the count, not on the first bad frame.
+        let frames = [Data](repeating: Data("not a frame".utf8), count: 500)
+        XCTAssertThrowsError(try Self.analyzer().analyze(frames: frames)) {
+            XCTAssertEqual($0 as? LivenessError, .tooManyFrames(count: 500, limit: 150))
+        }
+    }
+
+    func testUndecodableOrOversizedFrameIsNamed() throws {
+        var frames = try Array(Self.frames("katie_live").prefix(12))
+        frames[2] = Data("garbage".utf8)
+        XCTAssertThrowsError(try Self.analyzer().analyze(frames: frames)) {
+            XCTAssertEqual($0 as? LivenessError, .invalidFrame(index: 2, .notAnImage))
+        }
+        let small = LivenessConfiguration(maximumFramePixels: 100_000) // frames are 384×384 = 147 456 px
+        XCTAssertThrowsError(try Self.analyzer(small).analyze(frames: Array(frames.prefix(1)))) {
+            guard case .invalidFrame(0, .tooManyPixels) = $0 as? LivenessError else { return XCTFail("\($0)") }
+        }
+    }
+
+    func testFramesOfDifferentSizesAreHandled() throws {
+        let frames = try Self.frames("katie_live").enumerated().map { i, data -> Data in
+            guard i % 3 == 1 else { return data }
+            return try Image(data: data).resized(width: 300, height: 300).jpegData(quality: 85)
+        }
+        let report = try Self.analyzer().analyze(frames: frames)
+        XCTAssertEqual(report.trackedFrameCount, 30)
+        XCTAssertEqual(Set(report.frames.map(\.width)), [300, 384])
+        XCTAssertTrue(report.live, "scale changes are absorbed by the homography: \(report.reasons)")
+    }
+
+    func testFramesWithoutAFace() throws {
+        let blank = try Self.blankJPEG()
+        let report = try Self.analyzer().analyze(frames: [Data](repeating: blank, count: 12))
+        XCTAssertFalse(report.live)
+        XCTAssertEqual(report.score, 0)
+        XCTAssertEqual(report.reasons, [.noFace])
+        XCTAssertNil(report.bestFrameJPEG)
+        XCTAssertNil(report.bestFrameEmbedding)
+    }
+
+    func testFaceLeavingTheFrameTooLong() throws {
+        var frames = try Self.frames("katie_live")
+        let blank = try Self.blankJPEG(width: 384, height: 384)
+        for i in 12..<20 { frames[i] = blank } // 0.8 s without a face
+        let report = try Self.analyzer().analyze(frames: frames)
+        XCTAssertFalse(report.live)
+        XCTAssertEqual(report.score, 0)
+        XCTAssertTrue(report.reasons.contains(.faceLost), "\(report.reasons)")
+        XCTAssertEqual(report.trackedFrameCount, 22)
+    }
+
+    func testSecondFaceIsRefused() throws {
+        let two = try Fixtures.face("two_people.jpg")
+        let report = try Self.analyzer().analyze(frames: [Data](repeating: two, count: 10))
+        XCTAssertFalse(report.live)
+        XCTAssertTrue(report.reasons.contains(.multipleFaces), "\(report.reasons)")
+    }
+
+    // MARK: Verdict
+
+    func testSelfieVerdictAgainstPortraitAndTemplate() throws {
+        let analyzer = try Self.analyzer()
+        let portrait = try Data(contentsOf: Self.selfie.appendingPathComponent("katie_portrait.jpg"))
+        let katie = try Self.frames("katie_live")
+        let matched = try analyzer.verify(frames: katie, against: .portrait(portrait))
+        XCTAssertEqual(matched.displayText, "MATCHED")
+        XCTAssertEqual(matched.resultCriteria, "FACE_MATCH")
+        XCTAssertGreaterThan(matched.faceMatchScore, 0.5)
+        XCTAssertLessThan(try XCTUnwrap(matched.distance), SelfieMatching.defaultDistanceThreshold)
+        XCTAssertGreaterThanOrEqual(matched.livenessScore, 50)
+
+        let other = try analyzer.verify(frames: Self.frames("aoc_live"), against: .portrait(portrait))
+        XCTAssertEqual(other.result, .notMatched)
+        XCTAssertTrue(other.live)
+        XCTAssertLessThan(other.faceMatchScore, 0.5)
+
+        // A held print of the portrait itself: the right face, but not live.
+        let attack = try analyzer.verify(frames: Self.heldPhoto(portrait, count: 15), against: .portrait(portrait))
+        XCTAssertEqual(attack.result, .livenessFailed)
+        XCTAssertEqual(attack.resultCriteria, "LIVENESS")
+        XCTAssertFalse(attack.reasons.isEmpty)
+
+        // Re-verification against the stored template of the first verdict.
+        let template = try XCTUnwrap(matched.embedding)
+        let again = try analyzer.verify(frames: katie, against: .template(template))
+        XCTAssertEqual(again.result, .matched)
+        XCTAssertEqual(try XCTUnwrap(again.distance), 0, accuracy: 1e-6)
+        XCTAssertEqual(again.faceMatchScore, 1, accuracy: 1e-6)
+    }
+
+    func testBadReferencesAreRefusedBeforeAnalysis() throws {
+        let analyzer = try Self.analyzer()
+        let frames = [Data("never decoded".utf8)]
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template([0.1, 0.2]))) {
+            guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
+        }
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template([Float](repeating: .nan, count: 128)))) {
+            guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
+        }
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .portrait(Data("x".utf8)))) {
+            XCTAssertEqual($0 as? LivenessError, .invalidReference(.notAnImage))
+        }
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .portrait(Self.blankJPEG()))) {
+            XCTAssertEqual($0 as? LivenessError, .referenceHasNoFace)
+        }
+    }
+
+    func testMatchScoreScale() {
+        XCTAssertEqual(SelfieMatching.score(distance: 0), 1)
+        XCTAssertEqual(SelfieMatching.score(distance: 0.6), 0.5, accuracy: 1e-12)
+        XCTAssertEqual(SelfieMatching.score(distance: 1.5), 0)
+        XCTAssertEqual(SelfieMatching.distance([0, 0], [3, 4]), 5)
+        XCTAssertEqual(SelfieMatching.distance([0], [3, 4]), .infinity)
+    }
+}
+
+/// The cues on synthetic data, where the right answer is known exactly.
+final class LivenessCueTests: XCTestCase {
+    /// A fake 68-point face: a grid of points.
+    let points: [FacePoint] = (0..<68).map { FacePoint(x: Double($0 % 9) * 12 + 100, y: Double($0 / 9) * 15 + 80) }
+
+    func testHomographyExplainsAFlatPictureExactly() throws {
+        // A perspective map: the residual is (numerically) zero.
+        let h = LivenessCues.Homography(h: [1.05, 0.08, 12, -0.05, 0.97, -7, 0.0004, -0.0003, 1])
+        let moved = points.map(h.apply)
+        let r = try XCTUnwrap(LivenessCues.planarResidual(from: points, to: moved, scale: 40))
+        XCTAssertLessThan(r, 1e-6)
+        let fitted = try XCTUnwrap(LivenessCues.fitHomography(from: points, to: moved))
+        for (a, b) in zip(fitted.h, h.h) { XCTAssertEqual(a, b, accuracy: 1e-6) }
+    }
+
+    func testNonPlanarMotionLeavesAResidual() throws {
+        // Move a "mouth" subset of points independently: not a homography.
+        var moved = points
+        for i in 48..<68 { moved[i].y += 6 }
+        let r = try XCTUnwrap(LivenessCues.planarResidual(from: points, to: moved, scale: 40))
+        XCTAssertGreaterThan(r, 0.03)
+        XCTAssertNil(LivenessCues.planarResidual(from: Array(points.prefix(3)), to: Array(moved.prefix(3)), scale: 40))
+        XCTAssertNil(LivenessCues.planarResidual(from: [FacePoint](repeating: .init(x: 1, y: 1), count: 10),
+                                                 to: Array(points.prefix(10)), scale: 40), "degenerate")
+    }
+
+    func testBlinkNeedsDipAndRecoveryWithinDuration() {
+        let open = 0.32
+        let blink: [Double?] = [open, open, open, 0.12, 0.15, open, open, open]
+        let found = LivenessCues.blinks(ear: blink, minimumDepth: 0.3, maximumFrames: 5).blinks
+        XCTAssertEqual(found, [BlinkEvent(startFrame: 3, endFrame: 4, depth: 1 - 0.12 / open)])
+        // Eyes closed for 8 frames (0.8 s at 10 fps): not a blink.
+        let closedRun = [Double?](repeating: 0.1, count: 8)
+        let openRun = [Double?](repeating: open, count: 10)
+        let long: [Double?] = [open, open] + closedRun + openRun
+        XCTAssertEqual(LivenessCues.blinks(ear: long, minimumDepth: 0.3, maximumFrames: 5).blinks, [])
+        // Closed at the end, never reopened.
+        let noRecovery: [Double?] = [open, open, open, open, 0.1, 0.1]
+        XCTAssertEqual(LivenessCues.blinks(ear: noRecovery, minimumDepth: 0.3, maximumFrames: 5).blinks, [])
+        // A shallow wobble (10 %).
+        let wobble: [Double?] = [open, open, 0.29, open, 0.3, open]
+        let result = LivenessCues.blinks(ear: wobble, minimumDepth: 0.3, maximumFrames: 5)
+        XCTAssertEqual(result.blinks, [])
+        XCTAssertLessThan(result.deepestDip, 0.15)
+        // Frames without a face (nil) are no recovery: the eye must be seen open again within two frames.
+        XCTAssertEqual(LivenessCues.blinks(ear: [open, open, 0.1, nil, nil, open], minimumDepth: 0.3, maximumFrames: 5).blinks, [])
+        XCTAssertEqual(LivenessCues.blinks(ear: [open, open, 0.1, nil, open, open], minimumDepth: 0.3, maximumFrames: 5).blinks.count, 1)
+    }
+
+    func testLaplacianVarianceRanksSharpOverFlat() {
+        let flat = [UInt8](repeating: 100, count: 32 * 32)
+        let checker: [UInt8] = (0..<(32 * 32)).map { (i: Int) -> UInt8 in
+            let cell: Int = (i % 32) / 2 + (i / 32) / 2
+            return cell % 2 == 0 ? 0 : 200
+        }
+        XCTAssertEqual(LivenessCues.laplacianVariance(gray: flat, width: 32, height: 32), 0)
+        XCTAssertGreaterThan(LivenessCues.laplacianVariance(gray: checker, width: 32, height: 32), 1000)
+        XCTAssertEqual(LivenessCues.laplacianVariance(gray: [1, 2], width: 2, height: 1), 0)
+    }
+
+    func testConfigurationValidation() {
+        XCTAssertNoThrow(try LivenessConfiguration().validate())
+        XCTAssertThrowsError(try LivenessConfiguration(threshold: 101).validate())
+        XCTAssertThrowsError(try LivenessConfiguration(minimumFrames: 20, maximumFrames: 10).validate())
+        XCTAssertThrowsError(try LivenessConfiguration(rigidResidualLevel: 0.2, liveResidualLevel: 0.1).validate())
+    }
+
+    func testHeldPhotoGeneratorIsDeterministic() throws {
+        let photo = try Image(data: Fixtures.face("obama_small.jpg"))
+        let a = try HeldPhotoAttack.frames(from: photo, count: 3, seed: 5, maxDimension: 128)
+        let b = try HeldPhotoAttack.frames(from: photo, count: 3, seed: 5, maxDimension: 128)
+        let c = try HeldPhotoAttack.frames(from: photo, count: 3, seed: 6, maxDimension: 128)
+        XCTAssertEqual(a, b)
+        XCTAssertNotEqual(a, c)
+        XCTAssertNotEqual(a[0], a[1], "the hand moves between frames")
+        XCTAssertEqual(max(a[0].width, a[0].height), 128)
+        XCTAssertThrowsError(try HeldPhotoAttack.frames(from: photo, count: 0))
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import IDVCore
+@testable import IDVServer
+import XCTest
+
+/// Template vault (XChaCha20-Poly1305), key file, settings and the verdict/document policy.
+final class WorkflowVaultTests: XCTestCase {
+    func tempDir() throws -> URL {
+        let d = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-vault-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: d) }
+        return d
+    }
+
+    func testKeyFileCreatedOwnerOnlyAndReloadsTheSameKey() throws {
+        let path = try tempDir().appendingPathComponent("k.key").path
+        XCTAssertThrowsError(try TemplateVault.load(keyFile: path, createIfMissing: false))
+        let v1 = try TemplateVault.load(keyFile: path, createIfMissing: true)
+        let perms = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        XCTAssertEqual(perms, 0o600)
+        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(text.count, 64)
+        let v2 = try TemplateVault.load(keyFile: path, createIfMissing: false)
+        XCTAssertEqual(v1.keyID, v2.keyID)
+        let t: [Float] = (0..<128).map { Float($0) / 7 - 3 }
+        XCTAssertEqual(try v2.openTemplate(v1.sealTemplate(t, userID: "u1"), userID: "u1"), t)
+        try "zz".write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try TemplateVault.load(keyFile: path, createIfMissing: false)) { e in
+            guard case VaultError.badKeyFile = e else { return XCTFail("\(e)") }
+        }
+    }
+
+    func testSealedTemplateIsBoundToUserAndKeyAndDetectsTampering() throws {
+        let v = try TemplateVault(key: Array(repeating: 7, count: 32))
+        let other = try TemplateVault(key: Array(repeating: 8, count: 32))
+        let t: [Float] = (0..<128).map { sin(Float($0)) }
+        let box = v.sealTemplate(t, userID: "alice")
+        XCTAssertEqual(box.nonce.count, 24)
+        XCTAssertEqual(box.ciphertext.count, 128 * 4 + 16)
+        XCTAssertNotEqual(v.sealTemplate(t, userID: "alice").nonce, box.nonce)
+        XCTAssertEqual(try v.openTemplate(box, userID: "alice"), t)
+        XCTAssertThrowsError(try v.openTemplate(box, userID: "bob")) { XCTAssertEqual($0 as? VaultError, .authenticationFailed) }
+        XCTAssertThrowsError(try other.openTemplate(box, userID: "alice")) { XCTAssertEqual($0 as? VaultError, .wrongKey(v.keyID)) }
+        var tampered = box
+        tampered.ciphertext[5] ^= 1
+        XCTAssertThrowsError(try v.openTemplate(tampered, userID: "alice")) { XCTAssertEqual($0 as? VaultError, .authenticationFailed) }
+        var short = box
+        short.ciphertext = Array(box.ciphertext.prefix(3))
+        XCTAssertThrowsError(try v.open(short, associatedData: "template:alice"))
+        XCTAssertThrowsError(try TemplateVault(key: [1, 2, 3]))
+    }
+
+    func testWorkflowSettingsLoadValidateAndAppearInHelp() throws {
+        let c = try ServerConfig.load(file: nil, environment: ["IDVD_IDV_LIVENESS_THRESHOLD": "70"],
+                                      overrides: ["idv.face_match_max_distance": "0.5", "idv.continue_anyway": "yes", "idv.selfie_attempts": "5"])
+        XCTAssertEqual(c.workflow.livenessThreshold, 70)
+        XCTAssertEqual(c.workflow.faceMatchMaxDistance, 0.5)
+        XCTAssertTrue(c.workflow.continueAnywayAfterNotMatched)
+        XCTAssertEqual(c.workflow.selfieAttempts, 5)
+        XCTAssertEqual(c.workflow.resolvedKeyFile(dbPath: "/x/idvd.sqlite"), "/x/idvd.sqlite.key")
+        for (k, v) in [("idv.liveness_threshold", "101"), ("idv.face_match_max_distance", "-1"), ("idv.continue_anyway", "maybe"),
+                       ("idv.selfie_attempts", "0"), ("idv.consent_text_version", "")] {
+            XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: [k: v]), k)
+        }
+        XCTAssertTrue(ServerConfig.helpTable.contains("IDVD_IDV_FACE_MATCH_MAX_DISTANCE"))
+    }
+
+    func testVerdictAndDocumentPolicy() throws {
+        var p = WorkflowPolicy()
+        func v(_ d: Double?, _ live: Int) -> SelfieVerification {
+            SelfieVerification(faceMatchScore: nil, distance: d, livenessScore: live, bestFrameJPEG: nil, embedding: [])
+        }
+        XCTAssertEqual(p.verdict(v(0.6, 50), reference: .template([])), .matched)
+        XCTAssertEqual(p.verdict(v(0.61, 99), reference: .template([])), .notMatched)
+        XCTAssertEqual(p.verdict(v(0.1, 49), reference: .template([])), .livenessFailed)
+        XCTAssertEqual(p.verdict(v(nil, 80), reference: .none), .matched)
+        XCTAssertEqual(p.verdict(v(nil, 80), reference: .portrait(Data())), .notMatched)
+        p.faceMatchMaxDistance = 0.5
+        XCTAssertEqual(p.verdict(v(0.55, 90), reference: .template([])), .notMatched)
+
+        let doc = DocumentVerification(fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "ERIKSSON",
+                                                              givenNames: "ANNA MARIA", documentNumber: "L898902C3", dateOfExpiry: "2026-11-28"),
+                                       checks: [], overallStatus: .valid, mrzCheckDigitsValid: true, portraitJPEG: nil, pageImages: [])
+        XCTAssertEqual(p.judge(doc, today: "2026-11-28", needsPortrait: false).status, .valid)
+        let expired = p.judge(doc, today: "2026-11-29", needsPortrait: false)
+        XCTAssertEqual(expired.status, .invalid)
+        XCTAssertEqual(expired.errors, ["Document expired"])
+        XCTAssertEqual(p.judge(doc, today: "2026-11-28", needsPortrait: true).errors, ["No portrait found"])
+        var bad = doc
+        bad.mrzCheckDigitsValid = false
+        XCTAssertEqual(p.judge(bad, today: "2026-01-01", needsPortrait: false).errors, ["MRZ check digit failed"])
+        p.rejectFailedCheckDigits = false
+        p.rejectExpiredDocuments = false
+        XCTAssertEqual(p.judge(bad, today: "2030-01-01", needsPortrait: false).status, .valid)
+        var warn = doc
+        warn.warnings = ["Low MRZ confidence"]
+        XCTAssertEqual(p.judge(warn, today: "2026-01-01", needsPortrait: false).status, .warning)
+    }
+}
