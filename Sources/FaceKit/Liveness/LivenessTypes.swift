@@ -104,7 +104,7 @@ public struct ActiveChallenge: Sendable, Codable, Hashable {
 }
 
 /// Settings of `SelfieAnalyzer`. Every default is documented with where it comes from; the
-/// calibration (what was tuned on which data) is in `Sources/FaceKit/Liveness/CALIBRATION.md`.
+/// calibration (what was tuned on which data) is in `docs/LIVENESS.md`.
 public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// Evidence required when no challenge is given. Default passive. In `.active` mode a call
     /// without a challenge is refused (`LivenessError.challengeRequired`); a challenge given in
@@ -138,7 +138,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
 
     // MARK: Cues
     /// A blink's eye-aspect-ratio dip, as a fraction of the sequence's open-eye level (median EAR),
-    /// must reach at least this. Default 0.2: chosen on the development split (CALIBRATION.md) —
+    /// must reach at least this. Default 0.2: chosen on the development split (docs/LIVENESS.md) —
     /// at 10 fps the frame rarely falls on full closure, so sampled dips are shallower than
     /// Soukupová & Čech's 0.2-EAR line on a 0.3 open eye (a 0.33 dip).
     public var blinkMinimumDepth: Double
@@ -147,7 +147,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// Non-rigid residual (RMS distance, in inter-eye distances, of the 68 landmarks from the best
     /// homography of the reference frame's landmarks, after smoothing, 80th percentile over the
     /// frames) at which the motion cue sits on its decision line (strength 0.5). Default 0.03:
-    /// the development split's held prints reach at most 0.026 (CALIBRATION.md).
+    /// the development split's held prints reach at most 0.026 (docs/LIVENESS.md).
     public var rigidResidualLevel: Double
     /// Residual at which the motion cue is at full strength (1.0). Default 0.06.
     public var liveResidualLevel: Double
