@@ -11,3 +11,8 @@ public var dlibVersion: String { String(cString: cv_dlib_version()) }
 func messageString(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// Limits the BLAS (OpenBLAS) used by dlib's networks to `threads` threads; false when the BLAS
+/// offers no such control. For single-core benchmarks.
+@discardableResult
+public func setBLASThreads(_ threads: Int) -> Bool { cv_set_blas_threads(Int32(threads)) == 1 }

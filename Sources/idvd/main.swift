@@ -7,6 +7,7 @@ let commands: [Command] = [
     .version,
     .codes,
     .bench,
+    .face,
     .liveness,
     .selfie,
 ]

@@ -170,3 +170,31 @@ enum PNGBytes {
         return c ^ 0xFFFF_FFFF
     }
 }
+
+final class ImageFuzzTests: XCTestCase {
+    /// Deterministic byte mutations of real JPEG and PNG files: every outcome is an image or an
+    /// `ImageError`, never a crash or another error type.
+    func testMutatedFilesNeverCrash() throws {
+        let jpeg = try Fixtures.face("obama_small.jpg")
+        let png = try Image(data: jpeg).resized(width: 80, height: 60).pngData()
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> Int { state = state &* 6364136223846793005 &+ 1442695040888963407; return Int(state >> 33) }
+        var decoded = 0, refused = 0
+        for original in [jpeg, png] {
+            for round in 0..<150 {
+                var bytes = [UInt8](original)
+                for _ in 0..<(1 + round % 8) { bytes[next() % bytes.count] = UInt8(next() & 255) }
+                if round % 5 == 0 { bytes = Array(bytes.prefix(next() % bytes.count)) }
+                do {
+                    let image = try Image(data: Data(bytes), maxPixels: 4_000_000)
+                    XCTAssertEqual(image.pixels.count, image.width * image.height * image.channels)
+                    decoded += 1
+                } catch is ImageError {
+                    refused += 1
+                }
+            }
+        }
+        XCTAssertEqual(decoded + refused, 300)
+        XCTAssertGreaterThan(refused, 0)
+    }
+}

@@ -16,6 +16,10 @@ extern "C" {
 /// The dlib version this shim was built against, e.g. "19.24.0". Static storage; never NULL.
 const char *cv_dlib_version(void);
 
+/// Sets the BLAS thread count when the BLAS is OpenBLAS (returns 1), else returns 0. Benchmarks use
+/// it to measure on one core.
+int cv_set_blas_threads(int threads);
+
 /// Result of every fallible call. The message buffer names the detail.
 typedef enum cv_status {
     CV_OK = 0,

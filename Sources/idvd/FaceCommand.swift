@@ -1,0 +1,433 @@
+import FaceKit
+import Foundation
+
+/// `idvd face detect IMAGE` and `idvd face compare IMAGE_A IMAGE_B`: JSON on stdout.
+extension Command {
+    static let face = Command(name: "face", summary: "face detection, landmarks, quality and comparison on image files (JSON)") { args in
+        let usage = """
+            usage: idvd face detect IMAGE [--detector hog|cnn] [--embedding] [--landmarks]
+                   idvd face compare IMAGE_A IMAGE_B [--threshold D] [--detector hog|cnn] [--jitter N]
+
+            detect   every face: box (pixels), detector score, head pose (degrees), eye/mouth aspect
+                     ratios and quality measures; --landmarks adds the 5 and 68 points,
+                     --embedding the 128-d descriptor.
+            compare  the largest face of each image: distance, similarity (0–1) and match at the
+                     threshold (default \(FaceMatchPolicy.fromEnvironment().threshold), from
+                     IDV_FACE_MATCH_THRESHOLD or FaceMatchPolicy.lfwCalibratedThreshold).
+            Models are read from IDV_MODELS_DIR or ~/.cache/openidv/models (scripts/bootstrap).
+            """
+        guard let sub = args.first, !["-h", "--help"].contains(sub) else {
+            print(usage)
+            return args.isEmpty ? 2 : 0
+        }
+        let (options, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["embedding", "landmarks"])
+        var detection = DetectionOptions()
+        if let name = options["detector"] {
+            guard let kind = FaceDetectorKind(rawValue: name) else { throw CLIError("--detector must be hog or cnn") }
+            detection.detector = kind
+        }
+        switch sub {
+        case "detect":
+            guard positional.count == 1 else { throw CLIError("detect takes one IMAGE\n\n" + usage) }
+            let engine = try FaceEngine.shared()
+            let image = try FaceCLI.load(positional[0])
+            let analysisOptions = AnalysisOptions(detection: detection, embedding: options["embedding"] != nil)
+            let faces = try engine.analyze(image, options: analysisOptions)
+            let reports = try faces.map { face in
+                FaceCLI.FaceReport(face, quality: try engine.quality(of: face, in: image, faceCount: faces.count),
+                                   landmarks: options["landmarks"] != nil)
+            }
+            try CLI.printJSON(FaceCLI.DetectReport(
+                image: .init(width: image.width, height: image.height), detector: detection.detector.rawValue,
+                face_count: faces.count, faces: reports,
+                message: faces.isEmpty ? "no face found" : nil))
+            return 0
+        case "compare":
+            guard positional.count == 2 else { throw CLIError("compare takes IMAGE_A and IMAGE_B\n\n" + usage) }
+            var policy = FaceMatchPolicy.fromEnvironment()
+            if let t = options["threshold"] {
+                guard let value = Double(t), value > 0, value < 2 else { throw CLIError("--threshold must be a distance in (0, 2)") }
+                policy.threshold = value
+            }
+            let jitter = Int(options["jitter"] ?? "0") ?? -1
+            guard (0...100).contains(jitter) else { throw CLIError("--jitter must be 0…100") }
+            let engine = try FaceEngine.shared()
+            let analysisOptions = AnalysisOptions(detection: detection, landmarks68: false, jitter: jitter)
+            var sides: [(FaceAnalysis, Int)] = []
+            for (label, path) in zip(["IMAGE_A", "IMAGE_B"], positional) {
+                let faces = try engine.analyze(try FaceCLI.load(path), options: analysisOptions)
+                guard let first = faces.first else { throw CLIError("no face found in \(label) (\(path))") }
+                sides.append((first, faces.count))
+            }
+            let result = try FaceMatcher.compare(sides[0].0.embedding ?? [], sides[1].0.embedding ?? [], policy: policy)
+            try CLI.printJSON(FaceCLI.CompareReport(
+                distance: result.distance, similarity: result.similarity, match: result.match, threshold: result.threshold,
+                faces_a: sides[0].1, faces_b: sides[1].1,
+                box_a: sides[0].0.box, box_b: sides[1].0.box))
+            return 0
+        default:
+            throw CLIError("unknown face subcommand '\(sub)'\n\n" + usage)
+        }
+    }
+}
+
+enum FaceCLI {
+    static func load(_ path: String) throws -> Image {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw CLIError("cannot read \(path)")
+        }
+        do { return try Image(data: data) } catch let error as ImageError {
+            throw CLIError("\(path): \(error)")
+        }
+    }
+
+    struct Size: Encodable { let width: Int; let height: Int }
+
+    struct DetectReport: Encodable {
+        let image: Size
+        let detector: String
+        let face_count: Int
+        let faces: [FaceReport]
+        let message: String?
+    }
+
+    struct FaceReport: Encodable {
+        let box: FaceBox
+        let confidence: Double
+        let pose: HeadPose?
+        let eye_aspect_ratio: [String: Double]
+        let mouth_aspect_ratio: Double
+        let quality: Quality
+        let issues: [FaceQualityIssue]
+        let landmarks5: [FacePoint]?
+        let landmarks68: [FacePoint]?
+        let embedding: [Float]?
+
+        struct Quality: Encodable {
+            let face_width_px: Double, face_height_px: Double, inter_eye_distance_px: Double
+            let sharpness_laplacian_variance: Double, brightness_mean_grey: Double, contrast_rms_grey: Double
+            let multiple_faces: Bool
+        }
+
+        init(_ face: FaceAnalysis, quality q: FaceQuality, landmarks: Bool) {
+            box = face.box
+            confidence = face.confidence
+            pose = face.pose
+            eye_aspect_ratio = ["right": face.rightEyeAspectRatio, "left": face.leftEyeAspectRatio]
+            mouth_aspect_ratio = face.mouthAspectRatio
+            quality = Quality(face_width_px: q.faceWidth, face_height_px: q.faceHeight, inter_eye_distance_px: q.interEyeDistance,
+                              sharpness_laplacian_variance: q.sharpness, brightness_mean_grey: q.brightness,
+                              contrast_rms_grey: q.contrast, multiple_faces: q.multipleFaces)
+            issues = q.issues()
+            landmarks5 = landmarks ? face.landmarks5 : nil
+            landmarks68 = landmarks ? face.landmarks68 : nil
+            embedding = face.embedding
+        }
+    }
+
+    struct CompareReport: Encodable {
+        let distance: Double
+        let similarity: Double
+        let match: Bool
+        let threshold: Double
+        let faces_a: Int
+        let faces_b: Int
+        let box_a: FaceBox
+        let box_b: FaceBox
+    }
+}
+
+// MARK: - idvd bench face
+
+extension Benchmark {
+    static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)") { args in
+        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help"])
+        if o["help"] != nil {
+            print("""
+                usage: idvd bench face [--pairs FILE] [--images DIR] [--limit N] [--threads N] [--repeat N]
+                                       [--cache FILE] [--stage-image FILE] [--stages-only | --lfw-only]
+                  --pairs/--images  an LFW-format pairs list and image folder (default ../shared/testdata/lfw)
+                  --limit N         only the first N usable pairs
+                  --threads N       threads for the LFW descriptors (default 1; stages always use one)
+                  --cache FILE      keep LFW descriptors in FILE between runs
+                """)
+            return 0
+        }
+        let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        let engine = try FaceEngine.shared()
+        try engine.preload()
+        setBLASThreads(1)
+        if o["lfw-only"] == nil {
+            let stageImage = o["stage-image"].map { URL(fileURLWithPath: $0) }
+                ?? root.appendingPathComponent("Tests/Fixtures/faces/obama-480p.jpg")
+            try FaceBench.stages(engine: engine, source: stageImage, repeats: Int(o["repeat"] ?? "10") ?? 10)
+        }
+        if o["stages-only"] == nil {
+            let lfw = root.appendingPathComponent("../shared/testdata/lfw").standardizedFileURL
+            let pairs = o["pairs"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("pairs.txt")
+            let images = o["images"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("images")
+            try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
+                              threads: max(1, Int(o["threads"] ?? "1") ?? 1), cache: o["cache"].map { URL(fileURLWithPath: $0) })
+        }
+        return 0
+    }
+}
+
+enum FaceBench {
+    /// CPU seconds the calling thread spends in `body` (CLOCK_THREAD_CPUTIME_ID): on a shared
+    /// machine this is the one-core cost, unaffected by other processes' load.
+    static func cpu(_ body: () throws -> Void) rethrows -> Double {
+        var a = timespec(), b = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a)
+        try body()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b)
+        return Double(b.tv_sec - a.tv_sec) + Double(b.tv_nsec - a.tv_nsec) / 1e9
+    }
+
+    static func ms(_ seconds: Double) -> String { String(format: "%8.1f ms", seconds * 1000) }
+
+    static func median(_ xs: [Double]) -> Double {
+        let s = xs.sorted()
+        return s.isEmpty ? 0 : s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    /// Per-stage medians on a 640×480 and a 1920×1080 JPEG made from `source`.
+    static func stages(engine: FaceEngine, source: URL, repeats: Int) throws {
+        let photo = try Image(data: Data(contentsOf: source))
+        // 640×480: a centre crop (4:3) scaled to 640×480; 1920×1080: a 16:9 centre crop scaled up or down.
+        func frame(_ w: Int, _ h: Int) throws -> Data {
+            let aspect = Double(w) / Double(h)
+            var cw = photo.width, ch = Int(Double(photo.width) / aspect)
+            if ch > photo.height { ch = photo.height; cw = Int(Double(ch) * aspect) }
+            let crop = try photo.cropped(PixelRect(x: (photo.width - cw) / 2, y: (photo.height - ch) / 2, width: cw, height: ch))
+            return try crop.resized(width: w, height: h).jpegData(quality: 90)
+        }
+        print("face engine per-stage CPU time on one core (thread CPU clock; OpenBLAS 1 thread), median of \(repeats) runs, dlib \(dlibVersion)")
+        print("source: \(source.lastPathComponent) (\(photo.width)×\(photo.height)), re-encoded as JPEG q90 at each size")
+        print("size        decode   detect HOG  landmarks5 landmarks68       embed   total(HOG)  detect CNN")
+        for (w, h) in [(640, 480), (1920, 1080)] {
+            let jpeg = try frame(w, h)
+            var t: [String: [Double]] = [:]
+            for i in 0..<repeats {
+                var image: Image?
+                t["decode", default: []].append(try cpu { image = try Image(data: jpeg) })
+                guard let image else { continue }
+                var faces: [DetectedFace] = []
+                t["detect", default: []].append(try cpu { faces = try engine.detect(in: image) })
+                guard let face = faces.first else { throw CLIError("no face in the \(w)×\(h) stage image") }
+                var five: [FacePoint] = []
+                t["lm5", default: []].append(try cpu { five = try engine.landmarks(in: image, box: face.box, count: 5) })
+                t["lm68", default: []].append(try cpu { _ = try engine.landmarks(in: image, box: face.box, count: 68) })
+                t["embed", default: []].append(try cpu { _ = try engine.embedding(in: image, landmarks: five) })
+                if i < max(1, repeats / 3) {
+                    t["cnn", default: []].append(try cpu { _ = try engine.detect(in: image, options: .init(detector: .cnn)) })
+                }
+            }
+            let total = ["decode", "detect", "lm5", "lm68", "embed"].reduce(0.0) { $0 + median(t[$1] ?? []) }
+            print(String(format: "%4d×%-4d", w, h), ms(median(t["decode"]!)), ms(median(t["detect"]!)), ms(median(t["lm5"]!)),
+                  ms(median(t["lm68"]!)), ms(median(t["embed"]!)), "  ", ms(total), "  ", ms(median(t["cnn"]!)))
+        }
+        let jpeg1080 = try frame(1920, 1080)
+        print(String(format: "wall clock of one whole 1920×1080 decode+detect+landmarks+embed now: %.1f ms (other processes' load shows here, not above)", Command.measure {
+            _ = try? engine.analyze(Image(data: jpeg1080))
+        } * 1000))
+        // Concurrency: the same 640×480 analysis from 1 and 2 threads (per-thread worker pool).
+        let jpeg480 = try frame(640, 480)
+        let image480 = try Image(data: jpeg480)
+        let n = max(4, repeats)
+        var load = [Double](repeating: 0, count: 3)
+        getloadavg(&load, 3)
+        var rates: [String] = []
+        for threads in [1, 2] {
+            let wall = Command.measure {
+                DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                    for _ in 0..<n { _ = try? engine.analyze(image480) }
+                }
+            }
+            rates.append(String(format: "%d thread(s): %.1f images/s", threads, Double(n * threads) / wall))
+        }
+        print("throughput, full analysis of the 640×480 frame (wall clock, load average \(String(format: "%.1f", load[0])) on \(ProcessInfo.processInfo.activeProcessorCount) cores): " + rates.joined(separator: ", ") + "; \(engine.workerCount) worker copies")
+        let scale1080 = DetectionOptions().workingScale(width: 1920, height: 1080)
+        print(String(format: "(detection runs on a working copy: 640×480 at ×%.2f, 1920×1080 at ×%.2f; landmarks and embedding on the full image)",
+                     DetectionOptions().workingScale(width: 640, height: 480), scale1080))
+        print("")
+    }
+
+    struct Pair { let a: String; let b: String; let same: Bool; let fold: Int }
+
+    /// Reads an LFW pairs list: a header "folds n" (or "n"), then per fold n same-person lines
+    /// "name i j" and n different-person lines "name1 i name2 j".
+    static func readPairs(_ url: URL) throws -> [Pair] {
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw CLIError("cannot read pairs list \(url.path)") }
+        var lines = text.split(whereSeparator: \.isNewline).map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) }
+        guard let header = lines.first else { throw CLIError("empty pairs list") }
+        lines.removeFirst()
+        let perFold = Int(header.last ?? "") ?? lines.count
+        func file(_ name: String, _ n: String) -> String { "\(name)/\(name)_\(String(format: "%04d", Int(n) ?? 0)).jpg" }
+        var pairs: [Pair] = []
+        for (i, f) in lines.enumerated() {
+            let fold = perFold > 0 ? i / (2 * perFold) : 0
+            if f.count == 3 { pairs.append(Pair(a: file(f[0], f[1]), b: file(f[0], f[2]), same: true, fold: fold)) }
+            else if f.count == 4 { pairs.append(Pair(a: file(f[0], f[1]), b: file(f[2], f[3]), same: false, fold: fold)) }
+        }
+        return pairs
+    }
+
+    final class Store: @unchecked Sendable {
+        let lock = NSLock()
+        var descriptors: [String: [Float]] = [:]
+        var fallbacks = 0
+        var failures: [String] = []
+        var seconds = 0.0
+    }
+
+    /// The descriptor of the labelled face of an LFW image: the detected face nearest the centre;
+    /// if none, detection again with a lowered threshold; if still none, a centred box covering
+    /// the middle 44 % (where deep-funnelled LFW puts the face). Returns (descriptor, fell back).
+    static func lfwDescriptor(engine: FaceEngine, image: Image) throws -> ([Float], Bool) {
+        let centre = FacePoint(x: Double(image.width) / 2, y: Double(image.height) / 2)
+        var detections = try engine.detect(in: image)
+        if detections.isEmpty { detections = try engine.detect(in: image, options: .init(adjustThreshold: -0.5)) }
+        let fellBack = detections.isEmpty
+        let box = detections.min { $0.box.center.distance(to: centre) < $1.box.center.distance(to: centre) }?.box
+            ?? FaceBox(left: Double(image.width) * 0.28, top: Double(image.height) * 0.28,
+                       right: Double(image.width) * 0.72, bottom: Double(image.height) * 0.72)
+        let five = try engine.landmarks(in: image, box: box, count: 5)
+        return (try engine.embedding(in: image, landmarks: five), fellBack)
+    }
+
+    static func lfw(engine: FaceEngine, pairsFile: URL, imagesDir: URL, limit: Int, threads: Int, cache: URL?) throws {
+        guard FileManager.default.fileExists(atPath: pairsFile.path) else {
+            print("LFW: pairs list \(pairsFile.path) not found; skipped (give --pairs FILE --images DIR)")
+            return
+        }
+        let all = try readPairs(pairsFile)
+        let usable = Array(all.filter {
+            FileManager.default.fileExists(atPath: imagesDir.appendingPathComponent($0.a).path)
+                && FileManager.default.fileExists(atPath: imagesDir.appendingPathComponent($0.b).path)
+        }.prefix(limit))
+        let names = Array(Set(usable.flatMap { [$0.a, $0.b] })).sorted()
+        print("LFW verification: \(usable.count) of \(all.count) pairs usable (\(usable.filter(\.same).count) same, \(usable.filter { !$0.same }.count) different), \(names.count) images, \(threads) thread(s)")
+
+        let store = Store()
+        if let cache, let data = try? Data(contentsOf: cache), let cached = try? JSONDecoder().decode([String: [Float]].self, from: data) {
+            store.descriptors = cached
+        }
+        let todo = names.filter { store.descriptors[$0] == nil }
+        let wall = Command.measure {
+            let chunks = stride(from: 0, to: todo.count, by: max(1, (todo.count + threads - 1) / threads)).map {
+                Array(todo[$0..<min(todo.count, $0 + max(1, (todo.count + threads - 1) / threads))])
+            }
+            DispatchQueue.concurrentPerform(iterations: chunks.count) { c in
+                for name in chunks[c] {
+                    var result: ([Float], Bool)?
+                    let t = (try? cpu {
+                        let image = try Image(data: Data(contentsOf: imagesDir.appendingPathComponent(name)))
+                        result = try lfwDescriptor(engine: engine, image: image)
+                    }) ?? 0
+                    store.lock.lock()
+                    if let (d, fell) = result { store.descriptors[name] = d; if fell { store.fallbacks += 1 } } else { store.failures.append(name) }
+                    store.seconds += t
+                    store.lock.unlock()
+                }
+            }
+        }
+        if !todo.isEmpty {
+            print(String(format: "descriptors: %d images in %.1f s wall; %.1f ms CPU per image (decode + HOG detect + 5 landmarks + embed); %d without a detected face (centre box used), %d unreadable",
+                         todo.count, wall, store.seconds / Double(todo.count) * 1000, store.fallbacks, store.failures.count))
+        } else {
+            print("descriptors: all \(names.count) from cache \(cache?.path ?? "")")
+        }
+        if let cache, !todo.isEmpty, let data = try? JSONEncoder().encode(store.descriptors) { try? data.write(to: cache) }
+
+        func dist(_ a: String, _ b: String) -> Double? {
+            guard let x = store.descriptors[a], let y = store.descriptors[b] else { return nil }
+            return try? FaceMatcher.distance(x, y)
+        }
+        let scored = usable.compactMap { p in dist(p.a, p.b).map { (p, $0) } }
+        let genuine = scored.filter { $0.0.same }.map(\.1).sorted()
+        let impostor = scored.filter { !$0.0.same }.map(\.1).sorted()
+        guard !genuine.isEmpty, !impostor.isEmpty else { print("LFW: not enough scored pairs"); return }
+
+        // Accuracy: k-fold cross-validation as in the LFW protocol (threshold fitted on the other folds).
+        func accuracy(_ items: [(Pair, Double)], _ t: Double) -> Double {
+            Double(items.filter { ($0.1 <= t) == $0.0.same }.count) / Double(max(1, items.count))
+        }
+        func bestThreshold(_ items: [(Pair, Double)]) -> Double {
+            let candidates = items.map(\.1).sorted()
+            var best = (acc: -1.0, t: 0.6)
+            for t in candidates { let a = accuracy(items, t); if a > best.acc { best = (a, t) } }
+            return best.t
+        }
+        let folds = Set(scored.map(\.0.fold)).sorted()
+        var foldAcc: [Double] = [], foldT: [Double] = []
+        if folds.count > 1 {
+            for f in folds {
+                let t = bestThreshold(scored.filter { $0.0.fold != f })
+                foldT.append(t)
+                foldAcc.append(accuracy(scored.filter { $0.0.fold == f }, t))
+            }
+        }
+        let meanAcc = foldAcc.isEmpty ? accuracy(scored, bestThreshold(scored)) : foldAcc.reduce(0, +) / Double(foldAcc.count)
+        let sdAcc = foldAcc.count > 1 ? (foldAcc.map { ($0 - meanAcc) * ($0 - meanAcc) }.reduce(0, +) / Double(foldAcc.count - 1)).squareRoot() : 0
+        let policy = FaceMatchPolicy.fromEnvironment()
+        if foldT.isEmpty {
+            let t: Double = bestThreshold(scored)
+            print(String(format: "accuracy (one fold: best threshold %.3f fitted on these pairs, in-sample): %.2f %%   [dlib's published figure for this model: 99.38 %%]",
+                         t, meanAcc * 100))
+        } else {
+            let meanT: Double = foldT.reduce(0, +) / Double(foldT.count)
+            print(String(format: "accuracy (%d-fold cross-validated threshold, mean %.3f): %.2f %% ± %.2f   [dlib's published figure for this model: 99.38 %%]",
+                         folds.count, meanT, meanAcc * 100, sdAcc * 100))
+        }
+        print(String(format: "accuracy at the configured threshold %.3f: %.2f %%; at dlib's 0.6: %.2f %%",
+                     policy.threshold, accuracy(scored, policy.threshold) * 100, accuracy(scored, 0.6) * 100))
+        print(String(format: "distances: genuine median %.3f (95th pct %.3f), impostor median %.3f (5th pct %.3f)",
+                     median(genuine), genuine[Int(Double(genuine.count - 1) * 0.95)], median(impostor), impostor[Int(Double(impostor.count - 1) * 0.05)]))
+
+        // Extended impostor set: every two images of different people among the pair images.
+        let ids = names.filter { store.descriptors[$0] != nil }
+        let person = ids.map { String($0.split(separator: "/").first ?? "") }
+        let vecs = ids.map { store.descriptors[$0]! }
+        var extImpostor: [Double] = []
+        var extGenuine: [Double] = []
+        extImpostor.reserveCapacity(ids.count * ids.count / 2)
+        for i in 0..<vecs.count {
+            for j in (i + 1)..<vecs.count {
+                var s: Float = 0
+                let a = vecs[i], b = vecs[j]
+                for k in 0..<a.count { let d = a[k] - b[k]; s += d * d }
+                if person[i] == person[j] { extGenuine.append(Double(s.squareRoot())) } else { extImpostor.append(Double(s.squareRoot())) }
+            }
+        }
+        extImpostor.sort()
+        extGenuine.sort()
+
+        /// Threshold with at most `target` FMR on `impostors`, and the FNMR of `genuines` there.
+        func operatingPoint(_ target: Double, impostors: [Double], genuines: [Double]) -> (t: Double, fmr: Double, fnmr: Double, resolvable: Bool) {
+            let k = Int((target * Double(impostors.count)).rounded(.down))
+            let t = k < impostors.count ? impostors[k].nextDown : impostors.last!
+            let fm = impostors.prefix { $0 <= t }.count
+            let fnm = genuines.filter { $0 > t }.count
+            return (t, Double(fm) / Double(impostors.count), Double(fnm) / Double(genuines.count), target * Double(impostors.count) >= 1)
+        }
+        print("FNMR at fixed FMR (ISO/IEC 19795-1):")
+        for target in [0.001, 0.0001] {
+            let std = operatingPoint(target, impostors: impostor, genuines: genuine)
+            let ext = operatingPoint(target, impostors: extImpostor, genuines: genuine)
+            let extAll = operatingPoint(target, impostors: extImpostor, genuines: extGenuine)
+            print(String(format: "  FMR %.2f %%: View-2 pairs (%d impostors%@): threshold %.3f, FMR %.3f %%, FNMR %.2f %%",
+                         target * 100, impostor.count, std.resolvable ? "" : ", too few to resolve this FMR; shown at FMR = 0",
+                         std.t, std.fmr * 100, std.fnmr * 100))
+            print(String(format: "              all cross-person pairs (%d impostors): threshold %.3f, FMR %.4f %%, FNMR %.2f %% (View-2 genuine), %.2f %% (all %d same-person pairs)",
+                         extImpostor.count, ext.t, ext.fmr * 100, ext.fnmr * 100, extAll.fnmr * 100, extGenuine.count))
+        }
+        for t in [policy.threshold, 0.6] {
+            let fmr = Double(extImpostor.prefix { $0 <= t }.count) / Double(extImpostor.count)
+            let fnmr = Double(genuine.filter { $0 > t }.count) / Double(genuine.count)
+            print(String(format: "at threshold %.3f%@: FMR %.4f %% (all cross-person pairs), FNMR %.2f %% (View-2 genuine pairs), accuracy %.2f %% (View-2)",
+                         t, t == policy.threshold ? " (configured)" : " (dlib's)", fmr * 100, fnmr * 100, accuracy(scored, t) * 100))
+        }
+    }
+}
