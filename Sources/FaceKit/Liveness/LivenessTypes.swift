@@ -156,7 +156,8 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// Tracked frames whose descriptors are compared with the best frame's for identity
     /// consistency (evenly spread). Default 3.
     public var identitySamples: Int
-    /// Largest descriptor distance between frames of one sequence. Default 0.6 (dlib's same-person line).
+    /// Largest descriptor distance between frames of one sequence. Default 0.6 (dlib's documented
+    /// same-person line; looser than the match threshold, as pose and expression vary within a sequence).
     public var identityDistanceThreshold: Double
     /// Head turn for `turnLeft`/`turnRight`, degrees of yaw from the sequence's start. Default 15.
     public var turnDegrees: Double

@@ -165,7 +165,7 @@ public struct SelfieAnalyzer: Sendable {
         let report = try analyze(frames: frames, challenge: challenge, now: now)
         let threshold = configuration.matchDistanceThreshold
         let distance = report.bestFrameEmbedding.map { SelfieMatching.distance($0, referenceEmbedding) }
-        let score = distance.map { SelfieMatching.score(distance: $0, threshold: threshold) } ?? 0
+        let score = distance.map { SelfieMatching.score(distance: $0) } ?? 0
         let result: SelfieMatchResult
         if !report.live {
             result = .livenessFailed
