@@ -86,7 +86,9 @@ enum LivenessCLI {
     static let analyzeUsage = """
     usage: idvd liveness analyze FRAMES_DIR|VIDEO [--fps N] [--start S] [--seconds S] [--threshold T]
                                  [--challenge TURN_LEFT,BLINK [--duration S]] [--best-frame OUT.jpg] [--frames]
-           idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S]
+           idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S] [--whole]
+    make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
+    under hand-held perspective wobble, lighting drift and blur, as JPEG frames.
     A folder's JPEG/PNG frames are read in name order, taken --fps apart (default 10); a video is decoded by
     ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual, …
     """
@@ -124,11 +126,16 @@ enum LivenessCLI {
     }
 
     static func makeAttack(_ args: [String]) throws -> Int32 {
-        let (o, _) = try CLI.parseOptions(args)
+        let (o, _) = try CLI.parseOptions(args, flags: ["whole"])
         guard let from = o["from"], let out = o["out"] else { throw CLIError(analyzeUsage) }
         let count = try Int(o["frames"] ?? "30").flatMap { (1...1000).contains($0) ? $0 : nil } ?? { throw CLIError("--frames needs 1…1000") }()
         let seed = try UInt64(o["seed"] ?? "1") ?? { throw CLIError("--seed needs a non-negative integer") }()
-        let photo = try Image(data: Data(contentsOf: URL(fileURLWithPath: from)))
+        var photo = try Image(data: Data(contentsOf: URL(fileURLWithPath: from)))
+        // The print shows the face large, as a photo held up to a selfie camera would (--whole keeps the image).
+        if o["whole"] == nil, let face = try FaceEngine.shared().detect(in: photo).first,
+           let rect = face.box.expanded(by: 0.9).clipped(to: photo.bounds) {
+            photo = try photo.cropped(rect)
+        }
         let frames = try HeldPhotoAttack.frames(from: photo, count: count, seed: seed)
         let dir = URL(fileURLWithPath: out)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
