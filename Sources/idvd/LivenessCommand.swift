@@ -90,13 +90,16 @@ enum LivenessCLI {
     make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
     under hand-held perspective wobble, lighting drift and blur, as JPEG frames.
     A folder's JPEG/PNG frames are read in name order, taken --fps apart (default 10); a video is decoded by
-    ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual, …
+    ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual, …; exit 0 when live,
+    1 when not. --challenge evaluates an active challenge (TURN_LEFT, TURN_RIGHT, BLINK, OPEN_MOUTH, in order).
     """
 
     static func challenge(_ o: [String: String]) throws -> ActiveChallenge? {
         guard let list = o["challenge"] else { return nil }
         let actions = try list.split(separator: ",").map { name -> ChallengeAction in
-            guard let a = ChallengeAction(rawValue: name.uppercased()) else {
+            // TURN_LEFT or turnLeft.
+            let upper = name.uppercased(), snake = name.replacingOccurrences(of: "([a-z])([A-Z])", with: "$1_$2", options: .regularExpression).uppercased()
+            guard let a = ChallengeAction(rawValue: upper) ?? ChallengeAction(rawValue: snake) else {
                 throw CLIError("unknown challenge action \(name); known: \(ChallengeAction.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return a
