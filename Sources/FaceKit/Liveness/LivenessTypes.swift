@@ -110,7 +110,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// without a challenge is refused (`LivenessError.challengeRequired`); a challenge given in
     /// passive mode is evaluated too (both modes are always available).
     public var mode: LivenessMode
-    /// `live` ⇔ `score ≥ threshold` (0–100). Default 50: the score's "every required cue passed" line.
+    /// `live` ⇔ `score ≥ threshold` (1–100). Default 50: the score's "every required cue passed" line.
     public var threshold: Int
     /// Frame rate of the sequence, frames per second (timing of blinks and challenges). Default 10.
     public var frameRate: Double
@@ -207,18 +207,26 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// - Throws: `LivenessError.invalidConfiguration` naming the first bad setting.
     public func validate() throws {
         func check(_ ok: Bool, _ what: String) throws { if !ok { throw LivenessError.invalidConfiguration(what) } }
-        try check((0...100).contains(threshold), "threshold must be 0…100")
+        try check((1...100).contains(threshold), "threshold must be 1…100")
         try check(frameRate > 0 && frameRate <= 240, "frameRate must be in (0, 240]")
         try check(minimumFrames >= 1, "minimumFrames must be at least 1")
         try check(maximumFrames >= minimumFrames, "maximumFrames must be at least minimumFrames")
         try check(maximumFramePixels > 0, "maximumFramePixels must be positive")
         try check(detectionMaxDimension >= 64, "detectionMaxDimension must be at least 64")
         try check(blinkMinimumDepth > 0 && blinkMinimumDepth < 1, "blinkMinimumDepth must be in (0, 1)")
-        try check(liveResidualLevel > rigidResidualLevel && rigidResidualLevel > 0, "need 0 < rigidResidualLevel < liveResidualLevel")
+        try check(blinkMaximumDuration > 0 && blinkMaximumDuration <= 10, "blinkMaximumDuration must be in (0, 10] seconds")
+        try check(maximumFaceLostDuration >= 0 && maximumFaceLostDuration <= 60, "maximumFaceLostDuration must be 0…60 seconds")
+        try check((0...1).contains(minimumTrackedFraction), "minimumTrackedFraction must be 0…1")
+        try check(secondFaceAreaRatio > 0 && secondFaceAreaRatio.isFinite, "secondFaceAreaRatio must be positive")
+        try check(identityDistanceThreshold > 0 && identityDistanceThreshold.isFinite, "identityDistanceThreshold must be positive")
+        try check(turnDegrees > 0 && turnDegrees < 90, "turnDegrees must be in (0, 90)")
+        try check(openMouthRatio > 0 && openMouthRatio.isFinite, "openMouthRatio must be positive")
+        try check(liveResidualLevel > rigidResidualLevel && rigidResidualLevel > 0 && liveResidualLevel.isFinite,
+                  "need 0 < rigidResidualLevel < liveResidualLevel")
         try check(residualSmoothingFrames >= 1 && residualSmoothingFrames % 2 == 1 && residualSmoothingFrames <= 9,
                   "residualSmoothingFrames must be odd, 1…9")
         try check(identitySamples >= 0, "identitySamples must not be negative")
-        try check(matchDistanceThreshold > 0, "matchDistanceThreshold must be positive")
+        try check(matchDistanceThreshold > 0 && matchDistanceThreshold.isFinite, "matchDistanceThreshold must be positive")
         try check((1...100).contains(bestFrameJPEGQuality), "bestFrameJPEGQuality must be 1…100")
     }
 }
@@ -234,6 +242,8 @@ public enum LivenessError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidFrame(index: Int, ImageError)
     /// Active mode without a challenge, or a challenge without actions.
     case challengeRequired
+    /// A challenge whose duration is not a positive number of seconds (at most an hour).
+    case invalidChallenge(String)
     /// The reference portrait could not be decoded.
     case invalidReference(ImageError)
     /// The reference portrait holds no face.
@@ -248,6 +258,7 @@ public enum LivenessError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .tooManyFrames(count, limit): return "\(count) frames exceed the limit of \(limit) frames per sequence"
         case let .invalidFrame(index, error): return "frame \(index): \(error.description)"
         case .challengeRequired: return "active liveness needs a challenge with at least one action"
+        case .invalidChallenge(let detail): return "invalid challenge: \(detail)"
         case .invalidReference(let error): return "reference portrait: \(error.description)"
         case .referenceHasNoFace: return "reference portrait: no face found"
         case .invalidTemplate(let detail): return "invalid template: \(detail)"

@@ -43,6 +43,9 @@ public struct SelfieAnalyzer: Sendable {
         }
         if config.mode == .active, challenge == nil { throw LivenessError.challengeRequired }
         if let challenge, challenge.actions.isEmpty { throw LivenessError.challengeRequired }
+        if let challenge, !(challenge.duration > 0 && challenge.duration <= 3600) {
+            throw LivenessError.invalidChallenge("duration must be in (0, 3600] seconds")
+        }
 
         let observations = try track(frames)
         var reasons: [LivenessReason] = []
