@@ -16,6 +16,7 @@ let benchmarks: [Benchmark] = [
     .face,
     .workflow,
     .document,
+    .liveness,
 ]
 
 extension Command {

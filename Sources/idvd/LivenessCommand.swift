@@ -86,15 +86,20 @@ enum LivenessCLI {
     static let analyzeUsage = """
     usage: idvd liveness analyze FRAMES_DIR|VIDEO [--fps N] [--start S] [--seconds S] [--threshold T]
                                  [--challenge TURN_LEFT,BLINK [--duration S]] [--best-frame OUT.jpg] [--frames]
-           idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S]
+           idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S] [--whole]
+    make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
+    under hand-held perspective wobble, lighting drift and blur, as JPEG frames.
     A folder's JPEG/PNG frames are read in name order, taken --fps apart (default 10); a video is decoded by
-    ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual, …
+    ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual, …; exit 0 when live,
+    1 when not. --challenge evaluates an active challenge (TURN_LEFT, TURN_RIGHT, BLINK, OPEN_MOUTH, in order).
     """
 
     static func challenge(_ o: [String: String]) throws -> ActiveChallenge? {
         guard let list = o["challenge"] else { return nil }
         let actions = try list.split(separator: ",").map { name -> ChallengeAction in
-            guard let a = ChallengeAction(rawValue: name.uppercased()) else {
+            // TURN_LEFT or turnLeft.
+            let upper = name.uppercased(), snake = name.replacingOccurrences(of: "([a-z])([A-Z])", with: "$1_$2", options: .regularExpression).uppercased()
+            guard let a = ChallengeAction(rawValue: upper) ?? ChallengeAction(rawValue: snake) else {
                 throw CLIError("unknown challenge action \(name); known: \(ChallengeAction.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return a
@@ -124,11 +129,16 @@ enum LivenessCLI {
     }
 
     static func makeAttack(_ args: [String]) throws -> Int32 {
-        let (o, _) = try CLI.parseOptions(args)
+        let (o, _) = try CLI.parseOptions(args, flags: ["whole"])
         guard let from = o["from"], let out = o["out"] else { throw CLIError(analyzeUsage) }
         let count = try Int(o["frames"] ?? "30").flatMap { (1...1000).contains($0) ? $0 : nil } ?? { throw CLIError("--frames needs 1…1000") }()
         let seed = try UInt64(o["seed"] ?? "1") ?? { throw CLIError("--seed needs a non-negative integer") }()
-        let photo = try Image(data: Data(contentsOf: URL(fileURLWithPath: from)))
+        var photo = try Image(data: Data(contentsOf: URL(fileURLWithPath: from)))
+        // The print shows the face large, as a photo held up to a selfie camera would (--whole keeps the image).
+        if o["whole"] == nil, let face = try FaceEngine.shared().detect(in: photo).first,
+           let rect = face.box.expanded(by: 0.9).clipped(to: photo.bounds) {
+            photo = try photo.cropped(rect)
+        }
         let frames = try HeldPhotoAttack.frames(from: photo, count: count, seed: seed)
         let dir = URL(fileURLWithPath: out)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

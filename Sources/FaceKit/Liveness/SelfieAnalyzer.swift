@@ -43,6 +43,9 @@ public struct SelfieAnalyzer: Sendable {
         }
         if config.mode == .active, challenge == nil { throw LivenessError.challengeRequired }
         if let challenge, challenge.actions.isEmpty { throw LivenessError.challengeRequired }
+        if let challenge, !(challenge.duration > 0 && challenge.duration <= 3600) {
+            throw LivenessError.invalidChallenge("duration must be in (0, 3600] seconds")
+        }
 
         let observations = try track(frames)
         var reasons: [LivenessReason] = []
@@ -64,13 +67,16 @@ public struct SelfieAnalyzer: Sendable {
         }
         if observations.contains(where: \.secondFace) { add(.multipleFaces) }
 
-        // Non-rigid motion against the first tracked frame.
+        // Non-rigid motion against the first tracked frame, on landmarks averaged over
+        // `residualSmoothingFrames` neighbouring frames (the detector's per-frame jitter is
+        // independent between frames and shrinks; real motion is coherent and stays).
         var summaries = observations.map(\.summary)
         var residuals: [Double] = []
-        if let reference = tracked.first?.face?.landmarks68, reference.count == 68 {
-            for (i, o) in observations.enumerated() {
-                guard let f = o.face, f.landmarks68.count == 68, i != tracked.first?.summary.index else { continue }
-                if let r = LivenessCues.planarResidual(from: reference, to: f.landmarks68, scale: max(1, f.interEyeDistance)) {
+        let smoothed = Self.smoothedLandmarks(observations, window: config.residualSmoothingFrames)
+        if let first = smoothed.firstIndex(where: { $0 != nil }), let reference = smoothed[first] {
+            for i in (first + 1)..<observations.count {
+                guard let points = smoothed[i], let f = observations[i].face else { continue }
+                if let r = LivenessCues.planarResidual(from: reference, to: points, scale: max(1, f.interEyeDistance)) {
                     summaries[i].residual = r
                     residuals.append(r)
                 }
@@ -162,7 +168,7 @@ public struct SelfieAnalyzer: Sendable {
         let report = try analyze(frames: frames, challenge: challenge, now: now)
         let threshold = configuration.matchDistanceThreshold
         let distance = report.bestFrameEmbedding.map { SelfieMatching.distance($0, referenceEmbedding) }
-        let score = distance.map { SelfieMatching.score(distance: $0, threshold: threshold) } ?? 0
+        let score = distance.map { SelfieMatching.score(distance: $0) } ?? 0
         let result: SelfieMatchResult
         if !report.live {
             result = .livenessFailed
@@ -236,6 +242,22 @@ public struct SelfieAnalyzer: Sendable {
             out.append(Observation(summary: summary, face: chosen, secondFace: second))
         }
         return out
+    }
+
+    /// Per frame, the mean of the 68 landmarks over the `window` frames centred on it (all of them
+    /// tracked, else nil).
+    static func smoothedLandmarks(_ observations: [Observation], window: Int) -> [[FacePoint]?] {
+        let half = max(0, window - 1) / 2
+        return observations.indices.map { i -> [FacePoint]? in
+            guard i - half >= 0, i + half < observations.count else { return nil }
+            var sum = [FacePoint](repeating: FacePoint(x: 0, y: 0), count: 68)
+            for k in (i - half)...(i + half) {
+                guard let points = observations[k].face?.landmarks68, points.count == 68 else { return nil }
+                for j in 0..<68 { sum[j].x += points[j].x; sum[j].y += points[j].y }
+            }
+            let n = Double(2 * half + 1)
+            return sum.map { FacePoint(x: $0.x / n, y: $0.y / n) }
+        }
     }
 
     /// Variance of the Laplacian of the face box, scaled to 128 px wide, in grey levels².

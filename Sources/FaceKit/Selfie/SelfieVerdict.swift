@@ -15,25 +15,23 @@ public enum SelfieMatchResult: String, Sendable, Codable, CaseIterable {
     case livenessFailed = "LIVENESS_FAILED"
 }
 
-/// 1:1 comparison of 128-d dlib descriptors, in one place.
+/// 1:1 comparison of 128-d dlib descriptors for the selfie step, in one place: FaceKit's
+/// `FaceMatchPolicy` / `FaceMatcher` (LFW-calibrated) underneath.
 public enum SelfieMatching {
-    /// Largest Euclidean descriptor distance judged the same person: 0.6, dlib's documented line for
-    /// `dlib_face_recognition_resnet_model_v1` (99.38 % on LFW; dlib `dnn_face_recognition_ex.cpp`).
-    /// Replace with FaceKit's LFW-calibrated value once the face branch publishes one.
-    public static let defaultDistanceThreshold = 0.6
+    /// Largest descriptor distance judged the same person: `FaceMatchPolicy.lfwCalibratedThreshold`
+    /// (0.55, chosen at FMR 0.1 % on LFW; dlib's documented accuracy-optimal line is 0.6).
+    public static let defaultDistanceThreshold = FaceMatchPolicy.lfwCalibratedThreshold
 
-    /// Euclidean distance between two descriptors (∞ when their lengths differ).
+    /// Euclidean distance between two descriptors (∞ when their lengths differ or a value is not finite).
     public static func distance(_ a: [Float], _ b: [Float]) -> Double {
-        guard a.count == b.count else { return .infinity }
-        return zip(a, b).reduce(0.0) { $0 + Double(($1.0 - $1.1) * ($1.0 - $1.1)) }.squareRoot()
+        (try? FaceMatcher.distance(a, b)) ?? .infinity
     }
 
-    /// `face_matcher_response.score` (0–1) for a distance: `1 − distance / (2 × threshold)`, clamped.
-    /// So 1 is identical, 0.5 sits exactly on the threshold (≥ 0.5 ⇔ matched), 0 is twice the
-    /// threshold or farther. A monotone rescaling, not a probability.
-    public static func score(distance: Double, threshold: Double = defaultDistanceThreshold) -> Double {
-        guard distance.isFinite, threshold > 0 else { return 0 }
-        return min(1, max(0, 1 - distance / (2 * threshold)))
+    /// `face_matcher_response.score` (0–1): `FaceMatcher.similarity(distance:)`, the fixed logistic
+    /// curve centred on 0.55 (scale 0.06): 0.3 → 0.985, 0.55 → 0.5, 0.7 → 0.076. With the default
+    /// threshold, score ≥ 0.5 ⇔ matched. A monotone rescaling, not a probability; 0 for ∞.
+    public static func score(distance: Double) -> Double {
+        distance.isFinite ? FaceMatcher.similarity(distance: distance) : 0
     }
 }
 

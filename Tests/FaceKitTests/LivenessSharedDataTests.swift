@@ -1,0 +1,53 @@
+import Foundation
+import XCTest
+@testable import FaceKit
+
+/// Liveness on the shared test data (`../shared/testdata/liveness`, never committed): the phone
+/// replay and its live twin, and the print still. Videos are turned into 10 fps frames by Debian's
+/// `ffmpeg`. Skips with a message when the data or ffmpeg is absent.
+final class LivenessSharedDataTests: XCTestCase {
+    func videoFrames(_ relative: String, start: Double, seconds: Double) throws -> [Data] {
+        let video = try Fixtures.shared("liveness/\(relative)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("liveness-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else { throw XCTSkip("/usr/bin/ffmpeg is absent; skipping") }
+        process.arguments = ["-nostdin", "-v", "error", "-ss", String(start), "-i", video.path, "-t", String(seconds),
+                             "-vf", "fps=10,scale='min(640,iw)':-2", "-q:v", "3", dir.appendingPathComponent("f_%03d.jpg").path]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        return try names.map { try Data(contentsOf: dir.appendingPathComponent($0)) }
+    }
+
+    func testPhoneReplayFailsAsRigidWithoutBlink() throws {
+        let frames = try videoFrames("attacks/replay-video/fake_replay_on_phone.mp4", start: 3, seconds: 3)
+        XCTAssertEqual(frames.count, 30)
+        let report = try LivenessTests.analyzer().analyze(frames: frames)
+        XCTAssertFalse(report.live)
+        XCTAssertTrue(report.reasons.contains(.rigidMotion), "\(report.reasons)")
+        XCTAssertTrue(report.reasons.contains(.noBlink), "\(report.reasons)")
+        XCTAssertGreaterThan(report.trackedFrameCount, 24, "the screen face is tracked; the failure is the motion's")
+    }
+
+    func testLiveTwinOfTheReplayPasses() throws {
+        let frames = try videoFrames("attacks/replay-video/real.mov", start: 0, seconds: 3)
+        let report = try LivenessTests.analyzer().analyze(frames: frames)
+        XCTAssertTrue(report.live, "\(report.reasons)")
+        XCTAssertFalse(report.blinks.isEmpty)
+    }
+
+    func testPrintStillAndReplayCropAreSingleFramesThatCannotBeLive() throws {
+        let still = try Data(contentsOf: Fixtures.shared("liveness/attacks/stills/image_F1.jpg"))
+        let crop = try Data(contentsOf: Fixtures.shared("liveness/attacks/replay-face-crops/fake/0.png"))
+        for frame in [still, crop] {
+            let report = try LivenessTests.analyzer().analyze(frames: [frame])
+            XCTAssertFalse(report.live)
+            XCTAssertEqual(report.score, 0)
+            XCTAssertTrue(report.reasons.contains(.insufficientFrames))
+        }
+    }
+}
