@@ -56,7 +56,8 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
             case .referenceHasNoFace: throw IDVError(.noFaceFound, "The document portrait holds no face")
             case .noFrames, .tooManyFrames: throw IDVError(.invalidImage, e.description)
             case .invalidTemplate: throw IDVError(.internalError, "The stored template is not a 128-d descriptor")
-            case .challengeRequired, .invalidConfiguration: throw IDVError(.internalError, "liveness configuration")
+            case .challengeRequired, .invalidChallenge, .invalidConfiguration:
+                throw IDVError(.internalError, "liveness configuration")
             }
         }
         guard let embedding = report.bestFrameEmbedding else {
