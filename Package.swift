@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit"]),
         .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader"]),
-        .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore"]),
+        .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore", "idvd"]),
         .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore"]),
     ],
     cxxLanguageStandard: .cxx17

@@ -399,6 +399,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try query("UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE session_id = ?", [SQLValue(time), .text(sessionID)])
     }
 
+    @discardableResult
     public func revokeSessions(userID: String, at time: Int) throws -> Int {
         try withTransaction {
             try query("UPDATE sessions SET revoked_at = ?, version = version + 1 WHERE user_id = ? AND revoked_at IS NULL", [SQLValue(time), .text(userID)])
@@ -430,6 +431,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         return (try? String(decoding: enc.encode(v), as: UTF8.self)) ?? "null"
     }
 
+    @discardableResult
     public func appendAudit(action: String, userID: String?, sessionID: String?, details: JSONValue, at time: Int) throws -> AuditEntry {
         let detailsJSON = Self.canonicalJSON(details)
         return try withTransaction {

@@ -5,17 +5,19 @@ import IDVServer
 extension Command {
     static let admin = Command(name: "admin", summary: "administer users and read the audit log (create-user, list-users, reset-user, audit)") { args in
         let usage = """
-        usage: idvd admin <subcommand> [--db PATH | --config FILE]
+        usage: idvd admin <subcommand> [--db PATH | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
           list-users                                          list users (no secrets)
           reset-user <user_id>                                back to pending activation: clears password and lock,
                                                               unbinds devices, revokes sessions, prints a new code
           audit [--limit N]                                   print the last N audit entries and verify the hash chain
-        The store is the server's (db.path from --db, --config FILE, IDVD_DB_PATH, or ./idvd.sqlite).
+        The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB_PATH, or ./idvd.sqlite;
+        activation.code_ttl_seconds and activation.code_attempts apply to the codes issued).
         """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
-        let (opts, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["no-idv"])
-        var overrides: [String: String] = [:]
+        let (rest, settings) = try splitSettings(Array(args.dropFirst()))
+        var overrides = settings
+        let (opts, pos) = try CLI.parseOptions(rest, flags: ["no-idv"])
         if let d = opts["db"] { overrides["db.path"] = d }
         let config: ServerConfig
         do {

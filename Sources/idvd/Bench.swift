@@ -11,6 +11,7 @@ struct Benchmark: Sendable {
 /// Every benchmark. Add one by writing an `extension Benchmark { static let x = … }` and listing it here.
 let benchmarks: [Benchmark] = [
     .payload,
+    .server,
 ]
 
 extension Command {

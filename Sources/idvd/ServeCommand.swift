@@ -20,26 +20,8 @@ extension Command {
             """)
             return 0
         }
-        // Collect every `--set key=value` (repeatable), then parse the remaining options.
-        var rest: [String] = []
-        var overrides: [String: String] = [:]
-        var i = 0
-        while i < args.count {
-            var kv: Substring?
-            if args[i] == "--set" {
-                guard i + 1 < args.count else { throw CLIError("--set needs key=value") }
-                kv = Substring(args[i + 1]); i += 1
-            } else if args[i].hasPrefix("--set=") {
-                kv = args[i].dropFirst(6)
-            }
-            if let kv {
-                guard let eq = kv.firstIndex(of: "=") else { throw CLIError("--set needs key=value, got '\(kv)'") }
-                overrides[String(kv[..<eq])] = String(kv[kv.index(after: eq)...])
-            } else {
-                rest.append(args[i])
-            }
-            i += 1
-        }
+        let (rest, settings) = try splitSettings(args)
+        var overrides = settings
         let (opts, positional) = try CLI.parseOptions(rest)
         guard positional.isEmpty else { throw CLIError("unexpected argument '\(positional[0])'") }
         if let p = opts["port"] { overrides["listen.port"] = p }
@@ -50,6 +32,31 @@ extension Command {
         let config: ServerConfig
         do { config = try ServerConfig.load(file: file, overrides: overrides) } catch { throw CLIError("\(error)") }
         return try ServerRunner.run(config: config)
+    }
+
+    /// Removes every `--set key=value` (repeatable) from `args`; returns the rest and the settings.
+    static func splitSettings(_ args: [String]) throws -> (rest: [String], settings: [String: String]) {
+        var rest: [String] = []
+        var settings: [String: String] = [:]
+        var i = 0
+        while i < args.count {
+            var kv: Substring?
+            if args[i] == "--set" {
+                guard i + 1 < args.count else { throw CLIError("--set needs key=value") }
+                kv = Substring(args[i + 1])
+                i += 1
+            } else if args[i].hasPrefix("--set=") {
+                kv = args[i].dropFirst(6)
+            }
+            if let kv {
+                guard let eq = kv.firstIndex(of: "=") else { throw CLIError("--set needs key=value, got '\(kv)'") }
+                settings[String(kv[..<eq])] = String(kv[kv.index(after: eq)...])
+            } else {
+                rest.append(args[i])
+            }
+            i += 1
+        }
+        return (rest, settings)
     }
 
     static let openapi = Command(name: "openapi", summary: "print the OpenAPI 3 document of the HTTP API") { _ in

@@ -1,0 +1,169 @@
+import Foundation
+import IDVCore
+import IDVServer
+import XCTest
+
+/// Locates the `idvd` binary that `swift test` built next to the test bundle.
+enum IDVDBinary {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func path() throws -> String {
+        let beside = Bundle(for: ServerProcess.self).bundleURL.deletingLastPathComponent().appendingPathComponent("idvd").path
+        for p in [beside, packageRoot.appendingPathComponent(".build/debug/idvd").path, packageRoot.appendingPathComponent(".build/release/idvd").path]
+            where FileManager.default.isExecutableFile(atPath: p) { return p }
+        throw XCTSkip("idvd binary not found beside the test bundle or under .build (run `swift build` first)")
+    }
+
+    /// Runs `idvd <args>` to completion; returns exit status and stdout.
+    static func run(_ args: [String]) throws -> (status: Int32, stdout: Data, stderr: Data) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try path())
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, o, e)
+    }
+}
+
+/// A real `idvd serve` process on a free loopback port with a SQLite file in a temp directory.
+final class ServerProcess {
+    let dir: URL
+    let dbPath: String
+    let logPath: String
+    private(set) var process: Process?
+    private(set) var port = 0
+    var settings: [String: String]
+
+    /// Light Argon2id parameters (the minimum) keep the suite fast; production defaults are documented.
+    static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5"]
+
+    init(settings: [String: String] = [:], dir: URL? = nil) throws {
+        let d = dir ?? FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
+        self.dir = d
+        dbPath = d.appendingPathComponent("idvd.sqlite").path
+        logPath = d.appendingPathComponent("server.log").path
+        self.settings = Self.testSettings.merging(settings) { _, new in new }
+    }
+
+    /// Starts the server and waits for its ready line.
+    func start() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try IDVDBinary.path())
+        var args = ["serve", "--db", dbPath, "--port", "0"]
+        for (k, v) in settings.sorted(by: { $0.key < $1.key }) { args += ["--set", "\(k)=\(v)"] }
+        p.arguments = args
+        let out = Pipe()
+        p.standardOutput = out
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        p.standardError = log
+        try p.run()
+        process = p
+        var line = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while !line.contains(0x0A) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty {
+                guard p.isRunning, Date() < deadline else {
+                    throw NSError(domain: "ServerProcess", code: 1, userInfo: [NSLocalizedDescriptionKey: "idvd did not start: \(serverLog())"])
+                }
+                usleep(20_000)
+            }
+            line += chunk
+        }
+        let ready = try JSONDecoder().decode(JSONValue.self, from: line.prefix(while: { $0 != 0x0A }))
+        XCTAssertEqual(ready["event"], "listening")
+        port = ready["port"]?.intValue ?? 0
+    }
+
+    /// Sends a signal and waits for the process to exit; returns its exit status.
+    @discardableResult
+    func stop(signal sig: Int32 = SIGTERM) -> Int32 {
+        guard let p = process else { return -1 }
+        kill(p.processIdentifier, sig)
+        p.waitUntilExit()
+        process = nil
+        return p.terminationStatus
+    }
+
+    func serverLog() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func client() -> API { API(port: port) }
+
+    func admin(_ args: [String]) throws -> JSONValue {
+        var a = ["admin"] + args + ["--db", dbPath]
+        for (k, v) in settings.sorted(by: { $0.key < $1.key }) { a += ["--set", "\(k)=\(v)"] }
+        let r = try IDVDBinary.run(a)
+        guard r.status == 0 || args.first == "audit" else {
+            throw NSError(domain: "admin", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: String(decoding: r.stderr, as: UTF8.self)])
+        }
+        return try JSONDecoder().decode(JSONValue.self, from: r.stdout)
+    }
+
+    /// Creates a user without IDV and returns its activation code.
+    func createUser(_ id: String) throws -> String {
+        try XCTUnwrap(admin(["create-user", id, "--no-idv"])["activation_code"]?.stringValue)
+    }
+
+    deinit {
+        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        try? FileManager.default.removeItem(at: dir)
+    }
+}
+
+/// A tiny typed client over ``LoopbackHTTPClient`` speaking the wire protocol.
+final class API {
+    let http: LoopbackHTTPClient
+    var token: String?
+    var last: WireEnvelope?
+
+    init(port: Int) { http = LoopbackHTTPClient(port: port) }
+
+    struct Reply {
+        let status: Int
+        let envelope: WireEnvelope?
+        let raw: Data
+        var error: IDVError? { envelope?.error }
+        var challenge: WireChallenge? { envelope?.challenge }
+        var event: WireEvent? { envelope?.event }
+    }
+
+    func call(_ method: String, _ path: String, _ body: Data? = nil, token: String? = nil) throws -> Reply {
+        let r = try http.json(method, path, body, bearer: token ?? self.token)
+        let env = try? JSONDecoder().decode(WireEnvelope.self, from: r.body)
+        return Reply(status: r.status, envelope: env, raw: r.body)
+    }
+
+    func encode<T: Encodable>(_ v: T) throws -> Data { try JSONEncoder().encode(v) }
+
+    @discardableResult
+    func startSession(deviceID: String? = nil) throws -> Reply {
+        let r = try call("POST", "/v1/sessions", encode(WireSessionStart(deviceID: deviceID, sdkVersion: "test")))
+        token = r.envelope?.session?.token
+        last = r.envelope
+        return r
+    }
+
+    @discardableResult
+    func answer(_ payload: JSONValue, to challenge: WireChallenge? = nil, route: String = "/v1/session/answer") throws -> Reply {
+        guard let ch = challenge ?? last?.challenge else { throw NSError(domain: "API", code: 1, userInfo: [NSLocalizedDescriptionKey: "no challenge"]) }
+        let r = try call("POST", route, encode(WireAnswer(to: ch, payload: payload)))
+        if r.envelope?.isRefusal == false { last = r.envelope }
+        return r
+    }
+
+    func current() throws -> Reply { try call("GET", "/v1/session") }
+
+    func registerDevice(publicKey: [UInt8]) throws -> String {
+        let r = try call("POST", "/v1/devices", encode(WireDeviceRegistration(publicKey: Data(publicKey).base64EncodedString(), label: "test")))
+        let d = try JSONDecoder().decode(WireDevice.self, from: r.raw)
+        return d.deviceID
+    }
+}
