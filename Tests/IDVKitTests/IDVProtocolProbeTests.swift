@@ -81,7 +81,7 @@ struct ProtocolProbeKYCFlow: Flow {
 }
 
 final class IDVProtocolProbeTests: XCTestCase {
-    func startServer() throws -> (IDVServerApp, URL, String, URL) {
+    static func startServer() throws -> (IDVServerApp, URL, String, URL) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvkit-probe-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var config = ServerConfig()
@@ -110,7 +110,7 @@ final class IDVProtocolProbeTests: XCTestCase {
     }
 
     func testKYCSequenceThroughTheAsyncAPIWithUploads() async throws {
-        let (app, url, code, dir) = try startServer()
+        let (app, url, code, dir) = try Self.startServer()
         defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
         let sdk = RDNA()
         try await activate(sdk, url, code)
@@ -153,7 +153,7 @@ final class IDVProtocolProbeTests: XCTestCase {
     }
 
     func testCaptureFailureAndResetThroughDelegates() async throws {
-        let (app, url, code, dir) = try startServer()
+        let (app, url, code, dir) = try Self.startServer()
         defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
         let sdk = RDNA()
         try await activate(sdk, url, code)
@@ -183,5 +183,42 @@ final class IDVProtocolProbeTests: XCTestCase {
         guard case .onAuthStateReset? = rec.next() else { return XCTFail() }
         XCTAssertNil(sdk.currentChallenge)
         XCTAssertTrue(sdk.isLoggedIn)
+    }
+}
+
+/// The sample app's IDV screens, scripted, against the probe server.
+final class SampleAppIDVScreenTests: XCTestCase {
+    func testScriptedKYCScreensPrintFactsAndSaveImages() throws {
+        let (app, url, code, dir) = try IDVProtocolProbeTests.startServer()
+        defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out")
+        let script = dir.appendingPathComponent("kyc.txt")
+        try """
+        check-user: katie
+        activation-code: \(code)
+        set-password: Katie pass 1
+        dashboard: kyc annual review
+        document-start: scan \(Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg").path)
+        document-details: confirm
+        selfie-start: capture \(Paths.fixtures.appendingPathComponent("selfie-katiehill").path)
+        selfie-confirmation: not-offered-key
+        selfie-confirmation: continue-flow
+        consent: approve
+        dashboard: quit
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let r = try SampleAppTests.runIDV(["--server", url.absoluteString, "--script", script.path, "--out", out.path])
+        XCTAssertEqual(r.status, 0, r.out)
+        for fact in ["idv_workflow: IDV_POSTLOGIN_KYC (6)", "guideline: KYC verification process. Hold document steady and avoid glare for best results.",
+                     "check: MRZ check digits: PASSED", "overall_status: VALID", "verdict: MATCHED", "face_match_score: 91.00%",
+                     "liveness_score: 88%", "button: continue-flow — Continue", "challenge_mode: IDV_POSTLOGIN_KYC (9)",
+                     "RESULT flow=kyc event=onIDVActivatedCustomerKYCResponse error=0 status=100 verdict=MATCHED"] {
+            XCTAssertTrue(r.out.contains(fact), "missing '\(fact)' in:\n\(r.out)")
+        }
+        // The offered-key rule is the server's: the probe refuses the unknown key (1020) and the screen asks again.
+        XCTAssertTrue(r.out.contains("error: 1020"), r.out)
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("document-page-0.jpg")),
+                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")))
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("selfie.jpg")),
+                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("selfie-katiehill/016.jpg")))
     }
 }

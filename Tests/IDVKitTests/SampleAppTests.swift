@@ -4,7 +4,7 @@ import XCTest
 /// The sample app `idv` against a real `idvd`: scripted mode for the MFA path, script errors, and
 /// one interactive activation under tmux (send-keys / capture-pane).
 final class SampleAppTests: XCTestCase {
-    func runIDV(_ args: [String], env: [String: String] = [:], timeout: TimeInterval = 60) throws -> (status: Int32, out: String) {
+    static func runIDV(_ args: [String], env: [String: String] = [:], timeout: TimeInterval = 60) throws -> (status: Int32, out: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Paths.binary("idv"))
         p.arguments = args
@@ -48,7 +48,7 @@ final class SampleAppTests: XCTestCase {
         verify-password: Frank password 9
         dashboard: quit
         """, in: server.dir)
-        let r = try runIDV(["--server", server.url.absoluteString, "--script", script, "--out", server.dir.appendingPathComponent("out").path],
+        let r = try Self.runIDV(["--server", server.url.absoluteString, "--script", script, "--out", server.dir.appendingPathComponent("out").path],
                            env: ["IDV_TEST_CODE": code])
         XCTAssertEqual(r.status, 0, r.out)
         XCTAssertEqual(results(r.out), [
@@ -68,14 +68,14 @@ final class SampleAppTests: XCTestCase {
         try server.start()
         _ = try server.createUser("gina")
         let script = try writeScript("check-user: gina\nverify-password: whatever1\n", in: server.dir)
-        let r = try runIDV(["--server", server.url.absoluteString, "--script", script])
+        let r = try Self.runIDV(["--server", server.url.absoluteString, "--script", script])
         XCTAssertEqual(r.status, 3, r.out)
         XCTAssertTrue(r.out.contains("answers screen 'verify-password', but the app shows 'activation-code'"), r.out)
         let missing = try writeScript("check-user: ${IDV_NOT_SET_ANYWHERE}\n", in: server.dir)
-        let r2 = try runIDV(["--server", server.url.absoluteString, "--script", missing])
+        let r2 = try Self.runIDV(["--server", server.url.absoluteString, "--script", missing])
         XCTAssertEqual(r2.status, 2)
         XCTAssertTrue(r2.out.contains("environment variable IDV_NOT_SET_ANYWHERE is not set"), r2.out)
-        let r3 = try runIDV(["--server", "http://127.0.0.1:1", "--script", script, "--timeout", "5"])
+        let r3 = try Self.runIDV(["--server", "http://127.0.0.1:1", "--script", script, "--timeout", "5"])
         XCTAssertEqual(r3.status, 1)
         XCTAssertTrue(r3.out.contains("error: 1028"), r3.out)
     }
