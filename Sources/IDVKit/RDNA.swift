@@ -318,22 +318,18 @@ public final class RDNA: @unchecked Sendable {
     private func answer(_ api: String, mode: RDNAChallengeOpMode?, completion: Completion?,
                         payload: @escaping @Sendable (WireChallenge) throws -> JSONValue) -> RDNAError {
         guard let spec = WireMapping.answers[api] else { return IDVError(.internalError, "\(api) is not mapped") }
-        var current: WireChallenge?
-        let r = request(api, completion: completion, check: { ch in
+        return request(api, completion: completion, check: { ch in
             guard let ch else { return IDVError(.wrongChallenge, "No challenge is waiting for \(api)") }
             guard ch.name == spec.challenge else { return IDVError(.wrongChallenge, "\(api) answers \(spec.challenge), but the server asks \(ch.name)") }
             if let mode, mode.rawValue != ch.challengeMode {
                 return IDVError(.wrongChallenge, "\(ch.name) has challenge mode \(ch.challengeMode), not \(mode.rawValue)")
             }
-            current = ch
             return nil
         }) { [self] tok in
             guard let ch = lock.withLock({ challenge }) else { return [] }
             let answer = WireAnswer(to: ch, payload: try payload(ch))
             return absorb(try transport!.envelope("POST", spec.route.rawValue, body: try transport!.encode(answer), token: tok), api: api)
         }
-        _ = current
-        return r
     }
 
     private func startSession() throws(IDVError) -> WireEnvelope {
