@@ -22,6 +22,7 @@ typedef struct req_state {
 
 typedef struct daemon_box {
     struct MHD_Daemon *daemon;
+    long active;                     // requests between their first callback and their completion (atomic)
     cmhd_config config;              // copied; strings owned by the caller for the daemon's life
 } daemon_box;
 
@@ -79,6 +80,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         st = (req_state *)calloc(1, sizeof *st);
         if (st == NULL) return MHD_NO;
         *con_cls = st;
+        __atomic_add_fetch(&box->active, 1, __ATOMIC_SEQ_CST);
         st->limit = box->config.limit(box->config.ctx, method, url);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl != NULL) {
@@ -143,9 +145,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 }
 
 static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe) {
-    (void)cls; (void)conn; (void)toe;
+    (void)conn; (void)toe;
+    daemon_box *box = (daemon_box *)cls;
     req_state *st = (req_state *)*con_cls;
     if (st == NULL) return;
+    __atomic_sub_fetch(&box->active, 1, __ATOMIC_SEQ_CST);
     if (st->pending != NULL) MHD_destroy_response(st->pending);
     free(st->buf);
     free(st);
@@ -191,7 +195,7 @@ void *cmhd_start(const cmhd_config *config, char *error, size_t error_len) {
                              MHD_OPTION_THREAD_POOL_SIZE, threads,
                              MHD_OPTION_CONNECTION_TIMEOUT, timeout,
                              MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-                             MHD_OPTION_NOTIFY_COMPLETED, completed_cb, NULL,
+                             MHD_OPTION_NOTIFY_COMPLETED, completed_cb, box,
                              MHD_OPTION_HTTPS_MEM_CERT, config->tls_cert_pem,
                              MHD_OPTION_HTTPS_MEM_KEY, config->tls_key_pem,
                              MHD_OPTION_END);
@@ -201,7 +205,7 @@ void *cmhd_start(const cmhd_config *config, char *error, size_t error_len) {
                              MHD_OPTION_THREAD_POOL_SIZE, threads,
                              MHD_OPTION_CONNECTION_TIMEOUT, timeout,
                              MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-                             MHD_OPTION_NOTIFY_COMPLETED, completed_cb, NULL,
+                             MHD_OPTION_NOTIFY_COMPLETED, completed_cb, box,
                              MHD_OPTION_END);
     }
     if (d == NULL) {
@@ -218,6 +222,11 @@ uint16_t cmhd_bound_port(void *daemon) {
     daemon_box *box = (daemon_box *)daemon;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(box->daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
+}
+
+long cmhd_active_requests(void *daemon) {
+    daemon_box *box = (daemon_box *)daemon;
+    return __atomic_load_n(&box->active, __ATOMIC_SEQ_CST);
 }
 
 void cmhd_quiesce(void *daemon) {

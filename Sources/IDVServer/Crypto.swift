@@ -11,6 +11,7 @@ public enum Crypto {
     /// `count` cryptographically secure random bytes (`randombytes_buf`).
     public static func randomBytes(_ count: Int) -> [UInt8] {
         precondition(ready)
+        guard count > 0 else { return [] }
         var b = [UInt8](repeating: 0, count: count)
         b.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
         return b
@@ -57,12 +58,9 @@ public enum Crypto {
     public static func hashPassword(_ password: String, parameters: Argon2Parameters) throws -> String {
         precondition(ready)
         var out = [CChar](repeating: 0, count: Int(crypto_pwhash_STRBYTES))
-        let pw = Array(password.utf8)
-        let rc = pw.withUnsafeBufferPointer { p in
-            p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(pw.count, 1)) { cp in
-                crypto_pwhash_str_alg(&out, cp, UInt64(pw.count), parameters.opsLimit, parameters.memLimit,
-                                      crypto_pwhash_ALG_ARGON2ID13)
-            }
+        let n = UInt64(password.utf8.count)
+        let rc = password.withCString { cp in
+            crypto_pwhash_str_alg(&out, cp, n, parameters.opsLimit, parameters.memLimit, crypto_pwhash_ALG_ARGON2ID13)
         }
         guard rc == 0 else { throw IDVServerError.internalFailure("argon2id hashing failed (memory)") }
         return cStringArray(out)
@@ -71,13 +69,9 @@ public enum Crypto {
     /// Verifies a password against an Argon2id string (`crypto_pwhash_str_verify`, constant time in the password).
     public static func verifyPassword(_ password: String, hash: String) -> Bool {
         precondition(ready)
-        let pw = Array(password.utf8) + [0]
+        let n = UInt64(password.utf8.count)
         return hash.withCString { h in
-            pw.withUnsafeBufferPointer { p in
-                p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pw.count) { cp in
-                    crypto_pwhash_str_verify(h, cp, UInt64(pw.count - 1)) == 0
-                }
-            }
+            password.withCString { cp in crypto_pwhash_str_verify(h, cp, n) == 0 }
         }
     }
 

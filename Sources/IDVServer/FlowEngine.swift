@@ -197,8 +197,8 @@ public final class FlowEngine: Sendable {
         let probe = try authenticate(token)
         return try withSessionLock(probe.sessionID) {
             var s = try authenticate(token)
-            guard s.loggedIn else { throw IDVError(.unauthenticated, "Log in before starting \(name)") }
-            guard let flow = registry.flow(name), flow.startableByClient else { throw IDVError(.notFound, "No flow named \(name)") }
+            guard s.loggedIn else { throw IDVError(.unauthenticated, "Log in before starting a flow") }
+            guard let flow = registry.flow(name), flow.startableByClient else { throw IDVError(.notFound, "No startable flow of that name") }
             guard s.state.stack.isEmpty else { throw IDVError(.flowInProgress) }
             let now = clock()
             s.lastSeenAt = now

@@ -233,7 +233,8 @@ public final class HTTPServer: @unchecked Sendable {
         guard let d = daemon else { return }
         cmhd_quiesce(d)
         let deadline = Date().addingTimeInterval(grace)
-        while requestsInFlight > 0 && Date() < deadline { usleep(10_000) }
+        // Wait until every received request has had its response sent (libmicrohttpd's completion callback).
+        while cmhd_active_requests(d) > 0 && Date() < deadline { usleep(10_000) }
         cmhd_stop(d)
         daemon = nil
     }
@@ -296,18 +297,39 @@ public enum Log {
         FileHandle.standardError.write(data)
     }
 
+    /// UTC timestamp with milliseconds, e.g. `2026-11-29T12:57:03.806Z` (gmtime_r; no formatter allocation).
     static func timestamp() -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.string(from: Date())
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = tm()
+        var secs = ts.tv_sec
+        gmtime_r(&secs, &t)
+        func p(_ v: Int32, _ w: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, w - s.count)) + s }
+        return "\(p(t.tm_year + 1900, 4))-\(p(t.tm_mon + 1, 2))-\(p(t.tm_mday, 2))T\(p(t.tm_hour, 2)):\(p(t.tm_min, 2)):\(p(t.tm_sec, 2)).\(p(Int32(ts.tv_nsec / 1_000_000), 3))Z"
+    }
+
+    /// JSON string literal of `s` (quotes, backslash and control characters escaped).
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where u.value < 0x20: out += "\\u00" + (u.value < 16 ? "0" : "") + String(u.value, radix: 16)
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
     }
 
     /// The per-request line: `{"ts","level","msg":"request","request_id","method","route","status","error_code","duration_ms"}`.
     /// `route` is the route PATTERN (e.g. `/v1/flows/{name}`), never the raw path.
     public static func request(id: String, method: String, route: String, status: Int, errorCode: Int, seconds: Double) {
-        write(["ts": .string(timestamp()), "level": "info", "msg": "request", "request_id": .string(id), "method": .string(method),
-               "route": .string(route), "status": .integer(status), "error_code": .integer(errorCode),
-               "duration_ms": .number((seconds * 1e5).rounded() / 100)])
+        let ms = (seconds * 1e5).rounded() / 100
+        let line = "{\"duration_ms\":\(ms),\"error_code\":\(errorCode),\"level\":\"info\",\"method\":\(quoted(method)),\"msg\":\"request\","
+            + "\"request_id\":\(quoted(id)),\"route\":\(quoted(route)),\"status\":\(status),\"ts\":\"\(timestamp())\"}\n"
+        lock.lock(); defer { lock.unlock() }
+        FileHandle.standardError.write(Data(line.utf8))
     }
 
     /// A server lifecycle or error event with extra id/code fields.

@@ -66,6 +66,12 @@ extension Benchmark {
         print("idvd bench server — loopback, server: \(threads) libmicrohttpd threads (epoll), client: \(connections) keep-alive connections")
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; argon2id: " + (light ? "light (opslimit 1, 8 KiB)" : "production (opslimit 3, 64 MiB)"))
 
+        // Context: one Argon2id verification alone, in this process, single thread.
+        let hash = try Crypto.hashPassword(password, parameters: config.argon2)
+        var t = [Double]()
+        for _ in 0..<3 { t.append(Command.measure { _ = Crypto.verifyPassword(password, hash: hash) } * 1000) }
+        print("argon2id verify alone (1 thread): " + String(format: "%.1f", t.sorted()[1]) + " ms median of 3")
+
         // 1. Light endpoint.
         let health = Self.drive(connections: connections, seconds: seconds, port: port) { c in
             let r = try c.request("GET", "/healthz")

@@ -32,7 +32,7 @@ final class RestartTests: XCTestCase {
     }
 
     func testSIGKILLKeepsCommittedStateAndExpiresCleanly() throws {
-        let server = try ServerProcess(settings: ["session.absolute_seconds": "3"])
+        let server = try ServerProcess(settings: ["session.absolute_seconds": "8"])
         try server.start()
         let code = try server.createUser("hank")
         let done = server.client()
@@ -41,7 +41,7 @@ final class RestartTests: XCTestCase {
         try done.answer(["activation_code": .string(code)])
         XCTAssertEqual(try done.answer(["password": "killed later 9"]).event?.name, "onUserLoggedIn")
         let pending = server.client()
-        try pending.startSession()
+        let expiresAt = try XCTUnwrap(pending.startSession().envelope?.session?.absoluteExpiresAt)
         let verify = try XCTUnwrap(pending.answer(["user_id": "hank"]).challenge)
         XCTAssertEqual(verify.name, "getPassword")
         let wrong = try XCTUnwrap(pending.answer(["password": "not it at all 1"]).challenge)
@@ -58,11 +58,45 @@ final class RestartTests: XCTestCase {
         XCTAssertEqual(try again.current().challenge, wrong)
         XCTAssertEqual(try server.admin(["audit"])["chain_valid"], true)
         // Past the absolute expiry the session is refused cleanly (1003), and a new one works.
-        sleep(3)
+        let wait = expiresAt - Int(Date().timeIntervalSince1970) + 1
+        if wait > 0 { sleep(UInt32(wait)) }
         XCTAssertEqual(try again.current().error?.longErrorCode, 1003)
         let fresh = server.client()
         try fresh.startSession()
         XCTAssertEqual(try fresh.answer(["user_id": "hank"]).challenge?.attemptsLeft, 2)
         XCTAssertEqual(try fresh.answer(["password": "killed later 9"]).event?.name, "onUserLoggedIn")
+    }
+
+    /// SIGTERM while a slow request (production Argon2id: opslimit 3, 64 MiB) is being handled: the
+    /// request completes and its answer arrives, then the process exits 0 with the change committed.
+    func testSIGTERMLetsTheInFlightRequestFinish() throws {
+        let server = try ServerProcess(settings: ["argon2.opslimit": "3", "argon2.memlimit_kib": "65536"])
+        try server.start()
+        let code = try server.createUser("iris")
+        let api = server.client()
+        try api.startSession()
+        try api.answer(["user_id": "iris"])
+        let ch = try XCTUnwrap(api.answer(["activation_code": .string(code)]).challenge)
+        XCTAssertEqual(ch.name, "getPassword")
+        let body = try api.encode(WireAnswer(to: ch, payload: ["password": "graceful stop 5"]))
+        // Send on the open keep-alive connection, then signal while Argon2id runs.
+        try api.http.writeAll(Array("POST /v1/session/answer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(api.token ?? "")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + Array(body))
+        // Wait until the server is inside the handler (in-flight 2 = this metrics request + the answer).
+        let probe = LoopbackHTTPClient(port: server.port)
+        var seen = false
+        for _ in 0..<500 where !seen {
+            let m = String(decoding: try probe.request("GET", "/metrics").body, as: UTF8.self)
+            seen = m.contains("idvd_http_requests_in_flight 2")
+            if !seen { usleep(2_000) }
+        }
+        XCTAssertTrue(seen, "the answer never showed as in flight")
+        probe.disconnect()
+        let pid = try XCTUnwrap(server.process?.processIdentifier)
+        kill(pid, SIGTERM)
+        let resp = try api.http.readResponse()
+        XCTAssertEqual(resp.status, 200)
+        XCTAssertEqual(try JSONDecoder().decode(WireEnvelope.self, from: resp.body).event?.name, "onUserLoggedIn")
+        XCTAssertEqual(server.stop(signal: SIGTERM), 0)
+        XCTAssertEqual(try server.admin(["list-users"]).arrayValue?.first?["state"], "active")
     }
 }

@@ -61,6 +61,8 @@ typedef struct cmhd_config {
 void *cmhd_start(const cmhd_config *config, char *error, size_t error_len);
 /// The port the daemon listens on (useful after port 0).
 uint16_t cmhd_bound_port(void *daemon);
+/// Requests received and not yet completed (response fully sent or connection gone).
+long cmhd_active_requests(void *daemon);
 /// Stops accepting new connections; requests in flight continue.
 void cmhd_quiesce(void *daemon);
 /// Stops the daemon and joins its threads.
