@@ -47,6 +47,7 @@ public final class RDNA: @unchecked Sendable {
 
     private var documentProvider: (any DocumentCaptureProvider)?
     private var selfieProvider: (any SelfieCaptureProvider)?
+    private var useBackCamera = false
 
     /// Every callback as a typed value, in delivery order (buffers the newest 256 when nobody reads).
     public let events: AsyncStream<RDNAEvent>
@@ -187,14 +188,27 @@ public final class RDNA: @unchecked Sendable {
     func setIDVDocumentScanProcessStartConfirmation(_ isConfirm: Bool, idvWorkflow: RDNAIDVWorkflow, completion: Completion?) -> RDNAError {
         let provider = lock.withLock { documentProvider }
         if isConfirm && provider == nil { return IDVError(.invalidArgument, "no document capture provider is set") }
-        return answer("setIDVDocumentScanProcessStartConfirmation", mode: nil, completion: completion) { _ in
-            var p: [String: JSONValue] = [WireMapping.Key.isConfirm: .bool(isConfirm), WireMapping.Key.idvWorkflow: .integer(idvWorkflow.rawValue)]
-            if isConfirm, let provider {
-                do { p[WireMapping.Key.pages] = WireMapping.pagesPayload(try provider.captureDocumentPages(workflow: idvWorkflow)) }
-                catch { throw IDVError(.invalidImage, "document capture: \(error)") }
-            }
-            return .object(p)
+        return answer("setIDVDocumentScanProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
+            guard ch.name == WireMapping.uploadIDVDocumentPages else { return [WireMapping.Key.isConfirm: .bool(isConfirm)] }
+            return isConfirm ? try documentPayload(workflow: idvWorkflow) : [WireMapping.Key.cancel: true]
         }
+    }
+
+    /// `{"pages": …}` from the document capture provider (1008 when it fails).
+    private func documentPayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
+        guard let provider = lock.withLock({ documentProvider }) else { throw IDVError(.invalidArgument, "no document capture provider is set") }
+        do { return [WireMapping.Key.pages: WireMapping.pagesPayload(try provider.captureDocumentPages(workflow: workflow))] }
+        catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
+    }
+
+    /// `{"frames": …, "fps": …}` from the selfie capture provider (1008 when it fails).
+    private func selfiePayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
+        let (p, back) = lock.withLock { (selfieProvider, useBackCamera) }
+        guard let provider = p else { throw IDVError(.invalidArgument, "no selfie capture provider is set") }
+        do {
+            let selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow)
+            return [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond)]
+        } catch { throw IDVError(.invalidImage, "selfie capture: \(error.message)") }
     }
 
     /// A2: answers `getIDVConfirmDocumentDetails` (`false` = rescan).
@@ -215,17 +229,12 @@ public final class RDNA: @unchecked Sendable {
     func setIDVSelfieProcessStartConfirmation(_ isConfirm: Bool, useDeviceBackCamera: Bool, idvWorkflow: RDNAIDVWorkflow, completion: Completion?) -> RDNAError {
         let provider = lock.withLock { selfieProvider }
         if isConfirm && provider == nil { return IDVError(.invalidArgument, "no selfie capture provider is set") }
-        return answer("setIDVSelfieProcessStartConfirmation", mode: nil, completion: completion) { _ in
-            var p: [String: JSONValue] = [WireMapping.Key.isConfirm: .bool(isConfirm), WireMapping.Key.useBackCamera: .bool(useDeviceBackCamera),
-                                          WireMapping.Key.idvWorkflow: .integer(idvWorkflow.rawValue)]
-            if isConfirm, let provider {
-                do {
-                    let selfie = try provider.captureSelfie(useBackCamera: useDeviceBackCamera, workflow: idvWorkflow)
-                    p[WireMapping.Key.frames] = WireMapping.framesPayload(selfie)
-                    p[WireMapping.Key.fps] = .number(selfie.framesPerSecond)
-                } catch { throw IDVError(.invalidImage, "selfie capture: \(error)") }
+        return answer("setIDVSelfieProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
+            lock.withLock { useBackCamera = useDeviceBackCamera }
+            guard ch.name == WireMapping.uploadIDVSelfieFrames else {
+                return [WireMapping.Key.isConfirm: .bool(isConfirm), WireMapping.Key.useBackCamera: .bool(useDeviceBackCamera)]
             }
-            return .object(p)
+            return isConfirm ? try selfiePayload(workflow: idvWorkflow) : [WireMapping.Key.cancel: true]
         }
     }
 
@@ -317,18 +326,17 @@ public final class RDNA: @unchecked Sendable {
     /// then builds the payload on the work queue (captures run there) and posts it.
     private func answer(_ api: String, mode: RDNAChallengeOpMode?, completion: Completion?,
                         payload: @escaping @Sendable (WireChallenge) throws -> JSONValue) -> RDNAError {
-        guard let spec = WireMapping.answers[api] else { return IDVError(.internalError, "\(api) is not mapped") }
+        guard let answerable = WireMapping.answers[api] else { return IDVError(.internalError, "\(api) is not mapped") }
         return request(api, completion: completion, check: { ch in
             guard let ch else { return IDVError(.wrongChallenge, "No challenge is waiting for \(api)") }
-            guard ch.name == spec.challenge else { return IDVError(.wrongChallenge, "\(api) answers \(spec.challenge), but the server asks \(ch.name)") }
+            guard answerable.contains(ch.name) else { return IDVError(.wrongChallenge, "\(api) answers \(answerable[0]), but the server asks \(ch.name)") }
             if let mode, mode.rawValue != ch.challengeMode {
                 return IDVError(.wrongChallenge, "\(ch.name) has challenge mode \(ch.challengeMode), not \(mode.rawValue)")
             }
             return nil
         }) { [self] tok in
             guard let ch = lock.withLock({ challenge }) else { return [] }
-            let answer = WireAnswer(to: ch, payload: try payload(ch))
-            return absorb(try transport!.envelope("POST", spec.route.rawValue, body: try transport!.encode(answer), token: tok), api: api)
+            return try send(WireAnswer(to: ch, payload: try payload(ch)), api: api, token: tok)
         }
     }
 
@@ -354,8 +362,13 @@ public final class RDNA: @unchecked Sendable {
         var out: [RDNAEvent] = []
         if let ev = env.event { out.append(WireMapping.event(for: ev)) }
         if let ch = env.challenge {
+            let firstAsk = ch.error == nil && (ch.status?.isSuccess ?? true)
             if ch.name == WireName.getDeviceSignature {
                 out += answerDeviceSignature(ch)
+            } else if firstAsk && ch.name == WireMapping.uploadIDVDocumentPages, let wf = WireMapping.workflow(ch) {
+                out += autoUpload(ch, api: "documentCapture") { [self] () throws(IDVError) in try documentPayload(workflow: wf) }
+            } else if firstAsk && ch.name == WireMapping.uploadIDVSelfieFrames, let wf = WireMapping.workflow(ch) {
+                out += autoUpload(ch, api: "selfieCapture") { [self] () throws(IDVError) in try selfiePayload(workflow: wf) }
             } else {
                 out.append(WireMapping.event(for: ch))
             }
@@ -363,13 +376,30 @@ public final class RDNA: @unchecked Sendable {
         return out
     }
 
+    /// Posts an answer on the route its challenge needs and absorbs the reply.
+    private func send(_ answer: WireAnswer, api: String, token tok: String) throws(IDVError) -> [RDNAEvent] {
+        guard let t = lock.withLock({ transport }) else { throw IDVError(.notInitialized) }
+        let route = WireMapping.route(for: answer.challenge)
+        return absorb(try t.envelope("POST", route.rawValue, body: try t.encode(answer), token: tok), api: api)
+    }
+
+    /// Answers an upload challenge with the capture provider's images (first ask after a confirm).
+    /// A failed capture is reported (1008) and the challenge stays open for the app's next confirm.
+    private func autoUpload(_ ch: WireChallenge, api: String, _ payload: () throws(IDVError) -> JSONValue) -> [RDNAEvent] {
+        guard let tok = lock.withLock({ token }) else { return [] }
+        do {
+            return try send(WireAnswer(to: ch, payload: try payload()), api: api, token: tok)
+        } catch {
+            return [.onRequestFailed(api: api, error: error)]
+        }
+    }
+
     /// `getDeviceSignature` (LDA) is answered by the SDK itself: without a device key on this
     /// platform it asks for the password instead (`{"fallback": "password"}`).
     private func answerDeviceSignature(_ ch: WireChallenge) -> [RDNAEvent] {
-        guard let t = lock.withLock({ transport }), let tok = lock.withLock({ token }) else { return [] }
+        guard let tok = lock.withLock({ token }) else { return [] }
         do {
-            let answer = WireAnswer(to: ch, payload: [WireMapping.Key.fallback: "password"])
-            return absorb(try t.envelope("POST", WireMapping.Route.answer.rawValue, body: try t.encode(answer), token: tok), api: "deviceSignature")
+            return try send(WireAnswer(to: ch, payload: [WireMapping.Key.fallback: "password"]), api: "deviceSignature", token: tok)
         } catch {
             return [.onRequestFailed(api: "deviceSignature", error: Self.idvError(error))]
         }

@@ -8,18 +8,24 @@ import Foundation
 /// 3. ``inboundChallenges`` / ``inboundEvents`` — wire challenge/event name → ``RDNAEvent``.
 /// 4. ``RDNAEvent/dispatch(to:)`` — ``RDNAEvent`` → the seeds' delegate method.
 ///
+/// Aligned with the workflow engine's docs/WORKFLOWS.md (branch `workflow`).
+///
 /// Answer payloads (JSON object keys; images are standard base64 of the encoded JPEG/PNG bytes):
 ///
 /// | seed call | answers challenge | route | payload |
 /// |---|---|---|---|
 /// | `setUser(_:)` | `getUser` | answer | `{"user_id": String}` |
 /// | `setActivationCode(_:)` | `getActivationCode` | answer | `{"activation_code": String}` |
-/// | `setPassword(_:challengeMode:)` | `getPassword` (same mode) | answer | `{"password": String}` |
-/// | `setUserConsentForLDA(_:challengeMode:)` | `getUserConsentForLDA` | answer | `{"consent": Bool, "signature": b64?}` |
-/// | (SDK itself, LDA) | `getDeviceSignature` | answer | `{"signature": b64}` or `{"fallback": "password"}` |
-/// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` | `getIDVDocumentScanProcessStartConfirmation` | **upload** | `{"is_confirm": Bool, "idv_workflow": Int, "pages": [{"page_index": Int, "image": b64}]}` (`pages` only when confirmed) |
+/// | `setPassword(_:challengeMode:)` | `getPassword` (same mode: 0, 1, 6, 7) | answer | `{"password": String}` |
+/// | `setUserConsentForLDA(_:challengeMode:)` | `getUserConsentForLDA` | answer | `{"consent": false}` |
+/// | (SDK itself) | `getDeviceSignature` | answer | `{"fallback": "password"}` (no device key in this build) |
+/// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` | `getIDVDocumentScanProcessStartConfirmation` | answer | `{"is_confirm": Bool}` |
+/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}]}` from the ``DocumentCaptureProvider`` |
+/// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` |
-/// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | **upload** | `{"is_confirm": Bool, "use_back_camera": Bool, "idv_workflow": Int, "frames": [b64], "fps": Double}` (`frames`/`fps` only when confirmed) |
+/// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |
+/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double}` from the ``SelfieCaptureProvider`` |
+/// | `setIDVSelfieProcessStartConfirmation(…)` when `uploadIDVSelfieFrames` is asked again | `uploadIDVSelfieFrames` | **upload** | `true`: `{"frames": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVSelfieConfirmation(_:challenge:)` | `getIDVSelfieConfirmation` | answer | `{"action": String}` (an offered key; `"true"` = `continue-flow`) |
 /// | `setIDVBiometricOptInConsent(_:challenge:)` | `getIDVBiometricOptInConsent` | answer | `{"is_opt_in": Bool}` |
 /// | `setIDVBiometricOptInConfirmation(_:)` | `onIDVOptInCapturedFrameConfirmation` | answer | `{"status": 0 approved, 1 recapture, 2 cancel}` |
@@ -27,15 +33,24 @@ import Foundation
 /// "upload" = `POST /v1/session/upload` (megabyte limit), "answer" = `POST /v1/session/answer`.
 /// Every answer also echoes `challenge_id`, `challenge` and `challenge_mode` (``WireAnswer``).
 ///
-/// Post-login initiations (`POST /v1/flows/{name}`, body `{"payload": {...}}`), ASSUMED names until
-/// the workflow engine publishes its registry (override with ``RDNAConfiguration/flowNames``):
+/// Captures: the app never sees the upload challenges. The first `upload…` after the app's
+/// confirm is answered by the SDK with its capture provider. When the server asks `upload…` AGAIN
+/// (the previous capture was rejected: `error` 1008/1009/1031/1032, or `status` 400
+/// `LIVENESS_FAILED` in opt-in) the SDK shows the app the start callback again
+/// (`getIDVDocumentScanProcessStartConfirmation` / `getIDVSelfieProcessStartConfirmation`; the
+/// reason is in ``RDNA/currentChallenge``'s `error`/`status`), and the app's confirm (new capture)
+/// or cancel answers the `upload…` challenge. A capture provider that fails reports 1008 through
+/// `onRequestFailed`; the `upload…` challenge stays open and the app's confirm captures again.
+///
+/// Post-login initiations (`POST /v1/flows/{name}`, body `{"payload": {...}}`; override with
+/// ``RDNAConfiguration/flowNames``):
 ///
 /// | seed call | flow | start payload | ends with |
 /// |---|---|---|---|
 /// | `initiateActivatedCustomerKYC(reason:)` | `idv.postlogin.kyc` | `{"reason": String}` | `onIDVActivatedCustomerKYCResponse` |
-/// | `initiateIDVAdditionalDocumentScan(reason:)` | `idv.postlogin.docscan` | `{"reason": String}` | `onIDVAdditionalDocumentScan` |
-/// | `checkIDVUserBiometricTemplateStatus()` | `idv.template.status` | `{}` | `onIDVCheckUserBiometricTemplateStatus` |
-/// | `initiateIDVServerBiometricAuthentication(reason:)` | `idv.postlogin.biometric` | `{"reason": String}` | `onIDVServerBiometricAuthenticationResult` |
+/// | `initiateIDVAdditionalDocumentScan(reason:)` | `idv.postlogin.document_scan` | `{"reason": String}` | `onIDVAdditionalDocumentScan` |
+/// | `checkIDVUserBiometricTemplateStatus()` | `idv.template_status` | `{}` | `onIDVCheckUserBiometricTemplateStatus` |
+/// | `initiateIDVServerBiometricAuthentication(reason:)` | `idv.postlogin.server_biometric` | `{"reason": String}` | `onIDVServerBiometricAuthenticationResult` |
 /// | `initiateIDVBiometricOptIn()` | `idv.postlogin.optin` | `{}` | `onIDVBiometricOptInStatus` |
 /// | `initiateIDVBiometricOptOut()` | `idv.postlogin.optout` | `{}` | `onIDVBiometricOptOutStatus` |
 ///
@@ -44,34 +59,46 @@ import Foundation
 /// ``SelfieDetails``); an IDV event's `payload` is the callback's `idvResponse`/`documentDetails`
 /// string, its `status`/`error` the callback's status and error, and `payload.challenge_mode` (when
 /// present) its challenge mode. `onIDVOptInCapturedFrameConfirmation` is a challenge whose payload
-/// is `{"captured_image": b64}`.
+/// is `{"captured_frame": b64, "liveness_score": Int}`.
 public enum WireMapping {
     public enum Route: String, Sendable {
         case answer = "/v1/session/answer"
         case upload = "/v1/session/upload"
     }
 
-    /// Table 1: seed call → (challenge answered, route).
-    public static let answers: [String: (challenge: String, route: Route)] = [
-        "setUser": (WireName.getUser, .answer),
-        "setActivationCode": (WireName.getActivationCode, .answer),
-        "setPassword": (WireName.getPassword, .answer),
-        "setUserConsentForLDA": (WireName.getUserConsentForLDA, .answer),
-        "deviceSignature": (WireName.getDeviceSignature, .answer),
-        "setIDVDocumentScanProcessStartConfirmation": (WireName.getIDVDocumentScanProcessStartConfirmation, .upload),
-        "setIDVConfirmDocumentDetails": (WireName.getIDVConfirmDocumentDetails, .answer),
-        "setIDVSelfieProcessStartConfirmation": (WireName.getIDVSelfieProcessStartConfirmation, .upload),
-        "setIDVSelfieConfirmation": (WireName.getIDVSelfieConfirmation, .answer),
-        "setIDVBiometricOptInConsent": (WireName.getIDVBiometricOptInConsent, .answer),
-        "setIDVBiometricOptInConfirmation": (IDVEventName.onIDVOptInCapturedFrameConfirmation, .answer),
+    /// The upload challenges of the workflow engine (answered by the SDK's capture providers).
+    public static let uploadIDVDocumentPages = "uploadIDVDocumentPages"
+    public static let uploadIDVSelfieFrames = "uploadIDVSelfieFrames"
+
+    /// The route of an answer to `challenge`: image-carrying challenges go to the upload route.
+    public static func route(for challenge: String) -> Route {
+        [uploadIDVDocumentPages, uploadIDVSelfieFrames].contains(challenge) ? .upload : .answer
+    }
+
+    /// Table 1: seed call → the challenges it may answer (the first is its own; the others are the
+    /// re-asked upload challenges, see above).
+    public static let answers: [String: [String]] = [
+        "setUser": [WireName.getUser],
+        "setActivationCode": [WireName.getActivationCode],
+        "setPassword": [WireName.getPassword],
+        "setUserConsentForLDA": [WireName.getUserConsentForLDA],
+        "deviceSignature": [WireName.getDeviceSignature],
+        "setIDVDocumentScanProcessStartConfirmation": [WireName.getIDVDocumentScanProcessStartConfirmation, uploadIDVDocumentPages],
+        "documentCapture": [uploadIDVDocumentPages],
+        "setIDVConfirmDocumentDetails": [WireName.getIDVConfirmDocumentDetails],
+        "setIDVSelfieProcessStartConfirmation": [WireName.getIDVSelfieProcessStartConfirmation, uploadIDVSelfieFrames],
+        "selfieCapture": [uploadIDVSelfieFrames],
+        "setIDVSelfieConfirmation": [WireName.getIDVSelfieConfirmation],
+        "setIDVBiometricOptInConsent": [WireName.getIDVBiometricOptInConsent],
+        "setIDVBiometricOptInConfirmation": [IDVEventName.onIDVOptInCapturedFrameConfirmation],
     ]
 
     /// Table 2: seed post-login initiation → default flow name (``RDNAConfiguration/flowNames`` overrides).
     public static let flows: [String: String] = [
         "initiateActivatedCustomerKYC": "idv.postlogin.kyc",
-        "initiateIDVAdditionalDocumentScan": "idv.postlogin.docscan",
-        "checkIDVUserBiometricTemplateStatus": "idv.template.status",
-        "initiateIDVServerBiometricAuthentication": "idv.postlogin.biometric",
+        "initiateIDVAdditionalDocumentScan": "idv.postlogin.document_scan",
+        "checkIDVUserBiometricTemplateStatus": "idv.template_status",
+        "initiateIDVServerBiometricAuthentication": "idv.postlogin.server_biometric",
         "initiateIDVBiometricOptIn": "idv.postlogin.optin",
         "initiateIDVBiometricOptOut": "idv.postlogin.optout",
     ]
@@ -83,7 +110,7 @@ public enum WireMapping {
         public static let isConfirm = "is_confirm", idvWorkflow = "idv_workflow", pages = "pages"
         public static let pageIndex = "page_index", image = "image", frames = "frames", fps = "fps"
         public static let useBackCamera = "use_back_camera", action = "action", isOptIn = "is_opt_in"
-        public static let status = "status", reason = "reason", capturedImage = "captured_image"
+        public static let status = "status", reason = "reason", capturedFrame = "captured_frame", cancel = "cancel"
         public static let nonce = "nonce", challengeMode = "challenge_mode"
     }
 
@@ -133,6 +160,14 @@ public enum WireMapping {
             guard let wf = workflow(ch) else { return unknown(ch) }
             return .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: wf)
         },
+        uploadIDVDocumentPages: { ch in
+            guard let wf = workflow(ch) else { return unknown(ch) }
+            return .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: wf)
+        },
+        uploadIDVSelfieFrames: { ch in
+            guard let wf = workflow(ch) else { return unknown(ch) }
+            return .getIDVSelfieProcessStartConfirmation(idvWorkflow: wf)
+        },
         WireName.getIDVConfirmDocumentDetails: { ch in
             guard let mode = ChallengeOpMode(rawValue: ch.challengeMode) else { return unknown(ch) }
             return .getIDVConfirmDocumentDetails(documentDetails: jsonString(ch.payload), challengeMode: mode)
@@ -150,7 +185,7 @@ public enum WireMapping {
             return .getIDVBiometricOptInConsent(userID: ch.userID ?? "", response: response(ch), challengeMode: mode, error: ch.error ?? .none)
         },
         IDVEventName.onIDVOptInCapturedFrameConfirmation: {
-            .onIDVOptInCapturedFrameConfirmation(capturedImage: $0.payload[Key.capturedImage]?.stringValue ?? "")
+            .onIDVOptInCapturedFrameConfirmation(capturedImage: $0.payload[Key.capturedFrame]?.stringValue ?? "")
         },
     ]
 

@@ -105,6 +105,7 @@ struct Screens {
         ui.fact("event", "getIDVDocumentScanProcessStartConfirmation")
         ui.fact("idv_workflow", workflow.description)
         ui.fact("guideline", Self.documentGuideline(workflow))
+        rejectedCapture(service)
         try ask("document-start", "scan FRONT.jpg [BACK.jpg] | cancel", answers: answers) { a in
             let parts = a.split(separator: " ").map(String.init)
             switch parts.first {
@@ -148,6 +149,7 @@ struct Screens {
         ui.fact("event", "getIDVSelfieProcessStartConfirmation")
         ui.fact("idv_workflow", workflow.description)
         for g in Self.selfieGuidelines(workflow) { ui.fact("guideline", g) }
+        rejectedCapture(service)
         try ask("selfie-start", "capture FRAME_FOLDER [back] | cancel", answers: answers) { a in
             let parts = a.split(separator: " ").map(String.init)
             switch parts.first {
@@ -158,6 +160,14 @@ struct Screens {
             default: return nil
             }
         }
+    }
+
+    /// When the server asks for the images again, why the previous capture was rejected.
+    private func rejectedCapture(_ service: IDVService) {
+        guard let ch = service.rdna.currentChallenge, ch.name.hasPrefix("upload") else { return }
+        ui.fact("attempts_left", String(ch.attemptsLeft))
+        if let e = ch.error, !e.isSuccess { ui.fact("previous_capture", "\(e.longErrorCode) \(e.errorString)") }
+        if let st = ch.status, !st.isSuccess { ui.fact("previous_capture_status", "\(st.statusCode) \(st.statusMessage)") }
     }
 
     /// Returns the verdict shown (`MATCHED`, `NOT_MATCHED`, `LIVENESS_FAILED`, …).

@@ -12,7 +12,7 @@ struct ProtocolProbeKYCFlow: Flow {
     var name: String { "idv.postlogin.kyc" }
     var startableByClient: Bool { true }
     var workflow: IDVWorkflow? { .postLoginKYC }
-    var uploadChallenges: Set<String> { [WireName.getIDVDocumentScanProcessStartConfirmation, WireName.getIDVSelfieProcessStartConfirmation] }
+    var uploadChallenges: Set<String> { ["uploadIDVDocumentPages", "uploadIDVSelfieFrames"] }
     static let mode = ChallengeOpMode.idvPostLoginKYC.rawValue
 
     func start(_ ctx: FlowContext, frame: inout FlowFrame, input: JSONValue) throws -> FlowStep {
@@ -39,7 +39,11 @@ struct ProtocolProbeKYCFlow: Flow {
         switch frame.step {
         case "document":
             guard p["is_confirm"]?.boolValue == true else { return end(ctx, code: 240, status: 400) }
-            guard p["idv_workflow"]?.intValue == 6, let pages = p["pages"]?.arrayValue, pages.count == 1,
+            frame.step = "pages"
+            return .ask(ChallengeSpec(name: "uploadIDVDocumentPages", mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: ["max_pages": 2]))
+        case "pages":
+            if p["cancel"]?.boolValue == true { return end(ctx, code: 240, status: 400) }
+            guard let pages = p["pages"]?.arrayValue, pages.count == 1,
                   pages[0]["page_index"]?.intValue == 0, Self.isJPEG(pages[0]["image"]?.stringValue) else {
                 throw IDVError(.malformedRequest, "pages")
             }
@@ -55,7 +59,12 @@ struct ProtocolProbeKYCFlow: Flow {
             frame.step = "selfie"
             return .ask(ChallengeSpec(name: WireName.getIDVSelfieProcessStartConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3))
         case "selfie":
-            guard p["is_confirm"]?.boolValue == true, p["use_back_camera"]?.boolValue == false, p["fps"]?.doubleValue == 10,
+            guard p["is_confirm"]?.boolValue == true, p["use_back_camera"]?.boolValue == false else { return end(ctx, code: 240, status: 400) }
+            frame.step = "frames"
+            return .ask(ChallengeSpec(name: "uploadIDVSelfieFrames", mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: ["max_frames": 150]))
+        case "frames":
+            if p["cancel"]?.boolValue == true { return end(ctx, code: 240, status: 400) }
+            guard p["fps"]?.doubleValue == 10,
                   let frames = p["frames"]?.arrayValue, frames.count == 30, frames.allSatisfy({ Self.isJPEG($0.stringValue) }) else {
                 throw IDVError(.malformedRequest, "frames")
             }
@@ -172,10 +181,14 @@ final class IDVProtocolProbeTests: XCTestCase {
         sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [bad]))
         XCTAssertEqual(sdk.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC).longErrorCode, 0)
         guard case let .onRequestFailed(api, e)? = rec.next() else { return XCTFail() }
-        XCTAssertEqual(api, "setIDVDocumentScanProcessStartConfirmation")
+        XCTAssertEqual(api, "documentCapture")
         XCTAssertEqual(e.longErrorCode, 1008)
         XCTAssertEqual(e.errorString, "document capture: page.jpg is not a JPEG or PNG image")
-        XCTAssertEqual(sdk.currentChallenge?.name, WireName.getIDVDocumentScanProcessStartConfirmation)
+        // The upload challenge stays open; confirming again with a good file captures again.
+        XCTAssertEqual(sdk.currentChallenge?.name, "uploadIDVDocumentPages")
+        sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")]))
+        XCTAssertEqual(sdk.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC).longErrorCode, 0)
+        guard case .getIDVConfirmDocumentDetails(_, .idvPostLoginKYC)? = rec.next() else { return XCTFail() }
         // A second flow while one is in progress: refused locally.
         XCTAssertEqual(sdk.initiateIDVBiometricOptIn().longErrorCode, 1022)
         // resetAuthState ends the flow: onAuthStateReset, no challenge, still logged in.

@@ -5,12 +5,16 @@ import XCTest
 /// The WireMapping tables and the file capture providers on real files.
 final class MappingAndCaptureTests: XCTestCase {
     func testEveryAnswerMapsToAChallengeTheInboundTableKnows() {
-        for (api, spec) in WireMapping.answers where api != "deviceSignature" {
-            XCTAssertNotNil(WireMapping.inboundChallenges[spec.challenge], "\(api) answers \(spec.challenge), which the SDK cannot deliver")
+        for (api, challenges) in WireMapping.answers where api != "deviceSignature" {
+            for c in challenges {
+                XCTAssertNotNil(WireMapping.inboundChallenges[c], "\(api) answers \(c), which the SDK cannot deliver")
+            }
         }
-        XCTAssertEqual(WireMapping.answers["setIDVDocumentScanProcessStartConfirmation"]?.route, .upload)
-        XCTAssertEqual(WireMapping.answers["setIDVSelfieProcessStartConfirmation"]?.route, .upload)
-        XCTAssertEqual(WireMapping.answers["setPassword"]?.route, .answer)
+        XCTAssertEqual(WireMapping.route(for: "uploadIDVDocumentPages"), .upload)
+        XCTAssertEqual(WireMapping.route(for: "uploadIDVSelfieFrames"), .upload)
+        XCTAssertEqual(WireMapping.route(for: WireName.getIDVDocumentScanProcessStartConfirmation), .answer)
+        XCTAssertEqual(WireMapping.route(for: WireName.getPassword), .answer)
+        XCTAssertEqual(WireMapping.flows["initiateIDVServerBiometricAuthentication"], "idv.postlogin.server_biometric")
         XCTAssertEqual(Set(WireMapping.flows.keys), ["initiateActivatedCustomerKYC", "initiateIDVAdditionalDocumentScan",
                                                      "checkIDVUserBiometricTemplateStatus", "initiateIDVServerBiometricAuthentication",
                                                      "initiateIDVBiometricOptIn", "initiateIDVBiometricOptOut"])
