@@ -15,7 +15,8 @@ final class MFAAsyncTests: XCTestCase {
 
         do { _ = try await api.setUser("carol"); XCTFail("expected 1027") } catch { XCTAssertEqual(error.longErrorCode, 1027) }
 
-        var ev = try await api.initialize(RDNAConfiguration(serverURL: server.url))
+        var ev = try await api.initialize(RDNAConfiguration(serverURL: server.url,
+                                                            flowNames: ["initiateIDVServerBiometricAuthentication": "no.such.flow"]))
         XCTAssertEqual(ev.map(\.name), ["onInitialized", "getUser"])
         ev = try await api.setUser("carol")
         guard case let .getActivationCode("carol", 5, _, e)? = ev.last else { return XCTFail("\(ev)") }
@@ -36,7 +37,7 @@ final class MFAAsyncTests: XCTestCase {
         ev = try await api.setPassword(password, challengeMode: .verify)
         XCTAssertEqual(ev.map(\.name), ["onUserLoggedIn"])
 
-        // Post-login initiation of a flow the server does not offer: refusal as an event.
+        // Post-login initiation of a flow the server does not offer (mapped to an unknown name): refusal as an event.
         ev = try await api.initiateIDVServerBiometricAuthentication(reason: "payment")
         guard case let .onRequestFailed("initiateIDVServerBiometricAuthentication", fe)? = ev.last else { return XCTFail("\(ev)") }
         XCTAssertEqual(fe.longErrorCode, 1007)

@@ -20,7 +20,9 @@ final class MFADelegateTests: XCTestCase {
         // Before initialize every call is refused at once with 1027.
         XCTAssertEqual(sdk.setUser("alice").longErrorCode, 1027)
 
-        XCTAssertEqual(sdk.initialize(RDNAConfiguration(serverURL: server.url), callbackQueue: rec.callbackQueue).longErrorCode, 0)
+        // A flow name the server never registers, so the refusal path is tested whatever the server offers.
+        let config = RDNAConfiguration(serverURL: server.url, flowNames: ["initiateActivatedCustomerKYC": "no.such.flow"])
+        XCTAssertEqual(sdk.initialize(config, callbackQueue: rec.callbackQueue).longErrorCode, 0)
         guard case let .onInitialized(sid)? = rec.next() else { return XCTFail("expected onInitialized") }
         XCTAssertEqual(sid.count, 32)
         guard case let .getUser(_, e0)? = rec.next() else { return XCTFail("expected getUser") }
@@ -90,8 +92,7 @@ final class MFADelegateTests: XCTestCase {
         XCTAssertEqual(sdk.setPassword(password, challengeMode: .verify).longErrorCode, 0)
         guard case .onUserLoggedIn("alice", _, _)? = rec.next() else { return XCTFail("expected onUserLoggedIn again") }
 
-        // Post-login initiation reaches the server: the core has no IDV flows yet → refusal 1007
-        // as a callback; before that, a pre-check (logged in, no challenge) passes.
+        // Post-login initiation reaches the server; an unknown flow is refused (1007) as a callback.
         XCTAssertEqual(sdk.initiateActivatedCustomerKYC(reason: "annual review").longErrorCode, 0)
         guard case let .onRequestFailed(api, fe)? = rec.next() else { return XCTFail("expected onRequestFailed") }
         XCTAssertEqual(api, "initiateActivatedCustomerKYC")
