@@ -121,7 +121,11 @@ final class SampleAppTests: XCTestCase {
         let session = "idvkit-\(UUID().uuidString.prefix(8))"
         _ = try tmux(["new-session", "-d", "-s", session, "-x", "200", "-y", "50",
                       "\(idv) --server \(server.url.absoluteString) --out \(server.dir.path)/out; echo IDV-EXIT=$?; sleep 30"])
-        defer { _ = try? tmux(["kill-server"]) }
+        defer {
+            _ = try? tmux(["kill-server"])
+            let tmpdir = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+            try? FileManager.default.removeItem(atPath: "\(tmpdir)/tmux-\(getuid())/\(socket)")
+        }
         _ = try waitForPane(session, "check-user>")
         _ = try tmux(["send-keys", "-t", session, "hana", "Enter"])
         var pane = try waitForPane(session, "activation-code>")
