@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit"]),
         .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader"]),
         .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore", "idvd"]),
-        .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore"]),
+        .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore", "IDVServer", "idvd", "idv"]),
     ],
     cxxLanguageStandard: .cxx17
 )

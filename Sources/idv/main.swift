@@ -1,5 +1,59 @@
 import Foundation
 import IDVKit
 
-// The sample app: the codelabs' screens as a terminal app.
-print("idv \(IDVKit.version) — the OpenIDV sample app")
+// The sample app: the codelabs' screens as a terminal app (screens / coordinator / service).
+let usage = """
+usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS]
+  Runs the codelabs' flows against an idvd server: check user, activation code, document and selfie
+  screens, consent, password, and the dashboard (KYC, additional document scan, biometric
+  authentication, template status, opt-in, opt-out, log off).
+  Interactive by default (one answer per prompt on stdin). --script FILE answers the screens from
+  FILE: one 'screen-name: answer' per line, in order; '#' comments; ${VAR} = environment variable.
+  Screens: check-user, activation-code, set-password, verify-password, reauth-password, lda-consent,
+  document-start (scan FRONT [BACK] | cancel), document-details (confirm | rescan),
+  selfie-start (capture FOLDER [back] | cancel), selfie-confirmation (an offered key | close),
+  consent (approve | reject | close), optin-frame (approve | recapture | cancel),
+  dashboard (kyc R | docscan R | biometric-auth R | template-status | optin | optout | logoff | quit).
+  Each finished flow prints 'RESULT flow=… event=… error=… status=… verdict=…'; a summary ends the run.
+  Images from the server are saved under --out (default: a new temporary folder).
+  Exit: 0 after 'dashboard: quit' or end of input, 1 SDK/server failure, 2 usage, 3 script mismatch.
+"""
+
+var opts: [String: String] = [:]
+var argv = Array(CommandLine.arguments.dropFirst())
+while !argv.isEmpty {
+    let a = argv.removeFirst()
+    if a == "-h" || a == "--help" { print(usage); exit(0) }
+    guard a.hasPrefix("--"), !argv.isEmpty else { FileHandle.standardError.write(Data("idv: bad argument \(a)\n\(usage)\n".utf8)); exit(2) }
+    opts[String(a.dropFirst(2))] = argv.removeFirst()
+}
+guard let server = opts["server"].flatMap(URL.init(string:)) else {
+    FileHandle.standardError.write(Data("idv: --server URL is required\n\(usage)\n".utf8))
+    exit(2)
+}
+let timeout = Double(opts["timeout"] ?? "60") ?? 60
+let outDir = opts["out"].map { URL(fileURLWithPath: $0) }
+    ?? FileManager.default.temporaryDirectory.appendingPathComponent("idv-\(ProcessInfo.processInfo.processIdentifier)")
+
+let answers: AnswerSource
+if let script = opts["script"] {
+    do { answers = try ScriptAnswers(path: script) } catch {
+        FileHandle.standardError.write(Data("idv: \(error.message)\n".utf8))
+        exit(error.code)
+    }
+} else {
+    answers = InteractiveAnswers()
+}
+
+let ui = Terminal()
+ui.line("idv \(IDVKit.version) — the OpenIDV sample app; server \(server.absoluteString)")
+let rdna = RDNA.shared
+let service = IDVService(rdna: rdna, ui: ui)
+let coordinator = Coordinator(service: service, ui: ui, answers: answers, outDir: outDir)
+let delegates = DelegateManager()
+delegates.onEvent = { coordinator.handle($0) }
+delegates.register(with: rdna)
+let callbacks = DispatchQueue(label: "idv.screens")
+let e = service.initialize(server, timeout: timeout, queue: callbacks)
+if !e.isSuccess { exit(1) }
+exit(coordinator.wait())

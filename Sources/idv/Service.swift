@@ -1,0 +1,123 @@
+import Foundation
+import IDVKit
+
+// The codelabs' service layer: `RDNAService` / `RDNAIDVService` (thin wrappers over the SDK that
+// log the synchronous result) and the delegate managers that turn SDK callbacks into closures the
+// coordinator registers (`RDNADelegateManager` / `RDNAIDVDelegateManager`).
+
+/// Wraps the SDK calls; every call returns the synchronous `RDNAError` (0 = accepted).
+final class IDVService: @unchecked Sendable {
+    let rdna: RDNA
+    let ui: Terminal
+    init(rdna: RDNA, ui: Terminal) { self.rdna = rdna; self.ui = ui }
+
+    @discardableResult
+    private func log(_ api: String, _ e: RDNAError) -> RDNAError {
+        ui.fact("sync", "\(api) → \(e.longErrorCode)\(e.isSuccess ? "" : " (\(e.errorString))")")
+        return e
+    }
+
+    func initialize(_ url: URL, timeout: TimeInterval, queue: DispatchQueue) -> RDNAError {
+        log("initialize", rdna.initialize(RDNAConfiguration(serverURL: url, requestTimeout: timeout), callbackQueue: queue))
+    }
+    @discardableResult func setUser(_ u: String) -> RDNAError { log("setUser", rdna.setUser(u)) }
+    @discardableResult func setActivationCode(_ c: String) -> RDNAError { log("setActivationCode", rdna.setActivationCode(c)) }
+    @discardableResult func setPassword(_ p: String, _ m: RDNAChallengeOpMode) -> RDNAError { log("setPassword", rdna.setPassword(p, challengeMode: m)) }
+    @discardableResult func setUserConsentForLDA(_ b: Bool) -> RDNAError { log("setUserConsentForLDA", rdna.setUserConsentForLDA(b)) }
+    @discardableResult func resetAuthState() -> RDNAError { log("resetAuthState", rdna.resetAuthState()) }
+    @discardableResult func logOff(_ u: String) -> RDNAError { log("logOff", rdna.logOff(u)) }
+
+    @discardableResult func setIDVDocumentScanProcessStartConfirmation(_ b: Bool, _ wf: RDNAIDVWorkflow, pages: [URL]) -> RDNAError {
+        rdna.setDocumentCaptureProvider(pages.isEmpty ? nil : ImageFileDocumentCapture(pageFiles: pages))
+        return log("setIDVDocumentScanProcessStartConfirmation", rdna.setIDVDocumentScanProcessStartConfirmation(b, idvWorkflow: wf))
+    }
+    @discardableResult func setIDVConfirmDocumentDetails(_ b: Bool, _ m: RDNAChallengeOpMode) -> RDNAError {
+        log("setIDVConfirmDocumentDetails", rdna.setIDVConfirmDocumentDetails(b, challenge: m))
+    }
+    @discardableResult func setIDVSelfieProcessStartConfirmation(_ b: Bool, back: Bool, _ wf: RDNAIDVWorkflow, frames: URL?) -> RDNAError {
+        rdna.setSelfieCaptureProvider(frames.map { FrameFolderSelfieCapture(folder: $0) })
+        return log("setIDVSelfieProcessStartConfirmation", rdna.setIDVSelfieProcessStartConfirmation(b, useDeviceBackCamera: back, idvWorkflow: wf))
+    }
+    @discardableResult func setIDVSelfieConfirmation(_ a: String, _ m: RDNAChallengeOpMode) -> RDNAError {
+        log("setIDVSelfieConfirmation", rdna.setIDVSelfieConfirmation(a, challenge: m))
+    }
+    @discardableResult func setIDVBiometricOptInConsent(_ b: Bool, _ m: RDNAChallengeOpMode) -> RDNAError {
+        log("setIDVBiometricOptInConsent", rdna.setIDVBiometricOptInConsent(b, challenge: m))
+    }
+    @discardableResult func setIDVBiometricOptInConfirmation(_ s: RDNAIDVStatus) -> RDNAError {
+        log("setIDVBiometricOptInConfirmation", rdna.setIDVBiometricOptInConfirmation(s))
+    }
+    @discardableResult func initiateActivatedCustomerKYC(_ r: String) -> RDNAError { log("initiateActivatedCustomerKYC", rdna.initiateActivatedCustomerKYC(reason: r)) }
+    @discardableResult func initiateIDVAdditionalDocumentScan(_ r: String) -> RDNAError {
+        log("initiateIDVAdditionalDocumentScan", rdna.initiateIDVAdditionalDocumentScan(reason: r))
+    }
+    @discardableResult func checkIDVUserBiometricTemplateStatus() -> RDNAError { log("checkIDVUserBiometricTemplateStatus", rdna.checkIDVUserBiometricTemplateStatus()) }
+    @discardableResult func initiateIDVServerBiometricAuthentication(_ r: String) -> RDNAError {
+        log("initiateIDVServerBiometricAuthentication", rdna.initiateIDVServerBiometricAuthentication(reason: r))
+    }
+    @discardableResult func initiateIDVBiometricOptIn() -> RDNAError { log("initiateIDVBiometricOptIn", rdna.initiateIDVBiometricOptIn()) }
+    @discardableResult func initiateIDVBiometricOptOut() -> RDNAError { log("initiateIDVBiometricOptOut", rdna.initiateIDVBiometricOptOut()) }
+}
+
+/// Receives every SDK callback (all five protocols) and forwards it as one typed event to the
+/// closure the coordinator registered — the seeds' delegate managers, collapsed into one.
+final class DelegateManager: RDNACallbacks, RDNAIDVDocumentProcessingCallbacks, RDNAIDVSelfieProcessingCallbacks,
+    RDNAIDVBiometricManagementCallbacks, RDNAIDVKYCManagementCallbacks, @unchecked Sendable {
+    var onEvent: ((RDNAEvent) -> Void)?
+
+    func register(with rdna: RDNA) {
+        rdna.setCallbacks(self)
+        rdna.setIDVDocumentProcessingDelegate(self)
+        rdna.setIDVSelfieProcessingDelegate(self)
+        rdna.setIDVBiometricManagementDelegate(self)
+        rdna.setIDVKYCManagementDelegate(self)
+    }
+
+    private func send(_ e: RDNAEvent) { onEvent?(e) }
+
+    func onInitialized(_ sessionID: String) { send(.onInitialized(sessionID: sessionID)) }
+    func onInitializeError(_ error: RDNAError) { send(.onInitializeError(error)) }
+    func getUser(_ response: RDNAChallengeResponse, error: RDNAError) { send(.getUser(response: response, error: error)) }
+    func getActivationCode(_ userID: String, attemptsLeft: Int, response: RDNAChallengeResponse, error: RDNAError) {
+        send(.getActivationCode(userID: userID, attemptsLeft: attemptsLeft, response: response, error: error))
+    }
+    func getPassword(_ userID: String, challengeMode: RDNAChallengeOpMode, attemptsLeft: Int, response: RDNAChallengeResponse, error: RDNAError) {
+        send(.getPassword(userID: userID, challengeMode: challengeMode, attemptsLeft: attemptsLeft, response: response, error: error))
+    }
+    func getUserConsentForLDA(_ userID: String, response: RDNAChallengeResponse) { send(.getUserConsentForLDA(userID: userID, response: response)) }
+    func onUserLoggedIn(_ userID: String, sessionID: String, deviceID: String?) { send(.onUserLoggedIn(userID: userID, sessionID: sessionID, deviceID: deviceID)) }
+    func onUserLoggedOff(_ userID: String?) { send(.onUserLoggedOff(userID: userID)) }
+    func onAuthStateReset() { send(.onAuthStateReset) }
+    func onRequestFailed(_ api: String, error: RDNAError) { send(.onRequestFailed(api: api, error: error)) }
+    func onUnknownEvent(_ name: String, payloadJSON: String) { send(.unknown(name: name, payloadJSON: payloadJSON)) }
+    func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { send(.getIDVDocumentScanProcessStartConfirmation(idvWorkflow: idvWorkflow)) }
+    func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode) {
+        send(.getIDVConfirmDocumentDetails(documentDetails: documentDetails, challengeMode: mode))
+    }
+    func onIDVAdditionalDocumentScan(_ userID: String, documentDetails: String, status: RDNARequestStatus, challenge mode: RDNAChallengeOpMode, error: RDNAError) {
+        send(.onIDVAdditionalDocumentScan(userID: userID, documentDetails: documentDetails, status: status, challengeMode: mode, error: error))
+    }
+    func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { send(.getIDVSelfieProcessStartConfirmation(idvWorkflow: idvWorkflow)) }
+    func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode) {
+        send(.getIDVSelfieConfirmation(selfieDetails: selfieDetails, challengeMode: mode))
+    }
+    func getIDVBiometricOptInConsent(_ userID: String, response: RDNAChallengeResponse, challenge mode: RDNAChallengeOpMode, error: RDNAError) {
+        send(.getIDVBiometricOptInConsent(userID: userID, response: response, challengeMode: mode, error: error))
+    }
+    func onIDVCheckUserBiometricTemplateStatus(_ userID: String, idvResponse: String, status: RDNARequestStatus, error: RDNAError) {
+        send(.onIDVCheckUserBiometricTemplateStatus(userID: userID, idvResponse: idvResponse, status: status, error: error))
+    }
+    func onIDVServerBiometricAuthenticationResult(_ userID: String, idvResponse: String, status: RDNARequestStatus, error: RDNAError) {
+        send(.onIDVServerBiometricAuthenticationResult(userID: userID, idvResponse: idvResponse, status: status, error: error))
+    }
+    func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String) { send(.onIDVOptInCapturedFrameConfirmation(capturedImage: capturedImage)) }
+    func onIDVBiometricOptInStatus(_ userID: String, idvResponse: String, status: RDNARequestStatus, challengeMode: RDNAChallengeOpMode, error: RDNAError) {
+        send(.onIDVBiometricOptInStatus(userID: userID, idvResponse: idvResponse, status: status, challengeMode: challengeMode, error: error))
+    }
+    func onIDVBiometricOptOutStatus(_ userID: String, idvResponse: String, status: RDNARequestStatus, challengeMode: RDNAChallengeOpMode, error: RDNAError) {
+        send(.onIDVBiometricOptOutStatus(userID: userID, idvResponse: idvResponse, status: status, challengeMode: challengeMode, error: error))
+    }
+    func onIDVActivatedCustomerKYCResponse(_ userID: String, status: RDNARequestStatus, error: RDNAError) {
+        send(.onIDVActivatedCustomerKYCResponse(userID: userID, status: status, error: error))
+    }
+}

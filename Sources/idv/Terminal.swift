@@ -1,0 +1,87 @@
+import Foundation
+
+/// Why the app stops early.
+struct AppExit: Error { let code: Int32; let message: String }
+
+/// Where a screen's answer comes from.
+protocol AnswerSource: AnyObject {
+    /// The answer for `screen` (the line after `screen:` in a script, or what the user typed).
+    func answer(for screen: String, hint: String) throws(AppExit) -> String
+}
+
+/// Interactive: prints the choices and reads one line from stdin (EOF ends the app).
+final class InteractiveAnswers: AnswerSource {
+    func answer(for screen: String, hint: String) throws(AppExit) -> String {
+        print("  [\(hint)]")
+        print("\(screen)> ", terminator: "")
+        fflush(nil)
+        guard let line = readLine() else { throw AppExit(code: 0, message: "input ended") }
+        return line.trimmingCharacters(in: .whitespaces)
+    }
+}
+
+/// `--script FILE`: one answer per line as `screen-name: answer`, in the order the screens appear.
+/// Blank lines and lines starting with `#` are skipped; `${NAME}` is replaced by the environment
+/// variable NAME (empty → error). A line for another screen than the one shown stops the app (exit
+/// 3) so a script can never answer the wrong question; so does running out of lines.
+final class ScriptAnswers: AnswerSource {
+    private var lines: [(number: Int, screen: String, answer: String)] = []
+    private var index = 0
+    let path: String
+
+    init(path: String) throws(AppExit) {
+        self.path = path
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw AppExit(code: 2, message: "cannot read script \(path)") }
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let colon = line.firstIndex(of: ":") else { throw AppExit(code: 2, message: "\(path):\(i + 1): expected 'screen: answer'") }
+            let screen = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let answer = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            lines.append((i + 1, screen, try Self.expand(answer, at: "\(path):\(i + 1)")))
+        }
+    }
+
+    static func expand(_ s: String, at location: String) throws(AppExit) -> String {
+        var out = ""
+        var rest = Substring(s)
+        while let start = rest.range(of: "${") {
+            out += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else { throw AppExit(code: 2, message: "\(location): unclosed ${") }
+            let name = String(rest[start.upperBound..<end])
+            guard let v = ProcessInfo.processInfo.environment[name], !v.isEmpty else {
+                throw AppExit(code: 2, message: "\(location): environment variable \(name) is not set")
+            }
+            out += v
+            rest = rest[rest.index(after: end)...]
+        }
+        return out + rest
+    }
+
+    func answer(for screen: String, hint: String) throws(AppExit) -> String {
+        guard index < lines.count else { throw AppExit(code: 3, message: "script ended, but screen \(screen) waits for an answer") }
+        let l = lines[index]
+        guard l.screen == screen else {
+            throw AppExit(code: 3, message: "\(path):\(l.number) answers screen '\(l.screen)', but the app shows '\(screen)'")
+        }
+        index += 1
+        print("\(screen)> \(screen.contains("password") ? String(repeating: "*", count: l.answer.count) : l.answer)")
+        return l.answer
+    }
+}
+
+/// Screen output: a header per screen and `key: value` facts, flushed at once.
+final class Terminal: @unchecked Sendable {
+    func screen(_ name: String, _ title: String) {
+        print("\n── \(name) ── \(title)")
+        fflush(nil)
+    }
+    func fact(_ key: String, _ value: String) {
+        print("  \(key): \(value)")
+        fflush(nil)
+    }
+    func line(_ s: String) {
+        print(s)
+        fflush(nil)
+    }
+}

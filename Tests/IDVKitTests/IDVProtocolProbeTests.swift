@@ -1,0 +1,237 @@
+import Foundation
+import IDVKit
+import IDVServer
+import XCTest
+
+/// A protocol probe for the IDV part of the SDK until the workflow engine lands: a REAL `idvd`
+/// HTTP server (IDVServerApp, SQLite, libmicrohttpd, the flow engine) with ONE test-only flow
+/// registered under the KYC flow name. The flow checks the SDK's answers exactly as WireMapping
+/// documents them (routes, payload keys, base64 images) and walks the seed-000 challenge sequence;
+/// its verdicts are fixed test data, NOT biometrics. The real flows replace it in the server.
+struct ProtocolProbeKYCFlow: Flow {
+    var name: String { "idv.postlogin.kyc" }
+    var startableByClient: Bool { true }
+    var workflow: IDVWorkflow? { .postLoginKYC }
+    var uploadChallenges: Set<String> { ["uploadIDVDocumentPages", "uploadIDVSelfieFrames"] }
+    static let mode = ChallengeOpMode.idvPostLoginKYC.rawValue
+
+    func start(_ ctx: FlowContext, frame: inout FlowFrame, input: JSONValue) throws -> FlowStep {
+        guard input["reason"]?.stringValue == "annual review" else { throw IDVError(.malformedRequest, "payload.reason missing") }
+        frame.step = "document"
+        return .ask(ChallengeSpec(name: WireName.getIDVDocumentScanProcessStartConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3))
+    }
+
+    static func isJPEG(_ b64: String?) -> Bool {
+        guard let b64, let d = Data(base64Encoded: b64) else { return false }
+        return d.starts(with: [0xFF, 0xD8, 0xFF])
+    }
+
+    func end(_ ctx: FlowContext, code: Int, status: Int) -> FlowStep {
+        .finish(FlowResult(outcome: code == 0 ? "completed" : "cancelled",
+                           event: WireEvent(name: "onIDVActivatedCustomerKYCResponse", userID: ctx.session.userID,
+                                            error: code == 0 ? .none : IDVError(longErrorCode: code, shortErrorCode: 1, errorString: "User Cancelled"),
+                                            status: RequestStatus(statusCode: status, statusMessage: status == 100 ? "Success" : "Cancelled")),
+                           errorCode: code))
+    }
+
+    func answer(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep {
+        let p = answer.payload
+        switch frame.step {
+        case "document":
+            guard p["is_confirm"]?.boolValue == true else { return end(ctx, code: 240, status: 400) }
+            frame.step = "pages"
+            return .ask(ChallengeSpec(name: "uploadIDVDocumentPages", mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: ["max_pages": 2]))
+        case "pages":
+            if p["cancel"]?.boolValue == true { return end(ctx, code: 240, status: 400) }
+            guard let pages = p["pages"]?.arrayValue, pages.count == 1,
+                  pages[0]["page_index"]?.intValue == 0, Self.isJPEG(pages[0]["image"]?.stringValue) else {
+                throw IDVError(.malformedRequest, "pages")
+            }
+            frame.step = "details"
+            let details: JSONValue = ["response_data": ["document_info": ["surname": "HILL", "given_name": "KATIE", "document_number": "L898902C3",
+                                                                          "issuing_country": "UTO", "document_type": "PASSPORT",
+                                                                          "portrait_image": pages[0]["image"]!],
+                                                        "document_pages": .array(pages), "checks_performed": [["check_name": "MRZ check digits", "result": "PASSED"]],
+                                                        "errors": [], "warnings": [], "overall_status": "VALID"]]
+            return .ask(ChallengeSpec(name: WireName.getIDVConfirmDocumentDetails, mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: details))
+        case "details":
+            guard p["is_confirm"]?.boolValue == true else { throw IDVError(.malformedRequest, "is_confirm") }
+            frame.step = "selfie"
+            return .ask(ChallengeSpec(name: WireName.getIDVSelfieProcessStartConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3))
+        case "selfie":
+            guard p["is_confirm"]?.boolValue == true, p["use_back_camera"]?.boolValue == false else { return end(ctx, code: 240, status: 400) }
+            frame.step = "frames"
+            return .ask(ChallengeSpec(name: "uploadIDVSelfieFrames", mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: ["max_frames": 150]))
+        case "frames":
+            if p["cancel"]?.boolValue == true { return end(ctx, code: 240, status: 400) }
+            guard p["fps"]?.doubleValue == 10,
+                  let frames = p["frames"]?.arrayValue, frames.count == 30, frames.allSatisfy({ Self.isJPEG($0.stringValue) }) else {
+                throw IDVError(.malformedRequest, "frames")
+            }
+            frame.step = "confirm"
+            let selfie: JSONValue = ["response_data": ["biometric_result": ["display_text": "MATCHED", "result_criteria": "FACE_MATCH"],
+                                                       "face_matcher_response": ["score": 0.91],
+                                                       "analyze_liveness_response": ["video": ["liveness_result": ["score": 88],
+                                                                                               "autocapture_result": ["selfie_image": frames[15]]]]],
+                                     "action_buttons": ["success_button": [["button_text": "Continue", "key": "continue-flow"]],
+                                                        "failure_button": [["button_text": "Recapture Selfie", "key": "reinit-idv-selfie"]]]]
+            return .ask(ChallengeSpec(name: WireName.getIDVSelfieConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: selfie))
+        case "confirm":
+            guard p["action"]?.stringValue == "continue-flow" else { throw IDVError(.actionNotOffered) }
+            frame.step = "consent"
+            return .ask(ChallengeSpec(name: WireName.getIDVBiometricOptInConsent, mode: Self.mode, workflow: 6, attemptsLeft: 1))
+        case "consent":
+            guard p["is_opt_in"]?.boolValue != nil else { throw IDVError(.malformedRequest, "is_opt_in") }
+            return end(ctx, code: 0, status: 100)
+        default:
+            throw IDVError(.internalError, "step")
+        }
+    }
+}
+
+final class IDVProtocolProbeTests: XCTestCase {
+    static func startServer() throws -> (IDVServerApp, URL, String, URL) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvkit-probe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        var config = ServerConfig()
+        config.port = 0
+        config.dbPath = dir.appendingPathComponent("idvd.sqlite").path
+        config.argon2OpsLimit = 1
+        config.argon2MemLimitKiB = 8
+        config.logRequests = false
+        config.shutdownGraceSeconds = 1
+        let store = try SQLiteStore(path: config.dbPath)
+        var registry = FlowRegistry.standard()
+        registry.register(ProtocolProbeKYCFlow())
+        let app = IDVServerApp(config: config, store: store, registry: registry)
+        let port = try app.start()
+        let code = try Admin(store: store, config: config).createUser("katie", activationRequiresIDV: false).activationCode
+        return (app, URL(string: "http://127.0.0.1:\(port)")!, code, dir)
+    }
+
+    /// Logs in (activation) through the async API.
+    func activate(_ sdk: RDNA, _ url: URL, _ code: String) async throws {
+        _ = try await sdk.asyncAPI.initialize(RDNAConfiguration(serverURL: url))
+        _ = try await sdk.asyncAPI.setUser("katie")
+        _ = try await sdk.asyncAPI.setActivationCode(code)
+        let ev = try await sdk.asyncAPI.setPassword("Katie pass 1", challengeMode: .set)
+        XCTAssertEqual(ev.last?.name, "onUserLoggedIn")
+    }
+
+    func testKYCSequenceThroughTheAsyncAPIWithUploads() async throws {
+        let (app, url, code, dir) = try Self.startServer()
+        defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
+        let sdk = RDNA()
+        try await activate(sdk, url, code)
+        sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")]))
+        sdk.setSelfieCaptureProvider(FrameFolderSelfieCapture(folder: Paths.fixtures.appendingPathComponent("selfie-katiehill")))
+        let api = sdk.asyncAPI
+
+        var ev = try await api.initiateActivatedCustomerKYC(reason: "annual review")
+        XCTAssertEqual(ev, [.getIDVDocumentScanProcessStartConfirmation(idvWorkflow: .postLoginKYC)])
+        // The wrong answer for the current challenge is refused locally.
+        do { _ = try await api.setIDVConfirmDocumentDetails(true, challenge: .idvPostLoginKYC); XCTFail() } catch { XCTAssertEqual(error.longErrorCode, 1002) }
+        ev = try await api.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC)
+        guard case let .getIDVConfirmDocumentDetails(json, mode)? = ev.last else { return XCTFail("\(ev)") }
+        XCTAssertEqual(mode, .idvPostLoginKYC)
+        let details = try DocumentDetails(jsonString: json)
+        XCTAssertEqual(details.responseData.overallStatus, .valid)
+        XCTAssertEqual(details.responseData.documentPages.first?.image,
+                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")).base64EncodedString())
+        ev = try await api.setIDVConfirmDocumentDetails(true, challenge: .idvPostLoginKYC)
+        XCTAssertEqual(ev, [.getIDVSelfieProcessStartConfirmation(idvWorkflow: .postLoginKYC)])
+        ev = try await api.setIDVSelfieProcessStartConfirmation(true, useDeviceBackCamera: false, idvWorkflow: .postLoginKYC)
+        guard case let .getIDVSelfieConfirmation(sj, _)? = ev.last else { return XCTFail("\(ev)") }
+        let selfie = try SelfieDetails(jsonString: sj)
+        XCTAssertEqual(selfie.responseData.biometricResult.displayText.rawValue, "MATCHED")
+        XCTAssertEqual(selfie.displayedButtons.map(\.key.rawValue), ["continue-flow"])
+        ev = try await api.setIDVSelfieConfirmation("continue-flow", challenge: .idvPostLoginKYC)
+        guard case .getIDVBiometricOptInConsent(_, _, .idvPostLoginKYC, _)? = ev.last else { return XCTFail("\(ev)") }
+        ev = try await api.setIDVBiometricOptInConsent(true, challenge: .idvPostLoginKYC)
+        guard case let .onIDVActivatedCustomerKYCResponse("katie", status, error)? = ev.last else { return XCTFail("\(ev)") }
+        XCTAssertEqual(status.statusCode, 100)
+        XCTAssertEqual(error.longErrorCode, 0)
+        XCTAssertNil(sdk.currentChallenge)
+
+        // Cancel on the start screen: the terminal event with 240.
+        _ = try await api.initiateActivatedCustomerKYC(reason: "annual review")
+        ev = try await api.setIDVDocumentScanProcessStartConfirmation(false, idvWorkflow: .postLoginKYC)
+        guard case let .onIDVActivatedCustomerKYCResponse(_, s2, e2)? = ev.last else { return XCTFail("\(ev)") }
+        XCTAssertEqual(e2.longErrorCode, 240)
+        XCTAssertEqual(s2.statusCode, 400)
+    }
+
+    func testCaptureFailureAndResetThroughDelegates() async throws {
+        let (app, url, code, dir) = try Self.startServer()
+        defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
+        let sdk = RDNA()
+        try await activate(sdk, url, code)
+        let rec = Recorder()
+        sdk.setCallbacks(rec)
+        sdk.setIDVDocumentProcessingDelegate(rec)
+        sdk.setIDVKYCManagementDelegate(rec)
+        // No provider: refused at once.
+        XCTAssertEqual(sdk.initiateActivatedCustomerKYC(reason: "annual review").longErrorCode, 0)
+        // Callbacks go to the queue given at initialize (global for the async initialize above).
+        guard case .getIDVDocumentScanProcessStartConfirmation(.postLoginKYC)? = rec.next() else { return XCTFail() }
+        XCTAssertEqual(sdk.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC).longErrorCode, 1025)
+        // A provider whose file is not an image: 1008 as a callback, the challenge stays open.
+        let bad = dir.appendingPathComponent("page.jpg")
+        try Data("plain text".utf8).write(to: bad)
+        sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [bad]))
+        XCTAssertEqual(sdk.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC).longErrorCode, 0)
+        guard case let .onRequestFailed(api, e)? = rec.next() else { return XCTFail() }
+        XCTAssertEqual(api, "documentCapture")
+        XCTAssertEqual(e.longErrorCode, 1008)
+        XCTAssertEqual(e.errorString, "document capture: page.jpg is not a JPEG or PNG image")
+        // The upload challenge stays open; confirming again with a good file captures again.
+        XCTAssertEqual(sdk.currentChallenge?.name, "uploadIDVDocumentPages")
+        sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")]))
+        XCTAssertEqual(sdk.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC).longErrorCode, 0)
+        guard case .getIDVConfirmDocumentDetails(_, .idvPostLoginKYC)? = rec.next() else { return XCTFail() }
+        // A second flow while one is in progress: refused locally.
+        XCTAssertEqual(sdk.initiateIDVBiometricOptIn().longErrorCode, 1022)
+        // resetAuthState ends the flow: onAuthStateReset, no challenge, still logged in.
+        XCTAssertEqual(sdk.resetAuthState().longErrorCode, 0)
+        guard case .onAuthStateReset? = rec.next() else { return XCTFail() }
+        XCTAssertNil(sdk.currentChallenge)
+        XCTAssertTrue(sdk.isLoggedIn)
+    }
+}
+
+/// The sample app's IDV screens, scripted, against the probe server.
+final class SampleAppIDVScreenTests: XCTestCase {
+    func testScriptedKYCScreensPrintFactsAndSaveImages() throws {
+        let (app, url, code, dir) = try IDVProtocolProbeTests.startServer()
+        defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out")
+        let script = dir.appendingPathComponent("kyc.txt")
+        try """
+        check-user: katie
+        activation-code: \(code)
+        set-password: Katie pass 1
+        dashboard: kyc annual review
+        document-start: scan \(Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg").path)
+        document-details: confirm
+        selfie-start: capture \(Paths.fixtures.appendingPathComponent("selfie-katiehill").path)
+        selfie-confirmation: not-offered-key
+        selfie-confirmation: continue-flow
+        consent: approve
+        dashboard: quit
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let r = try SampleAppTests.runIDV(["--server", url.absoluteString, "--script", script.path, "--out", out.path])
+        XCTAssertEqual(r.status, 0, r.out)
+        for fact in ["idv_workflow: IDV_POSTLOGIN_KYC (6)", "guideline: KYC verification process. Hold document steady and avoid glare for best results.",
+                     "check: MRZ check digits: PASSED", "overall_status: VALID", "verdict: MATCHED", "face_match_score: 91.00%",
+                     "liveness_score: 88%", "button: continue-flow — Continue", "challenge_mode: IDV_POSTLOGIN_KYC (9)",
+                     "RESULT flow=kyc event=onIDVActivatedCustomerKYCResponse error=0 status=100 verdict=MATCHED"] {
+            XCTAssertTrue(r.out.contains(fact), "missing '\(fact)' in:\n\(r.out)")
+        }
+        // The offered-key rule is the server's: the probe refuses the unknown key (1020) and the screen asks again.
+        XCTAssertTrue(r.out.contains("error: 1020"), r.out)
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("document-page-0.jpg")),
+                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")))
+        XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("selfie.jpg")),
+                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("selfie-katiehill/016.jpg")))
+    }
+}
