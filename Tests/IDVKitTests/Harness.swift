@@ -5,7 +5,7 @@ import XCTest
 /// Paths of the package and of the binaries `swift test` built (idvd, idv).
 enum Paths {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures/idv-demo")
+    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures/selfie")
 
     static func binary(_ name: String) throws -> String {
         let beside = Bundle(for: IDVDServer.self).bundleURL.deletingLastPathComponent().appendingPathComponent(name).path

@@ -123,8 +123,8 @@ final class IDVProtocolProbeTests: XCTestCase {
         defer { app.stop(); try? FileManager.default.removeItem(at: dir) }
         let sdk = RDNA()
         try await activate(sdk, url, code)
-        sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")]))
-        sdk.setSelfieCaptureProvider(FrameFolderSelfieCapture(folder: Paths.fixtures.appendingPathComponent("selfie-katiehill")))
+        sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("katie_portrait.jpg")]))
+        sdk.setSelfieCaptureProvider(FrameFolderSelfieCapture(folder: Paths.fixtures.appendingPathComponent("katie_live")))
         let api = sdk.asyncAPI
 
         var ev = try await api.initiateActivatedCustomerKYC(reason: "annual review")
@@ -137,7 +137,7 @@ final class IDVProtocolProbeTests: XCTestCase {
         let details = try DocumentDetails(jsonString: json)
         XCTAssertEqual(details.responseData.overallStatus, .valid)
         XCTAssertEqual(details.responseData.documentPages.first?.image,
-                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")).base64EncodedString())
+                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("katie_portrait.jpg")).base64EncodedString())
         ev = try await api.setIDVConfirmDocumentDetails(true, challenge: .idvPostLoginKYC)
         XCTAssertEqual(ev, [.getIDVSelfieProcessStartConfirmation(idvWorkflow: .postLoginKYC)])
         ev = try await api.setIDVSelfieProcessStartConfirmation(true, useDeviceBackCamera: false, idvWorkflow: .postLoginKYC)
@@ -186,7 +186,7 @@ final class IDVProtocolProbeTests: XCTestCase {
         XCTAssertEqual(e.errorString, "document capture: page.jpg is not a JPEG or PNG image")
         // The upload challenge stays open; confirming again with a good file captures again.
         XCTAssertEqual(sdk.currentChallenge?.name, "uploadIDVDocumentPages")
-        sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")]))
+        sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("katie_portrait.jpg")]))
         XCTAssertEqual(sdk.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC).longErrorCode, 0)
         guard case .getIDVConfirmDocumentDetails(_, .idvPostLoginKYC)? = rec.next() else { return XCTFail() }
         // A second flow while one is in progress: refused locally.
@@ -211,9 +211,9 @@ final class SampleAppIDVScreenTests: XCTestCase {
         activation-code: \(code)
         set-password: Katie pass 1
         dashboard: kyc annual review
-        document-start: scan \(Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg").path)
+        document-start: scan \(Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path)
         document-details: confirm
-        selfie-start: capture \(Paths.fixtures.appendingPathComponent("selfie-katiehill").path)
+        selfie-start: capture \(Paths.fixtures.appendingPathComponent("katie_live").path)
         selfie-confirmation: not-offered-key
         selfie-confirmation: continue-flow
         consent: approve
@@ -230,8 +230,8 @@ final class SampleAppIDVScreenTests: XCTestCase {
         // The offered-key rule is the server's: the probe refuses the unknown key (1020) and the screen asks again.
         XCTAssertTrue(r.out.contains("error: 1020"), r.out)
         XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("document-page-0.jpg")),
-                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")))
+                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("katie_portrait.jpg")))
         XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("selfie.jpg")),
-                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("selfie-katiehill/016.jpg")))
+                       try Data(contentsOf: Paths.fixtures.appendingPathComponent("katie_live/frame_016.jpg")))
     }
 }

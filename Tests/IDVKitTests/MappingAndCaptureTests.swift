@@ -46,7 +46,7 @@ final class MappingAndCaptureTests: XCTestCase {
     }
 
     func testFrameFolderAndImageFileProviders() throws {
-        let frames = try FrameFolderSelfieCapture(folder: Paths.fixtures.appendingPathComponent("selfie-katiehill"))
+        let frames = try FrameFolderSelfieCapture(folder: Paths.fixtures.appendingPathComponent("katie_live"))
             .captureSelfie(useBackCamera: false, workflow: .activation)
         XCTAssertEqual(frames.frames.count, 30)
         XCTAssertEqual(frames.framesPerSecond, 10)
@@ -54,7 +54,7 @@ final class MappingAndCaptureTests: XCTestCase {
         let payload = WireMapping.framesPayload(frames)
         XCTAssertEqual(Data(base64Encoded: payload.arrayValue?.first?.stringValue ?? ""), frames.frames.first)
 
-        let pages = try ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg")])
+        let pages = try ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("katie_portrait.jpg")])
             .captureDocumentPages(workflow: .postLoginDocScanOnly)
         XCTAssertEqual(pages.map(\.pageIndex), [0])
         XCTAssertEqual(WireMapping.pagesPayload(pages).arrayValue?.first?["page_index"]?.intValue, 0)

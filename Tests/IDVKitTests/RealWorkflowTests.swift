@@ -12,7 +12,7 @@ final class RealWorkflowTests: XCTestCase {
         let out = server.dir.appendingPathComponent("doc")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
-        p.arguments = ["specimen", "--format", "td3", "--seed", "10", "--portrait", Paths.fixtures.appendingPathComponent("portrait-katiehill.jpg").path,
+        p.arguments = ["specimen", "--format", "td3", "--seed", "10", "--portrait", Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path,
                        "--out", out.path]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
@@ -23,6 +23,21 @@ final class RealWorkflowTests: XCTestCase {
             throw XCTSkip("this build has no working `idvd specimen` (DocumentReader not merged)")
         }
         return png
+    }
+
+    /// A "print, held" attack sequence made by `idvd liveness make-attack` from the document portrait.
+    func heldPhotoAttack(_ server: IDVDServer) throws -> URL {
+        let out = server.dir.appendingPathComponent("attack_held_photo")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
+        p.arguments = ["liveness", "make-attack", "--from", Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path,
+                       "--out", out.path, "--frames", "30", "--seed", "7"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, "idvd liveness make-attack")
+        return out
     }
 
     func testAllPostLoginFlowsThroughTheAsyncAPI() async throws {
@@ -38,7 +53,7 @@ final class RealWorkflowTests: XCTestCase {
         var ev = try await api.setPassword(password, challengeMode: .set)
         XCTAssertEqual(ev.last?.name, "onUserLoggedIn")
         sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [doc]))
-        let katie = FrameFolderSelfieCapture(folder: Paths.fixtures.appendingPathComponent("selfie-katiehill"))
+        let katie = FrameFolderSelfieCapture(folder: Paths.fixtures.appendingPathComponent("katie_live"))
         sdk.setSelfieCaptureProvider(katie)
 
         // Seed 000 KYC: document → details → selfie → MATCHED → consent → event 0/100.
@@ -77,14 +92,17 @@ final class RealWorkflowTests: XCTestCase {
         XCTAssertNoThrow(try AdditionalDocumentScanDetails(jsonString: json))
 
         // Seed 001: same person MATCHED, second person NOT_MATCHED, held photo LIVENESS_FAILED.
-        for (folder, verdict) in [("selfie-katiehill", "MATCHED"), ("selfie-ocasiocortez", "NOT_MATCHED"), ("attack-held-photo", "LIVENESS_FAILED")] {
-            sdk.setSelfieCaptureProvider(FrameFolderSelfieCapture(folder: Paths.fixtures.appendingPathComponent(folder)))
+        let attack = try heldPhotoAttack(server)
+        for (folder, verdict) in [(Paths.fixtures.appendingPathComponent("katie_live"), "MATCHED"),
+                                  (Paths.fixtures.appendingPathComponent("aoc_live"), "NOT_MATCHED"),
+                                  (attack, "LIVENESS_FAILED")] {
+            sdk.setSelfieCaptureProvider(FrameFolderSelfieCapture(folder: folder))
             ev = try await api.initiateIDVServerBiometricAuthentication(reason: "payment")
             XCTAssertEqual(ev.last, .getIDVSelfieProcessStartConfirmation(idvWorkflow: .postLoginSelfieBiometric))
             ev = try await api.setIDVSelfieProcessStartConfirmation(true, useDeviceBackCamera: false, idvWorkflow: .postLoginSelfieBiometric)
             guard case let .onIDVServerBiometricAuthenticationResult(_, json, _, _)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
             let v = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
-            XCTAssertEqual(v["biometric_result"]?["display_text"]?.stringValue, verdict, folder)
+            XCTAssertEqual(v["biometric_result"]?["display_text"]?.stringValue, verdict, folder.lastPathComponent)
         }
 
         // Seed 004: opt-out (password mode 7) → 100; opt-in (password mode 6, selfie, frame approve) → 100.
