@@ -18,6 +18,8 @@ public struct ServerConfig: Sendable, Equatable {
     public var uploadLimit = 16 * 1024 * 1024
     public var sessionIdleSeconds = 900
     public var sessionAbsoluteSeconds = 12 * 3600
+    /// Interval of the expiry sweep in `idvd serve` (``FlowEngine/purgeExpired(batch:)``); 0 = off.
+    public var sessionSweepSeconds = 60
     public var activationCodeTTLSeconds = 72 * 3600
     public var activationCodeAttempts = 5
     public var passwordAttempts = 3
@@ -81,6 +83,7 @@ public struct ServerConfig: Sendable, Equatable {
         int("limits.upload_bytes", \.uploadLimit, min: 1024, "body limit of image-carrying routes, bytes"),
         int("session.idle_seconds", \.sessionIdleSeconds, min: 1, "session idle expiry, seconds"),
         int("session.absolute_seconds", \.sessionAbsoluteSeconds, min: 1, "session absolute expiry, seconds"),
+        int("session.sweep_seconds", \.sessionSweepSeconds, min: 0, "idvd serve: purge expired/revoked sessions (closing their flow runs as expired) every N seconds; 0 = never"),
         int("activation.code_ttl_seconds", \.activationCodeTTLSeconds, min: 1, "activation-code lifetime, seconds"),
         int("activation.code_attempts", \.activationCodeAttempts, min: 1, "wrong activation codes allowed before the code dies"),
         int("password.attempts", \.passwordAttempts, min: 1, "wrong passwords before the user is locked"),

@@ -96,6 +96,10 @@ public protocol Flow: Sendable {
     func resume(_ ctx: FlowContext, frame: inout FlowFrame, child: String, result: FlowResult) throws -> FlowStep
     /// Called when `resetAuthState`, log-off or expiry abandons the flow (cleanup, audit). Default: nothing.
     func abandon(_ ctx: FlowContext, frame: FlowFrame)
+    /// Called by the engine when the flow is abandoned with `outcome` (`reset`, `logged_off`,
+    /// `expired` — the session expired and is purged —, `revoked`). Runs inside the engine's
+    /// transaction; a throw rolls the whole abandonment back. Default: ``abandon(_:frame:)``.
+    func abandon(_ ctx: FlowContext, frame: FlowFrame, outcome: String) throws
 }
 
 extension Flow {
@@ -106,6 +110,7 @@ extension Flow {
         throw IDVError(.internalError, "flow \(name) does not call sub-flows")
     }
     public func abandon(_ ctx: FlowContext, frame: FlowFrame) {}
+    public func abandon(_ ctx: FlowContext, frame: FlowFrame, outcome: String) throws { abandon(ctx, frame: frame) }
 }
 
 /// Every flow the server runs, by name, plus the activation hook: which flow runs the IDV steps of

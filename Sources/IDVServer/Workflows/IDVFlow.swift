@@ -759,8 +759,24 @@ public struct IDVFlow: Flow {
 
     /// Reset, log-off or session end: the transaction is recorded as abandoned and images released.
     public func abandon(_ ctx: FlowContext, frame: FlowFrame) {
-        try? closeTransaction(ctx, frame, Ending(outcome: "abandoned", error: .none, statusCode: RequestStatus.failed,
-                                                 statusMessage: "Abandoned", success: false))
+        try? abandon(ctx, frame: frame, outcome: "abandoned")
+    }
+
+    /// Abandonment with the engine's reason. `expired` (the session expired and is purged) and
+    /// `revoked` record that outcome in the run's `idv.transaction` (error 1003 for `expired`) and
+    /// drop the run's sealed media at once, whatever `idv.media_retention_seconds` says; reset and
+    /// log-off are recorded as `abandoned`.
+    public func abandon(_ ctx: FlowContext, frame: FlowFrame, outcome: String) throws {
+        switch outcome {
+        case "expired", "revoked":
+            let error = outcome == "expired" ? IDVError(.sessionExpired) : IDVError.none
+            try closeTransaction(ctx, frame, Ending(outcome: outcome, error: error, statusCode: RequestStatus.failed,
+                                                   statusMessage: outcome == "expired" ? error.errorString : "Session revoked", success: false))
+            try store(ctx).releaseMedia(runID: frame.runID, keepUntil: nil)
+        default:
+            try closeTransaction(ctx, frame, Ending(outcome: "abandoned", error: .none, statusCode: RequestStatus.failed,
+                                                   statusMessage: "Abandoned", success: false))
+        }
     }
 }
 
@@ -774,11 +790,19 @@ extension FlowRegistry {
         return r
     }
 
-    public mutating func registerIDV(_ services: IDVServices) {
+    /// Every IDV flow, whether or not its analysers are present — for maintenance that only
+    /// closes runs (`idvd admin purge-expired`), never for serving.
+    public static func idvMaintenance(vault: TemplateVault, policy: WorkflowPolicy) -> FlowRegistry {
+        var r = FlowRegistry.standard()
+        r.registerIDV(IDVServices(documents: nil, selfies: nil, vault: vault, policy: policy), includeUnavailable: true)
+        return r
+    }
+
+    public mutating func registerIDV(_ services: IDVServices, includeUnavailable: Bool = false) {
         for kind in IDVFlow.Kind.allCases {
             let flow = IDVFlow(kind, services: services)
-            if flow.needsDocuments, services.documents == nil { continue }
-            if flow.needsSelfies, services.selfies == nil { continue }
+            if flow.needsDocuments, services.documents == nil, !includeUnavailable { continue }
+            if flow.needsSelfies, services.selfies == nil, !includeUnavailable { continue }
             if kind == .activation {
                 register(flow, activationFor: IDVWorkflow.allCases.filter(\.isPreLogin))
             } else {
