@@ -143,8 +143,9 @@ public struct ServerConfig: Sendable, Equatable {
         let d = ServerConfig()
         var s = ""
         for x in settings {
-            s += "  " + x.key.padding(toLength: 28, withPad: " ", startingAt: 0)
-                + x.env.padding(toLength: 34, withPad: " ", startingAt: 0)
+            // Never truncate (padding(toLength:) cuts longer strings): at least one space after each column.
+            s += "  " + x.key.padding(toLength: max(28, x.key.count + 1), withPad: " ", startingAt: 0)
+                + x.env.padding(toLength: max(34, x.env.count + 1), withPad: " ", startingAt: 0)
                 + x.summary + " [default: \(x.current(d).isEmpty ? "none" : x.current(d))]\n"
         }
         return s

@@ -69,7 +69,7 @@ public final class FlowEngine: Sendable {
                               createdAt: now, lastSeenAt: now, idleTimeout: config.sessionIdleSeconds,
                               absoluteExpiresAt: now + config.sessionAbsoluteSeconds)
         let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
-        return try store.withTransaction {
+        return try committed(ctx) {
             var state = SessionFlowState()
             let event = try run(.call(flow: AuthFlow.name, input: .emptyObject), ctx: ctx, state: &state)
             s = ctx.session
@@ -129,9 +129,11 @@ public final class FlowEngine: Sendable {
             }
             s.lastSeenAt = now
             let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
+            // Argon2id and image analysis outside the transaction (it holds the store's write lock).
+            flow.prepare(ctx, frame: frame, challenge: ch, answer: answer)
             // The flow's writes (templates, consents, sealed media, audit, flow runs) and the
             // session CAS commit together: a refusal or a lost CAS rolls every one of them back.
-            return try store.withTransaction {
+            return try committed(ctx) {
                 // Another process may have committed an answer since the session was read: with the
                 // write lock held now, re-check before any flow code runs on a stale state.
                 try ensureUnchanged(s, else: IDVError(.replayedAnswer, "Another answer to this challenge was accepted first"))
@@ -160,7 +162,7 @@ public final class FlowEngine: Sendable {
             let now = clock()
             s.lastSeenAt = now
             let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
-            return try store.withTransaction {
+            return try committed(ctx) {
                 try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
                 var state = s.state
                 try abandonAll(&state, ctx: ctx, outcome: "reset")
@@ -190,7 +192,7 @@ public final class FlowEngine: Sendable {
             var s = try authenticate(token)
             let now = clock()
             let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
-            return try store.withTransaction {
+            return try committed(ctx) {
                 try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
                 var state = s.state
                 try abandonAll(&state, ctx: ctx, outcome: "logged_off")
@@ -220,7 +222,7 @@ public final class FlowEngine: Sendable {
             let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
             // The run record, the flow's first writes and the session CAS commit together: a start
             // the flow refuses (e.g. a bad `reason`) leaves no flow run behind.
-            return try store.withTransaction {
+            return try committed(ctx) {
                 try ensureUnchanged(s, else: IDVError(.flowInProgress, "The session changed concurrently; retry"))
                 var state = s.state
                 let event = try run(.call(flow: flow.name, input: input), ctx: ctx, state: &state)
@@ -233,6 +235,14 @@ public final class FlowEngine: Sendable {
                 return EngineOutput(session: wire(updated), challenge: state.challenge, event: event)
             }
         }
+    }
+
+    /// Runs `body` as one store transaction; after it committed, counts the flow outcomes it
+    /// produced (a rollback counts nothing).
+    private func committed<T>(_ ctx: FlowContext, _ body: () throws -> T) throws -> T {
+        let result = try store.withTransaction(body)
+        ctx.flushOutcomes()
+        return result
     }
 
     /// Inside a store transaction: throws `error` when the stored session moved past the version
@@ -275,7 +285,7 @@ public final class FlowEngine: Sendable {
                                           requestID: "sweep-" + Crypto.randomID(bytes: 8), session: s)
                     let closed = s.state.stack.count
                     do {
-                        try store.withTransaction {
+                        try committed(ctx) {
                             var state = s.state
                             try abandonAll(&state, ctx: ctx, outcome: outcome)
                             if closed > 0 || s.revokedAt == nil { try ctx.audit("session.\(outcome)", ["flow_runs_closed": .integer(closed)]) }
@@ -299,7 +309,7 @@ public final class FlowEngine: Sendable {
         while let frame = state.stack.popLast() {
             try registry.flow(frame.flow)?.abandon(ctx, frame: frame, outcome: outcome)
             try store.endFlowRun(runID: frame.runID, at: ctx.now, outcome: outcome, errorCode: 0)
-            metrics.flowOutcome(flow: frame.flow, outcome: outcome)
+            ctx.countOutcome(flow: frame.flow, outcome: outcome)
         }
         state.challenge = nil
     }
@@ -327,7 +337,7 @@ public final class FlowEngine: Sendable {
             case let .finish(result):
                 guard let done = state.stack.popLast() else { throw IDVError(.internalError, "finish with no flow") }
                 try store.endFlowRun(runID: done.runID, at: ctx.now, outcome: result.outcome, errorCode: result.errorCode)
-                metrics.flowOutcome(flow: done.flow, outcome: result.outcome)
+                ctx.countOutcome(flow: done.flow, outcome: result.outcome)
                 guard var parent = state.stack.last, let pflow = registry.flow(parent.flow) else {
                     state.challenge = nil
                     return result.event

@@ -267,6 +267,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     private var changes: Int { db.map { Int(sqlite3_changes($0)) } ?? 0 }
 
+    /// True while the calling thread's connection is inside ``withTransaction(_:)`` (holding the write lock).
+    public var isInTransaction: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return transactionDepth > 0
+    }
+
     public func withTransaction<T>(_ body: () throws -> T) throws -> T {
         lock.lock(); defer { lock.unlock() }
         if transactionDepth > 0 {

@@ -271,3 +271,129 @@ struct UncheckedBox<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
 }
+
+/// Issue 6: active liveness, selected by `idv.liveness_mode`, over a real `idvd` with FaceKit's
+/// analyser and real frames. The committed selfie fixture katie_live (a live face that blinks and
+/// moves a little, never opening the mouth) is live in passive mode and LIVENESS_FAILED with the
+/// reason under a server challenge that asks for OPEN_MOUTH.
+final class ActiveLivenessTests: XCTestCase {
+    /// Logs in a fresh user on `server` and runs opt-in up to the selfie start; returns its challenge.
+    func optInToSelfieStart(_ server: ServerProcess, _ user: String) throws -> (API, WireChallenge) {
+        let code = try server.createUser(user)
+        let api = server.client()
+        try api.startSession()
+        try api.answer(["user_id": .string(user)])
+        try api.answer(["activation_code": .string(code)])
+        XCTAssertEqual(try api.answer(["password": "correct horse 42"]).event?.name, "onUserLoggedIn")
+        XCTAssertEqual(try api.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
+        let start = try XCTUnwrap(try api.answer(["password": "correct horse 42"]).challenge)
+        XCTAssertEqual(start.name, "getIDVSelfieProcessStartConfirmation")
+        return (api, start)
+    }
+
+    func testActiveModeIssuesAChallengeAndFramesWithoutItsActionsFailWhilePassiveModePasses() throws {
+        try WorkflowRealImageTests.requireModels()
+        let katie = try WorkflowRealImageTests.frames("katie_live")
+
+        // Passive (default): no challenge in the payload; the fixture is live.
+        let passive = try ServerProcess()
+        try passive.start()
+        let (p, pStart) = try optInToSelfieStart(passive, "pia")
+        XCTAssertNil(pStart.payload["liveness_challenge"])
+        XCTAssertEqual(try p.answer(["is_confirm": true, "use_back_camera": false]).challenge?.name, "uploadIDVSelfieFrames")
+        let captured = try XCTUnwrap(try p.uploadFrames(katie).challenge)
+        XCTAssertEqual(captured.name, "onIDVOptInCapturedFrameConfirmation", passive.serverLog())
+        XCTAssertGreaterThanOrEqual(captured.payload["liveness_score"]?.intValue ?? 0, 50)
+        XCTAssertEqual(passive.stop(), 0)
+
+        // Active: the selfie start carries the server's challenge; the same frames fail with the reason.
+        let active = try ServerProcess(settings: ["idv.liveness_mode": "active"])
+        try active.start()
+        var (a, aStart) = try optInToSelfieStart(active, "ada")
+        // The server picks the actions at random (one head turn, and a blink or an open mouth).
+        // katie_live blinks and moves her head a little but never opens her mouth, so take a
+        // challenge with OPEN_MOUTH: restart the opt-in (resetAuthState) until the server issues one.
+        func actionsOf(_ c: WireChallenge) -> [String] { c.payload["liveness_challenge"]?["actions"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        var restarts = 0
+        while !actionsOf(aStart).contains("OPEN_MOUTH"), restarts < 30 {
+            restarts += 1
+            XCTAssertEqual(try a.call("POST", "/v1/session/reset").event?.name, "onAuthStateReset")
+            XCTAssertEqual(try a.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
+            aStart = try XCTUnwrap(try a.answer(["password": "correct horse 42"]).challenge)
+        }
+        XCTAssertTrue(actionsOf(aStart).contains("OPEN_MOUTH"), "30 challenges without OPEN_MOUTH (p = 2^-30)")
+        let ch = try XCTUnwrap(aStart.payload["liveness_challenge"], "\(aStart.payload)")
+        let nonce = try XCTUnwrap(ch["nonce"]?.stringValue)
+        XCTAssertEqual(nonce.count, 32)
+        let actions = try XCTUnwrap(ch["actions"]?.arrayValue).compactMap(\.stringValue)
+        XCTAssertEqual(actions.count, 2)
+        XCTAssertTrue(actions.allSatisfy { ["TURN_LEFT", "TURN_RIGHT", "BLINK", "OPEN_MOUTH"].contains($0) }, "\(actions)")
+        XCTAssertEqual(ch["deadline_seconds"]?.intValue, 120)
+        XCTAssertEqual(ch["duration_seconds"]?.intValue, 6)
+        let upload = try XCTUnwrap(try a.answer(["is_confirm": true, "use_back_camera": false]).challenge)
+        XCTAssertEqual(upload.payload["liveness_challenge"]?["nonce"]?.stringValue, nonce, "the upload shows the same challenge")
+        let failed = try XCTUnwrap(try a.uploadFrames(katie).challenge)
+        XCTAssertEqual(failed.name, "uploadIDVSelfieFrames", active.serverLog())
+        XCTAssertEqual(failed.status?.statusMessage, "LIVENESS_FAILED")
+        let reasons = try XCTUnwrap(failed.payload["liveness_reasons"]?.arrayValue).compactMap(\.stringValue)
+        XCTAssertTrue(reasons.contains("CHALLENGE_NOT_MET"), "\(reasons)")
+        // The recapture is asked with a new challenge (a challenge is single-use).
+        let next = try XCTUnwrap(failed.payload["liveness_challenge"]?["nonce"]?.stringValue)
+        XCTAssertNotEqual(next, nonce)
+        XCTAssertEqual(failed.attemptsLeft, pStart.attemptsLeft - 1)
+        XCTAssertEqual(active.stop(), 0)
+        // The verdict is audited with the reason (codes only).
+        let audit = try IDVDBinary.run(["admin", "audit", "--limit", "200", "--db", active.dbPath])
+        let entries = try JSONDecoder().decode(JSONValue.self, from: audit.stdout)["entries"]?.arrayValue ?? []
+        let verified = entries.filter { $0["action"]?.stringValue == "idv.selfie_verified" }
+        XCTAssertEqual(verified.last?["details"]?["result"]?.stringValue, "LIVENESS_FAILED")
+        XCTAssertTrue(verified.last?["details"]?["reasons"]?.arrayValue?.contains(.string("CHALLENGE_NOT_MET")) == true)
+    }
+
+    func testLivenessModeSettingIsValidated() throws {
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).workflow.livenessMode, "passive")
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_LIVENESS_MODE": "ACTIVE"], overrides: [:]).workflow.livenessMode, "active")
+        XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.liveness_mode": "blink"]))
+        XCTAssertTrue(ServerConfig.helpTable.contains("idv.liveness_mode"))
+    }
+}
+
+/// The expensive work of an answer (image analysis) runs once, before the answer's store
+/// transaction takes the write lock.
+final class PrepareOutsideTransactionTests: XCTestCase {
+    final class Calls: @unchecked Sendable {
+        let lock = NSLock()
+        var inTransaction: [Bool] = []
+        var store: SQLiteStore?
+    }
+
+    struct RecordingSelfieVerifier: SelfieVerifying {
+        let inner: TestDoubleSelfieVerifier
+        let calls: Calls
+        func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
+            calls.lock.lock()
+            let t = calls.store?.isInTransaction ?? true
+            calls.inTransaction.append(t)
+            calls.lock.unlock()
+            return try inner.verify(frames: frames, against: reference)
+        }
+    }
+
+    func testSelfieAnalysisRunsOnceAndOutsideTheStoreTransaction() throws {
+        let calls = Calls()
+        let server = try WorkflowServer(selfies: RecordingSelfieVerifier(inner: try TestDoubleSelfieVerifier(), calls: calls))
+        calls.store = server.store
+        let api = try server.loggedIn("olu")
+        XCTAssertEqual(try api.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
+        XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
+        let frame = try XCTUnwrap(try api.captureSelfie(try TestImages.obamaSelfie()).challenge)
+        XCTAssertEqual(frame.name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(calls.inTransaction, [false], "analysed once, before the transaction")
+        // A liveness failure is judged the same way (and asked again).
+        XCTAssertEqual(try api.answer(["status": 1]).challenge?.name, "uploadIDVSelfieFrames")
+        let again = try XCTUnwrap(try api.uploadFrames([try TestImages.printAttack()]).challenge)
+        XCTAssertEqual(again.status?.statusMessage, "LIVENESS_FAILED")
+        XCTAssertEqual(again.payload["liveness_reasons"], ["print_attack"])
+        XCTAssertEqual(calls.inTransaction, [false, false])
+    }
+}
