@@ -397,3 +397,63 @@ final class PrepareOutsideTransactionTests: XCTestCase {
         XCTAssertEqual(calls.inTransaction, [false, false])
     }
 }
+
+/// Active mode in the document flows (KYC), with an analyser double that reports which challenge
+/// it was given: the server hands it the challenge it issued (never one from the client), and a
+/// report for another nonce is LIVENESS_FAILED with the reason in the selfie details.
+final class ActiveChallengeBindingTests: XCTestCase {
+    final class Seen: @unchecked Sendable {
+        let lock = NSLock()
+        var challenges: [LivenessChallenge?] = []
+        var echoWrongNonce = false
+    }
+
+    struct ChallengeAwareVerifier: SelfieVerifying {
+        let inner: TestDoubleSelfieVerifier
+        let seen: Seen
+        func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
+            try verify(frames: frames, against: reference, challenge: nil)
+        }
+        func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
+            seen.lock.lock(); seen.challenges.append(challenge); let wrong = seen.echoWrongNonce; seen.lock.unlock()
+            var v = try inner.verify(frames: frames, against: reference)
+            v.challengeNonce = wrong ? String(repeating: "0", count: 32) : challenge?.nonce
+            return v
+        }
+    }
+
+    func testKYCSelfieIsJudgedAgainstTheServersChallengeOnly() throws {
+        let seen = Seen()
+        let server = try WorkflowServer(["idv.liveness_mode": "active"],
+                                        selfies: ChallengeAwareVerifier(inner: try TestDoubleSelfieVerifier(), seen: seen))
+        let api = try server.loggedIn("kim")
+        try api.startFlow("idv.postlogin.kyc")
+        try api.scanDocument(try TestImages.obamaPassportPage())
+        let start = try XCTUnwrap(try api.answer(["is_confirm": true]).challenge)
+        XCTAssertEqual(start.name, "getIDVSelfieProcessStartConfirmation")
+        let issued = try XCTUnwrap(try start.payload["liveness_challenge"]?.decode(LivenessChallenge.self))
+        // The client names a challenge of its own choosing: ignored.
+        let forged: JSONValue = ["nonce": "00", "actions": ["BLINK"], "duration_seconds": 60, "deadline_seconds": 3600, "expires_at": 4_000_000_000]
+        XCTAssertEqual(try api.answer(["is_confirm": true, "liveness_challenge": forged]).challenge?.name, "uploadIDVSelfieFrames")
+        let frame = try TestImages.obamaSelfie()
+        // An analyser report for another nonce does not count as live.
+        seen.lock.lock(); seen.echoWrongNonce = true; seen.lock.unlock()
+        let failed = try XCTUnwrap(try api.answer(["frames": [.string(frame.base64EncodedString())], "liveness_challenge": forged],
+                                                  route: "/v1/session/upload").challenge)
+        XCTAssertEqual(try failed.payload.decode(SelfieDetails.self).responseData.biometricResult.displayText, .livenessFailed)
+        XCTAssertEqual(failed.payload["response_data"]?["analyze_liveness_response"]?["video"]?["liveness_result"]?["reasons"],
+                       ["CHALLENGE_NOT_EVALUATED"])
+        XCTAssertEqual(seen.challenges, [issued], "the analyser got exactly the issued challenge")
+
+        // Recapture: a new challenge, judged against that one.
+        let restart = try XCTUnwrap(try api.answer(["action": "reinit-idv-selfie"]).challenge)
+        let second = try XCTUnwrap(try restart.payload["liveness_challenge"]?.decode(LivenessChallenge.self))
+        XCTAssertNotEqual(second.nonce, issued.nonce)
+        seen.lock.lock(); seen.echoWrongNonce = false; seen.lock.unlock()
+        try api.answer(["is_confirm": true])
+        let ok = try XCTUnwrap(try api.uploadFrames([frame]).challenge)
+        XCTAssertEqual(try ok.payload.decode(SelfieDetails.self).responseData.biometricResult.displayText, .matched)
+        XCTAssertNil(ok.payload["response_data"]?["analyze_liveness_response"]?["video"]?["liveness_result"]?["reasons"])
+        XCTAssertEqual(seen.challenges, [issued, second])
+    }
+}
