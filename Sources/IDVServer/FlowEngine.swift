@@ -248,7 +248,7 @@ public final class FlowEngine: Sendable {
     /// Inside a store transaction: throws `error` when the stored session moved past the version
     /// `s` was read at (an answer committed by another process meanwhile).
     private func ensureUnchanged(_ s: SessionRecord, else error: IDVError) throws {
-        guard let fresh = try store.session(tokenHash: s.tokenHash), fresh.version == s.version, fresh.revokedAt == nil else { throw error }
+        guard try store.liveSessionVersion(sessionID: s.sessionID) == s.version else { throw error }
     }
 
     private struct SweepConflict: Error {}

@@ -433,6 +433,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    public func liveSessionVersion(sessionID: String) throws -> Int? {
+        try query("SELECT version FROM sessions WHERE session_id = ? AND revoked_at IS NULL", [.text(sessionID)]).first?[0].int
+    }
+
     public func purgeableSessions(now: Int, limit: Int) throws -> [SessionRecord] {
         try query("SELECT \(Self.sessionColumns) FROM sessions WHERE revoked_at IS NOT NULL OR absolute_expires_at <= ? OR last_seen_at + idle_timeout <= ? ORDER BY last_seen_at LIMIT ?",
                   [SQLValue(now), SQLValue(now), SQLValue(limit)]).compactMap { try? sessionRow($0) }
