@@ -162,7 +162,7 @@ public struct AuthFlow: Flow {
             try ctx.store.saveActivationCode(code)
             if code.attemptsLeft <= 0 {
                 try ctx.audit("activation.code_exhausted", userID: uid)
-                ctx.metrics.flowOutcome(flow: name, outcome: "activation_attempts_exhausted")
+                ctx.countOutcome(flow: name, outcome: "activation_attempts_exhausted")
                 return askUser(ctx, frame: &frame, error: IDVError(.attemptsExhausted, "No activation-code attempts left; ask for a new code"))
             }
             try ctx.audit("activation.code_wrong", userID: uid, ["attempts_left": .integer(code.attemptsLeft)])
@@ -206,6 +206,21 @@ public struct AuthFlow: Flow {
 
     // MARK: getPassword
 
+    /// Argon2id (hashing a new password, verifying one) outside the store transaction.
+    public func prepare(_ ctx: FlowContext, frame: FlowFrame, challenge: WireChallenge, answer: WireAnswer) {
+        guard let pw = answer.payload["password"]?.stringValue, pw.utf8.count <= 1024, let uid = frame.data["user_id"]?.stringValue else { return }
+        switch Step(rawValue: frame.step) {
+        case .setPassword:
+            guard PasswordPolicy.violation(pw, userID: uid, minLength: ctx.config.passwordMinLength) == nil else { return }
+            _ = try? ctx.precomputed("argon2-hash") { try Crypto.hashPassword(pw, parameters: ctx.config.argon2) }
+        case .verifyPassword:
+            guard let h = (try? ctx.store.user(uid))?.passwordHash else { return }
+            _ = try? ctx.precomputed("argon2-verify:" + h) { Crypto.verifyPassword(pw, hash: h) }
+        default:
+            return
+        }
+    }
+
     func answerSetPassword(_ ctx: FlowContext, frame: inout FlowFrame, answer: WireAnswer) throws -> FlowStep {
         let pw = try Self.requiredString(answer, "password", max: 1024)
         let uid = try userID(frame)
@@ -215,7 +230,7 @@ public struct AuthFlow: Flow {
         guard var user = try ctx.store.user(uid), user.state == .pendingActivation else {
             return askUser(ctx, frame: &frame, error: IDVError(.userNotFound, "The user is no longer waiting for activation"))
         }
-        user.passwordHash = try Crypto.hashPassword(pw, parameters: ctx.config.argon2)
+        user.passwordHash = try ctx.precomputed("argon2-hash") { try Crypto.hashPassword(pw, parameters: ctx.config.argon2) }
         user.state = .active
         user.failedPasswordAttempts = 0
         user.updatedAt = ctx.now
@@ -242,7 +257,7 @@ public struct AuthFlow: Flow {
         if user.state == .locked {
             return askUser(ctx, frame: &frame, error: IDVError(.userLocked))
         }
-        let ok = user.passwordHash.map { Crypto.verifyPassword(pw, hash: $0) } ?? false
+        let ok = try user.passwordHash.map { h in try ctx.precomputed("argon2-verify:" + h) { Crypto.verifyPassword(pw, hash: h) } } ?? false
         if !ok {
             user.failedPasswordAttempts += 1
             user.updatedAt = ctx.now
@@ -251,7 +266,7 @@ public struct AuthFlow: Flow {
                 user.lockedAt = ctx.now
                 try ctx.store.saveUser(user)
                 try ctx.audit("user.locked", userID: uid, ["failed_attempts": .integer(user.failedPasswordAttempts)])
-                ctx.metrics.flowOutcome(flow: name, outcome: "locked")
+                ctx.countOutcome(flow: name, outcome: "locked")
                 return askUser(ctx, frame: &frame, error: IDVError(.userLocked, "Too many wrong passwords; the user is locked"))
             }
             try ctx.store.saveUser(user)

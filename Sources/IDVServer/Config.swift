@@ -18,6 +18,8 @@ public struct ServerConfig: Sendable, Equatable {
     public var uploadLimit = 16 * 1024 * 1024
     public var sessionIdleSeconds = 900
     public var sessionAbsoluteSeconds = 12 * 3600
+    /// Interval of the expiry sweep in `idvd serve` (``FlowEngine/purgeExpired(batch:)``); 0 = off.
+    public var sessionSweepSeconds = 60
     public var activationCodeTTLSeconds = 72 * 3600
     public var activationCodeAttempts = 5
     public var passwordAttempts = 3
@@ -81,6 +83,7 @@ public struct ServerConfig: Sendable, Equatable {
         int("limits.upload_bytes", \.uploadLimit, min: 1024, "body limit of image-carrying routes, bytes"),
         int("session.idle_seconds", \.sessionIdleSeconds, min: 1, "session idle expiry, seconds"),
         int("session.absolute_seconds", \.sessionAbsoluteSeconds, min: 1, "session absolute expiry, seconds"),
+        int("session.sweep_seconds", \.sessionSweepSeconds, min: 0, "idvd serve: purge expired/revoked sessions (closing their flow runs as expired) every N seconds; 0 = never"),
         int("activation.code_ttl_seconds", \.activationCodeTTLSeconds, min: 1, "activation-code lifetime, seconds"),
         int("activation.code_attempts", \.activationCodeAttempts, min: 1, "wrong activation codes allowed before the code dies"),
         int("password.attempts", \.passwordAttempts, min: 1, "wrong passwords before the user is locked"),
@@ -140,8 +143,9 @@ public struct ServerConfig: Sendable, Equatable {
         let d = ServerConfig()
         var s = ""
         for x in settings {
-            s += "  " + x.key.padding(toLength: 28, withPad: " ", startingAt: 0)
-                + x.env.padding(toLength: 34, withPad: " ", startingAt: 0)
+            // Never truncate (padding(toLength:) cuts longer strings): at least one space after each column.
+            s += "  " + x.key.padding(toLength: max(28, x.key.count + 1), withPad: " ", startingAt: 0)
+                + x.env.padding(toLength: max(34, x.env.count + 1), withPad: " ", startingAt: 0)
                 + x.summary + " [default: \(x.current(d).isEmpty ? "none" : x.current(d))]\n"
         }
         return s

@@ -90,12 +90,21 @@ public protocol Flow: Sendable {
 
     /// Starts the flow with `input` (the caller's `.call` input or the client's start payload).
     func start(_ ctx: FlowContext, frame: inout FlowFrame, input: JSONValue) throws -> FlowStep
+    /// Runs BEFORE the engine opens the answer's store transaction (which holds the store's write
+    /// lock): do the expensive pure work the answer needs — Argon2id, image analysis — through
+    /// ``FlowContext/precomputed(_:_:)`` so `answer` finds it done instead of computing it under
+    /// the lock. Reads only; never write here. Default: nothing.
+    func prepare(_ ctx: FlowContext, frame: FlowFrame, challenge: WireChallenge, answer: WireAnswer)
     /// Handles an answer to `challenge` (already checked to be the current one).
     func answer(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep
     /// Continues after the sub-flow `child` finished with `result`.
     func resume(_ ctx: FlowContext, frame: inout FlowFrame, child: String, result: FlowResult) throws -> FlowStep
     /// Called when `resetAuthState`, log-off or expiry abandons the flow (cleanup, audit). Default: nothing.
     func abandon(_ ctx: FlowContext, frame: FlowFrame)
+    /// Called by the engine when the flow is abandoned with `outcome` (`reset`, `logged_off`,
+    /// `expired` — the session expired and is purged —, `revoked`). Runs inside the engine's
+    /// transaction; a throw rolls the whole abandonment back. Default: ``abandon(_:frame:)``.
+    func abandon(_ ctx: FlowContext, frame: FlowFrame, outcome: String) throws
 }
 
 extension Flow {
@@ -106,6 +115,8 @@ extension Flow {
         throw IDVError(.internalError, "flow \(name) does not call sub-flows")
     }
     public func abandon(_ ctx: FlowContext, frame: FlowFrame) {}
+    public func prepare(_ ctx: FlowContext, frame: FlowFrame, challenge: WireChallenge, answer: WireAnswer) {}
+    public func abandon(_ ctx: FlowContext, frame: FlowFrame, outcome: String) throws { abandon(ctx, frame: frame) }
 }
 
 /// Every flow the server runs, by name, plus the activation hook: which flow runs the IDV steps of
@@ -159,6 +170,32 @@ public final class FlowContext {
         self.now = now
         self.requestID = requestID
         self.session = session
+    }
+
+    private var memo: [String: Result<Any, Error>] = [:]
+    /// Flow outcomes of this request, counted in ``Metrics`` only once its transaction committed.
+    private(set) var pendingOutcomes: [(flow: String, outcome: String)] = []
+
+    /// Counts a flow outcome (`idvd_flow_outcomes_total`) when this request's transaction commits
+    /// — a rolled-back answer (refused, or a lost compare-and-set) counts nothing.
+    public func countOutcome(flow: String, outcome: String) { pendingOutcomes.append((flow, outcome)) }
+
+    /// Moves the pending outcomes into the metrics (the engine calls it after the commit).
+    func flushOutcomes() {
+        for o in pendingOutcomes { metrics.flowOutcome(flow: o.flow, outcome: o.outcome) }
+        pendingOutcomes.removeAll()
+    }
+
+    /// The value of an expensive pure computation, computed once per request: in
+    /// ``Flow/prepare(_:frame:challenge:answer:)`` (outside the store transaction) and found again
+    /// by the same `key` in `answer`. `key` must name every input not fixed by the request (e.g.
+    /// the stored password hash). A thrown error is remembered and rethrown the same way.
+    public func precomputed<T>(_ key: String, _ compute: () throws -> T) throws -> T {
+        if let r = memo[key], let v = try r.get() as? T { return v }
+        let r: Result<Any, Error> = Result { try compute() }
+        memo[key] = r
+        guard let v = try r.get() as? T else { throw IDVError(.internalError, "precomputed value of another type") }
+        return v
     }
 
     /// Associates the session with a user (known, not yet authenticated).

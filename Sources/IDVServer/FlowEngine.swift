@@ -69,12 +69,14 @@ public final class FlowEngine: Sendable {
                               createdAt: now, lastSeenAt: now, idleTimeout: config.sessionIdleSeconds,
                               absoluteExpiresAt: now + config.sessionAbsoluteSeconds)
         let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
-        var state = SessionFlowState()
-        let event = try run(.call(flow: AuthFlow.name, input: .emptyObject), ctx: ctx, state: &state)
-        s = ctx.session
-        s.state = state
-        try store.createSession(s)
-        return EngineOutput(session: wire(s, token: token), challenge: state.challenge, event: event)
+        return try committed(ctx) {
+            var state = SessionFlowState()
+            let event = try run(.call(flow: AuthFlow.name, input: .emptyObject), ctx: ctx, state: &state)
+            s = ctx.session
+            s.state = state
+            try store.createSession(s)
+            return EngineOutput(session: wire(s, token: token), challenge: state.challenge, event: event)
+        }
     }
 
     /// Looks a token up: 1004 when unknown or revoked, 1003 when expired.
@@ -127,17 +129,26 @@ public final class FlowEngine: Sendable {
             }
             s.lastSeenAt = now
             let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
-            let step = try flow.answer(ctx, frame: &frame, challenge: ch, answer: answer)
-            var state = s.state
-            state.stack[state.stack.count - 1] = frame
-            let event = try run(step, ctx: ctx, state: &state)
-            var updated = ctx.session
-            updated.state = state
-            guard try store.updateSession(updated, expectedVersion: s.version, consuming: ch.challengeID) else {
-                throw IDVError(.replayedAnswer, "Another answer to this challenge was accepted first")
+            // Argon2id and image analysis outside the transaction (it holds the store's write lock).
+            flow.prepare(ctx, frame: frame, challenge: ch, answer: answer)
+            // The flow's writes (templates, consents, sealed media, audit, flow runs) and the
+            // session CAS commit together: a refusal or a lost CAS rolls every one of them back.
+            return try committed(ctx) {
+                // Another process may have committed an answer since the session was read: with the
+                // write lock held now, re-check before any flow code runs on a stale state.
+                try ensureUnchanged(s, else: IDVError(.replayedAnswer, "Another answer to this challenge was accepted first"))
+                let step = try flow.answer(ctx, frame: &frame, challenge: ch, answer: answer)
+                var state = s.state
+                state.stack[state.stack.count - 1] = frame
+                let event = try run(step, ctx: ctx, state: &state)
+                var updated = ctx.session
+                updated.state = state
+                guard try store.updateSession(updated, expectedVersion: s.version, consuming: ch.challengeID) else {
+                    throw IDVError(.replayedAnswer, "Another answer to this challenge was accepted first")
+                }
+                updated.version = s.version + 1
+                return EngineOutput(session: wire(updated), challenge: state.challenge, event: event)
             }
-            updated.version = s.version + 1
-            return EngineOutput(session: wire(updated), challenge: state.challenge, event: event)
         }
     }
 
@@ -151,23 +162,26 @@ public final class FlowEngine: Sendable {
             let now = clock()
             s.lastSeenAt = now
             let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
-            var state = s.state
-            abandonAll(&state, ctx: ctx, outcome: "reset")
-            var event: WireEvent?
-            if !s.loggedIn {
-                ctx.setUser(nil)
-                event = try run(.call(flow: AuthFlow.name, input: .emptyObject), ctx: ctx, state: &state)
-            } else {
-                event = WireEvent(name: WireName.onAuthStateReset, userID: s.userID)
+            return try committed(ctx) {
+                try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
+                var state = s.state
+                try abandonAll(&state, ctx: ctx, outcome: "reset")
+                var event: WireEvent?
+                if !s.loggedIn {
+                    ctx.setUser(nil)
+                    event = try run(.call(flow: AuthFlow.name, input: .emptyObject), ctx: ctx, state: &state)
+                } else {
+                    event = WireEvent(name: WireName.onAuthStateReset, userID: s.userID)
+                }
+                var updated = ctx.session
+                updated.state = state
+                try ctx.audit("session.reset")
+                guard try store.updateSession(updated, expectedVersion: s.version, consuming: nil) else {
+                    throw IDVError(.wrongChallenge, "The session changed concurrently; retry")
+                }
+                updated.version = s.version + 1
+                return EngineOutput(session: wire(updated), challenge: state.challenge, event: state.challenge == nil ? event : nil)
             }
-            var updated = ctx.session
-            updated.state = state
-            try ctx.audit("session.reset")
-            guard try store.updateSession(updated, expectedVersion: s.version, consuming: nil) else {
-                throw IDVError(.wrongChallenge, "The session changed concurrently; retry")
-            }
-            updated.version = s.version + 1
-            return EngineOutput(session: wire(updated), challenge: state.challenge, event: state.challenge == nil ? event : nil)
         }
     }
 
@@ -178,16 +192,19 @@ public final class FlowEngine: Sendable {
             var s = try authenticate(token)
             let now = clock()
             let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
-            var state = s.state
-            abandonAll(&state, ctx: ctx, outcome: "logged_off")
-            s.state = state
-            s.revokedAt = now
-            s.lastSeenAt = now
-            try ctx.audit("session.logoff")
-            guard try store.updateSession(s, expectedVersion: s.version, consuming: nil) else {
-                throw IDVError(.wrongChallenge, "The session changed concurrently; retry")
+            return try committed(ctx) {
+                try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
+                var state = s.state
+                try abandonAll(&state, ctx: ctx, outcome: "logged_off")
+                s.state = state
+                s.revokedAt = now
+                s.lastSeenAt = now
+                try ctx.audit("session.logoff")
+                guard try store.updateSession(s, expectedVersion: s.version, consuming: nil) else {
+                    throw IDVError(.wrongChallenge, "The session changed concurrently; retry")
+                }
+                return EngineOutput(session: wire(s), challenge: nil, event: WireEvent(name: WireName.onUserLoggedOff, userID: s.userID))
             }
-            return EngineOutput(session: wire(s), challenge: nil, event: WireEvent(name: WireName.onUserLoggedOff, userID: s.userID))
         }
     }
 
@@ -203,23 +220,96 @@ public final class FlowEngine: Sendable {
             let now = clock()
             s.lastSeenAt = now
             let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
-            var state = s.state
-            let event = try run(.call(flow: flow.name, input: input), ctx: ctx, state: &state)
-            var updated = ctx.session
-            updated.state = state
-            guard try store.updateSession(updated, expectedVersion: s.version, consuming: nil) else {
-                throw IDVError(.flowInProgress, "The session changed concurrently; retry")
+            // The run record, the flow's first writes and the session CAS commit together: a start
+            // the flow refuses (e.g. a bad `reason`) leaves no flow run behind.
+            return try committed(ctx) {
+                try ensureUnchanged(s, else: IDVError(.flowInProgress, "The session changed concurrently; retry"))
+                var state = s.state
+                let event = try run(.call(flow: flow.name, input: input), ctx: ctx, state: &state)
+                var updated = ctx.session
+                updated.state = state
+                guard try store.updateSession(updated, expectedVersion: s.version, consuming: nil) else {
+                    throw IDVError(.flowInProgress, "The session changed concurrently; retry")
+                }
+                updated.version = s.version + 1
+                return EngineOutput(session: wire(updated), challenge: state.challenge, event: event)
             }
-            updated.version = s.version + 1
-            return EngineOutput(session: wire(updated), challenge: state.challenge, event: event)
         }
     }
 
-    private func abandonAll(_ state: inout SessionFlowState, ctx: FlowContext, outcome: String) {
+    /// Runs `body` as one store transaction; after it committed, counts the flow outcomes it
+    /// produced (a rollback counts nothing).
+    private func committed<T>(_ ctx: FlowContext, _ body: () throws -> T) throws -> T {
+        let result = try store.withTransaction(body)
+        ctx.flushOutcomes()
+        return result
+    }
+
+    /// Inside a store transaction: throws `error` when the stored session moved past the version
+    /// `s` was read at (an answer committed by another process meanwhile).
+    private func ensureUnchanged(_ s: SessionRecord, else error: IDVError) throws {
+        guard try store.liveSessionVersion(sessionID: s.sessionID) == s.version else { throw error }
+    }
+
+    private struct SweepConflict: Error {}
+
+    /// What one expiry sweep did.
+    public struct PurgeReport: Codable, Sendable, Equatable {
+        /// Session rows deleted (expired or revoked).
+        public var sessions: Int
+        /// Open flow runs closed (outcome `expired` or `revoked`).
+        public var flowRunsClosed: Int
+        /// Kept media rows past `idv.media_retention_seconds` deleted.
+        public var mediaPurged: Int
+        enum CodingKeys: String, CodingKey { case sessions, flowRunsClosed = "flow_runs_closed", mediaPurged = "media_purged" }
+    }
+
+    /// The expiry sweep (`idvd serve` every `session.sweep_seconds`, `idvd admin purge-expired`):
+    /// every session that is revoked or past idle/absolute expiry has its open flow runs closed —
+    /// outcome `expired` (or `revoked`), audited with the run's `idv_audit_transaction_id`, its
+    /// sealed media dropped — and its row deleted, one transaction per session guarded by the
+    /// session's version (a session answered meanwhile is left for the next sweep). Then kept media
+    /// past their retention are deleted. Logs counts only.
+    public func purgeExpired(batch: Int = 500) throws -> PurgeReport {
+        let now = clock()
+        var report = PurgeReport(sessions: 0, flowRunsClosed: 0, mediaPurged: 0)
+        var seen = Set<String>()
+        while true {
+            let candidates = try store.purgeableSessions(now: now, limit: batch).filter { !seen.contains($0.sessionID) }
+            if candidates.isEmpty { break }
+            for s in candidates {
+                seen.insert(s.sessionID)
+                try withSessionLock(s.sessionID) {
+                    let outcome = s.revokedAt != nil ? "revoked" : "expired"
+                    let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now,
+                                          requestID: "sweep-" + Crypto.randomID(bytes: 8), session: s)
+                    let closed = s.state.stack.count
+                    do {
+                        try committed(ctx) {
+                            var state = s.state
+                            try abandonAll(&state, ctx: ctx, outcome: outcome)
+                            if closed > 0 || s.revokedAt == nil { try ctx.audit("session.\(outcome)", ["flow_runs_closed": .integer(closed)]) }
+                            guard try store.deleteSession(sessionID: s.sessionID, expectedVersion: s.version) else {
+                                throw SweepConflict()
+                            }
+                        }
+                        report.sessions += 1
+                        report.flowRunsClosed += closed
+                    } catch is SweepConflict {
+                        // Answered or revoked meanwhile: left for the next sweep.
+                    }
+                }
+            }
+        }
+        if let ws = store as? any WorkflowStore { report.mediaPurged = try ws.purgeExpiredMedia(now: now) }
+        return report
+    }
+
+    func abandonAll(_ state: inout SessionFlowState, ctx: FlowContext, outcome: String) throws {
         while let frame = state.stack.popLast() {
-            registry.flow(frame.flow)?.abandon(ctx, frame: frame)
-            try? store.endFlowRun(runID: frame.runID, at: ctx.now, outcome: outcome, errorCode: 0)
-            metrics.flowOutcome(flow: frame.flow, outcome: outcome)
+            try registry.flow(frame.flow)?.abandon(ctx, frame: frame, outcome: outcome)
+            try store.endFlowRun(runID: frame.runID, at: ctx.now, outcome: outcome, errorCode: 0)
+            ctx.countOutcome(flow: frame.flow, outcome: outcome)
         }
         state.challenge = nil
     }
@@ -247,7 +337,7 @@ public final class FlowEngine: Sendable {
             case let .finish(result):
                 guard let done = state.stack.popLast() else { throw IDVError(.internalError, "finish with no flow") }
                 try store.endFlowRun(runID: done.runID, at: ctx.now, outcome: result.outcome, errorCode: result.errorCode)
-                metrics.flowOutcome(flow: done.flow, outcome: result.outcome)
+                ctx.countOutcome(flow: done.flow, outcome: result.outcome)
                 guard var parent = state.stack.last, let pflow = registry.flow(parent.flow) else {
                     state.challenge = nil
                     return result.event

@@ -29,6 +29,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var transactionDepth = 0
     public let path: String
+    /// Seals `sessions.state` at rest (flow stack + current challenge payload).
+    let stateSealer: SessionStateSealer
 
     /// Migrations: index + 1 is the schema version (`PRAGMA user_version`). Append, never edit.
     static let migrations: [String] = [
@@ -141,9 +143,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies
     /// pending migrations. Throws ``StoreError/database(_:)`` when the file cannot be opened or
-    /// the schema is newer than this build.
-    public init(path: String) throws {
+    /// the schema is newer than this build. Session flow state is sealed with a subkey of
+    /// `keyFile` (the server's `templates.key_file`; default `<path>.key`, created 0600 when
+    /// missing; ``SessionStateSealer``); throws ``VaultError`` when the key file is unusable.
+    public init(path: String, keyFile: String? = nil) throws {
         self.path = path
+        stateSealer = try SessionStateSealer.forStore(dbPath: path, keyFile: keyFile)
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let handle else {
@@ -152,7 +157,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             throw StoreError.database("cannot open database: \(msg)")
         }
         db = handle
-        sqlite3_busy_timeout(handle, 5000)
+        // Several idvd processes on one file serialise on the write lock (BEGIN IMMEDIATE) rather
+        // than fail: an answer's transaction can include image analysis (≈1 s), so wait up to 30 s.
+        sqlite3_busy_timeout(handle, 30_000)
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=NORMAL")
         try exec("PRAGMA foreign_keys=ON")
@@ -260,6 +267,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     private var changes: Int { db.map { Int(sqlite3_changes($0)) } ?? 0 }
 
+    /// True while the calling thread's connection is inside ``withTransaction(_:)`` (holding the write lock).
+    public var isInTransaction: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return transactionDepth > 0
+    }
+
     public func withTransaction<T>(_ body: () throws -> T) throws -> T {
         lock.lock(); defer { lock.unlock() }
         if transactionDepth > 0 {
@@ -360,22 +373,33 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     private static let sessionColumns = "session_id, token_hash, user_id, device_id, logged_in, created_at, last_seen_at, idle_timeout, absolute_expires_at, revoked_at, version, state"
 
     private func sessionRow(_ r: [SQLValue]) throws -> SessionRecord {
-        let state = try JSONDecoder().decode(SessionFlowState.self, from: Data((r[11].text ?? "{}").utf8))
+        let sessionID = r[0].text ?? ""
+        let state: SessionFlowState
+        switch r[11] {
+        case let .blob(b):
+            do { state = try stateSealer.open(b, sessionID: sessionID) } catch {
+                throw StoreError.database("session state does not open (wrong key, another session's row, or altered)")
+            }
+        case let .text(t):   // written before sealing existed; sealed on the next write
+            state = try JSONDecoder().decode(SessionFlowState.self, from: Data(t.utf8))
+        default:
+            state = SessionFlowState()
+        }
         return SessionRecord(sessionID: r[0].text ?? "", tokenHash: r[1].text ?? "", userID: r[2].text, deviceID: r[3].text,
                              loggedIn: (r[4].int ?? 0) != 0, createdAt: r[5].int ?? 0, lastSeenAt: r[6].int ?? 0,
                              idleTimeout: r[7].int ?? 0, absoluteExpiresAt: r[8].int ?? 0, revokedAt: r[9].int,
                              version: r[10].int ?? 0, state: state)
     }
 
-    private func stateJSON(_ s: SessionFlowState) throws -> String {
-        String(decoding: try JSONEncoder().encode(s), as: UTF8.self)
+    private func sealedState(_ s: SessionRecord) throws -> SQLValue {
+        .blob(try stateSealer.seal(s.state, sessionID: s.sessionID))
     }
 
     public func createSession(_ s: SessionRecord) throws {
         try query("INSERT INTO sessions (\(Self.sessionColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                   [.text(s.sessionID), .text(s.tokenHash), SQLValue(s.userID), SQLValue(s.deviceID), SQLValue(s.loggedIn),
                    SQLValue(s.createdAt), SQLValue(s.lastSeenAt), SQLValue(s.idleTimeout), SQLValue(s.absoluteExpiresAt),
-                   SQLValue(s.revokedAt), SQLValue(s.version), .text(try stateJSON(s.state))])
+                   SQLValue(s.revokedAt), SQLValue(s.version), try sealedState(s)])
     }
 
     public func session(tokenHash: String) throws -> SessionRecord? {
@@ -383,11 +407,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     public func updateSession(_ s: SessionRecord, expectedVersion: Int, consuming challengeID: String?) throws -> Bool {
-        let json = try stateJSON(s.state)
+        let sealed = try sealedState(s)
         return try withTransaction {
             try query("UPDATE sessions SET user_id=?, device_id=?, logged_in=?, last_seen_at=?, revoked_at=?, version=?, state=? WHERE session_id=? AND version=?",
                       [SQLValue(s.userID), SQLValue(s.deviceID), SQLValue(s.loggedIn), SQLValue(s.lastSeenAt), SQLValue(s.revokedAt),
-                       SQLValue(expectedVersion + 1), .text(json), .text(s.sessionID), SQLValue(expectedVersion)])
+                       SQLValue(expectedVersion + 1), sealed, .text(s.sessionID), SQLValue(expectedVersion)])
             guard changes == 1 else { return false }
             if let challengeID {
                 try query("INSERT INTO consumed_challenges (challenge_id, session_id, consumed_at) VALUES (?,?,?)",
@@ -406,6 +430,24 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try withTransaction {
             try query("UPDATE sessions SET revoked_at = ?, version = version + 1 WHERE user_id = ? AND revoked_at IS NULL", [SQLValue(time), .text(userID)])
             return changes
+        }
+    }
+
+    public func liveSessionVersion(sessionID: String) throws -> Int? {
+        try query("SELECT version FROM sessions WHERE session_id = ? AND revoked_at IS NULL", [.text(sessionID)]).first?[0].int
+    }
+
+    public func purgeableSessions(now: Int, limit: Int) throws -> [SessionRecord] {
+        try query("SELECT \(Self.sessionColumns) FROM sessions WHERE revoked_at IS NOT NULL OR absolute_expires_at <= ? OR last_seen_at + idle_timeout <= ? ORDER BY last_seen_at LIMIT ?",
+                  [SQLValue(now), SQLValue(now), SQLValue(limit)]).compactMap { try? sessionRow($0) }
+    }
+
+    public func deleteSession(sessionID: String, expectedVersion: Int) throws -> Bool {
+        try withTransaction {
+            try query("DELETE FROM sessions WHERE session_id = ? AND version = ?", [.text(sessionID), SQLValue(expectedVersion)])
+            guard changes == 1 else { return false }
+            try query("DELETE FROM consumed_challenges WHERE session_id = ?", [.text(sessionID)])
+            return true
         }
     }
 

@@ -153,7 +153,7 @@ public final class IDVServerApp: @unchecked Sendable {
 /// stdout: `{"event":"listening","port":N,"address":"…","tls":false}`.
 public enum ServerRunner {
     public static func run(config: ServerConfig, registry: FlowRegistry = .standard()) throws -> Int32 {
-        let store = try SQLiteStore(path: config.dbPath)
+        let store = try SQLiteStore(path: config.dbPath, keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath))
         let app = IDVServerApp(config: config, store: store, registry: registry)
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -173,7 +173,27 @@ public enum ServerRunner {
         enc.outputFormatting = [.sortedKeys]
         FileHandle.standardOutput.write((try enc.encode(ready)) + Data("\n".utf8))
         Log.event("listening", ["port": .integer(port)])
+        // The expiry sweep (FlowEngine.purgeExpired): counts only in the log.
+        var sweep: DispatchSourceTimer?
+        if config.sessionSweepSeconds > 0 {
+            let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "idvd.sweep"))
+            t.schedule(deadline: .now() + .seconds(config.sessionSweepSeconds), repeating: .seconds(config.sessionSweepSeconds))
+            t.setEventHandler { [engine = app.engine] in
+                do {
+                    let r = try engine.purgeExpired()
+                    if r.sessions > 0 || r.mediaPurged > 0 {
+                        Log.event("expiry sweep", ["sessions": .integer(r.sessions), "flow_runs_closed": .integer(r.flowRunsClosed),
+                                                   "media_purged": .integer(r.mediaPurged)])
+                    }
+                } catch {
+                    Log.event("expiry sweep failed", level: "error", ["kind": .string("\(type(of: error))")])
+                }
+            }
+            t.resume()
+            sweep = t
+        }
         stopSem.wait()
+        sweep?.cancel()
         Log.event("shutting down", ["in_flight": .integer(app.http.requestsInFlight)])
         app.stop()
         sources.forEach { $0.cancel() }

@@ -57,6 +57,15 @@ public protocol Store: AnyObject, Sendable {
     @discardableResult func revokeSessions(userID: String, at time: Int) throws -> Int
     /// The session that consumed `challengeID`, or nil when it was never consumed.
     func consumedChallengeSession(_ challengeID: String) throws -> String?
+    /// The stored `version` of a live (not revoked) session, without reading its state; nil when
+    /// the session is gone or revoked. The engine's in-transaction staleness check.
+    func liveSessionVersion(sessionID: String) throws -> Int?
+    /// Sessions that can no longer be used — revoked, or past idle or absolute expiry at `now` —
+    /// oldest first, at most `limit`. Rows whose state does not open are skipped.
+    func purgeableSessions(now: Int, limit: Int) throws -> [SessionRecord]
+    /// Deletes a session row and its consumed challenge ids when its version is still
+    /// `expectedVersion`; returns false (nothing deleted) otherwise.
+    func deleteSession(sessionID: String, expectedVersion: Int) throws -> Bool
 
     // MARK: Flow runs (outcomes for metrics and audit)
     func startFlowRun(_ run: FlowRunRecord) throws

@@ -3,7 +3,7 @@ import IDVCore
 import IDVServer
 
 extension Command {
-    static let admin = Command(name: "admin", summary: "administer users and read the audit log (create-user, list-users, reset-user, audit)") { args in
+    static let admin = Command(name: "admin", summary: "administer users and read the audit log (create-user, list-users, reset-user, audit, purge-expired)") { args in
         let usage = """
         usage: idvd admin <subcommand> [--db PATH | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
@@ -12,6 +12,8 @@ extension Command {
                                                               unbinds devices, revokes sessions, prints a new code
           audit [--limit N] [--verify]                        print the last N audit entries and verify the hash chain
                                                               (--verify: only the verdict; exit 1 when broken)
+          purge-expired                                       delete expired/revoked sessions, closing their open flow
+                                                              runs as "expired" (audited, sealed media dropped); prints counts
         The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB_PATH, or ./idvd.sqlite;
         activation.code_ttl_seconds and activation.code_attempts apply to the codes issued).
         """
@@ -24,7 +26,7 @@ extension Command {
         do {
             config = try ServerConfig.load(file: opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"], overrides: overrides)
         } catch { throw CLIError("\(error)") }
-        let store = try SQLiteStore(path: config.dbPath)
+        let store = try SQLiteStore(path: config.dbPath, keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath))
         defer { store.close() }
         let admin = Admin(store: store, config: config)
         do {
@@ -42,6 +44,10 @@ extension Command {
             case "reset-user":
                 guard pos.count == 1 else { throw CLIError("reset-user needs exactly one user id") }
                 try CLI.printJSON(admin.resetUser(pos[0]))
+            case "purge-expired":
+                let vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
+                let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: vault, policy: config.workflow), metrics: Metrics())
+                try CLI.printJSON(engine.purgeExpired())
             case "audit":
                 let limit = Int(opts["limit"] ?? "50") ?? 50
                 struct Out: Encodable { let entries: [AuditEntry]; let chain_valid: Bool; let first_invalid_seq: Int? }

@@ -96,6 +96,23 @@ public final class TemplateVault: Sendable {
         return out
     }
 
+    /// A vault over a subkey derived from this vault's key with libsodium's `crypto_kdf`
+    /// (BLAKE2b; `context` exactly 8 ASCII characters, `subkeyID` the subkey number), so one key
+    /// file serves several purposes without one purpose's ciphertext opening under another's key.
+    /// Used for the session flow state (``SessionStateSealer``, context `"idvsessn"`).
+    public func derived(context: String, subkeyID: UInt64) throws -> TemplateVault {
+        let ctx = Array(context.utf8)
+        guard ctx.count == Int(crypto_kdf_CONTEXTBYTES) else {
+            throw VaultError.badKeyFile("the key-derivation context must be \(crypto_kdf_CONTEXTBYTES) bytes")
+        }
+        var sub = [UInt8](repeating: 0, count: 32)
+        let rc = ctx.map { CChar(bitPattern: $0) }.withUnsafeBufferPointer { c in
+            crypto_kdf_derive_from_key(&sub, sub.count, subkeyID, c.baseAddress!, key)
+        }
+        guard rc == 0 else { throw VaultError.badKeyFile("key derivation failed") }
+        return try TemplateVault(key: sub)
+    }
+
     /// Encrypts `plaintext` bound to `associatedData`.
     public func seal(_ plaintext: [UInt8], associatedData: String) -> SealedBox {
         let nonce = Crypto.randomBytes(Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES))

@@ -31,20 +31,32 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
     }
 
     public func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
+        try verify(frames: frames, against: reference, challenge: nil)
+    }
+
+    /// FaceKit's `ActiveChallenge` for a server-issued challenge (unknown action names are dropped;
+    /// an empty action list is refused by FaceKit).
+    static func activeChallenge(_ c: LivenessChallenge) -> ActiveChallenge {
+        ActiveChallenge(nonce: c.nonce, actions: c.actions.compactMap(ChallengeAction.init(rawValue:)), duration: c.durationSeconds,
+                        deadline: Date(timeIntervalSince1970: TimeInterval(c.expiresAt)))
+    }
+
+    public func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
+        let active = challenge.map(Self.activeChallenge)
         let report: LivenessReport
         var distance: Double?
         var score: Double?
         do {
             switch reference {
             case .none:
-                report = try analyzer.analyze(frames: frames)
+                report = try analyzer.analyze(frames: frames, challenge: active)
             case let .portrait(p):
-                let v = try analyzer.verify(frames: frames, against: .portrait(p))
+                let v = try analyzer.verify(frames: frames, against: .portrait(p), challenge: active)
                 report = v.liveness
                 distance = v.distance
                 score = v.distance == nil ? nil : v.faceMatchScore
             case let .template(t):
-                let v = try analyzer.verify(frames: frames, against: .template(t))
+                let v = try analyzer.verify(frames: frames, against: .template(t), challenge: active)
                 report = v.liveness
                 distance = v.distance
                 score = v.distance == nil ? nil : v.faceMatchScore
@@ -65,6 +77,18 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
         }
         return SelfieVerification(faceMatchScore: score, distance: distance, livenessScore: report.score,
                                   reasons: report.reasons.map(\.rawValue), bestFrameJPEG: report.bestFrameJPEG,
-                                  embedding: embedding, model: "dlib_face_recognition_resnet_model_v1")
+                                  embedding: embedding, model: "dlib_face_recognition_resnet_model_v1", challengeNonce: report.challengeNonce)
+    }
+}
+
+extension LivenessChallenge {
+    /// A fresh challenge from FaceKit's `ActiveChallenge.random` (system CSPRNG): one head turn and
+    /// one of blink / open mouth in random order, a 128-bit nonce; due `deadlineSeconds` after `now`
+    /// (Unix seconds).
+    public static func issue(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
+        let c = ActiveChallenge.random(duration: Double(durationSeconds), validity: TimeInterval(deadlineSeconds),
+                                       now: Date(timeIntervalSince1970: TimeInterval(now)))
+        return LivenessChallenge(nonce: c.nonce, actions: c.actions.map(\.rawValue), durationSeconds: c.duration,
+                                 deadlineSeconds: deadlineSeconds, expiresAt: now + deadlineSeconds)
     }
 }

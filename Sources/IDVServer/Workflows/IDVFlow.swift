@@ -275,14 +275,41 @@ public struct IDVFlow: Flow {
 
     func askSelfieStart(_ ctx: FlowContext, _ f: inout FlowFrame, status: RequestStatus? = nil) -> FlowStep {
         f.step = Step.selfieStart.rawValue
-        return .ask(spec(WireName.getIDVSelfieProcessStartConfirmation, f, attemptsLeft: selfieLeft(f),
-                         payload: ["idv_workflow": .integer(idvWorkflow(f))], status: status))
+        var payload: [String: JSONValue] = ["idv_workflow": .integer(idvWorkflow(f))]
+        if policy.activeLiveness {
+            // A fresh server-issued challenge for every capture; kept in the (sealed) flow state.
+            f.data["liveness_challenge"] = nil
+            payload["liveness_challenge"] = livenessChallenge(ctx, &f)
+        }
+        return .ask(spec(WireName.getIDVSelfieProcessStartConfirmation, f, attemptsLeft: selfieLeft(f), payload: .object(payload), status: status))
     }
 
-    func askSelfieUpload(_ f: inout FlowFrame, error: IDVError? = nil, status: RequestStatus? = nil) -> FlowStep {
+    func askSelfieUpload(_ ctx: FlowContext, _ f: inout FlowFrame, error: IDVError? = nil, status: RequestStatus? = nil,
+                         livenessReasons: [String]? = nil) -> FlowStep {
         f.step = Step.selfieUpload.rawValue
-        return .ask(spec(WireName.uploadIDVSelfieFrames, f, attemptsLeft: selfieLeft(f),
-                         payload: ["max_frames": .integer(policy.maxFrames), "media_types": ["image/jpeg", "image/png"]], error: error, status: status))
+        var payload: [String: JSONValue] = ["max_frames": .integer(policy.maxFrames), "media_types": ["image/jpeg", "image/png"]]
+        if policy.activeLiveness { payload["liveness_challenge"] = livenessChallenge(ctx, &f) }
+        if let livenessReasons { payload["liveness_reasons"] = .array(livenessReasons.map { .string($0) }) }
+        return .ask(spec(WireName.uploadIDVSelfieFrames, f, attemptsLeft: selfieLeft(f), payload: .object(payload), error: error, status: status))
+    }
+
+    /// Active liveness: the challenge of the pending capture, issued now when there is none (a
+    /// challenge is used up by the verification that evaluates it). Its JSON is the payload's
+    /// `liveness_challenge`.
+    func livenessChallenge(_ ctx: FlowContext, _ f: inout FlowFrame) -> JSONValue {
+        if let c = f.data["liveness_challenge"] { return c }
+        let c = LivenessChallenge.issue(now: ctx.now, durationSeconds: policy.activeChallengeDurationSeconds,
+                                        deadlineSeconds: policy.activeChallengeDeadlineSeconds)
+        let json = (try? JSONValue(encoding: c)) ?? .null
+        f.data["liveness_challenge"] = json
+        return json
+    }
+
+    /// `json` with `reasons` set at `path` (objects along the path must exist).
+    static func setting(_ json: JSONValue, _ path: ArraySlice<String>, _ value: JSONValue) -> JSONValue {
+        guard let key = path.first, var o = json.objectValue else { return json }
+        if path.count == 1 { o[key] = value } else if let inner = o[key] { o[key] = setting(inner, path.dropFirst(), value) }
+        return .object(o)
     }
 
     func askReauth(_ ctx: FlowContext, _ f: inout FlowFrame, error: IDVError? = nil) throws -> FlowStep {
@@ -323,7 +350,7 @@ public struct IDVFlow: Flow {
             guard try confirm(answer, "is_confirm") else { return try endFor(ctx, &frame, .cancelled(preLogin: preLogin)) }
             if let b = answer.payload["use_back_camera"], b.boolValue == nil { throw IDVError(.malformedRequest, "payload.use_back_camera must be a boolean") }
             if selfieLeft(frame) <= 0 { return try endFor(ctx, &frame, .exhausted("selfie")) }
-            return askSelfieUpload(&frame)
+            return askSelfieUpload(ctx, &frame)
         case .selfieUpload: return try answerSelfieUpload(ctx, &frame, answer)
         case .selfieConfirm: return try answerSelfieConfirm(ctx, &frame, answer)
         case .consent: return try answerConsent(ctx, &frame, answer)
@@ -379,27 +406,18 @@ public struct IDVFlow: Flow {
         guard let pagesJSON = a.payload["pages"]?.arrayValue, !pagesJSON.isEmpty else {
             throw IDVError(.malformedRequest, "payload.pages (non-empty array) is required")
         }
-        guard pagesJSON.count <= policy.maxPages else { throw IDVError(.malformedRequest, "at most \(policy.maxPages) pages per upload") }
-        var pages = [Data](repeating: Data(), count: pagesJSON.count)
-        for (i, p) in pagesJSON.enumerated() {
-            let idx = p["page_index"]?.intValue ?? i
-            guard idx >= 0, idx < pagesJSON.count, pages[idx].isEmpty else {
-                throw IDVError(.malformedRequest, "payload.pages[\(i)].page_index must be unique and in 0..<\(pagesJSON.count)")
-            }
-            pages[idx] = try Self.image(p["image"], "payload.pages[\(i)].image")
-        }
+        let pages = try pageImages(pagesJSON)
         guard let reader = services.documents else { throw IDVError(.workflowUnavailable, "this server has no document reader") }
         f.data["doc_attempts"] = .integer(int(f, "doc_attempts") + 1)
         let doc: DocumentVerification
-        let t0 = DispatchTime.now().uptimeNanoseconds
+        let ms: Int
         do {
-            doc = try reader.read(pages: pages)
+            (doc, ms) = try ctx.precomputed("document-read") { try Self.timed { try reader.read(pages: pages) } }
         } catch let e as IDVError where [.invalidImage, .imageTooLarge, .noDocumentFound].contains(IDVErrorCode(rawValue: e.longErrorCode)) {
             try auditStep(ctx, f, "document_read", ["result": .string("unreadable"), "error_code": .integer(e.longErrorCode), "attempt": .integer(int(f, "doc_attempts"))])
             if docLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("document")) }
             return askDocUpload(&f, error: e)
         }
-        let ms = Int((DispatchTime.now().uptimeNanoseconds - t0) / 1_000_000)
         let needsPortrait = kind != .documentScan
         let judged = policy.judge(doc, today: Self.today(ctx.now), needsPortrait: needsPortrait)
         f.data["doc_status"] = .string(judged.status.rawValue)
@@ -444,6 +462,74 @@ public struct IDVFlow: Flow {
         return askDocStart(ctx, &f, status: ok ? Self.status(RequestStatus.unableToProcess, "The document is not valid; scan a valid document") : nil)
     }
 
+    /// `body`'s value and its wall time in milliseconds (audited as `duration_ms`).
+    static func timed<T>(_ body: () throws -> T) throws -> (T, Int) {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let v = try body()
+        return (v, Int((DispatchTime.now().uptimeNanoseconds - t0) / 1_000_000))
+    }
+
+    /// The document pages of an upload answer, by `page_index`; 1001 when malformed.
+    func pageImages(_ pagesJSON: [JSONValue]) throws -> [Data] {
+        guard pagesJSON.count <= policy.maxPages else { throw IDVError(.malformedRequest, "at most \(policy.maxPages) pages per upload") }
+        var pages = [Data](repeating: Data(), count: pagesJSON.count)
+        for (i, p) in pagesJSON.enumerated() {
+            let idx = p["page_index"]?.intValue ?? i
+            guard idx >= 0, idx < pagesJSON.count, pages[idx].isEmpty else {
+                throw IDVError(.malformedRequest, "payload.pages[\(i)].page_index must be unique and in 0..<\(pagesJSON.count)")
+            }
+            pages[idx] = try Self.image(p["image"], "payload.pages[\(i)].image")
+        }
+        return pages
+    }
+
+    /// What the selfie is matched against; nil for server biometric authentication without a template.
+    func selfieReference(_ ctx: FlowContext, _ f: FlowFrame) throws -> SelfieReference? {
+        let uid = try userID(f)
+        switch kind {
+        case .serverBiometric:
+            guard let t = try store(ctx).biometricTemplate(userID: uid) else { return nil }
+            return .template(try services.vault.openTemplate(t.sealed, userID: uid))
+        case .optIn:
+            return SelfieReference.none
+        default:
+            if f.data["against_template"]?.boolValue == true, let t = try store(ctx).biometricTemplate(userID: uid) {
+                return .template(try services.vault.openTemplate(t.sealed, userID: uid))
+            } else if let p = try unseal(ctx, f, key: "portrait_media", kind: "portrait") {
+                return .portrait(Data(p))
+            }
+            throw IDVError(.internalError, "no confirmed document portrait to match")
+        }
+    }
+
+    /// Document reading, selfie analysis and Argon2id outside the engine's store transaction (the
+    /// answer then finds the results through ``FlowContext/precomputed(_:_:)``). Malformed answers
+    /// are left to `answer`, which refuses them.
+    public func prepare(_ ctx: FlowContext, frame f: FlowFrame, challenge: WireChallenge, answer a: WireAnswer) {
+        switch Step(rawValue: f.step) {
+        case .docUpload:
+            guard let reader = services.documents, let pj = a.payload["pages"]?.arrayValue, !pj.isEmpty,
+                  let pages = try? pageImages(pj) else { return }
+            _ = try? ctx.precomputed("document-read") { try Self.timed { try reader.read(pages: pages) } }
+        case .selfieUpload:
+            guard let analyser = services.selfies, let fj = a.payload["frames"]?.arrayValue, !fj.isEmpty, fj.count <= policy.maxFrames,
+                  let frames = try? fj.enumerated().map({ try Self.image($0.element, "payload.frames[\($0.offset)]") }),
+                  let reference = try? selfieReference(ctx, f) else { return }
+            var challenge: LivenessChallenge?
+            if policy.activeLiveness {
+                guard let c = try? f.data["liveness_challenge"]?.decode(LivenessChallenge.self) else { return }
+                challenge = c
+            }
+            _ = try? ctx.precomputed("selfie-verify") { try Self.timed { try analyser.verify(frames: frames, against: reference, challenge: challenge) } }
+        case .reauthPassword:
+            guard let pw = a.payload["password"]?.stringValue, !pw.isEmpty, pw.count <= 1024, let uid = str(f, "user_id"),
+                  let h = (try? ctx.store.user(uid))?.passwordHash else { return }
+            _ = try? ctx.precomputed("argon2-verify:" + h) { Crypto.verifyPassword(pw, hash: h) }
+        default:
+            return
+        }
+    }
+
     func answerSelfieUpload(_ ctx: FlowContext, _ f: inout FlowFrame, _ a: WireAnswer) throws -> FlowStep {
         if try isCancel(a) { return try endFor(ctx, &f, .cancelled(preLogin: preLogin)) }
         guard let framesJSON = a.payload["frames"]?.arrayValue, !framesJSON.isEmpty else {
@@ -452,37 +538,40 @@ public struct IDVFlow: Flow {
         guard framesJSON.count <= policy.maxFrames else { throw IDVError(.malformedRequest, "at most \(policy.maxFrames) frames per upload") }
         let frames = try framesJSON.enumerated().map { try Self.image($0.element, "payload.frames[\($0.offset)]") }
         guard let analyser = services.selfies else { throw IDVError(.workflowUnavailable, "this server has no selfie analyser") }
-        let uid = try userID(f)
-        let reference: SelfieReference
-        switch kind {
-        case .serverBiometric:
-            guard let t = try store(ctx).biometricTemplate(userID: uid) else {
-                return try endBiometric(ctx, &f, Ending(outcome: "no_template", error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
-                                                       statusMessage: IDVErrorCode.templateNotFound.message, success: false))
-            }
-            reference = .template(try services.vault.openTemplate(t.sealed, userID: uid))
-        case .optIn:
-            reference = .none
-        default:
-            if f.data["against_template"]?.boolValue == true, let t = try store(ctx).biometricTemplate(userID: uid) {
-                reference = .template(try services.vault.openTemplate(t.sealed, userID: uid))
-            } else if let p = try unseal(ctx, f, key: "portrait_media", kind: "portrait") {
-                reference = .portrait(Data(p))
-            } else {
-                throw IDVError(.internalError, "no confirmed document portrait to match")
-            }
+        guard let reference = try selfieReference(ctx, f) else {
+            return try endBiometric(ctx, &f, Ending(outcome: "no_template", error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
+                                                   statusMessage: IDVErrorCode.templateNotFound.message, success: false))
         }
+        let uid = try userID(f)
         f.data["selfie_attempts"] = .integer(int(f, "selfie_attempts") + 1)
-        let v: SelfieVerification
-        let t0 = DispatchTime.now().uptimeNanoseconds
+        // Active liveness: judged against the challenge the server issued and kept (never one
+        // from the client).
+        var challenge: LivenessChallenge?
+        if policy.activeLiveness {
+            guard let c = try f.data["liveness_challenge"]?.decode(LivenessChallenge.self) else {
+                throw IDVError(.internalError, "no liveness challenge was issued for this capture")
+            }
+            challenge = c
+        }
+        var v: SelfieVerification
+        let ms: Int
         do {
-            v = try analyser.verify(frames: frames, against: reference)
+            (v, ms) = try ctx.precomputed("selfie-verify") { try Self.timed { try analyser.verify(frames: frames, against: reference, challenge: challenge) } }
         } catch let e as IDVError where [.invalidImage, .imageTooLarge, .noFaceFound].contains(IDVErrorCode(rawValue: e.longErrorCode)) {
             try auditStep(ctx, f, "selfie_verified", ["result": .string("unusable"), "error_code": .integer(e.longErrorCode), "attempt": .integer(int(f, "selfie_attempts"))])
             if selfieLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("selfie")) }
-            return askSelfieUpload(&f, error: e)
+            return askSelfieUpload(ctx, &f, error: e)
         }
-        let ms = Int((DispatchTime.now().uptimeNanoseconds - t0) / 1_000_000)
+        if let challenge {
+            f.data["liveness_challenge"] = nil   // used up: a recapture gets a new one
+            if v.challengeNonce != challenge.nonce {
+                v.livenessScore = 0
+                v.reasons.append("CHALLENGE_NOT_EVALUATED")
+            } else if ctx.now > challenge.expiresAt, !v.reasons.contains("CHALLENGE_EXPIRED") {
+                v.livenessScore = 0
+                v.reasons.append("CHALLENGE_EXPIRED")
+            }
+        }
         let verdict = policy.verdict(v, reference: reference)
         f.data["verdict"] = .string(verdict.rawValue)
         f.data["face_match_score"] = v.faceMatchScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null
@@ -510,7 +599,8 @@ public struct IDVFlow: Flow {
         case .optIn:
             if verdict != .matched {
                 if selfieLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("selfie")) }
-                return askSelfieUpload(&f, status: Self.status(RequestStatus.unableToProcess, BiometricVerdict.livenessFailed.rawValue))
+                return askSelfieUpload(ctx, &f, status: Self.status(RequestStatus.unableToProcess, BiometricVerdict.livenessFailed.rawValue),
+                                       livenessReasons: verdict == .livenessFailed ? v.reasons : nil)
             }
             f.step = Step.frameConfirm.rawValue
             return .ask(spec(WireName.onIDVOptInCapturedFrameConfirmation, f, attemptsLeft: selfieLeft(f), payload: [
@@ -535,7 +625,12 @@ public struct IDVFlow: Flow {
                     documentDetail: documentStep ? SelfieDocumentDetail(documentInfo: SelfieDocumentInfo(portraitImage: portrait, name: name)) : nil),
                 actionButtons: buttons, userID: uid)
             f.step = Step.selfieConfirm.rawValue
-            return .ask(spec(WireName.getIDVSelfieConfirmation, f, attemptsLeft: selfieLeft(f), payload: try JSONValue(encoding: details),
+            var payload = try JSONValue(encoding: details)
+            if verdict == .livenessFailed {
+                payload = Self.setting(payload, ["response_data", "analyze_liveness_response", "video", "liveness_result", "reasons"],
+                                       .array(v.reasons.map { .string($0) }))
+            }
+            return .ask(spec(WireName.getIDVSelfieConfirmation, f, attemptsLeft: selfieLeft(f), payload: payload,
                              status: Self.status(RequestStatus.success, "Success")))
         }
     }
@@ -616,7 +711,7 @@ public struct IDVFlow: Flow {
         }
         let uid = try userID(f)
         guard let user = try ctx.store.user(uid), user.state == .active else { return try endFor(ctx, &f, Ending(outcome: "user_unavailable", error: IDVError(.userLocked), statusCode: RequestStatus.failed, statusMessage: IDVErrorCode.userLocked.message, success: false)) }
-        guard let h = user.passwordHash, Crypto.verifyPassword(pw, hash: h) else {
+        guard let h = user.passwordHash, try ctx.precomputed("argon2-verify:" + h, { Crypto.verifyPassword(pw, hash: h) }) else {
             f.data["reauth_attempts"] = .integer(int(f, "reauth_attempts") + 1)
             try auditStep(ctx, f, "reauth_failed", ["method": "password", "attempts_left": .integer(reauthLeft(f))])
             if reauthLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("password")) }
@@ -671,7 +766,7 @@ public struct IDVFlow: Flow {
             return try end(ctx, &f, Ending(outcome: "template_created", error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true))
         case .recapture:
             if selfieLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("selfie")) }
-            return askSelfieUpload(&f)
+            return askSelfieUpload(ctx, &f)
         case .cancel:
             return try endFor(ctx, &f, .cancelled(preLogin: false))
         }
@@ -734,8 +829,12 @@ public struct IDVFlow: Flow {
             biometricResult: verdict.map { BiometricResult(displayText: $0, resultCriteria: $0 == .livenessFailed ? "liveness" : "face_match") },
             faceMatcherResponse: v?.faceMatchScore.map { FaceMatcherResponse(score: $0) },
             analyzeLivenessResponse: v.map { AnalyzeLivenessResponse(video: LivenessVideo(livenessResult: LivenessResult(score: $0.livenessScore))) })
+        var payload = try JSONValue(encoding: result)
+        if verdict == .livenessFailed, let v {
+            payload = Self.setting(payload, ["analyze_liveness_response", "video", "liveness_result", "reasons"], .array(v.reasons.map { .string($0) }))
+        }
         let event = WireEvent(name: WireName.onIDVServerBiometricAuthenticationResult, userID: uid, error: e.error,
-                              status: Self.status(e.statusCode, e.statusMessage), payload: try JSONValue(encoding: result))
+                              status: Self.status(e.statusCode, e.statusMessage), payload: payload)
         return .finish(FlowResult(outcome: e.outcome, event: event, errorCode: e.error.longErrorCode))
     }
 
@@ -759,8 +858,24 @@ public struct IDVFlow: Flow {
 
     /// Reset, log-off or session end: the transaction is recorded as abandoned and images released.
     public func abandon(_ ctx: FlowContext, frame: FlowFrame) {
-        try? closeTransaction(ctx, frame, Ending(outcome: "abandoned", error: .none, statusCode: RequestStatus.failed,
-                                                 statusMessage: "Abandoned", success: false))
+        try? abandon(ctx, frame: frame, outcome: "abandoned")
+    }
+
+    /// Abandonment with the engine's reason. `expired` (the session expired and is purged) and
+    /// `revoked` record that outcome in the run's `idv.transaction` (error 1003 for `expired`) and
+    /// drop the run's sealed media at once, whatever `idv.media_retention_seconds` says; reset and
+    /// log-off are recorded as `abandoned`.
+    public func abandon(_ ctx: FlowContext, frame: FlowFrame, outcome: String) throws {
+        switch outcome {
+        case "expired", "revoked":
+            let error = outcome == "expired" ? IDVError(.sessionExpired) : IDVError.none
+            try closeTransaction(ctx, frame, Ending(outcome: outcome, error: error, statusCode: RequestStatus.failed,
+                                                   statusMessage: outcome == "expired" ? error.errorString : "Session revoked", success: false))
+            try store(ctx).releaseMedia(runID: frame.runID, keepUntil: nil)
+        default:
+            try closeTransaction(ctx, frame, Ending(outcome: "abandoned", error: .none, statusCode: RequestStatus.failed,
+                                                   statusMessage: "Abandoned", success: false))
+        }
     }
 }
 
@@ -774,11 +889,19 @@ extension FlowRegistry {
         return r
     }
 
-    public mutating func registerIDV(_ services: IDVServices) {
+    /// Every IDV flow, whether or not its analysers are present — for maintenance that only
+    /// closes runs (`idvd admin purge-expired`), never for serving.
+    public static func idvMaintenance(vault: TemplateVault, policy: WorkflowPolicy) -> FlowRegistry {
+        var r = FlowRegistry.standard()
+        r.registerIDV(IDVServices(documents: nil, selfies: nil, vault: vault, policy: policy), includeUnavailable: true)
+        return r
+    }
+
+    public mutating func registerIDV(_ services: IDVServices, includeUnavailable: Bool = false) {
         for kind in IDVFlow.Kind.allCases {
             let flow = IDVFlow(kind, services: services)
-            if flow.needsDocuments, services.documents == nil { continue }
-            if flow.needsSelfies, services.selfies == nil { continue }
+            if flow.needsDocuments, services.documents == nil, !includeUnavailable { continue }
+            if flow.needsSelfies, services.selfies == nil, !includeUnavailable { continue }
             if kind == .activation {
                 register(flow, activationFor: IDVWorkflow.allCases.filter(\.isPreLogin))
             } else {

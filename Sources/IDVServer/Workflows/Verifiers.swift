@@ -113,8 +113,12 @@ public struct SelfieVerification: Sendable, Equatable {
     public var embedding: [Float]
     /// Descriptor model name recorded with a template.
     public var model: String
+    /// The nonce of the active challenge the analyser evaluated (nil in passive analysis). The
+    /// flow requires it to equal the nonce it issued.
+    public var challengeNonce: String?
     public init(faceMatchScore: Double?, distance: Double?, livenessScore: Int, reasons: [String] = [], bestFrameJPEG: Data?,
-                embedding: [Float], model: String = "dlib_face_recognition_resnet_model_v1") {
+                embedding: [Float], model: String = "dlib_face_recognition_resnet_model_v1", challengeNonce: String? = nil) {
+        self.challengeNonce = challengeNonce
         self.faceMatchScore = faceMatchScore
         self.distance = distance
         self.livenessScore = livenessScore
@@ -131,6 +135,46 @@ public struct SelfieVerification: Sendable, Equatable {
 /// — counted as an attempt and asked again; anything else is an internal error.
 public protocol SelfieVerifying: Sendable {
     func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification
+    /// As above, judging liveness against a server-issued active challenge when `challenge` is
+    /// set (`idv.liveness_mode = active`): the challenged actions, in order, within its duration,
+    /// before its deadline. Default: passive analysis when `challenge` is nil; an analyser without
+    /// active liveness refuses a challenge with 1030 rather than ignore it.
+    func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification
+}
+
+extension SelfieVerifying {
+    public func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
+        guard challenge == nil else { throw IDVError(.internalError, "this selfie analyser cannot judge an active liveness challenge") }
+        return try verify(frames: frames, against: reference)
+    }
+}
+
+/// A server-issued active liveness challenge (ISO/IEC 30107-3 challenge-response PAD), kept in the
+/// sealed flow state and shown to the client in the selfie start and upload payloads as
+/// `liveness_challenge`; the client cannot choose it.
+public struct LivenessChallenge: Sendable, Equatable, Codable {
+    /// 128-bit random nonce, 32 lowercase hex digits.
+    public var nonce: String
+    /// Actions to perform in this order: `TURN_LEFT`, `TURN_RIGHT`, `BLINK`, `OPEN_MOUTH` (FaceKit `ChallengeAction`).
+    public var actions: [String]
+    /// Longest sequence time, seconds, from the first frame to the last action.
+    public var durationSeconds: Double
+    /// How long after issue the frames may arrive, seconds.
+    public var deadlineSeconds: Int
+    /// Unix seconds after which the challenge is expired (issue time + `deadlineSeconds`).
+    public var expiresAt: Int
+
+    enum CodingKeys: String, CodingKey {
+        case nonce, actions, durationSeconds = "duration_seconds", deadlineSeconds = "deadline_seconds", expiresAt = "expires_at"
+    }
+
+    public init(nonce: String, actions: [String], durationSeconds: Double, deadlineSeconds: Int, expiresAt: Int) {
+        self.nonce = nonce
+        self.actions = actions
+        self.durationSeconds = durationSeconds
+        self.deadlineSeconds = deadlineSeconds
+        self.expiresAt = expiresAt
+    }
 }
 
 /// Everything the IDV flows use besides the store: the analysers (nil when this build has none —

@@ -52,6 +52,16 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// Largest number of document pages / selfie frames accepted in one upload.
     public var maxPages = 2
     public var maxFrames = 150
+    /// Liveness evidence (issue 6: both modes always available, chosen here): `passive` (default;
+    /// unprompted blink and non-rigid motion) or `active` (the selfie start carries a server-issued
+    /// ``LivenessChallenge`` and the frames must show its actions in order).
+    public var livenessMode = "passive"
+    /// Active mode: sequence time allowed for the challenged actions, seconds (FaceKit default 6).
+    public var activeChallengeDurationSeconds = 6
+    /// Active mode: the frames must arrive within this many seconds of the challenge's issue.
+    public var activeChallengeDeadlineSeconds = 120
+
+    public var activeLiveness: Bool { livenessMode == "active" }
 
     public init() {}
 
@@ -109,6 +119,17 @@ public struct WorkflowPolicy: Sendable, Equatable {
         int("idv.media_retention_seconds", \.mediaRetentionSeconds, min: 0, "keep uploaded images (encrypted) this long after the flow ends; 0 = delete at flow end"),
         int("idv.max_pages", \.maxPages, min: 1, max: 8, "document pages per upload"),
         int("idv.max_frames", \.maxFrames, min: 1, max: 300, "selfie frames per upload"),
+        ServerConfig.Setting(key: "idv.liveness_mode", env: ServerConfig.envName("idv.liveness_mode"),
+                             summary: "liveness evidence: passive (blink + non-rigid motion) or active (server-issued challenge actions)",
+                             apply: { c, v in
+                                 let m = v.trimmingCharacters(in: .whitespaces).lowercased()
+                                 guard m == "passive" || m == "active" else {
+                                     throw IDVServerError.configuration("idv.liveness_mode must be passive or active, got '\(v)'")
+                                 }
+                                 c.workflow.livenessMode = m
+                             }, current: { $0.workflow.livenessMode }),
+        int("idv.active_challenge_duration_seconds", \.activeChallengeDurationSeconds, min: 2, max: 30, "active liveness: sequence time for the challenged actions, seconds"),
+        int("idv.active_challenge_deadline_seconds", \.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
     ]
 
     /// The key file actually used for a store at `dbPath`.
