@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit"]),
-        .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader"]),
+        .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit"]),
         .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore"]),
         .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore"]),
     ],

@@ -23,8 +23,8 @@ public struct DocumentCheck: Codable, Sendable, Equatable {
 /// Rule: **INVALID** when no MRZ is found or read, when any MRZ check digit (including the
 /// composite) fails or the MRZ is otherwise malformed, when the document has expired, or when the
 /// birth date is not plausible. **WARNING** when the MRZ is valid but an image-quality check failed
-/// (sharpness, glare, resolution), no portrait was found, a country code is unknown, or characters
-/// were corrected with check digits. **VALID** otherwise.
+/// (sharpness, glare, resolution), no portrait was found, or a country code is unknown.
+/// **VALID** otherwise. (Characters corrected with check digits are listed in `mrz.corrections`.)
 public enum DocumentStatus: String, Codable, Sendable {
     case valid = "VALID"
     case invalid = "INVALID"
@@ -139,9 +139,6 @@ extension DocumentReader {
                       cd.valid ? "The \(label) check digit holds." : "The \(label) check digit does not match the printed data.")
             }
             for e in result.errors { errors.append(plain(mrzError: e)) }
-            if !result.corrections.isEmpty {
-                warnings.append("\(result.corrections.count) character(s) of the MRZ were unclear and were corrected using the check digits.")
-            }
             // data checks
             if let expired = fields.expired {
                 check("Document not expired", "Data", expired ? .failed : .passed,
