@@ -20,7 +20,8 @@ public struct DocumentCheck: Codable, Sendable, Equatable {
 
 /// The document verdict (seed 002 `overall_status`).
 ///
-/// Rule: **INVALID** when no MRZ is found or read, when any MRZ check digit (including the
+/// Rule: **INVALID** when no MRZ is found or read (including any name or country-code character
+/// below `DocumentReader.unclearConfidence`, since those have no check digit), when any MRZ check digit (including the
 /// composite) fails or the MRZ is otherwise malformed, when the document has expired, or when the
 /// birth date is not plausible. **WARNING** when the MRZ is valid but an image-quality check failed
 /// (sharpness, glare, resolution), no portrait was found, or a country code is unknown.
@@ -129,9 +130,28 @@ extension DocumentReader {
             let result = parser.parse(best.reading.lines, alternatives: best.reading.alternatives)
             section.result = result
             fields = result.fields
-            let readable = result.format != .unknown
+            // Names, codes and sex have no check digit: a doubtful cell there cannot be confirmed.
+            let classes = MRZCharacterClass.layout(lineLength: best.reading.lines.first?.count ?? 0, lineCount: best.reading.lines.count)
+            // Elsewhere a check digit confirms one doubtful cell, but two errors in one field can
+            // cancel (e.g. 0→O twice at weights 7 and 3): two doubtful cells on a line count too.
+            let corrected = Set(result.corrections.map { ($0.line - 1) * 1000 + ($0.column - 1) })   // 1-based in MRZCorrection
+            var unclear = 0
+            for (l, row) in best.reading.confidences.enumerated() where l < classes.count {
+                var guarded = 0
+                for (c, p) in row.enumerated() where c < classes[l].count && p < Self.unclearConfidence && !corrected.contains(l * 1000 + c) {
+                    if classes[l][c] == .name || classes[l][c] == .code { unclear += 1 } else { guarded += 1 }
+                }
+                if guarded >= 2 { unclear += guarded }
+            }
+            let known = result.format != .unknown
+            let readable = known && unclear == 0
             check("MRZ readable", "MRZ", readable ? .passed : .failed,
-                  readable ? "The MRZ reads as \(result.format.rawValue)." : "The text found does not form a known MRZ format.")
+                  !known ? "The text found does not form a known MRZ format."
+                  : (unclear > 0 ? "\(unclear) character(s) are unclear and not confirmed by a check digit."
+                                 : "The MRZ reads as \(result.format.rawValue)."))
+            if known && unclear > 0 {
+                errors.append("\(unclear) character(s) of the MRZ could not be read with confidence. Retake the photo, flat, in focus and without glare.")
+            }
             for cd in result.checkDigits {
                 let label = cd.name.replacingOccurrences(of: "_", with: " ")
                 check(cd.name == "composite" ? "MRZ composite check digit" : "MRZ check digit: \(label)", "MRZ",
@@ -228,6 +248,9 @@ extension DocumentReader {
         return DocumentReport(mrz: section, fields: fields, portraitJPEG: portrait, pagesJPEG: pagesJPEG, checks: checks,
                               errors: errors, warnings: warnings, overallStatus: status)
     }
+
+    /// Below this posterior a character without check-digit protection counts as unclear.
+    public static let unclearConfidence = 0.5
 
     /// nil when unknown; false when in the future or > 130 years before `reference`.
     static func plausibleBirthDate(_ iso: String?, reference: Date) -> Bool? {

@@ -13,6 +13,12 @@ enum Paths {
 
 final class DocumentReaderTests: XCTestCase {
     static let noFace: DocumentReaderOptions = { var o = DocumentReaderOptions(); o.detectPortrait = false; return o }()
+    /// Before every generated expiry date (2020…2036) and after every birth date (…2006).
+    static let corpusOptions: DocumentReaderOptions = {
+        var o = noFace
+        o.referenceDate = ISO8601DateFormatter().date(from: "2019-06-01T00:00:00Z")!
+        return o
+    }()
 
     func jpeg(_ image: RGBImage, quality: Int = 90) throws -> Data {
         try DocumentImage(rgb: image).jpeg(maxDimension: 10_000, quality: quality)
@@ -22,11 +28,11 @@ final class DocumentReaderTests: XCTestCase {
     /// augmentation: any rotation including 90°/180°/270°, perspective, blur, noise, JPEG-style
     /// quantisation, lighting gradient, cluttered background), saved as JPEG and read back.
     /// Each document must either come out with every MRZ line exact, or be reported invalid —
-    /// never a wrong reading that passes its check digits. At least 55 % must be exact (measured
-    /// 65 % on this corpus; the goal is 99 %, see the note).
+    /// never a wrong reading that passes its check digits. At least 68 % must be exact (measured
+    /// 71.7 % on this corpus; the goal is 99 %, see bench/DOCUMENT-BENCH.md).
     func testGeneratedCorpusFieldsExactOrHonestlyInvalid() throws {
         let count = 520
-        var exact = 0, wrongButValid: [String] = [], failures: [String] = []
+        var exact = 0, exactButRejected = 0, wrongButValid: [String] = [], failures: [String] = []
         for seed in 0..<UInt64(count) {
             var rng = SeededRNG(seed: 10_000 + seed)
             let format: SpecimenFormat = seed % 2 == 0 ? .td1 : .td3
@@ -35,23 +41,23 @@ final class DocumentReaderTests: XCTestCase {
             var aug = Augmentation.random(using: &rng)
             aug.canvasWidth = 1200; aug.canvasHeight = 900
             spec.image = aug.apply(to: spec.image, seed: seed)
-            let report = DocumentReader.read(pages: [try jpeg(spec.image)], options: Self.noFace)
+            let report = DocumentReader.read(pages: [try jpeg(spec.image)], options: Self.corpusOptions)
             let got = report.mrz.result?.lines ?? []
             if got == spec.mrzLines {
                 exact += 1
                 XCTAssertEqual(report.fields.documentNumber, id.documentNumber)
                 XCTAssertEqual(report.fields.raw["birth_date"], id.birthDate)
-                XCTAssertNotEqual(report.overallStatus, .invalid, "exact reading but invalid verdict, seed \(seed): \(report.errors)")
+                if report.overallStatus == .invalid { exactButRejected += 1 }
             } else {
                 failures.append("seed \(seed) rot \(Int(aug.rotationDegrees)) got \(got)")
-                if report.mrz.result?.valid == true { wrongButValid.append("seed \(seed): \(got) vs \(spec.mrzLines)") }
-                XCTAssertEqual(report.overallStatus, .invalid, "seed \(seed)")
+                if report.overallStatus != .invalid { wrongButValid.append("seed \(seed): \(got) vs \(spec.mrzLines)") }
             }
         }
-        print("generated corpus: \(exact)/\(count) exact")
+        print("generated corpus: \(exact)/\(count) exact; \(exactButRejected) exact readings rejected as unclear")
+        XCTAssertLessThanOrEqual(Double(exactButRejected), 0.15 * Double(exact), "too many correct readings rejected as unclear")
         failures.prefix(10).forEach { print("  ", $0) }
-        XCTAssertEqual(wrongButValid, [], "readings that are wrong but pass every check digit")
-        XCTAssertGreaterThanOrEqual(Double(exact) / Double(count), 0.55, "exact rate fell below the measured level (see the note)")
+        XCTAssertEqual(wrongButValid, [], "readings that are wrong but not reported INVALID")
+        XCTAssertGreaterThanOrEqual(Double(exact) / Double(count), 0.68, "exact rate fell below the measured level (see the note)")
     }
 
     /// A document printed with a wrong check digit is INVALID and names the failed check; it is
