@@ -132,16 +132,18 @@ extension DocumentReader {
             fields = result.fields
             // Names, codes and sex have no check digit: a doubtful cell there cannot be confirmed.
             let classes = MRZCharacterClass.layout(lineLength: best.reading.lines.first?.count ?? 0, lineCount: best.reading.lines.count)
-            // Elsewhere a check digit confirms one doubtful cell, but two errors in one field can
-            // cancel (e.g. 0→O twice at weights 7 and 3): two doubtful cells on a line count too.
+            // Elsewhere a check digit confirms a doubtful cell, but errors can cancel (0→O twice at
+            // weights 7 and 3): three or more doubtful cells on a line count too.
             let corrected = Set(result.corrections.map { ($0.line - 1) * 1000 + ($0.column - 1) })   // 1-based in MRZCorrection
             var unclear = 0
             for (l, row) in best.reading.confidences.enumerated() where l < classes.count {
                 var guarded = 0
                 for (c, p) in row.enumerated() where c < classes[l].count && p < Self.unclearConfidence && !corrected.contains(l * 1000 + c) {
-                    if classes[l][c] == .name || classes[l][c] == .code { unclear += 1 } else { guarded += 1 }
+                    let ch = Array(best.reading.lines[l])[c]
+                    // `<` (0) and K (20) weigh the same modulo 10: no check digit tells them apart
+                    if classes[l][c] == .name || classes[l][c] == .code || ch == "<" || ch == "K" { unclear += 1 } else { guarded += 1 }
                 }
-                if guarded >= 2 { unclear += guarded }
+                if guarded >= 3 { unclear += guarded }
             }
             let known = result.format != .unknown
             let readable = known && unclear == 0
