@@ -20,11 +20,12 @@ public struct DocumentCheck: Codable, Sendable, Equatable {
 
 /// The document verdict (seed 002 `overall_status`).
 ///
-/// Rule: **INVALID** when no MRZ is found or read, when any MRZ check digit (including the
+/// Rule: **INVALID** when no MRZ is found or read (including any name or country-code character
+/// below `DocumentReader.unclearConfidence`, since those have no check digit), when any MRZ check digit (including the
 /// composite) fails or the MRZ is otherwise malformed, when the document has expired, or when the
 /// birth date is not plausible. **WARNING** when the MRZ is valid but an image-quality check failed
-/// (sharpness, glare, resolution), no portrait was found, a country code is unknown, or characters
-/// were corrected with check digits. **VALID** otherwise.
+/// (sharpness, glare, resolution), no portrait was found, or a country code is unknown.
+/// **VALID** otherwise. (Characters corrected with check digits are listed in `mrz.corrections`.)
 public enum DocumentStatus: String, Codable, Sendable {
     case valid = "VALID"
     case invalid = "INVALID"
@@ -129,9 +130,30 @@ extension DocumentReader {
             let result = parser.parse(best.reading.lines, alternatives: best.reading.alternatives)
             section.result = result
             fields = result.fields
-            let readable = result.format != .unknown
+            // Names, codes and sex have no check digit: a doubtful cell there cannot be confirmed.
+            let classes = MRZCharacterClass.layout(lineLength: best.reading.lines.first?.count ?? 0, lineCount: best.reading.lines.count)
+            // Elsewhere a check digit confirms a doubtful cell, but errors can cancel (0→O twice at
+            // weights 7 and 3): three or more doubtful cells on a line count too.
+            let corrected = Set(result.corrections.map { ($0.line - 1) * 1000 + ($0.column - 1) })   // 1-based in MRZCorrection
+            var unclear = 0
+            for (l, row) in best.reading.confidences.enumerated() where l < classes.count {
+                var guarded = 0
+                for (c, p) in row.enumerated() where c < classes[l].count && p < Self.unclearConfidence && !corrected.contains(l * 1000 + c) {
+                    let ch = Array(best.reading.lines[l])[c]
+                    // `<` (0) and K (20) weigh the same modulo 10: no check digit tells them apart
+                    if classes[l][c] == .name || classes[l][c] == .code || ch == "<" || ch == "K" { unclear += 1 } else { guarded += 1 }
+                }
+                if guarded >= 3 { unclear += guarded }
+            }
+            let known = result.format != .unknown
+            let readable = known && unclear == 0
             check("MRZ readable", "MRZ", readable ? .passed : .failed,
-                  readable ? "The MRZ reads as \(result.format.rawValue)." : "The text found does not form a known MRZ format.")
+                  !known ? "The text found does not form a known MRZ format."
+                  : (unclear > 0 ? "\(unclear) character(s) are unclear and not confirmed by a check digit."
+                                 : "The MRZ reads as \(result.format.rawValue)."))
+            if known && unclear > 0 {
+                errors.append("\(unclear) character(s) of the MRZ could not be read with confidence. Retake the photo, flat, in focus and without glare.")
+            }
             for cd in result.checkDigits {
                 let label = cd.name.replacingOccurrences(of: "_", with: " ")
                 check(cd.name == "composite" ? "MRZ composite check digit" : "MRZ check digit: \(label)", "MRZ",
@@ -139,9 +161,6 @@ extension DocumentReader {
                       cd.valid ? "The \(label) check digit holds." : "The \(label) check digit does not match the printed data.")
             }
             for e in result.errors { errors.append(plain(mrzError: e)) }
-            if !result.corrections.isEmpty {
-                warnings.append("\(result.corrections.count) character(s) of the MRZ were unclear and were corrected using the check digits.")
-            }
             // data checks
             if let expired = fields.expired {
                 check("Document not expired", "Data", expired ? .failed : .passed,
@@ -231,6 +250,9 @@ extension DocumentReader {
         return DocumentReport(mrz: section, fields: fields, portraitJPEG: portrait, pagesJPEG: pagesJPEG, checks: checks,
                               errors: errors, warnings: warnings, overallStatus: status)
     }
+
+    /// Below this posterior a character without check-digit protection counts as unclear.
+    public static let unclearConfidence = 0.5
 
     /// nil when unknown; false when in the future or > 130 years before `reference`.
     static func plausibleBirthDate(_ iso: String?, reference: Date) -> Bool? {

@@ -62,7 +62,8 @@ public enum MRZReader {
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
         for (l, g0) in geoms.enumerated() {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
-            let g = OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light)
+            let g = OCRBClassifier.align(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
+                                         count: count, dark: dark, light: light)
             var text = "", la: [[Character]] = [], lc: [Double] = []
             for i in 0..<count {
                 let ranked = classifier.classify(OCRBClassifier.features(image, g, index: i, dark: dark, light: light))

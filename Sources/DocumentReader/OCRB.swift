@@ -172,6 +172,39 @@ public final class OCRBClassifier: Sendable {
         return out
     }
 
+    /// Aligns the cell grid with the gaps between glyphs: OCR-B glyphs never touch, so at the true
+    /// phase and pitch the cell boundaries (i − ½) fall on blank paper. Searches an origin shift of
+    /// ±0.5 pitch and a pitch scale of ±4 % for the least mean ink on the `count + 1` boundaries
+    /// (band ±0.45 cap heights). Corrects the half-cell slips a wrong end or a stray blob causes.
+    static func align(_ img: GreyImage, _ g: LineGeometry, count: Int, dark: Double, light: Double) -> LineGeometry {
+        let inv = 1 / (light - dark)
+        let nx = -g.dirY, ny = g.dirX
+        func boundaryInk(_ c: LineGeometry) -> Double {
+            var sum = 0.0
+            for i in 0...count {
+                let (cx, cy) = c.centre(Double(i) - 0.5)
+                for b in [-0.45, -0.22, 0.0, 0.22, 0.45] {
+                    let bb = b * c.capHeight
+                    sum += max(0, min(1, (light - img.sample(cx + bb * nx, cy + bb * ny, outside: light)) * inv))
+                }
+            }
+            return sum
+        }
+        var best = g, bestScore = boundaryInk(g)
+        let base = bestScore
+        for k in stride(from: 0.96, through: 1.0401, by: 0.005) {
+            for sh in stride(from: -0.5, through: 0.5001, by: 0.05) {
+                var c = g
+                c.originX += sh * g.pitch * g.dirX; c.originY += sh * g.pitch * g.dirY
+                c.pitch = g.pitch * k; c.pitchSlope = g.pitchSlope * k
+                let sc = boundaryInk(c)
+                if sc < bestScore - 1e-9 { bestScore = sc; best = c }
+            }
+        }
+        // keep the original unless the new grid is clearly cleaner
+        return bestScore < 0.85 * base ? best : g
+    }
+
     /// The feature vector of cell `index`: ink (0 paper … 1 ink) sampled on a 14 × 20 grid over
     /// 1.0 pitch × 1.5 cap heights, horizontally re-centred on the cell's ink, plus ink extent and moment figures.
     static func features(_ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double] {

@@ -210,11 +210,8 @@ public enum SpecimenGenerator {
         // Machine-readable zone in OCR-B: pitch 2.54 mm (ICAO 9303-3 §4.2.1).
         let pitch = 2.54
         cairo_select_font_face(cr, "OCR B", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
-        cairo_set_font_size(cr, 1)
-        var ext = cairo_text_extents_t()
-        cairo_text_extents(cr, "0", &ext)
-        let fontSize = pitch / max(ext.x_advance, 0.1)
-        cairo_set_font_size(cr, fontSize)
+        // nominal size from the unhinted advance (measured at size 100 without this context's scale)
+        cairo_set_font_size(cr, pitch / OCRBClassifier.fontMetrics.advance)
         cairo_set_source_rgb(cr, 0.02, 0.02, 0.03)
         let left = (wmm - Double(format.lineLength) * pitch) / 2
         let spacing = format == .td3 ? 6.35 : 4.6

@@ -1,0 +1,203 @@
+import FaceKit
+import Foundation
+import MRZ
+import XCTest
+@testable import DocumentReader
+
+/// Paths relative to the package root.
+enum Paths {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let fixtures = root.appendingPathComponent("Tests/Fixtures")
+    static let shared = root.appendingPathComponent("../shared/testdata").standardized
+}
+
+final class DocumentReaderTests: XCTestCase {
+    static let noFace: DocumentReaderOptions = { var o = DocumentReaderOptions(); o.detectPortrait = false; return o }()
+    /// Before every generated expiry date (2020…2036) and after every birth date (…2006).
+    static let corpusOptions: DocumentReaderOptions = {
+        var o = noFace
+        o.referenceDate = ISO8601DateFormatter().date(from: "2019-06-01T00:00:00Z")!
+        return o
+    }()
+
+    func jpeg(_ image: RGBImage, quality: Int = 90) throws -> Data {
+        try DocumentImage(rgb: image).jpeg(maxDimension: 10_000, quality: quality)
+    }
+
+    /// The generated corpus: 520 documents (TD1 and TD3 alternately, random identities, every
+    /// augmentation: any rotation including 90°/180°/270°, perspective, blur, noise, JPEG-style
+    /// quantisation, lighting gradient, cluttered background), saved as JPEG and read back.
+    /// Each document should either come out with every MRZ line exact, or be reported invalid;
+    /// wrong readings that pass (errors no check digit can see) must stay under 2 %. At least 68 % must be exact (measured
+    /// 71.7 % on this corpus; the goal is 99 %, see bench/DOCUMENT-BENCH.md).
+    func testGeneratedCorpusFieldsExactOrHonestlyInvalid() throws {
+        let count = 520
+        var exact = 0, exactButRejected = 0, wrongButValid: [String] = [], failures: [String] = []
+        for seed in 0..<UInt64(count) {
+            var rng = SeededRNG(seed: 10_000 + seed)
+            let format: SpecimenFormat = seed % 2 == 0 ? .td1 : .td3
+            let id = SpecimenIdentity.random(format, using: &rng)
+            var spec = try SpecimenGenerator.render(id, format: format, pixelsPerMM: 9, seed: seed)
+            var aug = Augmentation.random(using: &rng)
+            aug.canvasWidth = 1200; aug.canvasHeight = 900
+            spec.image = aug.apply(to: spec.image, seed: seed)
+            let report = DocumentReader.read(pages: [try jpeg(spec.image)], options: Self.corpusOptions)
+            let got = report.mrz.result?.lines ?? []
+            if got == spec.mrzLines {
+                exact += 1
+                XCTAssertEqual(report.fields.documentNumber, id.documentNumber)
+                XCTAssertEqual(report.fields.raw["birth_date"], id.birthDate)
+                if report.overallStatus == .invalid { exactButRejected += 1 }
+            } else {
+                failures.append("seed \(seed) rot \(Int(aug.rotationDegrees)) got \(got)")
+                if report.overallStatus != .invalid { wrongButValid.append("seed \(seed): \(got) vs \(spec.mrzLines)") }
+            }
+        }
+        print("generated corpus: \(exact)/\(count) exact; \(exactButRejected) exact readings rejected as unclear")
+        XCTAssertLessThanOrEqual(Double(exactButRejected), 0.25 * Double(exact), "too many correct readings rejected as unclear")
+        failures.prefix(10).forEach { print("  ", $0) }
+        wrongButValid.forEach { print("  wrong but not INVALID:", $0) }
+        // Measured 6/520 before the K/< rule: errors no check digit can see (a K for a final
+        // filler, a confident wrong letter in a name or code). Keep them rare.
+        XCTAssertLessThanOrEqual(wrongButValid.count, count / 50, "readings that are wrong but not reported INVALID")
+        XCTAssertGreaterThanOrEqual(Double(exact) / Double(count), 0.68, "exact rate fell below the measured level (see the note)")
+    }
+
+    /// A document printed with a wrong check digit is INVALID and names the failed check; it is
+    /// not "corrected" into a valid one.
+    func testWrongCheckDigitIsInvalidNotCorrected() throws {
+        var rng = SeededRNG(seed: 77)
+        let id = SpecimenIdentity.random(.td3, using: &rng)
+        var lines = id.mrzLines(.td3)
+        var l2 = Array(lines[1])
+        l2[19] = l2[19] == "9" ? "0" : Character(String((Int(String(l2[19]))! + 1) % 10))   // birth-date check digit
+        lines[1] = String(l2)
+        let spec = try SpecimenGenerator.render(id, format: .td3, mrzLines: lines)
+        let report = DocumentReader.read(pages: [try jpeg(spec.image)], options: Self.noFace)
+        XCTAssertEqual(report.mrz.linesRead, lines)
+        XCTAssertEqual(report.overallStatus, .invalid)
+        XCTAssertEqual(report.checks.first { $0.name == "MRZ check digit: birth date" }?.result, .failed)
+        XCTAssertFalse(report.errors.isEmpty)
+    }
+
+    func testEXIFRotatedPhotoIsReadUpright() throws {
+        let data = try Data(contentsOf: Paths.fixtures.appendingPathComponent("documents/td3-exif-orientation-6.jpg"))
+        let report = DocumentReader.read(pages: [data], options: Self.noFace)
+        XCTAssertEqual(report.mrz.result?.lines, ["P<D<<KOWALSKA<<MARIE<CLAIRE<<<<<<<<<<<<<<<<<",
+                                                  "RC39169520D<<7703207M301223563196914179<<<82"])
+        XCTAssertLessThan(min(report.mrz.angleDegrees, 360 - report.mrz.angleDegrees), 3)
+        XCTAssertEqual(report.fields.surname, "KOWALSKA")
+    }
+
+    func testQuarterTurnsAreRead() throws {
+        var rng = SeededRNG(seed: 5)
+        let id = SpecimenIdentity.random(.td1, using: &rng)
+        let spec = try SpecimenGenerator.render(id, format: .td1, pixelsPerMM: 10)
+        for (turn, expectedAngle) in [(1, 90.0), (2, 180.0), (3, 270.0)] {   // clockwise turns
+            let g = spec.image.grey.rotated(quarterTurns: turn)
+            let r = try XCTUnwrap(MRZReader.read(g), "turn \(turn)")
+            XCTAssertEqual(MRZParser().parse(r.lines, alternatives: r.alternatives).lines, spec.mrzLines, "turn \(turn)")
+            XCTAssertEqual(r.angleDegrees, expectedAngle, accuracy: 3, "turn \(turn)")
+        }
+    }
+
+    func testImageWithoutDocument() throws {
+        var rng = SeededRNG(seed: 1)
+        var px = [UInt8](repeating: 0, count: 640 * 480 * 3)
+        for i in px.indices { px[i] = UInt8(100 + Int(rng.next() % 60)) }
+        let report = DocumentReader.read(pages: [try jpeg(RGBImage(width: 640, height: 480, pixels: px))], options: Self.noFace)
+        XCTAssertFalse(report.mrz.found)
+        XCTAssertEqual(report.overallStatus, .invalid)
+        XCTAssertEqual(report.checks.first { $0.name == "MRZ present" }?.result, .failed)
+        XCTAssertTrue(report.errors.contains { $0.contains("No machine-readable zone") })
+    }
+
+    func testFacePhotoWithoutMRZ() throws {
+        let data = try Data(contentsOf: Paths.fixtures.appendingPathComponent("faces/obama-480p.jpg"))
+        let report = DocumentReader.read(pages: [data])
+        XCTAssertFalse(report.mrz.found)
+        XCTAssertEqual(report.overallStatus, .invalid)
+        XCTAssertEqual(report.pagesJPEG.count, 1)
+        if (try? FaceEngine.shared()) != nil {
+            XCTAssertEqual(report.checks.first { $0.name == "Portrait found" }?.result, .passed)
+            XCTAssertNotNil(report.portraitJPEG)
+        }
+    }
+
+    func testTruncatedEmptyAndNonImageInput() throws {
+        let data = try Data(contentsOf: Paths.fixtures.appendingPathComponent("documents/td3-exif-orientation-6.jpg"))
+        for (label, bytes) in [("truncated", data.prefix(data.count / 2)), ("empty", Data()), ("text", Data("hello".utf8))] {
+            let report = DocumentReader.read(pages: [Data(bytes)], options: Self.noFace)
+            XCTAssertEqual(report.overallStatus, .invalid, label)
+            XCTAssertFalse(report.mrz.found, label)
+            XCTAssertTrue(report.errors.first?.hasPrefix("Page 1 could not be read as an image") == true, "\(label): \(report.errors)")
+        }
+    }
+
+    func testSeedShapes() throws {
+        var rng = SeededRNG(seed: 11)
+        let id = SpecimenIdentity(documentCode: "P<", issuingState: "UTO", surname: "ERIKSSON", givenNames: "ANNA MARIA",
+                                  documentNumber: "L898902C3", nationality: "UTO", birthDate: "740812", sex: "F",
+                                  expiryDate: "340415", optionalData: "ZE184226B")
+        _ = rng.next()
+        let portrait = try DocumentImage.decode(Data(contentsOf: Paths.fixtures.appendingPathComponent("faces/obama-480p.jpg"))).rgb
+        let spec = try SpecimenGenerator.render(id, format: .td3, portrait: portrait)
+        var options = DocumentReaderOptions()
+        options.referenceDate = ISO8601DateFormatter().date(from: "2026-01-01T00:00:00Z")!
+        let report = DocumentReader.read(pages: [try jpeg(spec.image)], options: options)
+        let s2 = report.seed002.response_data
+        XCTAssertEqual(s2.document_info.surname, "ERIKSSON")
+        XCTAssertEqual(s2.document_info.given_name, "ANNA MARIA")
+        XCTAssertEqual(s2.document_info.name, "ANNA MARIA ERIKSSON")
+        XCTAssertEqual(s2.document_info.date_of_birth, "1974-08-12")
+        XCTAssertEqual(s2.document_info.expiry_date, "2034-04-15")
+        XCTAssertEqual(s2.document_info.document_type, "PASSPORT")
+        XCTAssertEqual(s2.document_pages.count, 1)
+        XCTAssertEqual(s2.checks_performed.first { $0.check_name == "Chip verification" }?.result, "NOT_PERFORMED")
+        let faces = (try? FaceEngine.shared()) != nil
+        XCTAssertEqual(s2.overall_status, faces ? "VALID" : "WARNING", "\(s2.errors) \(s2.warnings)")
+        if faces { XCTAssertNotNil(s2.document_info.portrait_image) }
+        let s3 = report.seed003
+        XCTAssertEqual(s3.identity_data["Surname and given names"], "ERIKSSON ANNA MARIA")
+        XCTAssertEqual(s3.document_info.document_number, "L898902C3")
+        XCTAssertEqual(s3.document_status.overall_document_status, faces ? "OK" : "WARNING")
+        XCTAssertEqual(s3.document_status.checks_performed.first { $0.check_name == "Chip verification" }?.check_status, "NOT DONE")
+        // JSON round trip of both shapes
+        let d2 = try JSONEncoder().encode(report.seed002)
+        let obj = try JSONSerialization.jsonObject(with: d2) as? [String: Any]
+        XCTAssertNotNil((obj?["response_data"] as? [String: Any])?["document_info"])
+        XCTAssertEqual(try JSONDecoder().decode(Seed003DocumentScan.self, from: JSONEncoder().encode(s3)), s3)
+    }
+
+    /// Every image of ../shared/testdata/mrz-images with a ground-truth row: the MRZ lines are
+    /// exact, or the report is INVALID and names a failed check. The specimens printed with wrong
+    /// check digits must come out INVALID. Prints the exact count (the benchmark reports it too).
+    func testRealSpecimens() throws {
+        let tsv = Paths.shared.appendingPathComponent("mrz-images/ground_truth.tsv")
+        guard let text = try? String(contentsOf: tsv, encoding: .utf8) else {
+            throw XCTSkip("shared test data not found at \(tsv.path); skipping the real specimens")
+        }
+        var exact = 0, total = 0
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard cols.count >= 4 else { continue }
+            let data = try Data(contentsOf: tsv.deletingLastPathComponent().appendingPathComponent(cols[0]))
+            let expected = cols[2].split(separator: "|").map(String.init)
+            let report = DocumentReader.read(pages: [data], options: Self.noFace)
+            total += 1
+            let got = report.mrz.result?.lines ?? []
+            if got == expected {
+                exact += 1
+            } else {
+                XCTAssertEqual(report.overallStatus, .invalid, "\(cols[0]) read wrongly but not reported invalid: \(got)")
+                XCTAssertTrue(report.checks.contains { $0.result == .failed } || !report.errors.isEmpty, cols[0])
+            }
+            if cols[3].hasPrefix("INVALID") {
+                XCTAssertEqual(report.overallStatus, .invalid, "\(cols[0]) is printed with wrong check digits")
+                XCTAssertFalse(report.mrz.result?.valid ?? false, cols[0])
+            }
+        }
+        print("real specimens: \(exact)/\(total) exact")
+        XCTAssertGreaterThanOrEqual(exact, 19, "regression: fewer real specimens read exactly than measured (19/33)")
+    }
+}
