@@ -183,6 +183,38 @@ final class LDATests: XCTestCase {
         XCTAssertEqual(ev.last?.name, "onUserLoggedIn")
     }
 
+    func testDeclinedEnrolmentKeepsTheConsentOpenAndUnknownStoredDeviceIsRegisteredAgain() async throws {
+        let server = try IDVDServer()
+        try server.start()
+        let presence = TestPresence(approve: false)
+        let p = provider(server.dir, presence)
+        // A device id this server never issued (e.g. its database was reset): registered again.
+        try p.saveRegisteredDeviceID("00000000000000000000000000000000", server: server.url)
+        let code = try server.createUser("pia")
+        let sdk = RDNA()
+        sdk.setLDAProvider(p)
+        let api = sdk.asyncAPI
+        _ = try await api.initialize(RDNAConfiguration(serverURL: server.url, requestTimeout: 60))
+        let device = try XCTUnwrap(p.registeredDeviceID(server: server.url))
+        XCTAssertNotEqual(device, "00000000000000000000000000000000")
+        _ = try await api.setUser("pia")
+        _ = try await api.setActivationCode(code)
+        var ev = try await api.setPassword(password, challengeMode: .set)
+        guard case .getUserConsentForLDA? = ev.last else { return XCTFail("\(ev.map(\.name))") }
+        // The user declines the presence prompt: 240, nothing sent, the consent question stays open.
+        ev = try await api.setUserConsentForLDA(true)
+        guard case let .onRequestFailed("setUserConsentForLDA", e)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
+        XCTAssertEqual(e.longErrorCode, 240)
+        XCTAssertEqual(sdk.currentChallenge?.name, "getUserConsentForLDA")
+        ev = try await api.setUserConsentForLDA(false)
+        guard case let .onUserLoggedIn("pia", _, d)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
+        XCTAssertEqual(d, device)
+        // LDA was not enabled, so the next login asks the password without a presence prompt.
+        ev = try await logOffAndSetUser(sdk, "pia")
+        guard case .getPassword("pia", .verify, _, _, _)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
+        XCTAssertEqual(presence.purposes, [.enrol])
+    }
+
     func testKeyOtherThanTheRegisteredOneIsRefusedWith1023() async throws {
         let server = try IDVDServer()
         try server.start()
