@@ -394,7 +394,11 @@ public final class RDNA: @unchecked Sendable {
         }
         let body = try t.encode(WireDeviceRegistration(publicKey: key.base64EncodedString(), label: "IDVKit \(IDVKit.version)"))
         let (status, data) = try t.send("POST", "/v1/devices", body: body, token: nil)
-        guard status == 201, let dev = try? JSONDecoder().decode(WireDevice.self, from: data) else { return nil }
+        guard status == 201, let dev = try? JSONDecoder().decode(WireDevice.self, from: data) else {
+            let refusal = (try? JSONDecoder().decode(WireEnvelope.self, from: data))?.error
+            lock.withLock { ldaError = .notAvailable("the server did not register the device key (HTTP \(status)\(refusal.map { ", \($0.longErrorCode)" } ?? ""))") }
+            return nil
+        }
         do { try p.saveRegisteredDeviceID(dev.deviceID, server: server) } catch { lock.withLock { ldaError = error } }
         return dev.deviceID
     }
