@@ -11,6 +11,11 @@ import IDVCore
 /// - ``WireMapping``: the one table between seed calls/callbacks and the wire protocol.
 /// - Capture providers: ``DocumentCaptureProvider``, ``SelfieCaptureProvider`` (file-based
 ///   ``ImageFileDocumentCapture`` / ``FrameFolderSelfieCapture`` for Linux and tests).
+/// - LDA (local device authentication): ``LDAProvider`` set with ``RDNA/setLDAProvider(_:)`` —
+///   an Ed25519 device key plus a user-presence check. ``FileLDAProvider`` on Linux (key file
+///   mode 0600, system libsodium loaded at run time with `dlopen`, no link-time dependency),
+///   ``CryptoKitLDAProvider`` on Apple platforms (`Curve25519.Signing`); ``PlatformLDAProvider``
+///   names the one of this platform. Failures are ``LDAError``s; the SDK falls back to the password.
 public enum IDVKit {
     public static let version = OpenIDV.version
 }

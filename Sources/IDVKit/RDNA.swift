@@ -48,6 +48,8 @@ public final class RDNA: @unchecked Sendable {
     private var documentProvider: (any DocumentCaptureProvider)?
     private var selfieProvider: (any SelfieCaptureProvider)?
     private var useBackCamera = false
+    private var ldaProvider: (any LDAProvider)?
+    private var ldaError: LDAError?
 
     /// Every callback as a typed value, in delivery order (buffers the newest 256 when nobody reads).
     public let events: AsyncStream<RDNAEvent>
@@ -71,6 +73,18 @@ public final class RDNA: @unchecked Sendable {
     public func setDocumentCaptureProvider(_ p: (any DocumentCaptureProvider)?) { lock.withLock { documentProvider = p } }
     /// The selfie capture used after `setIDVSelfieProcessStartConfirmation(true, …)`.
     public func setSelfieCaptureProvider(_ p: (any SelfieCaptureProvider)?) { lock.withLock { selfieProvider = p } }
+
+    /// The device key and presence check for LDA (``LDAProvider``). With one set, `initialize`
+    /// registers the device (`POST /v1/devices`, once per server) and starts sessions bound to it;
+    /// `setUserConsentForLDA(true)` enrols it and `getDeviceSignature` is answered with a signature
+    /// (or the password fallback when the user declines or LDA is unavailable). Takes effect at the
+    /// next `initialize`/`logOff`. Without one, LDA is off and logins use the password.
+    public func setLDAProvider(_ p: (any LDAProvider)?) { lock.withLock { ldaProvider = p } }
+
+    /// Why the last LDA step produced no signature (nil after a signature, or before any LDA step):
+    /// the SDK answered the server with the password fallback (or, for `setUserConsentForLDA`,
+    /// reported it as `onRequestFailed`). Ids and reasons only, never key material.
+    public var lastLDAError: LDAError? { lock.withLock { ldaError } }
 
     /// The challenge the server is waiting for (nil when none), and whether the session is logged in.
     public var currentChallenge: WireChallenge? { lock.withLock { challenge } }
@@ -141,14 +155,27 @@ public final class RDNA: @unchecked Sendable {
         return answer("setPassword", mode: challengeMode, completion: completion) { _ in [WireMapping.Key.password: .string(password)] }
     }
 
-    /// `setUserConsentForLDA` answers `getUserConsentForLDA`. This SDK build has no device key on
-    /// this platform, so only `false` (no LDA) is accepted; `true` returns 1025.
+    /// `setUserConsentForLDA` answers `getUserConsentForLDA` (asked after activation when the
+    /// session has a registered device). `true` enrols: the ``LDAProvider`` signs
+    /// `WireLDA.message(challengeID:nonce:)` after the presence check and the answer is
+    /// `{"consent": true, "signature": b64}`; `false` answers `{"consent": false}`.
+    /// Sync errors: 1025 when `true` but no ``LDAProvider`` is set or this session has no device.
+    /// Async: a declined presence prompt → `onRequestFailed` 240, a key/library problem →
+    /// `onRequestFailed` 1025 (``lastLDAError`` tells which); the challenge stays open for another
+    /// answer. A signature the server rejects → `getUserConsentForLDA` again with error 1023.
     @discardableResult
     public func setUserConsentForLDA(_ shouldEnroll: Bool, challengeMode: RDNAChallengeOpMode = .verify) -> RDNAError {
         setUserConsentForLDA(shouldEnroll, completion: nil)
     }
     func setUserConsentForLDA(_ shouldEnroll: Bool, completion: Completion?) -> RDNAError {
-        guard !shouldEnroll else { return IDVError(.invalidArgument, "LDA needs a device key, which this build does not provide") }
+        if shouldEnroll {
+            let (p, device) = lock.withLock { (ldaProvider, session?.deviceID) }
+            guard let p else { return IDVError(.invalidArgument, "LDA needs a device key: no LDAProvider is set") }
+            guard device != nil else { return IDVError(.invalidArgument, "LDA needs a registered device; this session has none") }
+            return answer("setUserConsentForLDA", mode: nil, completion: completion) { [self] ch in
+                [WireMapping.Key.consent: true, WireMapping.Key.signature: .string(try ldaSignature(p, ch, purpose: .enrol).base64EncodedString())]
+            }
+        }
         return answer("setUserConsentForLDA", mode: nil, completion: completion) { _ in [WireMapping.Key.consent: .bool(false)] }
     }
 
@@ -340,9 +367,57 @@ public final class RDNA: @unchecked Sendable {
         }
     }
 
+    /// `POST /v1/sessions`, bound to this install's device when an ``LDAProvider`` is set and usable.
+    /// A stored `device_id` the server no longer knows (1025) is registered again, once.
     private func startSession() throws(IDVError) -> WireEnvelope {
         guard let t = lock.withLock({ transport }), let cfg = lock.withLock({ configuration }) else { throw IDVError(.notInitialized) }
-        return try t.envelope("POST", "/v1/sessions", body: try t.encode(WireSessionStart(deviceID: nil, sdkVersion: cfg.sdkVersion)), token: nil)
+        let provider = lock.withLock { ldaProvider }
+        var device = try provider.flatMap { p throws(IDVError) in try deviceID(p, transport: t, server: cfg.serverURL, fresh: false) }
+        var env = try t.envelope("POST", "/v1/sessions", body: try t.encode(WireSessionStart(deviceID: device, sdkVersion: cfg.sdkVersion)), token: nil)
+        if env.isRefusal, env.error?.code == .invalidArgument, device != nil, let p = provider {
+            device = try deviceID(p, transport: t, server: cfg.serverURL, fresh: true)
+            env = try t.envelope("POST", "/v1/sessions", body: try t.encode(WireSessionStart(deviceID: device, sdkVersion: cfg.sdkVersion)), token: nil)
+        }
+        return env
+    }
+
+    /// This install's `device_id` at `server`: the stored one, or a new registration of the
+    /// provider's public key (`POST /v1/devices` → 201 `{"device_id"}`). Nil when the provider
+    /// cannot give a key (``lastLDAError`` says why) or the server refuses the key; the session
+    /// then has no device and logins use the password. Network failures throw.
+    private func deviceID(_ p: any LDAProvider, transport t: Transport, server: URL, fresh: Bool) throws(IDVError) -> String? {
+        if !fresh, let stored = p.registeredDeviceID(server: server) { return stored }
+        let key: Data
+        do { key = try p.publicKey() } catch {
+            lock.withLock { ldaError = error }
+            return nil
+        }
+        let body = try t.encode(WireDeviceRegistration(publicKey: key.base64EncodedString(), label: "IDVKit \(IDVKit.version)"))
+        let (status, data) = try t.send("POST", "/v1/devices", body: body, token: nil)
+        guard status == 201, let dev = try? JSONDecoder().decode(WireDevice.self, from: data) else {
+            let refusal = (try? JSONDecoder().decode(WireEnvelope.self, from: data))?.error
+            lock.withLock { ldaError = .notAvailable("the server did not register the device key (HTTP \(status)\(refusal.map { ", \($0.longErrorCode)" } ?? ""))") }
+            return nil
+        }
+        do { try p.saveRegisteredDeviceID(dev.deviceID, server: server) } catch { lock.withLock { ldaError = error } }
+        return dev.deviceID
+    }
+
+    /// The provider's signature of `WireLDA.message(challengeID:nonce:)` for `ch` (the nonce is the
+    /// base64 text of `payload.nonce`). LDA failures are kept in ``lastLDAError`` and thrown as
+    /// their seed error (240 declined, 1025 otherwise).
+    private func ldaSignature(_ p: any LDAProvider, _ ch: WireChallenge, purpose: LDAPurpose) throws(IDVError) -> Data {
+        guard let nonce = ch.payload[WireMapping.Key.nonce]?.stringValue else {
+            throw IDVError(.malformedRequest, "\(ch.name) carries no nonce")
+        }
+        do {
+            let sig = try p.sign(message: WireLDA.message(challengeID: ch.challengeID, nonce: nonce), purpose: purpose)
+            lock.withLock { ldaError = nil }
+            return sig
+        } catch {
+            lock.withLock { ldaError = error }
+            throw error.sdkError
+        }
     }
 
     /// Takes an envelope into the SDK state and turns it into events. A refusal changes nothing.
@@ -394,12 +469,23 @@ public final class RDNA: @unchecked Sendable {
         }
     }
 
-    /// `getDeviceSignature` (LDA) is answered by the SDK itself: without a device key on this
-    /// platform it asks for the password instead (`{"fallback": "password"}`).
+    /// `getDeviceSignature` (LDA) is answered by the SDK itself, never shown to the app: the
+    /// ``LDAProvider`` signs after the presence check (`{"signature": b64}`; the server then logs
+    /// in / re-authenticates, so `getPassword` is skipped). Without a provider, when the user
+    /// declines, or when LDA is unavailable it answers `{"fallback": "password"}` and the server
+    /// asks `getPassword` (seed 004: cancel/failure → password). A signature the server rejects
+    /// comes back as `getPassword` with error 1023.
     private func answerDeviceSignature(_ ch: WireChallenge) -> [RDNAEvent] {
         guard let tok = lock.withLock({ token }) else { return [] }
+        let provider = lock.withLock { ldaProvider }
+        let purpose: LDAPurpose = [ChallengeOpMode.biometricOptIn.rawValue, ChallengeOpMode.biometricOptOut.rawValue].contains(ch.challengeMode)
+            ? .reauthentication : .login
+        var payload: JSONValue = [WireMapping.Key.fallback: "password"]
+        if let provider, let sig = try? ldaSignature(provider, ch, purpose: purpose) {
+            payload = [WireMapping.Key.signature: .string(sig.base64EncodedString())]
+        }
         do {
-            return try send(WireAnswer(to: ch, payload: [WireMapping.Key.fallback: "password"]), api: "deviceSignature", token: tok)
+            return try send(WireAnswer(to: ch, payload: payload), api: "deviceSignature", token: tok)
         } catch {
             return [.onRequestFailed(api: "deviceSignature", error: Self.idvError(error))]
         }

@@ -17,8 +17,15 @@ import Foundation
 /// | `setUser(_:)` | `getUser` | answer | `{"user_id": String}` |
 /// | `setActivationCode(_:)` | `getActivationCode` | answer | `{"activation_code": String}` |
 /// | `setPassword(_:challengeMode:)` | `getPassword` (same mode: 0, 1, 6, 7) | answer | `{"password": String}` |
-/// | `setUserConsentForLDA(_:challengeMode:)` | `getUserConsentForLDA` | answer | `{"consent": false}` |
-/// | (SDK itself) | `getDeviceSignature` | answer | `{"fallback": "password"}` (no device key in this build) |
+/// | `setUserConsentForLDA(_:challengeMode:)` | `getUserConsentForLDA` | answer | `false`: `{"consent": false}`; `true`: `{"consent": true, "signature": b64}` from the ``LDAProvider`` (enrol) |
+/// | (SDK itself) | `getDeviceSignature` | answer | `{"signature": b64}` from the ``LDAProvider`` after user presence; `{"fallback": "password"}` without a provider, when the user declines or LDA is unavailable |
+/// | (SDK itself, at `initialize` with an ``LDAProvider``) | — | `POST /v1/devices` | `{"public_key": b64 raw 32 bytes, "label": String}` → `device_id`, sent as `WireSessionStart.device_id` |
+///
+/// LDA signatures are Ed25519 over `WireLDA.message(challengeID:nonce:)` (the challenge's own
+/// `challenge_id` and `payload.nonce`). Server answers: a valid login signature → `onUserLoggedIn`
+/// (no `getPassword`); valid re-authentication (seed 004 modes 6/7) → the flow continues without
+/// `getPassword`; fallback → `getPassword`; an invalid signature → `getPassword` with error 1023
+/// (`getUserConsentForLDA` again with 1023 when enrolling).
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` | `getIDVDocumentScanProcessStartConfirmation` | answer | `{"is_confirm": Bool}` |
 /// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}]}` from the ``DocumentCaptureProvider`` |
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |

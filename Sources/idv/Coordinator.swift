@@ -94,6 +94,7 @@ final class Coordinator: @unchecked Sendable {
         case let .getUserConsentForLDA(u, _):
             interact { () throws(AppExit) in try screens.ldaConsent(userID: u, answers: answers, service: service) }
         case let .onUserLoggedIn(u, s, _):
+            if flow == "start" { flow = "login" }   // a login by device signature asks no password
             ui.screen("logged-in", "Welcome")
             ui.fact("user", u)
             ui.fact("session_id", s)

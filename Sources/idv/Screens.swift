@@ -57,6 +57,7 @@ struct Screens {
     }
 
     func ldaConsent(userID: String, answers: AnswerSource, service: IDVService) throws(AppExit) {
+        if let e = service.rdna.lastLDAError { ui.fact("lda", e.description) }
         ui.screen("lda-consent", "Use device authentication (LDA) from now on?")
         ui.fact("event", "getUserConsentForLDA")
         try ask("lda-consent", "yes | no", answers: answers) { a in
@@ -272,6 +273,38 @@ struct Screens {
             ui.fact(name, url.path)
         } catch {
             ui.fact(name, "could not save (\(error.localizedDescription))")
+        }
+    }
+}
+
+/// The LDA user-presence check of the sample app: the `lda-presence` screen, "Approve with device
+/// key? [y/n]". Runs on the SDK's work queue while the screens wait for the SDK's answer, so it
+/// never overlaps another screen's question. A script/input problem ends the app.
+final class PresencePrompt: @unchecked Sendable {
+    let ui: Terminal
+    let answers: AnswerSource
+    let coordinator: Coordinator
+
+    init(ui: Terminal, answers: AnswerSource, coordinator: Coordinator) {
+        self.ui = ui
+        self.answers = answers
+        self.coordinator = coordinator
+    }
+
+    func ask(_ purpose: LDAPurpose) -> Bool {
+        ui.screen("lda-presence", "Approve with device key? [y/n]")
+        ui.fact("purpose", purpose.rawValue)
+        while true {
+            let a: String
+            do { a = try answers.answer(for: "lda-presence", hint: "y | n") } catch {
+                coordinator.stop(error.code, error.message)
+                return false
+            }
+            switch a.lowercased() {
+            case "y", "yes": return true
+            case "n", "no": return false
+            default: ui.fact("error", "not one of: y | n")
+            }
         }
     }
 }

@@ -3,13 +3,17 @@ import IDVKit
 
 // The sample app: the codelabs' screens as a terminal app (screens / coordinator / service).
 let usage = """
-usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS]
+usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE]
   Runs the codelabs' flows against an idvd server: check user, activation code, document and selfie
   screens, consent, password, and the dashboard (KYC, additional document scan, biometric
   authentication, template status, opt-in, opt-out, log off).
   Interactive by default (one answer per prompt on stdin). --script FILE answers the screens from
   FILE: one 'screen-name: answer' per line, in order; '#' comments; ${VAR} = environment variable.
-  Screens: check-user, activation-code, set-password, verify-password, reauth-password, lda-consent,
+  --lda-key FILE keeps this install's Ed25519 device key in FILE (created with mode 0600; a file with
+  wider permissions is refused) and enables LDA: the device is registered, 'lda-consent: yes'
+  enrols it, and logins / opt-in / opt-out re-authentication ask 'lda-presence: y|n' instead of the
+  password ('n', or LDA unavailable, falls back to the password screen).
+  Screens: check-user, activation-code, set-password, verify-password, reauth-password, lda-consent, lda-presence,
   document-start (scan FRONT [BACK] | cancel), document-details (confirm | rescan),
   selfie-start (capture FOLDER [back] | cancel), selfie-confirmation (an offered key | close),
   consent (approve | reject | close), optin-frame (approve | recapture | cancel),
@@ -53,6 +57,10 @@ let coordinator = Coordinator(service: service, ui: ui, answers: answers, outDir
 let delegates = DelegateManager()
 delegates.onEvent = { coordinator.handle($0) }
 delegates.register(with: rdna)
+if let keyPath = opts["lda-key"] {
+    let prompt = PresencePrompt(ui: ui, answers: answers, coordinator: coordinator)
+    rdna.setLDAProvider(PlatformLDAProvider(keyFile: URL(fileURLWithPath: keyPath)) { prompt.ask($0) })
+}
 let callbacks = DispatchQueue(label: "idv.screens")
 let e = service.initialize(server, timeout: timeout, queue: callbacks)
 if !e.isSuccess { exit(1) }

@@ -66,6 +66,43 @@ final class SampleAppTests: XCTestCase {
         XCTAssertFalse(r.out.contains("Frank password 9"), "passwords are never printed")
     }
 
+    func testScriptedLDAEnrolmentAndLoginByDeviceKey() throws {
+        let server = try IDVDServer()
+        try server.start()
+        let code = try server.createUser("lars")
+        let key = server.dir.appendingPathComponent("idv-keys/device.key")
+        let script = try writeScript("""
+        # activation with LDA enrolment, log off, login by device key (no password), log off,
+        # login with the presence prompt declined (password fallback)
+        check-user: lars
+        activation-code: ${IDV_TEST_CODE}
+        set-password: Lars password 5
+        lda-consent: yes
+        lda-presence: y
+        dashboard: logoff
+        check-user: lars
+        lda-presence: y
+        dashboard: logoff
+        check-user: lars
+        lda-presence: n
+        verify-password: Lars password 5
+        dashboard: quit
+        """, in: server.dir)
+        let r = try Self.runIDV(["--server", server.url.absoluteString, "--script", script, "--lda-key", key.path,
+                                 "--out", server.dir.appendingPathComponent("out").path], env: ["IDV_TEST_CODE": code])
+        XCTAssertEqual(r.status, 0, r.out)
+        XCTAssertEqual(results(r.out), ["flow=activation event=onUserLoggedIn error=0 status=100 verdict=-",
+                                        "flow=logoff event=onUserLoggedOff error=0 status=100 verdict=-",
+                                        "flow=login event=onUserLoggedIn error=0 status=100 verdict=-",
+                                        "flow=logoff event=onUserLoggedOff error=0 status=100 verdict=-",
+                                        "flow=login event=onUserLoggedIn error=0 status=100 verdict=-"], r.out)
+        XCTAssertEqual(r.out.components(separatedBy: "── lda-presence ── Approve with device key? [y/n]").count - 1, 3, r.out)
+        XCTAssertEqual(r.out.components(separatedBy: "purpose: login").count - 1, 2, r.out)
+        XCTAssertEqual(r.out.components(separatedBy: "── verify-password").count - 1, 1, r.out)
+        let mode = (try FileManager.default.attributesOfItem(atPath: key.path)[.posixPermissions] as? NSNumber)?.intValue
+        XCTAssertEqual(mode, 0o600)
+    }
+
     func testScriptForTheWrongScreenStopsWithExit3() throws {
         let server = try IDVDServer()
         try server.start()
