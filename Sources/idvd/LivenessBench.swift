@@ -41,14 +41,19 @@ extension Benchmark {
             struct Row: Encodable {
                 let species: String; let source: String; let split: String; let annotated_blink: Bool?; let frames: Int
                 let blocking: [String]; let residual: Double?; let residuals: [Double?]; let ear: [Double?]
+                let mouth_action: Double?; let eye_action: Double?
+                let landmarks: [[Double]?]
             }
             let row = Row(species: species, source: source, split: split, annotated_blink: blink, frames: report.frameCount,
                           blocking: report.reasons.filter(\.isBlocking).map(\.rawValue), residual: report.nonRigidResidual,
-                          residuals: report.frames.map(\.residual), ear: report.frames.map(\.eyeAspectRatio))
+                          residuals: report.frames.map(\.residual), ear: report.frames.map(\.eyeAspectRatio),
+                          mouth_action: report.mouthActionSpread, eye_action: report.eyeActionSpread,
+                          landmarks: report.frames.map { $0.landmarks68?.flatMap { [$0.x, $0.y] } })
             if let d = try? JSONEncoder().encode(row) { dump.append(String(decoding: d, as: UTF8.self)) }
             if verbose {
-                CLI.stderr(String(format: "%@ %@ live=%@ score=%d residual=%.4f blinks=%d reasons=%@", species, source,
+                CLI.stderr(String(format: "%@ %@ live=%@ score=%d residual=%.4f blinks=%d mouth=%.3f eye=%.3f reasons=%@", species, source,
                                   report.live ? "yes" : "no", report.score, report.nonRigidResidual ?? -1, report.blinks.count,
+                                  report.mouthActionSpread ?? -1, report.eyeActionSpread ?? -1,
                                   report.reasons.map(\.rawValue).joined(separator: ",")))
             }
         }

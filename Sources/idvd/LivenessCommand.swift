@@ -55,6 +55,8 @@ struct LivenessOutput: Encodable {
     let tracked_frames: Int
     let blinks: [BlinkEvent]
     let non_rigid_residual: Double?
+    let mouth_action_spread: Double?
+    let eye_action_spread: Double?
     let identity_distance: Double?
     let challenge_nonce: String?
     let completed_actions: [String]
@@ -65,6 +67,8 @@ struct LivenessOutput: Encodable {
         live = r.live; score = r.score; threshold = r.threshold; mode = r.mode.rawValue
         reasons = r.reasons.map(\.rawValue); frame_count = r.frameCount; tracked_frames = r.trackedFrameCount
         blinks = r.blinks; non_rigid_residual = r.nonRigidResidual.map { ($0 * 10000).rounded() / 10000 }
+        mouth_action_spread = r.mouthActionSpread.map { ($0 * 10000).rounded() / 10000 }
+        eye_action_spread = r.eyeActionSpread.map { ($0 * 10000).rounded() / 10000 }
         identity_distance = r.identityDistance.map { ($0 * 10000).rounded() / 10000 }
         challenge_nonce = r.challengeNonce; completed_actions = r.completedActions.map(\.rawValue)
         best_frame_index = r.bestFrameIndex; frames = includeFrames ? r.frames : nil
@@ -90,7 +94,8 @@ enum LivenessCLI {
     make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
     under hand-held perspective wobble, lighting drift and blur, as JPEG frames.
     A folder's JPEG/PNG frames are read in name order, taken --fps apart (default 10); a video is decoded by
-    ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual, …; exit 0 when live,
+    ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual,
+    mouth_action_spread, eye_action_spread, …; exit 0 when live,
     1 when not. --challenge evaluates an active challenge (TURN_LEFT, TURN_RIGHT, BLINK, OPEN_MOUTH, in order).
     """
 

@@ -30,6 +30,8 @@ final class LivenessSharedDataTests: XCTestCase {
         XCTAssertFalse(report.live)
         XCTAssertTrue(report.reasons.contains(.rigidMotion), "\(report.reasons)")
         XCTAssertTrue(report.reasons.contains(.noBlink), "\(report.reasons)")
+        XCTAssertLessThan(try XCTUnwrap(report.mouthActionSpread), LivenessConfiguration().mouthActionLevel)
+        XCTAssertLessThan(try XCTUnwrap(report.eyeActionSpread), LivenessConfiguration().eyeActionLevel)
         XCTAssertGreaterThan(report.trackedFrameCount, 24, "the screen face is tracked; the failure is the motion's")
     }
 
@@ -38,6 +40,17 @@ final class LivenessSharedDataTests: XCTestCase {
         let report = try LivenessTests.analyzer().analyze(frames: frames)
         XCTAssertTrue(report.live, "\(report.reasons)")
         XCTAssertFalse(report.blinks.isEmpty)
+    }
+
+    func testTalkingWindowWithoutABlinkPassesOnExpressionDynamics() throws {
+        // LivePortrait driving clip d10, 0–3 s (dev split): the subject talks but does not blink.
+        let frames = try videoFrames("real-face-videos/liveportrait_d10.mp4", start: 0, seconds: 3)
+        XCTAssertEqual(frames.count, 30)
+        let report = try LivenessTests.analyzer().analyze(frames: frames)
+        XCTAssertTrue(report.blinks.isEmpty, "no blink in this window: \(report.blinks)")
+        XCTAssertGreaterThan(try XCTUnwrap(report.mouthActionSpread), 2 * LivenessConfiguration().mouthActionLevel)
+        XCTAssertTrue(report.live, "\(report.reasons)")
+        XCTAssertGreaterThanOrEqual(report.score, 50)
     }
 
     func testPrintStillAndReplayCropAreSingleFramesThatCannotBeLive() throws {

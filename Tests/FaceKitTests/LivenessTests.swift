@@ -346,6 +346,20 @@ final class LivenessCueTests: XCTestCase {
         XCTAssertEqual(LivenessCues.blinks(ear: [open, open, 0.1, nil, open, open], minimumDepth: 0.3, maximumFrames: 5).blinks.count, 1)
     }
 
+    func testActionSpreadSeesSpeechButNotOneFrameGlitches() {
+        // A talking mouth: closed (0.02), open over several frames (0.4), closed again.
+        let talking: [Double?] = [0.02, 0.02, 0.03, 0.2, 0.4, 0.42, 0.38, 0.1, 0.02, 0.02, 0.03, 0.3, 0.41, 0.4, 0.05, 0.02]
+        XCTAssertEqual(LivenessCues.actionSpread(talking), 0.38, accuracy: 0.03)
+        // A picture's mouth with landmark jitter and one glitched frame: the running median drops the glitch.
+        let picture: [Double?] = [0.06, 0.07, 0.05, 0.06, 0.26, 0.06, 0.07, 0.05, 0.06, 0.06, 0.07, 0.06]
+        XCTAssertLessThan(LivenessCues.actionSpread(picture), 0.02)
+        // Frames without a face are skipped, not read as 0; too little data is no evidence.
+        let gappy: [Double?] = [0.05, 0.05, 0.05, nil, 0.05, 0.05, 0.05, 0.05]
+        XCTAssertEqual(LivenessCues.actionSpread(gappy), 0, accuracy: 1e-12)
+        XCTAssertEqual(LivenessCues.actionSpread([0.1, 0.5, 0.1]), 0)
+        XCTAssertEqual(LivenessCues.actionSpread([]), 0)
+    }
+
     func testLaplacianVarianceRanksSharpOverFlat() {
         let flat = [UInt8](repeating: 100, count: 32 * 32)
         let checker: [UInt8] = (0..<(32 * 32)).map { (i: Int) -> UInt8 in
@@ -366,6 +380,8 @@ final class LivenessCueTests: XCTestCase {
         XCTAssertThrowsError(try LivenessConfiguration(residualSmoothingFrames: 2).validate())
         XCTAssertThrowsError(try LivenessConfiguration(minimumFrames: 20, maximumFrames: 10).validate())
         XCTAssertThrowsError(try LivenessConfiguration(rigidResidualLevel: 0.2, liveResidualLevel: 0.1).validate())
+        XCTAssertThrowsError(try LivenessConfiguration(mouthActionLevel: 0).validate())
+        XCTAssertThrowsError(try LivenessConfiguration(eyeActionLevel: .nan).validate())
     }
 
     func testHeldPhotoGeneratorIsDeterministic() throws {

@@ -132,6 +132,31 @@ public enum LivenessCues {
         return (events, max(0, deepest))
     }
 
+    // MARK: Facial action (expression dynamics)
+
+    /// How much a facial aspect ratio changes over a sequence: the spread between the 10th and
+    /// 90th percentiles of the series after a 3-frame running median (nil = no tracked face; a
+    /// frame whose neighbours are not all measured is left out). Unit: that of the series (e.g.
+    /// inner-lip mouth aspect ratio); 0 with fewer than three filtered values.
+    ///
+    /// The idea is the facial-action cue of motion-based PAD (e.g. Kollreider et al., "Real-time
+    /// face detection and motion analysis with application in liveness assessment", IEEE TIFS
+    /// 2007; Pan et al., ICCV 2007): a live face talks, smiles, narrows or opens its eyes; a
+    /// picture's aspect ratios only change by the perspective of a tilt (a 15° tilt changes a
+    /// ratio by ~3.4 %) and the landmark detector's jitter. The running median removes one-frame
+    /// landmark glitches (which held pictures show too); the percentile spread ignores the rest of
+    /// the outliers, so a change must last a few frames (speech and expressions do).
+    public static func actionSpread(_ series: [Double?]) -> Double {
+        var filtered: [Double] = []
+        for i in series.indices where i >= 1 && i + 1 < series.count {
+            guard let a = series[i - 1], let b = series[i], let c = series[i + 1],
+                  a.isFinite, b.isFinite, c.isFinite else { continue }
+            filtered.append([a, b, c].sorted()[1])
+        }
+        guard filtered.count >= 3 else { return 0 }
+        return max(0, percentile(filtered, 0.9) - percentile(filtered, 0.1))
+    }
+
     // MARK: Sharpness
 
     /// Variance of the 4-neighbour Laplacian over a greyscale buffer (grey levels²): a standard

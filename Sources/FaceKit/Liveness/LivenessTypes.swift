@@ -19,7 +19,9 @@ public enum LivenessReason: String, Sendable, Codable, CaseIterable, Hashable {
     /// The tracked face's identity changes across the sequence (descriptor distance above
     /// `identityDistanceThreshold`), e.g. a swapped photo. Blocking (score 0).
     case identityChanged = "IDENTITY_CHANGED"
-    /// Passive mode: no genuine blink (eye-aspect-ratio dip and recovery within a human blink's duration).
+    /// Passive mode: no facial action — neither a genuine blink (eye-aspect-ratio dip and recovery
+    /// within a human blink's duration) nor expression dynamics (the mouth or eye opening changing
+    /// by `mouthActionLevel` / `eyeActionLevel`). The code keeps its name for compatibility.
     case noBlink = "NO_BLINK"
     /// The landmark configuration moves like a flat picture: every frame is explained by a
     /// homography of the reference frame's landmarks to within `rigidResidualLevel`.
@@ -42,7 +44,8 @@ public enum LivenessReason: String, Sendable, Codable, CaseIterable, Hashable {
 
 /// Which evidence liveness rests on.
 public enum LivenessMode: String, Sendable, Codable, CaseIterable {
-    /// Bona fide motion the subject makes unprompted: a genuine blink and non-rigid landmark motion.
+    /// Bona fide motion the subject makes unprompted: facial action (a genuine blink, or the mouth or
+    /// eye opening changing — talking, expressions) and non-rigid landmark motion.
     case passive
     /// A server-issued `ActiveChallenge`: the challenged actions in order within its duration, and
     /// non-rigid landmark motion.
@@ -151,6 +154,16 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     public var rigidResidualLevel: Double
     /// Residual at which the motion cue is at full strength (1.0). Default 0.06.
     public var liveResidualLevel: Double
+    /// Expression dynamics, mouth: `LivenessCues.actionSpread` of the inner-lip mouth aspect ratio
+    /// (opening height ÷ mouth width) at which the facial-action cue sits on its decision line.
+    /// Default 0.10: about twice the largest spread of the development split's held prints (0.050);
+    /// the development bona fide windows that rely on it reach ≥ 0.148 (docs/LIVENESS.md).
+    public var mouthActionLevel: Double
+    /// Expression dynamics, eyes: `LivenessCues.actionSpread` of the mean eye aspect ratio divided
+    /// by its median (a fraction of the open-eye level) at which the facial-action cue sits on its
+    /// decision line. Default 0.30: about twice the largest of the development split's held prints
+    /// (0.137); development bona fide windows that rely on it reach ≥ 0.577 (slow closures, squints).
+    public var eyeActionLevel: Double
     /// Frames (odd) over which landmarks are averaged before the non-rigid residual. Default 3.
     public var residualSmoothingFrames: Int
     /// Tracked frames whose descriptors are compared with the best frame's for identity
@@ -177,6 +190,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
                 maximumFaceLostDuration: Double = 0.5, minimumTrackedFraction: Double = 0.8,
                 blinkMinimumDepth: Double = 0.2, blinkMaximumDuration: Double = 0.5,
                 rigidResidualLevel: Double = 0.03, liveResidualLevel: Double = 0.06, residualSmoothingFrames: Int = 3,
+                mouthActionLevel: Double = 0.10, eyeActionLevel: Double = 0.30,
                 identitySamples: Int = 3, identityDistanceThreshold: Double = 0.6,
                 turnDegrees: Double = 15, openMouthRatio: Double = 0.35,
                 matchDistanceThreshold: Double = SelfieMatching.defaultDistanceThreshold, bestFrameJPEGQuality: Int = 85) {
@@ -195,6 +209,8 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
         self.rigidResidualLevel = rigidResidualLevel
         self.liveResidualLevel = liveResidualLevel
         self.residualSmoothingFrames = residualSmoothingFrames
+        self.mouthActionLevel = mouthActionLevel
+        self.eyeActionLevel = eyeActionLevel
         self.identitySamples = identitySamples
         self.identityDistanceThreshold = identityDistanceThreshold
         self.turnDegrees = turnDegrees
@@ -225,6 +241,8 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
                   "need 0 < rigidResidualLevel < liveResidualLevel")
         try check(residualSmoothingFrames >= 1 && residualSmoothingFrames % 2 == 1 && residualSmoothingFrames <= 9,
                   "residualSmoothingFrames must be odd, 1…9")
+        try check(mouthActionLevel > 0 && mouthActionLevel.isFinite, "mouthActionLevel must be positive")
+        try check(eyeActionLevel > 0 && eyeActionLevel.isFinite, "eyeActionLevel must be positive")
         try check(identitySamples >= 0, "identitySamples must not be negative")
         try check(matchDistanceThreshold > 0 && matchDistanceThreshold.isFinite, "matchDistanceThreshold must be positive")
         try check((1...100).contains(bestFrameJPEGQuality), "bestFrameJPEGQuality must be 1…100")
@@ -290,6 +308,9 @@ public struct FrameSummary: Sendable, Codable, Hashable {
     public var sharpness: Double?
     /// Non-rigid residual of this frame against the reference frame, in inter-eye distances.
     public var residual: Double?
+    /// The tracked face's 68 landmarks (dlib / iBUG 300-W order), frame pixels. Kept in memory for
+    /// calibration (`idvd bench liveness --dump`); not part of the encoded report.
+    public var landmarks68: [FacePoint]? = nil
 
     enum CodingKeys: String, CodingKey {
         case index, width, height, tracked, box, pose, sharpness, residual
@@ -317,12 +338,14 @@ public struct BlinkEvent: Sendable, Codable, Hashable {
 /// The outcome of `SelfieAnalyzer.analyze`.
 ///
 /// **Score (0–100).** Each required cue yields a strength in 0…1 whose decision line is 0.5
-/// (passive: the blink and the non-rigid motion; active: each challenged action, seen in order, and
-/// the non-rigid motion).
+/// (passive: facial action — the stronger of a genuine blink and expression dynamics of mouth or
+/// eyes — and the non-rigid motion; active: each challenged action, seen in order, and the
+/// non-rigid motion).
 /// - 0: a blocking reason (no/lost/several faces, too few frames, identity change, expired challenge).
 /// - 1–49: at least one required cue failed; `49 × mean strength`.
 /// - 50–100: every required cue passed; `50 + 50 × (mean strength − 0.5) / 0.5`, so it grows with the
-///   depth of the blink and the non-rigid motion beyond the rigid level.
+///   depth of the blink (or the size of the expression change) and the non-rigid motion beyond the
+///   rigid level.
 /// `live` ⇔ `score ≥ threshold`.
 public struct LivenessReport: Sendable, Codable, Hashable {
     public var live: Bool
@@ -342,6 +365,10 @@ public struct LivenessReport: Sendable, Codable, Hashable {
     public var blinks: [BlinkEvent]
     /// The non-rigid residual statistic (80th percentile of per-frame residuals), inter-eye distances.
     public var nonRigidResidual: Double?
+    /// Expression dynamics: `LivenessCues.actionSpread` of the inner-lip mouth aspect ratio.
+    public var mouthActionSpread: Double?
+    /// Expression dynamics: `LivenessCues.actionSpread` of the eye aspect ratio ÷ its median.
+    public var eyeActionSpread: Double?
     /// Largest descriptor distance between sampled frames and the best frame.
     public var identityDistance: Double?
     /// The evaluated challenge's nonce.

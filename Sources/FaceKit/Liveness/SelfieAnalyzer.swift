@@ -89,6 +89,12 @@ public struct SelfieAnalyzer: Sendable {
         let (blinks, deepestDip) = LivenessCues.blinks(ear: observations.map { $0.face.map(\.eyeAspectRatio) },
                                                       minimumDepth: config.blinkMinimumDepth, maximumFrames: blinkMaxFrames)
 
+        // Expression dynamics (facial action besides blinks): mouth and eye opening over the sequence.
+        let mouthSpread: Double? = tracked.count >= 3 ? LivenessCues.actionSpread(observations.map { $0.face?.mouthAspectRatio }) : nil
+        let earLevel = LivenessCues.median(tracked.compactMap { $0.face?.eyeAspectRatio })
+        let eyeSpread: Double? = tracked.count >= 3 && earLevel > 0
+            ? LivenessCues.actionSpread(observations.map { $0.face.map { $0.eyeAspectRatio / earLevel } }) : nil
+
         // Best frame and identity consistency.
         let best = bestFrame(observations)
         var bestJPEG: Data?
@@ -129,9 +135,14 @@ public struct SelfieAnalyzer: Sendable {
                 blinkStrength = 0.5 + 0.5 * min(1, max(0, (deepest - config.blinkMinimumDepth) / max(0.05, 0.6 - config.blinkMinimumDepth)))
             } else {
                 blinkStrength = 0.45 * min(1, deepestDip / config.blinkMinimumDepth)
-                if measurable { add(.noBlink) }
             }
-            strengths.append(blinkStrength)
+            // Facial action: a blink or expression dynamics, whichever is stronger (each on its own
+            // decision line; 0.5 at the configured level, 1.0 at twice it).
+            let action = max((mouthSpread ?? 0) / config.mouthActionLevel, (eyeSpread ?? 0) / config.eyeActionLevel)
+            let actionStrength = action < 1 ? 0.49 * action : 0.5 + 0.5 * min(1, action - 1)
+            let facial = max(blinkStrength, actionStrength)
+            if facial < 0.5, measurable { add(.noBlink) }
+            strengths.append(facial)
         }
         strengths.append(motion)
         if motion < 0.5, measurable { add(.rigidMotion) }
@@ -149,7 +160,8 @@ public struct SelfieAnalyzer: Sendable {
         if !live, reasons.isEmpty { add(.lowScore) }
         return LivenessReport(live: live, score: score, threshold: config.threshold, mode: mode,
                               reasons: live ? [] : reasons, frameCount: frames.count, trackedFrameCount: tracked.count,
-                              blinks: blinks, nonRigidResidual: residual, identityDistance: identityDistance,
+                              blinks: blinks, nonRigidResidual: residual,
+                              mouthActionSpread: mouthSpread, eyeActionSpread: eyeSpread, identityDistance: identityDistance,
                               challengeNonce: challenge?.nonce, completedActions: completed,
                               bestFrameIndex: best?.summary.index, bestFrameJPEG: bestJPEG,
                               bestFrameEmbedding: bestEmbedding, frames: summaries)
@@ -236,6 +248,7 @@ public struct SelfieAnalyzer: Sendable {
                 summary.eyeAspectRatio = face.eyeAspectRatio
                 summary.mouthAspectRatio = face.mouthAspectRatio
                 summary.sharpness = Self.sharpness(image, box: face.box)
+                summary.landmarks68 = face.landmarks68
             } else if let lastBox = last {
                 second = faces.contains { $0.box.width * $0.box.height >= config.secondFaceAreaRatio * lastBox.width * lastBox.height }
             }
