@@ -95,5 +95,15 @@ final class WorkflowVaultTests: XCTestCase {
         var warn = doc
         warn.warnings = ["Low MRZ confidence"]
         XCTAssertEqual(p.judge(warn, today: "2026-01-01", needsPortrait: false).status, .warning)
+        // The reader's WARNING (e.g. a K the check digit cannot tell from '<') is never upgraded to
+        // VALID, and the seed 002 shape says WARNING with the reader's sentences.
+        var readerWarned = doc
+        readerWarned.overallStatus = .warning
+        readerWarned.warnings = ["The document number holds 'K' (MRZ line 2, position 9), which could also be '<'."]
+        let judged = p.judge(readerWarned, today: "2026-01-01", needsPortrait: false)
+        XCTAssertEqual(judged.status, .warning)
+        XCTAssertEqual(judged.warnings, readerWarned.warnings)
+        let details = try JSONValue(encoding: IDVReports.documentDetails(readerWarned, judged: judged))
+        XCTAssertEqual(details["response_data"]?["overall_status"]?.stringValue, "WARNING", "\(details)")
     }
 }
