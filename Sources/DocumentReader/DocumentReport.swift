@@ -90,6 +90,16 @@ public struct DocumentReport: Sendable {
     public var errors: [String]
     public var warnings: [String]
     public var overallStatus: DocumentStatus
+    /// Pages that could not be decoded (0-based index and why); their sentences are also in `errors`.
+    public var pageFailures: [PageFailure] = []
+
+    /// Why a page image could not be used.
+    public enum PageFailure: Sendable, Equatable {
+        /// The declared size exceeds the decoder's pixel limit (`Raster.maxPixels`): refused before decoding.
+        case tooManyPixels(page: Int, width: Int, height: Int, limit: Int)
+        /// Not a decodable JPEG/PNG (wrong bytes, truncated, corrupt); `reason` is the decoder's.
+        case undecodable(page: Int, reason: String)
+    }
 }
 
 /// Settings of `DocumentReader.read`.
@@ -114,12 +124,19 @@ extension DocumentReader {
     public static func read(pages: [Data], options: DocumentReaderOptions = .init()) -> DocumentReport {
         var errors: [String] = [], warnings: [String] = []
         var decoded: [(Int, DocumentImage)] = []
+        var failures: [DocumentReport.PageFailure] = []
         for (i, data) in pages.enumerated() {
-            do { decoded.append((i, try DocumentImage.decode(data))) } catch {
+            do { decoded.append((i, try DocumentImage.decode(data))) } catch let ImageError.tooManyPixels(w, h, limit) {
+                failures.append(.tooManyPixels(page: i, width: w, height: h, limit: limit))
+                errors.append("Page \(i + 1) is too large: \(w)×\(h) pixels, the limit is \(limit) pixels (\(limit / 1_000_000) megapixels).")
+            } catch {
+                failures.append(.undecodable(page: i, reason: "\(error)"))
                 errors.append("Page \(i + 1) could not be read as an image: \(error).")
             }
         }
-        return read(images: decoded.map(\.1), pageIndices: decoded.map(\.0), options: options, initialErrors: errors, initialWarnings: warnings)
+        var report = read(images: decoded.map(\.1), pageIndices: decoded.map(\.0), options: options, initialErrors: errors, initialWarnings: warnings)
+        report.pageFailures = failures
+        return report
     }
 
     /// Reads decoded page images into a document report.
