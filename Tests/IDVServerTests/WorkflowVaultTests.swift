@@ -1,3 +1,4 @@
+import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVServer
@@ -63,6 +64,9 @@ final class WorkflowVaultTests: XCTestCase {
             XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: [k: v]), k)
         }
         XCTAssertTrue(ServerConfig.helpTable.contains("IDVD_IDV_FACE_MATCH_MAX_DISTANCE"))
+        // Still configurable away from FaceKit's default.
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).workflow.faceMatchMaxDistance, 0.55)
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.face_match_max_distance": "0.6"]).workflow.faceMatchMaxDistance, 0.6)
     }
 
     func testVerdictAndDocumentPolicy() throws {
@@ -70,8 +74,11 @@ final class WorkflowVaultTests: XCTestCase {
         func v(_ d: Double?, _ live: Int) -> SelfieVerification {
             SelfieVerification(faceMatchScore: nil, distance: d, livenessScore: live, bestFrameJPEG: nil, embedding: [])
         }
-        XCTAssertEqual(p.verdict(v(0.6, 50), reference: .template([])), .matched)
-        XCTAssertEqual(p.verdict(v(0.61, 99), reference: .template([])), .notMatched)
+        // One source of truth: the server's default is FaceKit's LFW-calibrated threshold (0.55).
+        XCTAssertEqual(p.faceMatchMaxDistance, FaceMatchPolicy.lfwCalibratedThreshold)
+        XCTAssertEqual(p.faceMatchMaxDistance, 0.55)
+        XCTAssertEqual(p.verdict(v(0.55, 50), reference: .template([])), .matched)
+        XCTAssertEqual(p.verdict(v(0.58, 99), reference: .template([])), .notMatched)
         XCTAssertEqual(p.verdict(v(0.1, 49), reference: .template([])), .livenessFailed)
         XCTAssertEqual(p.verdict(v(nil, 80), reference: .none), .matched)
         XCTAssertEqual(p.verdict(v(nil, 80), reference: .portrait(Data())), .notMatched)
