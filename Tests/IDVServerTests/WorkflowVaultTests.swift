@@ -31,6 +31,33 @@ final class WorkflowVaultTests: XCTestCase {
         }
     }
 
+    /// The SQLite store files are owner-only: real `idvd admin create-user` creates the database
+    /// and its -wal/-shm with mode 0600 (was 0644), and an existing database file that group or
+    /// others can read is refused with the path and the remedy (exit status ≠ 0, nothing opened).
+    func testStoreFilesAreOwnerOnlyAndALooseDatabaseIsRefused() throws {
+        let dir = try tempDir()
+        let db = dir.appendingPathComponent("s.sqlite").path
+        let created = try IDVDBinary.run(["admin", "create-user", "uma", "--db", db])
+        XCTAssertEqual(created.status, 0, String(decoding: created.stderr, as: UTF8.self))
+        // A second store on the file keeps the WAL and shared-memory files in place while we look.
+        let store = try SQLiteStore(path: db)
+        _ = try store.schemaVersion()
+        for suffix in ["", "-wal", "-shm", ".key"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: db + suffix)[.posixPermissions] as? Int
+            XCTAssertEqual(mode, 0o600, "\(db + suffix) has mode \(String(mode ?? -1, radix: 8))")
+        }
+        store.close()
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db)
+        XCTAssertThrowsError(try SQLiteStore(path: db)) { e in
+            XCTAssertTrue("\(e)".contains(db) && "\(e)".contains("chmod 600"), "\(e)")
+        }
+        let refused = try IDVDBinary.run(["admin", "list-users", "--db", db])
+        XCTAssertNotEqual(refused.status, 0)
+        let message = String(decoding: refused.stderr, as: UTF8.self)
+        XCTAssertTrue(message.contains(db) && message.contains("group or others"), message)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: db)[.posixPermissions] as? Int, 0o644, "the operator's file is not altered")
+    }
+
     func testSealedTemplateIsBoundToUserAndKeyAndDetectsTampering() throws {
         let v = try TemplateVault(key: Array(repeating: 7, count: 32))
         let other = try TemplateVault(key: Array(repeating: 8, count: 32))
