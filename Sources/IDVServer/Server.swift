@@ -43,8 +43,10 @@ public final class IDVServerApp: @unchecked Sendable {
         } catch let DecodingError.keyNotFound(key, ctx) {
             throw IDVError(.malformedRequest, "Missing field \((ctx.codingPath.map(\.stringValue) + [key.stringValue]).joined(separator: "."))")
         } catch let DecodingError.typeMismatch(_, ctx) {
+            if ctx.codingPath.isEmpty { throw IDVError(.malformedRequest, "The body must be a JSON object") }
             throw IDVError(.malformedRequest, "Wrong type at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
         } catch let DecodingError.valueNotFound(_, ctx) {
+            if ctx.codingPath.isEmpty { throw IDVError(.malformedRequest, "The body must be a JSON object, not null") }
             throw IDVError(.malformedRequest, "Null at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
         } catch {
             throw IDVError(.malformedRequest, "The body is not valid JSON")
