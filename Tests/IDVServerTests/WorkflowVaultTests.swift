@@ -58,6 +58,26 @@ final class WorkflowVaultTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: db)[.posixPermissions] as? Int, 0o644, "the operator's file is not altered")
     }
 
+    /// Real `idvd admin` on a database path that does not exist: every subcommand but create-user
+    /// refuses with the path (exit 2) and creates nothing; create-user creates the database.
+    func testAdminRefusesAMissingDatabaseExceptCreateUser() throws {
+        let dir = try tempDir()
+        let typo = dir.appendingPathComponent("typo.sqlite").path
+        for sub in [["list-users"], ["reset-user", "x"], ["audit"], ["purge-expired"]] {
+            let r = try IDVDBinary.run(["admin"] + sub + ["--db", typo])
+            XCTAssertEqual(r.status, 2, "\(sub)")
+            let message = String(decoding: r.stderr, as: UTF8.self)
+            XCTAssertTrue(message.contains("no database at \(typo)"), message)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: typo), "\(sub) created the database")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: typo + ".key"), "\(sub) created a key file")
+        }
+        XCTAssertEqual(try IDVDBinary.run(["admin", "create-user", "ivy", "--db", typo]).status, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: typo))
+        let listed = try IDVDBinary.run(["admin", "list-users", "--db", typo])
+        XCTAssertEqual(listed.status, 0)
+        XCTAssertTrue(String(decoding: listed.stdout, as: UTF8.self).contains("\"ivy\""))
+    }
+
     func testSealedTemplateIsBoundToUserAndKeyAndDetectsTampering() throws {
         let v = try TemplateVault(key: Array(repeating: 7, count: 32))
         let other = try TemplateVault(key: Array(repeating: 8, count: 32))
