@@ -258,13 +258,19 @@ extension DocumentReader {
         var pagesJPEG: [Data] = []
         var portrait: Data?
         var portraitChecked = false
+        var engineError: (any Error)?
+        var unpreparedPages = 0
         for (k, img) in images.enumerated() {
-            guard var page = try? FaceKit.Image(rgb: img.rgb.pixels, width: img.rgb.width, height: img.rgb.height) else { continue }
+            guard var page = try? FaceKit.Image(rgb: img.rgb.pixels, width: img.rgb.width, height: img.rgb.height) else { unpreparedPages += 1; continue }
             if indices[k] == best?.page, quarter != 0 { page = page.rotated90(times: -quarter) }
             if let small = try? page.resized(maxDimension: options.pageMaxDimension), let jpeg = try? small.jpegData(quality: options.pageJPEGQuality) {
                 pagesJPEG.append(jpeg)
             }
-            if options.detectPortrait, portrait == nil, let engine = try? FaceEngine.shared() {
+            var engine: FaceEngine?
+            if options.detectPortrait, portrait == nil {
+                do { engine = try FaceEngine.shared() } catch { engineError = error }
+            }
+            if let engine {
                 portraitChecked = true
                 if let face = try? engine.detect(in: page).first {
                     let b = face.box
@@ -279,8 +285,19 @@ extension DocumentReader {
         if !options.detectPortrait {
             check("Portrait found", "Image", .notPerformed, "Portrait detection was switched off.")
         } else if !portraitChecked {
-            check("Portrait found", "Image", .notPerformed, "The face detector is not available (dlib models missing).")
-            warnings.append("The portrait could not be checked: the face models are not installed.")
+            // Say the true reason: no usable page, or the face detector itself could not start.
+            if images.isEmpty || unpreparedPages == images.count {
+                check("Portrait found", "Image", .notPerformed, images.isEmpty ? "No page image could be decoded, so there was no page to look at."
+                                                                               : "No page image could be prepared for face detection.")
+            } else if let engineError {
+                let models: Bool
+                if case FaceError.modelUnavailable = engineError { models = true } else { models = false }
+                check("Portrait found", "Image", .notPerformed, "The face detector is not available: \(engineError).")
+                warnings.append(models ? "The portrait could not be checked: the face models are not installed."
+                                       : "The portrait could not be checked: the face detector failed (\(engineError)).")
+            } else {
+                check("Portrait found", "Image", .notPerformed, "No page could be searched for a face.")
+            }
         } else {
             check("Portrait found", "Image", portrait != nil ? .passed : .failed,
                   portrait != nil ? "A face was found on the document." : "No face was found on the document pages.")

@@ -238,4 +238,26 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(w, "The document number holds 'L' (MRZ line 1, position 7), which could also be '1': the check digit cannot tell them apart. Compare it with the printed page.")
         XCTAssertNil(DocumentReader.plain(mrzAmbiguity: "name fills the whole field and may be truncated"))
     }
+
+    /// Non-image bytes, a truncated JPEG and a 100-megapixel PNG: the report gives the true reason
+    /// (page not decodable / too large, with the limit) and never blames missing face models when
+    /// they are installed.
+    func testUnusablePagesGiveTheTrueReason() throws {
+        let page = try Data(contentsOf: Paths.fixtures.appendingPathComponent("documents/td3-exif-orientation-6.jpg"))
+        let huge = try Data(contentsOf: Paths.fixtures.appendingPathComponent("documents/black-10000x10000.png"))
+        let modelsInstalled = (try? FaceEngine.shared()) != nil
+        for (name, data) in [("text", Data("this is not an image at all".utf8)), ("truncated JPEG", page.prefix(2_000)), ("100 MP PNG", huge)] {
+            let report = DocumentReader.read(pages: [data])
+            XCTAssertEqual(report.overallStatus, .invalid, name)
+            XCTAssertEqual(report.pageFailures.count, 1, name)
+            if modelsInstalled {
+                XCTAssertFalse(report.warnings.contains { $0.contains("not installed") }, "\(name): \(report.warnings)")
+            }
+            XCTAssertEqual(report.checks.first { $0.name == "Portrait found" }?.detail,
+                           "No page image could be decoded, so there was no page to look at.", name)
+        }
+        let big = DocumentReader.read(pages: [huge])
+        XCTAssertEqual(big.pageFailures, [.tooManyPixels(page: 0, width: 10_000, height: 10_000, limit: Raster.maxPixels)])
+        XCTAssertTrue(big.errors.contains { $0.contains("10000×10000") && $0.contains("\(Raster.maxPixels)") }, "\(big.errors)")
+    }
 }
