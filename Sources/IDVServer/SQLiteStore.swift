@@ -139,6 +139,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         """,
         // 2: IDV workflow engine (Workflows/WorkflowStore.swift): consent provenance, scan reasons, kept images.
         WorkflowMigrations.v2,
+        // 3: activation code bound to the session using it until activation completes.
+        "ALTER TABLE activation_codes ADD COLUMN bound_session_id TEXT; ALTER TABLE activation_codes ADD COLUMN bound_until INTEGER;",
     ]
 
     /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies
@@ -360,15 +362,17 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     // MARK: Activation codes
 
     public func saveActivationCode(_ c: ActivationCodeRecord) throws {
-        try query("INSERT OR REPLACE INTO activation_codes (user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at) VALUES (?,?,?,?,?,?,?)",
-                  [.text(c.userID), .text(c.codeHash), .text(c.salt), SQLValue(c.expiresAt), SQLValue(c.attemptsLeft), SQLValue(c.usedAt), SQLValue(c.createdAt)])
+        try query("INSERT OR REPLACE INTO activation_codes (user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at, bound_session_id, bound_until) VALUES (?,?,?,?,?,?,?,?,?)",
+                  [.text(c.userID), .text(c.codeHash), .text(c.salt), SQLValue(c.expiresAt), SQLValue(c.attemptsLeft), SQLValue(c.usedAt), SQLValue(c.createdAt),
+                   c.boundSessionID.map { .text($0) } ?? .null, SQLValue(c.boundUntil)])
     }
 
     public func activationCode(userID: String) throws -> ActivationCodeRecord? {
-        try query("SELECT user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at FROM activation_codes WHERE user_id = ?", [.text(userID)])
+        try query("SELECT user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at, bound_session_id, bound_until FROM activation_codes WHERE user_id = ?", [.text(userID)])
             .first.map { r in
                 ActivationCodeRecord(userID: r[0].text ?? "", codeHash: r[1].text ?? "", salt: r[2].text ?? "", expiresAt: r[3].int ?? 0,
-                                     attemptsLeft: r[4].int ?? 0, usedAt: r[5].int, createdAt: r[6].int ?? 0)
+                                     attemptsLeft: r[4].int ?? 0, usedAt: r[5].int, createdAt: r[6].int ?? 0,
+                                     boundSessionID: r[7].text, boundUntil: r[8].int)
             }
     }
 
