@@ -11,6 +11,11 @@ public struct MRZReading: Sendable, Equatable {
     public var geometry: [LineGeometry]
     /// Text direction in the image, degrees counter-clockwise-from-x in image axes (y down), 0…360.
     public var angleDegrees: Double
+    /// `twinConfidences[l][c]`: the classifier's posterior (0…1) for the cell's *check-digit twin*,
+    /// the character with the same ICAO 9303-3 §4.9 check-digit value modulo 10 (K↔<, L↔1, G↔6;
+    /// see `MRZReader.checkDigitTwin`), 0 when the cell has none. A check digit cannot confirm
+    /// such a cell, so the reader relies on this figure to call it doubtful.
+    public var twinConfidences: [[Double]] = []
 
     /// Mean per-character confidence.
     public var meanConfidence: Double {
@@ -27,6 +32,11 @@ public enum MRZReader {
         "0": ["O", "D", "Q"], "O": ["0", "D", "Q"], "D": ["0", "O"], "Q": ["0", "O"], "1": ["I"], "I": ["1"],
         "2": ["Z"], "Z": ["2"], "5": ["S"], "S": ["5"], "8": ["B"], "B": ["8"], "6": ["G"], "G": ["6"], "K": ["<"], "<": ["K"],
     ]
+
+    /// Characters with the same check-digit value modulo 10 (ICAO 9303-3 §4.9: K = 20, L = 21,
+    /// G = 16, `<` = 0) that OCR-B also draws alike: a swap between them leaves every check digit
+    /// true, so only the recogniser's own confidence can vouch for them.
+    public static let checkDigitTwin: [Character: Character] = ["K": "<", "<": "K", "L": "1", "1": "L", "G": "6", "6": "G"]
 
     /// Runner-ups kept per cell: posteriors at least this large.
     public static let alternativeThreshold = 0.02
@@ -58,13 +68,13 @@ public enum MRZReader {
     /// Classifies every cell of the given lines.
     public static func recognise(_ image: GreyImage, _ geoms: [LineGeometry], count: Int,
                                  classifier: OCRBClassifier = .shared, angle: Double = 0) -> MRZReading {
-        var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = []
+        var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = [], twins: [[Double]] = []
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
         for (l, g0) in geoms.enumerated() {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
             let g = OCRBClassifier.align(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
                                          count: count, dark: dark, light: light)
-            var text = "", la: [[Character]] = [], lc: [Double] = []
+            var text = "", la: [[Character]] = [], lc: [Double] = [], ranks: [[Character: Double]] = []
             for i in 0..<count {
                 let ranked = classifier.classify(OCRBClassifier.features(image, g, index: i, dark: dark, light: light))
                 // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
@@ -72,6 +82,7 @@ public enum MRZReader {
                 let chosen = frenchCard ? ranked[0] : classes[l][i].choose(ranked)
                 text.append(chosen.0)
                 lc.append(chosen.1)
+                ranks.append(Dictionary(ranked.map { ($0.0, $0.1) }, uniquingKeysWith: max))
                 la.append(ranked.filter { $0.0 != chosen.0 }.prefix(3).filter { $0.1 >= alternativeThreshold || $0.0 == ranked[0].0 }.map(\.0))
             }
             // A K standing alone between fillers, with the filler as its runner-up, is a bold `<`
@@ -91,11 +102,12 @@ public enum MRZReader {
                 for l in MRZReader.lookAlikes[chars[i]] ?? [] where !la[i].contains(l) { la[i].append(l) }
             }
             text = String(chars)
-            lines.append(text); alts.append(la); confs.append(lc)
+            let tc = chars.indices.map { i in MRZReader.checkDigitTwin[chars[i]].flatMap { ranks[i][$0] } ?? 0 }
+            lines.append(text); alts.append(la); confs.append(lc); twins.append(tc)
         }
         var a = angle.truncatingRemainder(dividingBy: 360)
         if a < 0 { a += 360 }
-        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a)
+        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins)
     }
 }
 

@@ -135,7 +135,7 @@ public struct DocumentReportJSON: Encodable {
         let found: Bool; let page_index: Int?; let lines: [String]; let lines_corrected: [String]; let valid: Bool
         let format: String?; let mean_confidence: Double; let low_confidence_cells: Int; let angle_degrees: Double
         let cap_height_pixels: Double; let check_digits: [MRZCheckDigit]; let corrections: [MRZCorrection]
-        let errors: [String]; let warnings: [String]
+        let errors: [String]; let warnings: [String]; let doubtful_twins: [DocumentReport.DoubtfulCell]
     }
     struct Images: Encodable { let portrait_jpeg_bytes: Int?; let page_jpeg_bytes: [Int]; let portrait_image: String?; let document_pages: [String]? }
     enum Keys: String, CodingKey { case mrz, fields, checks_performed, errors, warnings, overall_status, images }
@@ -147,7 +147,8 @@ public struct DocumentReportJSON: Encodable {
                             valid: m.result?.valid ?? false, format: m.result?.format.rawValue, mean_confidence: m.meanConfidence,
                             low_confidence_cells: m.lowConfidenceCells, angle_degrees: m.angleDegrees, cap_height_pixels: m.capHeightPixels,
                             check_digits: m.result?.checkDigits ?? [], corrections: m.result?.corrections ?? [],
-                            errors: m.result?.errors ?? [], warnings: m.result?.warnings ?? []), forKey: .mrz)
+                            errors: m.result?.errors ?? [], warnings: m.result?.warnings ?? [],
+                            doubtful_twins: m.doubtfulTwins), forKey: .mrz)
         try c.encode(report.fields, forKey: .fields)
         try c.encode(report.checks, forKey: .checks_performed)
         try c.encode(report.errors, forKey: .errors)

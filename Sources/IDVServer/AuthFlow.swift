@@ -170,7 +170,15 @@ public struct AuthFlow: Flow {
                                       error: IDVError(.invalidActivationCode),
                                       status: Self.status(RequestStatus.unableToProcess, IDVErrorCode.invalidActivationCode.message)))
         }
-        code.usedAt = ctx.now
+        // Right code. It is bound to this session (not consumed) until activation completes; a
+        // live binding held by another session refuses it — never two sessions on one code.
+        if let other = code.boundSessionID, other != ctx.session.sessionID, (code.boundUntil ?? 0) > ctx.now {
+            try ctx.audit("activation.code_in_use", userID: uid)
+            return askUser(ctx, frame: &frame, error: IDVError(.activationCodeExpired,
+                "The activation code is in use in another session; finish or cancel it there, or wait until that session expires"))
+        }
+        code.boundSessionID = ctx.session.sessionID
+        code.boundUntil = ctx.session.absoluteExpiresAt
         try ctx.store.saveActivationCode(code)
         try ctx.audit("activation.code_accepted", userID: uid)
         guard let user = try ctx.store.user(uid) else { return askUser(ctx, frame: &frame, error: IDVError(.userNotFound)) }
@@ -200,6 +208,14 @@ public struct AuthFlow: Flow {
             return askSetPassword(frame: &frame, userID: uid)
         }
         try ctx.audit("activation.idv_ended", userID: uid, ["flow": .string(child), "outcome": .string(result.outcome), "error_code": .integer(result.errorCode)])
+        // IDV ended without success (cancel, attempts exhausted, expiry): release the code, which
+        // stays usable under its own wrong-code counter and expiry.
+        if var code = try ctx.store.activationCode(userID: uid), code.usedAt == nil, code.boundSessionID == ctx.session.sessionID {
+            code.boundSessionID = nil
+            code.boundUntil = nil
+            try ctx.store.saveActivationCode(code)
+            try ctx.audit("activation.code_released", userID: uid)
+        }
         let err = IDVErrorCode(rawValue: result.errorCode).map { IDVError($0) } ?? IDVError(.idvCancelledByUser)
         return askUser(ctx, frame: &frame, error: err)
     }
@@ -230,6 +246,14 @@ public struct AuthFlow: Flow {
         guard var user = try ctx.store.user(uid), user.state == .pendingActivation else {
             return askUser(ctx, frame: &frame, error: IDVError(.userNotFound, "The user is no longer waiting for activation"))
         }
+        // Activation completes: consume the code this session holds (and only if it still holds it).
+        guard var code = try ctx.store.activationCode(userID: uid), code.usedAt == nil, code.boundSessionID == ctx.session.sessionID else {
+            return askUser(ctx, frame: &frame, error: IDVError(.activationCodeExpired, "The activation code is no longer held by this session; enter it again"))
+        }
+        code.usedAt = ctx.now
+        code.boundSessionID = nil
+        code.boundUntil = nil
+        try ctx.store.saveActivationCode(code)
         user.passwordHash = try ctx.precomputed("argon2-hash") { try Crypto.hashPassword(pw, parameters: ctx.config.argon2) }
         user.state = .active
         user.failedPasswordAttempts = 0

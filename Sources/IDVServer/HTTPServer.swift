@@ -29,6 +29,10 @@ public struct HTTPResponse: Sendable {
     public var body: Data
     /// The `long_error_code` this response carries (0 when none) — for logs and metrics.
     public var errorCode: Int
+    /// The `long_error_code` of the challenge or event inside a successful (non-refusal) answer:
+    /// the flow's verdict, e.g. 1014 wrong password asked again, 1011 locked, 1008 unreadable upload
+    /// (0 when none). Logged as `outcome_error_code`; codes only, never payloads.
+    public var outcomeErrorCode = 0
 
     public init(status: Int, contentType: String = "application/json", body: Data, errorCode: Int = 0) {
         self.status = status
@@ -270,7 +274,7 @@ public final class HTTPServer: @unchecked Sendable {
         metrics.observeRequest(route: routeName, method: method, status: response.status, seconds: seconds)
         if config.logRequests {
             Log.request(id: requestID, method: method, route: routeName, status: response.status,
-                        errorCode: response.errorCode, seconds: seconds)
+                        errorCode: response.errorCode, outcomeErrorCode: response.outcomeErrorCode, seconds: seconds)
         }
         let n = response.body.count
         let buf = malloc(max(n, 1))!
@@ -322,11 +326,14 @@ public enum Log {
         return out + "\""
     }
 
-    /// The per-request line: `{"ts","level","msg":"request","request_id","method","route","status","error_code","duration_ms"}`.
+    /// The per-request line: `{"ts","level","msg":"request","request_id","method","route","status","error_code",
+    /// "outcome_error_code","duration_ms"}`. `error_code` is the refusal's code (0 for an answered request);
+    /// `outcome_error_code` the code the answered challenge or event carries (e.g. 1014, 1011, 1008; 0 when none).
     /// `route` is the route PATTERN (e.g. `/v1/flows/{name}`), never the raw path.
-    public static func request(id: String, method: String, route: String, status: Int, errorCode: Int, seconds: Double) {
+    public static func request(id: String, method: String, route: String, status: Int, errorCode: Int, outcomeErrorCode: Int = 0, seconds: Double) {
         let ms = (seconds * 1e5).rounded() / 100
         let line = "{\"duration_ms\":\(ms),\"error_code\":\(errorCode),\"level\":\"info\",\"method\":\(quoted(method)),\"msg\":\"request\","
+            + "\"outcome_error_code\":\(outcomeErrorCode),"
             + "\"request_id\":\(quoted(id)),\"route\":\(quoted(route)),\"status\":\(status),\"ts\":\"\(timestamp())\"}\n"
         lock.lock(); defer { lock.unlock() }
         FileHandle.standardError.write(Data(line.utf8))

@@ -139,6 +139,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         """,
         // 2: IDV workflow engine (Workflows/WorkflowStore.swift): consent provenance, scan reasons, kept images.
         WorkflowMigrations.v2,
+        // 3: activation code bound to the session using it until activation completes.
+        "ALTER TABLE activation_codes ADD COLUMN bound_session_id TEXT; ALTER TABLE activation_codes ADD COLUMN bound_until INTEGER;",
     ]
 
     /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies
@@ -146,8 +148,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// the schema is newer than this build. Session flow state is sealed with a subkey of
     /// `keyFile` (the server's `templates.key_file`; default `<path>.key`, created 0600 when
     /// missing; ``SessionStateSealer``); throws ``VaultError`` when the key file is unusable.
+    ///
+    /// File modes: a new database file is created 0600 (owner only) before SQLite opens it, and
+    /// SQLite gives its `-wal` and `-shm` files the database file's mode. An existing database
+    /// file readable or writable by group or others is refused (``StoreError/database(_:)`` naming
+    /// the path and the `chmod 600` remedy): it holds sealed session state, audit rows and
+    /// personal data, and a loosened mode is more likely a mistake than a choice.
     public init(path: String, keyFile: String? = nil) throws {
         self.path = path
+        try Self.secureFile(path)
         stateSealer = try SessionStateSealer.forStore(dbPath: path, keyFile: keyFile)
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
@@ -167,6 +176,29 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// Creates `path` empty with mode 0600 when missing; refuses an existing file whose mode gives
+    /// group or others any access. In-memory and URI names are left alone.
+    static func secureFile(_ path: String) throws {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+        var st = stat()
+        if stat(path, &st) == 0 {
+            let mode = st.st_mode & 0o777
+            if mode & 0o077 != 0 {
+                throw StoreError.database("database file \(path) is readable or writable by group or others (mode "
+                                          + String(mode, radix: 8) + "); run `chmod 600 \(path)` (and its -wal/-shm files) and start again")
+            }
+            return
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        if fd >= 0 {
+            // the process umask cannot loosen 0600, only tighten it; make it exact anyway
+            fchmod(fd, 0o600)
+            Foundation.close(fd)
+        } else if errno != EEXIST {
+            throw StoreError.database("cannot create database file \(path): \(String(cString: strerror(errno)))")
+        }
+    }
 
     public func close() {
         lock.lock(); defer { lock.unlock() }
@@ -330,15 +362,17 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     // MARK: Activation codes
 
     public func saveActivationCode(_ c: ActivationCodeRecord) throws {
-        try query("INSERT OR REPLACE INTO activation_codes (user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at) VALUES (?,?,?,?,?,?,?)",
-                  [.text(c.userID), .text(c.codeHash), .text(c.salt), SQLValue(c.expiresAt), SQLValue(c.attemptsLeft), SQLValue(c.usedAt), SQLValue(c.createdAt)])
+        try query("INSERT OR REPLACE INTO activation_codes (user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at, bound_session_id, bound_until) VALUES (?,?,?,?,?,?,?,?,?)",
+                  [.text(c.userID), .text(c.codeHash), .text(c.salt), SQLValue(c.expiresAt), SQLValue(c.attemptsLeft), SQLValue(c.usedAt), SQLValue(c.createdAt),
+                   c.boundSessionID.map { .text($0) } ?? .null, SQLValue(c.boundUntil)])
     }
 
     public func activationCode(userID: String) throws -> ActivationCodeRecord? {
-        try query("SELECT user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at FROM activation_codes WHERE user_id = ?", [.text(userID)])
+        try query("SELECT user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at, bound_session_id, bound_until FROM activation_codes WHERE user_id = ?", [.text(userID)])
             .first.map { r in
                 ActivationCodeRecord(userID: r[0].text ?? "", codeHash: r[1].text ?? "", salt: r[2].text ?? "", expiresAt: r[3].int ?? 0,
-                                     attemptsLeft: r[4].int ?? 0, usedAt: r[5].int, createdAt: r[6].int ?? 0)
+                                     attemptsLeft: r[4].int ?? 0, usedAt: r[5].int, createdAt: r[6].int ?? 0,
+                                     boundSessionID: r[7].text, boundUntil: r[8].int)
             }
     }
 

@@ -43,8 +43,10 @@ public final class IDVServerApp: @unchecked Sendable {
         } catch let DecodingError.keyNotFound(key, ctx) {
             throw IDVError(.malformedRequest, "Missing field \((ctx.codingPath.map(\.stringValue) + [key.stringValue]).joined(separator: "."))")
         } catch let DecodingError.typeMismatch(_, ctx) {
+            if ctx.codingPath.isEmpty { throw IDVError(.malformedRequest, "The body must be a JSON object") }
             throw IDVError(.malformedRequest, "Wrong type at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
         } catch let DecodingError.valueNotFound(_, ctx) {
+            if ctx.codingPath.isEmpty { throw IDVError(.malformedRequest, "The body must be a JSON object, not null") }
             throw IDVError(.malformedRequest, "Null at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
         } catch {
             throw IDVError(.malformedRequest, "The body is not valid JSON")
@@ -55,7 +57,9 @@ public final class IDVServerApp: @unchecked Sendable {
     static func envelope(_ req: HTTPRequest, status: Int = 200, _ body: () throws -> EngineOutput) -> HTTPResponse {
         do {
             let out = try body()
-            return .json(WireEnvelope(requestID: req.requestID, session: out.session, challenge: out.challenge, event: out.event), status: status)
+            var r = HTTPResponse.json(WireEnvelope(requestID: req.requestID, session: out.session, challenge: out.challenge, event: out.event), status: status)
+            r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
+            return r
         } catch let e as IDVError {
             return .refusal(e, requestID: req.requestID)
         } catch let e as StoreError {

@@ -148,8 +148,17 @@ public struct ActivationCodeRecord: Codable, Sendable, Equatable {
     public var attemptsLeft: Int
     public var usedAt: Int?
     public var createdAt: Int
+    /// The session the accepted code is bound to while its activation runs (IDV, set password);
+    /// nil when free. The code is consumed (`usedAt`) only when activation completes.
+    public var boundSessionID: String?
+    /// Until when the binding holds (the bound session's absolute expiry, Unix seconds): after it,
+    /// or once released (IDV ended without success), another session may use the code.
+    public var boundUntil: Int?
 
-    public init(userID: String, codeHash: String, salt: String, expiresAt: Int, attemptsLeft: Int, usedAt: Int? = nil, createdAt: Int) {
+    public init(userID: String, codeHash: String, salt: String, expiresAt: Int, attemptsLeft: Int, usedAt: Int? = nil, createdAt: Int,
+                boundSessionID: String? = nil, boundUntil: Int? = nil) {
+        self.boundSessionID = boundSessionID
+        self.boundUntil = boundUntil
         self.userID = userID
         self.codeHash = codeHash
         self.salt = salt

@@ -16,6 +16,9 @@ extension Command {
                                                               runs as "expired" (audited, sealed media dropped); prints counts
         The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB_PATH, or ./idvd.sqlite;
         activation.code_ttl_seconds and activation.code_attempts apply to the codes issued).
+        Only create-user creates the database when it does not exist (the first user of a new install);
+        every other subcommand refuses a missing database file (exit 2), so a mistyped --db is not
+        mistaken for an empty store.
         """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
         let (rest, settings) = try splitSettings(Array(args.dropFirst()))
@@ -26,6 +29,10 @@ extension Command {
         do {
             config = try ServerConfig.load(file: opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"], overrides: overrides)
         } catch { throw CLIError("\(error)") }
+        if sub != "create-user", !FileManager.default.fileExists(atPath: config.dbPath) {
+            throw CLIError("no database at \(config.dbPath): `idvd admin \(sub)` does not create one "
+                           + "(check --db / db.path; `idvd admin create-user` or `idvd serve` creates a new database)")
+        }
         let store = try SQLiteStore(path: config.dbPath, keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath))
         defer { store.close() }
         let admin = Admin(store: store, config: config)

@@ -133,6 +133,13 @@ final class MFAFlowTests: XCTestCase {
         for line in log.split(separator: "\n") {
             XCTAssertNoThrow(try JSONDecoder().decode([String: JSONValue].self, from: Data(line.utf8)), String(line))
         }
+        // Answered requests (HTTP 200, no refusal) log the code their challenge carries: wrong code
+        // 1012, wrong password re-asked 1014, lockout 1011 — codes only.
+        let requests = log.split(separator: "\n").compactMap { try? JSONDecoder().decode([String: JSONValue].self, from: Data($0.utf8)) }
+            .filter { $0["msg"]?.stringValue == "request" }
+        let outcomes = Set(requests.filter { $0["status"]?.intValue == 200 && $0["error_code"]?.intValue == 0 }.compactMap { $0["outcome_error_code"]?.intValue })
+        for code in [1012, 1014, 1011] { XCTAssertTrue(outcomes.contains(code), "no 200 request line with outcome_error_code \(code): \(outcomes)") }
+        XCTAssertTrue(requests.allSatisfy { $0["outcome_error_code"] != nil })
     }
 
     func testActivationCodeAttemptsExhausted() throws {

@@ -48,7 +48,7 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(h.status, 200)
         let health = try JSONDecoder().decode(JSONValue.self, from: h.body)
         XCTAssertEqual(health["status"], "ok")
-        XCTAssertEqual(health["schema_version"], 2)   // 2: the workflow engine's migration
+        XCTAssertEqual(health["schema_version"], 3)   // 2: the workflow engine's migration; 3: activation-code binding
         XCTAssertEqual(h.headers["x-request-id"]?.count, 32)
         _ = try http.request("GET", "/nope")
         let m = try http.request("GET", "/metrics")

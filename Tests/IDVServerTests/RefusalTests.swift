@@ -82,6 +82,13 @@ final class RefusalTests: XCTestCase {
         let wrongType = try api.answer(["activation_code": 12345])
         assertRefused(wrongType, status: 400, code: .malformedRequest)
         assertRefused(try api.call("POST", "/v1/devices", Data(#"{"public_key":"AAAA"}"#.utf8)), status: 400, code: .malformedRequest)
+        // A body that is JSON but not an object names the problem, not an empty field path.
+        for (body, words) in [("null", "The body must be a JSON object, not null"), ("[1,2,3]", "The body must be a JSON object"),
+                              ("42", "The body must be a JSON object"), (#""text""#, "The body must be a JSON object")] {
+            let r = try api.call("POST", "/v1/session/answer", Data(body.utf8))
+            assertRefused(r, status: 400, code: .malformedRequest)
+            XCTAssertEqual(r.error?.errorString, words, body)
+        }
         try assertUnchanged(ch)
     }
 

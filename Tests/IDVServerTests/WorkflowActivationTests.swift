@@ -106,6 +106,56 @@ final class WorkflowActivationTests: XCTestCase {
         XCTAssertEqual(try server.transactions().last?["long_error_code"], 146)
     }
 
+    /// The activation code is bound to the session that entered it and consumed only when
+    /// activation completes: after the IDV sub-flow is cancelled (146) or runs out of document
+    /// attempts (1010) the same code works again; while one session holds it, another session
+    /// with the right code is refused; once activation completes the code is spent.
+    func testActivationCodeSurvivesFailedIDVButIsNeverHeldByTwoSessions() throws {
+        let server = try WorkflowServer()
+        let code = try server.createUser("eve", idv: true)
+        func enter(_ api: API) throws -> API.Reply {
+            try api.startSession()
+            XCTAssertEqual(try api.answer(["user_id": "eve"]).challenge?.name, "getActivationCode")
+            return try api.answer(["activation_code": .string(code)])
+        }
+        let a = server.client()
+        XCTAssertEqual(try enter(a).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+        // Cancelled IDV: back to getUser with 146, and the code still works.
+        XCTAssertEqual(try a.answer(["is_confirm": false]).challenge?.error?.longErrorCode, 146)
+        XCTAssertEqual(try a.answer(["user_id": "eve"]).challenge?.name, "getActivationCode")
+        XCTAssertEqual(try a.answer(["activation_code": .string(code)]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+        // Held by session a: session b with the right code is refused, and its wrong code still counts.
+        let b = server.client()
+        let refused = try enter(b)
+        XCTAssertEqual(refused.challenge?.name, "getUser")
+        XCTAssertEqual(refused.challenge?.error?.longErrorCode, IDVErrorCode.activationCodeExpired.rawValue)
+        XCTAssertTrue(refused.challenge?.error?.errorString.contains("in use in another session") ?? false)
+        // Attempts exhausted in a's IDV: released again.
+        var r = try a.scanDocument(try TestImages.noDocumentPage())
+        for _ in 1..<server.config.workflow.documentAttempts where r.challenge?.name == "uploadIDVDocumentPages" {
+            r = try a.uploadPages([try TestImages.noDocumentPage()])
+        }
+        XCTAssertEqual(r.challenge?.error?.longErrorCode, 1010)
+        XCTAssertEqual(a.last?.challenge?.name, "getUser")
+        XCTAssertNil(try server.store.activationCode(userID: "eve")?.boundSessionID)
+        // Now b may take it and complete activation; then the code is spent for everyone.
+        XCTAssertEqual(try b.answer(["user_id": "eve"]).challenge?.name, "getActivationCode")
+        XCTAssertEqual(try b.answer(["activation_code": .string(code)]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+        XCTAssertEqual(try enter(server.client()).challenge?.error?.errorString.contains("in use in another session"), true)
+        try b.scanDocument(try TestImages.obamaPassportPage())
+        try b.answer(["is_confirm": true])
+        try b.captureSelfie(try TestImages.obamaSelfie())
+        try b.answer(["action": "continue-flow"])
+        XCTAssertEqual(try b.answer(["is_opt_in": false]).challenge?.name, "getPassword")
+        XCTAssertEqual(try b.answer(["password": .string(WorkflowServer.password)]).event?.name, "onUserLoggedIn")
+        let spent = try XCTUnwrap(try server.store.activationCode(userID: "eve"))
+        XCTAssertNotNil(spent.usedAt)
+        XCTAssertNil(spent.boundSessionID)
+        let audit = try server.store.query("SELECT action FROM audit_log").compactMap { $0[0].text }
+        XCTAssertEqual(audit.filter { $0 == "activation.code_released" }.count, 2, "\(audit)")
+        XCTAssertEqual(audit.filter { $0 == "activation.code_in_use" }.count, 2, "\(audit)")
+    }
+
     func testCancelOnSelfieStartReturnsToGetUserWith146() throws {
         let server = try WorkflowServer()
         let api = try beginActivation(server, user: "di")

@@ -160,6 +160,26 @@ final class WorkflowRealDocumentTests: XCTestCase {
         return try Data(contentsOf: dir.appendingPathComponent("specimen-\(seed).jpg"))
     }
 
+    /// A valid 10000×10000 PNG (100 megapixels) as a document page: real idvd answers 1009 (image
+    /// too large) with the limit in the message, not 1008 "No page could be decoded"; the flow
+    /// goes on (one attempt used) and a readable page afterwards is still read.
+    func testTooLargeDocumentPageIs1009WithTheLimit() throws {
+        let big = try Data(contentsOf: IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/documents/black-10000x10000.png"))
+        let server = try ServerProcess()
+        try server.start()
+        let code = try XCTUnwrap(try server.admin(["create-user", "pia"])["activation_code"]?.stringValue)
+        let api = server.client()
+        try api.startSession()
+        try api.answer(["user_id": "pia"])
+        XCTAssertEqual(try api.answer(["activation_code": .string(code)]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+        let reply = try XCTUnwrap(try api.scanDocument(big).challenge, server.serverLog())
+        XCTAssertEqual(reply.name, "uploadIDVDocumentPages")
+        let error = try XCTUnwrap(reply.error)
+        XCTAssertEqual(error.longErrorCode, 1009, error.errorString)
+        XCTAssertTrue(error.errorString.contains("10000×10000") && error.errorString.contains("64000000"), error.errorString)
+        XCTAssertEqual(reply.attemptsLeft, 2, "one of the three document attempts used")
+    }
+
     func testActivationKYCAndDocumentScanWithRealDocumentsAndSelfies() throws {
         try WorkflowRealImageTests.requireModels()
         let katie = try WorkflowRealImageTests.frames("katie_live"), aoc = try WorkflowRealImageTests.frames("aoc_live")

@@ -1,3 +1,4 @@
+import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVServer
@@ -28,6 +29,53 @@ final class WorkflowVaultTests: XCTestCase {
         XCTAssertThrowsError(try TemplateVault.load(keyFile: path, createIfMissing: false)) { e in
             guard case VaultError.badKeyFile = e else { return XCTFail("\(e)") }
         }
+    }
+
+    /// The SQLite store files are owner-only: real `idvd admin create-user` creates the database
+    /// and its -wal/-shm with mode 0600 (was 0644), and an existing database file that group or
+    /// others can read is refused with the path and the remedy (exit status ≠ 0, nothing opened).
+    func testStoreFilesAreOwnerOnlyAndALooseDatabaseIsRefused() throws {
+        let dir = try tempDir()
+        let db = dir.appendingPathComponent("s.sqlite").path
+        let created = try IDVDBinary.run(["admin", "create-user", "uma", "--db", db])
+        XCTAssertEqual(created.status, 0, String(decoding: created.stderr, as: UTF8.self))
+        // A second store on the file keeps the WAL and shared-memory files in place while we look.
+        let store = try SQLiteStore(path: db)
+        _ = try store.schemaVersion()
+        for suffix in ["", "-wal", "-shm", ".key"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: db + suffix)[.posixPermissions] as? Int
+            XCTAssertEqual(mode, 0o600, "\(db + suffix) has mode \(String(mode ?? -1, radix: 8))")
+        }
+        store.close()
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db)
+        XCTAssertThrowsError(try SQLiteStore(path: db)) { e in
+            XCTAssertTrue("\(e)".contains(db) && "\(e)".contains("chmod 600"), "\(e)")
+        }
+        let refused = try IDVDBinary.run(["admin", "list-users", "--db", db])
+        XCTAssertNotEqual(refused.status, 0)
+        let message = String(decoding: refused.stderr, as: UTF8.self)
+        XCTAssertTrue(message.contains(db) && message.contains("group or others"), message)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: db)[.posixPermissions] as? Int, 0o644, "the operator's file is not altered")
+    }
+
+    /// Real `idvd admin` on a database path that does not exist: every subcommand but create-user
+    /// refuses with the path (exit 2) and creates nothing; create-user creates the database.
+    func testAdminRefusesAMissingDatabaseExceptCreateUser() throws {
+        let dir = try tempDir()
+        let typo = dir.appendingPathComponent("typo.sqlite").path
+        for sub in [["list-users"], ["reset-user", "x"], ["audit"], ["purge-expired"]] {
+            let r = try IDVDBinary.run(["admin"] + sub + ["--db", typo])
+            XCTAssertEqual(r.status, 2, "\(sub)")
+            let message = String(decoding: r.stderr, as: UTF8.self)
+            XCTAssertTrue(message.contains("no database at \(typo)"), message)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: typo), "\(sub) created the database")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: typo + ".key"), "\(sub) created a key file")
+        }
+        XCTAssertEqual(try IDVDBinary.run(["admin", "create-user", "ivy", "--db", typo]).status, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: typo))
+        let listed = try IDVDBinary.run(["admin", "list-users", "--db", typo])
+        XCTAssertEqual(listed.status, 0)
+        XCTAssertTrue(String(decoding: listed.stdout, as: UTF8.self).contains("\"ivy\""))
     }
 
     func testSealedTemplateIsBoundToUserAndKeyAndDetectsTampering() throws {
@@ -63,6 +111,9 @@ final class WorkflowVaultTests: XCTestCase {
             XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: [k: v]), k)
         }
         XCTAssertTrue(ServerConfig.helpTable.contains("IDVD_IDV_FACE_MATCH_MAX_DISTANCE"))
+        // Still configurable away from FaceKit's default.
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).workflow.faceMatchMaxDistance, 0.55)
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.face_match_max_distance": "0.6"]).workflow.faceMatchMaxDistance, 0.6)
     }
 
     func testVerdictAndDocumentPolicy() throws {
@@ -70,8 +121,11 @@ final class WorkflowVaultTests: XCTestCase {
         func v(_ d: Double?, _ live: Int) -> SelfieVerification {
             SelfieVerification(faceMatchScore: nil, distance: d, livenessScore: live, bestFrameJPEG: nil, embedding: [])
         }
-        XCTAssertEqual(p.verdict(v(0.6, 50), reference: .template([])), .matched)
-        XCTAssertEqual(p.verdict(v(0.61, 99), reference: .template([])), .notMatched)
+        // One source of truth: the server's default is FaceKit's LFW-calibrated threshold (0.55).
+        XCTAssertEqual(p.faceMatchMaxDistance, FaceMatchPolicy.lfwCalibratedThreshold)
+        XCTAssertEqual(p.faceMatchMaxDistance, 0.55)
+        XCTAssertEqual(p.verdict(v(0.55, 50), reference: .template([])), .matched)
+        XCTAssertEqual(p.verdict(v(0.58, 99), reference: .template([])), .notMatched)
         XCTAssertEqual(p.verdict(v(0.1, 49), reference: .template([])), .livenessFailed)
         XCTAssertEqual(p.verdict(v(nil, 80), reference: .none), .matched)
         XCTAssertEqual(p.verdict(v(nil, 80), reference: .portrait(Data())), .notMatched)
@@ -95,5 +149,15 @@ final class WorkflowVaultTests: XCTestCase {
         var warn = doc
         warn.warnings = ["Low MRZ confidence"]
         XCTAssertEqual(p.judge(warn, today: "2026-01-01", needsPortrait: false).status, .warning)
+        // The reader's WARNING (e.g. a K the check digit cannot tell from '<') is never upgraded to
+        // VALID, and the seed 002 shape says WARNING with the reader's sentences.
+        var readerWarned = doc
+        readerWarned.overallStatus = .warning
+        readerWarned.warnings = ["The document number holds 'K' (MRZ line 2, position 9), which could also be '<'."]
+        let judged = p.judge(readerWarned, today: "2026-01-01", needsPortrait: false)
+        XCTAssertEqual(judged.status, .warning)
+        XCTAssertEqual(judged.warnings, readerWarned.warnings)
+        let details = try JSONValue(encoding: IDVReports.documentDetails(readerWarned, judged: judged))
+        XCTAssertEqual(details["response_data"]?["overall_status"]?.stringValue, "WARNING", "\(details)")
     }
 }

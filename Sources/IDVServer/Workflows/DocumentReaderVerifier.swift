@@ -6,7 +6,9 @@ import MRZ
 /// The production ``DocumentVerifying``: `DocumentReader.read(pages:)` (MRZ location, OCR-B
 /// recognition, ICAO 9303 parsing and check digits, expiry, portrait via FaceKit, page images).
 ///
-/// Errors: no page decodes as JPEG/PNG → 1008 `invalidImage`; no readable MRZ on any page → 1031
+/// Errors: no page usable and one over the decoder's pixel limit (`Raster.maxPixels`, FaceKit
+/// `ImageError.tooManyPixels`) → 1009 `imageTooLarge` naming the size and the limit; no page
+/// decodes as JPEG/PNG → 1008 `invalidImage`; no readable MRZ on any page → 1031
 /// `noDocumentFound` (both retryable in the flows). Everything else is in the report.
 public struct DocumentReaderVerifier: DocumentVerifying {
     public var options: DocumentReaderOptions
@@ -17,7 +19,12 @@ public struct DocumentReaderVerifier: DocumentVerifying {
         var o = options
         o.referenceDate = Date()
         let r = DocumentReader.read(pages: pages, options: o)
-        guard !r.pagesJPEG.isEmpty else { throw IDVError(.invalidImage, "No page could be decoded as a JPEG/PNG image") }
+        guard !r.pagesJPEG.isEmpty else {
+            for case let .tooManyPixels(page, w, h, limit) in r.pageFailures {
+                throw IDVError(.imageTooLarge, "Page \(page + 1) is \(w)×\(h) pixels; the limit is \(limit) pixels")
+            }
+            throw IDVError(.invalidImage, "No page could be decoded as a JPEG/PNG image")
+        }
         guard r.mrz.found, let mrz = r.mrz.result, mrz.format != .unknown else {
             throw IDVError(.noDocumentFound, "No machine-readable zone was found on the pages")
         }
