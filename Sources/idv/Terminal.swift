@@ -65,7 +65,9 @@ final class ScriptAnswers: AnswerSource {
             throw AppExit(code: 3, message: "\(path):\(l.number) answers screen '\(l.screen)', but the app shows '\(screen)'")
         }
         index += 1
-        print("\(screen)> \(screen.contains("password") ? String(repeating: "*", count: l.answer.count) : l.answer)")
+        // Secrets (passwords, the one-time activation code) are echoed masked.
+        let secret = screen.contains("password") || screen.contains("activation-code")
+        print("\(screen)> \(secret ? String(repeating: "*", count: l.answer.count) : l.answer)")
         return l.answer
     }
 }
