@@ -16,8 +16,133 @@ public protocol DocumentCaptureProvider: Sendable {
 
 /// Captures a short selfie frame sequence after `setIDVSelfieProcessStartConfirmation(true, …)`
 /// (the seeds' liveness "video"; e.g. ~3 s at 10 fps).
+///
+/// When the server runs active liveness (`idv.liveness_mode = active`), every capture comes with
+/// the server's ``RDNALivenessChallenge``: the provider shows its ``RDNALivenessChallenge/instructions``
+/// to the user and records while they perform the actions, in order, within
+/// ``RDNALivenessChallenge/durationSeconds``. Providers that implement only the two-argument method
+/// keep working; the server then judges their frames against the challenge all the same (and a
+/// sequence without the actions fails liveness with `CHALLENGE_*` reasons).
 public protocol SelfieCaptureProvider: Sendable {
     func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow) throws(CaptureError) -> CapturedSelfie
+    /// The capture the SDK calls: `challenge` is the server's active-liveness challenge for this
+    /// capture, nil under passive liveness. The default ignores it and calls the two-argument method.
+    func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow, challenge: RDNALivenessChallenge?) throws(CaptureError) -> CapturedSelfie
+}
+
+extension SelfieCaptureProvider {
+    public func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow, challenge: RDNALivenessChallenge?) throws(CaptureError) -> CapturedSelfie {
+        try captureSelfie(useBackCamera: useBackCamera, workflow: workflow)
+    }
+}
+
+/// One action of an active-liveness challenge (ISO/IEC 30107-3 challenge–response PAD), as the
+/// server names it in `liveness_challenge.actions`.
+public enum RDNALivenessAction: Sendable, Hashable, Codable {
+    /// Turn the head to the user's own left.
+    case turnLeft
+    /// Turn the head to the user's own right.
+    case turnRight
+    /// Blink once.
+    case blink
+    /// Open the mouth.
+    case openMouth
+    /// An action this SDK version does not know (newer server); shown by its raw name.
+    case other(String)
+
+    public init(rawValue: String) {
+        switch rawValue {
+        case "TURN_LEFT": self = .turnLeft
+        case "TURN_RIGHT": self = .turnRight
+        case "BLINK": self = .blink
+        case "OPEN_MOUTH": self = .openMouth
+        default: self = .other(rawValue)
+        }
+    }
+
+    /// The wire name (`TURN_LEFT`, `TURN_RIGHT`, `BLINK`, `OPEN_MOUTH`, or the unknown raw name).
+    public var rawValue: String {
+        switch self {
+        case .turnLeft: return "TURN_LEFT"
+        case .turnRight: return "TURN_RIGHT"
+        case .blink: return "BLINK"
+        case .openMouth: return "OPEN_MOUTH"
+        case let .other(s): return s
+        }
+    }
+
+    /// What to tell the user, as an imperative phrase ("turn your head to your left").
+    public var instruction: String {
+        switch self {
+        case .turnLeft: return "turn your head to your left"
+        case .turnRight: return "turn your head to your right"
+        case .blink: return "blink once"
+        case .openMouth: return "open your mouth"
+        case let .other(s): return s.lowercased().replacingOccurrences(of: "_", with: " ")
+        }
+    }
+
+    public init(from decoder: any Decoder) throws { self.init(rawValue: try decoder.singleValueContainer().decode(String.self)) }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+}
+
+/// The server's active-liveness challenge for one selfie capture (the `liveness_challenge` of the
+/// `getIDVSelfieProcessStartConfirmation` and `uploadIDVSelfieFrames` payloads, docs/PROTOCOL.md).
+/// The server keeps the challenge it issued and judges the frames against it; the client cannot
+/// choose or alter it, and a challenge is used up by the capture that answers it (a retake gets a
+/// new one).
+public struct RDNALivenessChallenge: Sendable, Equatable, Codable {
+    /// The server's random nonce for this challenge (32 lowercase hex digits).
+    public var nonce: String
+    /// Actions to perform, in this order.
+    public var actions: [RDNALivenessAction]
+    /// Longest sequence time, in seconds, from the first frame to the last action.
+    public var durationSeconds: Double
+    /// When the challenge expires (server clock); frames arriving later fail with `CHALLENGE_EXPIRED`.
+    public var expiresAt: Date
+
+    enum CodingKeys: String, CodingKey { case nonce, actions, durationSeconds = "duration_seconds", expiresAt = "expires_at" }
+
+    public init(nonce: String, actions: [RDNALivenessAction], durationSeconds: Double, expiresAt: Date) {
+        self.nonce = nonce
+        self.actions = actions
+        self.durationSeconds = durationSeconds
+        self.expiresAt = expiresAt
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        nonce = try c.decode(String.self, forKey: .nonce)
+        actions = try c.decode([RDNALivenessAction].self, forKey: .actions)
+        durationSeconds = try c.decode(Double.self, forKey: .durationSeconds)
+        expiresAt = Date(timeIntervalSince1970: TimeInterval(try c.decode(Int.self, forKey: .expiresAt)))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(nonce, forKey: .nonce)
+        try c.encode(actions, forKey: .actions)
+        try c.encode(durationSeconds, forKey: .durationSeconds)
+        try c.encode(Int(expiresAt.timeIntervalSince1970), forKey: .expiresAt)
+    }
+
+    /// The challenge in the shape of a `liveness_challenge` payload, or nil when `payload` has none
+    /// (passive liveness) or it is malformed.
+    public init?(payload: JSONValue) {
+        guard let c = payload["liveness_challenge"], let v = try? c.decode(RDNALivenessChallenge.self) else { return nil }
+        self = v
+    }
+
+    /// One sentence for the user, e.g. "Look at the camera, then turn your head to your left, then
+    /// blink once, within 6 seconds."
+    public var instructions: String {
+        let steps = actions.map(\.instruction).joined(separator: ", then ")
+        let secs = durationSeconds == durationSeconds.rounded() ? String(Int(durationSeconds)) : String(format: "%.1f", durationSeconds)
+        return "Look at the camera, then \(steps), within \(secs) seconds."
+    }
 }
 
 /// Image files: JPEG (`FF D8 FF`) or PNG (`89 50 4E 47 0D 0A 1A 0A`), checked by magic bytes.

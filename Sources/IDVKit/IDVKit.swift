@@ -10,7 +10,9 @@ import IDVCore
 ///   `AsyncStream` of ``RDNAEvent``) and ``RDNA/asyncAPI`` for `async` code.
 /// - ``WireMapping``: the one table between seed calls/callbacks and the wire protocol.
 /// - Capture providers: ``DocumentCaptureProvider``, ``SelfieCaptureProvider`` (file-based
-///   ``ImageFileDocumentCapture`` / ``FrameFolderSelfieCapture`` for Linux and tests).
+///   ``ImageFileDocumentCapture`` / ``FrameFolderSelfieCapture`` for Linux and tests). Under
+///   active liveness the server's ``RDNALivenessChallenge`` (``RDNA/pendingLivenessChallenge``)
+///   is handed to the selfie provider with each capture; show its instructions to the user.
 /// - LDA (local device authentication): ``LDAProvider`` set with ``RDNA/setLDAProvider(_:)`` —
 ///   an Ed25519 device key plus a user-presence check. ``FileLDAProvider`` on Linux (key file
 ///   mode 0600, system libsodium loaded at run time with `dlopen`, no link-time dependency),

@@ -88,6 +88,13 @@ public final class RDNA: @unchecked Sendable {
 
     /// The challenge the server is waiting for (nil when none), and whether the session is logged in.
     public var currentChallenge: WireChallenge? { lock.withLock { challenge } }
+    /// The server's active-liveness challenge for the coming selfie capture: set while the server
+    /// asks `getIDVSelfieProcessStartConfirmation` or `uploadIDVSelfieFrames` under active liveness
+    /// (show ``RDNALivenessChallenge/instructions`` on the selfie start screen), nil under passive
+    /// liveness and at every other step. The SDK hands it to the ``SelfieCaptureProvider``.
+    public var pendingLivenessChallenge: RDNALivenessChallenge? {
+        lock.withLock { challenge }.flatMap { RDNALivenessChallenge(payload: $0.payload) }
+    }
     public var isLoggedIn: Bool { lock.withLock { session?.loggedIn ?? false } }
 
     typealias Completion = @Sendable ([RDNAEvent]) -> Void
@@ -233,7 +240,7 @@ public final class RDNA: @unchecked Sendable {
         let (p, back) = lock.withLock { (selfieProvider, useBackCamera) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no selfie capture provider is set") }
         do {
-            let selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow)
+            let selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
             return [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond)]
         } catch { throw IDVError(.invalidImage, "selfie capture: \(error.message)") }
     }

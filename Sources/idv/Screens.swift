@@ -150,6 +150,11 @@ struct Screens {
         ui.fact("event", "getIDVSelfieProcessStartConfirmation")
         ui.fact("idv_workflow", workflow.description)
         for g in Self.selfieGuidelines(workflow) { ui.fact("guideline", g) }
+        if let lc = service.rdna.pendingLivenessChallenge {
+            // Active liveness: the server chose what the user must do during this capture.
+            ui.fact("liveness_challenge", lc.instructions)
+            ui.fact("liveness_actions", lc.actions.map(\.rawValue).joined(separator: ","))
+        }
         rejectedCapture(service)
         try ask("selfie-start", "capture FRAME_FOLDER [back] | cancel", answers: answers) { a in
             let parts = a.split(separator: " ").map(String.init)

@@ -24,7 +24,11 @@ final class IDVDServer {
     private(set) var port = 0
     static let settings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "2"]
 
-    init() throws {
+    /// Server settings beyond the test defaults (`--set key=value`), e.g. `idv.liveness_mode`.
+    let extraSettings: [String: String]
+
+    init(settings extra: [String: String] = [:]) throws {
+        extraSettings = extra
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvkit-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         db = dir.appendingPathComponent("idvd.sqlite").path
@@ -38,6 +42,7 @@ final class IDVDServer {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
         p.arguments = ["serve", "--db", db, "--port", "0"] + Self.settingArgs()
+            + extraSettings.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.value)"] }
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle(forWritingAtPath: "/dev/null")
