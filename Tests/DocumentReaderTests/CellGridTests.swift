@@ -57,7 +57,7 @@ final class CellGridTests: XCTestCase {
         start.originY += startShift * start.pitch * start.dirY
         let (dark, light) = OCRBClassifier.inkLevels(warped, start, count: 44)
         let refined = OCRBClassifier.refine(warped, start, count: 44, dark: dark, light: light)
-        let fitted = CellGrid.fit(warped, refined, count: 44, dark: dark, light: light)
+        let fitted = CellGrid.fitLine(warped, refined, count: 44, dark: dark, light: light)
         func worstError(_ grid: LineGeometry) -> Double {
             var worst = 0.0
             for i in 0..<44 {
@@ -91,5 +91,49 @@ final class CellGridTests: XCTestCase {
             let r = warpedLine(seed: seed, startShift: shift, squeeze: squeeze)
             XCTAssertGreaterThanOrEqual(r.startWorst, 0.3, "seed \(seed)")
         }
+    }
+
+    /// A line on a bent page: the rendered line displaced vertically by a parabola (the middle
+    /// `bend` cap heights below the ends). Returns the worst vertical error of the cell centres
+    /// (cap heights) with the grid's per-cell offsets and with the straight, refined line alone,
+    /// and the offsets themselves.
+    func bentLine(seed: UInt64, bend: Double) -> (grid: Double, straight: Double, offsets: [Double]) {
+        var rng = SeededRNG(seed: seed)
+        let text = (0..<44).map { _ in OCRBClassifier.alphabet[Int(rng.next() % 37)] }
+        let style = OCRBClassifier.TrainingStyle(pitch: 14, stroke: 0.02, blur: 0.5, noise: 3, contrast: 0.9, offset: (0.2, 0.4))
+        let (flat, g) = OCRBClassifier.renderLine(text, style: style)
+        let x0 = g.centre(0).0, x1 = g.centre(43).0, xm = (x0 + x1) / 2, half = (x1 - x0) / 2
+        func dy(_ x: Double) -> Double { bend * g.capHeight * (1 - ((x - xm) / half) * ((x - xm) / half)) }
+        let H = flat.height + Int(bend * g.capHeight) + 4
+        var px = [UInt8](repeating: 255, count: flat.width * H)
+        for y in 0..<H { for x in 0..<flat.width { px[y * flat.width + x] = clamp(flat.sample(Double(x), Double(y) - dy(Double(x)))) } }
+        let img = GreyImage(width: flat.width, height: H, pixels: px)
+        let (dark, light) = OCRBClassifier.inkLevels(img, g, count: 44)
+        let refined = OCRBClassifier.refine(img, g, count: 44, dark: dark, light: light)
+        let grid = CellGrid(img, refined, count: 44, dark: dark, light: light)
+        var worstGrid = 0.0, worstStraight = 0.0
+        for i in 0..<44 {
+            let trueY = g.centre(Double(i)).1 + dy(g.centre(Double(i)).0)
+            worstGrid = max(worstGrid, abs(grid.cell(i).centre(Double(i)).1 - trueY) / g.capHeight)
+            worstStraight = max(worstStraight, abs(refined.centre(Double(i)).1 - trueY) / g.capHeight)
+        }
+        return (worstGrid, worstStraight, grid.normalOffsets)
+    }
+
+    /// A page bent by 0.4 cap heights: the straight line misses some cell by more than 0.15 cap,
+    /// the per-cell offsets put every cell within 0.08 cap of its glyph's centre.
+    func testBentLineIsFollowedCellByCell() {
+        for seed: UInt64 in [5, 6] {
+            let r = bentLine(seed: seed, bend: 0.4)
+            XCTAssertGreaterThan(r.straight, 0.15, "seed \(seed)")
+            XCTAssertLessThan(r.grid, 0.08, "seed \(seed): worst vertical error \(r.grid) cap")
+        }
+    }
+
+    /// A flat line keeps the straight centring: every offset exactly 0.
+    func testFlatLineKeepsZeroOffsets() {
+        let r = bentLine(seed: 7, bend: 0)
+        XCTAssertEqual(r.offsets, [Double](repeating: 0, count: 44))
+        XCTAssertLessThan(r.grid, 0.08)
     }
 }
