@@ -72,11 +72,11 @@ public enum MRZReader {
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
         for (l, g0) in geoms.enumerated() {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
-            let g = OCRBClassifier.align(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
-                                         count: count, dark: dark, light: light)
+            let grid = CellGrid(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
+                                count: count, dark: dark, light: light)
             var text = "", la: [[Character]] = [], lc: [Double] = [], ranks: [[Character: Double]] = []
             for i in 0..<count {
-                let ranked = classifier.classify(OCRBClassifier.features(image, g, index: i, dark: dark, light: light))
+                let ranked = classifier.classify(OCRBClassifier.features(image, grid.cell(i), index: i, dark: dark, light: light))
                 // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
                 let frenchCard = l == 1 && count == 36 && lines.first?.hasPrefix("IDFRA") == true
                 let chosen = frenchCard ? ranked[0] : classes[l][i].choose(ranked)

@@ -1,0 +1,139 @@
+import Foundation
+import XCTest
+@testable import DocumentReader
+
+/// The per-line cell-boundary fit (`CellGrid`): rendered OCR-B lines under a known perspective,
+/// started from a deliberately wrong grid, must end with every cell centre on its glyph.
+final class CellGridTests: XCTestCase {
+    /// A rendered 44-cell line (with runs of fillers), warped by a known homography that
+    /// foreshortens it from left to right, blurred; the start grid is the straight-line,
+    /// constant-pitch grid through the true end cells, shifted by `startShift` pitches (a
+    /// half-cell slip). Returns the worst |fitted − true| centre distance along the line in
+    /// local pitches, and the line read with the fitted grid.
+    func warpedLine(seed: UInt64, startShift: Double, squeeze: Double) -> (worst: Double, startWorst: Double, text: String, truth: String) {
+        var rng = SeededRNG(seed: seed)
+        var text: [Character] = []
+        while text.count < 44 {
+            if rng.next() % 4 == 0 {
+                for _ in 0..<Int(2 + rng.next() % 6) { text.append("<") }
+            } else {
+                text.append(OCRBClassifier.alphabet[Int(rng.next() % 36)])
+            }
+        }
+        text = Array(text.prefix(44))
+        let style = OCRBClassifier.TrainingStyle(pitch: 16, stroke: 0.02, blur: 0, noise: 3, contrast: 0.9, offset: (0.3, 0.6))
+        let (flat, g) = OCRBClassifier.renderLine(text, style: style)
+        // Perspective: the right edge of the strip shrinks to `squeeze` of its height, centred.
+        let W = Double(flat.width), H = Double(flat.height)
+        let src = [(0.0, 0.0), (W, 0.0), (W, H), (0.0, H)]
+        let dst = [(0.0, 0.0), (W, H * (1 - squeeze) / 2), (W, H * (1 + squeeze) / 2), (0.0, H)]
+        let back = Homography(from: dst, to: src), fwd = Homography(from: src, to: dst)
+        var px = [UInt8](repeating: 255, count: flat.width * flat.height)
+        for y in 0..<flat.height {
+            for x in 0..<flat.width {
+                let (u, v) = back.apply(Double(x), Double(y))
+                px[y * flat.width + x] = clamp(flat.sample(u, v))
+            }
+        }
+        var warped = GreyImage(width: flat.width, height: flat.height, pixels: px)
+        let blurred = OCRBClassifier.boxBlur(warped.pixels.map(Double.init), warped.width, warped.height, radius: 0.9)
+        warped.pixels = blurred.map(clamp)
+        let truth = (0..<44).map { fwd.apply(g.centre(Double($0)).0, g.centre(Double($0)).1) }
+        // The start grid: what the localiser's least-squares fit gives (straight line through the
+        // true end cells, centres x0 + i·p + ½·q·i² fitted to the true ones), its pitch 1 % off,
+        // then slipped by `startShift` pitches.
+        let (x0, y0) = truth[0], (x1, y1) = truth[43]
+        let len = ((x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0)).squareRoot()
+        let ux = (x1 - x0) / len, uy = (y1 - y0) / len
+        var ata = [[Double]](repeating: [Double](repeating: 0, count: 4), count: 3)
+        for i in 0..<44 {
+            let row = [1, Double(i), 0.5 * Double(i * i)], t = (truth[i].0 - x0) * ux + (truth[i].1 - y0) * uy
+            for a in 0..<3 { for b in 0..<3 { ata[a][b] += row[a] * row[b] }; ata[a][3] += row[a] * t }
+        }
+        let sol = solveLinear(ata)!
+        var start = LineGeometry(originX: x0 + sol[0] * ux, originY: y0 + sol[0] * uy, dirX: ux, dirY: uy,
+                                 pitch: sol[1] * 1.01, capHeight: g.capHeight * (1 + squeeze) / 2, pitchSlope: sol[2])
+        start.originX += startShift * start.pitch * start.dirX
+        start.originY += startShift * start.pitch * start.dirY
+        let (dark, light) = OCRBClassifier.inkLevels(warped, start, count: 44)
+        let refined = OCRBClassifier.refine(warped, start, count: 44, dark: dark, light: light)
+        let fitted = CellGrid.fitLine(warped, refined, count: 44, dark: dark, light: light)
+        func worstError(_ grid: LineGeometry) -> Double {
+            var worst = 0.0
+            for i in 0..<44 {
+                let (tx, ty) = truth[i], (fx, fy) = grid.centre(Double(i))
+                let along = (fx - tx) * grid.dirX + (fy - ty) * grid.dirY
+                let lo = truth[max(0, i - 1)], hi = truth[min(43, i + 1)]
+                let local = ((hi.0 - lo.0) * (hi.0 - lo.0) + (hi.1 - lo.1) * (hi.1 - lo.1)).squareRoot() / Double(min(43, i + 1) - max(0, i - 1))
+                worst = max(worst, abs(along) / local)
+            }
+            return worst
+        }
+        let read = String((0..<44).map { OCRBClassifier.shared.classify(OCRBClassifier.features(warped, CellGrid.local(fitted, at: $0), index: $0, dark: dark, light: light))[0].0 })
+        return (worstError(fitted), worstError(refined), read, String(text))
+    }
+
+    /// Every cell centre within 0.2 local pitch of the truth, from the localiser-like
+    /// quadratic grid slipped by up to 0.45 pitch with its pitch 1 % off, and the line reads back (at least 42 of 44 cells; the rest is the classifier's part).
+    func testPerspectiveLineWithHalfCellSlipIsFitted() {
+        for (seed, shift, squeeze) in [(1 as UInt64, 0.45, 0.85), (2, -0.45, 0.8), (3, 0.3, 0.75), (4, 0.0, 0.9)] {
+            let r = warpedLine(seed: seed, startShift: shift, squeeze: squeeze)
+            XCTAssertLessThan(r.worst, 0.2, "seed \(seed): worst centre error \(r.worst) pitch")
+            let right = zip(r.text, r.truth).filter { $0 == $1 }.count
+            XCTAssertGreaterThanOrEqual(right, 42, "seed \(seed): read \(r.text) for \(r.truth)")
+        }
+    }
+
+    /// The start grids themselves (refined vertically, not fitted) put some cell centre at least
+    /// 0.3 pitch off, so the test above measures the fit, not an easy start.
+    func testStartGridsAreReallyWrong() {
+        for (seed, shift, squeeze) in [(1 as UInt64, 0.45, 0.85), (2, -0.45, 0.8), (3, 0.3, 0.75)] {
+            let r = warpedLine(seed: seed, startShift: shift, squeeze: squeeze)
+            XCTAssertGreaterThanOrEqual(r.startWorst, 0.3, "seed \(seed)")
+        }
+    }
+
+    /// A line on a bent page: the rendered line displaced vertically by a parabola (the middle
+    /// `bend` cap heights below the ends). Returns the worst vertical error of the cell centres
+    /// (cap heights) with the grid's per-cell offsets and with the straight, refined line alone,
+    /// and the offsets themselves.
+    func bentLine(seed: UInt64, bend: Double) -> (grid: Double, straight: Double, offsets: [Double]) {
+        var rng = SeededRNG(seed: seed)
+        let text = (0..<44).map { _ in OCRBClassifier.alphabet[Int(rng.next() % 37)] }
+        let style = OCRBClassifier.TrainingStyle(pitch: 14, stroke: 0.02, blur: 0.5, noise: 3, contrast: 0.9, offset: (0.2, 0.4))
+        let (flat, g) = OCRBClassifier.renderLine(text, style: style)
+        let x0 = g.centre(0).0, x1 = g.centre(43).0, xm = (x0 + x1) / 2, half = (x1 - x0) / 2
+        func dy(_ x: Double) -> Double { bend * g.capHeight * (1 - ((x - xm) / half) * ((x - xm) / half)) }
+        let H = flat.height + Int(bend * g.capHeight) + 4
+        var px = [UInt8](repeating: 255, count: flat.width * H)
+        for y in 0..<H { for x in 0..<flat.width { px[y * flat.width + x] = clamp(flat.sample(Double(x), Double(y) - dy(Double(x)))) } }
+        let img = GreyImage(width: flat.width, height: H, pixels: px)
+        let (dark, light) = OCRBClassifier.inkLevels(img, g, count: 44)
+        let refined = OCRBClassifier.refine(img, g, count: 44, dark: dark, light: light)
+        let grid = CellGrid(img, refined, count: 44, dark: dark, light: light)
+        var worstGrid = 0.0, worstStraight = 0.0
+        for i in 0..<44 {
+            let trueY = g.centre(Double(i)).1 + dy(g.centre(Double(i)).0)
+            worstGrid = max(worstGrid, abs(grid.cell(i).centre(Double(i)).1 - trueY) / g.capHeight)
+            worstStraight = max(worstStraight, abs(refined.centre(Double(i)).1 - trueY) / g.capHeight)
+        }
+        return (worstGrid, worstStraight, grid.normalOffsets)
+    }
+
+    /// A page bent by 0.4 cap heights: the straight line misses some cell by more than 0.15 cap,
+    /// the per-cell offsets put every cell within 0.08 cap of its glyph's centre.
+    func testBentLineIsFollowedCellByCell() {
+        for seed: UInt64 in [5, 6] {
+            let r = bentLine(seed: seed, bend: 0.4)
+            XCTAssertGreaterThan(r.straight, 0.15, "seed \(seed)")
+            XCTAssertLessThan(r.grid, 0.08, "seed \(seed): worst vertical error \(r.grid) cap")
+        }
+    }
+
+    /// A flat line keeps the straight centring: every offset exactly 0.
+    func testFlatLineKeepsZeroOffsets() {
+        let r = bentLine(seed: 7, bend: 0)
+        XCTAssertEqual(r.offsets, [Double](repeating: 0, count: 44))
+        XCTAssertLessThan(r.grid, 0.08)
+    }
+}
