@@ -16,6 +16,11 @@ public struct MRZReading: Sendable, Equatable {
     /// see `MRZReader.checkDigitTwin`), 0 when the cell has none. A check digit cannot confirm
     /// such a cell, so the reader relies on this figure to call it doubtful.
     public var twinConfidences: [[Double]] = []
+    /// `posteriors[l][c]`: the classifier's full posterior over the 37 MRZ symbols for cell `c` of
+    /// line `l` (every symbol of `OCRBClassifier.alphabet` present, values 0…1 summing to 1,
+    /// temperature-calibrated on held-out rendered cells, see `OCRBClassifier.temperature`), before
+    /// any positional prior or K/`<` rule. Empty when the reading was not made by `MRZReader`.
+    public var posteriors: [[[Character: Double]]] = []
 
     /// Mean per-character confidence.
     public var meanConfidence: Double {
@@ -69,6 +74,7 @@ public enum MRZReader {
     public static func recognise(_ image: GreyImage, _ geoms: [LineGeometry], count: Int,
                                  classifier: OCRBClassifier = .shared, angle: Double = 0) -> MRZReading {
         var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = [], twins: [[Double]] = []
+        var posts: [[[Character: Double]]] = []
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
         for (l, g0) in geoms.enumerated() {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
@@ -103,11 +109,11 @@ public enum MRZReader {
             }
             text = String(chars)
             let tc = chars.indices.map { i in MRZReader.checkDigitTwin[chars[i]].flatMap { ranks[i][$0] } ?? 0 }
-            lines.append(text); alts.append(la); confs.append(lc); twins.append(tc)
+            lines.append(text); alts.append(la); confs.append(lc); twins.append(tc); posts.append(ranks)
         }
         var a = angle.truncatingRemainder(dividingBy: 360)
         if a < 0 { a += 360 }
-        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins)
+        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins, posteriors: posts)
     }
 }
 

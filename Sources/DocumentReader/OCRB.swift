@@ -41,7 +41,10 @@ public final class OCRBClassifier: Sendable {
 
     let weights: [Double]   // classes × features
     let biases: [Double]
-    /// Posterior temperature (> 1 softens the LDA's over-confident posteriors).
+    /// Posterior temperature (> 1 softens the LDA's over-confident posteriors): posteriors are
+    /// softmax(scores / T). 3.0 is within 2 % of the value minimising the negative log-likelihood of
+    /// held-out rendered cells (2.94 on seed 1000; at T = 3 on seed 999: accuracy 0.975, mean
+    /// confidence 0.971, ECE 0.015; `idvd bench ocrb`).
     let temperature = 3.0
 
     /// The classifier trained once per process (seed 1).
@@ -90,19 +93,29 @@ public final class OCRBClassifier: Sendable {
 
     /// Class posteriors for one feature vector, best first.
     func classify(_ f: [Double]) -> [(Character, Double)] {
+        zip(Self.alphabet, Self.softmax(scores(f), temperature: temperature)).sorted { $0.1 > $1.1 }
+    }
+
+    /// The linear discriminants w_k·f + b_k of one feature vector, in `alphabet` order.
+    func scores(_ f: [Double]) -> [Double] {
         let k = Self.alphabet.count, d = Self.featureCount
         var scores = [Double](repeating: 0, count: k)
         weights.withUnsafeBufferPointer { w in
             for c in 0..<k {
                 var s = biases[c]
                 for j in 0..<d { s += w[c * d + j] * f[j] }
-                scores[c] = s / temperature
+                scores[c] = s
             }
         }
-        let m = scores.max() ?? 0
-        let e = scores.map { exp($0 - m) }
+        return scores
+    }
+
+    /// softmax(s / T).
+    static func softmax(_ s: [Double], temperature: Double) -> [Double] {
+        let m = s.max() ?? 0
+        let e = s.map { exp(($0 - m) / temperature) }
         let z = e.reduce(0, +)
-        return zip(Self.alphabet, e.map { $0 / z }).sorted { $0.1 > $1.1 }
+        return e.map { $0 / z }
     }
 
     // MARK: Features
