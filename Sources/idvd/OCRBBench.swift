@@ -7,9 +7,9 @@ extension Benchmark {
         let seed = UInt64(opts["seed"] ?? "999") ?? 999
         let lines = Int(opts["lines"] ?? "3") ?? 3
         var clf: OCRBClassifier?
-        let train = Command.measure { clf = OCRBClassifier(seed: 1) }
+        let train = Command.measure { clf = OCRBClassifier.shared }
         guard let clf else { return 1 }
-        print(String(format: "training (seed 1): %.0f ms", train * 1000))
+        print(String(format: "training (OCRBClassifier.shared): %.0f ms", train * 1000))
         func show(_ title: String, _ e: OCRBEvaluation) {
             print(String(format: "%@: %d cells, accuracy %.4f, mean confidence %.4f, ECE %.4f, NLL %.4f nats",
                          title, e.cells, e.accuracy, e.meanConfidence, e.calibrationError, e.negativeLogLikelihood))
