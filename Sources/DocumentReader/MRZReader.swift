@@ -16,6 +16,13 @@ public struct MRZReading: Sendable, Equatable {
     /// see `MRZReader.checkDigitTwin`), 0 when the cell has none. A check digit cannot confirm
     /// such a cell, so the reader relies on this figure to call it doubtful.
     public var twinConfidences: [[Double]] = []
+    /// `posteriors[l][c]`: the classifier's full posterior over the 37 MRZ symbols for cell `c` of
+    /// line `l` (every symbol of `OCRBClassifier.alphabet` present, values 0…1 summing to 1,
+    /// temperature-calibrated on held-out rendered cells, see `OCRBClassifier.temperature`), from
+    /// the model adapted to this document (`OCRBClassifier.adapted(to:)`; name positions keep the
+    /// unadapted model), before any positional prior or K/`<` rule. Empty when the reading was not
+    /// made by `MRZReader`.
+    public var posteriors: [[[Character: Double]]] = []
 
     /// Mean per-character confidence.
     public var meanConfidence: Double {
@@ -37,6 +44,12 @@ public enum MRZReader {
     /// G = 16, `<` = 0) that OCR-B also draws alike: a swap between them leaves every check digit
     /// true, so only the recogniser's own confidence can vouch for them.
     public static let checkDigitTwin: [Character: Character] = ["K": "<", "<": "K", "L": "1", "1": "L", "G": "6", "6": "G"]
+
+    /// First-pass posterior a cell needs to serve as an adaptation anchor (the posterior scale is
+    /// calibrated, so 0.9 keeps roughly one wrong anchor in ten at worst).
+    static let anchorConfidence = 0.9
+    /// Anchors needed before the class means are adapted to the document.
+    static let minimumAnchors = 10
 
     /// Runner-ups kept per cell: posteriors at least this large.
     public static let alternativeThreshold = 0.02
@@ -69,17 +82,45 @@ public enum MRZReader {
     public static func recognise(_ image: GreyImage, _ geoms: [LineGeometry], count: Int,
                                  classifier: OCRBClassifier = .shared, angle: Double = 0) -> MRZReading {
         var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = [], twins: [[Double]] = []
+        var posts: [[[Character: Double]]] = []
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
-        for (l, g0) in geoms.enumerated() {
+        // Pass 1: features of every cell and their scores under the rendered-glyph model.
+        var feats: [[[Double]]] = []
+        for g0 in geoms {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
             let grid = CellGrid(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
                                 count: count, dark: dark, light: light)
+            feats.append((0..<count).map { OCRBClassifier.features(image, grid.cell($0), index: $0, dark: dark, light: light) })
+        }
+        let first = feats.map { $0.map { classifier.classify($0) } }
+        // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
+        let frenchCard = count == 36 && geoms.count == 2 && String(first[0].map(\.[0].0)).hasPrefix("IDFRA")
+        // Pass 2: the document's own glyphs. Anchors are cells whose class the position decides and
+        // the first pass is sure of (digits in dates and check digits, letters in codes and names,
+        // fillers); the class means are re-estimated from them (`OCRBClassifier.adapted(to:)`).
+        var anchors: [(features: [Double], label: Int)] = []
+        for l in feats.indices where !(frenchCard && l == 1) {
+            for i in 0..<count {
+                let (ch, p) = first[l][i][0]
+                guard p >= MRZReader.anchorConfidence, let label = OCRBClassifier.alphabet.firstIndex(of: ch) else { continue }
+                let ok: Bool
+                switch classes[l][i] {
+                case .numeric: ok = ch.isNumber
+                case .code: ok = ch.isLetter
+                case .name: ok = (ch.isLetter && ch != "K") || ch == "<"
+                case .any: ok = ch == "<"
+                }
+                if ok { anchors.append((feats[l][i], label)) }
+            }
+        }
+        let adaptation = anchors.count >= MRZReader.minimumAnchors ? classifier.adapted(to: anchors) : nil
+        for l in feats.indices {
             var text = "", la: [[Character]] = [], lc: [Double] = [], ranks: [[Character: Double]] = []
             for i in 0..<count {
-                let ranked = classifier.classify(OCRBClassifier.features(image, grid.cell(i), index: i, dark: dark, light: light))
-                // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
-                let frenchCard = l == 1 && count == 36 && lines.first?.hasPrefix("IDFRA") == true
-                let chosen = frenchCard ? ranked[0] : classes[l][i].choose(ranked)
+                // Names carry no check digit, so there the adapted model could slip a wrong letter
+                // past every check; they keep the first pass.
+                let ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i] : classifier.classify(feats[l][i], adaptation: adaptation)
+                let chosen = frenchCard && l == 1 ? ranked[0] : classes[l][i].choose(ranked)
                 text.append(chosen.0)
                 lc.append(chosen.1)
                 ranks.append(Dictionary(ranked.map { ($0.0, $0.1) }, uniquingKeysWith: max))
@@ -103,11 +144,11 @@ public enum MRZReader {
             }
             text = String(chars)
             let tc = chars.indices.map { i in MRZReader.checkDigitTwin[chars[i]].flatMap { ranks[i][$0] } ?? 0 }
-            lines.append(text); alts.append(la); confs.append(lc); twins.append(tc)
+            lines.append(text); alts.append(la); confs.append(lc); twins.append(tc); posts.append(ranks)
         }
         var a = angle.truncatingRemainder(dividingBy: 360)
         if a < 0 { a += 360 }
-        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins)
+        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins, posteriors: posts)
     }
 }
 

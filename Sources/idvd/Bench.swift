@@ -17,6 +17,7 @@ let benchmarks: [Benchmark] = [
     .workflow,
     .document,
     .liveness,
+    .ocrb,
 ]
 
 extension Command {

@@ -202,10 +202,11 @@ final class DocumentReaderTests: XCTestCase {
             }
         }
         print("real specimens: \(exact)/\(total) exact")
-        XCTAssertGreaterThanOrEqual(exact, 19, "regression: fewer real specimens read exactly than measured (19/33)")
+        XCTAssertGreaterThanOrEqual(exact, 22, "regression: fewer real specimens read exactly than measured (22/33)")
     }
 
-    /// The Icelandic specimen (truth `A0000000<0ISL6612315F…`) is read `A00000OOK0ISL…`: two O/0
+    /// The Icelandic specimen (truth `A0000000<0ISL6612315F…`) was read `A00000OOK0ISL…` (today,
+    /// with per-document adaptation, `A00000OO<0ISL…`): two O/0
     /// swaps cancel in the 7-3-1 sum and K/< weigh the same, so every check digit holds. Before the
     /// expiry date the report must still not be VALID: the parser's K/< ambiguity reaches
     /// `warnings` in plain words, the O/0 mix is flagged, and the K the classifier doubted
@@ -219,6 +220,14 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(report.fields.expired, false)
         if report.fields.documentNumber == truth {
             XCTAssertNotEqual(report.overallStatus, .invalid, "read exactly: \(report.errors)")
+            return
+        }
+        if report.fields.documentNumber == "A00000OO" {
+            // Adapted to this document's own fillers, the reader takes the bold `<` for `<`; the two
+            // O/0 swaps still cancel in the 7-3-1 sum, so only the O/0 mix can give it away.
+            XCTAssertTrue(report.mrz.result?.valid ?? false, "every check digit holds for the misreading")
+            XCTAssertNotEqual(report.overallStatus, .valid)
+            XCTAssertTrue(report.warnings.contains { $0.contains("mixes the letter O and the digit 0") }, "\(report.warnings)")
             return
         }
         XCTAssertEqual(report.fields.documentNumber, "A00000OOK", "the misreading this test is about")

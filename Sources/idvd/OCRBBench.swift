@@ -1,0 +1,27 @@
+import DocumentReader
+import Foundation
+
+extension Benchmark {
+    static let ocrb = Benchmark(name: "ocrb", summary: "OCR-B classifier: training time, held-out accuracy per class, posterior calibration") { args in
+        let opts = try CLI.parseOptions(args).options
+        let seed = UInt64(opts["seed"] ?? "999") ?? 999
+        let lines = Int(opts["lines"] ?? "3") ?? 3
+        var clf: OCRBClassifier?
+        let train = Command.measure { clf = OCRBClassifier.shared }
+        guard let clf else { return 1 }
+        print(String(format: "training (OCRBClassifier.shared): %.0f ms", train * 1000))
+        func show(_ title: String, _ e: OCRBEvaluation) {
+            print(String(format: "%@: %d cells, accuracy %.4f, mean confidence %.4f, ECE %.4f, NLL %.4f nats",
+                         title, e.cells, e.accuracy, e.meanConfidence, e.calibrationError, e.negativeLogLikelihood))
+        }
+        let e = OCRBEvaluation.heldOut(clf, seed: seed, linesPerPitch: lines)
+        show("held-out (seed \(seed)) at the classifier's temperature", e)
+        let worst = e.classAccuracy.sorted { $0.value < $1.value }.prefix(10)
+        print("lowest class accuracy: " + worst.map { String(format: "%@ %.3f", String($0.key), $0.value) }.joined(separator: ", "))
+        print("confusions (truth→read ×n): " + e.confusions.map { "\($0.truth)→\($0.read) ×\($0.count)" }.joined(separator: ", "))
+        let t = OCRBEvaluation.fittedTemperature(clf, seed: seed &+ 1, linesPerPitch: lines)
+        show(String(format: "held-out (seed %llu) at the NLL-fitted temperature %.2f (fitted on seed %llu)", seed, t, seed &+ 1),
+             OCRBEvaluation.heldOut(clf, seed: seed, linesPerPitch: lines, temperature: t))
+        return 0
+    }
+}
