@@ -16,6 +16,10 @@ public struct MRZReading: Sendable, Equatable {
     /// see `MRZReader.checkDigitTwin`), 0 when the cell has none. A check digit cannot confirm
     /// such a cell, so the reader relies on this figure to call it doubtful.
     public var twinConfidences: [[Double]] = []
+    /// `alternativeConfidences[l][c][k]`: the classifier's posterior (0…1) for `alternatives[l][c][k]`
+    /// (0 when the classifier gave it none, e.g. a look-alike appended by the reader). Parallel to
+    /// `alternatives`; empty when not known. With `confidences` it gives the parser per-cell posteriors.
+    public var alternativeConfidences: [[[Double]]] = []
 
     /// Mean per-character confidence.
     public var meanConfidence: Double {
@@ -68,7 +72,7 @@ public enum MRZReader {
     /// Classifies every cell of the given lines.
     public static func recognise(_ image: GreyImage, _ geoms: [LineGeometry], count: Int,
                                  classifier: OCRBClassifier = .shared, angle: Double = 0) -> MRZReading {
-        var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = [], twins: [[Double]] = []
+        var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = [], twins: [[Double]] = [], altConfs: [[[Double]]] = []
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
         for (l, g0) in geoms.enumerated() {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
@@ -104,10 +108,12 @@ public enum MRZReader {
             text = String(chars)
             let tc = chars.indices.map { i in MRZReader.checkDigitTwin[chars[i]].flatMap { ranks[i][$0] } ?? 0 }
             lines.append(text); alts.append(la); confs.append(lc); twins.append(tc)
+            altConfs.append(la.indices.map { i in la[i].map { ranks[i][$0] ?? 0 } })
         }
         var a = angle.truncatingRemainder(dividingBy: 360)
         if a < 0 { a += 360 }
-        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins)
+        return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins,
+                          alternativeConfidences: altConfs)
     }
 }
 
