@@ -1,8 +1,8 @@
 import Foundation
 
 /// One candidate reading of one MRZ cell with the recogniser's posterior probability (0…1), e.g.
-/// from the OCR-B classifier's softmax. A cell's candidates need not sum to 1; characters not listed
-/// count as `MRZDecoder.floorPosterior`.
+/// from the OCR-B classifier's softmax. A cell's candidates need not sum to 1: the rest is the mass
+/// of characters not listed (see `MRZDecoder`).
 public struct MRZCandidate: Sendable, Equatable {
     public var character: Character
     public var posterior: Double
@@ -15,20 +15,26 @@ public struct MRZCandidate: Sendable, Equatable {
 /// Maximum-a-posteriori decoding of the check-digit-protected cells of an MRZ from per-cell posteriors.
 ///
 /// Model: a hypothesis assigns one character to every cell some check digit covers (and to the check
-/// digits). Its score is Σ log P(cell | image) + Σ log prior(character | position), where the
-/// posterior comes from the recogniser (unlisted characters: `floorPosterior`) and the prior is
-/// positional (Doc 9303-3 §4.3–4.4 character classes: only digits in dates and check digits; in
-/// alphanumeric fields a letter-or-digit prior favouring the kind of the neighbouring characters the
-/// recogniser is sure of, `kindLogPrior`). Only hypotheses for which every check digit, the composite
-/// included (Doc 9303-3 §4.9), holds are admissible. A change between characters of equal check-digit
-/// value modulo 10 (K↔`<`, L↔1, G↔6, …) is never proposed unless the read character cannot stand
-/// there: no check digit could confirm it.
+/// digits). Its cost is −Σ log P(cell | image) − log prior, where the posterior comes from the
+/// recogniser (confusion-table characters it did not list: `floorPosterior`) and the prior is
+/// positional: Doc 9303-3 §4.3–4.4 character classes (only digits in dates and check digits) and, in
+/// document-number and optional-data fields, `kindChangeLogPrior` per letter↔digit change between
+/// neighbours (runs of one kind). Admissible: every check digit, the composite included (Doc 9303-3
+/// §4.9), holds. Only cells a failing field check digit covers may change (plus, when the composite
+/// fails, the cells only the composite covers, and any character that cannot stand where it is); a
+/// field whose own check digit holds keeps its reading. A change between characters of equal
+/// check-digit value modulo 10 (K↔`<`, L↔1, G↔6, …) is never proposed: no check digit could confirm it.
 ///
-/// Search: best-first enumeration of hypotheses in order of decreasing score (each cell's candidates
-/// sorted by score; the frontier of index vectors in a priority queue, every vector generated once),
-/// at most `budget` hypotheses. The best admissible hypothesis is applied only when no other
-/// admissible one scores within `margin` (log-odds) of it — which the best-first order proves once
-/// the frontier falls `margin` below the best; otherwise the MRZ is ambiguous and nothing is applied.
+/// The unseen rival: each open cell also has an "unlisted character" option with posterior
+/// (1 − Σ listed)/10 (about one unlisted character in ten has the check-digit value needed), admissible
+/// when the checks covering it agree on that value and no listed option already has it. A best
+/// hypothesis that needs one is not applied.
+///
+/// Search: best-first enumeration of index vectors over each open cell's candidates sorted by cost
+/// (a vector's parent decrements its last non-zero index, so each is generated once), at most `budget`
+/// vectors. The best admissible hypothesis is applied only when no other admissible one comes within
+/// `margin` (log-odds; ×10 more without a composite check digit) of it, which the best-first order
+/// proves once the frontier passes that bound; otherwise nothing is applied and the MRZ is flagged.
 struct MRZDecoder {
     typealias Rows = [[UInt8]]
 
@@ -38,8 +44,9 @@ struct MRZDecoder {
     /// an `O` between digits (two changes) is 400× less likely than a `0` there. ICAO document numbers
     /// are mostly all digits or a letter prefix then digits.
     static let kindChangeLogPrior = -log(20.0)
-    /// Least log-odds by which the best admissible hypothesis must beat every rival: 100:1. Calibrated on
-    /// `idvd bench mrz`'s posterior-corrupted corpus (0 wrong corrections; see `MRZCommand.swift`).
+    /// Least log-odds by which the best admissible hypothesis must beat every rival: 100:1. Chosen on
+    /// `idvd bench mrz`'s posterior corpus (2,000 MRZs, debug run): 20:1 and 50:1 gave 1 wrong
+    /// correction, 100:1 none; the real specimens were not used to choose it.
     static let margin = log(100.0)
     /// Marks a cell holding a character the recogniser did not list (never applied).
     static let unseen: UInt8 = 0
