@@ -28,8 +28,11 @@ public struct DocumentCheck: Codable, Sendable, Equatable {
 /// gave its twin ≥ `DocumentReader.twinDoubtConfidence` (it counts as unclear). **WARNING** when
 /// the MRZ is valid but an image-quality check failed (sharpness, glare, resolution), no portrait
 /// was found, a country code is unknown, the MRZ parser reports a character the check digit cannot
-/// tell from its twin (any such MRZ warning reaches `warnings` in plain words), or the document
-/// number mixes the letter O and the digit 0. Any entry in `warnings` rules out VALID.
+/// tell from its twin *and* the classifier gave that twin weight (≥ `DocumentReader.twinDoubtConfidence`
+/// — a twin read with certainty, like the G of `GC3664952` or ICAO's `L898902C3`, is not in doubt; the
+/// warning reaches `warnings` in plain words), or the document number mixes the letter O and the
+/// digit 0. Any entry in `warnings` rules out VALID. The MRZ is parsed with the classifier's per-cell
+/// posteriors (`MRZParser.parse(_:posteriors:)`, maximum-a-posteriori correction).
 /// **VALID** otherwise. (Characters corrected with check digits are listed in `mrz.corrections`.)
 public enum DocumentStatus: String, Codable, Sendable {
     case valid = "VALID"
@@ -164,7 +167,9 @@ extension DocumentReader {
         if let best {
             check("MRZ present", "MRZ", .passed, "A machine-readable zone was found on page \(best.page + 1).")
             let parser = MRZParser(options: .init(referenceDate: options.referenceDate))
-            let result = parser.parse(best.reading.lines, alternatives: best.reading.alternatives)
+            let result = best.reading.alternativeConfidences.isEmpty
+                ? parser.parse(best.reading.lines, alternatives: best.reading.alternatives)
+                : parser.parse(best.reading.lines, posteriors: best.reading.parserCandidates)
             section.result = result
             fields = result.fields
             // Names, codes and sex have no check digit: a doubtful cell there cannot be confirmed.
@@ -202,8 +207,11 @@ extension DocumentReader {
                       cd.valid ? "The \(label) check digit holds." : "The \(label) check digit does not match the printed data.")
             }
             for e in result.errors { errors.append(plain(mrzError: e)) }
-            // Check-digit-invisible ambiguity (the parser's warnings) and O/0 mixing: never VALID.
-            for w in result.warnings { if let p = plain(mrzAmbiguity: w) { warnings.append(p) } }
+            // Check-digit-invisible ambiguity (the parser's warnings) and O/0 mixing: never VALID. A
+            // twin the classifier gave no real weight (< twinDoubtConfidence) is not in doubt.
+            for w in result.warnings where !twinSettled(w, best.reading, corrected: corrected) {
+                if let p = plain(mrzAmbiguity: w) { warnings.append(p) }
+            }
             let number = fields.documentNumber
             if number.contains("O") && number.contains("0") {
                 warnings.append("The document number mixes the letter O and the digit 0, which look alike in OCR-B and can swap without the check digit noticing; compare it with the printed page.")
@@ -346,6 +354,19 @@ extension DocumentReader {
         return out
     }
 
+    /// Whether a parser warning "… at line L column C cannot be told from …" concerns a cell the
+    /// classifier read without doubt: its check-digit twin got < `twinDoubtConfidence` and the parser
+    /// did not change the cell. False for other warnings and when the reading has no twin posteriors.
+    static func twinSettled(_ w: String, _ r: MRZReading, corrected: Set<Int>) -> Bool {
+        guard w.contains("cannot be told from") else { return false }
+        let words = w.split(separator: " ")
+        guard let i = words.firstIndex(of: "line"), i + 3 < words.count, words[i + 2] == "column",
+              let line = Int(words[i + 1]), let column = Int(words[i + 3]), line >= 1, column >= 1 else { return false }
+        let l = line - 1, c = column - 1
+        guard l < r.twinConfidences.count, c < r.twinConfidences[l].count, !corrected.contains(l * 1000 + c) else { return false }
+        return r.twinConfidences[l][c] < twinDoubtConfidence
+    }
+
     /// Plain words for the MRZ parser's "… cannot be told from … by the check digit" warnings; nil for others.
     static func plain(mrzAmbiguity w: String) -> String? {
         guard w.contains("cannot be told from") else { return nil }
@@ -425,4 +446,24 @@ func mrzQuality(_ image: GreyImage, _ r: MRZReading) -> MRZQuality {
     grads.sort()
     let sharpness = grads.isEmpty ? 0 : grads[grads.count * 9 / 10]
     return MRZQuality(sharpness: sharpness, saturatedFraction: total > 0 ? Double(saturated) / Double(total) : 0)
+}
+
+extension MRZReading {
+    /// Per-cell candidates with posteriors in the shape `MRZParser.parse(_:posteriors:)` takes: the
+    /// read character with `confidences[l][c]`, then `alternatives[l][c]` with `alternativeConfidences`.
+    public var parserCandidates: [[[MRZCandidate]]] {
+        lines.enumerated().map { l, line in
+            Array(line).enumerated().map { c, ch in
+                var out = [MRZCandidate(ch, l < confidences.count && c < confidences[l].count ? confidences[l][c] : 0)]
+                if l < alternatives.count, c < alternatives[l].count {
+                    for (k, a) in alternatives[l][c].enumerated() where a != ch {
+                        let p = l < alternativeConfidences.count && c < alternativeConfidences[l].count && k < alternativeConfidences[l][c].count
+                            ? alternativeConfidences[l][c][k] : 0
+                        out.append(MRZCandidate(a, p))
+                    }
+                }
+                return out
+            }
+        }
+    }
 }

@@ -84,16 +84,39 @@ public struct MRZParser: Sendable {
     /// indexes the lines as given (before leading/trailing whitespace is trimmed and empty lines
     /// dropped). Any shape is accepted: missing lines or cells mean "no alternatives".
     public func parse(_ lines: [String], alternatives: [[[Character]]]? = nil) -> MRZResult {
+        parse(lines, alternatives: alternatives, posteriors: nil)
+    }
+
+    /// Parses MRZ lines with the recogniser's per-cell posteriors: `posteriors[l][c]` lists candidate
+    /// characters of that cell with their posterior (0…1; the read character in `lines` should be among
+    /// them, else it gets the rest of the mass); indexed like `alternatives`, any shape accepted.
+    /// When a check digit fails, the corrections are the maximum-a-posteriori reading that makes every
+    /// check digit hold (`MRZDecoder`), applied only when it beats every rival by a 100:1 margin;
+    /// with several explanations within that margin nothing is applied and the result is invalid. When
+    /// no reading within the search bound satisfies the check digits, the rank-only correction of
+    /// `parse(_:alternatives:)` is tried with the candidates as runner-ups (most probable first).
+    public func parse(_ lines: [String], posteriors: [[[MRZCandidate]]]) -> MRZResult {
+        let ranked = posteriors.enumerated().map { l, row in
+            row.enumerated().map { c, cands -> [Character] in
+                let read: Character? = l < lines.count && c < Array(lines[l]).count ? Array(lines[l])[c] : nil
+                return cands.filter { $0.character != read }.sorted { $0.posterior > $1.posterior }.map(\.character)
+            }
+        }
+        return parse(lines, alternatives: ranked, posteriors: posteriors)
+    }
+
+    func parse(_ lines: [String], alternatives: [[[Character]]]?, posteriors: [[[MRZCandidate]]]?) -> MRZResult {
         let total = lines.reduce(0) { $0 + $1.utf8.count }
         if total > Self.maxInputBytes || lines.count > 256 { return Self.tooLarge(total, lines: lines.count) }
         // 1. Normalise: trim, drop empty lines, map characters to bytes (non-ASCII → 0x80, « → 0xAB).
         var rows: [[UInt8]] = []
         var display = Display()
         var alts: [[[UInt8]]] = []
+        var post: [[[(b: UInt8, p: Double)]]] = []
         for (i, line) in lines.enumerated() {
             var lead = 0, end = 0
             if line.utf8.count > 4096 {      // far beyond any MRZ: keep only its length for the message
-                rows.append([UInt8](repeating: 0x80, count: line.utf8.count)); alts.append([])
+                rows.append([UInt8](repeating: 0x80, count: line.utf8.count)); alts.append([]); post.append([])
                 display.truncated.insert(rows.count - 1)
                 continue
             }
@@ -119,6 +142,13 @@ public struct MRZParser: Sendable {
                 for col in lead..<end { lineAlts.append(col < a[i].count ? a[i][col].prefix(8).map(Self.byte) : []) }
             }
             alts.append(lineAlts)
+            var linePost: [[(b: UInt8, p: Double)]] = []
+            if let q = posteriors, i < q.count {
+                for col in lead..<end {
+                    linePost.append(col < q[i].count ? q[i][col].prefix(16).map { (Self.byte($0.character), $0.posterior.isFinite ? min(max($0.posterior, 0), 1) : 0) } : [])
+                }
+            }
+            post.append(linePost)
         }
 
         // 2. Format from line count and length.
@@ -143,7 +173,24 @@ public struct MRZParser: Sendable {
             let corrector = Corrector(classes: classes,
                                       alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil)
             let before = rows
-            let applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors)
+            var applied: [Corrector.Change] = []
+            var decoded = false
+            if post.contains(where: { !$0.isEmpty }) {
+                applied = Self.normaliseFillers(&rows, classes: classes)
+                let decoder = MRZDecoder(format: format, classes: classes, posteriors: post, tableAllowed: layout.compositeIndex != nil)
+                switch decoder.decode(rows, layout: Layout.make(format, rows: rows)) {
+                case .unchanged:
+                    decoded = true
+                case .decided(let changes, _):
+                    Corrector.apply(changes, to: &rows); applied += changes; decoded = true
+                case .ambiguous(let n):
+                    errors.append("check digits fail and \(n) readings of similar likelihood would satisfy them; none applied")
+                    decoded = true
+                case .none:
+                    rows = before; applied = []
+                }
+            }
+            if !decoded { applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors) }
             if !applied.isEmpty {
                 layout = Layout.make(format, rows: rows)
                 classes = layout.classMap(shape: shape)
@@ -255,17 +302,22 @@ public struct MRZParser: Sendable {
 
     // MARK: - Correction (policy on `Corrector`)
 
-    func correct(_ rows: inout [[UInt8]], layout: Layout, corrector: Corrector, errors: inout [String]) -> [Corrector.Change] {
+    /// `«` can only be a filler wherever a filler may stand.
+    static func normaliseFillers(_ rows: inout [[UInt8]], classes: [[CharClass?]]) -> [Corrector.Change] {
         var applied: [Corrector.Change] = []
-        // `«` can only be a filler wherever a filler may stand.
         for l in rows.indices {
             for c in rows[l].indices where rows[l][c] == Corrector.guillemet {
-                if corrector.classes[l][c]?.allows(Corrector.lt) ?? true {
+                if classes[l][c]?.allows(Corrector.lt) ?? true {
                     rows[l][c] = Corrector.lt
                     applied.append(.init(line: l, column: c, to: Corrector.lt, source: .fillerNormalisation, cost: 0.5))
                 }
             }
         }
+        return applied
+    }
+
+    func correct(_ rows: inout [[UInt8]], layout: Layout, corrector: Corrector, errors: inout [String]) -> [Corrector.Change] {
+        var applied = Self.normaliseFillers(&rows, classes: corrector.classes)
         let groupChecks = layout.checks.indices.filter { $0 != layout.compositeIndex }
         let groups = groupChecks.map { Self.group(layout.checks[$0]) }
         let hasComposite = layout.compositeIndex != nil

@@ -201,4 +201,50 @@ public struct MRZSampleGenerator: Sendable {
     public mutating func corrupt(_ lines: [String]) -> [String] {
         corrupt(lines, count: int(1...2)).lines
     }
+
+    /// A uniform draw from `range`.
+    public mutating func uniform(_ range: ClosedRange<Double>) -> Double {
+        range.lowerBound + (range.upperBound - range.lowerBound) * Double(nextUInt64() >> 11) / Double(1 << 53)
+    }
+
+    /// `lines` as an OCR with per-cell posteriors might read them (for the posterior decoder),
+    /// modelled on the OCR-B classifier's softmax as the document reader lists it (runner-ups and
+    /// look-alikes listed, 0–2 % of the mass left unlisted): `count` cells where `allowed` holds are
+    /// misread as a look-alike (`confusions`) with posterior 0.5–0.99; the true character gets 5–100 %
+    /// of the rest (one time in ten only 0.1–5 %: a confident error), and one time in twenty it is not
+    /// listed at all (its mass unlisted). Elsewhere one cell in `decoyEvery` with a look-alike lists it
+    /// as a decoy with posterior 0.01–0.45 (doubtful but correct); other cells are read with posterior
+    /// 0.9–1. Returns the lines read, `posteriors[l][c]` (read character first) and the misreadings.
+    public mutating func corruptWithPosteriors(_ lines: [String], count: Int, decoyEvery: Int = 15,
+                                               allowed: (Int, Int) -> Bool = { _, _ in true })
+        -> (lines: [String], posteriors: [[[MRZCandidate]]], corruptions: [Corruption]) {
+        let (bad, made) = corrupt(lines, count: count, allowed: allowed)
+        let clean = lines.map { Array($0) }
+        var posteriors: [[[MRZCandidate]]] = []
+        for (l, line) in bad.enumerated() {
+            var row: [[MRZCandidate]] = []
+            for (c, ch) in Array(line).enumerated() {
+                let unlisted = uniform(0...0.02)
+                if made.contains(where: { $0.line == l && $0.column == c }) {
+                    let p = uniform(0.5...0.99) * (1 - unlisted)
+                    var cell = [MRZCandidate(ch, p)]
+                    if int(0...19) > 0 {
+                        let share = int(0...9) == 0 ? uniform(0.001...0.05) : uniform(0.05...1)
+                        cell.append(MRZCandidate(clean[l][c], (1 - unlisted - p) * share))
+                    }
+                    row.append(cell)
+                } else if let decoys = Self.confusions[ch], int(1...decoyEvery) == 1 {
+                    let q = uniform(0.01...0.45)
+                    row.append([MRZCandidate(ch, (1 - q) * (1 - unlisted)), MRZCandidate(pick(decoys), q * (1 - unlisted))])
+                } else {
+                    let p = uniform(0.9...1)
+                    var cell = [MRZCandidate(ch, p * (1 - unlisted))]
+                    if let decoys = Self.confusions[ch] { cell.append(MRZCandidate(decoys[0], (1 - p) * (1 - unlisted))) }
+                    row.append(cell)
+                }
+            }
+            posteriors.append(row)
+        }
+        return (bad, posteriors, made)
+    }
 }

@@ -116,7 +116,9 @@ extension Benchmark {
                     let r = DocumentReader.read(pages: [data], options: options)
                     got = r.mrz.result?.lines ?? []
                 } else if let img = try? DocumentImage.decode(data), let reading = MRZReader.read(img.grey) {
-                    got = MRZParser().parse(reading.lines, alternatives: reading.alternatives).lines
+                    // as DocumentReader.read parses it: with the classifier's posteriors when known
+                    got = (reading.alternativeConfidences.isEmpty ? MRZParser().parse(reading.lines, alternatives: reading.alternatives)
+                                                                  : MRZParser().parse(reading.lines, posteriors: reading.parserCandidates)).lines
                 }
             }
             let exact = got == item.expected

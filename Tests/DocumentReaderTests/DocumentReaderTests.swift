@@ -156,15 +156,19 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(s2.checks_performed.first { $0.check_name == "Chip verification" }?.result, "NOT_PERFORMED")
         let faces = (try? FaceEngine.shared()) != nil
         // The ICAO example number starts with L, which the check digit cannot tell from 1 (both 1
-        // modulo 10): the report must say so and cannot be VALID.
-        XCTAssertEqual(s2.overall_status, "WARNING", "\(s2.errors) \(s2.warnings)")
-        XCTAssertTrue(s2.warnings.contains { $0.hasPrefix("The document number holds 'L' (MRZ line 2, position 1), which could also be '1'") }, "\(s2.warnings)")
+        // modulo 10). Read with certainty (the classifier gave '1' < twinDoubtConfidence), it is not
+        // in doubt: no warning about it, and the verdict is VALID unless another warning stands.
+        XCTAssertTrue(report.mrz.doubtfulTwins.isEmpty, "\(report.mrz.doubtfulTwins)")
+        XCTAssertFalse(s2.warnings.contains { $0.contains("holds 'L'") }, "\(s2.warnings)")
+        XCTAssertEqual(report.overallStatus, s2.warnings.isEmpty ? .valid : .warning, "\(s2.errors) \(s2.warnings)")
+        XCTAssertEqual(s2.overall_status, report.overallStatus.rawValue)
+        if faces { XCTAssertEqual(report.overallStatus, .valid, "\(s2.warnings)") }
         XCTAssertEqual(s2.errors, [])
         if faces { XCTAssertNotNil(s2.document_info.portrait_image) }
         let s3 = report.seed003
         XCTAssertEqual(s3.identity_data["Surname and given names"], "ERIKSSON ANNA MARIA")
         XCTAssertEqual(s3.document_info.document_number, "L898902C3")
-        XCTAssertEqual(s3.document_status.overall_document_status, "WARNING")
+        XCTAssertEqual(s3.document_status.overall_document_status, report.overallStatus == .valid ? "OK" : "WARNING")
         XCTAssertEqual(s3.document_status.checks_performed.first { $0.check_name == "Chip verification" }?.check_status, "NOT DONE")
         // JSON round trip of both shapes
         let d2 = try JSONEncoder().encode(report.seed002)
@@ -239,6 +243,41 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertTrue(report.mrz.doubtfulTwins.contains { $0.line == 2 && $0.column == 9 && $0.read == "K" && $0.twin == "<" },
                       "\(report.mrz.doubtfulTwins)")
         XCTAssertEqual(report.checks.first { $0.name == "MRZ readable" }?.result, .failed)
+    }
+
+    /// Verdict rule for check-digit twins (K/<, L/1, G/6): the parser's "cannot be told from" warning
+    /// counts only when the classifier gave the twin real weight. A confident `G` in a document number
+    /// is settled (no warning, can be VALID); a doubted one is not settled and is a doubtful twin.
+    func testTwinWarningOnlyWhenTheClassifierDoubted() {
+        let lines = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "GC3664952<UTO7408122F1204159ZE184226B<<<<<10"]
+        func reading(twin: Double) -> MRZReading {
+            var twins = lines.map { Array(repeating: 0.0, count: $0.count) }
+            twins[1][0] = twin
+            return MRZReading(lines: lines, alternatives: lines.map { $0.map { _ in [] } }, confidences: lines.map { $0.map { _ in 0.99 } },
+                              geometry: [], angleDegrees: 0, twinConfidences: twins)
+        }
+        let w = "document_number: 'G' at line 2 column 1 cannot be told from '6' by the check digit (equal weight modulo 10)"
+        let classes = MRZCharacterClass.layout(lineLength: 44, lineCount: 2)
+        let sure = reading(twin: 0.004), doubted = reading(twin: 0.3)
+        XCTAssertTrue(DocumentReader.twinSettled(w, sure, corrected: []))
+        XCTAssertTrue(DocumentReader.doubtfulTwins(sure, classes: classes).isEmpty)
+        XCTAssertFalse(DocumentReader.twinSettled(w, doubted, corrected: []))
+        XCTAssertEqual(DocumentReader.doubtfulTwins(doubted, classes: classes).map { "\($0.line):\($0.column) \($0.read)/\($0.twin)" }, ["2:1 G/6"])
+        // A cell the parser changed, a reading without twin posteriors, or another warning: not settled.
+        XCTAssertFalse(DocumentReader.twinSettled(w, sure, corrected: [1 * 1000 + 0]))
+        var bare = sure
+        bare.twinConfidences = []
+        XCTAssertFalse(DocumentReader.twinSettled(w, bare, corrected: []))
+        XCTAssertFalse(DocumentReader.twinSettled("name fills the whole field and may be truncated", sure, corrected: []))
+    }
+
+    /// `MRZReading.parserCandidates`: the read character with its confidence first, then the runner-ups
+    /// with `alternativeConfidences` (0 where missing).
+    func testReadingPosteriors() {
+        var r = MRZReading(lines: ["A0"], alternatives: [[["4"], ["O", "D"]]], confidences: [[0.9, 0.6]], geometry: [], angleDegrees: 0)
+        r.alternativeConfidences = [[[0.05], [0.35]]]
+        XCTAssertEqual(r.parserCandidates, [[[MRZCandidate("A", 0.9), MRZCandidate("4", 0.05)],
+                                       [MRZCandidate("0", 0.6), MRZCandidate("O", 0.35), MRZCandidate("D", 0)]]])
     }
 
     /// Every MRZ warning about a check-digit-invisible character becomes a plain sentence; others do not.

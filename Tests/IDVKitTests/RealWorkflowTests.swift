@@ -65,11 +65,13 @@ final class RealWorkflowTests: XCTestCase {
         ev = try await api.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC)
         guard case let .getIDVConfirmDocumentDetails(dj, .idvPostLoginKYC)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
         // The specimen's document number (GC3664952) holds a G, which its check digit cannot tell
-        // from 6: the reader's documented rule makes such a document WARNING with a warning saying so.
+        // from 6; the reader's documented rule warns only when the classifier gave the 6 real weight
+        // (DocumentReader.twinDoubtConfidence). Read with certainty, it is not in doubt: no warning
+        // about it, and the document is VALID unless another warning stands.
         let details = try DocumentDetails(jsonString: dj).responseData
-        XCTAssertEqual(details.overallStatus, .other("WARNING"))
         XCTAssertEqual(details.documentInfo.documentNumber, "GC3664952")
-        XCTAssertFalse(details.warnings.isEmpty)
+        XCTAssertFalse(details.warnings.contains { $0.contains("holds 'G'") }, "\(details.warnings)")
+        XCTAssertEqual(details.overallStatus, details.warnings.isEmpty ? .valid : .other("WARNING"), "\(details.warnings)")
         XCTAssertTrue(details.errors.isEmpty, "\(details.errors)")
         ev = try await api.setIDVConfirmDocumentDetails(true, challenge: .idvPostLoginKYC)
         XCTAssertEqual(ev.last, .getIDVSelfieProcessStartConfirmation(idvWorkflow: .postLoginKYC))
