@@ -142,6 +142,15 @@ public enum MRZReader {
                 chars[chars.count - 1] = "<"
                 la[chars.count - 1] = ["K"] + la[chars.count - 1].filter { $0 != "<" && $0 != "K" }
             }
+            // The name field's padding: ICAO 9303-3 §4.6 separates name components by one filler and
+            // the primary from the secondary identifier by two, so once a name has begun, three
+            // fillers in a row end it and every later cell of the field is a filler. A letter read
+            // there (`…<<<<CCC`, `…<<<K<<`) is a misread filler: it becomes `<` with the classifier's
+            // own posterior for `<` as its confidence, so a cell the classifier was sure held a letter
+            // stays unclear (and no check digit covers names) instead of passing as read.
+            if !frenchCard {   // the French card's line 1 ends with a department code after its name
+                Self.fillNamePadding(&chars, &la, &lc, ranks: ranks, classes: classes[l])
+            }
             // OCR-B look-alikes are always offered to the parser, after the ranked runner-ups.
             for i in chars.indices {
                 for l in MRZReader.lookAlikes[chars[i]] ?? [] where !la[i].contains(l) { la[i].append(l) }
@@ -155,6 +164,42 @@ public enum MRZReader {
         if a < 0 { a += 360 }
         return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins,
                           posteriors: posts, alternativeConfidences: altConfs)
+    }
+}
+
+extension MRZReader {
+    /// Applies the name-padding rule (ICAO 9303-3 §4.6) to one line: in each run of name cells, after
+    /// the first `<<<` that follows a letter, every cell becomes `<`; its confidence becomes the
+    /// posterior the classifier gave `<` (`ranks`), and the letter read moves to the front of its
+    /// alternatives. Returns the columns changed.
+    @discardableResult
+    static func fillNamePadding(_ chars: inout [Character], _ alternatives: inout [[Character]], _ confidences: inout [Double],
+                                ranks: [[Character: Double]], classes: [MRZCharacterClass]) -> [Int] {
+        var changed: [Int] = []
+        var i = 0
+        while i < chars.count {
+            guard i < classes.count, classes[i] == .name else { i += 1; continue }
+            var end = i
+            while end < chars.count && end < classes.count && classes[end] == .name { end += 1 }
+            // the span i..<end is one name field
+            var seenLetter = false, run = 0, padFrom: Int?
+            for c in i..<end {
+                if chars[c] == "<" {
+                    run += 1
+                    if seenLetter && run >= 3 { padFrom = c + 1; break }
+                } else { seenLetter = true; run = 0 }
+            }
+            if let from = padFrom {
+                for c in from..<end where chars[c] != "<" {
+                    alternatives[c] = [chars[c]] + alternatives[c].filter { $0 != chars[c] && $0 != "<" }
+                    confidences[c] = c < ranks.count ? ranks[c]["<"] ?? 0 : 0
+                    chars[c] = "<"
+                    changed.append(c)
+                }
+            }
+            i = end
+        }
+        return changed
     }
 }
 

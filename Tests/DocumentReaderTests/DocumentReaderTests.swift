@@ -309,3 +309,42 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertTrue(big.errors.contains { $0.contains("10000×10000") && $0.contains("\(Raster.maxPixels)") }, "\(big.errors)")
     }
 }
+
+/// ICAO 9303-3 §4.6 name padding: after `<<<` every name cell is a filler.
+final class NamePaddingTests: XCTestCase {
+    func testLettersAfterThreeFillersInANameBecomeFillersWithTheFillerPosterior() {
+        let line = Array("P<CANHAMALAINEN<<SOFIA<<<<<<<<<<<<<<<<<<<CCC")
+        var chars = line
+        var alts = [[Character]](repeating: [], count: line.count)
+        var confs = [Double](repeating: 0.99, count: line.count)
+        var ranks = [[Character: Double]](repeating: ["<": 0.99], count: line.count)
+        ranks[41] = ["C": 0.7, "<": 0.3]
+        ranks[42] = ["C": 0.999, "<": 0.0004]
+        ranks[43] = ["C": 0.6, "<": 0.4]
+        let classes = MRZCharacterClass.layout(lineLength: 44, lineCount: 2)[0]
+        let changed = MRZReader.fillNamePadding(&chars, &alts, &confs, ranks: ranks, classes: classes)
+        XCTAssertEqual(changed, [41, 42, 43])
+        XCTAssertEqual(String(chars), "P<CANHAMALAINEN<<SOFIA<<<<<<<<<<<<<<<<<<<<<<")
+        XCTAssertEqual(confs[41], 0.3)
+        XCTAssertEqual(confs[42], 0.0004, "a filler the classifier doubted stays unclear")
+        XCTAssertEqual(alts[42].first, "C")
+    }
+
+    func testNamesWithSingleAndDoubleFillersAreLeftAlone() {
+        for text in ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "P<D<<PAPADOPOULOS<<BJORN<K<<<<<<<<<<<<<<<<<<"] {
+            var chars = Array(text)
+            var alts = [[Character]](repeating: [], count: 44)
+            var confs = [Double](repeating: 0.9, count: 44)
+            let changed = MRZReader.fillNamePadding(&chars, &alts, &confs, ranks: [], classes: MRZCharacterClass.layout(lineLength: 44, lineCount: 2)[0])
+            XCTAssertEqual(changed, [], text)
+            XCTAssertEqual(String(chars), text)
+        }
+        // TD1 line 3: `<<<` ends the name; the K after it is a filler.
+        var chars = Array("ABDULLAH<<SOFIA<<<K<<<<<<<<<<<")
+        var alts = [[Character]](repeating: [], count: 30)
+        var confs = [Double](repeating: 0.9, count: 30)
+        let changed = MRZReader.fillNamePadding(&chars, &alts, &confs, ranks: [], classes: MRZCharacterClass.layout(lineLength: 30, lineCount: 3)[2])
+        XCTAssertEqual(changed, [18])
+        XCTAssertEqual(confs[18], 0)
+    }
+}
