@@ -66,16 +66,7 @@ public final class OCRBClassifier: Sendable {
         let pitches: [Double] = [4.5, 5.5, 6.5, 8, 10, 13, 17, 22, 28]
         for p in pitches {
             for _ in 0..<linesPerPitch {
-                // Each line holds every symbol at least once, in random order, plus random extras.
-                var text = Self.alphabet.shuffled(using: &rng)
-                while text.count < 44 { text.append(Self.alphabet[Int(rng.next() % 37)]) }
-                let style = TrainingStyle(
-                    pitch: p * rng.uniform(0.95, 1.05), stroke: rng.uniform(-0.06, 0.16), blur: rng.uniform(0, 0.35) * p / 6,
-                    noise: rng.uniform(0, 14), contrast: rng.uniform(0.35, 1.0), offset: (rng.uniform(0, 1), rng.uniform(0, 1)),
-                    hinted: rng.next() % 3 == 0, glyphScale: rng.uniform(0.92, 1.08))
-                let (img, geom0) = Self.renderLine(text, style: style)
-                let (dark, light) = Self.inkLevels(img, geom0, count: text.count)
-                let geom = Self.refine(img, geom0, count: text.count, dark: dark, light: light)
+                let (text, img, geom, dark, light) = Self.randomTrainingLine(pitch: p, rng: &rng)
                 for (i, ch) in text.enumerated() {
                     for _ in 0..<2 {
                         var g = geom
@@ -294,6 +285,23 @@ public final class OCRBClassifier: Sendable {
         var hinted = false
         /// Glyph size relative to the nominal size for the pitch.
         var glyphScale = 1.0
+    }
+
+    /// One augmented training line at about `pitch` pixels: 44 symbols holding every symbol at
+    /// least once (random order, random extras), rendered with a random `TrainingStyle`, with its
+    /// ink levels and its vertically centred geometry (`refine`, as at reading time). Shared by
+    /// training and the held-out evaluation (`OCRBEvaluation`), which differ only in their seeds.
+    static func randomTrainingLine(pitch p: Double, rng: inout SeededRNG)
+        -> (text: [Character], image: GreyImage, geometry: LineGeometry, dark: Double, light: Double) {
+        var text = alphabet.shuffled(using: &rng)
+        while text.count < 44 { text.append(alphabet[Int(rng.next() % 37)]) }
+        let style = TrainingStyle(
+            pitch: p * rng.uniform(0.95, 1.05), stroke: rng.uniform(-0.06, 0.16), blur: rng.uniform(0, 0.35) * p / 6,
+            noise: rng.uniform(0, 14), contrast: rng.uniform(0.35, 1.0), offset: (rng.uniform(0, 1), rng.uniform(0, 1)),
+            hinted: rng.next() % 3 == 0, glyphScale: rng.uniform(0.92, 1.08))
+        let (img, geom0) = renderLine(text, style: style)
+        let (dark, light) = inkLevels(img, geom0, count: text.count)
+        return (text, img, refine(img, geom0, count: text.count, dark: dark, light: light), dark, light)
     }
 
     /// The OCR-B font's advance width and cap height per unit font size (measured once with Cairo).

@@ -40,15 +40,7 @@ public struct OCRBEvaluation: Sendable {
         var out: [(features: [Double], label: Int)] = []
         for p in [5.0, 6.0, 7.5, 9.0, 12.0, 16.0, 20.0, 26.0] {
             for _ in 0..<linesPerPitch {
-                var text = OCRBClassifier.alphabet.shuffled(using: &rng)
-                while text.count < 44 { text.append(OCRBClassifier.alphabet[Int(rng.next() % 37)]) }
-                let style = OCRBClassifier.TrainingStyle(
-                    pitch: p * rng.uniform(0.95, 1.05), stroke: rng.uniform(-0.06, 0.16), blur: rng.uniform(0, 0.35) * p / 6,
-                    noise: rng.uniform(0, 14), contrast: rng.uniform(0.35, 1.0), offset: (rng.uniform(0, 1), rng.uniform(0, 1)),
-                    hinted: rng.next() % 3 == 0, glyphScale: rng.uniform(0.92, 1.08))
-                let (img, g0) = OCRBClassifier.renderLine(text, style: style)
-                let (dark, light) = OCRBClassifier.inkLevels(img, g0, count: text.count)
-                let g = OCRBClassifier.refine(img, g0, count: text.count, dark: dark, light: light)
+                let (text, img, g, dark, light) = OCRBClassifier.randomTrainingLine(pitch: p, rng: &rng)
                 for (i, ch) in text.enumerated() {
                     out.append((OCRBClassifier.features(img, g, index: i, dark: dark, light: light), OCRBClassifier.alphabet.firstIndex(of: ch)!))
                 }
