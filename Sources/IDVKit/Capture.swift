@@ -1,4 +1,5 @@
 import Foundation
+import IDVCore
 
 /// Why a capture produced nothing usable. The SDK reports it as `onRequestFailed` with code 1008
 /// (`invalidImage`) and the message; the challenge stays open, so the user can try again.
@@ -37,30 +38,24 @@ extension SelfieCaptureProvider {
 }
 
 /// One action of an active-liveness challenge (ISO/IEC 30107-3 challenge–response PAD), as the
-/// server names it in `liveness_challenge.actions`.
-public enum RDNALivenessAction: Sendable, Hashable, Codable {
-    /// Turn the head to the user's own left.
+/// server names it in `liveness_challenge.actions`. Unknown names (a newer server) decode to `.other`.
+public enum RDNALivenessAction: OpenStringVocabulary {
+    /// `TURN_LEFT`: turn the head to the user's own left.
     case turnLeft
-    /// Turn the head to the user's own right.
+    /// `TURN_RIGHT`: turn the head to the user's own right.
     case turnRight
-    /// Blink once.
+    /// `BLINK`: blink once.
     case blink
-    /// Open the mouth.
+    /// `OPEN_MOUTH`: open the mouth.
     case openMouth
-    /// An action this SDK version does not know (newer server); shown by its raw name.
+    /// Any other name, kept verbatim.
     case other(String)
 
     public init(rawValue: String) {
-        switch rawValue {
-        case "TURN_LEFT": self = .turnLeft
-        case "TURN_RIGHT": self = .turnRight
-        case "BLINK": self = .blink
-        case "OPEN_MOUTH": self = .openMouth
-        default: self = .other(rawValue)
-        }
+        self = Self.knownValues.first { $0.rawValue == rawValue } ?? .other(rawValue)
     }
 
-    /// The wire name (`TURN_LEFT`, `TURN_RIGHT`, `BLINK`, `OPEN_MOUTH`, or the unknown raw name).
+    /// The string on the wire.
     public var rawValue: String {
         switch self {
         case .turnLeft: return "TURN_LEFT"
@@ -71,6 +66,18 @@ public enum RDNALivenessAction: Sendable, Hashable, Codable {
         }
     }
 
+    /// The named cases (see ``OpenStringVocabulary/knownValues``).
+    public static let knownValues: [RDNALivenessAction] = [.turnLeft, .turnRight, .blink, .openMouth]
+
+    /// False for `.other(_)`.
+    public var isKnown: Bool {
+        if case .other = self { return false }
+        return true
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
     /// What to tell the user, as an imperative phrase ("turn your head to your left").
     public var instruction: String {
         switch self {
@@ -80,12 +87,6 @@ public enum RDNALivenessAction: Sendable, Hashable, Codable {
         case .openMouth: return "open your mouth"
         case let .other(s): return s.lowercased().replacingOccurrences(of: "_", with: " ")
         }
-    }
-
-    public init(from decoder: any Decoder) throws { self.init(rawValue: try decoder.singleValueContainer().decode(String.self)) }
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
     }
 }
 
