@@ -167,9 +167,7 @@ extension DocumentReader {
         if let best {
             check("MRZ present", "MRZ", .passed, "A machine-readable zone was found on page \(best.page + 1).")
             let parser = MRZParser(options: .init(referenceDate: options.referenceDate))
-            let result = best.reading.alternativeConfidences.isEmpty
-                ? parser.parse(best.reading.lines, alternatives: best.reading.alternatives)
-                : parser.parse(best.reading.lines, posteriors: best.reading.parserCandidates)
+            let result = best.reading.parsed(by: parser)
             section.result = result
             fields = result.fields
             // Names, codes and sex have no check digit: a doubtful cell there cannot be confirmed.
@@ -450,20 +448,24 @@ func mrzQuality(_ image: GreyImage, _ r: MRZReading) -> MRZQuality {
 
 extension MRZReading {
     /// Per-cell candidates with posteriors in the shape `MRZParser.parse(_:posteriors:)` takes: the
-    /// read character with `confidences[l][c]`, then `alternatives[l][c]` with `alternativeConfidences`.
+    /// read character with `confidences[l][c]`, then `alternatives[l][c]` with their posteriors
+    /// from `posteriors[l][c]` (0 for a look-alike the classifier gave nothing).
     public var parserCandidates: [[[MRZCandidate]]] {
         lines.enumerated().map { l, line in
             Array(line).enumerated().map { c, ch in
                 var out = [MRZCandidate(ch, l < confidences.count && c < confidences[l].count ? confidences[l][c] : 0)]
                 if l < alternatives.count, c < alternatives[l].count {
-                    for (k, a) in alternatives[l][c].enumerated() where a != ch {
-                        let p = l < alternativeConfidences.count && c < alternativeConfidences[l].count && k < alternativeConfidences[l][c].count
-                            ? alternativeConfidences[l][c][k] : 0
-                        out.append(MRZCandidate(a, p))
-                    }
+                    let post = l < posteriors.count && c < posteriors[l].count ? posteriors[l][c] : [:]
+                    for a in alternatives[l][c] where a != ch { out.append(MRZCandidate(a, post[a] ?? 0)) }
                 }
                 return out
             }
         }
+    }
+
+    /// The reading parsed and check-digit-corrected: from the posteriors (maximum a posteriori,
+    /// `MRZParser.parse(_:posteriors:)`) when the reading has them, else from the ranked alternatives.
+    public func parsed(by parser: MRZParser = MRZParser()) -> MRZResult {
+        posteriors.isEmpty ? parser.parse(lines, alternatives: alternatives) : parser.parse(lines, posteriors: parserCandidates)
     }
 }

@@ -23,10 +23,6 @@ public struct MRZReading: Sendable, Equatable {
     /// unadapted model), before any positional prior or K/`<` rule. Empty when the reading was not
     /// made by `MRZReader`.
     public var posteriors: [[[Character: Double]]] = []
-    /// `alternativeConfidences[l][c][k]`: the classifier's posterior (0…1) for `alternatives[l][c][k]`
-    /// (0 when the classifier gave it none, e.g. a look-alike appended by the reader). Parallel to
-    /// `alternatives`; empty when not known. With `confidences` it gives the parser per-cell posteriors.
-    public var alternativeConfidences: [[[Double]]] = []
 
     /// Mean per-character confidence.
     public var meanConfidence: Double {
@@ -85,7 +81,7 @@ public enum MRZReader {
     /// Classifies every cell of the given lines.
     public static func recognise(_ image: GreyImage, _ geoms: [LineGeometry], count: Int,
                                  classifier: OCRBClassifier = .shared, angle: Double = 0) -> MRZReading {
-        var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = [], twins: [[Double]] = [], altConfs: [[[Double]]] = []
+        var lines: [String] = [], alts: [[[Character]]] = [], confs: [[Double]] = [], twins: [[Double]] = []
         var posts: [[[Character: Double]]] = []
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
         // Pass 1: features of every cell and their scores under the rendered-glyph model.
@@ -158,12 +154,11 @@ public enum MRZReader {
             text = String(chars)
             let tc = chars.indices.map { i in MRZReader.checkDigitTwin[chars[i]].flatMap { ranks[i][$0] } ?? 0 }
             lines.append(text); alts.append(la); confs.append(lc); twins.append(tc); posts.append(ranks)
-            altConfs.append(la.indices.map { i in la[i].map { ranks[i][$0] ?? 0 } })
         }
         var a = angle.truncatingRemainder(dividingBy: 360)
         if a < 0 { a += 360 }
         return MRZReading(lines: lines, alternatives: alts, confidences: confs, geometry: geoms, angleDegrees: a, twinConfidences: twins,
-                          posteriors: posts, alternativeConfidences: altConfs)
+                          posteriors: posts)
     }
 }
 

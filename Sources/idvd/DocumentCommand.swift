@@ -116,9 +116,7 @@ extension Benchmark {
                     let r = DocumentReader.read(pages: [data], options: options)
                     got = r.mrz.result?.lines ?? []
                 } else if let img = try? DocumentImage.decode(data), let reading = MRZReader.read(img.grey) {
-                    // as DocumentReader.read parses it: with the classifier's posteriors when known
-                    got = (reading.alternativeConfidences.isEmpty ? MRZParser().parse(reading.lines, alternatives: reading.alternatives)
-                                                                  : MRZParser().parse(reading.lines, posteriors: reading.parserCandidates)).lines
+                    got = reading.parsed().lines   // exactly as DocumentReader.read parses it
                 }
             }
             let exact = got == item.expected

@@ -272,10 +272,10 @@ final class DocumentReaderTests: XCTestCase {
     }
 
     /// `MRZReading.parserCandidates`: the read character with its confidence first, then the runner-ups
-    /// with `alternativeConfidences` (0 where missing).
+    /// with their `posteriors` (0 where missing).
     func testReadingPosteriors() {
         var r = MRZReading(lines: ["A0"], alternatives: [[["4"], ["O", "D"]]], confidences: [[0.9, 0.6]], geometry: [], angleDegrees: 0)
-        r.alternativeConfidences = [[[0.05], [0.35]]]
+        r.posteriors = [[["A": 0.9, "4": 0.05], ["0": 0.6, "O": 0.35]]]
         XCTAssertEqual(r.parserCandidates, [[[MRZCandidate("A", 0.9), MRZCandidate("4", 0.05)],
                                        [MRZCandidate("0", 0.6), MRZCandidate("O", 0.35), MRZCandidate("D", 0)]]])
     }
