@@ -16,30 +16,31 @@ typedef struct req_state {
     int64_t limit;
     int too_large;
     int responded;                   // a response was queued
-    struct MHD_Response *pending;    // built early (body over limit) but not yet queued
+    struct MHD_Response *pending;    // built early (body over limit) or by an offloaded job, not yet queued
     int pending_status;
+    int dispatched;                  // handed to the application's dispatcher (connection suspended)
+    int finished;                    // the dispatched job has finished and set `pending`
 } req_state;
 
 typedef struct daemon_box {
     struct MHD_Daemon *daemon;
     long active;                     // requests between their first callback and their completion (atomic)
+    long jobs;                       // offloaded jobs dispatched and not yet finished (atomic)
     cmhd_config config;              // copied; strings owned by the caller for the daemon's life
 } daemon_box;
 
+struct cmhd_job {
+    daemon_box *box;
+    struct MHD_Connection *conn;
+    req_state *st;                   // lives until the completion callback, which cannot come while suspended
+    cmhd_request req;
+    char *method, *url, *authorization;
+};
+
 static const char *kEmpty = "";
 
-/// Calls the Swift handler and turns its answer into an MHD_Response (not yet queued).
-static struct MHD_Response *build_response(daemon_box *box, struct MHD_Connection *conn, const char *url,
-                                           const char *method, req_state *st, int *status_out) {
-    cmhd_request req = {
-        .method = method, .url = url,
-        .body = st->too_large ? NULL : st->buf,
-        .body_len = st->too_large ? 0 : st->len,
-        .too_large = st->too_large,
-        .connection = conn,
-    };
-    cmhd_response resp = { .status = 500, .body = NULL, .body_len = 0, .content_kind = 0, .request_id = NULL };
-    box->config.handler(box->config.ctx, &req, &resp);
+/// Turns the handler's answer into an MHD_Response (not yet queued); takes ownership of its buffers.
+static struct MHD_Response *make_response(cmhd_response resp, int too_large, int *status_out) {
     struct MHD_Response *r;
     if (resp.body != NULL && resp.body_len > 0) {
         r = MHD_create_response_from_buffer(resp.body_len, resp.body, MHD_RESPMEM_MUST_FREE);
@@ -52,11 +53,82 @@ static struct MHD_Response *build_response(daemon_box *box, struct MHD_Connectio
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                                 resp.content_kind == 1 ? "text/plain; version=0.0.4; charset=utf-8" : "application/json");
         if (resp.request_id != NULL) MHD_add_response_header(r, "X-Request-Id", resp.request_id);
-        if (st->too_large) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+        if (too_large) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     }
     free(resp.request_id);
     *status_out = resp.status;
     return r;
+}
+
+/// Calls the Swift handler on this (pool) thread and turns its answer into an MHD_Response (not yet queued).
+static struct MHD_Response *build_response(daemon_box *box, struct MHD_Connection *conn, const char *url,
+                                           const char *method, req_state *st, int *status_out) {
+    cmhd_request req = {
+        .method = method, .url = url,
+        .body = st->too_large ? NULL : st->buf,
+        .body_len = st->too_large ? 0 : st->len,
+        .too_large = st->too_large,
+        .connection = conn,
+        .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+    };
+    cmhd_response resp = { .status = 500, .body = NULL, .body_len = 0, .content_kind = 0, .request_id = NULL };
+    box->config.handler(box->config.ctx, &req, &resp);
+    return make_response(resp, st->too_large, status_out);
+}
+
+static char *dup_or_null(const char *s) { return s == NULL ? NULL : strdup(s); }
+
+/// Suspends the connection and hands the request to the application's dispatcher. The connection
+/// comes back through cmhd_job_finish → MHD_resume_connection → access_cb, which queues st->pending.
+static enum MHD_Result offload(daemon_box *box, struct MHD_Connection *conn, const char *url, const char *method,
+                               req_state *st) {
+    cmhd_job *job = (cmhd_job *)calloc(1, sizeof *job);
+    if (job == NULL) return MHD_NO;
+    job->box = box;
+    job->conn = conn;
+    job->st = st;
+    job->method = strdup(method);
+    job->url = strdup(url);
+    job->authorization = dup_or_null(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+    if (job->method == NULL || job->url == NULL) {
+        free(job->method); free(job->url); free(job->authorization); free(job);
+        return MHD_NO;
+    }
+    job->req = (cmhd_request){
+        .method = job->method, .url = job->url,
+        .body = st->buf, .body_len = st->len, .too_large = 0,
+        .connection = NULL, .authorization = job->authorization,
+    };
+    st->dispatched = 1;
+    __atomic_add_fetch(&box->jobs, 1, __ATOMIC_SEQ_CST);
+    // Suspend before dispatching, so a job that finishes at once still finds the connection suspended.
+    MHD_suspend_connection(conn);
+    box->config.dispatch(box->config.ctx, job);
+    return MHD_YES;
+}
+
+const cmhd_request *cmhd_job_request(cmhd_job *job) { return &job->req; }
+
+void cmhd_job_finish(cmhd_job *job, cmhd_response *response) {
+    int status = 500;
+    cmhd_response resp = *response;
+    response->body = NULL;
+    response->request_id = NULL;
+    struct MHD_Response *r = make_response(resp, 0, &status);
+    req_state *st = job->st;
+    st->pending = r;                 // NULL (out of memory) makes access_cb close the connection
+    st->pending_status = status;
+    st->finished = 1;
+    daemon_box *box = job->box;
+    struct MHD_Connection *conn = job->conn;
+    free(job->method); free(job->url); free(job->authorization); free(job);
+    MHD_resume_connection(conn);     // orders the writes above before the pool thread's next look
+    __atomic_sub_fetch(&box->jobs, 1, __ATOMIC_SEQ_CST);
+}
+
+long cmhd_jobs_outstanding(void *daemon) {
+    daemon_box *box = (daemon_box *)daemon;
+    return __atomic_load_n(&box->jobs, __ATOMIC_SEQ_CST);
 }
 
 static enum MHD_Result queue(struct MHD_Connection *conn, req_state *st, struct MHD_Response *r, int status) {
@@ -133,9 +205,12 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         st->len += n;
         return MHD_YES;
     }
-    // Final call: the whole request is in.
+    // Final call: the whole request is in (or, for an offloaded request, its job has finished).
     if (st->responded) return MHD_YES;
     if (st->pending != NULL) return queue(conn, st, st->pending, st->pending_status);
+    if (st->dispatched) return st->finished ? MHD_NO : MHD_YES;   // finished without a response: out of memory
+    if (box->config.offload != NULL && box->config.offload(box->config.ctx, method, url))
+        return offload(box, conn, url, method, st);
     int status = 500;
     struct MHD_Response *r = build_response(box, conn, url, method, st, &status);
     if (r == NULL) return MHD_NO;
@@ -184,7 +259,11 @@ void *cmhd_start(const cmhd_config *config, char *error, size_t error_len) {
         return NULL;
     }
     box->config = *config;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+    if (config->offload != NULL && config->dispatch == NULL) {
+        snprintf(error, error_len, "an offload callback needs a dispatch callback");
+        return NULL;
+    }
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
     if (tls) flags |= MHD_USE_TLS;
     unsigned int threads = config->threads > 0 ? config->threads : 1;
     unsigned int timeout = config->connection_timeout_seconds > 0 ? config->connection_timeout_seconds : 30;
@@ -237,6 +316,8 @@ void cmhd_quiesce(void *daemon) {
 
 void cmhd_stop(void *daemon) {
     daemon_box *box = (daemon_box *)daemon;
+    // A suspended connection must not outlive the daemon: wait for the jobs (handlers always return).
+    while (__atomic_load_n(&box->jobs, __ATOMIC_SEQ_CST) > 0) usleep(5000);
     MHD_stop_daemon(box->daemon);
     free(box);
 }

@@ -9,6 +9,10 @@ public struct ServerConfig: Sendable, Equatable {
     /// 0 picks a free port (printed on the ready line).
     public var port = 8420
     public var threads = 4
+    /// Handler threads for the routes that may take long (every route but health, metrics and the
+    /// OpenAPI document): password hashing, face matching and document reading run there, never on
+    /// libmicrohttpd's pool threads, so a slow request holds up no other connection.
+    public var workers = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
     public var tlsCertPath: String?
     public var tlsKeyPath: String?
     public var dbPath = "idvd.sqlite"
@@ -75,7 +79,8 @@ public struct ServerConfig: Sendable, Equatable {
     public static let settings: [Setting] = [
         string("listen.address", \.listenAddress, "IPv4 address to listen on"),
         int("listen.port", \.port, min: 0, "TCP port (0 = any free port)"),
-        int("http.threads", \.threads, min: 1, "libmicrohttpd thread-pool size (epoll)"),
+        int("http.threads", \.threads, min: 1, "libmicrohttpd thread-pool size (epoll): network I/O and the quick routes"),
+        int("http.workers", \.workers, min: 1, "handler threads for the routes that may take long (hashing, face match, document read); default 2 × cores, at least 4"),
         optionalString("tls.cert", \.tlsCertPath, "PEM certificate file; with tls.key enables HTTPS"),
         optionalString("tls.key", \.tlsKeyPath, "PEM private-key file"),
         string("db.path", \.dbPath, "SQLite database file (created and migrated at start)"),

@@ -102,10 +102,13 @@ public struct Route: Sendable {
     /// Response content: schema name (JSON) or a media type for text routes.
     public let responseSchema: String
     public let requiresBearer: Bool
+    /// True for a route that answers at once (health, metrics): it runs on the libmicrohttpd pool
+    /// thread that read it. Every other route runs on the server's worker threads (``ServerConfig/workers``).
+    public let quick: Bool
     public let handler: @Sendable (HTTPRequest) -> HTTPResponse
 
     public init(_ method: String, _ pattern: String, limit: BodyLimit = .json, operationID: String, summary: String,
-                request: String? = nil, response: String = "WireEnvelope", bearer: Bool = false,
+                request: String? = nil, response: String = "WireEnvelope", bearer: Bool = false, quick: Bool = false,
                 handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
         self.method = method
         self.pattern = pattern
@@ -115,6 +118,7 @@ public struct Route: Sendable {
         self.requestSchema = request
         self.responseSchema = response
         self.requiresBearer = bearer
+        self.quick = quick
         self.handler = handler
         segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     }
@@ -156,9 +160,12 @@ public struct Router: Sendable {
     }
 }
 
-/// The HTTP server over libmicrohttpd: internal polling thread, thread pool, epoll. Each complete
-/// request is routed on a pool thread; per-route body limits are enforced as bytes arrive (413,
-/// code 1006). Logs one JSON line per request and feeds ``Metrics``.
+/// The HTTP server over libmicrohttpd: internal polling thread, thread pool, epoll; per-route body
+/// limits are enforced as bytes arrive (413, code 1006). Quick routes (``Route/quick``) are handled on
+/// the pool thread that read them; every other request's connection is suspended while its handler
+/// runs on one of ``ServerConfig/workers`` worker threads, so a slow request (an Argon2id hash,
+/// ~0.3 s; a face match) never delays another connection served by the same pool thread. Logs one
+/// JSON line per request and feeds ``Metrics``.
 public final class HTTPServer: @unchecked Sendable {
     public let router: Router
     public let config: ServerConfig
@@ -168,11 +175,26 @@ public final class HTTPServer: @unchecked Sendable {
     private var inFlight = 0
     private var tlsStrings: [UnsafeMutablePointer<CChar>] = []
     private var addressCString: UnsafeMutablePointer<CChar>?
+    /// Runs the handlers of the routes that are not ``Route/quick``.
+    private let workers: OperationQueue
 
     public init(router: Router, config: ServerConfig, metrics: Metrics) {
         self.router = router
         self.config = config
         self.metrics = metrics
+        workers = OperationQueue()
+        workers.name = "idvd.http.workers"
+        workers.maxConcurrentOperationCount = max(1, config.workers)
+    }
+
+    /// An offloaded request on its way to a worker thread (the wrapper keeps its connection suspended).
+    private struct Job: @unchecked Sendable { let pointer: OpaquePointer }
+
+    /// Whether a complete request goes to the worker threads: every routed request but the quick
+    /// routes (unrouted ones are refused at once).
+    func offloads(method: String, path: String) -> Bool {
+        if case let .found(r, _) = router.match(method: method, path: path) { return !r.quick }
+        return false
     }
 
     deinit {
@@ -224,6 +246,19 @@ public final class HTTPServer: @unchecked Sendable {
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
             server.handle(req!.pointee, resp!)
         }
+        cfg.offload = { ctx, method, url in
+            let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
+            return server.offloads(method: String(cString: method!), path: String(cString: url!)) ? 1 : 0
+        }
+        cfg.dispatch = { ctx, job in
+            let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
+            let handle = Job(pointer: job!)
+            server.workers.addOperation {
+                var resp = cmhd_response()
+                server.handle(cmhd_job_request(handle.pointer).pointee, &resp)
+                cmhd_job_finish(handle.pointer, &resp)
+            }
+        }
         var err = [CChar](repeating: 0, count: 256)
         guard let d = cmhd_start(&cfg, &err, err.count) else {
             throw IDVServerError.configuration(cStringArray(err))
@@ -239,7 +274,8 @@ public final class HTTPServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(grace)
         // Wait until every received request has had its response sent (libmicrohttpd's completion callback).
         while cmhd_active_requests(d) > 0 && Date() < deadline { usleep(10_000) }
-        cmhd_stop(d)
+        cmhd_stop(d)   // also waits for handlers still running on the worker threads
+        workers.waitUntilAllOperationsAreFinished()
         daemon = nil
     }
 
@@ -259,7 +295,7 @@ public final class HTTPServer: @unchecked Sendable {
             switch router.match(method: method, path: path) {
             case let .found(r, params):
                 routeName = r.pattern
-                let auth = cmhd_header(req.connection, "Authorization").map { String(cString: $0) }
+                let auth = req.authorization.map { String(cString: $0) }
                 let body = req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
                 var hr = HTTPRequest(method: method, path: path, body: body, requestID: requestID, authorization: auth)
                 hr.pathParameters = params

@@ -78,7 +78,8 @@ public final class IDVServerApp: @unchecked Sendable {
     static func routes(_ app: IDVServerApp) -> [Route] {
         let engine = app.engine
         return [
-            Route("GET", "/healthz", limit: .bytes(0), operationID: "health", summary: "Liveness and store check", response: "Health") { [unowned app] _ in
+            Route("GET", "/healthz", limit: .bytes(0), operationID: "health", summary: "Liveness and store check", response: "Health",
+                  quick: true) { [unowned app] _ in
                 do {
                     let v = try app.store.schemaVersion()
                     return .json(["status": "ok", "version": .string(OpenIDV.version), "schema_version": .integer(v)] as JSONValue)
@@ -87,11 +88,11 @@ public final class IDVServerApp: @unchecked Sendable {
                 }
             },
             Route("GET", "/metrics", limit: .bytes(0), operationID: "metrics", summary: "Prometheus metrics (text format 0.0.4)",
-                  response: "text/plain") { [unowned app] _ in
+                  response: "text/plain", quick: true) { [unowned app] _ in
                 HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Data(app.metrics.render(inFlight: app.http.requestsInFlight).utf8))
             },
             Route("GET", "/openapi.json", limit: .bytes(0), operationID: "openapi", summary: "This API as an OpenAPI 3 document",
-                  response: "OpenAPIDocument") { [unowned app] _ in
+                  response: "OpenAPIDocument", quick: true) { [unowned app] _ in
                 HTTPResponse(status: 200, body: OpenAPI.document(routes: app.http.router.routes))
             },
             Route("POST", "/v1/devices", operationID: "registerDevice", summary: "Register an SDK install's Ed25519 public key",

@@ -6,6 +6,14 @@
 // Swift-side handler per complete request with the method, URL and whole body. The handler fills a
 // `cmhd_response` (status, content type, malloc'ed body that the wrapper hands to libmicrohttpd to
 // free). Bodies over the limit are answered 413 without buffering the excess.
+//
+// Routes that may take long (a password hash, a face match, a document read) must not run on
+// libmicrohttpd's pool threads: each pool thread serves many connections, so a slow handler there
+// holds up every other request on that thread (libmicrohttpd manual, "Flow control"). For those the
+// `offload` callback answers 1; the wrapper then suspends the connection
+// (MHD_suspend_connection, daemon started with MHD_ALLOW_SUSPEND_RESUME) and passes a job to
+// `dispatch`, which runs the handler on a thread of the application's own and hands the answer back
+// with cmhd_job_finish; that resumes the connection and the answer is sent from the pool thread.
 #ifndef CMHD_H
 #define CMHD_H
 #include <stddef.h>
@@ -24,7 +32,9 @@ typedef struct cmhd_request {
     const char *body;          ///< request body (may be NULL when body_len == 0)
     size_t body_len;           ///< bytes in body
     int too_large;             ///< 1 when the body exceeded the limit (body is then empty)
-    void *connection;          ///< opaque; pass to cmhd_header / cmhd_query
+    void *connection;          ///< opaque; pass to cmhd_header / cmhd_query — only while the handler runs
+                               ///< on the pool thread (NULL for an offloaded request)
+    const char *authorization; ///< the Authorization header, or NULL
 } cmhd_request;
 
 /// The handler's answer. `body` must be allocated with malloc (or be NULL); the wrapper frees it.
@@ -41,6 +51,14 @@ typedef int64_t (*cmhd_limit_fn)(void *ctx, const char *method, const char *url)
 /// Handles one complete request (or an over-limit one, with too_large = 1).
 typedef void (*cmhd_handler_fn)(void *ctx, const cmhd_request *request, cmhd_response *response);
 
+/// One offloaded request: its connection is suspended until cmhd_job_finish is called, exactly once.
+typedef struct cmhd_job cmhd_job;
+/// 1 when the complete request `method url` should be handled off the pool thread (via `dispatch`).
+typedef int (*cmhd_offload_fn)(void *ctx, const char *method, const char *url);
+/// Takes an offloaded request and returns at once; the application calls cmhd_job_finish(job, …)
+/// later, from any thread (calling it before returning is allowed too).
+typedef void (*cmhd_dispatch_fn)(void *ctx, cmhd_job *job);
+
 /// Daemon settings. `address` is an IPv4 dotted quad ("127.0.0.1", "0.0.0.0"). `port` 0 picks a free
 /// port (read it back with cmhd_bound_port). `threads` is the size of the internal thread pool (epoll).
 /// `tls_cert_pem` / `tls_key_pem` (PEM text, both or neither) switch on HTTPS.
@@ -53,6 +71,8 @@ typedef struct cmhd_config {
     const char *tls_key_pem;
     cmhd_limit_fn limit;
     cmhd_handler_fn handler;
+    cmhd_offload_fn offload;   ///< NULL: every request is handled on the pool thread
+    cmhd_dispatch_fn dispatch; ///< required when offload is set
     void *ctx;
 } cmhd_config;
 
@@ -65,8 +85,16 @@ uint16_t cmhd_bound_port(void *daemon);
 long cmhd_active_requests(void *daemon);
 /// Stops accepting new connections; requests in flight continue.
 void cmhd_quiesce(void *daemon);
-/// Stops the daemon and joins its threads.
+/// Stops the daemon and joins its threads. Waits first for every offloaded job to be finished
+/// (handlers always return), so no job outlives the daemon.
 void cmhd_stop(void *daemon);
+/// The request of an offloaded job (valid until cmhd_job_finish).
+const cmhd_request *cmhd_job_request(cmhd_job *job);
+/// Hands the answer of an offloaded job back (any thread), frees the job and resumes its connection.
+/// `response->body` and `request_id` pass to the wrapper as for the synchronous handler.
+void cmhd_job_finish(cmhd_job *job, cmhd_response *response);
+/// Offloaded jobs dispatched and not yet finished.
+long cmhd_jobs_outstanding(void *daemon);
 /// The value of a request header (case-insensitive name), or NULL.
 const char *cmhd_header(void *connection, const char *name);
 /// The value of a query-string argument, or NULL.
