@@ -72,8 +72,8 @@ final class RestartTests: XCTestCase {
     ///
     /// Whether the request was in flight when the signal came is read from the server's own
     /// shutdown record (`"msg": "shutting down", "in_flight": n`, logged on SIGTERM before it waits).
-    /// (A `/metrics` probe cannot show it reliably: libmicrohttpd's pool may put the probe's
-    /// connection on the worker that is busy hashing, so the probe only runs after the answer.)
+    /// (That `/metrics` answers during a hash is `SlowRequestTests`' subject; here the shutdown record
+    /// is the direct evidence.)
     /// A try in which the hash finished before the signal proves nothing and is repeated.
     func testSIGTERMLetsTheInFlightRequestFinish() throws {
         var proven = false
