@@ -81,15 +81,8 @@ final class RestartTests: XCTestCase {
         for attempt in 1...5 where !proven {
             let server = try ServerProcess(settings: ["argon2.opslimit": "3", "argon2.memlimit_kib": "65536"])
             try server.start()
-            let code = try server.createUser("iris")
-            let api = server.client()
-            try api.startSession()
-            try api.answer(["user_id": "iris"])
-            let ch = try XCTUnwrap(api.answer(["activation_code": .string(code)]).challenge)
-            XCTAssertEqual(ch.name, "getPassword")
-            let body = try api.encode(WireAnswer(to: ch, payload: ["password": "graceful stop 5"]))
             // Send on the open keep-alive connection, then signal while Argon2id runs.
-            try api.http.writeAll(Array("POST /v1/session/answer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(api.token ?? "")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + Array(body))
+            let api = try server.sendFirstPasswordUnread(user: "iris", password: "graceful stop 5")
             usleep(delayMicroseconds)
             let pid = try XCTUnwrap(server.process?.processIdentifier)
             kill(pid, SIGTERM)

@@ -112,6 +112,21 @@ final class ServerProcess {
         try XCTUnwrap(admin(["create-user", id, "--no-idv"])["activation_code"]?.stringValue)
     }
 
+    /// Creates `user`, activates it up to its first password, and writes that password's answer on
+    /// the client's keep-alive connection without reading the reply, so the caller can act while the
+    /// server hashes it. Read the reply with `api.http.readResponse()`.
+    func sendFirstPasswordUnread(user: String, password: String) throws -> API {
+        let code = try createUser(user)
+        let api = client()
+        try api.startSession()
+        try api.answer(["user_id": .string(user)])
+        let ch = try XCTUnwrap(api.answer(["activation_code": .string(code)]).challenge)
+        XCTAssertEqual(ch.name, "getPassword")
+        let body = try api.encode(WireAnswer(to: ch, payload: ["password": .string(password)]))
+        try api.http.writeAll(Array("POST /v1/session/answer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(api.token ?? "")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + Array(body))
+        return api
+    }
+
     deinit {
         if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         try? FileManager.default.removeItem(at: dir)
