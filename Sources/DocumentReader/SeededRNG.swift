@@ -1,30 +1,6 @@
-/// SplitMix64 (Steele, Lea, Flood 2014): a small, fast, seedable generator, so that specimens,
-/// augmentations and classifier training are reproducible bit for bit from a seed.
-public struct SeededRNG: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+import FaceKit
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [a, b).
-    public mutating func uniform(_ a: Double, _ b: Double) -> Double {
-        a + (b - a) * Double(next() >> 11) * 0x1.0p-53
-    }
-
-    /// Standard normal (Box–Muller).
-    public mutating func gaussian() -> Double {
-        let u1 = max(uniform(0, 1), 1e-300), u2 = uniform(0, 1)
-        return (-2 * _log(u1)).squareRoot() * _cos(2 * Double.pi * u2)
-    }
-}
-
-import Foundation
-@inline(__always) func _log(_ x: Double) -> Double { Foundation.log(x) }
-@inline(__always) func _cos(_ x: Double) -> Double { Foundation.cos(x) }
+/// The project's seeded generator (SplitMix64, defined in FaceKit beside the attack synthesis that
+/// uses it too): specimens, augmentations and OCR-B training draw from it, so they are reproducible
+/// bit for bit from a seed.
+public typealias SeededRNG = SplitMix64
