@@ -173,6 +173,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: UnsafeMutableRawPointer?
     private let lock = NSLock()
     private var inFlight = 0
+    private var queued = 0
     private var tlsStrings: [UnsafeMutablePointer<CChar>] = []
     private var addressCString: UnsafeMutablePointer<CChar>?
     /// Runs the handlers of the routes that are not ``Route/quick``.
@@ -204,6 +205,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Requests being handled right now.
     public var requestsInFlight: Int { lock.lock(); defer { lock.unlock() }; return inFlight }
+    /// Requests handed to the worker threads and not yet started (all ``ServerConfig/workers`` busy).
+    public var requestsQueued: Int { lock.lock(); defer { lock.unlock() }; return queued }
 
     func limit(method: String, path: String) -> Int64 {
         switch router.match(method: method, path: path) {
@@ -253,7 +256,9 @@ public final class HTTPServer: @unchecked Sendable {
         cfg.dispatch = { ctx, job in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
             let handle = Job(pointer: job!)
+            server.lock.lock(); server.queued += 1; server.lock.unlock()
             server.workers.addOperation {
+                server.lock.lock(); server.queued -= 1; server.lock.unlock()
                 var resp = cmhd_response()
                 server.handle(cmhd_job_request(handle.pointer).pointee, &resp)
                 cmhd_job_finish(handle.pointer, &resp)

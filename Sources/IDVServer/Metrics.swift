@@ -5,7 +5,8 @@ import Foundation
 /// - `idvd_http_request_duration_seconds{route}` histogram
 /// - `idvd_flow_outcomes_total{flow,outcome}` counter (outcomes: `logged_in`, `cancelled`,
 ///   `attempts_exhausted`, `locked`, `reset`, … — whatever a flow reports)
-/// - `idvd_http_requests_in_flight` gauge, `idvd_up` gauge.
+/// - `idvd_http_requests_in_flight` gauge (handlers running), `idvd_http_requests_queued` gauge
+///   (requests waiting for one of the `http.workers` threads), `idvd_up` gauge.
 public final class Metrics: @unchecked Sendable {
     private let lock = NSLock()
     private var requests: [String: Int] = [:]          // "route\u{0}method\u{0}status"
@@ -42,11 +43,13 @@ public final class Metrics: @unchecked Sendable {
     }
 
     /// The exposition text.
-    public func render(inFlight: Int) -> String {
+    public func render(inFlight: Int, queued: Int) -> String {
         lock.lock(); defer { lock.unlock() }
         var s = "# HELP idvd_up 1 while the server runs.\n# TYPE idvd_up gauge\nidvd_up 1\n"
         s += "# HELP idvd_http_requests_in_flight Requests being handled.\n# TYPE idvd_http_requests_in_flight gauge\n"
         s += "idvd_http_requests_in_flight \(inFlight)\n"
+        s += "# HELP idvd_http_requests_queued Requests waiting for a handler thread (http.workers).\n# TYPE idvd_http_requests_queued gauge\n"
+        s += "idvd_http_requests_queued \(queued)\n"
         s += "# HELP idvd_http_requests_total HTTP requests by route pattern, method and status.\n# TYPE idvd_http_requests_total counter\n"
         for (k, v) in requests.sorted(by: { $0.key < $1.key }) {
             let p = k.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)

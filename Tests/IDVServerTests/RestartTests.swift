@@ -82,7 +82,8 @@ final class RestartTests: XCTestCase {
             let server = try ServerProcess(settings: ["argon2.opslimit": "3", "argon2.memlimit_kib": "65536"])
             try server.start()
             // Send on the open keep-alive connection, then signal while Argon2id runs.
-            let api = try server.sendFirstPasswordUnread(user: "iris", password: "graceful stop 5")
+            let (api, request) = try server.firstPasswordRequest(user: "iris", password: "graceful stop 5")
+            try api.http.writeAll(request)
             usleep(delayMicroseconds)
             let pid = try XCTUnwrap(server.process?.processIdentifier)
             kill(pid, SIGTERM)

@@ -112,10 +112,10 @@ final class ServerProcess {
         try XCTUnwrap(admin(["create-user", id, "--no-idv"])["activation_code"]?.stringValue)
     }
 
-    /// Creates `user`, activates it up to its first password, and writes that password's answer on
-    /// the client's keep-alive connection without reading the reply, so the caller can act while the
-    /// server hashes it. Read the reply with `api.http.readResponse()`.
-    func sendFirstPasswordUnread(user: String, password: String) throws -> API {
+    /// Creates `user` and activates it up to its first password; returns the client and the raw HTTP
+    /// request answering that password. Write it with `api.http.writeAll(request)` and read the reply
+    /// later with `api.http.readResponse()`, so the caller can act while the server hashes it.
+    func firstPasswordRequest(user: String, password: String) throws -> (api: API, request: [UInt8]) {
         let code = try createUser(user)
         let api = client()
         try api.startSession()
@@ -123,8 +123,7 @@ final class ServerProcess {
         let ch = try XCTUnwrap(api.answer(["activation_code": .string(code)]).challenge)
         XCTAssertEqual(ch.name, "getPassword")
         let body = try api.encode(WireAnswer(to: ch, payload: ["password": .string(password)]))
-        try api.http.writeAll(Array("POST /v1/session/answer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(api.token ?? "")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + Array(body))
-        return api
+        return (api, Array("POST /v1/session/answer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(api.token ?? "")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + Array(body))
     }
 
     deinit {

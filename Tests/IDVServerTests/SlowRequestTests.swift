@@ -18,7 +18,8 @@ final class SlowRequestTests: XCTestCase {
         for _ in 1...5 where !proven {
             let server = try ServerProcess(settings: ["argon2.opslimit": "3", "argon2.memlimit_kib": "65536", "http.threads": "1"])
             try server.start()
-            let api = try server.sendFirstPasswordUnread(user: "ivan", password: "worker threads 7")
+            let (api, request) = try server.firstPasswordRequest(user: "ivan", password: "worker threads 7")
+            try api.http.writeAll(request)
             usleep(delayMicroseconds)
             let probe = try LoopbackHTTPClient(port: server.port).json("GET", "/metrics", nil, bearer: nil)
             XCTAssertEqual(probe.status, 200)
@@ -34,5 +35,41 @@ final class SlowRequestTests: XCTestCase {
             XCTAssertEqual(server.stop(signal: SIGTERM), 0)
         }
         XCTAssertTrue(proven, "in 5 tries the probe never ran while the password was being hashed")
+    }
+
+    /// One worker thread (`http.workers = 1`) and two production Argon2id hashes sent at once: the
+    /// second waits for the worker, and `/metrics` shows it as `idvd_http_requests_queued 1` while
+    /// the first hashes; both answers then arrive whole. A try in which the first hash ended before
+    /// the probe proves nothing and is repeated with a shorter delay.
+    func testRequestsBeyondTheWorkersWaitAndAreCountedAsQueued() throws {
+        var proven = false
+        var delayMicroseconds: UInt32 = 60_000
+        for _ in 1...5 where !proven {
+            let server = try ServerProcess(settings: ["argon2.opslimit": "3", "argon2.memlimit_kib": "65536", "http.workers": "1"])
+            try server.start()
+            let (first, firstRequest) = try server.firstPasswordRequest(user: "jane", password: "first in line 1")
+            let (second, secondRequest) = try server.firstPasswordRequest(user: "karl", password: "second in line 2")
+            try first.http.writeAll(firstRequest)
+            try second.http.writeAll(secondRequest)
+            usleep(delayMicroseconds)
+            let probe = try LoopbackHTTPClient(port: server.port).json("GET", "/metrics", nil, bearer: nil)
+            let gauges = Dictionary(String(decoding: probe.body, as: UTF8.self).split(separator: "\n")
+                .filter { $0.hasPrefix("idvd_http_requests_") && !$0.contains("{") }
+                .compactMap { line -> (String, Int)? in
+                    let f = line.split(separator: " ")
+                    return f.count == 2 ? (String(f[0]), Int(f[1]) ?? -1) : nil
+                }, uniquingKeysWith: { a, _ in a })
+            for api in [first, second] {
+                let resp = try api.http.readResponse()
+                XCTAssertEqual(resp.status, 200)
+                XCTAssertEqual(try JSONDecoder().decode(WireEnvelope.self, from: resp.body).event?.name, "onUserLoggedIn")
+            }
+            let queued = try XCTUnwrap(gauges["idvd_http_requests_queued"])
+            XCTAssertLessThanOrEqual(queued, 1, "only the second hash can wait")
+            proven = queued == 1
+            delayMicroseconds /= 2
+            XCTAssertEqual(server.stop(signal: SIGTERM), 0)
+        }
+        XCTAssertTrue(proven, "in 5 tries the second hash was never seen waiting for the worker")
     }
 }
