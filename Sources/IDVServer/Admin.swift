@@ -93,4 +93,38 @@ public struct Admin {
                     failedPasswordAttempts: u.failedPasswordAttempts, devices: try store.devices(userID: u.userID).count, createdAt: u.createdAt)
         }
     }
+
+    /// What `rekey` prints: key ids (never keys), the boxes per table before, re-sealed, and after.
+    public struct RekeyReport: Codable, Sendable {
+        public let keyID: String
+        public let previousKeyIDs: [String]
+        public let before: SealedInventory
+        public let resealed: [String: Int]
+        public let after: SealedInventory
+        enum CodingKeys: String, CodingKey {
+            case keyID = "key_id", previousKeyIDs = "previous_key_ids", before, resealed, after
+        }
+    }
+
+    /// Key rotation: re-seals every stored template, document-scan report, kept image and session
+    /// state that is not under `vault`'s current key (`templates.key_file`), opening it with the
+    /// previous key it names (`templates.previous_key_files`); audited as `admin.rekey` with the
+    /// counts. Refuses, changing nothing, when a box is under a key the vault does not hold
+    /// (``IDVServerError/configuration(_:)`` naming the tables). Safe beside a running server: each
+    /// row is rewritten only if unchanged since it was read.
+    public func rekey(vault: TemplateVault, now: Int = Int(Date().timeIntervalSince1970)) throws -> RekeyReport {
+        guard let ws = store as? WorkflowStore else { throw IDVServerError.configuration("this store holds no sealed data") }
+        let before = try ws.sealedInventory(vault: vault)
+        guard before.unknown.isEmpty else {
+            let tables = before.unknown.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }.joined(separator: ", ")
+            throw IDVServerError.configuration("boxes sealed under a key that is neither templates.key_file nor one of templates.previous_key_files "
+                                               + "(\(tables)); nothing was changed — add the old key file to templates.previous_key_files")
+        }
+        let resealed = try ws.resealUnderCurrentKey(vault: vault, batchSize: 200)
+        let after = try ws.sealedInventory(vault: vault)
+        var details: [String: JSONValue] = ["key_id": .string(vault.keyID)]
+        for (table, n) in resealed { details["resealed_" + table] = .integer(n) }
+        try store.appendAudit(action: "admin.rekey", userID: nil, sessionID: nil, details: .object(details), at: now)
+        return RekeyReport(keyID: vault.keyID, previousKeyIDs: vault.previousKeyIDs, before: before, resealed: resealed, after: after)
+    }
 }

@@ -154,10 +154,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// file readable or writable by group or others is refused (``StoreError/database(_:)`` naming
     /// the path and the `chmod 600` remedy): it holds sealed session state, audit rows and
     /// personal data, and a loosened mode is more likely a mistake than a choice.
-    public init(path: String, keyFile: String? = nil) throws {
+    public init(path: String, keyFile: String? = nil, previousKeyFiles: [String] = []) throws {
         self.path = path
         try Self.secureFile(path)
-        stateSealer = try SessionStateSealer.forStore(dbPath: path, keyFile: keyFile)
+        stateSealer = try SessionStateSealer.forStore(dbPath: path, keyFile: keyFile, previousKeyFiles: previousKeyFiles)
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let handle else {
@@ -297,7 +297,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         return rows
     }
 
-    private var changes: Int { db.map { Int(sqlite3_changes($0)) } ?? 0 }
+    var changes: Int { db.map { Int(sqlite3_changes($0)) } ?? 0 }
 
     /// True while the calling thread's connection is inside ``withTransaction(_:)`` (holding the write lock).
     public var isInTransaction: Bool {

@@ -158,7 +158,7 @@ public final class IDVServerApp: @unchecked Sendable {
 /// stdout: `{"event":"listening","port":N,"address":"…","tls":false}`.
 public enum ServerRunner {
     public static func run(config: ServerConfig, registry: FlowRegistry = .standard()) throws -> Int32 {
-        let store = try SQLiteStore(path: config.dbPath, keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath))
+        let store = try config.openStore()
         let app = IDVServerApp(config: config, store: store, registry: registry)
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)

@@ -20,13 +20,25 @@ public struct SessionStateSealer: Sendable {
         self.vault = try vault.derived(context: "idvsessn", subkeyID: 1)
     }
 
-    /// The sealer for a store at `dbPath`: the key file `keyFile` (created 0600 when missing);
-    /// an in-memory database (`:memory:`) gets a random key that lives with the process.
-    public static func forStore(dbPath: String, keyFile: String?) throws -> SessionStateSealer {
+    /// The sealer for a store at `dbPath`: the key file `keyFile` (created 0600 when missing) and
+    /// the `previousKeyFiles` whose states it still opens (key rotation); an in-memory database
+    /// (`:memory:`) gets a random key that lives with the process.
+    public static func forStore(dbPath: String, keyFile: String?, previousKeyFiles: [String] = []) throws -> SessionStateSealer {
         if dbPath == ":memory:" || dbPath.isEmpty {
             return try SessionStateSealer(masterKey: TemplateVault(key: Crypto.randomBytes(32)))
         }
-        return try SessionStateSealer(masterKey: TemplateVault.load(keyFile: keyFile ?? dbPath + ".key", createIfMissing: true))
+        return try SessionStateSealer(masterKey: TemplateVault.load(keyFile: keyFile ?? dbPath + ".key", previousKeyFiles: previousKeyFiles,
+                                                                    createIfMissing: true))
+    }
+
+    /// Whether a stored state is sealed under the current key (false also for a malformed one).
+    public func isCurrent(_ bytes: [UInt8]) -> Bool {
+        bytes.count > 17 && bytes[0] == Self.version && String(decoding: bytes[1..<17], as: UTF8.self) == vault.keyID
+    }
+
+    /// Opens a stored state of `sessionID` under the key it names and seals it under the current key.
+    public func reseal(_ bytes: [UInt8], sessionID: String) throws -> [UInt8] {
+        try seal(open(bytes, sessionID: sessionID), sessionID: sessionID)
     }
 
     static func associatedData(_ sessionID: String) -> String { "session-state:" + sessionID }

@@ -3,7 +3,7 @@ import IDVCore
 import IDVServer
 
 extension Command {
-    static let admin = Command(name: "admin", summary: "administer users and read the audit log (create-user, list-users, reset-user, audit, purge-expired)") { args in
+    static let admin = Command(name: "admin", summary: "administer users, keys and the audit log (create-user, list-users, reset-user, audit, purge-expired, rekey)") { args in
         let usage = """
         usage: idvd admin <subcommand> [--db PATH | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
@@ -14,6 +14,9 @@ extension Command {
                                                               (--verify: only the verdict; exit 1 when broken)
           purge-expired                                       delete expired/revoked sessions, closing their open flow
                                                               runs as "expired" (audited, sealed media dropped); prints counts
+          rekey                                               key rotation: re-seal templates, scan reports, kept images and
+                                                              session states under templates.key_file, opening them with
+                                                              templates.previous_key_files; prints counts per table
         The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB_PATH, or ./idvd.sqlite;
         activation.code_ttl_seconds and activation.code_attempts apply to the codes issued).
         Only create-user creates the database when it does not exist (the first user of a new install);
@@ -33,7 +36,7 @@ extension Command {
             throw CLIError("no database at \(config.dbPath): `idvd admin \(sub)` does not create one "
                            + "(check --db / db.path; `idvd admin create-user` or `idvd serve` creates a new database)")
         }
-        let store = try SQLiteStore(path: config.dbPath, keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath))
+        let store = try config.openStore()
         defer { store.close() }
         let admin = Admin(store: store, config: config)
         do {
@@ -52,9 +55,11 @@ extension Command {
                 guard pos.count == 1 else { throw CLIError("reset-user needs exactly one user id") }
                 try CLI.printJSON(admin.resetUser(pos[0]))
             case "purge-expired":
-                let vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
+                let vault = try config.openVault()
                 let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: vault, policy: config.workflow), metrics: Metrics())
                 try CLI.printJSON(engine.purgeExpired())
+            case "rekey":
+                try CLI.printJSON(admin.rekey(vault: config.openVault()))
             case "audit":
                 let limit = Int(opts["limit"] ?? "50") ?? 50
                 struct Out: Encodable { let entries: [AuditEntry]; let chain_valid: Bool; let first_invalid_seq: Int? }

@@ -117,7 +117,7 @@ final class WorkflowServer {
                                                    "log.requests": "false"]) { _, n in n }
         o.merge(settings) { _, n in n }
         config = try ServerConfig.load(file: nil, environment: [:], overrides: o)
-        store = try SQLiteStore(path: config.dbPath, keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath))
+        store = try config.openStore()
         vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
         let services = IDVServices(documents: try documents ?? TestDoubleDocumentVerifier(), selfies: try selfies ?? TestDoubleSelfieVerifier(),
                                    vault: vault, policy: config.workflow)

@@ -21,7 +21,7 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
     case badKeyFile(String)
     /// Decryption failed: wrong key, wrong associated data (e.g. another user's id) or tampering.
     case authenticationFailed
-    /// The sealed box names another key than the vault's.
+    /// The sealed box names a key that is neither the vault's current key nor one of its previous keys.
     case wrongKey(String)
     /// A stored template is not a whole number of float32 values.
     case malformedTemplate
@@ -30,7 +30,7 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
         switch self {
         case let .badKeyFile(m): return "template key file: \(m)"
         case .authenticationFailed: return "decryption failed (wrong key, wrong associated data or tampered ciphertext)"
-        case let .wrongKey(k): return "sealed with key \(k), which is not this server's key"
+        case let .wrongKey(k): return "sealed with key \(k), which is neither this server's key (templates.key_file) nor a previous one (templates.previous_key_files)"
         case .malformedTemplate: return "stored template is not a float32 vector"
         }
     }
@@ -40,19 +40,42 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
 /// encrypted"). One 32-byte key from a key file (`templates.key_file`); the associated data binds
 /// each box to its owner (a template to its user id, an image to its flow run and kind), so a box
 /// copied onto another row does not decrypt.
+///
+/// Key rotation: a vault may also hold *previous* keys (`templates.previous_key_files`). It seals
+/// with the current key only and opens a box under whichever key its `keyID` names, so a server
+/// keeps working while `idvd admin rekey` re-seals the stored boxes (``reseal(_:associatedData:)``);
+/// afterwards the previous key files can be removed.
 public final class TemplateVault: Sendable {
     private let key: [UInt8]
     /// First 16 hex digits of SHA-256 of the key: names the key without revealing it.
     public let keyID: String
+    /// Retired keys that still open boxes, by key id.
+    private let previous: [String: TemplateVault]
 
-    /// A vault over `key` (exactly 32 bytes).
-    public init(key: [UInt8]) throws {
+    /// A vault over `key` (exactly 32 bytes) that also opens boxes sealed under `previous` vaults' keys.
+    public init(key: [UInt8], previous: [TemplateVault] = []) throws {
         _ = Crypto.ready
         guard key.count == Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES) else {
             throw VaultError.badKeyFile("the key must be 32 bytes, got \(key.count)")
         }
         self.key = key
         keyID = String(Crypto.hex(Crypto.sha256(key)).prefix(16))
+        var byID: [String: TemplateVault] = [:]
+        for p in previous where p.keyID != keyID {
+            byID[p.keyID] = p
+            for (id, q) in p.previous where id != keyID { byID[id] = q }
+        }
+        self.previous = byID
+    }
+
+    /// Key ids of the previous keys this vault still opens, sorted.
+    public var previousKeyIDs: [String] { previous.keys.sorted() }
+
+    /// The current key file plus previous ones (each 64 hex digits; they must exist).
+    public static func load(keyFile path: String, previousKeyFiles: [String], createIfMissing: Bool) throws -> TemplateVault {
+        let current = try load(keyFile: path, createIfMissing: createIfMissing)
+        guard !previousKeyFiles.isEmpty else { return current }
+        return try TemplateVault(key: current.key, previous: previousKeyFiles.map { try load(keyFile: $0, createIfMissing: false) })
     }
 
     /// Loads the key file (64 hex digits, surrounding whitespace ignored). With `createIfMissing`
@@ -110,7 +133,7 @@ public final class TemplateVault: Sendable {
             crypto_kdf_derive_from_key(&sub, sub.count, subkeyID, c.baseAddress!, key)
         }
         guard rc == 0 else { throw VaultError.badKeyFile("key derivation failed") }
-        return try TemplateVault(key: sub)
+        return try TemplateVault(key: sub, previous: previous.values.sorted { $0.keyID < $1.keyID }.map { try $0.derived(context: context, subkeyID: subkeyID) })
     }
 
     /// Encrypts `plaintext` bound to `associatedData`.
@@ -126,7 +149,10 @@ public final class TemplateVault: Sendable {
     /// Decrypts a box sealed with the same key and associated data; throws
     /// ``VaultError/authenticationFailed`` otherwise.
     public func open(_ box: SealedBox, associatedData: String) throws -> [UInt8] {
-        guard box.keyID == keyID else { throw VaultError.wrongKey(box.keyID) }
+        guard box.keyID == keyID else {
+            guard let old = previous[box.keyID] else { throw VaultError.wrongKey(box.keyID) }
+            return try old.open(box, associatedData: associatedData)
+        }
         guard box.nonce.count == Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES),
               box.ciphertext.count >= Int(crypto_aead_xchacha20poly1305_ietf_ABYTES) else { throw VaultError.authenticationFailed }
         var out = [UInt8](repeating: 0, count: box.ciphertext.count)
@@ -138,17 +164,36 @@ public final class TemplateVault: Sendable {
         return Array(out.prefix(Int(outLen)))
     }
 
+    /// Whether `box` is sealed under the current key (false: it needs ``reseal(_:associatedData:)``).
+    public func isCurrent(_ box: SealedBox) -> Bool { box.keyID == keyID }
+
+    /// Opens `box` under the key it names and seals the plaintext again under the current key
+    /// (a fresh nonce); throws as ``open(_:associatedData:)``.
+    public func reseal(_ box: SealedBox, associatedData: String) throws -> SealedBox {
+        seal(try open(box, associatedData: associatedData), associatedData: associatedData)
+    }
+
+    /// Associated data of each kind of stored box: what the box is bound to.
+    public enum Binding {
+        /// A user's biometric template.
+        public static func template(userID: String) -> String { "template:" + userID }
+        /// An image kept for a flow run (`kind`: document page, portrait, selfie frame, …).
+        public static func media(runID: String, kind: String) -> String { "media:\(runID):\(kind)" }
+        /// The stored report of an additional document scan.
+        public static func scan(scanID: String) -> String { "scan:" + scanID }
+    }
+
     /// Seals a face descriptor (e.g. the 128-d dlib embedding) as little-endian float32, bound to `userID`.
     public func sealTemplate(_ embedding: [Float], userID: String) -> SealedBox {
         var bytes = [UInt8]()
         bytes.reserveCapacity(embedding.count * 4)
         for f in embedding { withUnsafeBytes(of: f.bitPattern.littleEndian) { bytes += $0 } }
-        return seal(bytes, associatedData: "template:" + userID)
+        return seal(bytes, associatedData: Binding.template(userID: userID))
     }
 
     /// Opens a template sealed for `userID`.
     public func openTemplate(_ box: SealedBox, userID: String) throws -> [Float] {
-        let b = try open(box, associatedData: "template:" + userID)
+        let b = try open(box, associatedData: Binding.template(userID: userID))
         guard b.count % 4 == 0 else { throw VaultError.malformedTemplate }
         return stride(from: 0, to: b.count, by: 4).map { i in
             Float(bitPattern: UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24)

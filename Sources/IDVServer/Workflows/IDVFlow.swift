@@ -383,14 +383,14 @@ public struct IDVFlow: Flow {
 
     func seal(_ ctx: FlowContext, _ f: FlowFrame, kind: String, _ bytes: [UInt8]) throws -> String {
         let id = Crypto.randomID()
-        let box = services.vault.seal(bytes, associatedData: "media:\(f.runID):\(kind)")
+        let box = services.vault.seal(bytes, associatedData: TemplateVault.Binding.media(runID: f.runID, kind: kind))
         try store(ctx).saveMedia(MediaRecord(mediaID: id, runID: f.runID, kind: kind, sealed: box, createdAt: ctx.now))
         return id
     }
 
     func unseal(_ ctx: FlowContext, _ f: FlowFrame, key: String, kind: String) throws -> [UInt8]? {
         guard let id = str(f, key), let m = try store(ctx).media(id) else { return nil }
-        return try services.vault.open(m.sealed, associatedData: "media:\(f.runID):\(kind)")
+        return try services.vault.open(m.sealed, associatedData: TemplateVault.Binding.media(runID: f.runID, kind: kind))
     }
 
     static func today(_ now: Int) -> String {
@@ -428,7 +428,7 @@ public struct IDVFlow: Flow {
             let ws = try store(ctx)
             let scanID = Crypto.randomID()
             let stored = IDVReports.additionalScan(doc, judged: judged, withImages: false)
-            let sealed = services.vault.seal(Array(try stored.toJSONData()), associatedData: "scan:\(scanID)")
+            let sealed = services.vault.seal(Array(try stored.toJSONData()), associatedData: TemplateVault.Binding.scan(scanID: scanID))
             try ws.saveDocumentScan(DocumentScanRecord(scanID: scanID, userID: str(f, "user_id"), sessionID: ctx.session.sessionID, runID: f.runID,
                                                        idvWorkflow: idvWorkflow(f), reason: str(f, "reason") ?? defaultReason,
                                                        overallStatus: judged.status.rawValue, sealedReport: sealed, createdAt: ctx.now))

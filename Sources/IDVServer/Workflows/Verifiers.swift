@@ -225,12 +225,12 @@ extension WorkflowPolicy {
 
 extension IDVServices {
     /// The services `idvd serve` runs with: the vault from `templates.key_file` (default
-    /// `<db.path>.key`, created 0600 when missing) and the analysers this build links: FaceKit's
+    /// `<db.path>.key`, created 0600 when missing; ``ServerConfig/openVault()``) and the analysers this build links: FaceKit's
     /// `SelfieAnalyzer` (``FaceKitSelfieVerifier``; nil when the dlib models are missing — logged)
     /// and `DocumentReader` (``DocumentReaderVerifier``). Flows whose analyser is missing are not
     /// registered (``FlowRegistry/idv(_:)``).
     public static func production(config: ServerConfig) throws -> IDVServices {
-        let vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
+        let vault = try config.openVault()
         var selfies: (any SelfieVerifying)?
         do {
             selfies = try FaceKitSelfieVerifier.production(policy: config.workflow)

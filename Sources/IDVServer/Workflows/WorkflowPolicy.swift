@@ -49,6 +49,9 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// File holding the 32-byte template/media key (64 hex digits). Empty: `<db.path>.key`,
     /// created with mode 0600 when missing.
     public var keyFile = ""
+    /// Comma-separated key files of retired keys (key rotation): boxes sealed under them still open,
+    /// and `idvd admin rekey` re-seals them under `keyFile`. Empty: none.
+    public var previousKeyFiles = ""
     /// Seconds uploaded images (document pages, portrait, selfie frames — encrypted) are kept
     /// after their flow ends. 0 (default): deleted when the flow ends.
     public var mediaRetentionSeconds = 0
@@ -119,6 +122,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
         int("idv.flow_timeout_seconds", \.flowTimeoutSeconds, min: 1, "an IDV flow expires this long after it started, seconds"),
         string("idv.consent_text_version", \.consentTextVersion, allowEmpty: false, "version of the biometric consent text (recorded with each consent)"),
         string("templates.key_file", \.keyFile, allowEmpty: true, "32-byte key file (64 hex digits) for templates and kept images; empty = <db.path>.key"),
+        string("templates.previous_key_files", \.previousKeyFiles, allowEmpty: true, "comma-separated key files of retired keys: still opened; `idvd admin rekey` re-seals under templates.key_file"),
         int("idv.media_retention_seconds", \.mediaRetentionSeconds, min: 0, "keep uploaded images (encrypted) this long after the flow ends; 0 = delete at flow end"),
         int("idv.max_pages", \.maxPages, min: 1, max: 8, "document pages per upload"),
         int("idv.max_frames", \.maxFrames, min: 1, max: 300, "selfie frames per upload"),
@@ -137,4 +141,23 @@ public struct WorkflowPolicy: Sendable, Equatable {
 
     /// The key file actually used for a store at `dbPath`.
     public func resolvedKeyFile(dbPath: String) -> String { keyFile.isEmpty ? dbPath + ".key" : keyFile }
+
+    /// The retired key files (``previousKeyFiles`` split at commas, blanks dropped).
+    public var resolvedPreviousKeyFiles: [String] {
+        previousKeyFiles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}
+
+extension ServerConfig {
+    /// The template/media vault of this configuration: `templates.key_file` (default
+    /// `<db.path>.key`, created 0600 when missing) and the retired `templates.previous_key_files`.
+    public func openVault() throws -> TemplateVault {
+        try TemplateVault.load(keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
+                               createIfMissing: true)
+    }
+
+    /// The SQLite store of this configuration, its session states sealed under the same key files.
+    public func openStore() throws -> SQLiteStore {
+        try SQLiteStore(path: dbPath, keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles)
+    }
 }

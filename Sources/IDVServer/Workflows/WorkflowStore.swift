@@ -123,6 +123,26 @@ public protocol WorkflowStore: Store {
     @discardableResult func purgeExpiredMedia(now: Int) throws -> Int
     /// Outcomes of the user's ended runs of `flow` since `since`, newest first.
     func flowOutcomes(userID: String, flow: String, since: Int) throws -> [String]
+
+    // MARK: Key rotation (`idvd admin rekey`)
+    /// How many stored boxes are sealed under `vault`'s current key, under one of its previous keys,
+    /// and under a key it does not hold, per table (session states by the store's own sealer).
+    func sealedInventory(vault: TemplateVault) throws -> SealedInventory
+    /// Re-seals every box not under `vault`'s current key — templates, document-scan reports, kept
+    /// media, session states — in transactions of at most `batchSize` rows, each row written only if
+    /// it is unchanged since it was read. Throws ``VaultError/wrongKey(_:)`` (that batch rolled back)
+    /// when a box names a key the vault does not hold. Returns the rows re-sealed per table.
+    func resealUnderCurrentKey(vault: TemplateVault, batchSize: Int) throws -> [String: Int]
+}
+
+/// Stored sealed boxes by the key that opens them, per table (`biometric_templates`,
+/// `document_scans`, `idv_media`, `sessions`): counts only, never key material.
+public struct SealedInventory: Codable, Sendable, Equatable {
+    public var current: [String: Int] = [:]
+    public var previous: [String: Int] = [:]
+    /// Boxes under a key that is neither the current nor a previous key: they cannot be opened.
+    public var unknown: [String: Int] = [:]
+    public init() {}
 }
 
 enum WorkflowMigrations {
@@ -246,6 +266,85 @@ extension SQLiteStore: WorkflowStore {
 }
 
 extension SQLiteStore {
+    /// The tables holding vault-sealed boxes: the select of one batch not under a key, the binding of
+    /// a row, and the update that re-seals it only when its nonce is unchanged. Selected columns:
+    /// id, ciphertext, nonce, key id, then what the binding needs.
+    private static let sealedTables: [(table: String, keyColumn: String, select: String, binding: @Sendable ([SQLValue]) -> String, update: String)] = [
+        ("biometric_templates", "key_id",
+         "SELECT user_id, ciphertext, nonce, key_id FROM biometric_templates WHERE key_id <> ? LIMIT ?",
+         { TemplateVault.Binding.template(userID: $0[0].text ?? "") },
+         "UPDATE biometric_templates SET ciphertext = ?, nonce = ?, key_id = ? WHERE user_id = ? AND nonce = ?"),
+        ("document_scans", "key_id",
+         "SELECT scan_id, report_ciphertext, report_nonce, key_id FROM document_scans WHERE key_id IS NOT NULL AND key_id <> ? LIMIT ?",
+         { TemplateVault.Binding.scan(scanID: $0[0].text ?? "") },
+         "UPDATE document_scans SET report_ciphertext = ?, report_nonce = ?, key_id = ? WHERE scan_id = ? AND report_nonce = ?"),
+        ("idv_media", "key_id",
+         "SELECT media_id, ciphertext, nonce, key_id, run_id, kind FROM idv_media WHERE key_id <> ? LIMIT ?",
+         { TemplateVault.Binding.media(runID: $0[4].text ?? "", kind: $0[5].text ?? "") },
+         "UPDATE idv_media SET ciphertext = ?, nonce = ?, key_id = ? WHERE media_id = ? AND nonce = ?"),
+    ]
+    /// The key id inside a sealed session state (`0x01 ‖ key id ‖ …`, ``SessionStateSealer``).
+    private static let sessionKeyID = "CAST(substr(state, 2, 16) AS TEXT)"
+
+    public func sealedInventory(vault: TemplateVault) throws -> SealedInventory {
+        var inv = SealedInventory()
+        func classify(_ table: String, _ rows: [[SQLValue]], current: String, previous: [String]) {
+            for r in rows {
+                guard let id = r[0].text, let n = r[1].int, n > 0 else { continue }
+                if id == current { inv.current[table, default: 0] += n }
+                else if previous.contains(id) { inv.previous[table, default: 0] += n }
+                else { inv.unknown[table, default: 0] += n }
+            }
+        }
+        for t in Self.sealedTables {
+            classify(t.table, try query("SELECT \(t.keyColumn), count(*) FROM \(t.table) WHERE \(t.keyColumn) IS NOT NULL GROUP BY 1"),
+                     current: vault.keyID, previous: vault.previousKeyIDs)
+        }
+        classify("sessions", try query("SELECT \(Self.sessionKeyID), count(*) FROM sessions WHERE typeof(state) = 'blob' GROUP BY 1"),
+                 current: stateSealer.vault.keyID, previous: stateSealer.vault.previousKeyIDs)
+        return inv
+    }
+
+    public func resealUnderCurrentKey(vault: TemplateVault, batchSize: Int = 200) throws -> [String: Int] {
+        let batch = max(1, batchSize)
+        var counts: [String: Int] = [:]
+        /// Runs `step` (one batch, in a transaction) until a batch comes back short; returns rows written.
+        func drain(_ step: () throws -> (read: Int, written: Int)) throws -> Int {
+            var total = 0
+            while true {
+                let (read, written) = try withTransaction(step)
+                total += written
+                if read < batch || written == 0 { return total }
+            }
+        }
+        for t in Self.sealedTables {
+            counts[t.table] = try drain {
+                let rows = try query(t.select, [.text(vault.keyID), SQLValue(batch)])
+                var written = 0
+                for r in rows {
+                    let old = SealedBox(ciphertext: Self.blob(r[1]), nonce: Self.blob(r[2]), keyID: r[3].text ?? "")
+                    let new = try vault.reseal(old, associatedData: t.binding(r))
+                    try query(t.update, [.blob(new.ciphertext), .blob(new.nonce), .text(new.keyID), r[0], .blob(old.nonce)])
+                    written += changes
+                }
+                return (rows.count, written)
+            }
+        }
+        counts["sessions"] = try drain {
+            let rows = try query("SELECT session_id, version, state FROM sessions WHERE typeof(state) = 'blob' AND \(Self.sessionKeyID) <> ? LIMIT ?",
+                                 [.text(stateSealer.vault.keyID), SQLValue(batch)])
+            var written = 0
+            for r in rows {
+                let sessionID = r[0].text ?? ""
+                let sealed = try stateSealer.reseal(Self.blob(r[2]), sessionID: sessionID)
+                try query("UPDATE sessions SET state = ? WHERE session_id = ? AND version = ?", [.blob(sealed), r[0], r[1]])
+                written += changes
+            }
+            return (rows.count, written)
+        }
+        return counts
+    }
+
     /// Number of audit-log entries (for `idvd admin audit --verify`).
     public func auditEntryCount() throws -> Int {
         try query("SELECT count(*) FROM audit_log").first?[0].int ?? 0
