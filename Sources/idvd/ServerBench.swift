@@ -37,7 +37,8 @@ extension Benchmark {
 
         // The server, as another process.
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // `--server PATH` serves with another idvd build (an A/B comparison on the same load).
+        server.executableURL = URL(fileURLWithPath: opts["server"] ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
         var sargs = ["serve", "--db", db, "--port", "0"]
         for (k, v) in settings.sorted(by: { $0.key < $1.key }) { sargs += ["--set", "\(k)=\(v)"] }
         server.arguments = sargs
@@ -63,7 +64,7 @@ extension Benchmark {
             guard t.ok else { throw CLIError("activation of \(id) failed") }
         }
 
-        print("idvd bench server — loopback, server: \(threads) libmicrohttpd threads (epoll), client: \(connections) keep-alive connections")
+        print("idvd bench server — loopback, server: \(threads) libmicrohttpd threads (epoll)\(opts["server"].map { " (\($0))" } ?? ""), client: \(connections) keep-alive connections")
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; argon2id: " + (light ? "light (opslimit 1, 8 KiB)" : "production (opslimit 3, 64 MiB)"))
 
         // Context: one Argon2id verification alone, in this process, single thread.
@@ -100,6 +101,25 @@ extension Benchmark {
             return try Self.loginSteps(c, user: users[i], answers: [["password": .string(password)]]).ok
         }
         Self.report("full password login (3 requests)", loginStats, seconds: seconds, unit: "login")
+
+        // 3. A health probe's latency while every connection logs in: what a load balancer sees
+        //    when the workers are busy hashing (quick routes stay on the libmicrohttpd threads).
+        final class ProbeBox: @unchecked Sendable { var stats = Stats() }
+        let probe = ProbeBox()
+        let probing = Thread {
+            // ~100 probes/s: a probe rather than a load
+            probe.stats = Self.drive(connections: 1, seconds: seconds, port: port, pauseMicroseconds: 10_000) { c in
+                try c.request("GET", "/healthz").status == 200
+            }
+        }
+        probing.start()
+        let busy = Self.drive(connections: connections, seconds: seconds, port: port) { c in
+            let i = counter.next() % users.count
+            return try Self.loginSteps(c, user: users[i], answers: [["password": .string(password)]]).ok
+        }
+        while !probing.isFinished { usleep(10_000) }
+        Self.report("GET /healthz (1 connection, 10 ms apart) during the logins", probe.stats, seconds: seconds, unit: "req")
+        Self.report("  the logins meanwhile", busy, seconds: seconds, unit: "login")
         return 0
     }
 
@@ -125,21 +145,32 @@ extension Benchmark {
 
     struct Stats { var latencies: [Double] = []; var failures = 0 }
 
-    /// Runs `op` in a loop on `connections` threads for `seconds`; collects per-op latency.
-    static func drive(connections: Int, seconds: Double, port: Int, _ op: @escaping @Sendable (LoopbackHTTPClient) throws -> Bool) -> Stats {
+    /// Runs `op` in a loop on `connections` threads — one `Thread` and one keep-alive connection
+    /// each, all running at once — for `seconds`; collects per-op latency. (`concurrentPerform` would
+    /// run only as many at a time as there are cores, so 8 "connections" were 2 on this machine.)
+    /// `pauseMicroseconds` between operations is not timed.
+    static func drive(connections: Int, seconds: Double, port: Int, pauseMicroseconds: UInt32 = 0,
+                      _ op: @escaping @Sendable (LoopbackHTTPClient) throws -> Bool) -> Stats {
         final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }
         let box = Box()
+        let done = DispatchGroup()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        DispatchQueue.concurrentPerform(iterations: connections) { _ in
-            let c = LoopbackHTTPClient(port: port)
-            var s = Stats()
-            while DispatchTime.now().uptimeNanoseconds < deadline {
-                let t0 = DispatchTime.now().uptimeNanoseconds
-                let ok = (try? op(c)) ?? false
-                if ok { s.latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6) } else { s.failures += 1 }
-            }
-            box.lock.lock(); box.stats.append(s); box.lock.unlock()
+        for _ in 0..<connections {
+            done.enter()
+            Thread {
+                let c = LoopbackHTTPClient(port: port)
+                var s = Stats()
+                while DispatchTime.now().uptimeNanoseconds < deadline {
+                    if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
+                    let t0 = DispatchTime.now().uptimeNanoseconds
+                    let ok = (try? op(c)) ?? false
+                    if ok { s.latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6) } else { s.failures += 1 }
+                }
+                box.lock.lock(); box.stats.append(s); box.lock.unlock()
+                done.leave()
+            }.start()
         }
+        done.wait()
         return Stats(latencies: box.stats.flatMap(\.latencies), failures: box.stats.map(\.failures).reduce(0, +))
     }
 
