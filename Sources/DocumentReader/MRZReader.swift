@@ -1,4 +1,5 @@
 import Foundation
+import MRZ
 
 /// The recognised MRZ text of one image, in the shape the `MRZ` parser takes:
 /// `lines[l]`, `alternatives[l][c]` (runner-up characters, most likely first) and
