@@ -59,3 +59,31 @@ final class MRZLocaliserTests: XCTestCase {
         }
     }
 }
+
+extension MRZLocaliserTests {
+    static func reading(_ lines: [String], confidence: Double) -> MRZReading {
+        MRZReading(lines: lines, alternatives: lines.map { $0.map { _ in [] } },
+                   confidences: lines.map { $0.map { _ in confidence } }, geometry: [], angleDegrees: 0)
+    }
+
+    /// The candidate choice weighs the parser's verdict before confidence: a TD1 read with one wrong
+    /// digit at posterior 0.6 beats text of the wrong shape read from the stripes at 0.9 (the case
+    /// of generated seed 100122 before the end trimming, where confidence alone chose the stripes).
+    func testCandidateChoicePrefersCheckDigitsThatHold() {
+        let parser = MRZParser(options: .init(correctionEnabled: false))
+        let truth = ["IRNLDCR190904<08731052151<<<<<", "4805269<3007136NLD<<<<<<<<<<<3", "NGUYEN<<JOHN<<<<<<<<<<<<<<<<<<"]
+        var misread = truth
+        misread[1] = "4805269<3007138NLD<<<<<<<<<<<3"   // expiry 300713 read 300718: its check digit and the composite fail
+        let stripes = ["VDDDXXXXXXXXXXXXXDDNFCXOCRK<UDONVVTO", "2HXXDDDDOCC<H00N9511CKK<6597Q0B1UVUT"]
+        let good = MRZReader.candidateScore(Self.reading(misread, confidence: 0.6), parser: parser)
+        let bad = MRZReader.candidateScore(Self.reading(stripes, confidence: 0.9), parser: parser)
+        XCTAssertFalse(good.valid)
+        XCTAssertFalse(bad.valid)
+        XCTAssertEqual(good.score, log(0.6) + 2 * MRZReader.checkDigitWeight, accuracy: 1e-9)   // document number, birth date
+        XCTAssertEqual(bad.score, log(0.9), accuracy: 1e-9)
+        XCTAssertGreaterThan(good.score, bad.score)
+        let exact = MRZReader.candidateScore(Self.reading(truth, confidence: 0.6), parser: parser)
+        XCTAssertTrue(exact.valid)
+        XCTAssertEqual(exact.score, log(0.6) + 4 * MRZReader.checkDigitWeight, accuracy: 1e-9)
+    }
+}
