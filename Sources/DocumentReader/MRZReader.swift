@@ -159,8 +159,9 @@ public enum MRZReader {
 extension MRZReader {
     /// The class a cell anchors the per-document adaptation with, or nil. The position rules out
     /// some symbols (ICAO 9303-3 §4.2: digits in dates and check digits, letters in codes and
-    /// names), so the posterior of a symbol the position allows is pooled with that of its OCR-B
-    /// look-alikes the position forbids (a date cell read `O` 0.4 / `0` 0.6 is a `0` for sure):
+    /// names; codes pool nothing, since a few national cards print digits there), so the posterior
+    /// of a symbol the position allows is pooled with that of its OCR-B look-alikes the position
+    /// forbids (a date cell read `O` 0.4 / `0` 0.6 is a `0` for sure):
     /// the cell anchors its best allowed symbol when that pooled mass is at least
     /// `anchorConfidence`. Names exclude K (OCR-B K and `<` share both diagonals); `.any` cells
     /// anchor only `<`.
@@ -175,8 +176,9 @@ extension MRZReader {
         let forbidden: (Character) -> Bool
         switch cls {
         case .numeric: forbidden = { $0.isLetter }
-        case .code, .name: forbidden = { $0.isNumber }
-        case .any: forbidden = { _ in false }
+        case .name: forbidden = { $0.isNumber }
+        // a few national cards print digits in a code field (`MRZCharacterClass.code`)
+        case .code, .any: forbidden = { _ in false }
         }
         guard let best = ranked.first(where: { allowed($0.0) }) else { return nil }
         let pooled = (lookAlikes[best.0] ?? []).filter(forbidden).reduce(best.1) { acc, c in acc + (ranked.first { $0.0 == c }?.1 ?? 0) }

@@ -155,13 +155,15 @@ final class OCRBClassifierTests: XCTestCase {
 
     /// Adaptation anchors: a position that forbids a symbol pools that symbol's posterior into its
     /// allowed look-alike. A date cell read O 0.55 / 0 0.40 anchors a `0`; the same cell in a name
-    /// anchors an `O`; D 0.6 / O 0.38 in a name anchors nothing (both are letters there); a
-    /// document-number cell anchors only a sure `<`.
+    /// anchors an `O`; in a code field (digits on some national cards) it anchors nothing;
+    /// D 0.6 / O 0.38 in a name anchors nothing (both are letters there); a document-number cell
+    /// anchors only a sure `<`.
     func testAnchorLabelPoolsWhatThePositionForbids() {
         let round: [(Character, Double)] = [("O", 0.55), ("0", 0.40), ("D", 0.03), ("Q", 0.02)]
         XCTAssertEqual(MRZReader.anchorLabel(round, .numeric), "0")
         XCTAssertEqual(MRZReader.anchorLabel(round, .name), "O")
-        XCTAssertEqual(MRZReader.anchorLabel(round, .code), "O")
+        XCTAssertNil(MRZReader.anchorLabel(round, .code), "codes may hold digits on national cards: no pooling")
+        XCTAssertEqual(MRZReader.anchorLabel([("O", 0.93), ("0", 0.07)], .code), "O")
         XCTAssertNil(MRZReader.anchorLabel(round, .any))
         XCTAssertNil(MRZReader.anchorLabel([("D", 0.6), ("O", 0.38), ("0", 0.02)], .name))
         XCTAssertEqual(MRZReader.anchorLabel([("<", 0.95), ("K", 0.05)], .any), "<")
