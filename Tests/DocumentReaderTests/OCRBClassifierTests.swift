@@ -56,6 +56,9 @@ final class OCRBClassifierTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(e.classAccuracy["0"]!, 0.7)
         XCTAssertGreaterThanOrEqual(e.classAccuracy["O"]!, 0.9)
         XCTAssertGreaterThanOrEqual(e.classAccuracy["D"]!, 0.93)
+        // D and O apart (measured 0 either way on these cells); the pair counts agree with the list
+        XCTAssertLessThanOrEqual(e.confusionCount(truth: "D", read: "O") + e.confusionCount(truth: "O", read: "D"), 1)
+        for c in e.confusions { XCTAssertEqual(e.confusionCount(truth: c.truth, read: c.read), c.count) }
         XCTAssertGreaterThanOrEqual(e.classAccuracy["K"]!, 0.95)
         XCTAssertGreaterThanOrEqual(e.classAccuracy["<"]!, 0.95)
         XCTAssertLessThanOrEqual(abs(e.meanConfidence - e.accuracy), 0.02)
