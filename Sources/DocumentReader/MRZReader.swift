@@ -126,21 +126,15 @@ public enum MRZReader {
         // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
         let frenchCard = count == 36 && geoms.count == 2 && String(first[0].map(\.[0].0)).hasPrefix("IDFRA")
         // Pass 2: the document's own glyphs. Anchors are cells whose class the position decides and
-        // the first pass is sure of (digits in dates and check digits, letters in codes and names,
-        // fillers); the class means are re-estimated from them (`OCRBClassifier.adapted(to:)`).
+        // the first pass is sure of once the symbols the position forbids are pooled with their
+        // look-alikes (digits in dates and check digits, letters in codes and names, fillers;
+        // `anchorLabel`); the class means are re-estimated from them (`OCRBClassifier.adapted(to:)`).
         var anchors: [(features: [Double], label: Int)] = []
         for l in feats.indices where !(frenchCard && l == 1) {
             for i in 0..<count {
-                let (ch, p) = first[l][i][0]
-                guard p >= MRZReader.anchorConfidence, let label = OCRBClassifier.alphabet.firstIndex(of: ch) else { continue }
-                let ok: Bool
-                switch classes[l][i] {
-                case .numeric: ok = ch.isNumber
-                case .code: ok = ch.isLetter
-                case .name: ok = (ch.isLetter && ch != "K") || ch == "<"
-                case .any: ok = ch == "<"
+                if let a = Self.anchorLabel(first[l][i], classes[l][i]), let label = OCRBClassifier.alphabet.firstIndex(of: a) {
+                    anchors.append((feats[l][i], label))
                 }
-                if ok { anchors.append((feats[l][i], label)) }
             }
         }
         let adaptation = anchors.count >= MRZReader.minimumAnchors ? classifier.adapted(to: anchors) : nil
@@ -193,6 +187,34 @@ public enum MRZReader {
 }
 
 extension MRZReader {
+    /// The class a cell anchors the per-document adaptation with, or nil. The position rules out
+    /// some symbols (ICAO 9303-3 §4.2: digits in dates and check digits, letters in codes and
+    /// names; codes pool nothing, since a few national cards print digits there), so the posterior
+    /// of a symbol the position allows is pooled with that of its OCR-B look-alikes the position
+    /// forbids (a date cell read `O` 0.4 / `0` 0.6 is a `0` for sure):
+    /// the cell anchors its best allowed symbol when that pooled mass is at least
+    /// `anchorConfidence`. Names exclude K (OCR-B K and `<` share both diagonals); `.any` cells
+    /// anchor only `<`.
+    static func anchorLabel(_ ranked: [(Character, Double)], _ cls: MRZCharacterClass) -> Character? {
+        let allowed: (Character) -> Bool
+        switch cls {
+        case .numeric: allowed = { $0.isNumber }
+        case .code: allowed = { $0.isLetter }
+        case .name: allowed = { ($0.isLetter && $0 != "K") || $0 == "<" }
+        case .any: allowed = { $0 == "<" }
+        }
+        let forbidden: (Character) -> Bool
+        switch cls {
+        case .numeric: forbidden = { $0.isLetter }
+        case .name: forbidden = { $0.isNumber }
+        // a few national cards print digits in a code field (`MRZCharacterClass.code`)
+        case .code, .any: forbidden = { _ in false }
+        }
+        guard let best = ranked.first(where: { allowed($0.0) }) else { return nil }
+        let pooled = (lookAlikes[best.0] ?? []).filter(forbidden).reduce(best.1) { acc, c in acc + (ranked.first { $0.0 == c }?.1 ?? 0) }
+        return pooled >= anchorConfidence ? best.0 : nil
+    }
+
     /// Applies the name-padding rule (ICAO 9303-3 §4.6) to one line: in each run of name cells, after
     /// the first `<<<` that follows a letter, every cell becomes `<`; its confidence becomes the
     /// posterior the classifier gave `<` (`ranks`), and the letter read moves to the front of its

@@ -11,6 +11,9 @@ public struct OCRBEvaluation: Sendable {
     public let classAccuracy: [Character: Double]
     /// Most frequent confusions (truth, read, count), most frequent first.
     public let confusions: [(truth: Character, read: Character, count: Int)]
+    /// Cells of class `truth` read as `read`, for any pair (e.g. D read O, 0 read O).
+    public func confusionCount(truth: Character, read: Character) -> Int { confusionCounts["\(truth)\(read)"] ?? 0 }
+    let confusionCounts: [String: Int]
     /// Mean posterior of the top class (0…1), to set against `accuracy`.
     public let meanConfidence: Double
     /// Expected calibration error over 10 equal-width confidence bins (0…1).
@@ -73,8 +76,10 @@ public struct OCRBEvaluation: Sendable {
         for c in alphabet.indices { acc[alphabet[c]] = perClassN[c] > 0 ? Double(perClass[c]) / Double(perClassN[c]) : 0 }
         let conf = confusion.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
             .prefix(12).map { (truth: alphabet[$0.key / 100], read: alphabet[$0.key % 100], count: $0.value) }
+        var counts: [String: Int] = [:]
+        for (key, count) in confusion { counts["\(alphabet[key / 100])\(alphabet[key % 100])"] = count }
         return OCRBEvaluation(cells: labels.count, accuracy: Double(correct) / n, classAccuracy: acc, confusions: conf,
-                              meanConfidence: confSum / n, calibrationError: ece, negativeLogLikelihood: nll / n)
+                              confusionCounts: counts, meanConfidence: confSum / n, calibrationError: ece, negativeLogLikelihood: nll / n)
     }
 
     /// The temperature minimising the mean negative log-likelihood of `labels` (golden-section

@@ -19,6 +19,8 @@ extension Benchmark {
         let worst = e.classAccuracy.sorted { $0.value < $1.value }.prefix(10)
         print("lowest class accuracy: " + worst.map { String(format: "%@ %.3f", String($0.key), $0.value) }.joined(separator: ", "))
         print("confusions (truth→read ×n): " + e.confusions.map { "\($0.truth)→\($0.read) ×\($0.count)" }.joined(separator: ", "))
+        print("round pairs: " + [("D", "O"), ("O", "D"), ("0", "O"), ("O", "0"), ("0", "D"), ("D", "0")].map { (t: Character, r: Character) in
+            "\(t)→\(r) ×\(e.confusionCount(truth: t, read: r))" }.joined(separator: ", "))
         let t = OCRBEvaluation.fittedTemperature(clf, seed: seed &+ 1, linesPerPitch: lines)
         show(String(format: "held-out (seed %llu) at the NLL-fitted temperature %.2f (fitted on seed %llu)", seed, t, seed &+ 1),
              OCRBEvaluation.heldOut(clf, seed: seed, linesPerPitch: lines, temperature: t))
