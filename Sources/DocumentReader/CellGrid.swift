@@ -84,9 +84,13 @@ struct CellGrid: Sendable {
     }
 
     /// The geometry to read cell `i` with (`OCRBClassifier.features(image, cell(i), index: i, …)`):
-    /// its fitted centre, local pitch and size.
-    func cell(_ i: Int) -> LineGeometry {
-        Self.local(line, at: i, normalOffset: i >= 0 && i < normalOffsets.count ? normalOffsets[i] : 0)
+    /// its fitted centre, local pitch and size; the size (cap height, which `features` scales both
+    /// axes of its sampling grid by) times `glyphScale`.
+    /// `shift` moves the cell along the line's normal (pixels, as `normalOffsets`).
+    func cell(_ i: Int, glyphScale: Double = 1, shift: Double = 0) -> LineGeometry {
+        var c = Self.local(line, at: i, normalOffset: (i >= 0 && i < normalOffsets.count ? normalOffsets[i] : 0) + shift)
+        c.capHeight *= glyphScale
+        return c
     }
 
     /// Cost weights. Chosen on the real specimens and the first 300 images of the seed-100000
@@ -311,5 +315,79 @@ extension CellGrid {
         var c = local(g, at: i)
         c.originX -= offset * c.dirY; c.originY += offset * c.dirX
         return c
+    }
+}
+
+extension CellGrid {
+    /// The height of the line's glyphs, in cap heights of the pitch (`refine`'s `capHeight`, which
+    /// `cell(i)` carries scaled to the local pitch): per cell, the extent across the line of the
+    /// rows whose darkest point (17 samples over ±0.4 local pitch) is at least half the cell's
+    /// darkest, over ±1 cap height about the cell's centre in 33 rows; then the 90th percentile
+    /// over the cells holding ink (≥ 0.3 of full ink contrast), so the tallest glyphs (letters and
+    /// digits, not fillers) decide. nil when fewer than 4 cells hold ink.
+    func glyphHeight(_ img: GreyImage, count n: Int, dark: Double, light: Double) -> Double? {
+        glyphExtent(img, count: n, dark: dark, light: light)?.height
+    }
+
+    /// `glyphHeight` and `centre`: the median, over the cells at least 0.8 of that height, of the
+    /// middle of their extent relative to the cell centre (pixels along the normal, as
+    /// `normalOffsets`). `refine` centres a one-cap (of the pitch) window on the ink, which leaves a
+    /// shorter glyph anywhere inside it: this is where the glyphs themselves are centred.
+    func glyphExtent(_ img: GreyImage, count n: Int, dark: Double, light: Double) -> (height: Double, centre: Double)? {
+        guard n >= 4, light > dark else { return nil }
+        let inv = 1 / (light - dark), rows = 33
+        var heights: [Double] = [], mids: [(height: Double, mid: Double)] = []
+        for i in 0..<n {
+            let c = cell(i)
+            let (cx, cy) = c.centre(Double(i))
+            let nx = -c.dirY, ny = c.dirX
+            var prof = [Double](repeating: 0, count: rows)
+            for k in 0..<rows {
+                let b = (Double(k) / Double(rows - 1) - 0.5) * 2 * c.capHeight
+                var m = 0.0
+                for j in 0..<17 {
+                    let a = (Double(j) / 16 - 0.5) * 0.8 * c.pitch
+                    m = max(m, (light - img.sample(cx + a * c.dirX + b * nx, cy + a * c.dirY + b * ny, outside: light)) * inv)
+                }
+                prof[k] = min(1, m)
+            }
+            let peak = prof.max() ?? 0
+            guard peak >= 0.3, let lo = prof.firstIndex(where: { $0 >= 0.5 * peak }),
+                  let hi = prof.lastIndex(where: { $0 >= 0.5 * peak }) else { continue }
+            heights.append(Double(hi - lo) / Double(rows - 1) * 2)
+            mids.append((heights.last!, (Double(lo + hi) / 2 / Double(rows - 1) - 0.5) * 2 * c.capHeight))
+        }
+        guard heights.count >= 4 else { return nil }
+        heights.sort()
+        let h = heights[min(heights.count - 1, heights.count * 9 / 10)]
+        let centres = mids.filter { $0.height >= 0.8 * h }.map(\.mid).sorted()
+        return (h, centres.isEmpty ? 0 : centres[centres.count / 2])
+    }
+}
+
+extension CellGrid {
+    /// A line whose glyphs measure under this (`glyphHeight`, cap heights of the pitch) is sampled
+    /// at its measured glyph height rather than at the pitch's. On the 33 real specimens the
+    /// lines measure 0.875–1.25 (median 1.0), except the Luxembourg passport photographed at an
+    /// angle (100_pass-lux: 0.69 and 0.75; 28 px glyphs at a 32.5 px pitch), whose lines read
+    /// `LUK…KFTTY` and `…OSO6OO2YO4Y…` at the pitch's size and right at 0.7–0.9 of it. No clean
+    /// line measured taller than 1.25 (62_pass-aus line 1, 1.5, is a misplaced line), so there is
+    /// no gate for glyphs larger than the pitch implies.
+    static let shortGlyphs = 0.8
+    /// The smallest glyph scale used (a measurement below it is taken as this).
+    static let minimumGlyphScale = 0.6
+
+    /// The classifier features of every cell of the line (`OCRBClassifier.features` at `cell(i)`),
+    /// with the glyph size `glyphScale` (cap heights of the pitch): 1, or the measured
+    /// `glyphHeight` (at least `minimumGlyphScale`) when that is under `shortGlyphs`, and then
+    /// each cell moved along the normal to the glyphs' measured centre (`glyphExtent`). Returns
+    /// `count` feature vectors and the scale used.
+    func features(_ img: GreyImage, count: Int, dark: Double, light: Double) -> (features: [[Double]], glyphScale: Double) {
+        var scale = 1.0, shift = 0.0
+        if let e = glyphExtent(img, count: count, dark: dark, light: light), e.height < Self.shortGlyphs {
+            scale = max(Self.minimumGlyphScale, e.height)
+            shift = e.centre
+        }
+        return ((0..<count).map { OCRBClassifier.features(img, cell($0, glyphScale: scale, shift: shift), index: $0, dark: dark, light: light) }, scale)
     }
 }

@@ -120,7 +120,7 @@ public enum MRZReader {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
             let grid = CellGrid(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
                                 count: count, dark: dark, light: light)
-            feats.append((0..<count).map { OCRBClassifier.features(image, grid.cell($0), index: $0, dark: dark, light: light) })
+            feats.append(grid.features(image, count: count, dark: dark, light: light).features)
         }
         let first = feats.map { $0.map { classifier.classify($0) } }
         // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.

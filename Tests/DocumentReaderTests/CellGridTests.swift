@@ -136,4 +136,67 @@ final class CellGridTests: XCTestCase {
         XCTAssertEqual(r.offsets, [Double](repeating: 0, count: 44))
         XCTAssertLessThan(r.grid, 0.08)
     }
+
+    /// A rendered line whose glyphs are `glyphScale` of the size the OCR-B proportion gives for its
+    /// pitch (wide-set print, as on the Luxembourg passport): its measured glyph height (cap
+    /// heights of the pitch) and the line read at the pitch's size and through `features`.
+    func smallGlyphLine(seed: UInt64, glyphScale: Double) -> (height: Double?, scale: Double, atPitch: Int, read: Int) {
+        var rng = SeededRNG(seed: seed)
+        let text = (0..<44).map { _ in OCRBClassifier.alphabet[Int(rng.next() % 37)] }
+        let style = OCRBClassifier.TrainingStyle(pitch: 20, stroke: 0.02, blur: 0.6, noise: 3, contrast: 0.9, offset: (0.2, 0.4),
+                                                 glyphScale: glyphScale)
+        let (img, g) = OCRBClassifier.renderLine(text, style: style)
+        let (dark, light) = OCRBClassifier.inkLevels(img, g, count: 44)
+        let grid = CellGrid(img, OCRBClassifier.refine(img, g, count: 44, dark: dark, light: light), count: 44, dark: dark, light: light)
+        func right(_ feats: [[Double]]) -> Int { zip(feats, text).filter { OCRBClassifier.shared.classify($0)[0].0 == $1 }.count }
+        let atPitch = (0..<44).map { OCRBClassifier.features(img, grid.cell($0), index: $0, dark: dark, light: light) }
+        let measured = grid.features(img, count: 44, dark: dark, light: light)
+        return (grid.glyphHeight(img, count: 44, dark: dark, light: light), measured.glyphScale, right(atPitch), right(measured.features))
+    }
+
+    /// Glyphs at 0.7 of the pitch's size measure under `shortGlyphs` (0.75 measured for seed 11),
+    /// are sampled at their measured size and centre and read at least 42 of 44 cells, where the
+    /// pitch's size reads at most 40 (18 for seed 11).
+    func testShortGlyphsAreSampledAtTheirMeasuredHeight() {
+        for seed: UInt64 in [11, 12] {
+            let r = smallGlyphLine(seed: seed, glyphScale: 0.7)
+            XCTAssertNotNil(r.height)
+            XCTAssertLessThan(r.height ?? 1, CellGrid.shortGlyphs, "seed \(seed)")
+            XCTAssertGreaterThan(r.height ?? 0, 0.5, "seed \(seed)")
+            XCTAssertLessThan(r.scale, 1, "seed \(seed)")
+            XCTAssertGreaterThanOrEqual(r.read, 42, "seed \(seed): \(r.read)/44 at scale \(r.scale)")
+            XCTAssertLessThanOrEqual(r.atPitch, 40, "seed \(seed): \(r.atPitch)/44 at the pitch's size")
+        }
+    }
+
+    /// Glyphs of the pitch's size measure within the clean specimens' 0.875–1.25 and keep scale 1.
+    func testFullSizeGlyphsKeepThePitchSize() {
+        for seed: UInt64 in [13, 14] {
+            let r = smallGlyphLine(seed: seed, glyphScale: 1.0)
+            XCTAssertGreaterThanOrEqual(r.height ?? 0, CellGrid.shortGlyphs, "seed \(seed)")
+            XCTAssertLessThanOrEqual(r.height ?? 9, 1.25, "seed \(seed)")
+            XCTAssertEqual(r.scale, 1, "seed \(seed)")
+            XCTAssertEqual(r.read, r.atPitch, "seed \(seed)")
+        }
+    }
+
+    /// The real Luxembourg passport photographed at an angle (100_pass-lux): both MRZ lines measure
+    /// short glyphs (0.69 and 0.75 cap heights of the pitch), and the reader now reads both lines
+    /// exactly (before: `P<LUKMAUS<<KFTTY…` and `…1108084OSO6OO2YO4Y<<<96`).
+    func testLuxembourgSpecimenReadsAtItsGlyphHeight() throws {
+        let url = Paths.shared.appendingPathComponent("mrz-images/specimens/100_pass-lux.jpg")
+        guard let data = try? Data(contentsOf: url) else {
+            throw XCTSkip("shared test data not found at \(url.path); skipping the Luxembourg specimen")
+        }
+        let img = try DocumentImage.decode(data).grey
+        let r = try XCTUnwrap(MRZReader.read(img))
+        XCTAssertEqual(r.lines, ["P<LUXMAUS<<KETTY<<<<<<<<<<<<<<<<<<<<<<<<<<<<", "S998527<<4LUX7806201F110808403060021041<<<96"])
+        for g in r.geometry {
+            let (dark, light) = OCRBClassifier.inkLevels(img, g, count: 44)
+            let grid = CellGrid(img, OCRBClassifier.refine(img, g, count: 44, dark: dark, light: light), count: 44, dark: dark, light: light)
+            let h = try XCTUnwrap(grid.glyphHeight(img, count: 44, dark: dark, light: light))
+            XCTAssertGreaterThan(h, 0.6)
+            XCTAssertLessThan(h, CellGrid.shortGlyphs)
+        }
+    }
 }
