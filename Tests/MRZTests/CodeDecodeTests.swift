@@ -26,6 +26,9 @@ final class CodeDecodeTests: XCTestCase {
                                [("Q", 0.4854), ("G", 0.4542), ("4", 0.0519), ("S", 0.0042), ("O", 0.0017)],
                                [("Y", 0.9965), ("T", 0.0034)]])
         XCTAssertEqual(d, .replace(Array("EGY".utf8)))
+        // c1000's GGR (GBR: B at 0.0363 against G 0.4936, ratio 0.074) is below 1/10: left as read.
+        let ggr = decide("GGR", [[("G", 0.9995)], [("G", 0.4936), ("R", 0.3455), ("O", 0.0574), ("B", 0.0363), ("9", 0.0219)], [("R", 1.0)]])
+        XCTAssertNotEqual(ggr, .replace(Array("GBR".utf8)))
     }
 
     /// A listed reading, an empty (all-filler) field and a reading without posteriors are kept.
@@ -37,7 +40,7 @@ final class CodeDecodeTests: XCTestCase {
     }
 
     /// Out of the list but read with certainty: 100_pass-bdr's `BDR` (posteriors measured on the
-    /// specimen) and c1000's `FSP` (E at 0.0002): no listed code reaches 1/20 of the reading's
+    /// specimen) and c1000's `FSP` (E at 0.0002): no listed code reaches 1/10 of the reading's
     /// likelihood, so the reading stays (and is reported as an unknown code).
     func testConfidentOutOfListReadingIsKept() {
         let bdr = decide("BDR", [[("B", 0.9991), ("8", 0.0008)], [("D", 0.9981), ("O", 0.0016), ("B", 0.0001), ("U", 0.0001), ("0", 0.0001)],
