@@ -30,8 +30,9 @@ public struct DocumentCheck: Codable, Sendable, Equatable {
 /// was found, a country code is unknown, the MRZ parser reports a character the check digit cannot
 /// tell from its twin *and* the classifier gave that twin weight (≥ `DocumentReader.twinDoubtConfidence`
 /// — a twin read with certainty, like the G of `GC3664952` or ICAO's `L898902C3`, is not in doubt; the
-/// warning reaches `warnings` in plain words), or the document number mixes the letter O and the
-/// digit 0. Any entry in `warnings` rules out VALID. The MRZ is parsed with the classifier's per-cell
+/// warning reaches `warnings` in plain words), the document number mixes the letter O and the
+/// digit 0, or a name letter's rival got ≥ `DocumentReader.nameDoubtConfidence` (names have no
+/// check digit). Any entry in `warnings` rules out VALID. The MRZ is parsed with the classifier's per-cell
 /// posteriors (`MRZParser.parse(_:posteriors:)`, maximum-a-posteriori correction).
 /// **VALID** otherwise. (Characters corrected with check digits are listed in `mrz.corrections`.)
 public enum DocumentStatus: String, Codable, Sendable {
@@ -210,6 +211,13 @@ extension DocumentReader {
             for w in result.warnings where !twinSettled(w, best.reading, corrected: corrected) {
                 if let p = plain(mrzAmbiguity: w) { warnings.append(p) }
             }
+            // Names have no check digit: a letter whose rival the classifier gave real weight is unconfirmed.
+            let names = Self.doubtfulNameCells(best.reading, classes: classes)
+            if !names.isEmpty {
+                let cells = names.prefix(3).map { "'\($0.read)' (MRZ line \($0.line), position \($0.column)) could also be '\($0.twin)'" }
+                warnings.append("The name is not certain: " + cells.joined(separator: "; ") + (names.count > 3 ? "; and \(names.count - 3) more" : "")
+                                + ". No check digit covers names; compare the name with the printed page.")
+            }
             let number = fields.documentNumber
             if number.contains("O") && number.contains("0") {
                 warnings.append("The document number mixes the letter O and the digit 0, which look alike in OCR-B and can swap without the check digit noticing; compare it with the printed page.")
@@ -331,6 +339,32 @@ extension DocumentReader {
     /// `100_pass-isl.png` 0.18–0.20.
     public static let twinDoubtConfidence = 0.1
 
+    /// A name letter read with at least `unclearConfidence` (below it the cell is unclear anyway) is
+    /// still unconfirmed when the classifier gave another letter or the filler at least this much:
+    /// no check digit covers names, so a D read as O (`ABOULLAH`, `OUBOIS`) would otherwise pass.
+    /// Chosen on the full c1000 corpus (seed 100000; 11 wrong-but-not-flagged readings, 844 exact
+    /// ones not flagged): 0.1 flags 10 of the 11 and 55 exact readings, 0.2 flags 9 and 22 (2.6 %),
+    /// 0.3 flags 5 and 8; on the 33 real specimens 0.2 flags no exact reading. Held-out /tmp/geom-c2
+    /// (seed 200000) was not used.
+    public static let nameDoubtConfidence = 0.2
+
+    /// Name cells (class `.name`) read as a letter with confidence ≥ `unclearConfidence` whose best
+    /// rival letter or filler got ≥ `nameDoubtConfidence` in `posteriors` (1-based line and column;
+    /// `twin` holds the rival). Empty for readings without posteriors.
+    static func doubtfulNameCells(_ r: MRZReading, classes: [[MRZCharacterClass]]) -> [DocumentReport.DoubtfulCell] {
+        var out: [DocumentReport.DoubtfulCell] = []
+        for (l, line) in r.lines.enumerated() where l < classes.count && l < r.posteriors.count && l < r.confidences.count {
+            for (c, ch) in Array(line).enumerated() where c < classes[l].count && classes[l][c] == .name && ch.isLetter
+                && c < r.posteriors[l].count && c < r.confidences[l].count && r.confidences[l][c] >= unclearConfidence {
+                let rival = r.posteriors[l][c].filter { $0.key != ch && ($0.key.isLetter || $0.key == "<") }.max { ($0.value, $1.key) < ($1.value, $0.key) }
+                guard let rival, rival.value >= nameDoubtConfidence else { continue }
+                out.append(.init(line: l + 1, column: c + 1, read: String(ch), twin: String(rival.key),
+                                 confidence: r.confidences[l][c], twinConfidence: rival.value))
+            }
+        }
+        return out
+    }
+
     /// Cells of the document-number / optional-data fields (class `.any`, not the document code or
     /// sex) whose check-digit twin got at least `twinDoubtConfidence` from the classifier.
     static func doubtfulTwins(_ r: MRZReading, classes: [[MRZCharacterClass]]) -> [DocumentReport.DoubtfulCell] {
@@ -449,19 +483,30 @@ func mrzQuality(_ image: GreyImage, _ r: MRZReading) -> MRZQuality {
 extension MRZReading {
     /// Per-cell candidates with posteriors in the shape `MRZParser.parse(_:posteriors:)` takes: the
     /// read character with `confidences[l][c]`, then `alternatives[l][c]` with their posteriors
-    /// from `posteriors[l][c]` (0 for a look-alike the classifier gave nothing).
+    /// from `posteriors[l][c]` (0 for a look-alike the classifier gave nothing). Issuing-state and
+    /// nationality cells (no check digit; the parser chooses among ICAO codes by posterior) list every
+    /// symbol with posterior ≥ `codeCandidateFloor` instead, most probable first, at most 15.
     public var parserCandidates: [[[MRZCandidate]]] {
-        lines.enumerated().map { l, line in
+        let classes = MRZCharacterClass.layout(lineLength: lines.first?.count ?? 0, lineCount: lines.count)
+        return lines.enumerated().map { l, line in
             Array(line).enumerated().map { c, ch in
                 var out = [MRZCandidate(ch, l < confidences.count && c < confidences[l].count ? confidences[l][c] : 0)]
+                let post = l < posteriors.count && c < posteriors[l].count ? posteriors[l][c] : [:]
+                if l < classes.count, c < classes[l].count, classes[l][c] == .code, !post.isEmpty {
+                    let ranked = post.filter { $0.key != ch && $0.value >= Self.codeCandidateFloor }.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+                    return out + ranked.prefix(15).map { MRZCandidate($0.key, $0.value) }
+                }
                 if l < alternatives.count, c < alternatives[l].count {
-                    let post = l < posteriors.count && c < posteriors[l].count ? posteriors[l][c] : [:]
                     for a in alternatives[l][c] where a != ch { out.append(MRZCandidate(a, post[a] ?? 0)) }
                 }
                 return out
             }
         }
     }
+
+    /// Least posterior of a code-cell candidate handed to the parser: below it the classifier's tail
+    /// carries no usable evidence (the parser spreads the unlisted rest evenly).
+    public static let codeCandidateFloor = 1e-4
 
     /// The reading parsed and check-digit-corrected: from the posteriors (maximum a posteriori,
     /// `MRZParser.parse(_:posteriors:)`) when the reading has them, else from the ranked alternatives.

@@ -36,6 +36,8 @@ struct Corrector {
         case ocrAlternative = "ocr_alternative"
         case confusionTable = "confusion_table"
         case fillerNormalisation = "filler_normalisation"
+        /// An issuing-state / nationality code replaced by the ICAO 9303-3 code the posteriors favour.
+        case codeList = "code_list"
     }
 
     /// A group of positions judged by one check digit.

@@ -169,13 +169,15 @@ public struct MRZParser: Sendable {
         var errors: [String] = []
         var warnings: [String] = []
         var corrections: [MRZCorrection] = []
-        if options.correctionEnabled && !Self.clean(rows, layout: layout, classes: classes) {
+        // With posteriors even a reading that satisfies every check digit is reviewed (`MRZDecoder.review`).
+        let withPosteriors = post.contains(where: { !$0.isEmpty })
+        if options.correctionEnabled && (withPosteriors || !Self.clean(rows, layout: layout, classes: classes)) {
             let corrector = Corrector(classes: classes,
                                       alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil)
             let before = rows
             var applied: [Corrector.Change] = []
             var decoded = false
-            if post.contains(where: { !$0.isEmpty }) {
+            if withPosteriors {
                 applied = Self.normaliseFillers(&rows, classes: classes)
                 let decoder = MRZDecoder(format: format, classes: classes, posteriors: post, tableAllowed: layout.compositeIndex != nil)
                 switch decoder.decode(rows, layout: Layout.make(format, rows: rows)) {
@@ -191,6 +193,7 @@ public struct MRZParser: Sendable {
                 }
             }
             if !decoded { applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors) }
+            applied += Self.decodeCodes(&rows, layout: layout, format: format, posteriors: post)
             if !applied.isEmpty {
                 layout = Layout.make(format, rows: rows)
                 classes = layout.classMap(shape: shape)
@@ -301,6 +304,29 @@ public struct MRZParser: Sendable {
     }
 
     // MARK: - Correction (policy on `Corrector`)
+
+    /// The issuing-state and nationality fields (Doc 9303-3 §5 codes; the French card's nationality is implied).
+    static func codeField(_ f: FieldLayout) -> Bool { f.name == "issuing_state" || f.name == "nationality" }
+
+    /// Issuing-state and nationality codes outside ICAO 9303-3 §5: replaced by the listed code the
+    /// cells' posteriors favour by `MRZDecoder.margin` over every other listed code and over the
+    /// reading itself (`CountryCodes.decide`); otherwise left as read (the unknown code is reported).
+    /// No check digit covers these fields, so only posteriors can decide: without them nothing changes.
+    static func decodeCodes(_ rows: inout [[UInt8]], layout: Layout, format: MRZFormat,
+                            posteriors: [[[(b: UInt8, p: Double)]]]) -> [Corrector.Change] {
+        guard format != .frenchNationalID else { return [] }
+        var applied: [Corrector.Change] = []
+        for f in layout.fields where codeField(f) && f.range.count == 3 && f.line < posteriors.count && rows[f.line].count >= f.range.upperBound {
+            let candidates = f.range.map { $0 < posteriors[f.line].count ? posteriors[f.line][$0] : [] }
+            guard case .replace(let code) = CountryCodes.decide(read: Array(rows[f.line][f.range]), candidates: candidates,
+                                                                 margin: MRZDecoder.margin) else { continue }
+            for (i, c) in f.range.enumerated() where rows[f.line][c] != code[i] {
+                rows[f.line][c] = code[i]
+                applied.append(.init(line: f.line, column: c, to: code[i], source: .codeList, cost: 0))
+            }
+        }
+        return applied
+    }
 
     /// `«` can only be a filler wherever a filler may stand.
     static func normaliseFillers(_ rows: inout [[UInt8]], classes: [[CharClass?]]) -> [Corrector.Change] {

@@ -133,8 +133,10 @@ public struct MRZCorrection: Codable, Sendable, Equatable {
     public var to: String
     /// The field the character belongs to (`document_number`, `birth_date`, …).
     public var field: String
-    /// `ocr_alternative` (a runner-up the OCR offered), `confusion_table` (O→0, K→<, …) or
-    /// `filler_normalisation` (`«` → `<`, a character that can only be a filler).
+    /// `ocr_alternative` (a runner-up the OCR offered), `confusion_table` (O→0, K→<, …),
+    /// `filler_normalisation` (`«` → `<`, a character that can only be a filler) or `code_list` (an
+    /// issuing-state / nationality code outside ICAO 9303-3 §5 replaced by the listed code the
+    /// recogniser's posteriors favour by 100:1, `MRZParser.parse(_:posteriors:)`).
     public var source: String
 
     public init(line: Int, column: Int, from: String, to: String, field: String, source: String) {

@@ -178,19 +178,35 @@ public struct MRZSampleGenerator: Sendable {
         "O": ["0"], "I": ["1"], "Z": ["2"], "S": ["5"], "G": ["6"], "B": ["8"],
     ]
 
+    /// `confusions` plus the letter look-alikes the OCR-B classifier was seen to swap in issuing-state
+    /// and nationality codes (c1000 and the real specimens: `UTD`, `GGR`, `FSP`, `NLO`, `HLD`, `EQY`,
+    /// `I7A`), for corrupting code fields.
+    public static let codeConfusions: [Character: [Character]] = confusions.merging([
+        "O": ["0", "D", "Q"], "D": ["O", "0"], "B": ["8", "G"], "E": ["F"], "F": ["E"], "N": ["H"], "H": ["N"],
+        "G": ["6", "Q", "C"], "C": ["G"], "T": ["7"], "U": ["O", "V"], "Q": ["O"], "R": ["B"], "A": ["4"], "M": ["N"],
+        "V": ["U"], "W": ["V"], "L": ["1"], "K": ["X"], "X": ["K"], "P": ["F"], "Y": ["T"],
+    ]) { _, new in new }
+
+    /// The issuing-state and nationality cells of a `lines.count`-line MRZ of `length` (0-based line, column).
+    public static func isCodeCell(_ line: Int, _ column: Int, lineCount: Int, length: Int) -> Bool {
+        if line == 0 { return (2...4).contains(column) }
+        if line == 1 && lineCount == 3 { return (15...17).contains(column) }
+        return line == 1 && lineCount == 2 && (10...12).contains(column)
+    }
+
     /// `lines` with `count` OCR confusions at distinct random positions for which `allowed(line, column)`
     /// holds, and the confusions made.
-    public mutating func corrupt(_ lines: [String], count: Int,
+    public mutating func corrupt(_ lines: [String], count: Int, confusions: [Character: [Character]] = confusions,
                                  allowed: (Int, Int) -> Bool = { _, _ in true }) -> (lines: [String], corruptions: [Corruption]) {
         var rows = lines.map { Array($0) }
         var spots: [(Int, Int)] = []
-        for l in rows.indices { for c in rows[l].indices where Self.confusions[rows[l][c]] != nil && allowed(l, c) { spots.append((l, c)) } }
+        for l in rows.indices { for c in rows[l].indices where confusions[rows[l][c]] != nil && allowed(l, c) { spots.append((l, c)) } }
         var made: [Corruption] = []
         for _ in 0..<count where !spots.isEmpty {
             let i = int(0...(spots.count - 1))
             let (l, c) = spots.remove(at: i)
             let from = rows[l][c]
-            let to = pick(Self.confusions[from]!)
+            let to = pick(confusions[from]!)
             rows[l][c] = to
             made.append(Corruption(line: l, column: c, from: from, to: to))
         }
@@ -216,9 +232,10 @@ public struct MRZSampleGenerator: Sendable {
     /// as a decoy with posterior 0.01–0.45 (doubtful but correct); other cells are read with posterior
     /// 0.9–1. Returns the lines read, `posteriors[l][c]` (read character first) and the misreadings.
     public mutating func corruptWithPosteriors(_ lines: [String], count: Int, decoyEvery: Int = 15,
+                                               confusions: [Character: [Character]] = confusions,
                                                allowed: (Int, Int) -> Bool = { _, _ in true })
         -> (lines: [String], posteriors: [[[MRZCandidate]]], corruptions: [Corruption]) {
-        let (bad, made) = corrupt(lines, count: count, allowed: allowed)
+        let (bad, made) = corrupt(lines, count: count, confusions: confusions, allowed: allowed)
         let clean = lines.map { Array($0) }
         var posteriors: [[[MRZCandidate]]] = []
         for (l, line) in bad.enumerated() {
@@ -233,13 +250,13 @@ public struct MRZSampleGenerator: Sendable {
                         cell.append(MRZCandidate(clean[l][c], (1 - unlisted - p) * share))
                     }
                     row.append(cell)
-                } else if let decoys = Self.confusions[ch], int(1...decoyEvery) == 1 {
+                } else if let decoys = confusions[ch], int(1...decoyEvery) == 1 {
                     let q = uniform(0.01...0.45)
                     row.append([MRZCandidate(ch, (1 - q) * (1 - unlisted)), MRZCandidate(pick(decoys), q * (1 - unlisted))])
                 } else {
                     let p = uniform(0.9...1)
                     var cell = [MRZCandidate(ch, p * (1 - unlisted))]
-                    if let decoys = Self.confusions[ch] { cell.append(MRZCandidate(decoys[0], (1 - p) * (1 - unlisted))) }
+                    if let decoys = confusions[ch] { cell.append(MRZCandidate(decoys[0], (1 - p) * (1 - unlisted))) }
                     row.append(cell)
                 }
             }

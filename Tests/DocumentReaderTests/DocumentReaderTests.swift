@@ -280,6 +280,54 @@ final class DocumentReaderTests: XCTestCase {
                                        [MRZCandidate("0", 0.6), MRZCandidate("O", 0.35), MRZCandidate("D", 0)]]])
     }
 
+    /// Issuing-state and nationality cells hand the parser the classifier's whole posterior (every
+    /// symbol ≥ `codeCandidateFloor`, most probable first), so the parser can choose among ICAO codes:
+    /// 24_pass-egy's nationality `EQY` (posteriors measured on the specimen) becomes `EGY`, listed as a
+    /// `code_list` correction; the other cells keep the read character and its runner-ups.
+    func testCodeCellsHandTheWholePosteriorToTheParser() {
+        let lines = ["P<EGYMABROUK<<ALAAELDIN<ISMAIL<MOHAMED<<<<<<", "A000513764EQY6002202M1503151<<<<<<<<<<<<<<06"]
+        var r = MRZReading(lines: lines, alternatives: lines.map { $0.map { _ in [] } }, confidences: lines.map { $0.map { _ in 0.99 } },
+                           geometry: [], angleDegrees: 0)
+        r.posteriors = lines.map { $0.map { [$0: 0.99] } }
+        r.confidences[1][11] = 0.4854
+        r.posteriors[1][11] = ["Q": 0.4854, "G": 0.4542, "4": 0.0519, "S": 0.0042, "O": 0.0017, "X": 0.00005]
+        r.alternatives[1][11] = ["G", "4"]
+        XCTAssertEqual(r.parserCandidates[1][11], [MRZCandidate("Q", 0.4854), MRZCandidate("G", 0.4542), MRZCandidate("4", 0.0519),
+                                                   MRZCandidate("S", 0.0042), MRZCandidate("O", 0.0017)])
+        XCTAssertEqual(r.parserCandidates[1][0], [MRZCandidate("A", 0.99)])
+        let result = r.parsed()
+        XCTAssertEqual(result.lines[1], "A000513764EGY6002202M1503151<<<<<<<<<<<<<<06")
+        XCTAssertEqual(result.corrections.map { "\($0.line):\($0.column) \($0.from)→\($0.to) \($0.source)" }, ["2:12 Q→G code_list"])
+        XCTAssertTrue(result.fields.nationalityKnown)
+        // Without posteriors (a reading not made by MRZReader) the code stays as read.
+        r.posteriors = []
+        XCTAssertEqual(r.parsed().fields.nationality, "EQY")
+    }
+
+    /// Name letters (no check digit) whose rival letter or filler got ≥ `nameDoubtConfidence`: the
+    /// posteriors are those the classifier gave c1000's specimen-100299 (`ABOULLAH`, D read as O:
+    /// O 0.6165, D 0.2179, 0 0.1654) and specimen-100897 (a filler read K: K 0.6912, < 0.3086). A
+    /// rival below the threshold, a digit rival, and a cell already unclear (< 0.5) are not listed.
+    func testDoubtfulNameCells() {
+        let lines = ["P<GBRABOULLAH<<PIERRE<ALAIN<<<<<<<<<<<<<<<<<", "XY189977I4GBR4002035M2808288<<<<<<<<<<<<<<08"]
+        var r = MRZReading(lines: lines, alternatives: lines.map { $0.map { _ in [] } }, confidences: lines.map { $0.map { _ in 0.99 } },
+                           geometry: [], angleDegrees: 0)
+        r.posteriors = lines.map { $0.map { [$0: 0.99] } }
+        let classes = MRZCharacterClass.layout(lineLength: 44, lineCount: 2)
+        XCTAssertTrue(DocumentReader.doubtfulNameCells(r, classes: classes).isEmpty)
+        r.confidences[0][7] = 0.6165; r.posteriors[0][7] = ["O": 0.6165, "D": 0.2179, "0": 0.1654]       // ABOULLAH
+        r.confidences[0][5] = 0.9680; r.posteriors[0][5] = ["A": 0.9680, "R": 0.0264, "H": 0.0056]        // sure
+        r.confidences[0][6] = 0.7; r.posteriors[0][6] = ["B": 0.7, "8": 0.3]                               // digit rival: names hold none
+        r.confidences[0][10] = 0.45; r.posteriors[0][10] = ["L": 0.45, "I": 0.4]                           // unclear already
+        let cells = DocumentReader.doubtfulNameCells(r, classes: classes)
+        XCTAssertEqual(cells.map { "\($0.line):\($0.column) \($0.read)/\($0.twin) \($0.twinConfidence)" }, ["1:8 O/D 0.2179"])
+        r.lines[0] = "P<GBRABOULLAH<<PKERRE<ALAIN<<<<<<<<<<<<<<<<<"                                           // PIERRE → PKERRE
+        r.confidences[0][16] = 0.6912; r.posteriors[0][16] = ["K": 0.6912, "<": 0.3086]
+        XCTAssertEqual(DocumentReader.doubtfulNameCells(r, classes: classes).map { "\($0.column) \($0.read)/\($0.twin)" }, ["8 O/D", "17 K/<"])
+        r.posteriors = []
+        XCTAssertTrue(DocumentReader.doubtfulNameCells(r, classes: classes).isEmpty, "no posteriors, no doubt")
+    }
+
     /// Every MRZ warning about a check-digit-invisible character becomes a plain sentence; others do not.
     func testPlainAmbiguityWarnings() {
         let w = DocumentReader.plain(mrzAmbiguity: "document_number: 'L' at line 1 column 7 cannot be told from '1' by the check digit (equal weight modulo 10)")
