@@ -2,15 +2,19 @@
 /// -6 TD2, -7 MRV), used as a prior when reading: names hold letters, dates and check digits hold
 /// digits. Document numbers and optional data hold both and are left to the check digits (the
 /// `MRZ` parser's job).
-enum MRZCharacterClass: Sendable {
+enum MRZCharacterClass: Sendable, Equatable {
     /// `A`–`Z` and `<` (names).
     case name
     /// Three-letter codes: only `0` → `O` is corrected, since a few national cards print digits here.
     case code
     /// `0`–`9` (dates, check digits) and `<` where the format allows it.
     case numeric
-    /// Anything (document numbers, optional data, sex, document code).
+    /// Anything (document numbers, optional data, sex, the document code's second character).
     case any
+    /// The document code's first character, a letter the format fixes: `P` (or `V`, MRV-A) on a
+    /// 44-character line (ICAO 9303-4 §4.2.2, -7), `A`, `C` or `I` on TD1 and TD2 (-5, -6), also
+    /// `V` (MRV-B) and `P` on a 36-character line.
+    case documentCode(Set<Character>)
 
     /// Per line, per column classes for a block of `lineCount` lines of `lineLength` characters.
     static func layout(lineLength: Int, lineCount: Int) -> [[MRZCharacterClass]] {
@@ -21,14 +25,14 @@ enum MRZCharacterClass: Sendable {
         }
         switch (lineCount, lineLength) {
         case (3, 30):   // TD1
-            return [line([(2, 4, .code), (14, 14, .numeric)]),
+            return [line([(0, 0, .documentCode(["A", "C", "I"])), (2, 4, .code), (14, 14, .numeric)]),
                     line([(0, 6, .numeric), (8, 14, .numeric), (15, 17, .code), (29, 29, .numeric)]),
                     line([(0, 29, .name)])]
         case (2, 44):   // TD3
-            return [line([(2, 4, .code), (5, 43, .name)]),
+            return [line([(0, 0, .documentCode(["P", "V"])), (2, 4, .code), (5, 43, .name)]),
                     line([(9, 9, .numeric), (10, 12, .code), (13, 19, .numeric), (21, 27, .numeric), (42, 43, .numeric)])]
         case (2, 36):   // TD2 / MRV-B
-            return [line([(2, 4, .code), (5, 35, .name)]),
+            return [line([(0, 0, .documentCode(["A", "C", "I", "P", "V"])), (2, 4, .code), (5, 35, .name)]),
                     line([(9, 9, .numeric), (10, 12, .code), (13, 19, .numeric), (21, 27, .numeric)])]
         default:
             return [[MRZCharacterClass]](repeating: [MRZCharacterClass](repeating: .any, count: lineLength), count: lineCount)
@@ -45,6 +49,11 @@ enum MRZCharacterClass: Sendable {
         let top = ranked[0]
         switch self {
         case .any: return top
+        case let .documentCode(allowed):
+            // no other letter can stand here, and no check digit covers it
+            guard !allowed.contains(top.0) else { return top }
+            if let best = ranked.first(where: { allowed.contains($0.0) }), best.1 > 1e-3 { return best }
+            return top
         case .code:
             if top.0 == "0", let o = ranked.first(where: { $0.0 == "O" }) { return o }
             return top

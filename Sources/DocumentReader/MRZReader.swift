@@ -202,13 +202,14 @@ extension MRZReader {
         case .code: allowed = { $0.isLetter }
         case .name: allowed = { ($0.isLetter && $0 != "K") || $0 == "<" }
         case .any: allowed = { $0 == "<" }
+        case let .documentCode(letters): allowed = { letters.contains($0) }
         }
         let forbidden: (Character) -> Bool
         switch cls {
         case .numeric: forbidden = { $0.isLetter }
         case .name: forbidden = { $0.isNumber }
         // a few national cards print digits in a code field (`MRZCharacterClass.code`)
-        case .code, .any: forbidden = { _ in false }
+        case .code, .any, .documentCode: forbidden = { _ in false }
         }
         guard let best = ranked.first(where: { allowed($0.0) }) else { return nil }
         let pooled = (lookAlikes[best.0] ?? []).filter(forbidden).reduce(best.1) { acc, c in acc + (ranked.first { $0.0 == c }?.1 ?? 0) }
