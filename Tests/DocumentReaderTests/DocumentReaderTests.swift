@@ -28,8 +28,9 @@ final class DocumentReaderTests: XCTestCase {
     /// augmentation: any rotation including 90°/180°/270°, perspective, blur, noise, JPEG-style
     /// quantisation, lighting gradient, cluttered background), saved as JPEG and read back.
     /// Each document should either come out with every MRZ line exact, or be reported invalid;
-    /// wrong readings that pass (errors no check digit can see) must stay under 2 %. At least 68 % must be exact (measured
-    /// 71.7 % on this corpus; the goal is 99 %, see bench/DOCUMENT-BENCH.md).
+    /// wrong readings that pass (errors no check digit can see) must stay under 2 %. At least 92 % must be exact, and
+    /// at most 10 % of the exact readings may be rejected as unclear (measured 502/520 = 96.5 % and 18/502 = 3.6 %
+    /// in session 3, was 71.7 % and 20 %; the goal is 99 %, see bench/DOCUMENT-BENCH.md).
     func testGeneratedCorpusFieldsExactOrHonestlyInvalid() throws {
         let count = 520
         var exact = 0, exactButRejected = 0, wrongButValid: [String] = [], failures: [String] = []
@@ -54,13 +55,13 @@ final class DocumentReaderTests: XCTestCase {
             }
         }
         print("generated corpus: \(exact)/\(count) exact; \(exactButRejected) exact readings rejected as unclear")
-        XCTAssertLessThanOrEqual(Double(exactButRejected), 0.25 * Double(exact), "too many correct readings rejected as unclear")
+        XCTAssertLessThanOrEqual(Double(exactButRejected), 0.10 * Double(exact), "too many correct readings rejected as unclear")
         failures.prefix(10).forEach { print("  ", $0) }
         wrongButValid.forEach { print("  wrong but not INVALID:", $0) }
         // Measured 6/520 before the K/< rule: errors no check digit can see (a K for a final
         // filler, a confident wrong letter in a name or code). Keep them rare.
         XCTAssertLessThanOrEqual(wrongButValid.count, count / 50, "readings that are wrong but not reported INVALID")
-        XCTAssertGreaterThanOrEqual(Double(exact) / Double(count), 0.68, "exact rate fell below the measured level (see the note)")
+        XCTAssertGreaterThanOrEqual(Double(exact) / Double(count), 0.92, "exact rate fell below the measured level (see the note)")
     }
 
     /// A document printed with a wrong check digit is INVALID and names the failed check; it is
