@@ -3,17 +3,30 @@ import Foundation
 /// A string vocabulary that is open-ended on the wire: the known values are cases, and any other
 /// string decodes to `.other(raw)` instead of failing, and re-encodes unchanged. Equality and
 /// hashing follow `rawValue`, so `.other("MATCHED") == .matched`.
+///
+/// A conforming enum writes only its cases, `case other(String)`, `rawValue` (the wire strings, the
+/// one place they are spelled) and `knownValues`; decoding, `init(rawValue:)`, `isKnown`, `==` and
+/// `hash(into:)` come from here (these defaults take the place of the synthesised `Equatable` and
+/// `Hashable` members, which would tell `.other("MATCHED")` and `.matched` apart).
 public protocol OpenStringVocabulary: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible
     where RawValue == String {
     /// Never fails: unknown strings become `.other`.
     init(rawValue: String)
     /// Every named (non-`.other`) case, in declaration order.
     static var knownValues: [Self] { get }
-    /// False for `.other(_)`, i.e. for a string outside the known vocabulary.
+    /// The catch-all for a string outside the vocabulary, kept verbatim (the `case other(String)`).
+    static func other(_ rawValue: String) -> Self
+    /// False for a string outside the known vocabulary.
     var isKnown: Bool { get }
 }
 
 extension OpenStringVocabulary {
+    /// The named case whose wire string is `rawValue`, else `.other(rawValue)`. Exact and
+    /// case-sensitive: `"matched"` is not `MATCHED`.
+    public init(rawValue: String) {
+        self = Self.knownValues.first { $0.rawValue == rawValue } ?? .other(rawValue)
+    }
+
     public init(from decoder: Decoder) throws {
         self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
     }
@@ -22,6 +35,15 @@ extension OpenStringVocabulary {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }
+
+    /// True when `rawValue` is one of ``knownValues``' strings.
+    public var isKnown: Bool { Self.knownValues.contains { $0.rawValue == rawValue } }
+
+    /// Equal when the wire strings are equal.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    /// Hashes the wire string, consistently with `==`.
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     /// The raw string.
     public var description: String { rawValue }
@@ -42,15 +64,6 @@ public enum BiometricVerdict: OpenStringVocabulary {
     /// Any other string, kept verbatim.
     case other(String)
 
-    public init(rawValue: String) {
-        switch rawValue {
-        case "MATCHED": self = .matched
-        case "NOT_MATCHED": self = .notMatched
-        case "LIVENESS_FAILED": self = .livenessFailed
-        default: self = .other(rawValue)
-        }
-    }
-
     /// The string on the wire.
     public var rawValue: String {
         switch self {
@@ -66,15 +79,6 @@ public enum BiometricVerdict: OpenStringVocabulary {
 
     /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [BiometricVerdict] = [.matched, .notMatched, .livenessFailed]
-
-    /// False for `.other(_)`.
-    public var isKnown: Bool {
-        if case .other = self { return false }
-        return true
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 /// The action key of a server-offered selfie-confirmation button, passed back by
@@ -88,17 +92,6 @@ public enum IDVActionKey: OpenStringVocabulary {
     case reinitSelfie
     /// Any other string, kept verbatim (a server rejects keys it did not offer: error 1020).
     case other(String)
-
-    /// Exact mapping: `"true"` stays `.other("true")` here; use ``init(selfieConfirmationAction:)``
-    /// for the answer a client sends.
-    public init(rawValue: String) {
-        switch rawValue {
-        case "continue-flow": self = .continueFlow
-        case "reinit-idv-document-scan": self = .reinitDocumentScan
-        case "reinit-idv-selfie": self = .reinitSelfie
-        default: self = .other(rawValue)
-        }
-    }
 
     /// The key an app's `setIDVSelfieConfirmation(action:)` answer stands for: `"true"` (the seeds'
     /// documented boolean form, seed 002 L1074–L1079, seed 000 L1413) means `continue-flow`
@@ -119,15 +112,6 @@ public enum IDVActionKey: OpenStringVocabulary {
 
     /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [IDVActionKey] = [.continueFlow, .reinitDocumentScan, .reinitSelfie]
-
-    /// False for `.other(_)`.
-    public var isKnown: Bool {
-        if case .other = self { return false }
-        return true
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 // MARK: - Documents (seed 002 §6.1, seed 003 §4.4)
@@ -142,14 +126,6 @@ public enum DocumentOverallStatus: OpenStringVocabulary {
     /// Any other string (e.g. `WARNING`, `UNKNOWN`), kept verbatim.
     case other(String)
 
-    public init(rawValue: String) {
-        switch rawValue {
-        case "VALID": self = .valid
-        case "INVALID": self = .invalid
-        default: self = .other(rawValue)
-        }
-    }
-
     /// The string on the wire.
     public var rawValue: String {
         switch self {
@@ -161,15 +137,6 @@ public enum DocumentOverallStatus: OpenStringVocabulary {
 
     /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [DocumentOverallStatus] = [.valid, .invalid]
-
-    /// False for `.other(_)`.
-    public var isKnown: Bool {
-        if case .other = self { return false }
-        return true
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 /// `checks_performed[].result` of the document details (seed 002 §5.4: `PASSED`, `NOT_PERFORMED`
@@ -186,16 +153,6 @@ public enum DocumentCheckResult: OpenStringVocabulary {
     /// Any other string, kept verbatim.
     case other(String)
 
-    public init(rawValue: String) {
-        switch rawValue {
-        case "PASSED": self = .passed
-        case "FAILED": self = .failed
-        case "WARNING": self = .warning
-        case "NOT_PERFORMED": self = .notPerformed
-        default: self = .other(rawValue)
-        }
-    }
-
     /// The string on the wire.
     public var rawValue: String {
         switch self {
@@ -209,15 +166,6 @@ public enum DocumentCheckResult: OpenStringVocabulary {
 
     /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [DocumentCheckResult] = [.passed, .failed, .warning, .notPerformed]
-
-    /// False for `.other(_)`.
-    public var isKnown: Bool {
-        if case .other = self { return false }
-        return true
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 /// `overall_document_status` and `checks_performed[].check_status` of the additional-document-scan
@@ -235,16 +183,6 @@ public enum DocumentScanStatus: OpenStringVocabulary {
     /// Any other string, kept verbatim (shown gray).
     case other(String)
 
-    public init(rawValue: String) {
-        switch rawValue {
-        case "OK": self = .ok
-        case "ERROR": self = .error
-        case "WARNING": self = .warning
-        case "NOT DONE": self = .notDone
-        default: self = .other(rawValue)
-        }
-    }
-
     /// The string on the wire.
     public var rawValue: String {
         switch self {
@@ -258,15 +196,6 @@ public enum DocumentScanStatus: OpenStringVocabulary {
 
     /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [DocumentScanStatus] = [.ok, .error, .warning, .notDone]
-
-    /// False for `.other(_)`.
-    public var isKnown: Bool {
-        if case .other = self { return false }
-        return true
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 // MARK: - Audit (seed 001 §2.6, §2.7)
@@ -280,14 +209,6 @@ public enum AuditStatus: OpenStringVocabulary {
     /// Any other string, kept verbatim.
     case other(String)
 
-    public init(rawValue: String) {
-        switch rawValue {
-        case "SUCCESS": self = .success
-        case "FAILURE": self = .failure
-        default: self = .other(rawValue)
-        }
-    }
-
     /// The string on the wire.
     public var rawValue: String {
         switch self {
@@ -299,15 +220,6 @@ public enum AuditStatus: OpenStringVocabulary {
 
     /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [AuditStatus] = [.success, .failure]
-
-    /// False for `.other(_)`.
-    public var isKnown: Bool {
-        if case .other = self { return false }
-        return true
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 /// `orchestration_use_case`: which server use case produced an `idvResponse` (seed 001 §2.7).
@@ -329,18 +241,6 @@ public enum OrchestrationUseCase: OpenStringVocabulary {
     /// Any other string, kept verbatim.
     case other(String)
 
-    public init(rawValue: String) {
-        switch rawValue {
-        case "RDNA_IDV_CHECK_TEMPLATE": self = .checkTemplate
-        case "RDNA_IDV_POSTLOGIN_IDV_SELFIE_BIOMETRIC": self = .postLoginSelfieBiometric
-        case "RDNA_IDV_POSTLOGIN_KYC": self = .postLoginKYC
-        case "RDNA_IDV_POSTLOGIN_DOC_SCAN_ONLY": self = .postLoginDocScanOnly
-        case "RDNA_IDV_POSTLOGIN_OPTIN": self = .postLoginOptIn
-        case "RDNA_IDV_POSTLOGIN_OPTOUT": self = .postLoginOptOut
-        default: self = .other(rawValue)
-        }
-    }
-
     /// The string on the wire.
     public var rawValue: String {
         switch self {
@@ -356,15 +256,6 @@ public enum OrchestrationUseCase: OpenStringVocabulary {
 
     /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [OrchestrationUseCase] = [.checkTemplate, .postLoginSelfieBiometric, .postLoginKYC, .postLoginDocScanOnly, .postLoginOptIn, .postLoginOptOut]
-
-    /// False for `.other(_)`.
-    public var isKnown: Bool {
-        if case .other = self { return false }
-        return true
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 // MARK: - Opt-in confirmation (seed 004 §4.3)
@@ -372,7 +263,7 @@ public enum OrchestrationUseCase: OpenStringVocabulary {
 /// `RDNAIDVStatus`, the argument of `setIDVBiometricOptInConfirmation(_:)` after the captured-frame
 /// preview (seed 004 §2.3, §4.3, L675–L677). Travels as its raw integer; unknown integers fail to
 /// decode with a clear error.
-public enum IDVStatus: Int, CaseIterable, Sendable, Codable, CustomStringConvertible {
+public enum IDVStatus: Int, ClosedIntVocabulary, CustomStringConvertible {
     /// `RDNA_IDV_APPROVED` (0): the user approves the captured frame; the template is enrolled.
     case approved = 0
     /// `RDNA_IDV_RECAPTURE` (1): capture the selfie again.
@@ -396,23 +287,5 @@ public enum IDVStatus: Int, CaseIterable, Sendable, Codable, CustomStringConvert
         case .recapture: return "RECAPTURE (1)"
         case .cancel: return "CANCEL (2)"
         }
-    }
-
-    /// Creates a status from its raw value, throwing a clear error for unassigned values.
-    public init(validating rawValue: Int) throws {
-        guard let value = IDVStatus(rawValue: rawValue) else {
-            throw IDVCoreError.unknownRawValue(type: "IDVStatus", value: rawValue)
-        }
-        self = value
-    }
-
-    public init(from decoder: Decoder) throws {
-        let raw = try decoder.singleValueContainer().decode(Int.self)
-        guard let value = IDVStatus(rawValue: raw) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath,
-                debugDescription: "unknown IDVStatus raw value \(raw) (assigned: 0, 1, 2)"))
-        }
-        self = value
     }
 }

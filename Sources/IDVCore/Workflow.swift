@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Raw values: ARCHITECTURE.md §1 and the seed specifications' appendix (sibling codelabs).
 /// 12 and 14 are unassigned: decoding them throws ``IDVCoreError/unknownRawValue(type:value:)``.
-public enum IDVWorkflow: Int, CaseIterable, Sendable, Codable, CustomStringConvertible {
+public enum IDVWorkflow: Int, ClosedIntVocabulary, CustomStringConvertible {
     /// Seed 002: MFA activation with IDV (document → selfie → consent → password).
     case activation = 0
     case activationWithTemplate = 1
@@ -52,29 +52,11 @@ public enum IDVWorkflow: Int, CaseIterable, Sendable, Codable, CustomStringConve
     /// Pre-login workflows (0–5) cancel with 146 and return to `getUser`; post-login ones end with
     /// their terminal event and 240 (ARCHITECTURE.md §5).
     public var isPreLogin: Bool { rawValue <= 5 }
-
-    /// Creates a workflow from its raw value, throwing a clear error for unassigned values.
-    public init(validating rawValue: Int) throws {
-        guard let value = IDVWorkflow(rawValue: rawValue) else {
-            throw IDVCoreError.unknownRawValue(type: "IDVWorkflow", value: rawValue)
-        }
-        self = value
-    }
-
-    public init(from decoder: Decoder) throws {
-        let raw = try decoder.singleValueContainer().decode(Int.self)
-        guard let value = IDVWorkflow(rawValue: raw) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath,
-                debugDescription: "unknown IDVWorkflow raw value \(raw) (assigned: \(IDVWorkflow.allCases.map(\.rawValue)))"))
-        }
-        self = value
-    }
 }
 
 /// A challenge operation mode, `RDNAChallengeOpMode` in the seeds: which question the server is
 /// asking. The client echoes back the mode it received; it never invents one.
-public enum ChallengeOpMode: Int, CaseIterable, Sendable, Codable, CustomStringConvertible {
+public enum ChallengeOpMode: Int, ClosedIntVocabulary, CustomStringConvertible {
     /// `CHALLENGE_OP_VERIFY`: verify an existing password (login). Also the seeds' default raw value.
     case verify = 0
     /// `CHALLENGE_OP_SET`: set a new password (end of activation).
@@ -106,21 +88,32 @@ public enum ChallengeOpMode: Int, CaseIterable, Sendable, Codable, CustomStringC
     }
 
     public var description: String { "\(name) (\(rawValue))" }
+}
 
-    /// Creates a mode from its raw value, throwing a clear error for unassigned values.
+/// A vocabulary that travels as its raw integer and is closed: an unassigned integer is an error,
+/// never a value (unlike ``OpenStringVocabulary``). A conforming enum lists its cases with their
+/// raw values; checked construction and decoding come from here.
+public protocol ClosedIntVocabulary: RawRepresentable, CaseIterable, Codable, Sendable where RawValue == Int {}
+
+extension ClosedIntVocabulary {
+    /// Creates a value from its raw integer.
+    /// - Throws: ``IDVCoreError/unknownRawValue(type:value:)`` for an unassigned integer.
     public init(validating rawValue: Int) throws {
-        guard let value = ChallengeOpMode(rawValue: rawValue) else {
-            throw IDVCoreError.unknownRawValue(type: "ChallengeOpMode", value: rawValue)
+        guard let value = Self(rawValue: rawValue) else {
+            throw IDVCoreError.unknownRawValue(type: "\(Self.self)", value: rawValue)
         }
         self = value
     }
 
+    /// Decodes the raw integer.
+    /// - Throws: `DecodingError.dataCorrupted` naming the type, the integer and the assigned ones.
     public init(from decoder: Decoder) throws {
         let raw = try decoder.singleValueContainer().decode(Int.self)
-        guard let value = ChallengeOpMode(rawValue: raw) else {
+        guard let value = Self(rawValue: raw) else {
+            let assigned = Self.allCases.map { String($0.rawValue) }.joined(separator: ", ")
             throw DecodingError.dataCorrupted(.init(
                 codingPath: decoder.codingPath,
-                debugDescription: "unknown ChallengeOpMode raw value \(raw) (assigned: \(ChallengeOpMode.allCases.map(\.rawValue)))"))
+                debugDescription: "unknown \(Self.self) raw value \(raw) (assigned: \(assigned))"))
         }
         self = value
     }

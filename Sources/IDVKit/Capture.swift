@@ -51,10 +51,6 @@ public enum RDNALivenessAction: OpenStringVocabulary {
     /// Any other name, kept verbatim.
     case other(String)
 
-    public init(rawValue: String) {
-        self = Self.knownValues.first { $0.rawValue == rawValue } ?? .other(rawValue)
-    }
-
     /// The string on the wire.
     public var rawValue: String {
         switch self {
@@ -68,15 +64,6 @@ public enum RDNALivenessAction: OpenStringVocabulary {
 
     /// The named cases (see ``OpenStringVocabulary/knownValues``).
     public static let knownValues: [RDNALivenessAction] = [.turnLeft, .turnRight, .blink, .openMouth]
-
-    /// False for `.other(_)`.
-    public var isKnown: Bool {
-        if case .other = self { return false }
-        return true
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     /// What to tell the user, as an imperative phrase ("turn your head to your left").
     public var instruction: String {

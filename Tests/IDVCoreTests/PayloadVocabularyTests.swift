@@ -35,6 +35,8 @@ final class PayloadVocabularyTests: XCTestCase {
         }
         // Equality follows the raw string.
         XCTAssertEqual(BiometricVerdict.other("MATCHED"), .matched)
+        XCTAssertTrue(BiometricVerdict.other("MATCHED").isKnown)
+        XCTAssertFalse(BiometricVerdict(rawValue: "matched").isKnown, "case-sensitive (seed 002 L2916)")
         XCTAssertEqual(BiometricVerdict(rawValue: "MATCHED"), .matched)
     }
 
@@ -76,7 +78,10 @@ final class PayloadVocabularyTests: XCTestCase {
             XCTAssertEqual(error as? IDVCoreError, .unknownRawValue(type: "IDVStatus", value: 3))
         }
         XCTAssertEqual(try JSONDecoder().decode([IDVStatus].self, from: Data("[2,0,1]".utf8)), [.cancel, .approved, .recapture])
-        XCTAssertThrowsError(try JSONDecoder().decode([IDVStatus].self, from: Data("[0,7]".utf8)))
+        XCTAssertThrowsError(try JSONDecoder().decode([IDVStatus].self, from: Data("[0,7]".utf8))) { error in
+            guard case let DecodingError.dataCorrupted(context)? = error as? DecodingError else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.debugDescription, "unknown IDVStatus raw value 7 (assigned: 0, 1, 2)")
+        }
     }
 
     /// Each known case decodes to itself, not to an equal-by-string `.other` (a `switch` must see it).
@@ -84,14 +89,22 @@ final class PayloadVocabularyTests: XCTestCase {
         func check<V: OpenStringVocabulary>(_ type: V.Type, count: Int, file: StaticString = #filePath, line: UInt = #line) throws {
             XCTAssertEqual(V.knownValues.count, count, "\(V.self)", file: file, line: line)
             XCTAssertEqual(Set(V.knownValues.map(\.rawValue)).count, count, "\(V.self) raw values unique", file: file, line: line)
+            // A named case has no payload; `.other(raw)` carries one. `isKnown` and `==` follow the
+            // string, so only the payload tells the two apart.
+            func isNamedCase(_ value: V) -> Bool { Mirror(reflecting: value).children.isEmpty }
             for value in V.knownValues {
                 XCTAssertTrue(value.isKnown, file: file, line: line)
+                XCTAssertTrue(isNamedCase(value), "\(V.self) \(value.rawValue) listed as .other", file: file, line: line)
                 let decoded = V(rawValue: value.rawValue)
-                XCTAssertTrue(decoded.isKnown, "\(V.self) \(value.rawValue) decoded as .other", file: file, line: line)
-                let viaJSON = try JSONDecoder().decode([V].self, from: JSONEncoder().encode([value]))
-                XCTAssertEqual(viaJSON.first?.isKnown, true, file: file, line: line)
+                XCTAssertTrue(isNamedCase(decoded), "\(V.self) \(value.rawValue) decoded as .other", file: file, line: line)
+                let viaJSON = try XCTUnwrap(try JSONDecoder().decode([V].self, from: JSONEncoder().encode([value])).first)
+                XCTAssertTrue(isNamedCase(viaJSON), "\(V.self) \(value.rawValue) JSON-decoded as .other", file: file, line: line)
+                XCTAssertEqual(viaJSON, value, file: file, line: line)
             }
-            XCTAssertFalse(V(rawValue: "NO_SUCH_VALUE").isKnown, file: file, line: line)
+            let unknown = V(rawValue: "NO_SUCH_VALUE")
+            XCTAssertFalse(unknown.isKnown, file: file, line: line)
+            XCTAssertFalse(isNamedCase(unknown), file: file, line: line)
+            XCTAssertEqual(unknown.rawValue, "NO_SUCH_VALUE", file: file, line: line)
         }
         try check(BiometricVerdict.self, count: 3)
         try check(IDVActionKey.self, count: 3)

@@ -36,6 +36,14 @@ final class RawValueTests: XCTestCase {
         XCTAssertEqual(ChallengeOpMode(rawValue: 25), .idvServerBiometricAuthentication)
         XCTAssertNil(ChallengeOpMode(rawValue: 2))
         XCTAssertNil(ChallengeOpMode(rawValue: 24))
+        XCTAssertThrowsError(try ChallengeOpMode(validating: 2)) { error in
+            XCTAssertEqual(error as? IDVCoreError, .unknownRawValue(type: "ChallengeOpMode", value: 2))
+        }
+        XCTAssertEqual(try JSONDecoder().decode([ChallengeOpMode].self, from: Data("[25,0]".utf8)), [.idvServerBiometricAuthentication, .verify])
+        XCTAssertThrowsError(try JSONDecoder().decode([ChallengeOpMode].self, from: Data("[24]".utf8))) { error in
+            guard case let DecodingError.dataCorrupted(context)? = error as? DecodingError else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.debugDescription, "unknown ChallengeOpMode raw value 24 (assigned: 0, 1, 6, 7, 8, 9, 10, 25)")
+        }
     }
 
     func testUnknownWorkflowDecodesToClearError() {

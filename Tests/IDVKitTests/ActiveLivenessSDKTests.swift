@@ -118,6 +118,10 @@ final class ActiveLivenessSDKTests: XCTestCase {
                                                          "duration_seconds": 4.5, "deadline_seconds": 120, "expires_at": 1_800_000_000]]
         let c = try XCTUnwrap(RDNALivenessChallenge(payload: payload))
         XCTAssertEqual(c.actions, [.turnRight, .blink, .other("NOD")])
+        XCTAssertEqual(c.actions.map(\.isKnown), [true, true, false])
+        XCTAssertEqual(RDNALivenessAction.knownValues.map(\.rawValue), ["TURN_LEFT", "TURN_RIGHT", "BLINK", "OPEN_MOUTH"])
+        XCTAssertEqual(RDNALivenessAction(rawValue: "OPEN_MOUTH").instruction, "open your mouth")
+        XCTAssertEqual(RDNALivenessAction(rawValue: "turn_left"), .other("turn_left"), "case-sensitive")
         XCTAssertEqual(c.expiresAt, Date(timeIntervalSince1970: 1_800_000_000))
         XCTAssertEqual(c.instructions, "Look at the camera, then turn your head to your right, then blink once, then nod, within 4.5 seconds.")
         // Round trip in the wire shape.
