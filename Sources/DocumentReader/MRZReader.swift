@@ -21,7 +21,9 @@ public struct MRZReading: Sendable, Equatable {
     /// line `l` (every symbol of `OCRBClassifier.alphabet` present, values 0…1 summing to 1,
     /// temperature-calibrated on held-out rendered cells, see `OCRBClassifier.temperature`), from
     /// the model adapted to this document (`OCRBClassifier.adapted(to:)`; name positions keep the
-    /// unadapted model), before any positional prior or K/`<` rule. Empty when the reading was not
+    /// unadapted model), with the round-glyph specialist's re-weighing among D/O/C/0/Q where the
+    /// first pass's two best classes were both among them (`RoundGlyphModel`), before any
+    /// positional prior or K/`<` rule. Empty when the reading was not
     /// made by `MRZReader`.
     public var posteriors: [[[Character: Double]]] = []
 
@@ -116,13 +118,23 @@ public enum MRZReader {
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
         // Pass 1: features of every cell and their scores under the rendered-glyph model.
         var feats: [[[Double]]] = []
+        var cells: [(grid: CellGrid, scale: Double, dark: Double, light: Double)] = []
         for g0 in geoms {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
             let grid = CellGrid(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
                                 count: count, dark: dark, light: light)
-            feats.append(grid.features(image, count: count, dark: dark, light: light).features)
+            let f = grid.features(image, count: count, dark: dark, light: light)
+            feats.append(f.features)
+            cells.append((grid, f.glyphScale, dark, light))
         }
-        let first = feats.map { $0.map { classifier.classify($0) } }
+        // First pass: the rendered-glyph model, with the round-glyph specialist (`RoundGlyphModel`)
+        // settling cells whose two best classes are both among D, O, C, 0, Q from the glyph's shape
+        // on the image itself. Names keep this pass (below), so it alone decides D/O/C there.
+        let first = feats.indices.map { l in
+            feats[l].indices.map { i in
+                Self.roundGlyphRerank(classifier.classify(feats[l][i]), image, cells[l], index: i, classifier: classifier)
+            }
+        }
         // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
         let frenchCard = count == 36 && geoms.count == 2 && String(first[0].map(\.[0].0)).hasPrefix("IDFRA")
         // Pass 2: the document's own glyphs. Anchors are cells whose class the position decides and
@@ -187,6 +199,17 @@ public enum MRZReader {
 }
 
 extension MRZReader {
+    /// `ranked` (one cell's posterior, best first) re-weighed by the round-glyph specialist when its
+    /// two best classes are both round OCR-B glyphs (`RoundGlyphModel.glyphs`): the shape figures are
+    /// measured on cell `index` of the line's fitted grid at the glyph scale the features used.
+    static func roundGlyphRerank(_ ranked: [(Character, Double)], _ image: GreyImage,
+                                 _ line: (grid: CellGrid, scale: Double, dark: Double, light: Double),
+                                 index i: Int, classifier: OCRBClassifier) -> [(Character, Double)] {
+        guard ranked.count >= 2, RoundGlyphModel.glyphs.contains(ranked[0].0), RoundGlyphModel.glyphs.contains(ranked[1].0) else { return ranked }
+        let m = RoundGlyphModel.measure(image, line.grid.cell(i, glyphScale: line.scale), index: i, dark: line.dark, light: line.light)
+        return classifier.roundGlyphs.rerank(ranked, measure: m)
+    }
+
     /// The class a cell anchors the per-document adaptation with, or nil. The position rules out
     /// some symbols (ICAO 9303-3 §4.2: digits in dates and check digits, letters in codes and
     /// names; codes pool nothing, since a few national cards print digits there), so the posterior

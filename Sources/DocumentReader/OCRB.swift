@@ -55,6 +55,8 @@ public final class OCRBClassifier: Sendable {
     /// softmax(scores / T). 2.0 is within 4 % of the value minimising the negative log-likelihood of
     /// held-out rendered cells (1.93 on seed 1000 for the 12-lines-per-pitch model; `idvd bench ocrb`).
     let temperature = 2.0
+    /// The round-glyph specialist (`RoundGlyphModel`), fitted on the same rendered training cells.
+    let roundGlyphs: RoundGlyphModel
 
     /// The classifier trained once per process (seed 1).
     public static let shared = OCRBClassifier(seed: 1)
@@ -64,6 +66,7 @@ public final class OCRBClassifier: Sendable {
         var rng = SeededRNG(seed: seed)
         var samples: [[Double]] = []
         var labels: [Int] = []
+        var roundSamples = [[[Double]]](repeating: [], count: RoundGlyphModel.glyphs.count)
         let pitches: [Double] = [4.5, 5.5, 6.5, 8, 10, 13, 17, 22, 28]
         for p in pitches {
             for _ in 0..<linesPerPitch {
@@ -84,10 +87,15 @@ public final class OCRBClassifier: Sendable {
                         g.originX += cx - jx + jitterAlong; g.originY += cy - jy
                         samples.append(Self.features(img, g, index: i, dark: dark, light: light))
                         labels.append(Self.alphabet.firstIndex(of: ch)!)
+                        if let k = RoundGlyphModel.glyphs.firstIndex(of: ch),
+                           let m = RoundGlyphModel.measure(img, g, index: i, dark: dark, light: light) {
+                            roundSamples[k].append(m)
+                        }
                     }
                 }
             }
         }
+        roundGlyphs = RoundGlyphModel(samples: roundSamples)
         let lda = Self.fitLDA(samples, labels, classes: Self.alphabet.count, shrinkage: 0.05)
         (weights, biases, covarianceFactor, logPriors) = (lda.weights, lda.biases, lda.factor, lda.logPriors)
         let k = Self.alphabet.count, d = Self.featureCount
