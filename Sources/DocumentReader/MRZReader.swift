@@ -155,7 +155,8 @@ public enum MRZReader {
             for i in 0..<count {
                 // Names carry no check digit, so there the adapted model could slip a wrong letter
                 // past every check; they keep the first pass.
-                let ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i] : classifier.classify(feats[l][i], adaptation: adaptation)
+                let ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i]
+                    : Self.roundGlyphRerank(classifier.classify(feats[l][i], adaptation: adaptation), image, cells[l], index: i, classifier: classifier)
                 let chosen = frenchCard && l == 1 ? ranked[0] : classes[l][i].choose(ranked)
                 text.append(chosen.0)
                 lc.append(chosen.1)
