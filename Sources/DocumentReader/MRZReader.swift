@@ -21,9 +21,8 @@ public struct MRZReading: Sendable, Equatable {
     /// line `l` (every symbol of `OCRBClassifier.alphabet` present, values 0…1 summing to 1,
     /// temperature-calibrated on held-out rendered cells, see `OCRBClassifier.temperature`), from
     /// the model adapted to this document (`OCRBClassifier.adapted(to:)`; name positions keep the
-    /// unadapted model), with the round-glyph specialist's re-weighing among D/O/C/0/Q where the
-    /// first pass's two best classes were both among them (`RoundGlyphModel`), before any
-    /// positional prior or K/`<` rule. Empty when the reading was not
+    /// unadapted model), re-weighed by a glyph-shape specialist where the two best classes were
+    /// both among D/O/C/0/Q or both E/F (`GlyphShapeModel`), before any positional prior or K/`<` rule. Empty when the reading was not
     /// made by `MRZReader`.
     public var posteriors: [[[Character: Double]]] = []
 
@@ -127,12 +126,12 @@ public enum MRZReader {
             feats.append(f.features)
             cells.append((grid, f.glyphScale, dark, light))
         }
-        // First pass: the rendered-glyph model, with the round-glyph specialist (`RoundGlyphModel`)
-        // settling cells whose two best classes are both among D, O, C, 0, Q from the glyph's shape
-        // on the image itself. Names keep this pass (below), so it alone decides D/O/C there.
+        // First pass: the rendered-glyph model, with the glyph-shape specialists (`GlyphShapeModel`)
+        // settling cells whose two best classes are both among D, O, C, 0, Q (or both E/F) from the
+        // glyph's shape on the image itself. Names keep this pass (below), so it alone decides D/O/C there.
         let first = feats.indices.map { l in
             feats[l].indices.map { i in
-                Self.roundGlyphRerank(classifier.classify(feats[l][i]), image, cells[l], index: i, classifier: classifier)
+                Self.shapeRerank(classifier.classify(feats[l][i]), image, cells[l], index: i, classifier: classifier)
             }
         }
         // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
@@ -156,7 +155,7 @@ public enum MRZReader {
                 // Names carry no check digit, so there the adapted model could slip a wrong letter
                 // past every check; they keep the first pass.
                 let ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i]
-                    : Self.roundGlyphRerank(classifier.classify(feats[l][i], adaptation: adaptation), image, cells[l], index: i, classifier: classifier)
+                    : Self.shapeRerank(classifier.classify(feats[l][i], adaptation: adaptation), image, cells[l], index: i, classifier: classifier)
                 let chosen = frenchCard && l == 1 ? ranked[0] : classes[l][i].choose(ranked)
                 text.append(chosen.0)
                 lc.append(chosen.1)
@@ -200,15 +199,15 @@ public enum MRZReader {
 }
 
 extension MRZReader {
-    /// `ranked` (one cell's posterior, best first) re-weighed by the round-glyph specialist when its
-    /// two best classes are both round OCR-B glyphs (`RoundGlyphModel.glyphs`): the shape figures are
-    /// measured on cell `index` of the line's fitted grid at the glyph scale the features used.
-    static func roundGlyphRerank(_ ranked: [(Character, Double)], _ image: GreyImage,
-                                 _ line: (grid: CellGrid, scale: Double, dark: Double, light: Double),
-                                 index i: Int, classifier: OCRBClassifier) -> [(Character, Double)] {
-        guard ranked.count >= 2, RoundGlyphModel.glyphs.contains(ranked[0].0), RoundGlyphModel.glyphs.contains(ranked[1].0) else { return ranked }
-        let m = RoundGlyphModel.measure(image, line.grid.cell(i, glyphScale: line.scale), index: i, dark: line.dark, light: line.light)
-        return classifier.roundGlyphs.rerank(ranked, measure: m)
+    /// `ranked` (one cell's posterior, best first) re-weighed by the glyph-shape specialist of the
+    /// group holding its two best classes (`GlyphShapeModel.Group.of`), if any: the shape figures
+    /// are measured on cell `index` of the line's fitted grid at the glyph scale the features used.
+    static func shapeRerank(_ ranked: [(Character, Double)], _ image: GreyImage,
+                            _ line: (grid: CellGrid, scale: Double, dark: Double, light: Double),
+                            index i: Int, classifier: OCRBClassifier) -> [(Character, Double)] {
+        guard let group = GlyphShapeModel.Group.of(ranked) else { return ranked }
+        let m = GlyphShapeModel.measure(group, image, line.grid.cell(i, glyphScale: line.scale), index: i, dark: line.dark, light: line.light)
+        return classifier.shapeModel(group).rerank(ranked, measure: m)
     }
 
     /// The class a cell anchors the per-document adaptation with, or nil. The position rules out

@@ -101,12 +101,12 @@ public struct OCRBEvaluation: Sendable {
 }
 
 extension OCRBEvaluation {
-    /// Held-out rendered cells of the round glyphs (`RoundGlyphModel.glyphs`) whose two best
-    /// classes under `classifier` are both round glyphs, per pitch (px): how many, and how many the
-    /// classifier alone and the classifier with the round-glyph specialist (`RoundGlyphModel.rerank`)
-    /// read right. Cells too small to measure (`RoundGlyphModel.minimumCapHeight`) count under both
-    /// as the classifier reads them.
-    public static func roundGlyphs(_ classifier: OCRBClassifier, seed: UInt64 = 999, linesPerPitch: Int = 6)
+    /// Held-out rendered cells of one specialist group (`GlyphShapeModel.Group`) whose two best
+    /// classes under `classifier` are both in the group, per pitch (px): how many, and how many the
+    /// classifier alone and the classifier with the specialist (`GlyphShapeModel.rerank`) read
+    /// right. Cells too small to measure (`GlyphShapeModel.minimumCapHeight`) count under both as
+    /// the classifier reads them.
+    public static func shapeSpecialist(_ classifier: OCRBClassifier, group: GlyphShapeModel.Group, seed: UInt64 = 999, linesPerPitch: Int = 6)
         -> [(pitch: Double, cells: Int, classifierCorrect: Int, specialistCorrect: Int)] {
         var rng = SeededRNG(seed: seed)
         var out: [(pitch: Double, cells: Int, classifierCorrect: Int, specialistCorrect: Int)] = []
@@ -114,13 +114,13 @@ extension OCRBEvaluation {
             var n = 0, a = 0, b = 0
             for _ in 0..<linesPerPitch {
                 let (text, img, g, dark, light) = OCRBClassifier.randomTrainingLine(pitch: p, rng: &rng)
-                for (i, ch) in text.enumerated() where RoundGlyphModel.glyphs.contains(ch) {
+                for (i, ch) in text.enumerated() where group.glyphs.contains(ch) {
                     let ranked = classifier.classify(OCRBClassifier.features(img, g, index: i, dark: dark, light: light))
-                    guard RoundGlyphModel.glyphs.contains(ranked[0].0), RoundGlyphModel.glyphs.contains(ranked[1].0) else { continue }
-                    let m = RoundGlyphModel.measure(img, g, index: i, dark: dark, light: light)
+                    guard GlyphShapeModel.Group.of(ranked) == group else { continue }
+                    let m = GlyphShapeModel.measure(group, img, g, index: i, dark: dark, light: light)
                     n += 1
                     if ranked[0].0 == ch { a += 1 }
-                    if classifier.roundGlyphs.rerank(ranked, measure: m)[0].0 == ch { b += 1 }
+                    if classifier.shapeModel(group).rerank(ranked, measure: m)[0].0 == ch { b += 1 }
                 }
             }
             out.append((p, n, a, b))

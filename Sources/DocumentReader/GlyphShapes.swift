@@ -1,10 +1,10 @@
 import Foundation
 
-/// A pairwise specialist for the round OCR-B glyphs `D`, `O`, `C`, `0` and `Q`, which the linear
-/// classifier (`OCRBClassifier`) confuses in blurred photos, where no check digit can settle them
-/// in a name.
+/// Specialists for OCR-B glyphs that the linear classifier (`OCRBClassifier`) confuses in blurred
+/// photos, each deciding within one group (`GlyphShapeModel.Group`) from a few shape figures
+/// measured on the glyph's own ink box.
 ///
-/// The shape facts it measures are those that ISO 1073-2 (OCR-B) draws the five glyphs by:
+/// **Round glyphs** `D`, `O`, `C`, `0`, `Q` (in a name no check digit can settle them). The shape facts it measures are those that ISO 1073-2 (OCR-B) draws the five glyphs by:
 /// `D` is a straight vertical stem on the left with square top-left and bottom-left corners and a
 /// round right side; `O` is a closed oval, symmetric left/right and top/bottom, with round corners;
 /// `C` is the left part of that oval, open on the right; `0` is an oval narrower than `O`; `Q` is
@@ -19,20 +19,49 @@ import Foundation
 /// 4. ink in the middle of the right side (low for the open `C`),
 /// 5. width over height (`0` narrower than `O`).
 ///
+/// **Barred glyphs** `E`, `F` (a country code read `FSP` for `ESP` is as confident as it is wrong):
+/// ISO 1073-2 draws `E` as `F` with a bottom bar along the baseline; the figures are the ink along
+/// the bottom fifth of the box right of the stem (high for `E`, empty for `F`), along the top
+/// fifth (both) and in the middle arm (both).
+///
 /// Their class-conditional distributions are Gaussians fitted on rendered training cells (the
 /// classifier's own training lines, `OCRBClassifier.init`), so the specialist's output is a
 /// likelihood per class; `rerank` multiplies it into the classifier's posterior when the two best
-/// classes are both round glyphs.
-struct RoundGlyphModel: Sendable {
-    /// The glyphs the specialist decides between.
-    static let glyphs: [Character] = ["D", "O", "C", "0", "Q"]
-    static let dimension = 5
-    /// Cells at a smaller cap height (pixels) are not measured: below it a corner square (¼ of the
-    /// box width × ⅕ of its height) is under one pixel. On held-out rendered cells (`idvd bench
-    /// ocrb`, seed 999, 12 lines per pitch) the specialist turned 527 right readings of the 558
+/// classes both belong to one group.
+public struct GlyphShapeModel: Sendable {
+    /// The glyph groups, each decided by its own figures.
+    public enum Group: CaseIterable, Sendable {
+        case round, bar
+        /// The glyphs the specialist decides between.
+        public var glyphs: [Character] {
+            switch self {
+            case .round: return ["D", "O", "C", "0", "Q"]
+            case .bar: return ["E", "F"]
+            }
+        }
+        var dimension: Int { self == .round ? 5 : 3 }
+        /// The group holding both of the two best classes of `ranked`, if any.
+        static func of(_ ranked: [(Character, Double)]) -> Group? {
+            guard ranked.count >= 2 else { return nil }
+            return allCases.first { $0.glyphs.contains(ranked[0].0) && $0.glyphs.contains(ranked[1].0) }
+        }
+    }
+    let group: Group
+    /// Round glyphs at a smaller cap height (pixels) are not measured: below it a corner square
+    /// (¼ of the box width × ⅕ of its height) is under one pixel. On held-out rendered cells (`idvd
+    /// bench ocrb`, seed 999, 12 lines per pitch) the specialist turned 527 right readings of the 558
     /// round-glyph cells whose two best classes were round into 533 with this floor, 530 with 7 px
     /// and 529 with 9 px; the real specimen 100_id-mac (cap 8 px) reads `CHONG` with it, `OHONG` at 9.
     static let minimumCapHeight = 5.0
+    /// Barred glyphs (E/F) at a smaller cap height are not measured: the bottom bar is one stroke
+    /// (about an eighth of the cap height in OCR-B), so below 16 px it is under 2 px and a photo's
+    /// blur (σ 1–1.5 px in the generated corpus, `Augmentation`) fills the gap above it. Measured:
+    /// on the real French passport specimen (cap 7.6 px) its E's bottom-bar figure (0.35–0.41) fell
+    /// between the rendered F's and E's and the specialist read `CHRISTOPHF`; the rendered held-out
+    /// cells have no E/F the classifier misreads (`idvd bench ocrb`), so there the floor costs nothing.
+    static let minimumBarCapHeight = 16.0
+    /// The smallest cap height (pixels) at which `group` is measured.
+    static func minimumCapHeight(_ group: Group) -> Double { group == .bar ? minimumBarCapHeight : minimumCapHeight }
 
     /// Per glyph: mean and the inverse and log-determinant of the covariance of `measure`.
     let means: [[Double]]
@@ -41,8 +70,9 @@ struct RoundGlyphModel: Sendable {
 
     /// Fits one Gaussian per glyph (full covariance, shrunk by 10 % towards its diagonal plus a
     /// floor of 10⁻⁴ per figure so that no figure is trusted beyond a 1 % spread).
-    init(samples: [[[Double]]]) {
-        let d = Self.dimension
+    init(_ group: Group, samples: [[[Double]]]) {
+        self.group = group
+        let d = group.dimension
         var m: [[Double]] = [], inv: [[Double]] = [], ld: [Double] = []
         for s in samples {
             let n = Double(max(1, s.count))
@@ -64,9 +94,9 @@ struct RoundGlyphModel: Sendable {
         means = m; inverses = inv; logDets = ld
     }
 
-    /// log N(x | glyph k), per glyph of `glyphs`.
+    /// log N(x | glyph k), per glyph of `group.glyphs`.
     func logLikelihoods(_ x: [Double]) -> [Double] {
-        let d = Self.dimension
+        let d = group.dimension
         return (0..<means.count).map { k in
             let diff = (0..<d).map { x[$0] - means[k][$0] }
             var q = 0.0
@@ -75,10 +105,10 @@ struct RoundGlyphModel: Sendable {
         }
     }
 
-    /// The five shape figures of cell `index` of `g` (see the type's documentation), or nil when
+    /// The group's shape figures of cell `index` of `g` (see the type's documentation), or nil when
     /// the cell is too small or holds no glyph box.
-    static func measure(_ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double]? {
-        guard g.capHeight >= minimumCapHeight, light > dark, g.pitch > 0 else { return nil }
+    static func measure(_ group: Group, _ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double]? {
+        guard g.capHeight >= minimumCapHeight(group), light > dark, g.pitch > 0 else { return nil }
         let (cx, cy) = g.centre(Double(index))
         let ux = g.dirX, uy = g.dirY, nx = -g.dirY, ny = g.dirX
         let inv = 1 / (light - dark)
@@ -125,6 +155,9 @@ struct RoundGlyphModel: Sendable {
             for r in r0...min(r1, H - 1) { for c in c0...min(c1, W - 1) { s += v[r * W + c]; n += 1 } }
             return n > 0 ? s / n : 0
         }
+        if group == .bar {
+            return [mean(0.35, 1, 0.8, 1), mean(0.35, 1, 0, 0.2), mean(0.35, 0.85, 0.4, 0.6)]
+        }
         let cornerL = 0.5 * (mean(0, 0.25, 0, 0.2) + mean(0, 0.25, 0.8, 1))
         let cornerR = 0.5 * (mean(0.75, 1, 0, 0.2) + mean(0.75, 1, 0.8, 1))
         // left edge: first column at ≥ t in each row, relative to the box width
@@ -140,14 +173,14 @@ struct RoundGlyphModel: Sendable {
     }
 
     /// The classifier's posterior `ranked` (best first) with the specialist's likelihoods
-    /// multiplied in when its two best classes are both round glyphs: the mass of the round
+    /// multiplied in when its two best classes are both in the group: the mass of the group's
     /// glyphs is redistributed among them in proportion to posterior × likelihood^`weight`; the
     /// other classes keep theirs. Unchanged when the cell cannot be measured.
     func rerank(_ ranked: [(Character, Double)], measure x: [Double]?, weight: Double = 1) -> [(Character, Double)] {
-        guard let x, ranked.count >= 2, Self.glyphs.contains(ranked[0].0), Self.glyphs.contains(ranked[1].0) else { return ranked }
+        guard let x, x.count == group.dimension, Group.of(ranked) == group else { return ranked }
         let ll = logLikelihoods(x)
         var mass = 0.0, logs: [Double] = []
-        for (k, ch) in Self.glyphs.enumerated() {
+        for (k, ch) in group.glyphs.enumerated() {
             let p = ranked.first { $0.0 == ch }?.1 ?? 0
             mass += p
             logs.append(log(max(p, 1e-12)) + weight * ll[k])
@@ -156,7 +189,7 @@ struct RoundGlyphModel: Sendable {
         let e = logs.map { exp($0 - top) }
         let z = e.reduce(0, +)
         var out = ranked.map { pair -> (Character, Double) in
-            guard let k = Self.glyphs.firstIndex(of: pair.0) else { return pair }
+            guard let k = group.glyphs.firstIndex(of: pair.0) else { return pair }
             return (pair.0, mass * e[k] / z)
         }
         out.sort { $0.1 > $1.1 }
