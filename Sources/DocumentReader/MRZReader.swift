@@ -21,7 +21,8 @@ public struct MRZReading: Sendable, Equatable {
     /// line `l` (every symbol of `OCRBClassifier.alphabet` present, values 0…1 summing to 1,
     /// temperature-calibrated on held-out rendered cells, see `OCRBClassifier.temperature`), from
     /// the model adapted to this document (`OCRBClassifier.adapted(to:)`; name positions keep the
-    /// unadapted model), before any positional prior or K/`<` rule. Empty when the reading was not
+    /// unadapted model), re-weighed by a glyph-shape specialist where the two best classes were
+    /// both among D/O/C/0/Q or both E/F (`GlyphShapeModel`), before any positional prior or K/`<` rule. Empty when the reading was not
     /// made by `MRZReader`.
     public var posteriors: [[[Character: Double]]] = []
 
@@ -116,13 +117,23 @@ public enum MRZReader {
         let classes = MRZCharacterClass.layout(lineLength: count, lineCount: geoms.count)
         // Pass 1: features of every cell and their scores under the rendered-glyph model.
         var feats: [[[Double]]] = []
+        var cells: [(grid: CellGrid, scale: Double, dark: Double, light: Double)] = []
         for g0 in geoms {
             let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
             let grid = CellGrid(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
                                 count: count, dark: dark, light: light)
-            feats.append(grid.features(image, count: count, dark: dark, light: light).features)
+            let f = grid.features(image, count: count, dark: dark, light: light)
+            feats.append(f.features)
+            cells.append((grid, f.glyphScale, dark, light))
         }
-        let first = feats.map { $0.map { classifier.classify($0) } }
+        // First pass: the rendered-glyph model, with the glyph-shape specialists (`GlyphShapeModel`)
+        // settling cells whose two best classes are both among D, O, C, 0, Q (or both E/F) from the
+        // glyph's shape on the image itself. Names keep this pass (below), so it alone decides D/O/C there.
+        let first = feats.indices.map { l in
+            feats[l].indices.map { i in
+                Self.shapeRerank(classifier.classify(feats[l][i]), image, cells[l], index: i, classifier: classifier)
+            }
+        }
         // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
         let frenchCard = count == 36 && geoms.count == 2 && String(first[0].map(\.[0].0)).hasPrefix("IDFRA")
         // Pass 2: the document's own glyphs. Anchors are cells whose class the position decides and
@@ -143,7 +154,8 @@ public enum MRZReader {
             for i in 0..<count {
                 // Names carry no check digit, so there the adapted model could slip a wrong letter
                 // past every check; they keep the first pass.
-                let ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i] : classifier.classify(feats[l][i], adaptation: adaptation)
+                let ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i]
+                    : Self.shapeRerank(classifier.classify(feats[l][i], adaptation: adaptation), image, cells[l], index: i, classifier: classifier)
                 let chosen = frenchCard && l == 1 ? ranked[0] : classes[l][i].choose(ranked)
                 text.append(chosen.0)
                 lc.append(chosen.1)
@@ -187,6 +199,17 @@ public enum MRZReader {
 }
 
 extension MRZReader {
+    /// `ranked` (one cell's posterior, best first) re-weighed by the glyph-shape specialist of the
+    /// group holding its two best classes (`GlyphShapeModel.Group.of`), if any: the shape figures
+    /// are measured on cell `index` of the line's fitted grid at the glyph scale the features used.
+    static func shapeRerank(_ ranked: [(Character, Double)], _ image: GreyImage,
+                            _ line: (grid: CellGrid, scale: Double, dark: Double, light: Double),
+                            index i: Int, classifier: OCRBClassifier) -> [(Character, Double)] {
+        guard let group = GlyphShapeModel.Group.of(ranked) else { return ranked }
+        let m = GlyphShapeModel.measure(group, image, line.grid.cell(i, glyphScale: line.scale), index: i, dark: line.dark, light: line.light)
+        return classifier.shapeModel(group).rerank(ranked, measure: m)
+    }
+
     /// The class a cell anchors the per-document adaptation with, or nil. The position rules out
     /// some symbols (ICAO 9303-3 §4.2: digits in dates and check digits, letters in codes and
     /// names; codes pool nothing, since a few national cards print digits there), so the posterior

@@ -55,6 +55,11 @@ public final class OCRBClassifier: Sendable {
     /// softmax(scores / T). 2.0 is within 4 % of the value minimising the negative log-likelihood of
     /// held-out rendered cells (1.93 on seed 1000 for the 12-lines-per-pitch model; `idvd bench ocrb`).
     let temperature = 2.0
+    /// The glyph-shape specialists (`GlyphShapeModel`), one per group in `Group.allCases` order,
+    /// fitted on the same rendered training cells.
+    let shapeModels: [GlyphShapeModel]
+    /// The specialist for `group`.
+    func shapeModel(_ group: GlyphShapeModel.Group) -> GlyphShapeModel { shapeModels.first { $0.group == group }! }
 
     /// The classifier trained once per process (seed 1).
     public static let shared = OCRBClassifier(seed: 1)
@@ -64,6 +69,8 @@ public final class OCRBClassifier: Sendable {
         var rng = SeededRNG(seed: seed)
         var samples: [[Double]] = []
         var labels: [Int] = []
+        let groups = GlyphShapeModel.Group.allCases
+        var shapeSamples = groups.map { [[[Double]]](repeating: [], count: $0.glyphs.count) }
         let pitches: [Double] = [4.5, 5.5, 6.5, 8, 10, 13, 17, 22, 28]
         for p in pitches {
             for _ in 0..<linesPerPitch {
@@ -84,10 +91,17 @@ public final class OCRBClassifier: Sendable {
                         g.originX += cx - jx + jitterAlong; g.originY += cy - jy
                         samples.append(Self.features(img, g, index: i, dark: dark, light: light))
                         labels.append(Self.alphabet.firstIndex(of: ch)!)
+                        for (n, group) in groups.enumerated() {
+                            if let k = group.glyphs.firstIndex(of: ch),
+                               let m = GlyphShapeModel.measure(group, img, g, index: i, dark: dark, light: light) {
+                                shapeSamples[n][k].append(m)
+                            }
+                        }
                     }
                 }
             }
         }
+        shapeModels = zip(groups, shapeSamples).map { GlyphShapeModel($0, samples: $1) }
         let lda = Self.fitLDA(samples, labels, classes: Self.alphabet.count, shrinkage: 0.05)
         (weights, biases, covarianceFactor, logPriors) = (lda.weights, lda.biases, lda.factor, lda.logPriors)
         let k = Self.alphabet.count, d = Self.featureCount

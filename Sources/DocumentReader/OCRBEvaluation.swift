@@ -99,3 +99,32 @@ public struct OCRBEvaluation: Sendable {
         return exp((a + b) / 2)
     }
 }
+
+extension OCRBEvaluation {
+    /// Held-out rendered cells of one specialist group (`GlyphShapeModel.Group`) whose two best
+    /// classes under `classifier` are both in the group, per pitch (px): how many, and how many the
+    /// classifier alone and the classifier with the specialist (`GlyphShapeModel.rerank`) read
+    /// right. Cells too small to measure (`GlyphShapeModel.minimumCapHeight`) count under both as
+    /// the classifier reads them.
+    public static func shapeSpecialist(_ classifier: OCRBClassifier, group: GlyphShapeModel.Group, seed: UInt64 = 999, linesPerPitch: Int = 6)
+        -> [(pitch: Double, cells: Int, classifierCorrect: Int, specialistCorrect: Int)] {
+        var rng = SeededRNG(seed: seed)
+        var out: [(pitch: Double, cells: Int, classifierCorrect: Int, specialistCorrect: Int)] = []
+        for p in [5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0, 16.0, 20.0, 26.0] {
+            var n = 0, a = 0, b = 0
+            for _ in 0..<linesPerPitch {
+                let (text, img, g, dark, light) = OCRBClassifier.randomTrainingLine(pitch: p, rng: &rng)
+                for (i, ch) in text.enumerated() where group.glyphs.contains(ch) {
+                    let ranked = classifier.classify(OCRBClassifier.features(img, g, index: i, dark: dark, light: light))
+                    guard GlyphShapeModel.Group.of(ranked) == group else { continue }
+                    let m = GlyphShapeModel.measure(group, img, g, index: i, dark: dark, light: light)
+                    n += 1
+                    if ranked[0].0 == ch { a += 1 }
+                    if classifier.shapeModel(group).rerank(ranked, measure: m)[0].0 == ch { b += 1 }
+                }
+            }
+            out.append((p, n, a, b))
+        }
+        return out
+    }
+}

@@ -21,6 +21,12 @@ extension Benchmark {
         print("confusions (truth→read ×n): " + e.confusions.map { "\($0.truth)→\($0.read) ×\($0.count)" }.joined(separator: ", "))
         print("round pairs: " + [("D", "O"), ("O", "D"), ("0", "O"), ("O", "0"), ("0", "D"), ("D", "0")].map { (t: Character, r: Character) in
             "\(t)→\(r) ×\(e.confusionCount(truth: t, read: r))" }.joined(separator: ", "))
+        for group in GlyphShapeModel.Group.allCases {
+            for r in OCRBEvaluation.shapeSpecialist(clf, group: group, seed: seed, linesPerPitch: 2 * lines) {
+                print(String(format: "%@ with two best classes in the group, pitch %.0f px: %d cells, classifier %d right, with the specialist %d",
+                             String(group.glyphs), r.pitch, r.cells, r.classifierCorrect, r.specialistCorrect))
+            }
+        }
         let t = OCRBEvaluation.fittedTemperature(clf, seed: seed &+ 1, linesPerPitch: lines)
         show(String(format: "held-out (seed %llu) at the NLL-fitted temperature %.2f (fitted on seed %llu)", seed, t, seed &+ 1),
              OCRBEvaluation.heldOut(clf, seed: seed, linesPerPitch: lines, temperature: t))
