@@ -38,6 +38,9 @@ struct Corrector {
         case fillerNormalisation = "filler_normalisation"
         /// An issuing-state / nationality code replaced by the ICAO 9303-3 code the posteriors favour.
         case codeList = "code_list"
+        /// A run of `K` closing an optional-data field replaced by the padding fillers it far more
+        /// likely is (`MRZParser.trailingFillers`).
+        case fillerPadding = "filler_padding"
     }
 
     /// A group of positions judged by one check digit.

@@ -136,7 +136,8 @@ public struct MRZCorrection: Codable, Sendable, Equatable {
     /// `ocr_alternative` (a runner-up the OCR offered), `confusion_table` (O→0, K→<, …),
     /// `filler_normalisation` (`«` → `<`, a character that can only be a filler) or `code_list` (an
     /// issuing-state / nationality code outside ICAO 9303-3 §5 replaced by the listed code the
-    /// recogniser's posteriors favour by 100:1, `MRZParser.parse(_:posteriors:)`).
+    /// recogniser's posteriors favour by 100:1, `MRZParser.parse(_:posteriors:)`) or `filler_padding`
+    /// (a run of `K` closing an optional-data field read as the `<` padding it more likely is).
     public var source: String
 
     public init(line: Int, column: Int, from: String, to: String, field: String, source: String) {

@@ -305,6 +305,44 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(r.parsed().fields.nationality, "EQY")
     }
 
+    /// id_fail.png's card is printed without its expiry check digit (`…111231AUT…`: an `A` in the
+    /// check-digit cell). The numeric class forced the look-alike `4` (posterior 1.3 · 10⁻¹², measured,
+    /// against A ≈ 1); no valid reading exists, so the hand-over reports what is printed (the MRZ
+    /// stays invalid). A forced `0` over a read `O` at 10⁻³ of its posterior (the least measured on
+    /// c1000 when the class was right) stands, valid or not.
+    func testHandOverReportsTheLetterPrintedInADigitPositionWhenNothingIsValid() {
+        let forced = ["IDAUT000009993<<<<<<<<<<<<<<<<", "7109094F1112314UT<<<<<<<<<<<<0", "MUSTERFRAU<<ISOLDE<<<<<<<<<<<<"]
+        let printed = ["IDAUT000009993<<<<<<<<<<<<<<<<", "7109094F111231AUT<<<<<<<<<<<<0", "MUSTERFRAU<<ISOLDE<<<<<<<<<<<<"]
+        var r = MRZReading(lines: forced, alternatives: forced.map { $0.map { _ in [] } }, confidences: forced.map { $0.map { _ in 0.99 } },
+                           geometry: [], angleDegrees: 0)
+        r.posteriors = forced.map { $0.map { [$0: 0.99] } }
+        r.posteriors[1][14] = ["A": 1, "4": 1.34e-12, "X": 1.28e-12]
+        r.confidences[1][14] = 1.34e-12
+        XCTAssertEqual(r.asPrinted?.lines, printed)
+        let h = r.handOver()
+        XCTAssertEqual(h.reading.lines, printed)
+        XCTAssertEqual(h.result.lines, printed)
+        XCTAssertFalse(h.result.valid)
+        XCTAssertTrue(h.result.errors.contains("'A' at line 2 column 15: not allowed in expiry_date_check_digit"), "\(h.result.errors)")
+        XCTAssertEqual(r.parsed().lines, printed, "parsed() is the hand-over's result")
+        // A forced digit the classifier gave real weight stays.
+        r.posteriors[1][14] = ["A": 1, "4": 1e-3]
+        r.confidences[1][14] = 1e-3
+        XCTAssertNil(r.asPrinted)
+        XCTAssertEqual(r.handOver().reading.lines, forced)
+    }
+
+    /// The real id_fail.png card: the report's lines as read and as parsed show the printed `A`.
+    func testCardPrintedWithoutItsExpiryCheckDigitIsReportedAsPrinted() throws {
+        let printed = ["IDAUT000009993<<<<<<<<<<<<<<<<", "7109094F111231AUT<<<<<<<<<<<<0", "MUSTERFRAU<<ISOLDE<<<<<<<<<<<<"]
+        let png = Paths.shared.appendingPathComponent("mrz-images/mrz-detection/id_fail.png")
+        guard let data = try? Data(contentsOf: png) else { throw XCTSkip("shared test data not found at \(png.path); skipping id_fail.png") }
+        let report = DocumentReader.read(pages: [data], options: Self.noFace)
+        XCTAssertEqual(report.mrz.linesRead, printed)
+        XCTAssertEqual(report.mrz.result?.lines, printed)
+        XCTAssertEqual(report.overallStatus, .invalid)
+    }
+
     /// Name letters (no check digit) whose rival letter or filler got ≥ `nameDoubtConfidence`: the
     /// posteriors are those the classifier gave c1000's specimen-100299 (`ABOULLAH`, D read as O:
     /// O 0.6165, D 0.2179, 0 0.1654) and specimen-100897 (a filler read K: K 0.6912, < 0.3086). A

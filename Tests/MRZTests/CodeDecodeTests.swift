@@ -130,4 +130,76 @@ final class CodeDecodeTests: XCTestCase {
         XCTAssertEqual(kept.lines, truth)
         XCTAssertTrue(kept.valid)
     }
+    /// 100_pass-polx as read: issuing state `ROL` (R 0.996, P 0.0044, measured on the specimen), the
+    /// nationality `POL` read clearly. Alone the P has 1/230 of R's likelihood, below the 1/10 the
+    /// out-of-list prior and the 100:1 margin ask; given the nationality (a passport's issuing state
+    /// and nationality agree in 17 of 19 real passports) `POL` wins by about 10,000:1.
+    func testIssuingStateAgreesWithTheNationalityOfAPassport() {
+        let rol: [[(Character, Double)]] = [[("R", 0.996), ("P", 0.00438), ("B", 3.59e-7), ("F", 2.27e-7)],
+                                            [("O", 1), ("D", 0.000312), ("0", 1.64e-5)], [("L", 1)]]
+        guard case .undecided = decide("ROL", rol) else { return XCTFail("without the partner ROL stays") }
+        XCTAssertEqual(CountryCodes.decide(read: Array("ROL".utf8), candidates: rol.map(cands), margin: MRZDecoder.margin,
+                                           partner: Array("POL".utf8), agreement: CountryCodes.passportAgreement),
+                       .replace(Array("POL".utf8)))
+        // A partner that is not the nearby code does not pull the reading anywhere.
+        guard case .undecided = CountryCodes.decide(read: Array("ROL".utf8), candidates: rol.map(cands), margin: MRZDecoder.margin,
+                                                    partner: Array("UTO".utf8), agreement: CountryCodes.passportAgreement) else {
+            return XCTFail("a partner UTO must not turn ROL into a listed code")
+        }
+        // Part E (stateless, refugee) nationalities carry no agreement prior.
+        guard case .undecided = CountryCodes.decide(read: Array("XX8".utf8),
+                                                    candidates: [[("X", 1)], [("X", 1)], [("8", 0.99), ("B", 0.003)]].map(cands),
+                                                    margin: MRZDecoder.margin, partner: Array("XXB".utf8), agreement: 0.9) else {
+            return XCTFail("XXB is Part E")
+        }
+        let read = ["P<ROLKOWALSKA<KWIATKOWSKA<<JOANNA<<<<<<<<<<<", "AA00000000POL6002084F1412314<<<<<<<<<<<<<<<4"]
+        let post = PosteriorDecodeTests.posteriors(read, ["1:3": [MRZCandidate("R", 0.996), MRZCandidate("P", 0.00438)]])
+        let r = MRZParser().parse(read, posteriors: post)
+        XCTAssertEqual(r.fields.issuingState, "POL")
+        XCTAssertEqual(r.corrections.map { "\($0.line):\($0.column) \($0.from)→\($0.to) \($0.source)" }, ["1:3 R→P code_list"])
+    }
+
+    /// specimen-100426 (c1000, TD1) as read: `SWF` in both fields (posteriors measured): line 1's F
+    /// 0.866 / E 0.134 passes the list on its own; line 2's F 0.998 / E 0.00185 does not, but given the
+    /// issuing state now `SWE` (agreement 8/13 on cards) it does, in the second round.
+    func testNationalityFollowsTheIssuingStateTheListSettled() {
+        let read = ["I<SWFWC454060<3138691759<<<<<<", "4607094M2609223SWF<<<<<<<<<<<9", "JOHANSSON<<ELENA<<<<<<<<<<<<<<"]
+        let post = PosteriorDecodeTests.posteriors(read, ["1:5": [MRZCandidate("F", 0.866), MRZCandidate("E", 0.134)],
+                                                          "2:18": [MRZCandidate("F", 0.998), MRZCandidate("E", 0.00185)]])
+        let r = MRZParser().parse(read, posteriors: post)
+        XCTAssertEqual(r.lines, ["I<SWEWC454060<3138691759<<<<<<", "4607094M2609223SWE<<<<<<<<<<<9", "JOHANSSON<<ELENA<<<<<<<<<<<<<<"])
+        XCTAssertTrue(r.valid, "\(r.errors)")
+    }
+    /// c1000's specimen-100473 as read: the personal number `…1988<<<` read `…1988KKK`, every check
+    /// digit holding (K = 20 ≡ `<` = 0 modulo 10). Posteriors measured: K 0.683/0.957/0.791 against
+    /// `<` 0.317/0.0425/0.209 — 183:1 for the letters, but a field filled to its last cell is 1 in
+    /// 233 and three letters after a digit cost 15³ × 20: the padding wins. specimen-100951's K at
+    /// 0.999 against `<` 2·10⁻⁴ in each cell (4·10¹¹:1) stays as read.
+    func testKRunClosingTheOptionalDataIsPadding() {
+        let read = ["P<XXAMONTGOMERY<WILLIAMSON<<BJORN<<<<<<<<<<<", "ZD72899252XXA5609017F261102243737671988KKK34"]
+        let truth = ["P<XXAMONTGOMERY<WILLIAMSON<<BJORN<<<<<<<<<<<", "ZD72899252XXA5609017F261102243737671988<<<34"]
+        let post = PosteriorDecodeTests.posteriors(read, [
+            "2:40": [MRZCandidate("K", 0.683), MRZCandidate("<", 0.317), MRZCandidate("C", 0.000539)],
+            "2:41": [MRZCandidate("K", 0.957), MRZCandidate("<", 0.0425), MRZCandidate("C", 0.000189)],
+            "2:42": [MRZCandidate("K", 0.791), MRZCandidate("<", 0.209), MRZCandidate("C", 0.000474)],
+        ])
+        XCTAssertTrue(MRZParser().parse(read).valid, "K and < weigh the same: the check digits hold either way")
+        let r = MRZParser().parse(read, posteriors: post)
+        XCTAssertEqual(r.lines, truth)
+        XCTAssertTrue(r.valid, "\(r.errors)")
+        XCTAssertEqual(r.corrections.map { "\($0.column) \($0.source)" }, ["40 filler_padding", "41 filler_padding", "42 filler_padding"])
+        // Confident K's stay.
+        let sure = PosteriorDecodeTests.posteriors(read, [
+            "2:40": [MRZCandidate("K", 0.999), MRZCandidate("<", 0.000239)], "2:41": [MRZCandidate("K", 1), MRZCandidate("<", 4.69e-5)],
+            "2:42": [MRZCandidate("K", 0.999), MRZCandidate("<", 0.000216)],
+        ])
+        XCTAssertEqual(MRZParser().parse(read, posteriors: sure).lines, read)
+        // A K run that does not reach the field's end (`…1988KKK<`) is not padding by this rule.
+        let inner = ["P<XXAMONTGOMERY<WILLIAMSON<<BJORN<<<<<<<<<<<", "ZD72899252XXA5609017F26110224373767198KKK<34"]
+        let innerPost = PosteriorDecodeTests.posteriors(inner, [
+            "2:39": [MRZCandidate("K", 0.683), MRZCandidate("<", 0.317)], "2:40": [MRZCandidate("K", 0.957), MRZCandidate("<", 0.0425)],
+            "2:41": [MRZCandidate("K", 0.791), MRZCandidate("<", 0.209)],
+        ])
+        XCTAssertFalse(MRZParser().parse(inner, posteriors: innerPost).corrections.contains { $0.source == "filler_padding" })
+    }
 }
