@@ -417,8 +417,9 @@ extension CellGrid {
     /// lines measure 0.875–1.25 (median 1.0), except the Luxembourg passport photographed at an
     /// angle (100_pass-lux: 0.69 and 0.75; 28 px glyphs at a 32.5 px pitch), whose lines read
     /// `LUK…KFTTY` and `…OSO6OO2YO4Y…` at the pitch's size and right at 0.7–0.9 of it. No clean
-    /// line measured taller than 1.25 (62_pass-aus line 1, 1.5, is a misplaced line), so there is
-    /// no gate for glyphs larger than the pitch implies.
+    /// line measured taller than 1.25 (62_pass-aus line 1 measures 1.44 because the red frame an
+    /// app drew on the photo runs just above its fillers), so there is no gate for glyphs larger
+    /// than the pitch implies.
     static let shortGlyphs = 0.8
     /// The smallest glyph scale used (a measurement below it is taken as this).
     static let minimumGlyphScale = 0.6
