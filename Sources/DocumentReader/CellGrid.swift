@@ -69,28 +69,74 @@ extension OCRBClassifier {
 /// (ink: mean over the band ±0.45 cap heights, 0 paper … 1 ink, smoothed over ±⅛ pitch; `typical`
 /// is the median cell ink at the predicted grid), exactly by Viterbi in O(count · states²). The
 /// cell centres (midpoints of consecutive boundaries) are then refitted by least squares to
-/// `x0 + i·p + ½·q·i²`, so the result is again a `LineGeometry`.
+/// `x0 + i·p + ½·q·i²`, so the result is again a `LineGeometry`; what a cubic adds to that
+/// (`alongOffsets`) moves each cell along the line.
 struct CellGrid: Sendable {
     /// The line after the along-line fit (`fitLine`).
     let line: LineGeometry
     /// Per-cell offsets along the normal (`verticalOffsets`), pixels.
     let normalOffsets: [Double]
+    /// Per-cell offsets along the line from `line`'s quadratic (`alongOffsets`), pixels.
+    let alongOffsets: [Double]
 
-    /// Fits the cells of one located line of `count` cells: `fitLine` along it, then
-    /// `verticalOffsets` across it. `g` should already be vertically centred (`OCRBClassifier.refine`).
+    /// Fits the cells of one located line of `count` cells: `fitLine` along it (with the cubic
+    /// remainder `alongOffsets`), then `verticalOffsets` across it. `g` should already be
+    /// vertically centred (`OCRBClassifier.refine`).
     init(_ img: GreyImage, _ g: LineGeometry, count: Int, dark: Double, light: Double) {
-        line = Self.fitLine(img, g, count: count, dark: dark, light: light)
+        if let b = Self.boundaries(img, g, count: count, dark: dark, light: light) {
+            line = Self.refit(g, boundaries: b)
+            alongOffsets = Self.alongOffsets(g, fitted: line, boundaries: b)
+        } else {
+            line = g
+            alongOffsets = [Double](repeating: 0, count: max(0, count))
+        }
         normalOffsets = Self.verticalOffsets(img, line, count: count, dark: dark, light: light)
     }
 
     /// The geometry to read cell `i` with (`OCRBClassifier.features(image, cell(i), index: i, …)`):
-    /// its fitted centre, local pitch and size; the size (cap height, which `features` scales both
-    /// axes of its sampling grid by) times `glyphScale`.
+    /// its fitted centre (moved by `alongOffsets[i]`), local pitch and size; the size (cap
+    /// height, which `features` scales both axes of its sampling grid by) times `glyphScale`.
     /// `shift` moves the cell along the line's normal (pixels, as `normalOffsets`).
     func cell(_ i: Int, glyphScale: Double = 1, shift: Double = 0) -> LineGeometry {
         var c = Self.local(line, at: i, normalOffset: (i >= 0 && i < normalOffsets.count ? normalOffsets[i] : 0) + shift)
+        let along = i >= 0 && i < alongOffsets.count ? alongOffsets[i] : 0
+        c.originX += along * c.dirX; c.originY += along * c.dirY
         c.capHeight *= glyphScale
         return c
+    }
+
+    /// What the quadratic `refit` leaves of the boundary fit: a cubic in the cell index fitted by
+    /// least squares to the residuals of the cell midpoints (`boundaries`, pixels along `g`) from
+    /// `fitted`'s cell centres; per cell, pixels along the line. A perspective view maps the
+    /// evenly printed cells through a ratio of linear functions, `t(i) = a·i / (1 + c·i)`, whose
+    /// series has a cubic term the quadratic cannot hold, and a page bent near the spine adds
+    /// its own: on the real specimen 62_pass-aus (a bent page seen at a slant) the midpoints
+    /// swing ±0.1 pitch about the quadratic in an S (−0.13 at the start, +0.10 at cell 13, −0.05
+    /// at cell 28), enough to put the `<` after `CITIZEN` a tenth of a pitch off its cell and read
+    /// `H`. A cubic has two more coefficients than the quadratic over 30–44 midpoints, so it
+    /// follows that swing and not the 1/16-pitch steps of single boundaries.
+    static func alongOffsets(_ g: LineGeometry, fitted: LineGeometry, boundaries b: [Double]) -> [Double] {
+        let n = b.count - 1
+        guard n >= 8 else { return [Double](repeating: 0, count: max(0, n)) }
+        let residuals = (0..<n).map { i -> Double in
+            let (cx, cy) = fitted.centre(Double(i))
+            return 0.5 * (b[i] + b[i + 1]) - ((cx - g.originX) * g.dirX + (cy - g.originY) * g.dirY)
+        }
+        var ata = [[Double]](repeating: [Double](repeating: 0, count: 5), count: 4)
+        for i in 0..<n {
+            let x = 2 * Double(i) / Double(n - 1) - 1
+            let row = [1, x, x * x, x * x * x]
+            for a in 0..<4 { for c in 0..<4 { ata[a][c] += row[a] * row[c] }; ata[a][4] += row[a] * residuals[i] }
+        }
+        guard let c = solveLinear(ata) else { return [Double](repeating: 0, count: n) }
+        let offsets = (0..<n).map { i in
+            let x = 2 * Double(i) / Double(n - 1) - 1
+            return c[0] + c[1] * x + c[2] * x * x + c[3] * x * x * x
+        }
+        // A swing under one step of the boundary search (1/16 pitch) is not resolved by it: the
+        // quadratic stands (the real specimens' flat lines swing ≤ 0.05 pitch, 62_pass-aus 0.10–0.16).
+        let worst = offsets.map(abs).max() ?? 0
+        return worst < fitted.pitch / 16 ? [Double](repeating: 0, count: n) : offsets
     }
 
     /// Cost weights. Chosen on the real specimens and the first 300 images of the seed-100000
@@ -371,8 +417,9 @@ extension CellGrid {
     /// lines measure 0.875–1.25 (median 1.0), except the Luxembourg passport photographed at an
     /// angle (100_pass-lux: 0.69 and 0.75; 28 px glyphs at a 32.5 px pitch), whose lines read
     /// `LUK…KFTTY` and `…OSO6OO2YO4Y…` at the pitch's size and right at 0.7–0.9 of it. No clean
-    /// line measured taller than 1.25 (62_pass-aus line 1, 1.5, is a misplaced line), so there is
-    /// no gate for glyphs larger than the pitch implies.
+    /// line measured taller than 1.25 (62_pass-aus line 1 measures 1.44 because the red frame an
+    /// app drew on the photo runs just above its fillers), so there is no gate for glyphs larger
+    /// than the pitch implies.
     static let shortGlyphs = 0.8
     /// The smallest glyph scale used (a measurement below it is taken as this).
     static let minimumGlyphScale = 0.6

@@ -316,18 +316,29 @@ public enum MRZLocaliser {
     ///   boxes leave at most ≈ 0.9 pitch between them, for two `I`s, and up to ≈ 10 % more where
     ///   perspective widens the pitch),
     /// - it is taller than 1.35 cap heights (glyphs reach ≈ 1.1 cap, `cap` being the 75th percentile height), or
-    /// - its centre lies more than 0.3 cap heights off the fitted centre line (glyphs keep within ≈ 0.1).
+    /// - its centre lies more than 0.3 cap heights off the centre line of its neighbours (glyphs
+    ///   keep within ≈ 0.1 of each other). The centre line is the fitted straight one, moved to the
+    ///   median offset of the next `neighbours` components inward: a page bent near the spine, or
+    ///   a fit made on the tall glyphs of one half of the line only (a TD3 line 1 is fillers after
+    ///   the name), leaves the glyphs at a line end 0.3–0.35 cap off the straight fit while they
+    ///   lie on their neighbours' line (62_pass-aus: the last glyph of both lines 0.33 cap off
+    ///   the fit, 0.14 off its neighbours; trimming it made the grid one cell short), whereas a
+    ///   stray component is off its neighbours as much as off the fit.
     /// Chosen from five failing images of the first 300 generated ones (seed 100000), where the
     /// stray components lay 2.3–3.6 pitches from the glyphs, 1.4–1.9 cap heights tall or
     /// 0.4–0.6 cap heights off the line; checked on the 33 real specimens (unchanged).
     static func trimmedEnds(_ blobs: [Blob], pitch: Double, capHeight cap: Double, maxTrim: Int = 3,
-                            offLine: (Blob) -> Double) -> [Blob] {
-        func stray(_ b: Blob, gap: Double) -> Bool {
-            gap > 1.2 * pitch || Double(b.height) > 1.35 * cap || abs(offLine(b)) > 0.3 * cap
+                            neighbours: Int = 4, offLine: (Blob) -> Double) -> [Blob] {
+        func stray(_ b: Blob, gap: Double, inward: ArraySlice<Blob>) -> Bool {
+            let near = inward.map(offLine).sorted()
+            let local = near.isEmpty ? 0 : near[near.count / 2]
+            return gap > 1.2 * pitch || Double(b.height) > 1.35 * cap || abs(offLine(b) - local) > 0.3 * cap
         }
         var lo = 0, hi = blobs.count - 1
-        while lo < maxTrim && hi - lo + 1 > 8 && stray(blobs[lo], gap: Double(blobs[lo + 1].minX - blobs[lo].maxX)) { lo += 1 }
-        while blobs.count - 1 - hi < maxTrim && hi - lo + 1 > 8 && stray(blobs[hi], gap: Double(blobs[hi].minX - blobs[hi - 1].maxX)) { hi -= 1 }
+        while lo < maxTrim && hi - lo + 1 > 8
+            && stray(blobs[lo], gap: Double(blobs[lo + 1].minX - blobs[lo].maxX), inward: blobs[(lo + 1)...min(hi, lo + neighbours)]) { lo += 1 }
+        while blobs.count - 1 - hi < maxTrim && hi - lo + 1 > 8
+            && stray(blobs[hi], gap: Double(blobs[hi].minX - blobs[hi - 1].maxX), inward: blobs[max(lo, hi - neighbours)...(hi - 1)]) { hi -= 1 }
         return Array(blobs[lo...hi])
     }
 
@@ -369,38 +380,83 @@ public enum MRZLocaliser {
         return out
     }
 
-    /// Fits cell centres `x = x0 + i·p` to the line's blobs and returns its geometry.
+    /// Fits cell centres `x = x0 + i·p + ½·q·i²` to the line's blobs and returns its geometry.
+    ///
+    /// The narrow blobs (one glyph each; merged filler runs are wider than a pitch) are given cell
+    /// indices two ways, and the fit that puts more of them within 0.25 pitch of a cell centre is
+    /// kept (the straight one on a tie):
+    /// - straight: rounding each blob's offset from the left end against a constant-pitch grid,
+    ///   then against the fitted quadratic;
+    /// - walked: along the line, each blob a whole number of local pitches after the one before
+    ///   (ICAO 9303-3 §4.2: fixed 10-per-inch pitch, every position printed), the local pitch being
+    ///   the median of the neighbouring single-cell spacings; a blob that sits more than 0.3 pitch
+    ///   off a whole number (a speck, a broken glyph) is passed over.
+    /// Under perspective the pitch changes along the line (specimen-100128: 13 → 15.5 px over 30
+    /// cells), which bows mid-line glyphs half a pitch off the constant-pitch chord, where rounding
+    /// gives them the neighbour's index; walking does not, but one wrong step shifts every index
+    /// after it, hence the choice. The outer edges of the first and last blobs (≈ 0.3 pitch from
+    /// the end cell centres) also hold the ends, where trailing fillers merged into one blob.
     static func lineGeometry(_ l: TextLine, cells n: Int) -> LineGeometry {
-        // initial: ends from the outer edges (glyph half-width ≈ 0.3 pitch)
+        let straight = cellFit(l, cells: n, walked: false), walked = cellFit(l, cells: n, walked: true)
+        let (x0, p, q) = walked.onCentre > straight.onCentre ? (walked.x0, walked.p, walked.q) : (straight.x0, straight.p, straight.q)
+        let norm = (1 + l.slope * l.slope).squareRoot()
+        return LineGeometry(originX: x0, originY: l.intercept + l.slope * x0, dirX: 1 / norm, dirY: l.slope / norm,
+                            pitch: p * norm, capHeight: l.capHeight, pitchSlope: q * norm)
+    }
+
+    /// One of `lineGeometry`'s two fits (in the line's x coordinate) and how many narrow blobs lie
+    /// within 0.25 pitch of their nearest cell centre under it.
+    static func cellFit(_ l: TextLine, cells n: Int, walked: Bool) -> (x0: Double, p: Double, q: Double, onCentre: Int) {
         var p = (l.right - l.left) / (Double(n) - 0.4)
         var x0 = l.left + 0.3 * p
-        // refine with all narrow blobs: reassign cell indices and refit x = x0 + i·p + ½·q·i²
         var q = 0.0
+        let narrow = l.blobs.filter { Double($0.width) < 1.0 * p }.map(\.midX)
+        var walkIndex = [Double?](repeating: nil, count: narrow.count)
+        if walked, let first = narrow.first {
+            var gaps: [Double] = []
+            for k in 1..<max(1, narrow.count) { gaps.append(narrow[k] - narrow[k - 1]) }
+            // single-cell spacings: within 0.6–1.4 of the mean pitch
+            let single = gaps.enumerated().filter { $0.element > 0.6 * p && $0.element < 1.4 * p }
+            var last = (k: 0, i: max(0, ((first - x0) / p).rounded()))
+            walkIndex[0] = last.i
+            for k in 1..<max(1, narrow.count) {
+                let near = single.filter { abs($0.offset - (k - 1)) <= 4 }.map(\.element).sorted()
+                let local = near.isEmpty ? p : near[near.count / 2]
+                let steps = (narrow[k] - narrow[last.k]) / local
+                guard steps.rounded() >= 1, abs(steps - steps.rounded()) <= 0.3 else { continue }
+                last = (k, last.i + steps.rounded())
+                walkIndex[k] = last.i
+            }
+        }
         for pass in 0..<4 {
             var rows: [[Double]] = [], rhs: [Double] = []
-            for b in l.blobs where Double(b.width) < 1.0 * p {
-                let pos = b.midX
-                var i = ((pos - x0) / p).rounded()
-                if q != 0 {
-                    var bestD = Double.infinity
-                    for c in 0..<n {
-                        let dc = Double(c)
-                        let d: Double = abs(x0 + dc * p + 0.5 * q * dc * dc - pos)
-                        if d < bestD { bestD = d; i = dc }
+            for (k, pos) in narrow.enumerated() {
+                var i: Double
+                if walked {
+                    guard let w = walkIndex[k] else { continue }
+                    i = w
+                } else {
+                    i = ((pos - x0) / p).rounded()
+                    if q != 0 {
+                        var bestD = Double.infinity
+                        for c in 0..<n {
+                            let dc = Double(c)
+                            let d: Double = abs(x0 + dc * p + 0.5 * q * dc * dc - pos)
+                            if d < bestD { bestD = d; i = dc }
+                        }
                     }
                 }
-                guard i >= 0 && i < Double(n) && abs(pos - (x0 + i * p + 0.5 * q * i * i)) < 0.35 * p else { continue }
+                let tolerated = walked && pass == 0 ? Double.infinity : 0.35 * p
+                guard i >= 0 && i < Double(n) && abs(pos - (x0 + i * p + 0.5 * q * i * i)) < tolerated else { continue }
                 rows.append([1, i, 0.5 * i * i]); rhs.append(pos)
             }
-            // the outer edges of the first and last blobs (≈ 0.3 pitch from the end cell centres)
-            // hold the ends even where trailing fillers merged into one blob
             for _ in 0..<3 {
                 rows.append([1, 0, 0]); rhs.append(l.left + 0.3 * p)
                 let last = Double(n - 1)
                 rows.append([1, last, 0.5 * last * last]); rhs.append(l.right - 0.3 * p)
             }
             guard rows.count >= 14 else { break }
-            let quadratic = pass >= 2
+            let quadratic = walked ? pass >= 1 : pass >= 2
             let k = quadratic ? 3 : 2
             var ata = [[Double]](repeating: [Double](repeating: 0, count: k + 1), count: k)
             for (r, y) in zip(rows, rhs) {
@@ -410,9 +466,16 @@ public enum MRZLocaliser {
             x0 = sol[0]; p = sol[1]; q = quadratic ? sol[2] : 0
             if abs(q) * Double(n) > 0.25 * p { q = 0 }
         }
-        let norm = (1 + l.slope * l.slope).squareRoot()
-        return LineGeometry(originX: x0, originY: l.intercept + l.slope * x0, dirX: 1 / norm, dirY: l.slope / norm,
-                            pitch: p * norm, capHeight: l.capHeight, pitchSlope: q * norm)
+        var onCentre = 0
+        for pos in narrow {
+            var bestD = Double.infinity
+            for c in 0..<n {
+                let dc = Double(c)
+                bestD = min(bestD, abs(x0 + dc * p + 0.5 * q * dc * dc - pos))
+            }
+            if bestD < 0.25 * p { onCentre += 1 }
+        }
+        return (x0, p, q, onCentre)
     }
 
     /// Maps a geometry through an affine map (origin, direction, lengths).

@@ -297,3 +297,36 @@ extension MRZReading {
         return out
     }
 }
+
+extension MRZReading {
+    /// The cells as the recogniser samples them, for inspection: per text line, one row of the line
+    /// resampled along its fitted cell grid (`CellGrid`: `refine`, `fitLine`, `verticalOffsets`),
+    /// each cell drawn over ±0.5 of its local pitch about its fitted centre and at its own normal
+    /// offset, with a one-pixel grey rule between cells; `pixelsPerCap` pixels per cap height.
+    /// Shows where the grid puts each cell (a slip at a line end shows as a glyph split by a rule).
+    public func cellView(from image: GreyImage, pixelsPerCap: Double = 24) -> GreyImage {
+        let count = lines.first?.count ?? 0
+        guard !geometry.isEmpty, count > 0 else { return GreyImage(width: 1, height: 1) }
+        let lineH = Int(pixelsPerCap * 1.8)
+        let cellW = Int((pixelsPerCap * OCRBClassifier.fontMetrics.advance / OCRBClassifier.fontMetrics.cap).rounded()) + 1
+        var out = GreyImage(width: cellW * count, height: lineH * geometry.count)
+        for (l, g0) in geometry.enumerated() {
+            let (dark, light) = OCRBClassifier.inkLevels(image, g0, count: count)
+            let grid = CellGrid(image, OCRBClassifier.refine(image, g0, count: count, dark: dark, light: light),
+                                count: count, dark: dark, light: light)
+            for i in 0..<count {
+                let c = grid.cell(i)
+                let (cx, cy) = c.centre(Double(i))
+                let s = c.capHeight / pixelsPerCap
+                for y in 0..<lineH {
+                    let b = (Double(y) - Double(lineH) / 2) * s
+                    for x in 0..<cellW {
+                        let a = ((Double(x) + 0.5) / Double(cellW) - 0.5) * c.pitch
+                        out[i * cellW + x, l * lineH + y] = x == 0 ? 160 : clamp(image.sample(cx + a * c.dirX - b * c.dirY, cy + a * c.dirY + b * c.dirX))
+                    }
+                }
+            }
+        }
+        return out
+    }
+}

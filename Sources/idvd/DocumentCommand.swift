@@ -11,7 +11,8 @@ extension Command {
           Prints the internal report (mrz.lines as read, mrz.valid, fields, checks_performed, errors,
           warnings, overall_status); --shape seed002 / seed003 prints the seed payloads instead
           (with Base64 images). --images adds Base64 images to the internal report.
-          --debug-strips DIR writes the rectified MRZ of each image to DIR.
+          --debug-strips DIR writes the rectified MRZ of each image to DIR (NAME.mrz.png) and the cells
+            as the recogniser samples them (NAME.cells.png, one tile per cell of the fitted grid).
           Exit code 0 when a report was produced (whatever its verdict), 2 on usage errors.
         """
         guard args.first == "read" else {
@@ -40,6 +41,7 @@ extension Command {
                     if let img = try? DocumentImage.decode(path: f), let r = MRZReader.read(img.grey) {
                         let name = (f as NSString).lastPathComponent
                         try Raster.encodePNG(r.rectified(from: img.grey)).write(to: URL(fileURLWithPath: dir + "/" + name + ".mrz.png"))
+                        try Raster.encodePNG(r.cellView(from: img.grey)).write(to: URL(fileURLWithPath: dir + "/" + name + ".cells.png"))
                     }
                 }
             }

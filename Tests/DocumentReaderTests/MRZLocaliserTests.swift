@@ -87,3 +87,56 @@ extension MRZLocaliserTests {
         XCTAssertEqual(exact.score, log(0.6) + 4 * MRZReader.checkDigitWeight, accuracy: 1e-9)
     }
 }
+
+extension MRZLocaliserTests {
+    /// A line end on a bent page (or past the tall glyphs a fit was made on) drifts off the straight
+    /// fit with its neighbours: the last glyph 0.33 cap off the fit but 0.14 off its neighbours (the
+    /// real 62_pass-aus, where trimming it left the grid a cell short) is kept; a component 0.4 cap
+    /// off its neighbours is still trimmed.
+    func testGlyphsOnTheirNeighboursLineAreKeptAtTheLineEnds() {
+        // the last four glyphs drift up by 3, 4, 5 and 7 px (cap 20), as on 62_pass-aus (scaled)
+        let row = Self.glyphRow(count: 12).enumerated().map { k, b -> Blob in
+            let dy = k >= 8 ? [3, 4, 5, 7][k - 8] : 0
+            return Blob(minX: b.minX, minY: b.minY - dy, maxX: b.maxX, maxY: b.maxY - dy, count: b.count, sx: b.sx, sy: b.sy - Double(dy * b.count))
+        }
+        let offLine: (Blob) -> Double = { $0.midY - 99.5 }
+        XCTAssertEqual(offLine(row[11]) / 20, -0.35, accuracy: 0.001, "the last glyph is 0.35 cap off the straight fit")
+        XCTAssertEqual(MRZLocaliser.trimmedEnds(row, pitch: 14, capHeight: 20, offLine: offLine).count, 12)
+        // a stripe fragment after the last glyph, 12 px (0.45 cap) below its neighbours' line
+        let y = row[11].minY + 12
+        let stripe = Blob(minX: 218, minY: y, maxX: 226, maxY: y + 19, count: 80, sx: 222 * 80, sy: Double(y + 9) * 80)
+        let trimmed = MRZLocaliser.trimmedEnds(row + [stripe], pitch: 14, capHeight: 20, offLine: offLine)
+        XCTAssertEqual(trimmed.count, 12)
+        XCTAssertEqual(trimmed.last?.maxX, 213)
+    }
+
+    /// Under perspective the pitch changes along the line (specimen-100128: 13 → 15.5 px over 30
+    /// cells), so mid-line glyphs lie half a pitch off the constant-pitch chord; their indices are
+    /// taken by walking from glyph to glyph, and every fitted centre lands on its glyph.
+    func testPerspectiveLineGetsEveryGlyphItsOwnCell() {
+        let n = 30
+        let truth: [Double] = (0..<n).map { (i: Int) -> Double in
+            let x = Double(i)
+            return 216.0 + 13.0 * x + 0.043 * x * x
+        }
+        let blobs: [Blob] = truth.map { (x: Double) -> Blob in
+            Blob(minX: Int(x.rounded()) - 5, minY: 90, maxX: Int(x.rounded()) + 4, maxY: 109, count: 90, sx: x * 90, sy: 100 * 90)
+        }
+        let line = MRZLocaliser.TextLine(blobs: blobs, capHeight: 16, left: Double(blobs[0].minX), right: Double(blobs[n - 1].maxX),
+                                         slope: 0, intercept: 100, pitch: 14)
+        let g = MRZLocaliser.lineGeometry(line, cells: n)
+        XCTAssertGreaterThan(g.pitchSlope, 0.05, "the pitch grows along the line")
+        for i in 0..<n {
+            XCTAssertEqual(g.centre(Double(i)).0, truth[i], accuracy: 0.15 * 13, "cell \(i)")
+        }
+    }
+
+    /// The TD1 card of generated seed 100128 (rotated 173°, perspective 0.05): line 1 read `IC…`
+    /// and line 2's tail `<<<0` read `CCO0` when the cells were indexed against a constant pitch.
+    func testPerspectiveTD1IsReadExactly() throws {
+        let doc = try Self.corpusDocument(seed: 100128)
+        let reading = try XCTUnwrap(MRZReader.read(doc.image.grey))
+        XCTAssertEqual(reading.lines, ["I<UTONR90787320<<<<<<<<<<<<<<<", "9304262F2210023UTO<<<<<<<<<<<0", "OKONKWO<<CHIDI<<<<<<<<<<<<<<<<"])
+        XCTAssertEqual(reading.parsed().lines, doc.lines)
+    }
+}
