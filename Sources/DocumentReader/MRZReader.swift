@@ -149,13 +149,27 @@ public enum MRZReader {
             }
         }
         let adaptation = anchors.count >= MRZReader.minimumAnchors ? classifier.adapted(to: anchors) : nil
+        // Classes the document itself vouched for (`anchorLabel`); see the guard below.
+        let anchored = Set(anchors.map(\.label))
         for l in feats.indices {
             var text = "", la: [[Character]] = [], lc: [Double] = [], ranks: [[Character: Double]] = []
             for i in 0..<count {
                 // Names carry no check digit, so there the adapted model could slip a wrong letter
                 // past every check; they keep the first pass.
-                let ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i]
+                var ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i]
                     : Self.shapeRerank(classifier.classify(feats[l][i], adaptation: adaptation), image, cells[l], index: i, classifier: classifier)
+                // The adapted pass re-estimates only the anchored classes' means, so a class with no
+                // anchor stays where the rendered glyphs put it: a cell the first pass was sure of
+                // (`anchorConfidence`) that the adapted pass hands to such a class has lost its class
+                // to a mean that moved on evidence from other cells, not gained evidence for the new one
+                // (62_pass-aus: line 2's fillers at 28 and 38, first-pass `<` 0.9998 and 0.97, went to
+                // K, which no cell anchors, once 33 filler anchors had moved the `<` mean; whether
+                // the app's red frame over line 1's fillers is what moved it is unverified). Keep the
+                // first pass. Specimens 31/33 against 30, /tmp/c1000 unchanged at 996; `idvd bench document`.
+                if let top = OCRBClassifier.alphabet.firstIndex(of: ranked[0].0), ranked[0].0 != first[l][i][0].0,
+                   first[l][i][0].1 >= Self.anchorConfidence, !anchored.contains(top) {
+                    ranked = first[l][i]
+                }
                 let chosen = frenchCard && l == 1 ? ranked[0] : classes[l][i].choose(ranked)
                 text.append(chosen.0)
                 lc.append(chosen.1)

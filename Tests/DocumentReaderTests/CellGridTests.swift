@@ -250,7 +250,9 @@ extension CellGridTests {
         let img = try DocumentImage.decode(data).grey
         let r = try XCTUnwrap(MRZReader.read(img))
         XCTAssertEqual(r.lines[0], "P<AUSCITIZEN<<JANE<<<<<<<<<<<<<<<<<<<<<<<<<<")
-        XCTAssertEqual(String(r.lines[1].prefix(28)), "PA09404097AUS8406077F1903212")
+        // the whole of line 2: its fillers at 28 and 38 are sure `<` in the first pass, and the
+        // adapted pass may not hand them to K, which no cell of this document anchors
+        XCTAssertEqual(r.lines[1], "PA09404097AUS8406077F1903212<17331334P<<<<08")
         // the cell view has one tile per cell and one row per line
         let view = r.cellView(from: img)
         XCTAssertEqual(view.height, 2 * Int(24 * 1.8))
