@@ -267,14 +267,25 @@ struct Screens {
         return nil
     }
 
-    /// Writes a base64 image to the output folder and names the file on the screen.
+    /// Writes a base64 image to the output folder and names the file on the screen. Document pages,
+    /// portraits and selfies are personal data: a folder this app creates is private to the user
+    /// (0700) and every image is written 0600, whatever the umask.
     func save(_ base64: String, _ name: String) {
         guard let d = Data(base64Encoded: base64), !d.isEmpty else { ui.fact(name, "(no image)"); return }
         let ext = d.starts(with: [0x89, 0x50, 0x4E, 0x47]) ? "png" : "jpg"
         let url = outDir.appendingPathComponent("\(name).\(ext)")
+        let fm = FileManager.default
         do {
-            try FileManager.default.createDirectory(at: outDir, withIntermediateDirectories: true)
-            try d.write(to: url)
+            if !fm.fileExists(atPath: outDir.path) {
+                try fm.createDirectory(at: outDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            try? fm.removeItem(at: url)
+            guard fm.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
+            }
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            try handle.write(contentsOf: d)
             ui.fact(name, url.path)
         } catch {
             ui.fact(name, "could not save (\(error.localizedDescription))")

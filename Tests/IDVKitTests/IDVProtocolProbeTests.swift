@@ -233,5 +233,13 @@ final class SampleAppIDVScreenTests: XCTestCase {
                        try Data(contentsOf: Paths.fixtures.appendingPathComponent("katie_portrait.jpg")))
         XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent("selfie.jpg")),
                        try Data(contentsOf: Paths.fixtures.appendingPathComponent("katie_live/frame_016.jpg")))
+        // Personal images are private to the user: the folder the app created 0700, each image 0600.
+        let mode = { (url: URL) -> Int? in
+            (try? FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue
+        }
+        XCTAssertEqual(mode(out), 0o700)
+        for file in ["document-page-0.jpg", "selfie.jpg"] {
+            XCTAssertEqual(mode(out.appendingPathComponent(file)), 0o600, file)
+        }
     }
 }
