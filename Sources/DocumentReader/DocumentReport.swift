@@ -281,6 +281,7 @@ extension DocumentReader {
         var portraitChecked = false
         var engineError: (any Error)?
         var unpreparedPages = 0
+        var faceOnlyOutside = false
         for (k, img) in images.enumerated() {
             guard var page = try? FaceKit.Image(rgb: img.rgb.pixels, width: img.rgb.width, height: img.rgb.height) else { unpreparedPages += 1; continue }
             if indices[k] == best?.page, quarter != 0 { page = page.rotated90(times: -quarter) }
@@ -293,7 +294,23 @@ extension DocumentReader {
             }
             if let engine {
                 portraitChecked = true
-                if let face = try? engine.detect(in: page).first {
+                var faces = (try? engine.detect(in: page)) ?? []
+                // On the page that carries the MRZ, only a face inside the document the MRZ belongs to
+                // is its portrait (`MRZDocumentFrame`: the page laid out from the MRZ's position, angle
+                // and pitch); of those the largest. A face only outside it (a second document in the
+                // photo, a face pasted beside a covered photo) is reported, never taken. Only the one
+                // MRZ read is used: a second MRZ on the page is not searched for. On other pages (the
+                // other side of a TD1 card) the first face found is taken, as before.
+                if indices[k] == best?.page, let reading = best?.reading, let frame = MRZDocumentFrame(reading: reading) {
+                    let inside = faces.filter { f in
+                        let c = MRZDocumentFrame.unrotated(x: f.box.center.x, y: f.box.center.y, turns: -quarter,
+                                                           width: img.rgb.width, height: img.rgb.height)
+                        return frame.holdsPortrait(x: c.x, y: c.y)
+                    }
+                    if inside.isEmpty && !faces.isEmpty { faceOnlyOutside = true }
+                    faces = inside.max { $0.box.width * $0.box.height < $1.box.width * $1.box.height }.map { [$0] } ?? []
+                }
+                if let face = faces.first {
                     let b = face.box
                     let rect = PixelRect(x: Int(b.left - 0.45 * b.width), y: Int(b.top - 0.6 * b.height),
                                          width: Int(1.9 * b.width), height: Int(2.3 * b.height))
@@ -319,6 +336,9 @@ extension DocumentReader {
             } else {
                 check("Portrait found", "Image", .notPerformed, "No page could be searched for a face.")
             }
+        } else if portrait == nil && faceOnlyOutside {
+            check("Portrait found", "Image", .failed, "A face was found outside the document; the portrait must be the document's own photo.")
+            warnings.append("The only face in the picture is outside the document; photograph the document's own photo page alone, uncovered.")
         } else {
             check("Portrait found", "Image", portrait != nil ? .passed : .failed,
                   portrait != nil ? "A face was found on the document." : "No face was found on the document pages.")
