@@ -139,6 +139,16 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(result(ok, "MRZ fields well-formed")?.result, .passed)
     }
 
+    /// Measured pixel values appear in the JSON rounded to 0.01 px (not 31.99999999999998).
+    func testCapHeightInTheJSONIsRoundedToHundredths() throws {
+        let r = try readPrinted([Self.name1, "AB12345671NLD9001011F3012316<<<<<<<<<<<<<<06"])
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(DocumentReportJSON(r))) as? [String: Any]
+        let cap = try XCTUnwrap((json?["mrz"] as? [String: Any])?["cap_height_pixels"] as? Double)
+        XCTAssertGreaterThan(cap, 8)
+        XCTAssertEqual(cap, (r.mrz.capHeightPixels * 100).rounded() / 100)
+        XCTAssertEqual(cap * 100, (cap * 100).rounded(), accuracy: 1e-6)
+    }
+
     /// ICAO 9303-3 §4.7: sex is F, M or `<`; a Q makes the document INVALID through a visible failed check.
     func testSexOutsideFMFillerFailsAVisibleCheck() throws {
         let r = try readPrinted([Self.name1, "AB12345671NLD9001011Q3012316<<<<<<<<<<<<<<06"])
