@@ -212,7 +212,7 @@ extension DocumentReader {
                       cd.valid ? .passed : .failed,
                       cd.valid ? "The \(label) check digit holds." : "The \(label) check digit does not match the printed data.")
             }
-            for e in result.errors { errors.append(plain(mrzError: e)) }
+            for e in result.errors { errors.append(e.hasSuffix("not allowed in sex") ? "The MRZ did not check out: \(plain(formError: e))." : plain(mrzError: e)) }
             // Check-digit-invisible ambiguity (the parser's warnings) and O/0 mixing: never VALID. A
             // twin the classifier gave no real weight (< twinDoubtConfidence) is not in doubt.
             for w in result.warnings where !twinSettled(w, best.reading, corrected: corrected) {
@@ -229,17 +229,60 @@ extension DocumentReader {
             if number.contains("O") && number.contains("0") {
                 warnings.append("The document number mixes the letter O and the digit 0, which look alike in OCR-B and can swap without the check digit noticing; compare it with the printed page.")
             }
+            // Well-formed fields (ICAO 9303-3 §4: character sets, dates, sex M/F/<): every parser error
+            // that no check-digit check shows gets a failed check of its own, so INVALID always has one.
+            let formErrors = result.errors.filter { !$0.contains("check digit") }
+            let cdFailed = result.checkDigits.contains { !$0.valid }
+            let unshown = !result.valid && formErrors.isEmpty && !cdFailed && known ? result.errors : formErrors
+            check("MRZ fields well-formed", "MRZ", unshown.isEmpty ? .passed : .failed,
+                  unshown.isEmpty ? "Every MRZ field holds characters and values its ICAO 9303-3 definition allows."
+                                  : "Not allowed by ICAO 9303-3: " + unshown.map(plain(formError:)).joined(separator: "; ") + ".")
+            // Mandatory data elements (ICAO 9303-3 §4.2, 9303-4/-5/-6 field tables): the document number
+            // and the primary identifier may not be all fillers. (The expiry date has its own check below.)
+            var missing: [String] = []
+            if fields.documentNumber.isEmpty { missing.append("document number") }
+            if fields.surname.isEmpty { missing.append("primary identifier (surname)") }
+            if known {
+                check("Required fields present", "MRZ", missing.isEmpty ? .passed : .failed,
+                      missing.isEmpty ? "The document number and the primary identifier are given."
+                                      : "The MRZ has no \(missing.joined(separator: " and ")): ICAO 9303 makes it mandatory.")
+                if !missing.isEmpty { errors.append("The MRZ has no \(missing.joined(separator: " and ")), which every travel document must carry.") }
+            }
             // data checks
+            let expiryRaw = fields.raw["expiry_date"] ?? ""
+            let birthRaw = fields.raw["birth_date"] ?? ""
             if let expired = fields.expired {
                 check("Document not expired", "Data", expired ? .failed : .passed,
                       expired ? "The document expired on \(fields.expiryDate ?? "?")." : "The document is valid until \(fields.expiryDate ?? "?").")
                 if expired { errors.append("The document has expired (\(fields.expiryDate ?? "?")).") }
+            } else if !expiryRaw.isEmpty && expiryRaw.allSatisfy({ $0 == "<" }) || expiryRaw.prefix(2) == "<<" {
+                // A document without an expiry date cannot be shown to be in force.
+                check("Document not expired", "Data", .failed, "The MRZ has no expiry date.")
+                errors.append("The MRZ has no expiry date, so the document cannot be shown to be in force.")
+            } else if known && !expiryRaw.isEmpty {
+                check("Document not expired", "Data", .failed, "The expiry date in the MRZ is not a valid date.")
+                errors.append("The expiry date in the MRZ is not a valid date.")
             } else {
                 check("Document not expired", "Data", .notPerformed, "The expiry date could not be read.")
             }
-            let birthOK = plausibleBirthDate(fields.birthDate, reference: options.referenceDate)
-            check("Birth date plausible", "Data", birthOK == nil ? .notPerformed : (birthOK! ? .passed : .failed),
-                  birthOK == nil ? "The birth date could not be read." : (birthOK! ? "The birth date is a real date in the past 130 years." : "The birth date is in the future or more than 130 years ago."))
+            // An unknown date of birth is allowed (ICAO 9303-3 §4.6: unknown parts are fillers): a warning.
+            let birthUnknown = birthRaw.contains("<") && result.errors.allSatisfy { !$0.hasPrefix("birth_date") }
+            let birthOK = birthUnknown ? nil : plausibleBirthDate(fields.birthDate, reference: options.referenceDate)
+            if birthUnknown {
+                if fields.birthDate == nil {
+                    check("Birth date plausible", "Data", .notPerformed, "The MRZ gives no date of birth (allowed by ICAO 9303-3 when it is unknown).")
+                    warnings.append("The date of birth is not given.")
+                } else {
+                    check("Birth date plausible", "Data", .notPerformed, "The MRZ gives the date of birth only in part (allowed by ICAO 9303-3 when it is not fully known).")
+                    warnings.append("The date of birth is only partly given.")
+                }
+            } else if birthOK == nil && known && !birthRaw.isEmpty {
+                check("Birth date plausible", "Data", .failed, "The birth date in the MRZ is not a valid date.")
+                errors.append("The date of birth in the MRZ is not a valid date.")
+            } else {
+                check("Birth date plausible", "Data", birthOK == nil ? .notPerformed : (birthOK! ? .passed : .failed),
+                      birthOK == nil ? "The birth date could not be read." : (birthOK! ? "The birth date is a real date in the past 130 years." : "The birth date is in the future or more than 130 years ago."))
+            }
             if birthOK == false { errors.append("The date of birth (\(fields.birthDate ?? "?")) is not plausible.") }
             if readable {
                 check("Issuing state code valid", "Data", fields.issuingStateKnown ? .passed : .failed,
@@ -350,7 +393,7 @@ extension DocumentReader {
         let failed = Set(checks.filter { $0.result == .failed }.map(\.name))
         let mrzValid = section.result?.valid ?? false
         let invalid = best == nil || !mrzValid || failed.contains("Document not expired") || failed.contains("Birth date plausible")
-            || failed.contains { $0.hasPrefix("MRZ") }
+            || failed.contains { $0.hasPrefix("MRZ") } || failed.contains("Required fields present")
         let status: DocumentStatus = invalid ? .invalid : (warnings.isEmpty && failed.isEmpty ? .valid : .warning)
         return DocumentReport(mrz: section, fields: fields, portraitJPEG: portrait, pagesJPEG: pagesJPEG, checks: checks,
                               errors: errors, warnings: warnings, overallStatus: status)
@@ -449,6 +492,13 @@ extension DocumentReader {
         let now = cal.dateComponents([.year, .month, .day], from: reference)
         let today = String(format: "%04d-%02d-%02d", now.year ?? 2000, now.month ?? 1, now.day ?? 1)
         return iso <= today && (now.year ?? 2000) - year <= 130
+    }
+
+    /// The parser's character-set error for the sex cell in words (ICAO 9303-3 §4.7: F, M or `<`);
+    /// other errors unchanged.
+    static func plain(formError e: String) -> String {
+        guard e.hasSuffix("not allowed in sex"), let colon = e.range(of: ": not allowed") else { return e }
+        return "the sex field holds \(e[..<colon.lowerBound]) but ICAO 9303-3 allows only F, M or <"
     }
 
     static func plain(mrzError e: String) -> String {

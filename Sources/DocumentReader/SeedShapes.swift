@@ -145,7 +145,7 @@ public struct DocumentReportJSON: Encodable {
         let m = report.mrz
         try c.encode(MRZOut(found: m.found, page_index: m.pageIndex, lines: m.linesRead, lines_corrected: m.result?.lines ?? [],
                             valid: m.result?.valid ?? false, format: m.result?.format.rawValue, mean_confidence: m.meanConfidence,
-                            low_confidence_cells: m.lowConfidenceCells, angle_degrees: m.angleDegrees, cap_height_pixels: m.capHeightPixels,
+                            low_confidence_cells: m.lowConfidenceCells, angle_degrees: m.angleDegrees, cap_height_pixels: (m.capHeightPixels * 100).rounded() / 100,   // pixels to 0.01
                             check_digits: m.result?.checkDigits ?? [], corrections: m.result?.corrections ?? [],
                             errors: m.result?.errors ?? [], warnings: m.result?.warnings ?? [],
                             doubtful_twins: m.doubtfulTwins), forKey: .mrz)

@@ -186,7 +186,7 @@ public struct MRZParser: Sendable {
                 case .decided(let changes, _):
                     Corrector.apply(changes, to: &rows); applied += changes; decoded = true
                 case .ambiguous(let n):
-                    errors.append("check digits fail and \(n) readings of similar likelihood would satisfy them; none applied")
+                    errors.append("check digits fail and \(n) \(n == 1 ? "reading" : "readings") of similar likelihood would satisfy them; none applied")
                     decoded = true
                 case .none:
                     rows = before; applied = []

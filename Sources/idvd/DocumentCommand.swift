@@ -6,14 +6,18 @@ extension Command {
     static let document = Command(name: "document", summary: "read passport/ID page images: MRZ, fields, portrait, checks (JSON)") { args in
         let usage = """
         usage: idvd document read IMAGE [IMAGE2] [--shape internal|seed002|seed003] [--images] [--no-portrait]
-               idvd document read --jsonl IMAGE…          one compact report line per image (corpora)
+               idvd document read --jsonl IMAGE|DIR…      one compact report line per image (corpora)
           IMAGE is a JPEG or PNG photo or scan of a passport page or ID card side, any orientation.
           Prints the internal report (mrz.lines as read, mrz.valid, fields, checks_performed, errors,
           warnings, overall_status); --shape seed002 / seed003 prints the seed payloads instead
           (with Base64 images). --images adds Base64 images to the internal report.
           --debug-strips DIR writes the rectified MRZ of each image to DIR (NAME.mrz.png) and the cells
             as the recogniser samples them (NAME.cells.png, one tile per cell of the fitted grid).
-          Exit code 0 when a report was produced (whatever its verdict), 2 on usage errors.
+          --jsonl reads each IMAGE, and every file of each DIR (sorted by name, not recursive), as its own
+            document. A file that cannot be read gets the line {"file":…,"error":…} and the batch goes on.
+          Exit code 0 when the run completed: a report was produced (whatever its verdict) or, with --jsonl,
+          every file got its line (report or error line); 2 on usage errors and, without --jsonl, when a
+          file cannot be read.
         """
         guard args.first == "read" else {
             print(usage)
@@ -28,14 +32,40 @@ extension Command {
         if !jsonl && pos.count > 2 { throw CLIError("at most two page images per document (use --jsonl for many documents)") }
         var options = DocumentReaderOptions()
         if o["no-portrait"] != nil { options.detectPortrait = false }
-        let documents: [[String]] = jsonl ? pos.map { [$0] } : [pos]
-        for files in documents {
+        var documents: [[String]] = [pos]
+        if jsonl {
+            documents = []
+            for p in pos {
+                var isDir: ObjCBool = false
+                if FileManager.default.fileExists(atPath: p, isDirectory: &isDir), isDir.boolValue {
+                    let names = ((try? FileManager.default.contentsOfDirectory(atPath: p)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+                    let base = p.hasSuffix("/") ? p : p + "/"
+                    for n in names {
+                        var sub: ObjCBool = false
+                        if FileManager.default.fileExists(atPath: base + n, isDirectory: &sub), !sub.boolValue { documents.append([base + n]) }
+                    }
+                } else {
+                    documents.append([p])
+                }
+            }
+        }
+        struct ErrorLine: Encodable { let file: String; let error: String }
+        documents: for files in documents {
             var pages: [Data] = []
             for f in files {
-                guard let d = FileManager.default.contents(atPath: f) else { throw CLIError("cannot read \(f)") }
+                guard let d = FileManager.default.contents(atPath: f) else {
+                    let why = FileManager.default.fileExists(atPath: f) ? "cannot read \(f) (permission or I/O error)" : "cannot read \(f): no such file"
+                    if jsonl { try CLI.printJSON(ErrorLine(file: f, error: why), compact: true); continue documents }
+                    throw CLIError(why)
+                }
                 pages.append(d)
             }
             let report = DocumentReader.read(pages: pages, options: options)
+            if jsonl, report.pageFailures.count == pages.count, !pages.isEmpty {
+                // Not a decodable image (truncated, corrupt, not JPEG/PNG): an error line, as for a missing file.
+                try CLI.printJSON(ErrorLine(file: files[0], error: report.errors.first ?? "cannot decode \(files[0])"), compact: true)
+                continue
+            }
             if let dir = o["debug-strips"] {
                 for f in files {
                     if let img = try? DocumentImage.decode(path: f), let r = MRZReader.read(img.grey) {

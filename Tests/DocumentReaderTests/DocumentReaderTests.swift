@@ -81,6 +81,85 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertFalse(report.errors.isEmpty)
     }
 
+    /// Renders a TD3 specimen printing exactly `lines` and reads it back (no portrait; today = 2019-06-01).
+    func readPrinted(_ lines: [String]) throws -> DocumentReport {
+        var rng = SeededRNG(seed: 5)
+        let id = SpecimenIdentity.random(.td3, using: &rng)
+        let spec = try SpecimenGenerator.render(id, format: .td3, mrzLines: lines)
+        let report = DocumentReader.read(pages: [try jpeg(spec.image)], options: Self.corpusOptions)
+        XCTAssertEqual(report.mrz.linesRead, lines)
+        XCTAssertEqual(report.mrz.result?.checkDigits.allSatisfy(\.valid), true, "the test MRZ must have valid check digits")
+        return report
+    }
+
+    func result(_ r: DocumentReport, _ name: String) -> DocumentCheck? { r.checks.first { $0.name == name } }
+
+    /// Every INVALID verdict has a FAILED check naming why, and an error sentence.
+    func assertExplained(_ r: DocumentReport, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(r.overallStatus, .invalid, file: file, line: line)
+        XCTAssertFalse(r.checks.filter { $0.result == .failed }.isEmpty, "INVALID without a failed check", file: file, line: line)
+        XCTAssertFalse(r.errors.isEmpty, file: file, line: line)
+    }
+
+    static let name1 = "P<NLDDOE<<JANE<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<"
+
+    /// ICAO 9303-3: an expiry date all fillers cannot show the document in force (INVALID); an
+    /// unknown date of birth (fillers) is allowed (WARNING). Check digits of these lines hold.
+    func testExpiryDateInFillersIsInvalidAndBirthDateInFillersAWarning() throws {
+        let r = try readPrinted([Self.name1, "AB12345671NLD<<<<<<0F<<<<<<0<<<<<<<<<<<<<<08"])
+        assertExplained(r)
+        XCTAssertNil(r.fields.expiryDate)
+        XCTAssertEqual(result(r, "Document not expired")?.result, .failed)
+        XCTAssertEqual(result(r, "Document not expired")?.detail, "The MRZ has no expiry date.")
+        XCTAssertEqual(result(r, "Birth date plausible")?.result, .notPerformed)
+        XCTAssertTrue(r.warnings.contains("The date of birth is not given."), "\(r.warnings)")
+        // Birth date unknown alone: WARNING, not INVALID.
+        let b = try readPrinted([Self.name1, "AB12345671NLD<<<<<<0F3012316<<<<<<<<<<<<<<06"])
+        XCTAssertEqual(b.fields.expiryDate, "2030-12-31")
+        XCTAssertEqual(result(b, "Document not expired")?.result, .passed)
+        XCTAssertEqual(b.overallStatus, .warning)
+        XCTAssertEqual(b.warnings, ["The date of birth is not given."])
+        XCTAssertTrue(b.errors.isEmpty, "\(b.errors)")
+    }
+
+    /// ICAO 9303-3/-4: the document number and the primary identifier are mandatory.
+    func testMissingDocumentNumberOrSurnameIsInvalid() throws {
+        let s = try readPrinted(["P<NLD<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", "AB12345671NLD9001011F3012316<<<<<<<<<<<<<<06"])
+        assertExplained(s)
+        XCTAssertEqual(s.fields.surname, "")
+        XCTAssertEqual(result(s, "Required fields present")?.result, .failed)
+        XCTAssertEqual(result(s, "Required fields present")?.detail, "The MRZ has no primary identifier (surname): ICAO 9303 makes it mandatory.")
+        let n = try readPrinted([Self.name1, "<<<<<<<<<0NLD9001011F3012316<<<<<<<<<<<<<<08"])
+        assertExplained(n)
+        XCTAssertEqual(n.fields.documentNumber, "")
+        XCTAssertEqual(result(n, "Required fields present")?.detail, "The MRZ has no document number: ICAO 9303 makes it mandatory.")
+        let ok = try readPrinted([Self.name1, "AB12345671NLD9001011F3012316<<<<<<<<<<<<<<06"])
+        XCTAssertEqual(ok.overallStatus, .valid)
+        XCTAssertEqual(result(ok, "Required fields present")?.result, .passed)
+        XCTAssertEqual(result(ok, "MRZ fields well-formed")?.result, .passed)
+    }
+
+    /// Measured pixel values appear in the JSON rounded to 0.01 px (not 31.99999999999998).
+    func testCapHeightInTheJSONIsRoundedToHundredths() throws {
+        let r = try readPrinted([Self.name1, "AB12345671NLD9001011F3012316<<<<<<<<<<<<<<06"])
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(DocumentReportJSON(r))) as? [String: Any]
+        let cap = try XCTUnwrap((json?["mrz"] as? [String: Any])?["cap_height_pixels"] as? Double)
+        XCTAssertGreaterThan(cap, 8)
+        XCTAssertEqual(cap, (r.mrz.capHeightPixels * 100).rounded() / 100)
+        XCTAssertEqual(cap * 100, (cap * 100).rounded(), accuracy: 1e-6)
+    }
+
+    /// ICAO 9303-3 §4.7: sex is F, M or `<`; a Q makes the document INVALID through a visible failed check.
+    func testSexOutsideFMFillerFailsAVisibleCheck() throws {
+        let r = try readPrinted([Self.name1, "AB12345671NLD9001011Q3012316<<<<<<<<<<<<<<06"])
+        assertExplained(r)
+        let c = result(r, "MRZ fields well-formed")
+        XCTAssertEqual(c?.result, .failed)
+        XCTAssertEqual(c?.category, "MRZ")
+        XCTAssertEqual(c?.detail, "Not allowed by ICAO 9303-3: the sex field holds 'Q' at line 2 column 21 but ICAO 9303-3 allows only F, M or <.")
+        XCTAssertTrue(r.errors.contains { $0.contains("sex field holds 'Q'") }, "\(r.errors)")
+    }
+
     func testEXIFRotatedPhotoIsReadUpright() throws {
         let data = try Data(contentsOf: Paths.fixtures.appendingPathComponent("documents/td3-exif-orientation-6.jpg"))
         let report = DocumentReader.read(pages: [data], options: Self.noFace)

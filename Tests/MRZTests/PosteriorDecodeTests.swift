@@ -66,7 +66,7 @@ final class PosteriorDecodeTests: XCTestCase {
         let r = parser().parse(read, posteriors: post)
         XCTAssertFalse(r.valid)
         XCTAssertEqual(r.corrections, [])
-        XCTAssertTrue(r.errors.contains { $0.contains("readings of similar likelihood") || $0.contains("check digit fails") }, "\(r.errors)")
+        XCTAssertTrue(r.errors.contains { $0.contains("of similar likelihood") || $0.contains("check digit fails") }, "\(r.errors)")
     }
 
     /// The character-only API is unchanged: the same input without posteriors parses as before.

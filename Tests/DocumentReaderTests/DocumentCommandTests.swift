@@ -1,0 +1,68 @@
+import Foundation
+import XCTest
+@testable import DocumentReader
+
+/// `idvd document read --jsonl` as a real process (the `idvd` binary under .build, built by `swift build`).
+final class DocumentCommandTests: XCTestCase {
+    func idvd() throws -> String {
+        for c in ["debug", "release"] {
+            let p = Paths.root.appendingPathComponent(".build/\(c)/idvd").path
+            if FileManager.default.isExecutableFile(atPath: p) { return p }
+        }
+        throw XCTSkip("idvd binary not found under .build (run `swift build --product idvd` first)")
+    }
+
+    func run(_ args: [String]) throws -> (status: Int32, lines: [[String: Any]]) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try idvd())
+        p.arguments = args
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:]
+        }
+        return (p.terminationStatus, lines)
+    }
+
+    /// A missing and a truncated file each get an error line; the readable image before and after still
+    /// gets its report; exit 0. A directory is read file by file, sorted by name.
+    func testJSONLGoesOnPastUnreadableFilesAndReadsDirectories() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-jsonl-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SeededRNG(seed: 5)
+        let id = SpecimenIdentity.random(.td3, using: &rng)
+        let spec = try SpecimenGenerator.render(id, format: .td3)
+        let jpeg = try DocumentImage(rgb: spec.image).jpeg(maxDimension: 10_000, quality: 90)
+        let good = dir.appendingPathComponent("b.jpg"), trunc = dir.appendingPathComponent("c.jpg")
+        try jpeg.write(to: good)
+        try jpeg.prefix(2000).write(to: trunc)
+        let missing = dir.appendingPathComponent("a-missing.jpg").path
+
+        let r = try run(["document", "read", "--jsonl", "--no-portrait", good.path, missing, trunc.path, good.path])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertEqual(r.lines.count, 4)
+        XCTAssertEqual(r.lines.map { $0["file"] as? String }, [good.path, missing, trunc.path, good.path])
+        XCTAssertNotNil(r.lines[0]["report"])
+        XCTAssertEqual(r.lines[1]["error"] as? String, "cannot read \(missing): no such file")
+        XCTAssertTrue((r.lines[2]["error"] as? String ?? "").contains("could not be read as an image"), "\(r.lines[2])")
+        XCTAssertNil(r.lines[2]["report"])
+        XCTAssertNotNil(r.lines[3]["report"])
+        let lines = (r.lines[3]["report"] as? [String: Any])?["mrz"] as? [String: Any]
+        XCTAssertEqual(lines?["lines"] as? [String] ?? lines?["lines_read"] as? [String], id.mrzLines(.td3))
+
+        let d = try run(["document", "read", "--jsonl", "--no-portrait", dir.path])
+        XCTAssertEqual(d.status, 0)
+        XCTAssertEqual(d.lines.map { $0["file"] as? String }, [good.path, trunc.path])
+        XCTAssertNotNil(d.lines[0]["report"])
+        XCTAssertNotNil(d.lines[1]["error"])
+
+        // Without --jsonl a missing file is a usage error (exit 2).
+        XCTAssertEqual(try run(["document", "read", missing]).status, 2)
+    }
+}
