@@ -185,10 +185,7 @@ final class CellGridTests: XCTestCase {
     /// `P<LUKMAUS<<KFTTY…` and `…1108084OSO6OO2YO4Y<<<96`). Line 2 is read exactly as it stands; on
     /// line 1 the issuing state's X may still be read K, which the decoder's ICAO code list settles.
     func testLuxembourgSpecimenReadsAtItsGlyphHeight() throws {
-        let url = Paths.shared.appendingPathComponent("mrz-images/specimens/100_pass-lux.jpg")
-        guard let data = try? Data(contentsOf: url) else {
-            throw XCTSkip("shared test data not found at \(url.path); skipping the Luxembourg specimen")
-        }
+        let data = try Paths.sharedData("mrz-images/specimens/100_pass-lux.jpg")
         let img = try DocumentImage.decode(data).grey
         let r = try XCTUnwrap(MRZReader.read(img))
         XCTAssertEqual(r.lines[1], "S998527<<4LUX7806201F110808403060021041<<<96")
@@ -243,10 +240,7 @@ extension CellGridTests {
     /// still be read `K` (the classifier's per-document adaptation, not the grid: their cells sit
     /// on their glyphs).
     func testAustralianSpecimenLineOneIsExact() throws {
-        let url = Paths.shared.appendingPathComponent("mrz-images/specimens/62_pass-aus.png")
-        guard let data = try? Data(contentsOf: url) else {
-            throw XCTSkip("shared test data not found at \(url.path); skipping the Australian specimen")
-        }
+        let data = try Paths.sharedData("mrz-images/specimens/62_pass-aus.png")
         let img = try DocumentImage.decode(data).grey
         let r = try XCTUnwrap(MRZReader.read(img))
         XCTAssertEqual(r.lines[0], "P<AUSCITIZEN<<JANE<<<<<<<<<<<<<<<<<<<<<<<<<<")

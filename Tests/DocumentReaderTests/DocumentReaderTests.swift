@@ -9,6 +9,14 @@ enum Paths {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let fixtures = root.appendingPathComponent("Tests/Fixtures")
     static let shared = root.appendingPathComponent("../shared/testdata").standardized
+
+    /// The bytes of `relativePath` under ../shared/testdata; throws `XCTSkip` naming the file when
+    /// the shared test data is not there (a checkout without it skips, visibly, instead of failing).
+    static func sharedData(_ relativePath: String) throws -> Data {
+        let url = shared.appendingPathComponent(relativePath)
+        guard let data = try? Data(contentsOf: url) else { throw XCTSkip("shared test data not found at \(url.path); skipping \(url.lastPathComponent)") }
+        return data
+    }
 }
 
 final class DocumentReaderTests: XCTestCase {
@@ -414,8 +422,7 @@ final class DocumentReaderTests: XCTestCase {
     /// The real id_fail.png card: the report's lines as read and as parsed show the printed `A`.
     func testCardPrintedWithoutItsExpiryCheckDigitIsReportedAsPrinted() throws {
         let printed = ["IDAUT000009993<<<<<<<<<<<<<<<<", "7109094F111231AUT<<<<<<<<<<<<0", "MUSTERFRAU<<ISOLDE<<<<<<<<<<<<"]
-        let png = Paths.shared.appendingPathComponent("mrz-images/mrz-detection/id_fail.png")
-        guard let data = try? Data(contentsOf: png) else { throw XCTSkip("shared test data not found at \(png.path); skipping id_fail.png") }
+        let data = try Paths.sharedData("mrz-images/mrz-detection/id_fail.png")
         let report = DocumentReader.read(pages: [data], options: Self.noFace)
         XCTAssertEqual(report.mrz.linesRead, printed)
         XCTAssertEqual(report.mrz.result?.lines, printed)

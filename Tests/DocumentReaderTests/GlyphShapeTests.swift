@@ -2,6 +2,40 @@ import Foundation
 import XCTest
 @testable import DocumentReader
 
+/// Renders `linesPerPitch` lines of `text` at each pitch in `pitches` (stroke, noise, contrast and
+/// sub-pixel offset drawn from `seed`; blur up to `maxBlur` × pitch), as the classifier's training
+/// does, and returns each non-filler cell with its `group` shape figures (nil when not measurable).
+func renderedShapeCells(_ text: String, group: GlyphShapeModel.Group, pitches: [Double], linesPerPitch: Int,
+                        maxBlur: Double, seed: UInt64) -> [(glyph: Character, pitch: Double, figures: [Double]?)] {
+    var rng = SeededRNG(seed: seed)
+    let glyphs = Array(text)
+    var cells: [(glyph: Character, pitch: Double, figures: [Double]?)] = []
+    for p in pitches {
+        for _ in 0..<linesPerPitch {
+            let style = OCRBClassifier.TrainingStyle(pitch: p, stroke: rng.uniform(-0.04, 0.08), blur: rng.uniform(0, maxBlur) * p,
+                                                     noise: rng.uniform(0, 8), contrast: rng.uniform(0.5, 1), offset: (rng.uniform(0, 1), rng.uniform(0, 1)))
+            let (img, g0) = OCRBClassifier.renderLine(glyphs, style: style)
+            let (dark, light) = OCRBClassifier.inkLevels(img, g0, count: glyphs.count)
+            let g = OCRBClassifier.refine(img, g0, count: glyphs.count, dark: dark, light: light)
+            for (i, ch) in glyphs.enumerated() where ch != "<" {
+                cells.append((ch, p, GlyphShapeModel.measure(group, img, g, index: i, dark: dark, light: light)))
+            }
+        }
+    }
+    return cells
+}
+
+/// Document `seed` of the corpus `idvd specimen --augment --count N --seed S` writes (format by seed
+/// parity, augmentation drawn after the identity), as the JPEG 92 that command saves, with its truth.
+func regeneratedCorpusDocument(seed: UInt64) throws -> (jpeg: Data, identity: SpecimenIdentity, mrzLines: [String]) {
+    var rng = SeededRNG(seed: seed)
+    let format: SpecimenFormat = seed % 2 == 0 ? .td1 : .td3
+    let identity = SpecimenIdentity.random(format, using: &rng)
+    var specimen = try SpecimenGenerator.render(identity, format: format, seed: seed)
+    specimen.image = Augmentation.random(using: &rng).apply(to: specimen.image, seed: seed)
+    return (try DocumentImage(rgb: specimen.image).jpeg(maxDimension: 100_000, quality: 92), identity, specimen.mrzLines)
+}
+
 /// The round-glyph specialist (`GlyphShapeModel`, group `.round`): D/O/C/0/Q told apart by OCR-B shape facts.
 final class RoundGlyphTests: XCTestCase {
     /// Rendered lines the classifier never trained on (seed 4242; 12–22 px pitch, mild blur and
@@ -11,27 +45,15 @@ final class RoundGlyphTests: XCTestCase {
     func testSpecialistSeparatesRenderedRoundLetters() {
         let model = OCRBClassifier.shared.shapeModel(.round)
         let d = GlyphShapeModel.Group.round.glyphs.firstIndex(of: "D")!, o = GlyphShapeModel.Group.round.glyphs.firstIndex(of: "O")!
-        var rng = SeededRNG(seed: 4242)
         var figures: [Character: [[Double]]] = [:]
         var dRight = 0, dTotal = 0, oRight = 0, oTotal = 0
-        for p in [12.0, 16.0, 22.0] {
-            for _ in 0..<3 {
-                let text = Array("DOCDO0DQODCOD<DOODDOCODOD")
-                let style = OCRBClassifier.TrainingStyle(pitch: p, stroke: rng.uniform(-0.04, 0.08), blur: rng.uniform(0, 0.06) * p,
-                                                         noise: rng.uniform(0, 8), contrast: rng.uniform(0.5, 1), offset: (rng.uniform(0, 1), rng.uniform(0, 1)))
-                let (img, g0) = OCRBClassifier.renderLine(text, style: style)
-                let (dark, light) = OCRBClassifier.inkLevels(img, g0, count: text.count)
-                let g = OCRBClassifier.refine(img, g0, count: text.count, dark: dark, light: light)
-                for (i, ch) in text.enumerated() where ch != "<" {
-                    guard let m = GlyphShapeModel.measure(.round, img, g, index: i, dark: dark, light: light) else {
-                        XCTFail("\(ch) at pitch \(p) not measured"); continue
-                    }
-                    figures[ch, default: []].append(m)
-                    let ll = model.logLikelihoods(m)
-                    if ch == "D" { dTotal += 1; if ll[d] > ll[o] { dRight += 1 } }
-                    if ch == "O" { oTotal += 1; if ll[o] > ll[d] { oRight += 1 } }
-                }
-            }
+        for cell in renderedShapeCells("DOCDO0DQODCOD<DOODDOCODOD", group: .round, pitches: [12, 16, 22], linesPerPitch: 3,
+                                       maxBlur: 0.06, seed: 4242) {
+            guard let m = cell.figures else { XCTFail("\(cell.glyph) at pitch \(cell.pitch) not measured"); continue }
+            figures[cell.glyph, default: []].append(m)
+            let ll = model.logLikelihoods(m)
+            if cell.glyph == "D" { dTotal += 1; if ll[d] > ll[o] { dRight += 1 } }
+            if cell.glyph == "O" { oTotal += 1; if ll[o] > ll[d] { oRight += 1 } }
         }
         print("round glyphs: D over O \(dRight)/\(dTotal), O over D \(oRight)/\(oTotal)")
         XCTAssertGreaterThanOrEqual(Double(dRight), 0.95 * Double(dTotal))
@@ -66,16 +88,10 @@ final class RoundGlyphTests: XCTestCase {
         var options = DocumentReaderOptions()
         options.detectPortrait = false
         for (seed, name) in [(UInt64(100881), "P<D<<PAPADOPOULOS<<BJORN"), (100811, "P<GBRABDULLAH<<PIERRE<ALAIN")] {
-            var rng = SeededRNG(seed: seed)
-            let format: SpecimenFormat = seed % 2 == 0 ? .td1 : .td3
-            let identity = SpecimenIdentity.random(format, using: &rng)
-            var specimen = try SpecimenGenerator.render(identity, format: format, seed: seed)
-            let augmentation = Augmentation.random(using: &rng)
-            specimen.image = augmentation.apply(to: specimen.image, seed: seed)
-            XCTAssertTrue(specimen.mrzLines[0].hasPrefix(name), "regenerated document \(seed) is not the corpus one")
-            let jpeg = try DocumentImage(rgb: specimen.image).jpeg(maxDimension: 100_000, quality: 92)
-            let report = DocumentReader.read(pages: [jpeg], options: options)
-            XCTAssertEqual(report.mrz.result?.lines ?? [], specimen.mrzLines, "seed \(seed)")
+            let document = try regeneratedCorpusDocument(seed: seed)
+            XCTAssertTrue(document.mrzLines[0].hasPrefix(name), "regenerated document \(seed) is not the corpus one")
+            let report = DocumentReader.read(pages: [document.jpeg], options: options)
+            XCTAssertEqual(report.mrz.result?.lines ?? [], document.mrzLines, "seed \(seed)")
         }
     }
 
@@ -97,27 +113,14 @@ final class BarGlyphTests: XCTestCase {
     /// carries ink where F has none, and the likelihoods put every E above F and every F above E.
     func testSpecialistSeparatesRenderedEAndF() {
         let model = OCRBClassifier.shared.shapeModel(.bar)
-        var rng = SeededRNG(seed: 4243)
         var bottom: [Character: [Double]] = [:]
         var right = 0, total = 0
-        for p in [18.0, 22.0, 26.0] {
-            for _ in 0..<2 {
-                let text = Array("EFEFFEEF<EFFE")
-                let style = OCRBClassifier.TrainingStyle(pitch: p, stroke: rng.uniform(-0.04, 0.08), blur: rng.uniform(0, 0.05) * p,
-                                                         noise: rng.uniform(0, 8), contrast: rng.uniform(0.5, 1), offset: (rng.uniform(0, 1), rng.uniform(0, 1)))
-                let (img, g0) = OCRBClassifier.renderLine(text, style: style)
-                let (dark, light) = OCRBClassifier.inkLevels(img, g0, count: text.count)
-                let g = OCRBClassifier.refine(img, g0, count: text.count, dark: dark, light: light)
-                for (i, ch) in text.enumerated() where ch != "<" {
-                    guard let m = GlyphShapeModel.measure(.bar, img, g, index: i, dark: dark, light: light) else {
-                        XCTFail("\(ch) at pitch \(p) not measured"); continue
-                    }
-                    bottom[ch, default: []].append(m[0])
-                    let ll = model.logLikelihoods(m)
-                    total += 1
-                    if (ch == "E") == (ll[0] > ll[1]) { right += 1 }
-                }
-            }
+        for cell in renderedShapeCells("EFEFFEEF<EFFE", group: .bar, pitches: [18, 22, 26], linesPerPitch: 2, maxBlur: 0.05, seed: 4243) {
+            guard let m = cell.figures else { XCTFail("\(cell.glyph) at pitch \(cell.pitch) not measured"); continue }
+            bottom[cell.glyph, default: []].append(m[0])
+            let ll = model.logLikelihoods(m)
+            total += 1
+            if (cell.glyph == "E") == (ll[0] > ll[1]) { right += 1 }
         }
         XCTAssertEqual(right, total)
         XCTAssertGreaterThan(bottom["E"]!.min()!, bottom["F"]!.max()! + 0.2, "E's bottom bar")
@@ -130,16 +133,10 @@ final class BarGlyphTests: XCTestCase {
     func testGeneratedCountryCodeEReadsE() throws {
         var options = DocumentReaderOptions()
         options.detectPortrait = false
-        let seed: UInt64 = 100186
-        var rng = SeededRNG(seed: seed)
-        let identity = SpecimenIdentity.random(.td1, using: &rng)
-        var specimen = try SpecimenGenerator.render(identity, format: .td1, seed: seed)
-        specimen.image = Augmentation.random(using: &rng).apply(to: specimen.image, seed: seed)
-        XCTAssertEqual(identity.nationality, "ESP", "regenerated document \(seed) is not the corpus one")
-        let jpeg = try DocumentImage(rgb: specimen.image).jpeg(maxDimension: 100_000, quality: 92)
-        XCTAssertEqual(DocumentReader.read(pages: [jpeg], options: options).mrz.result?.lines ?? [], specimen.mrzLines)
-        let fra = Paths.shared.appendingPathComponent("mrz-images/specimens/43_pass-fra.jpg")
-        guard let data = try? Data(contentsOf: fra) else { throw XCTSkip("shared test data not found at \(fra.path)") }
+        let document = try regeneratedCorpusDocument(seed: 100186)
+        XCTAssertEqual(document.identity.nationality, "ESP", "regenerated document 100186 is not the corpus one")
+        XCTAssertEqual(DocumentReader.read(pages: [document.jpeg], options: options).mrz.result?.lines ?? [], document.mrzLines)
+        let data = try Paths.sharedData("mrz-images/specimens/43_pass-fra.jpg")
         XCTAssertEqual(DocumentReader.read(pages: [data], options: options).mrz.result?.lines.first,
                        "P<FRAULYSSE<<CHRISTOPHE<<<<<<<<<<<<<<<<<<<<<")
     }
