@@ -107,7 +107,16 @@ extension Benchmark {
         if o["help"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
         struct Item { let file: String; let expected: [String]; let set: String }
         var items: [Item] = []
-        let truth = o["truth"] ?? "../shared/testdata/mrz-images/ground_truth.tsv"
+        // Default: the shared test data beside the checkout, found from the working directory or,
+        // when run from elsewhere, from the checkout holding the binary (the nearest folder above
+        // it with a Package.swift).
+        let relative = "../shared/testdata/mrz-images/ground_truth.tsv"
+        var root = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        while root.path != "/" && !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
+            root = root.deletingLastPathComponent()
+        }
+        let fromBinary = root.appendingPathComponent(relative).standardized.path
+        let truth = o["truth"] ?? (FileManager.default.fileExists(atPath: relative) ? relative : fromBinary)
         if o["truth"] != "none", let text = try? String(contentsOfFile: truth, encoding: .utf8) {
             let base = (truth as NSString).deletingLastPathComponent
             for line in text.split(separator: "\n") where !line.hasPrefix("#") {

@@ -4,8 +4,8 @@ import Foundation
 extension Command {
     static let specimen = Command(name: "specimen", summary: "render fictional specimen TD1/TD3 documents (PNG + ground-truth JSON)") { args in
         let usage = """
-        usage: idvd specimen [--format td1|td3] [--count N] [--seed S] [--out DIR] [--portrait FACE.png]
-                             [--augment] [--width W --height H] [--mrz 'LINE1|LINE2[|LINE3]']
+        usage: idvd specimen [--format td1|td3|mixed] [--count N] [--seed S] [--out DIR] [--portrait FACE.jpg|png]
+                             [--augment] [--width W --height H] [--mrz 'LINE1|LINE2[|LINE3]'] [--jpeg Q | --png]
           Writes DIR/specimen-<seed>.png and DIR/specimen-<seed>.json (format, mrz_lines, identity,
           augmentation) for N documents with seeds S, S+1, …  (default: td3, 1, seed 1, out .).
           --augment places each document in a photo-like scene (rotation any angle, perspective,
