@@ -32,6 +32,9 @@ public struct ServerConfig: Sendable, Equatable {
     public var argon2MemLimitKiB = 64 * 1024
     public var shutdownGraceSeconds = 10
     public var logRequests = true
+    /// `idvd serve`: train the document reader's OCR-B classifier in the background at start
+    /// (``DocumentReaderVerifier/warmUp()``), so the first document upload does not pay ~2 s for it.
+    public var documentsWarmUp = true
     /// The IDV workflow engine's settings (Workflows/WorkflowPolicy.swift).
     public var workflow = WorkflowPolicy()
 
@@ -57,6 +60,16 @@ public struct ServerConfig: Sendable, Equatable {
             }
             c[keyPath: kp] = n
         }, current: { "\($0[keyPath: kp])" })
+    }
+
+    private static func bool(_ key: String, _ kp: WritableKeyPath<ServerConfig, Bool> & Sendable, _ summary: String) -> Setting {
+        Setting(key: key, env: envName(key), summary: summary, apply: { c, v in
+            switch v.lowercased() {
+            case "1", "true", "yes", "on": c[keyPath: kp] = true
+            case "0", "false", "no", "off": c[keyPath: kp] = false
+            default: throw IDVServerError.configuration("\(key) must be true or false, got '\(v)'")
+            }
+        }, current: { $0[keyPath: kp] ? "true" : "false" })
     }
 
     private static func string(_ key: String, _ kp: WritableKeyPath<ServerConfig, String> & Sendable, _ summary: String) -> Setting {
@@ -96,14 +109,8 @@ public struct ServerConfig: Sendable, Equatable {
         int("argon2.opslimit", \.argon2OpsLimit, min: 1, "Argon2id passes (crypto_pwhash opslimit)"),
         int("argon2.memlimit_kib", \.argon2MemLimitKiB, min: 8, "Argon2id memory, KiB (crypto_pwhash memlimit)"),
         int("shutdown.grace_seconds", \.shutdownGraceSeconds, min: 0, "on SIGTERM/SIGINT: wait this long for in-flight requests"),
-        Setting(key: "log.requests", env: envName("log.requests"), summary: "one JSON log line per request (true/false)",
-                apply: { c, v in
-                    switch v.lowercased() {
-                    case "1", "true", "yes", "on": c.logRequests = true
-                    case "0", "false", "no", "off": c.logRequests = false
-                    default: throw IDVServerError.configuration("log.requests must be true or false, got '\(v)'")
-                    }
-                }, current: { $0.logRequests ? "true" : "false" }),
+        bool("log.requests", \.logRequests, "one JSON log line per request (true/false)"),
+        bool("documents.warm_up", \.documentsWarmUp, "idvd serve: train the OCR-B classifier (~2 s, one core) in the background at start, not at the first document upload (true/false)"),
     ] + WorkflowPolicy.settings
 
     /// Applies one setting by key; throws on an unknown key or a bad value.

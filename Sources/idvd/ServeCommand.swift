@@ -31,6 +31,7 @@ extension Command {
         let file = opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"]
         let config: ServerConfig
         do { config = try ServerConfig.load(file: file, overrides: overrides) } catch { throw CLIError("\(error)") }
+        if config.documentsWarmUp { DocumentReaderVerifier.warmUp() }
         return try ServerRunner.run(config: config, registry: .idv(IDVServices.production(config: config)))
     }
 

@@ -22,7 +22,8 @@ final class IDVDServer {
     let db: String
     private(set) var process: Process?
     private(set) var port = 0
-    static let settings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "2"]
+    static let settings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "2",
+                            "documents.warm_up": "false"]
 
     /// Server settings beyond the test defaults (`--set key=value`), e.g. `idv.liveness_mode`.
     let extraSettings: [String: String]

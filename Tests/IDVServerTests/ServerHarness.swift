@@ -40,7 +40,8 @@ final class ServerProcess {
     var settings: [String: String]
 
     /// Light Argon2id parameters (the minimum) keep the suite fast; production defaults are documented.
-    static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5"]
+    static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5",
+                                "documents.warm_up": "false"]
 
     init(settings: [String: String] = [:], dir: URL? = nil) throws {
         let d = dir ?? FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-\(UUID().uuidString)")

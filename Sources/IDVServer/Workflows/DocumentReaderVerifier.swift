@@ -15,6 +15,19 @@ public struct DocumentReaderVerifier: DocumentVerifying {
 
     public init(options: DocumentReaderOptions = .init()) { self.options = options }
 
+    /// Trains the OCR-B classifier (`OCRBClassifier.shared`: ~2 s on one core, once per process) on a
+    /// background thread and logs `document reader ready` with `training_ms`. A document upload that
+    /// arrives before it finishes waits on the same one-time initialisation instead of starting a
+    /// second one. Called by `idvd serve` when `documents.warm_up` is true.
+    public static func warmUp() {
+        Thread.detachNewThread {
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = OCRBClassifier.shared
+            let ms = Int((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)
+            Log.event("document reader ready", ["training_ms": .integer(ms)])
+        }
+    }
+
     public func read(pages: [Data]) throws -> DocumentVerification {
         var o = options
         o.referenceDate = Date()

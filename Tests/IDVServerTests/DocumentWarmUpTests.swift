@@ -1,0 +1,37 @@
+import Foundation
+import XCTest
+@testable import IDVServer
+
+/// `documents.warm_up` (default true): `idvd serve` trains the document reader's OCR-B classifier
+/// on a background thread at start, so the first document upload does not pay for it, and logs
+/// `document reader ready` with the time it took. The server answers meanwhile.
+final class DocumentWarmUpTests: XCTestCase {
+    func testServeTrainsTheDocumentReaderInTheBackgroundAtStart() throws {
+        let server = try ServerProcess(settings: ["documents.warm_up": "true"])
+        try server.start()
+        defer { _ = server.stop() }
+        // The ready line came before the training ended: the server is already answering.
+        XCTAssertEqual(try server.client().call("GET", "/healthz").status, 200)
+        let deadline = Date().addingTimeInterval(120)
+        var line: Substring?
+        while line == nil, Date() < deadline {
+            line = server.serverLog().split(separator: "\n").first { $0.contains("\"document reader ready\"") }
+            if line == nil { usleep(100_000) }
+        }
+        let entry = try XCTUnwrap(line, "no 'document reader ready' in the log:\n\(server.serverLog())")
+        let fields = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(entry.utf8)) as? [String: Any])
+        let ms = try XCTUnwrap(fields["training_ms"] as? Int)
+        XCTAssertGreaterThan(ms, 0)
+        XCTAssertEqual(fields["level"] as? String, "info")
+    }
+
+    func testWarmUpSettingDefaultsOnAndIsValidated() throws {
+        XCTAssertTrue(try ServerConfig.load(file: nil, environment: [:]).documentsWarmUp)
+        XCTAssertFalse(try ServerConfig.load(file: nil, environment: ["IDVD_DOCUMENTS_WARM_UP": "false"]).documentsWarmUp)
+        XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["documents.warm_up": "maybe"])) { error in
+            XCTAssertTrue("\(error)".contains("documents.warm_up must be true or false, got 'maybe'"), "\(error)")
+        }
+        // log.requests shares the same parser.
+        XCTAssertFalse(try ServerConfig.load(file: nil, environment: [:], overrides: ["log.requests": "off"]).logRequests)
+    }
+}
