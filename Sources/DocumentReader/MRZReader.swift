@@ -129,10 +129,14 @@ public enum MRZReader {
         // First pass: the rendered-glyph model, with the glyph-shape specialists (`GlyphShapeModel`)
         // settling cells whose two best classes are both among D, O, C, 0, Q (or both E/F) from the
         // glyph's shape on the image itself. Names keep this pass (below), so it alone decides D/O/C there.
-        let first = feats.indices.map { l in
-            feats[l].indices.map { i in
-                Self.shapeRerank(classifier.classify(feats[l][i]), image, cells[l], index: i, classifier: classifier)
-            }
+        // A cell's shape figures are measured once per group and reused by the adapted pass.
+        var shapeFigures = feats.map { $0.map { _ in [GlyphShapeModel.Group: [Double]?]() } }
+        var first: [[[(Character, Double)]]] = []
+        for l in feats.indices {
+            first.append(feats[l].indices.map { i in
+                Self.shapeRerank(classifier.classify(feats[l][i]), image, cells[l], index: i, classifier: classifier,
+                                 figures: &shapeFigures[l][i])
+            })
         }
         // The French national ID card (2 × 36, `IDFRA…`) is not ICAO-laid-out: no prior on line 2.
         let frenchCard = count == 36 && geoms.count == 2 && String(first[0].map(\.[0].0)).hasPrefix("IDFRA")
@@ -157,7 +161,8 @@ public enum MRZReader {
                 // Names carry no check digit, so there the adapted model could slip a wrong letter
                 // past every check; they keep the first pass.
                 var ranked = adaptation == nil || (classes[l][i] == .name) ? first[l][i]
-                    : Self.shapeRerank(classifier.classify(feats[l][i], adaptation: adaptation), image, cells[l], index: i, classifier: classifier)
+                    : Self.shapeRerank(classifier.classify(feats[l][i], adaptation: adaptation), image, cells[l], index: i,
+                                       classifier: classifier, figures: &shapeFigures[l][i])
                 // The adapted pass re-estimates only the anchored classes' means, so a class with no
                 // anchor stays where the rendered glyphs put it: a cell the first pass was sure of
                 // (`anchorConfidence`) that the adapted pass hands to such a class has lost its class
@@ -215,12 +220,20 @@ public enum MRZReader {
 extension MRZReader {
     /// `ranked` (one cell's posterior, best first) re-weighed by the glyph-shape specialist of the
     /// group holding its two best classes (`GlyphShapeModel.Group.of`), if any: the shape figures
-    /// are measured on cell `index` of the line's fitted grid at the glyph scale the features used.
+    /// are measured on cell `index` of the line's fitted grid at the glyph scale the features used,
+    /// once per group: `figures` keeps them (nil = not measurable) for the cell's next pass.
     static func shapeRerank(_ ranked: [(Character, Double)], _ image: GreyImage,
                             _ line: (grid: CellGrid, scale: Double, dark: Double, light: Double),
-                            index i: Int, classifier: OCRBClassifier) -> [(Character, Double)] {
+                            index i: Int, classifier: OCRBClassifier,
+                            figures: inout [GlyphShapeModel.Group: [Double]?]) -> [(Character, Double)] {
         guard let group = GlyphShapeModel.Group.of(ranked) else { return ranked }
-        let m = GlyphShapeModel.measure(group, image, line.grid.cell(i, glyphScale: line.scale), index: i, dark: line.dark, light: line.light)
+        let m: [Double]?
+        if let known = figures[group] {
+            m = known
+        } else {
+            m = GlyphShapeModel.measure(group, image, line.grid.cell(i, glyphScale: line.scale), index: i, dark: line.dark, light: line.light)
+            figures[group] = .some(m)
+        }
         return classifier.shapeModel(group).rerank(ranked, measure: m)
     }
 
