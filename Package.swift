@@ -15,6 +15,8 @@ let package = Package(
     products: [
         .library(name: "IDVCore", targets: ["IDVCore"]),
         .library(name: "IDVKit", targets: ["IDVKit"]),
+        // The codelabs' `import RELID`: IDVKit re-exported under the REL-ID SDK's module name.
+        .library(name: "RELID", targets: ["RELID"]),
         .library(name: "MRZ", targets: ["MRZ"]),
         .executable(name: "idvd", targets: ["idvd"]),
         .executable(name: "idv", targets: ["idv"]),
@@ -64,6 +66,7 @@ let package = Package(
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
+        .target(name: "RELID", dependencies: ["IDVKit"]),
         .executableTarget(name: "idv", dependencies: ["IDVKit"]),
 
         // MARK: Tests
@@ -73,6 +76,15 @@ let package = Package(
         .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit"]),
         .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore", "idvd"]),
         .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore", "IDVServer", "idvd", "idv"]),
+        // The codelabs' own Swift (Tests/SeedApp/Seeds, extracted verbatim by scripts/extract-seed-swift),
+        // built against IDVKit through `import RELID`, and the tests that drive it against a real idvd.
+        // Swift 5 language mode: the codelabs are Swift 5.5 code (seed 000 L71), written before strict
+        // concurrency checking. The seed code's own warnings (docs/SEED-CONFORMANCE.md §3) are not ours
+        // to fix, so SeedApp alone is compiled with them suppressed.
+        .target(name: "SeedApp", dependencies: ["RELID"], path: "Tests/SeedApp",
+                swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]),
+        .testTarget(name: "SeedConformanceTests", dependencies: ["SeedApp", "RELID", "IDVKit", "idvd"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -9,8 +9,8 @@ struct Screens {
 
     private func challengeFacts(attemptsLeft: Int? = nil, response: RDNAChallengeResponse, error: RDNAError) {
         if let attemptsLeft { ui.fact("attempts_left", attemptsLeft < 0 ? "unlimited" : String(attemptsLeft)) }
-        ui.fact("status", "\(response.status.statusCode) \(response.status.statusMessage)")
-        if !error.isSuccess { ui.fact("error", "\(error.longErrorCode) \(error.errorString)") }
+        ui.fact("status", "\(response.status.statusCode) \(response.status.statusMessage ?? "")")
+        if !error.isSuccess { ui.fact("error", "\(error.longErrorCode) \(error.errorString ?? "")") }
     }
 
     /// Asks until the service accepts (sync 0).
@@ -19,7 +19,7 @@ struct Screens {
             let a = try answers.answer(for: screen, hint: hint)
             guard let e = act(a) else { ui.fact("error", "not one of: \(hint)"); continue }
             if e.isSuccess { return }
-            ui.fact("error", "\(e.longErrorCode) \(e.errorString)")
+            ui.fact("error", "\(e.longErrorCode) \(e.errorString ?? "")")
         }
     }
 
@@ -243,8 +243,8 @@ struct Screens {
         ui.screen(screen, title)
         ui.fact("user", userID)
         if let mode { ui.fact("challenge_mode", mode.description) }
-        ui.fact("status", "\(status.statusCode) \(status.statusMessage)")
-        ui.fact("error", "\(error.longErrorCode) \(error.errorString)")
+        ui.fact("status", "\(status.statusCode) \(status.statusMessage ?? "")")
+        ui.fact("error", "\(error.longErrorCode) \(error.errorString ?? "")")
         let v = (try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))) ?? .emptyObject
         let verdict = Self.find(v, "display_text")?.stringValue ?? Self.find(v, "overall_document_status")?.stringValue
         if let verdict { ui.fact("verdict", verdict) }
