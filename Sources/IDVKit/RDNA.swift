@@ -91,6 +91,9 @@ public final class RDNA: @unchecked Sendable {
     public func setIDVBiometricManagementDelegate(_ d: (any RDNAIDVBiometricManagementCallbacks)?) { lock.withLock { delegates.biometric = d } }
     public func setIDVKYCManagementDelegate(_ d: (any RDNAIDVKYCManagementCallbacks)?) { lock.withLock { delegates.kyc = d } }
 
+    /// The delegates registered now (weak references), for tests.
+    var registeredDelegates: DelegateSet { lock.withLock { delegates } }
+
     /// The document capture used after `setIDVDocumentScanProcessStartConfirmation(true, …)`.
     public func setDocumentCaptureProvider(_ p: (any DocumentCaptureProvider)?) { lock.withLock { documentProvider = p } }
     /// The selfie capture used after `setIDVSelfieProcessStartConfirmation(true, …)`.

@@ -193,6 +193,12 @@ final class CodelabApp {
         return h
     }
 
+    /// Un-reads the last callback (it must be `h`), so the next `expect` hears it again.
+    func pushBack(_ h: Heard, file: StaticString = #filePath, line: UInt = #line) {
+        guard read > 0, heard[read - 1] == h else { return XCTFail("pushBack(\(h)) does not match the last callback", file: file, line: line) }
+        read -= 1
+    }
+
     /// True when nothing more is heard within `seconds`.
     func hearsNothing(for seconds: TimeInterval) -> Bool {
         !pumpMain(timeout: seconds, until: { heard.count > read })

@@ -60,24 +60,36 @@ final class IDVDServer {
         p.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try p.run()
         process = p
-        var line = Data()
-        let deadline = Date().addingTimeInterval(30)
-        while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                guard p.isRunning, Date() < deadline else { throw NSError(domain: "idvd", code: 1, userInfo: [NSLocalizedDescriptionKey: "idvd did not start"]) }
-                usleep(20_000)
+        // The ready line (JSON with the port), read off the main thread so a server that never
+        // prints it fails the test after 30 s instead of blocking it.
+        let box = LineBox()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var line = Data()
+            while !line.contains(0x0A) {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                line += chunk
             }
-            line += chunk
+            box.data = line
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 30) == .success, let line = box.data, line.contains(0x0A) else {
+            stop()
+            throw NSError(domain: "idvd", code: 1, userInfo: [NSLocalizedDescriptionKey: "idvd did not start within 30 s"])
         }
         let ready = try JSONDecoder().decode(JSONValue.self, from: line.prefix(while: { $0 != 0x0A }))
         port = ready["port"]?.intValue ?? 0
         XCTAssertGreaterThan(port, 0)
     }
 
+    /// SIGTERM, then SIGKILL when the server has not exited within 10 s (a test never hangs on it).
     func stop() {
         guard let p = process else { return }
         kill(p.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(10)
+        while p.isRunning && Date() < deadline { usleep(20_000) }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
         process = nil
     }
@@ -130,4 +142,15 @@ func pumpMain(timeout: TimeInterval, until done: () -> Bool) -> Bool {
         _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.02))
     }
     return true
+}
+
+final class LineBox: @unchecked Sendable { var data: Data? }
+
+/// The SDK's log lines (``RDNA/setLogHandler(_:)``), collected from any thread.
+final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ l: String) { lock.withLock { lines.append(l) } }
+    var all: [String] { lock.withLock { lines } }
+    func contains(_ s: String) -> Bool { all.contains { $0.contains(s) } }
 }
