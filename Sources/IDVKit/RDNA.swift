@@ -314,7 +314,8 @@ public final class RDNA: @unchecked Sendable {
         guard let provider = p else { throw IDVError(.invalidArgument, "no selfie capture provider is set") }
         do {
             let selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
-            return [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond)]
+            return [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond),
+                    WireMapping.Key.metaData: WireMapping.selfieMetaData(selfie, useBackCamera: back)]
         } catch { throw IDVError(.invalidImage, "selfie capture: \(error.message)") }
     }
 

@@ -31,7 +31,7 @@ import Foundation
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` |
 /// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double}` from the ``SelfieCaptureProvider`` |
+/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``) |
 /// | `setIDVSelfieProcessStartConfirmation(…)` when `uploadIDVSelfieFrames` is asked again | `uploadIDVSelfieFrames` | **upload** | `true`: `{"frames": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVSelfieConfirmation(_:challenge:)` | `getIDVSelfieConfirmation` | answer | `{"action": String}` (an offered key; `"true"` = `continue-flow`) |
 /// | `setIDVBiometricOptInConsent(_:challenge:)` | `getIDVBiometricOptInConsent` | answer | `{"is_opt_in": Bool}` |
@@ -118,7 +118,7 @@ public enum WireMapping {
         public static let pageIndex = "page_index", image = "image", frames = "frames", fps = "fps"
         public static let useBackCamera = "use_back_camera", action = "action", isOptIn = "is_opt_in"
         public static let status = "status", reason = "reason", capturedFrame = "captured_frame", cancel = "cancel"
-        public static let nonce = "nonce", challengeMode = "challenge_mode"
+        public static let nonce = "nonce", challengeMode = "challenge_mode", metaData = "meta_data"
     }
 
     /// Document pages as the upload payload's `pages` array.
@@ -129,6 +129,25 @@ public enum WireMapping {
     /// Selfie frames as the upload payload's `frames` array (oldest first).
     public static func framesPayload(_ selfie: CapturedSelfie) -> JSONValue {
         .array(selfie.frames.map { .string($0.base64EncodedString()) })
+    }
+
+    /// The capture's `meta_data` (seed 001 §6.2 `video.meta_data`, "device info"): what the SDK
+    /// knows about the capture, nothing about the person or the device's identity —
+    /// `{"sdk": "IDVKit", "sdk_version", "platform" (ios, macos, linux, …), "camera" (front/back),
+    /// "frame_count", "fps"}`.
+    public static func selfieMetaData(_ selfie: CapturedSelfie, useBackCamera: Bool) -> JSONValue {
+        #if os(iOS)
+        let platform = "ios"
+        #elseif os(macOS)
+        let platform = "macos"
+        #elseif os(Linux)
+        let platform = "linux"
+        #else
+        let platform = "other"
+        #endif
+        return ["sdk": "IDVKit", "sdk_version": .string(IDVKit.version), "platform": .string(platform),
+                "camera": .string(useBackCamera ? "back" : "front"), "frame_count": .integer(selfie.frames.count),
+                "fps": .number(selfie.framesPerSecond)]
     }
 
     // MARK: Inbound

@@ -65,7 +65,9 @@ struct ProtocolProbeKYCFlow: Flow {
         case "frames":
             if p["cancel"]?.boolValue == true { return end(ctx, code: 240, status: 400) }
             guard p["fps"]?.doubleValue == 10,
-                  let frames = p["frames"]?.arrayValue, frames.count == 30, frames.allSatisfy({ Self.isJPEG($0.stringValue) }) else {
+                  let frames = p["frames"]?.arrayValue, frames.count == 30, frames.allSatisfy({ Self.isJPEG($0.stringValue) }),
+                  p["meta_data"] == ["sdk": "IDVKit", "sdk_version": .string(IDVKit.version), "platform": "linux", "camera": "front",
+                                     "frame_count": 30, "fps": 10] else {
                 throw IDVError(.malformedRequest, "frames")
             }
             frame.step = "confirm"
