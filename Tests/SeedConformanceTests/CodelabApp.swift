@@ -229,6 +229,21 @@ enum SeedJSON {
         return buttons.compactMap { $0["key"] as? String }
     }
 
+    /// The dotted paths (`a.b.c`; `a[0].b` for an array's first element) absent from `json`.
+    static func missing(_ json: String, _ paths: [String]) -> [String] {
+        paths.filter { path in
+            var v: Any? = object(json)
+            for part in path.split(separator: ".") {
+                var key = String(part)
+                var index: Int?
+                if key.hasSuffix("[0]") { key.removeLast(3); index = 0 }
+                v = (v as? [String: Any])?[key]
+                if let index { v = (v as? [Any]).flatMap { $0.count > index ? $0[index] : nil } }
+            }
+            return v == nil
+        }
+    }
+
     /// `response_data.biometric_result.display_text` of a selfie confirmation.
     static func verdict(_ json: String) -> String? {
         (value(json, "response_data", "biometric_result", "display_text") ?? value(json, "biometric_result", "display_text")) as? String

@@ -37,8 +37,25 @@ final class SeedFlowTests: SeedTestCase {
         setCaptures(document: try server.specimen())
         // ActivatedCustomerKYCViewController.startKYCButtonTapped (seed 000 L1021).
         XCTAssertEqual(RDNAIDVService.shared.initiateActivatedCustomerKYC(reason: "Post Login KYC").longErrorCode, 0)
-        guard let (_, selfie) = documentAndSelfie(workflow: .IDV_POSTLOGIN_KYC, mode: 9) else { return }
+        guard let (details, selfie) = documentAndSelfie(workflow: .IDV_POSTLOGIN_KYC, mode: 9) else { return }
         XCTAssertEqual(SeedJSON.verdict(selfie), "MATCHED")
+        // Every field seed 002's screens read (L1973-L2075, L2840-L2990); `signature_image` only
+        // when the document has a signature crop (this reader makes none; the screen skips it).
+        XCTAssertEqual(SeedJSON.missing(details, ["response_data.document_info.surname", "response_data.document_info.given_name",
+                                                  "response_data.document_info.date_of_birth", "response_data.document_info.document_number",
+                                                  "response_data.document_info.expiry_date", "response_data.document_info.issuing_country",
+                                                  "response_data.document_info.document_type", "response_data.document_info.portrait_image",
+                                                  "response_data.document_pages[0].page_index", "response_data.document_pages[0].image",
+                                                  "response_data.checks_performed[0].check_name", "response_data.checks_performed[0].result",
+                                                  "response_data.errors", "response_data.warnings", "response_data.overall_status"]), [])
+        XCTAssertEqual(SeedJSON.missing(selfie, ["response_data.biometric_result.display_text", "response_data.biometric_result.result_criteria",
+                                                 "response_data.face_matcher_response.score",
+                                                 "response_data.analyze_liveness_response.video.liveness_result.score",
+                                                 "response_data.analyze_liveness_response.video.autocapture_result.selfie_image",
+                                                 "response_data.document_detail.document_info.portrait_image",
+                                                 "response_data.document_detail.document_info.name",
+                                                 "action_buttons.success_button[0].key", "action_buttons.success_button[0].button_text",
+                                                 "action_buttons.failure_button", "user_id"]), [])
         // Seed 000 L1413: "String value, not Bool!"
         XCTAssertEqual(RDNAIDVService.shared.setIDVSelfieConfirmation(action: "true", challengeMode: RDNAChallengeOpMode(rawValue: 9)!).longErrorCode, 0)
         guard case .consent("katie", _, 9, _, 0)? = app.expect("onGetIDVBiometricOptInConsent") else { return }
@@ -49,6 +66,8 @@ final class SeedFlowTests: SeedTestCase {
         guard case let .templateStatus(json, 100, 0)? = app.expect("onIDVCheckUserBiometricTemplateStatus") else { return }
         XCTAssertEqual(SeedJSON.value(json, "result") as? Bool, true)
         XCTAssertEqual(SeedJSON.value(json, "orchestration_use_case") as? String, "RDNA_IDV_CHECK_TEMPLATE")
+        // Seed 001 §6.1 (L522-L530).
+        XCTAssertEqual(SeedJSON.missing(json, ["status_code", "status_message", "orchestration_use_case", "result", "attempts_left", "user_id"]), [])
         XCTAssertTrue(app.failures.isEmpty, "\(app.failures)")
     }
 
@@ -69,6 +88,15 @@ final class SeedFlowTests: SeedTestCase {
         XCTAssertNotNil(SeedJSON.value(json, "document_info", "document_images", "portrait_image") as? String)
         XCTAssertEqual(SeedJSON.value(json, "document_status", "overall_document_status") as? String, "OK")
         XCTAssertEqual((SeedJSON.value(json, "document_status", "error_list") as? [Any])?.count, 0)
+        // Every field seed 003's result screen reads that a one-page, chip-less document has
+        // (`back_page`, `signature_image`, `issue_date` and the NFC status only when the document has them).
+        XCTAssertEqual(SeedJSON.missing(json, ["identity_data.Surname and given names", "identity_data.Date of birth", "identity_data.Sex",
+                                               "identity_data.Nationality", "identity_data.Surname", "identity_data.Given name",
+                                               "document_info.document_number", "document_info.expiry_date", "document_info.issuing_authority",
+                                               "document_info.document_images.front_page", "document_info.document_images.portrait_image",
+                                               "document_status.overall_document_status", "document_status.error_list", "document_status.warning_list",
+                                               "document_status.checks_performed[0].check_name", "document_status.checks_performed[0].check_status",
+                                               "document_status.checks_performed[0].check_category", "document_status.is_nfc_document"]), [])
         // Repeatable (seed 003 §0): a second scan runs the same way.
         XCTAssertEqual(RDNAIDVService.shared.initiateIDVAdditionalDocumentScan(reason: "Additional Document Verification").longErrorCode, 0)
         guard case .documentStart(.IDV_POSTLOGIN_DOC_SCAN_ONLY)? = app.expect("onGetIDVDocumentScanProcessStartConfirmation") else { return }
@@ -110,6 +138,12 @@ final class SeedFlowTests: SeedTestCase {
             XCTAssertEqual(SeedJSON.value(json, "biometric_result", "display_text") as? String, verdict)
             XCTAssertEqual(SeedJSON.value(json, "idv_audit_info", "orchestration_use_case") as? String, "RDNA_IDV_POSTLOGIN_IDV_SELFIE_BIOMETRIC")
             XCTAssertEqual(SeedJSON.value(json, "idv_audit_info", "reason") as? String, "Server Biometric Authentication")
+            // Seed 001 §6.2 (L565-L587) and the fields its screen reads (L955-L968); `video.meta_data`
+            // and the real frame count: SeedServerPartTests.testSeedPayloadValues.
+            XCTAssertEqual(SeedJSON.missing(json, ["video.workflow_data", "video.client_version", "idv_audit_info.audit_metrics.start_timestamp",
+                                                   "idv_audit_info.audit_metrics.end_timestamp", "idv_audit_info.status",
+                                                   "idv_audit_info.idv_audit_transaction_id", "purpose", "attempts", "user_id", "attempts_left",
+                                                   "biometric_result.display_text"]), [])
         }
 
         // Opt-out (BiometricOptOutViewController, seed 004 L1516-L1650).
