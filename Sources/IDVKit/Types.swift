@@ -92,7 +92,7 @@ public typealias RDNAChallengeOpMode = ChallengeOpMode
 
 // The seeds' spellings of the workflows: `var idvWorkflow: RDNAIDVWorkflow = .IDV_ACTIVATION`
 // (seed 000 L1138), `idvWorkflow == .IDV_ACTIVATION` (L1178), and the `switch idvWorkflow`
-// of seed 002's start screens (L1689–L1708, L2376–L2440), which also spell workflow 8 and 9
+// of seed 002's start screens (L1694–L1708, L2376–L2440), which also spell workflow 8 and 9
 // `IDV_POSTLOGIN_IDV_SELFIE_BIOMETRIC` and `IDV_POSTLOGIN_IDV_STEPUP_AUTH`.
 extension IDVWorkflow {
     public static let IDV_ACTIVATION = IDVWorkflow.activation

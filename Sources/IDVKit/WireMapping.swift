@@ -54,10 +54,10 @@ import Foundation
 ///
 /// | seed call | flow | start payload | ends with |
 /// |---|---|---|---|
-/// | `initiateActivatedCustomerKYC(reason:)` | `idv.postlogin.kyc` | `{"reason": String}` | `onIDVActivatedCustomerKYCResponse` |
-/// | `initiateIDVAdditionalDocumentScan(reason:)` | `idv.postlogin.document_scan` | `{"reason": String}` | `onIDVAdditionalDocumentScan` |
+/// | `initiateActivatedCustomerKYC(_:)` | `idv.postlogin.kyc` | `{"reason": String}` | `onIDVActivatedCustomerKYCResponse` |
+/// | `initiateIDVAdditionalDocumentScan(_:)` | `idv.postlogin.document_scan` | `{"reason": String}` | `onIDVAdditionalDocumentScan` |
 /// | `checkIDVUserBiometricTemplateStatus()` | `idv.template_status` | `{}` | `onIDVCheckUserBiometricTemplateStatus` |
-/// | `initiateIDVServerBiometricAuthentication(reason:)` | `idv.postlogin.server_biometric` | `{"reason": String}` | `onIDVServerBiometricAuthenticationResult` |
+/// | `initiateIDVServerBiometricAuthentication(_:)` | `idv.postlogin.server_biometric` | `{"reason": String}` | `onIDVServerBiometricAuthenticationResult` |
 /// | `initiateIDVBiometricOptIn()` | `idv.postlogin.optin` | `{}` | `onIDVBiometricOptInStatus` |
 /// | `initiateIDVBiometricOptOut()` | `idv.postlogin.optout` | `{}` | `onIDVBiometricOptOutStatus` |
 ///

@@ -20,20 +20,20 @@ final class SeedClosePathTests: SeedTestCase {
     /// Seed 002 (pre-login, mode 8): every close ends the IDV flow and returns to `getUser` — the
     /// start screens' close with `false` (146, §3.1 A1/A3), the selfie confirmation's and consent's
     /// close with `RDNAService.shared.resetAuthState()` (L3262, L3584); the document details'
-    /// "Recapture" (`false`, L2150) rescans.
+    /// "Recapture" (`false`, L2147) rescans.
     func testSeed002ActivationClosePaths() throws {
         setCaptures(document: try server.specimen())
         var codes: [String: String] = [:]
         for u in ["amy", "ben", "cal", "dan", "eve"] { codes[u] = try server.createUser(u, idv: true) }
         boot()
 
-        // IDVDocumentProcessStartConfirmationViewController.handleClose (L1771): false → getUser 146.
+        // IDVDocumentProcessStartConfirmationViewController.handleClose (L1772): false → getUser 146.
         guard let wf1 = toDocumentStart("amy", codes["amy"]!) else { return }
         XCTAssertEqual(RDNAIDVService.shared.setIDVDocumentScanProcessStartConfirmation(isConfirm: false, idvWorkflow: wf1).longErrorCode, 0)
         guard case .getUser(146)? = app.expect("getUser") else { return }
 
-        // IDVConfirmDocumentDetailsViewController.handleRecapture (L2150): false → the document start again;
-        // then the IDVSelfieProcessStartConfirmationViewController close (L2509): false → getUser 146.
+        // IDVConfirmDocumentDetailsViewController.handleRecapture (L2147): false → the document start again;
+        // then the IDVSelfieProcessStartConfirmationViewController close (L2512): false → getUser 146.
         guard let wf2 = toDocumentStart("ben", codes["ben"]!) else { return }
         XCTAssertEqual(RDNAIDVService.shared.setIDVDocumentScanProcessStartConfirmation(isConfirm: true, idvWorkflow: wf2).longErrorCode, 0)
         guard case .documentDetails(8, _)? = app.expect("onGetIDVConfirmDocumentDetails") else { return }
