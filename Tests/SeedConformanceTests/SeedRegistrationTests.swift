@@ -112,9 +112,9 @@ final class SeedExtractionTests: XCTestCase {
         let original = try Data(contentsOf: file)
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("seed-drift-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: copy.appendingPathComponent("scripts"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: copy.appendingPathComponent("Tests/SeedApp/Seeds"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: copy.appendingPathComponent("Tests"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: copy) }
-        for f in ["scripts/extract-seed-swift", "scripts/seed-swift.manifest", "Tests/SeedApp/Seeds/RDNAIDVDelegateManager.swift", "Tests/SeedApp/Seeds/SeedRegistration.swift"] {
+        for f in ["scripts/extract-seed-swift", "scripts/seed-swift.manifest", "Tests/SeedApp", "Tests/SeedScreens"] {
             try FileManager.default.copyItem(at: Paths.packageRoot.appendingPathComponent(f), to: copy.appendingPathComponent(f))
         }
         var drifted = String(decoding: original, as: UTF8.self)
