@@ -159,8 +159,10 @@ public final class RDNA: @unchecked Sendable {
         return initialize(RDNAConfiguration(serverURL: url), callbackQueue: .main)
     }
 
-    /// `https://host:port`, or `scheme://host:port` when `host` names its scheme; nil when invalid.
-    static func serverURL<Port: BinaryInteger>(host: String, port: Port) -> URL? {
+    /// The server ``initialize(_:host:port:)`` connects to: `https://host:port`, or
+    /// `scheme://host:port` when `host` names its scheme (`http`/`https`); an IPv6 address gets its
+    /// brackets. Nil for an empty host, another scheme, a path, a second port or a port outside 1–65535.
+    public static func serverURL<Port: BinaryInteger>(host: String, port: Port) -> URL? {
         guard port >= 1, port <= 65535 else { return nil }
         let h = host.trimmingCharacters(in: .whitespaces)
         guard !h.isEmpty else { return nil }

@@ -59,7 +59,7 @@ final class RealWorkflowTests: XCTestCase {
         // Seed 000 KYC: document → details → selfie → MATCHED → consent → event 0/100.
         ev = try await api.initiateActivatedCustomerKYC(reason: "annual review")
         if case let .onRequestFailed(_, e)? = ev.last, e.longErrorCode == 1007 {
-            throw XCTSkip("this idvd does not offer the IDV workflows yet (1007: \(e.errorString))")
+            throw XCTSkip("this idvd does not offer the IDV workflows yet (1007: \(e.errorString ?? ""))")
         }
         XCTAssertEqual(ev.last, .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: .postLoginKYC))
         ev = try await api.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC)

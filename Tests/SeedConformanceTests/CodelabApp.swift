@@ -206,6 +206,18 @@ final class CodelabApp {
 
     /// The `onRequestFailed` events since this app started.
     var failures: [(String, Int)] { SDKEventTap.shared.failures(since: tapMark) }
+
+    /// True when no `onRequestFailed` has been seen (after letting the event stream catch up).
+    var noFailures: Bool {
+        pumpMain(timeout: 0.3) { false }
+        return failures.isEmpty
+    }
+
+    /// True once `onRequestFailed(api, code)` has been seen on the SDK's event stream (read on its
+    /// own task, so it may lag the delegate callbacks a little).
+    func reported(_ api: String, _ code: Int, timeout: TimeInterval = 10) -> Bool {
+        pumpMain(timeout: timeout) { failures.contains { $0 == (api, code) } }
+    }
 }
 
 /// Helpers over the seeds' JSON payloads, read the way the seeds' screens read them.

@@ -95,7 +95,7 @@ final class SeedClosePathTests: SeedTestCase {
         guard case let .selfieStart(swf)? = app.expect("onGetIDVSelfieProcessStartConfirmation") else { return }
         XCTAssertEqual(RDNAIDVService.shared.setIDVSelfieProcessStartConfirmation(isConfirm: false, useDeviceBackCamera: false, idvWorkflow: swf).longErrorCode, 0)
         guard case .kycResponse("katie", _, 240)? = app.expect("onIDVActivatedCustomerKYCResponse") else { return }
-        XCTAssertTrue(app.failures.isEmpty, "\(app.failures)")
+        XCTAssertTrue(app.noFailures, "\(app.failures)")
     }
 
     /// Seed 003: Close (X) on the start confirmation → `onIDVAdditionalDocumentScan` with 240 (L100-L101).
@@ -134,6 +134,6 @@ final class SeedClosePathTests: SeedTestCase {
         XCTAssertEqual(wf.rawValue, 8)
         XCTAssertEqual(RDNAIDVService.shared.setIDVSelfieProcessStartConfirmation(isConfirm: false, useDeviceBackCamera: false, idvWorkflow: wf).longErrorCode, 0)
         guard case .serverBiometric(_, _, 240)? = app.expect("onIDVServerBiometricAuthenticationResult") else { return }
-        XCTAssertTrue(app.failures.isEmpty, "\(app.failures)")
+        XCTAssertTrue(app.noFailures, "\(app.failures)")
     }
 }

@@ -23,7 +23,7 @@ final class SeedErrorDeliveryTests: SeedTestCase {
         XCTAssertEqual(SeedJSON.actionKeys(selfie, "success_button"), ["continue-flow"])
         XCTAssertEqual(RDNAIDVService.shared.setIDVSelfieConfirmation(action: "reinit-idv-document-scan", challengeMode: RDNAChallengeOpMode(rawValue: 9)!).longErrorCode, 0)
         guard case .selfieConfirmation(_, 9, selfie)? = app.expect("onGetIDVSelfieConfirmation") else { return }
-        XCTAssertTrue(app.failures.contains { $0 == ("setIDVSelfieConfirmation", 1020) }, "\(app.failures)")
+        XCTAssertTrue(app.reported("setIDVSelfieConfirmation", 1020), "\(app.failures)")
         XCTAssertEqual(RDNAIDVService.shared.setIDVSelfieConfirmation(action: "true", challengeMode: RDNAChallengeOpMode(rawValue: 9)!).longErrorCode, 0)
         guard case .consent? = app.expect("onGetIDVBiometricOptInConsent") else { return }
         XCTAssertEqual(RDNAIDVService.shared.setIDVBiometricOptInConsent(isOptIn: false, challengeMode: RDNAChallengeOpMode(rawValue: 9)!).longErrorCode, 0)
@@ -41,7 +41,7 @@ final class SeedErrorDeliveryTests: SeedTestCase {
         guard case .documentStart(.IDV_POSTLOGIN_DOC_SCAN_ONLY)? = app.expect("onGetIDVDocumentScanProcessStartConfirmation") else { return }
         XCTAssertEqual(RDNAIDVService.shared.setIDVDocumentScanProcessStartConfirmation(isConfirm: true, idvWorkflow: .IDV_POSTLOGIN_DOC_SCAN_ONLY).longErrorCode, 0)
         guard case .documentStart(.IDV_POSTLOGIN_DOC_SCAN_ONLY)? = app.expect("onGetIDVDocumentScanProcessStartConfirmation") else { return }
-        XCTAssertTrue(app.failures.contains { $0 == ("documentCapture", 1008) }, "\(app.failures)")
+        XCTAssertTrue(app.reported("documentCapture", 1008), "\(app.failures)")
         setCaptures(document: try server.specimen())
         XCTAssertEqual(RDNAIDVService.shared.setIDVDocumentScanProcessStartConfirmation(isConfirm: true, idvWorkflow: .IDV_POSTLOGIN_DOC_SCAN_ONLY).longErrorCode, 0)
         guard case .documentScanResult(_, 100, 10, 0)? = app.expect("onIDVAdditionalDocumentScanResponse") else { return }
@@ -57,7 +57,7 @@ final class SeedErrorDeliveryTests: SeedTestCase {
         server.stop()
         XCTAssertEqual(RDNAIDVService.shared.setIDVDocumentScanProcessStartConfirmation(isConfirm: true, idvWorkflow: .IDV_POSTLOGIN_KYC).longErrorCode, 0)
         guard case .documentStart(.IDV_POSTLOGIN_KYC)? = app.expect("onGetIDVDocumentScanProcessStartConfirmation", timeout: 60) else { return }
-        XCTAssertTrue(app.failures.contains { $0 == ("setIDVDocumentScanProcessStartConfirmation", 1028) }, "\(app.failures)")
+        XCTAssertTrue(app.reported("setIDVDocumentScanProcessStartConfirmation", 1028), "\(app.failures)")
     }
 
     /// A post-login initiation the server refuses (the session expired, 1003): the flow's terminal
@@ -71,7 +71,7 @@ final class SeedErrorDeliveryTests: SeedTestCase {
         XCTAssertEqual(RDNAIDVService.shared.initiateActivatedCustomerKYC(reason: "Post Login KYC").longErrorCode, 0)
         guard case let .kycResponse(_, status, 1003)? = app.expect("onIDVActivatedCustomerKYCResponse") else { return }
         XCTAssertNotEqual(status, 100)
-        XCTAssertTrue(app.failures.contains { $0 == ("initiateActivatedCustomerKYC", 1003) }, "\(app.failures)")
+        XCTAssertTrue(app.reported("initiateActivatedCustomerKYC", 1003), "\(app.failures)")
     }
 
     /// An app that registered no selfie delegate runs KYC: at the selfie start the SDK logs it,
@@ -92,7 +92,7 @@ final class SeedErrorDeliveryTests: SeedTestCase {
         XCTAssertEqual(RDNAIDVService.shared.setIDVConfirmDocumentDetails(isConfirm: true, challengeMode: RDNAChallengeOpMode(rawValue: 9)!).longErrorCode, 0)
         guard case .kycResponse("katie", 400, 1034)? = app.expect("onIDVActivatedCustomerKYCResponse", timeout: 20) else { return }
         XCTAssertLessThan(Date().timeIntervalSince(started), 15, "reported at once, not after a server timeout")
-        XCTAssertTrue(app.failures.contains { $0 == ("getIDVSelfieProcessStartConfirmation", 1034) }, "\(app.failures)")
+        XCTAssertTrue(app.reported("getIDVSelfieProcessStartConfirmation", 1034), "\(app.failures)")
         XCTAssertTrue(lines.contains("getIDVSelfieProcessStartConfirmation arrived but the app implements none of RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:)"),
                       "\(lines.all)")
         XCTAssertTrue(lines.contains("ended the initiateActivatedCustomerKYC flow"), "\(lines.all)")

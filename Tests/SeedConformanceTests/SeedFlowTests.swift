@@ -28,7 +28,7 @@ final class SeedFlowTests: SeedTestCase {
         guard case .getPassword(1, _, 0)? = app.expect("getPassword") else { return }
         XCTAssertEqual(RDNAService.shared.setPassword(password, challengeMode: .CHALLENGE_OP_SET).longErrorCode, 0)
         guard case .loggedIn("katie")? = app.expect("onUserLoggedIn") else { return }
-        XCTAssertTrue(app.failures.isEmpty, "\(app.failures)")
+        XCTAssertTrue(app.noFailures, "\(app.failures)")
     }
 
     /// Seed 000: post-login KYC (workflow 6, mode 9) → `onIDVActivatedCustomerKYCResponse` 0 / 100.
@@ -68,7 +68,7 @@ final class SeedFlowTests: SeedTestCase {
         XCTAssertEqual(SeedJSON.value(json, "orchestration_use_case") as? String, "RDNA_IDV_CHECK_TEMPLATE")
         // Seed 001 §6.1 (L522-L530).
         XCTAssertEqual(SeedJSON.missing(json, ["status_code", "status_message", "orchestration_use_case", "result", "attempts_left", "user_id"]), [])
-        XCTAssertTrue(app.failures.isEmpty, "\(app.failures)")
+        XCTAssertTrue(app.noFailures, "\(app.failures)")
     }
 
     /// Seed 003: additional document scan (workflow 7, mode 10) → `onIDVAdditionalDocumentScan`
@@ -100,7 +100,7 @@ final class SeedFlowTests: SeedTestCase {
         // Repeatable (seed 003 §0): a second scan runs the same way.
         XCTAssertEqual(RDNAIDVService.shared.initiateIDVAdditionalDocumentScan(reason: "Additional Document Verification").longErrorCode, 0)
         guard case .documentStart(.IDV_POSTLOGIN_DOC_SCAN_ONLY)? = app.expect("onGetIDVDocumentScanProcessStartConfirmation") else { return }
-        XCTAssertTrue(app.failures.isEmpty, "\(app.failures)")
+        XCTAssertTrue(app.noFailures, "\(app.failures)")
     }
 
     /// Seeds 004 and 001: template status 600 → opt-in (password mode 6, selfie, captured frame,
@@ -153,6 +153,6 @@ final class SeedFlowTests: SeedTestCase {
         guard case .optOutStatus(_, 100, 0)? = app.expect("onIDVBiometricOptOutStatus") else { return }
         XCTAssertEqual(RDNAIDVService.shared.checkIDVUserBiometricTemplateStatus().longErrorCode, 0)
         guard case .templateStatus(_, 600, 0)? = app.expect("onIDVCheckUserBiometricTemplateStatus") else { return }
-        XCTAssertTrue(app.failures.isEmpty, "\(app.failures)")
+        XCTAssertTrue(app.noFailures, "\(app.failures)")
     }
 }
