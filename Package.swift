@@ -38,29 +38,37 @@ let package = Package(
         // MARK: Document and face analysis
         // Pure-Swift hot code: optimised in every configuration so the 10,000-MRZ tests stay fast in debug.
         .target(name: "MRZ", swiftSettings: [.unsafeFlags(["-O"])]),
+        // Image codecs (libjpeg-turbo, libpng) behind a plain C header, beneath both readers.
+        .target(name: "CImaging", cxxSettings: optimisedCXX,
+                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png")]),
+        .target(name: "Imaging", dependencies: ["CImaging"]),
         .target(
             name: "CVision",
+            dependencies: ["CImaging"],
             cxxSettings: optimisedCXX,
             linkerSettings: [
                 .linkedLibrary("dlib"), .linkedLibrary("blas"), .linkedLibrary("lapack"),
                 .linkedLibrary("jpeg"), .linkedLibrary("png"),
             ]
         ),
-        .target(name: "FaceKit", dependencies: ["CVision"]),
+        .target(name: "FaceKit", dependencies: ["CVision", "Imaging"]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
-        .target(name: "DocumentReader", dependencies: ["MRZ", "FaceKit", "IDVCore", "CCairo"],
+        .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "CCairo"],
+                swiftSettings: [.unsafeFlags(["-O"])]),
+        // Not part of serving: the specimen generator, augmentations and evaluation harnesses.
+        .target(name: "IDVTools", dependencies: ["DocumentReader", "MRZ", "Imaging", "CCairo"],
                 swiftSettings: [.unsafeFlags(["-O"])]),
 
         // MARK: Server
         .target(
             name: "IDVServer",
             dependencies: [
-                "IDVCore", "MRZ", "FaceKit", "DocumentReader",
+                "IDVCore", "MRZ", "FaceKit", "DocumentReader", "Imaging",
                 "CMicroHTTPD", "CSQLite", "CSodium", "CPostgres",
             ]
         ),
-        .executableTarget(name: "idvd", dependencies: ["IDVServer", "IDVCore", "MRZ", "FaceKit", "DocumentReader"]),
+        .executableTarget(name: "idvd", dependencies: ["IDVServer", "IDVCore", "MRZ", "Imaging", "FaceKit", "DocumentReader", "IDVTools"]),
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
@@ -69,8 +77,9 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
-        .testTarget(name: "FaceKitTests", dependencies: ["FaceKit"]),
-        .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit"]),
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
+        .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging"]),
+        .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools"]),
         .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore", "idvd"]),
         .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore", "IDVServer", "idvd", "idv"]),
     ],

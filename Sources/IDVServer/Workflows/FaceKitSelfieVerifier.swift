@@ -1,4 +1,5 @@
 import FaceKit
+import Imaging
 import Foundation
 import IDVCore
 

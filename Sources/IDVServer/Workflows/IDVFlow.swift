@@ -1,25 +1,6 @@
 import Foundation
 import IDVCore
 
-extension WireName {
-    // Challenges added by the workflow engine (docs/WORKFLOWS.md).
-    /// Upload of the captured document pages (answer on `POST /v1/session/upload`):
-    /// `{"pages":[{"page_index":0,"image":"<base64 JPEG/PNG>"}]}` or `{"cancel":true}`.
-    public static let uploadIDVDocumentPages = "uploadIDVDocumentPages"
-    /// Upload of the captured selfie frames (answer on `POST /v1/session/upload`):
-    /// `{"frames":["<base64 JPEG/PNG>", …]}` or `{"cancel":true}`.
-    public static let uploadIDVSelfieFrames = "uploadIDVSelfieFrames"
-    /// Seed 004: the captured frame for approval; answer `{"status": 0|1|2}` (`RDNAIDVStatus`).
-    public static let onIDVOptInCapturedFrameConfirmation = "onIDVOptInCapturedFrameConfirmation"
-    // Terminal events.
-    public static let onIDVActivatedCustomerKYCResponse = "onIDVActivatedCustomerKYCResponse"
-    public static let onIDVAdditionalDocumentScan = "onIDVAdditionalDocumentScan"
-    public static let onIDVCheckUserBiometricTemplateStatus = "onIDVCheckUserBiometricTemplateStatus"
-    public static let onIDVServerBiometricAuthenticationResult = "onIDVServerBiometricAuthenticationResult"
-    public static let onIDVBiometricOptInStatus = "onIDVBiometricOptInStatus"
-    public static let onIDVBiometricOptOutStatus = "onIDVBiometricOptOutStatus"
-}
-
 /// The five seed flows (plus the template-status check) as one server-side state machine,
 /// parameterised by ``Kind``. All state lives in the ``FlowFrame`` (ids, counters, verdicts —
 /// never images, names or descriptors: those are sealed in `idv_media`). docs/WORKFLOWS.md gives

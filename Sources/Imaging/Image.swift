@@ -1,4 +1,4 @@
-import CVision
+internal import CImaging
 import Foundation
 
 /// Why image bytes or an image operation were refused. Each case is distinct so callers can map it
@@ -58,7 +58,7 @@ public struct PixelRect: Sendable, Hashable, Codable {
 /// An 8-bit raster image, upright (EXIF orientation already applied), either greyscale (1 channel)
 /// or RGB (3 channels, interleaved R, G, B), row-major with no row padding.
 ///
-/// Decoding uses libjpeg-turbo and libpng through the CVision shim; pixel operations run in C++
+/// Decoding uses libjpeg-turbo and libpng through the CImaging shim; pixel operations run in C++
 /// at -O2. The value is immutable and `Sendable`; operations return new images.
 public struct Image: Sendable, Equatable {
     /// Pixel layout of `pixels`.
@@ -94,15 +94,15 @@ public struct Image: Sendable, Equatable {
     /// - Throws: `ImageError.empty`, `.notAnImage`, `.unsupportedFormat`, `.truncated`,
     ///   `.tooManyPixels`, `.corrupt`, `.outOfMemory`.
     public init(data: Data, maxPixels: Int = Image.defaultMaxPixels, applyOrientation: Bool = true) throws {
-        var bitmap = cv_bitmap()
-        var info = cv_image_info()
+        var bitmap = ci_bitmap()
+        var info = ci_image_info()
         var message = [CChar](repeating: 0, count: 256)
-        let status = data.withUnsafeBytes { raw -> cv_status in
-            cv_image_decode(raw.bindMemory(to: UInt8.self).baseAddress, raw.count, UInt64(max(0, maxPixels)),
+        let status = data.withUnsafeBytes { raw -> ci_status in
+            ci_image_decode(raw.bindMemory(to: UInt8.self).baseAddress, raw.count, UInt64(max(0, maxPixels)),
                             applyOrientation ? 1 : 0, &bitmap, &info, &message, message.count)
         }
-        defer { cv_free(bitmap.pixels) }
-        guard status == CV_OK, let base = bitmap.pixels else {
+        defer { ci_free(bitmap.pixels) }
+        guard status == CI_OK, let base = bitmap.pixels else {
             throw ImageError(status: status, message: messageString(message),
                              width: Int(info.width), height: Int(info.height), limit: maxPixels)
         }
@@ -139,8 +139,8 @@ public struct Image: Sendable, Equatable {
         self.pixels = pixels
     }
 
-    /// Internal: trusted construction.
-    init(unchecked pixels: [UInt8], width: Int, height: Int, format: PixelFormat) {
+    /// Trusted construction (the package's own pixel operations; sizes not re-checked).
+    package init(unchecked pixels: [UInt8], width: Int, height: Int, format: PixelFormat) {
         self.width = width; self.height = height; self.format = format; self.pixels = pixels
     }
 
@@ -149,7 +149,7 @@ public struct Image: Sendable, Equatable {
         if format == .rgb { return pixels }
         let count = width * height
         return [UInt8](unsafeUninitializedCapacity: count * 3) { buffer, initialized in
-            pixels.withUnsafeBufferPointer { cv_gray_to_rgb($0.baseAddress, count, buffer.baseAddress) }
+            pixels.withUnsafeBufferPointer { ci_gray_to_rgb($0.baseAddress, count, buffer.baseAddress) }
             initialized = count * 3
         }
     }
@@ -159,7 +159,7 @@ public struct Image: Sendable, Equatable {
         if format == .gray { return pixels }
         let count = width * height
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            pixels.withUnsafeBufferPointer { cv_rgb_to_gray($0.baseAddress, count, buffer.baseAddress) }
+            pixels.withUnsafeBufferPointer { ci_rgb_to_gray($0.baseAddress, count, buffer.baseAddress) }
             initialized = count
         }
     }
@@ -182,15 +182,15 @@ public struct Image: Sendable, Equatable {
             throw ImageError.invalidArgument("cannot resize to \(newWidth)×\(newHeight)")
         }
         let c = channels
-        var status = CV_OK
+        var status = CI_OK
         let out = [UInt8](unsafeUninitializedCapacity: newWidth * newHeight * c) { buffer, initialized in
             status = pixels.withUnsafeBufferPointer {
-                cv_image_resize($0.baseAddress, Int32(width), Int32(height), Int32(c),
+                ci_image_resize($0.baseAddress, Int32(width), Int32(height), Int32(c),
                                 buffer.baseAddress, Int32(newWidth), Int32(newHeight))
             }
-            initialized = status == CV_OK ? newWidth * newHeight * c : 0
+            initialized = status == CI_OK ? newWidth * newHeight * c : 0
         }
-        guard status == CV_OK else { throw status == CV_ERR_OUT_OF_MEMORY ? ImageError.outOfMemory : ImageError.invalidArgument("resize failed") }
+        guard status == CI_OK else { throw status == CI_ERR_OUT_OF_MEMORY ? ImageError.outOfMemory : ImageError.invalidArgument("resize failed") }
         return Image(unchecked: out, width: newWidth, height: newHeight, format: format)
     }
 
@@ -214,7 +214,7 @@ public struct Image: Sendable, Equatable {
         let c = channels
         let out = [UInt8](unsafeUninitializedCapacity: r.width * r.height * c) { buffer, initialized in
             _ = pixels.withUnsafeBufferPointer {
-                cv_image_crop($0.baseAddress, Int32(width), Int32(height), Int32(c),
+                ci_image_crop($0.baseAddress, Int32(width), Int32(height), Int32(c),
                               Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height), buffer.baseAddress)
             }
             initialized = r.width * r.height * c
@@ -239,7 +239,7 @@ public struct Image: Sendable, Equatable {
         let c = channels
         let out = [UInt8](unsafeUninitializedCapacity: pixels.count) { buffer, initialized in
             _ = pixels.withUnsafeBufferPointer {
-                cv_image_orient($0.baseAddress, Int32(width), Int32(height), Int32(c), Int32(exifOrientation), buffer.baseAddress)
+                ci_image_orient($0.baseAddress, Int32(width), Int32(height), Int32(c), Int32(exifOrientation), buffer.baseAddress)
             }
             initialized = pixels.count
         }
@@ -251,8 +251,8 @@ public struct Image: Sendable, Equatable {
     /// - Throws: `ImageError.invalidArgument` (quality, sides above 65 500), `.encodingFailed`.
     public func jpegData(quality: Int = 90) throws -> Data {
         try encode { src, message in
-            var bytes = cv_bytes()
-            let s = cv_encode_jpeg(src, Int32(width), Int32(height), Int32(channels), Int32(quality), &bytes, message, 256)
+            var bytes = ci_bytes()
+            let s = ci_encode_jpeg(src, Int32(width), Int32(height), Int32(channels), Int32(quality), &bytes, message, 256)
             return (s, bytes)
         }
     }
@@ -261,25 +261,25 @@ public struct Image: Sendable, Equatable {
     /// - Throws: `ImageError.encodingFailed`.
     public func pngData() throws -> Data {
         try encode { src, message in
-            var bytes = cv_bytes()
-            let s = cv_encode_png(src, Int32(width), Int32(height), Int32(channels), &bytes, message, 256)
+            var bytes = ci_bytes()
+            let s = ci_encode_png(src, Int32(width), Int32(height), Int32(channels), &bytes, message, 256)
             return (s, bytes)
         }
     }
 
-    private func encode(_ body: (UnsafePointer<UInt8>?, UnsafeMutablePointer<CChar>) -> (cv_status, cv_bytes)) throws -> Data {
+    private func encode(_ body: (UnsafePointer<UInt8>?, UnsafeMutablePointer<CChar>) -> (ci_status, ci_bytes)) throws -> Data {
         var message = [CChar](repeating: 0, count: 256)
         let (status, bytes) = pixels.withUnsafeBufferPointer { src in
             message.withUnsafeMutableBufferPointer { body(src.baseAddress, $0.baseAddress!) }
         }
-        defer { cv_free(bytes.data) }
+        defer { ci_free(bytes.data) }
         let text = messageString(message)
         switch status {
-        case CV_OK:
+        case CI_OK:
             guard let data = bytes.data else { throw ImageError.encodingFailed("no output") }
             return Data(bytes: data, count: bytes.count)
-        case CV_ERR_INVALID_ARGUMENT: throw ImageError.invalidArgument(text)
-        case CV_ERR_OUT_OF_MEMORY: throw ImageError.outOfMemory
+        case CI_ERR_INVALID_ARGUMENT: throw ImageError.invalidArgument(text)
+        case CI_ERR_OUT_OF_MEMORY: throw ImageError.outOfMemory
         default: throw ImageError.encodingFailed(text)
         }
     }
@@ -290,16 +290,16 @@ extension Image: CustomStringConvertible {
 }
 
 extension ImageError {
-    init(status: cv_status, message: String, width: Int, height: Int, limit: Int) {
+    fileprivate init(status: ci_status, message: String, width: Int, height: Int, limit: Int) {
         switch status {
-        case CV_ERR_EMPTY: self = .empty
-        case CV_ERR_NOT_IMAGE: self = .notAnImage
-        case CV_ERR_UNSUPPORTED_FORMAT:
+        case CI_ERR_EMPTY: self = .empty
+        case CI_ERR_NOT_IMAGE: self = .notAnImage
+        case CI_ERR_UNSUPPORTED_FORMAT:
             self = .unsupportedFormat(message.components(separatedBy: " images are").first ?? message)
-        case CV_ERR_TRUNCATED: self = .truncated
-        case CV_ERR_TOO_MANY_PIXELS: self = .tooManyPixels(width: width, height: height, limit: limit)
-        case CV_ERR_OUT_OF_MEMORY: self = .outOfMemory
-        case CV_ERR_INVALID_ARGUMENT: self = .invalidArgument(message)
+        case CI_ERR_TRUNCATED: self = .truncated
+        case CI_ERR_TOO_MANY_PIXELS: self = .tooManyPixels(width: width, height: height, limit: limit)
+        case CI_ERR_OUT_OF_MEMORY: self = .outOfMemory
+        case CI_ERR_INVALID_ARGUMENT: self = .invalidArgument(message)
         default: self = .corrupt(message.isEmpty ? "decoder failure" : message)
         }
     }

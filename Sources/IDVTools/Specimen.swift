@@ -1,4 +1,5 @@
-import CCairo
+internal import CCairo
+import DocumentReader
 import Foundation
 import MRZ
 

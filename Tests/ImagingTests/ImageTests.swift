@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@testable import FaceKit
+@testable import Imaging
 
 final class ImageTests: XCTestCase {
     func testDecodesJPEGFixture() throws {

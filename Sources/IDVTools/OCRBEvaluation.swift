@@ -1,3 +1,4 @@
+import DocumentReader
 import Foundation
 
 /// Held-out evaluation of the OCR-B classifier on rendered MRZ lines that training never saw
