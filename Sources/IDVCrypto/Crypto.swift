@@ -1,5 +1,6 @@
-import CSodium
+internal import CSodium
 import Foundation
+import IDVEngine
 
 /// Cryptographic primitives of the server, all from libsodium: random tokens, SHA-256 digests,
 /// Argon2id password hashing (`crypto_pwhash`), Ed25519 signature verification (`crypto_sign`) and
@@ -41,17 +42,8 @@ public enum Crypto {
         return a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in sodium_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 } }
     }
 
-    /// Argon2id cost parameters (`crypto_pwhash` opslimit and memlimit in bytes). Production
-    /// default: opslimit 3, memlimit 64 MiB (≈ RFC 9106 §4 second recommendation, scaled to a
-    /// login server). Tests use the minimum (1, 8 KiB) through configuration.
-    public struct Argon2Parameters: Sendable, Equatable {
-        public var opsLimit: UInt64
-        public var memLimit: Int
-        public init(opsLimit: UInt64, memLimit: Int) { self.opsLimit = opsLimit; self.memLimit = memLimit }
-        public static let production = Argon2Parameters(opsLimit: 3, memLimit: 64 << 20)
-        public static let minimum = Argon2Parameters(opsLimit: UInt64(crypto_pwhash_opslimit_min()),
-                                                     memLimit: Int(crypto_pwhash_memlimit_min()))
-    }
+    /// Argon2id cost parameters (the engine's ``Argon2Parameters``).
+    public typealias Argon2Parameters = IDVEngine.Argon2Parameters
 
     /// Hashes a password with Argon2id into libsodium's self-describing string
     /// (`$argon2id$v=19$m=…,t=…,p=1$salt$hash`, random salt). Throws `internalError` when memory is short.
@@ -102,33 +94,39 @@ public enum Crypto {
         return sig
     }
 
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
-    public static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    public static func base64url(_ bytes: [UInt8]) -> String { Hex.base64url(bytes) }
+
+    /// The libsodium version linked, e.g. "1.0.18".
+    public static var libsodiumVersion: String { String(cString: sodium_version_string()) }
 }
 
-/// Server-internal failures (never shown to clients beyond code 1030).
-public enum IDVServerError: Error, CustomStringConvertible {
-    case internalFailure(String)
-    case storage(String)
-    case configuration(String)
+extension Argon2Parameters {
+    /// libsodium's minimum (opslimit 1, 8 KiB): tests and benchmarks only.
+    public static let minimum = Argon2Parameters(opsLimit: UInt64(crypto_pwhash_opslimit_min()), memLimit: Int(crypto_pwhash_memlimit_min()))
+}
 
-    public var description: String {
-        switch self {
-        case let .internalFailure(m): return "internal failure: \(m)"
-        case let .storage(m): return "storage: \(m)"
-        case let .configuration(m): return "configuration: \(m)"
-        }
+/// The engine's ``EngineCrypto`` over libsodium (``Crypto``).
+public struct Sodium: EngineCrypto {
+    public init() { precondition(Crypto.ready, "libsodium failed to initialise") }
+    public func randomBytes(_ count: Int) -> [UInt8] { Crypto.randomBytes(count) }
+    public func sha256(_ data: [UInt8]) -> [UInt8] { Crypto.sha256(data) }
+    public func hashPassword(_ password: String, parameters: Argon2Parameters) throws -> String {
+        try Crypto.hashPassword(password, parameters: parameters)
+    }
+    public func verifyPassword(_ password: String, hash: String) -> Bool { Crypto.verifyPassword(password, hash: hash) }
+    public func verifyEd25519(signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool {
+        Crypto.verifyEd25519(signature: signature, message: message, publicKey: publicKey)
+    }
+    public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool { Crypto.constantTimeEqual(a, b) }
+}
+
+extension AuditEntry {
+    /// The chain hash of an entry with these fields: SHA-256 hex of
+    /// `prev_hash|seq|at|action|user_id|session_id|details` (what every store writes and verifies).
+    public static func chainHash(prevHash: String, seq: Int, at: Int, action: String, userID: String?, sessionID: String?, detailsJSON: String) -> String {
+        Crypto.sha256Hex("\(prevHash)|\(seq)|\(at)|\(action)|\(userID ?? "")|\(sessionID ?? "")|\(detailsJSON)")
     }
 }
 

@@ -40,8 +40,8 @@ public struct ServerConfig: Sendable, Equatable {
 
     public init() {}
 
-    public var argon2: Crypto.Argon2Parameters {
-        Crypto.Argon2Parameters(opsLimit: UInt64(argon2OpsLimit), memLimit: argon2MemLimitKiB * 1024)
+    public var argon2: Argon2Parameters {
+        Argon2Parameters(opsLimit: UInt64(argon2OpsLimit), memLimit: argon2MemLimitKiB * 1024)
     }
 
     /// One configurable setting: file key, environment variable, description, and how to apply it.

@@ -2,6 +2,7 @@ import FaceKit
 import Imaging
 import Foundation
 import IDVCore
+import IDVEngine
 
 /// The production ``SelfieVerifying``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
 /// landmarks, blink and non-rigid-motion liveness, 128-d `dlib_face_recognition_resnet_model_v1`
@@ -31,7 +32,7 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
         return IDVError(.invalidImage, "\(what) is not a decodable JPEG/PNG image")
     }
 
-    public func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
+    public func verify(frames: [Data], against reference: IDVEngine.SelfieReference) throws -> SelfieVerification {
         try verify(frames: frames, against: reference, challenge: nil)
     }
 
@@ -42,7 +43,17 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
                         deadline: Date(timeIntervalSince1970: TimeInterval(c.expiresAt)))
     }
 
-    public func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
+    /// A fresh challenge from FaceKit's `ActiveChallenge.random` (system CSPRNG): one head turn and
+    /// one of blink / open mouth in random order, a 128-bit nonce; due `deadlineSeconds` after `now`
+    /// (Unix seconds).
+    public func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
+        let c = ActiveChallenge.random(duration: Double(durationSeconds), validity: TimeInterval(deadlineSeconds),
+                                       now: Date(timeIntervalSince1970: TimeInterval(now)))
+        return LivenessChallenge(nonce: c.nonce, actions: c.actions.map(\.rawValue), durationSeconds: c.duration,
+                                 deadlineSeconds: deadlineSeconds, expiresAt: now + deadlineSeconds)
+    }
+
+    public func verify(frames: [Data], against reference: IDVEngine.SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
         let active = challenge.map(Self.activeChallenge)
         let report: LivenessReport
         var distance: Double?
@@ -79,17 +90,5 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
         return SelfieVerification(faceMatchScore: score, distance: distance, livenessScore: report.score,
                                   reasons: report.reasons.map(\.rawValue), bestFrameJPEG: report.bestFrameJPEG,
                                   embedding: embedding, model: "dlib_face_recognition_resnet_model_v1", challengeNonce: report.challengeNonce)
-    }
-}
-
-extension LivenessChallenge {
-    /// A fresh challenge from FaceKit's `ActiveChallenge.random` (system CSPRNG): one head turn and
-    /// one of blink / open mouth in random order, a 128-bit nonce; due `deadlineSeconds` after `now`
-    /// (Unix seconds).
-    public static func issue(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
-        let c = ActiveChallenge.random(duration: Double(durationSeconds), validity: TimeInterval(deadlineSeconds),
-                                       now: Date(timeIntervalSince1970: TimeInterval(now)))
-        return LivenessChallenge(nonce: c.nonce, actions: c.actions.map(\.rawValue), durationSeconds: c.duration,
-                                 deadlineSeconds: deadlineSeconds, expiresAt: now + deadlineSeconds)
     }
 }

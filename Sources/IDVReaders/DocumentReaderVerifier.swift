@@ -1,6 +1,7 @@
 import DocumentReader
 import Foundation
 import IDVCore
+import IDVEngine
 import MRZ
 
 /// The production ``DocumentVerifying``: `DocumentReader.read(pages:)` (MRZ location, OCR-B

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
-@testable import IDVServer
+import IDVCrypto
+@testable import IDVEngine
+@testable import IDVStoreSQLite
 import XCTest
 
 /// The extension points, in process over a real SQLite file: a registered activation-IDV sub-flow
@@ -41,12 +43,12 @@ final class FlowEngineTests: XCTestCase {
         var registry = FlowRegistry.standard()
         registry.register(ConfirmFlow(name: "test.idv.activation", startableByClient: false), activationFor: [.activation])
         registry.register(ConfirmFlow(name: "test.postlogin", startableByClient: true))
-        return (FlowEngine(store: store, config: config, registry: registry, metrics: Metrics()), store, config)
+        return (FlowEngine(store: store, config: config, registry: registry, metrics: Metrics(), crypto: Sodium()), store, config)
     }
 
     func testActivationIDVHookRunsBetweenCodeAndPassword() throws {
         let (engine, store, config) = try makeEngine()
-        let admin = Admin(store: store, config: config)
+        let admin = Admin(store: store, config: config, crypto: Sodium())
         let issued = try admin.createUser("ivy")   // activation requires IDV (default)
         let s = try engine.startSession(WireSessionStart(), requestID: "r")
         let token = try XCTUnwrap(s.session.token)
@@ -72,7 +74,7 @@ final class FlowEngineTests: XCTestCase {
 
     func testActivationIDVCancelReturnsToGetUserWith146() throws {
         let (engine, store, config) = try makeEngine()
-        let issued = try Admin(store: store, config: config).createUser("jack")
+        let issued = try Admin(store: store, config: config, crypto: Sodium()).createUser("jack")
         let s = try engine.startSession(WireSessionStart(), requestID: "r")
         let token = try XCTUnwrap(s.session.token)
         func answer(_ ch: WireChallenge?, _ p: JSONValue) throws -> EngineOutput {
@@ -88,7 +90,7 @@ final class FlowEngineTests: XCTestCase {
 
     func testPostLoginFlowStartsByNameOnlyWhenLoggedIn() throws {
         let (engine, store, config) = try makeEngine()
-        let issued = try Admin(store: store, config: config).createUser("kim", activationRequiresIDV: false)
+        let issued = try Admin(store: store, config: config, crypto: Sodium()).createUser("kim", activationRequiresIDV: false)
         let s = try engine.startSession(WireSessionStart(), requestID: "r")
         let token = try XCTUnwrap(s.session.token)
         XCTAssertThrowsError(try engine.startFlow(token: token, name: "test.postlogin", input: .emptyObject, requestID: "r")) {
@@ -124,10 +126,10 @@ final class FlowEngineTests: XCTestCase {
         XCTAssertNotNil(PasswordPolicy.violation("abc\u{0}defg1", userID: "u", minLength: 8))
         var config = ServerConfig()
         config.activationCodeAttempts = 4
-        let (code, rec) = ActivationCodes.issue(userID: "u", now: 1000, config: config)
-        XCTAssertTrue(ActivationCodes.matches(code, record: rec))
-        XCTAssertTrue(ActivationCodes.matches(" " + code.lowercased() + " ", record: rec))
-        XCTAssertFalse(ActivationCodes.matches(String(code.reversed()), record: rec))
+        let (code, rec) = ActivationCodes.issue(userID: "u", now: 1000, config: config, crypto: Sodium())
+        XCTAssertTrue(ActivationCodes.matches(code, record: rec, crypto: Sodium()))
+        XCTAssertTrue(ActivationCodes.matches(" " + code.lowercased() + " ", record: rec, crypto: Sodium()))
+        XCTAssertFalse(ActivationCodes.matches(String(code.reversed()), record: rec, crypto: Sodium()))
         XCTAssertFalse(rec.codeHash.contains(code.replacingOccurrences(of: "-", with: "")))
         XCTAssertEqual(rec.attemptsLeft, 4)
         XCTAssertEqual(rec.expiresAt, 1000 + config.activationCodeTTLSeconds)

@@ -1,4 +1,3 @@
-import FaceKit
 import Foundation
 import IDVCore
 
@@ -14,11 +13,13 @@ import IDVCore
 /// - else `NOT_MATCHED`.
 public struct WorkflowPolicy: Sendable, Equatable {
     /// Largest Euclidean distance between 128-d face descriptors (dlib ResNet v1) that still
-    /// matches. Default: FaceKit's `FaceMatchPolicy.lfwCalibratedThreshold` (0.55, chosen at
-    /// FMR 0.1 % on LFW impostor pairs: FMR 0.11 %, FNMR 8.7 %, ISO/IEC 19795-1), the same
-    /// constant `idvd face compare` uses — one source of truth. Configurable
+    /// matches. Default ``lfwCalibratedMaxDistance`` (0.55, FaceKit's `FaceMatchPolicy.lfwCalibratedThreshold`,
+    /// chosen at FMR 0.1 % on LFW impostor pairs: FMR 0.11 %, FNMR 8.7 %, ISO/IEC 19795-1), the
+    /// same line `idvd face compare` uses (a test in IDVReaders keeps the two equal). Configurable
     /// (`idv.face_match_max_distance`); dlib's accuracy-optimal 0.6 trades FMR 0.56 % for FNMR 2.3 %.
-    public var faceMatchMaxDistance = FaceMatchPolicy.lfwCalibratedThreshold
+    public var faceMatchMaxDistance = WorkflowPolicy.lfwCalibratedMaxDistance
+    /// The LFW-calibrated descriptor distance line (dlib ResNet v1), FaceKit's `FaceMatchPolicy.lfwCalibratedThreshold`.
+    public static let lfwCalibratedMaxDistance = 0.55
     /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED`.
     public var livenessThreshold = 50
     /// Document policy: an expired document (date of expiry before today, UTC) is INVALID.
@@ -108,7 +109,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
 
     /// The workflow settings (appended to ``ServerConfig/settings``).
     static let settings: [ServerConfig.Setting] = [
-        number("idv.face_match_max_distance", \.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED (default: FaceKit's LFW-calibrated \(FaceMatchPolicy.lfwCalibratedThreshold), FMR 0.11 %)"),
+        number("idv.face_match_max_distance", \.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED (default: the LFW-calibrated \(WorkflowPolicy.lfwCalibratedMaxDistance), FMR 0.11 %)"),
         int("idv.liveness_threshold", \.livenessThreshold, min: 0, max: 100, "liveness score (0–100) below which the verdict is LIVENESS_FAILED"),
         bool("idv.doc.reject_expired", \.rejectExpiredDocuments, "an expired document is INVALID"),
         bool("idv.doc.reject_check_digits", \.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
@@ -145,19 +146,5 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// The retired key files (``previousKeyFiles`` split at commas, blanks dropped).
     public var resolvedPreviousKeyFiles: [String] {
         previousKeyFiles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-}
-
-extension ServerConfig {
-    /// The template/media vault of this configuration: `templates.key_file` (default
-    /// `<db.path>.key`, created 0600 when missing) and the retired `templates.previous_key_files`.
-    public func openVault() throws -> TemplateVault {
-        try TemplateVault.load(keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
-                               createIfMissing: true)
-    }
-
-    /// The SQLite store of this configuration, its session states sealed under the same key files.
-    public func openStore() throws -> SQLiteStore {
-        try SQLiteStore(path: dbPath, keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles)
     }
 }

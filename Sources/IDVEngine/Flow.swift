@@ -156,14 +156,18 @@ public final class FlowContext {
     public let config: ServerConfig
     public let registry: FlowRegistry
     public let metrics: Metrics
+    /// Randomness, hashing and signature checks (libsodium in `idvd`).
+    public let crypto: any EngineCrypto
     /// Unix seconds of this request.
     public let now: Int
     public let requestID: String
     /// The session; flows change it only through ``login(user:)`` and ``setUser(_:)``.
     public private(set) var session: SessionRecord
 
-    init(store: Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics, now: Int, requestID: String, session: SessionRecord) {
+    init(store: Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics, crypto: any EngineCrypto, now: Int,
+         requestID: String, session: SessionRecord) {
         self.store = store
+        self.crypto = crypto
         self.config = config
         self.registry = registry
         self.metrics = metrics

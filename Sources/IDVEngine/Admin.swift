@@ -5,7 +5,9 @@ import IDVCore
 public struct Admin {
     public let store: Store
     public let config: ServerConfig
-    public init(store: Store, config: ServerConfig) { self.store = store; self.config = config }
+    /// Draws the activation codes and their salts.
+    public let crypto: any EngineCrypto
+    public init(store: Store, config: ServerConfig, crypto: any EngineCrypto) { self.store = store; self.config = config; self.crypto = crypto }
 
     /// What `create-user` and `reset-user` print: the one-time activation code, shown once.
     public struct IssuedCode: Codable, Sendable {
@@ -38,7 +40,7 @@ public struct Admin {
             if try store.user(userID) != nil { throw IDVError(.userExists) }
             try store.createUser(UserRecord(userID: userID, activationRequiresIDV: activationRequiresIDV,
                                             idvWorkflow: idvWorkflow.rawValue, createdAt: now, updatedAt: now))
-            let (code, rec) = ActivationCodes.issue(userID: userID, now: now, config: config)
+            let (code, rec) = ActivationCodes.issue(userID: userID, now: now, config: config, crypto: crypto)
             try store.saveActivationCode(rec)
             try store.appendAudit(action: "admin.create_user", userID: userID, sessionID: nil,
                                   details: ["activation_requires_idv": .bool(activationRequiresIDV), "idv_workflow": .integer(idvWorkflow.rawValue)], at: now)
@@ -64,7 +66,7 @@ public struct Admin {
                 try store.saveDevice(d)
             }
             let revoked = try store.revokeSessions(userID: userID, at: now)
-            let (code, rec) = ActivationCodes.issue(userID: userID, now: now, config: config)
+            let (code, rec) = ActivationCodes.issue(userID: userID, now: now, config: config, crypto: crypto)
             try store.saveActivationCode(rec)
             try store.appendAudit(action: "admin.reset_user", userID: userID, sessionID: nil, details: ["sessions_revoked": .integer(revoked)], at: now)
             return IssuedCode(userID: userID, activationCode: code, expiresAt: rec.expiresAt, attempts: rec.attemptsLeft,
@@ -112,7 +114,7 @@ public struct Admin {
     /// counts. Refuses, changing nothing, when a box is under a key the vault does not hold
     /// (``IDVServerError/configuration(_:)`` naming the tables). Safe beside a running server: each
     /// row is rewritten only if unchanged since it was read.
-    public func rekey(vault: TemplateVault, now: Int = Int(Date().timeIntervalSince1970)) throws -> RekeyReport {
+    public func rekey(vault: any Vault, now: Int = Int(Date().timeIntervalSince1970)) throws -> RekeyReport {
         guard let ws = store as? WorkflowStore else { throw IDVServerError.configuration("this store holds no sealed data") }
         let before = try ws.sealedInventory(vault: vault)
         guard before.unknown.isEmpty else {

@@ -53,7 +53,7 @@ public struct IDVFlow: Flow {
         case .templateStatus: return nil
         }
     }
-    public var uploadChallenges: Set<String> { [WireName.uploadIDVDocumentPages, WireName.uploadIDVSelfieFrames] }
+    public var uploadChallenges: Set<String> { WireName.uploadChallenges }
 
     /// Which analysers the kind needs.
     public var needsDocuments: Bool { [.activation, .kyc, .documentScan].contains(kind) }
@@ -177,7 +177,7 @@ public struct IDVFlow: Flow {
         }
         frame.data["user_id"] = .string(uid)
         frame.data["reason"] = .string(reason)
-        frame.data["txn"] = .string("txn_" + Crypto.randomID())
+        frame.data["txn"] = .string("txn_" + ctx.crypto.randomID())
         frame.data["started_at"] = .integer(ctx.now)
         _ = try? store(ctx).purgeExpiredMedia(now: ctx.now)
         try auditStep(ctx, frame, "flow_started", ["orchestration_use_case": .string(useCase.rawValue), "idv_workflow": .integer(idvWorkflow(frame))])
@@ -279,8 +279,8 @@ public struct IDVFlow: Flow {
     /// `liveness_challenge`.
     func livenessChallenge(_ ctx: FlowContext, _ f: inout FlowFrame) -> JSONValue {
         if let c = f.data["liveness_challenge"] { return c }
-        let c = LivenessChallenge.issue(now: ctx.now, durationSeconds: policy.activeChallengeDurationSeconds,
-                                        deadlineSeconds: policy.activeChallengeDeadlineSeconds)
+        guard let c = services.selfies?.issueChallenge(now: ctx.now, durationSeconds: policy.activeChallengeDurationSeconds,
+                                                       deadlineSeconds: policy.activeChallengeDeadlineSeconds) else { return .null }
         let json = (try? JSONValue(encoding: c)) ?? .null
         f.data["liveness_challenge"] = json
         return json
@@ -299,7 +299,7 @@ public struct IDVFlow: Flow {
             f.data["lda_tried"] = .bool(true)
             f.step = Step.reauthLDA.rawValue
             return .ask(spec(WireName.getDeviceSignature, f, attemptsLeft: 1,
-                             payload: ["nonce": .string(Data(Crypto.randomBytes(32)).base64EncodedString())]))
+                             payload: ["nonce": .string(Data(ctx.crypto.randomBytes(32)).base64EncodedString())]))
         }
         f.step = Step.reauthPassword.rawValue
         return .ask(spec(WireName.getPassword, f, attemptsLeft: reauthLeft(f), error: error,
@@ -363,15 +363,15 @@ public struct IDVFlow: Flow {
     }
 
     func seal(_ ctx: FlowContext, _ f: FlowFrame, kind: String, _ bytes: [UInt8]) throws -> String {
-        let id = Crypto.randomID()
-        let box = services.vault.seal(bytes, associatedData: TemplateVault.Binding.media(runID: f.runID, kind: kind))
+        let id = ctx.crypto.randomID()
+        let box = services.vault.seal(bytes, associatedData: VaultBinding.media(runID: f.runID, kind: kind))
         try store(ctx).saveMedia(MediaRecord(mediaID: id, runID: f.runID, kind: kind, sealed: box, createdAt: ctx.now))
         return id
     }
 
     func unseal(_ ctx: FlowContext, _ f: FlowFrame, key: String, kind: String) throws -> [UInt8]? {
         guard let id = str(f, key), let m = try store(ctx).media(id) else { return nil }
-        return try services.vault.open(m.sealed, associatedData: TemplateVault.Binding.media(runID: f.runID, kind: kind))
+        return try services.vault.open(m.sealed, associatedData: VaultBinding.media(runID: f.runID, kind: kind))
     }
 
     static func today(_ now: Int) -> String {
@@ -407,9 +407,9 @@ public struct IDVFlow: Flow {
                                                 "format": .string(doc.fields.format), "duration_ms": .integer(ms)])
         if kind == .documentScan {
             let ws = try store(ctx)
-            let scanID = Crypto.randomID()
+            let scanID = ctx.crypto.randomID()
             let stored = IDVReports.additionalScan(doc, judged: judged, withImages: false)
-            let sealed = services.vault.seal(Array(try stored.toJSONData()), associatedData: TemplateVault.Binding.scan(scanID: scanID))
+            let sealed = services.vault.seal(Array(try stored.toJSONData()), associatedData: VaultBinding.scan(scanID: scanID))
             try ws.saveDocumentScan(DocumentScanRecord(scanID: scanID, userID: str(f, "user_id"), sessionID: ctx.session.sessionID, runID: f.runID,
                                                        idvWorkflow: idvWorkflow(f), reason: str(f, "reason") ?? defaultReason,
                                                        overallStatus: judged.status.rawValue, sealedReport: sealed, createdAt: ctx.now))
@@ -505,7 +505,7 @@ public struct IDVFlow: Flow {
         case .reauthPassword:
             guard let pw = a.payload["password"]?.stringValue, !pw.isEmpty, pw.count <= 1024, let uid = str(f, "user_id"),
                   let h = (try? ctx.store.user(uid))?.passwordHash else { return }
-            _ = try? ctx.precomputed("argon2-verify:" + h) { Crypto.verifyPassword(pw, hash: h) }
+            _ = try? ctx.precomputed("argon2-verify:" + h) { ctx.crypto.verifyPassword(pw, hash: h) }
         default:
             return
         }
@@ -654,7 +654,7 @@ public struct IDVFlow: Flow {
 
     func recordConsent(_ ctx: FlowContext, _ f: FlowFrame, granted: Bool) throws -> String {
         let uid = try userID(f)
-        let id = Crypto.randomID()
+        let id = ctx.crypto.randomID()
         try store(ctx).recordConsent(ConsentRecord(consentID: id, userID: uid, kind: "biometric_template", granted: granted,
                                                    sessionID: ctx.session.sessionID, runID: f.runID, flow: name, idvWorkflow: idvWorkflow(f),
                                                    textVersion: policy.consentTextVersion, recordedAt: ctx.now))
@@ -692,7 +692,7 @@ public struct IDVFlow: Flow {
         }
         let uid = try userID(f)
         guard let user = try ctx.store.user(uid), user.state == .active else { return try endFor(ctx, &f, Ending(outcome: "user_unavailable", error: IDVError(.userLocked), statusCode: RequestStatus.failed, statusMessage: IDVErrorCode.userLocked.message, success: false)) }
-        guard let h = user.passwordHash, try ctx.precomputed("argon2-verify:" + h, { Crypto.verifyPassword(pw, hash: h) }) else {
+        guard let h = user.passwordHash, try ctx.precomputed("argon2-verify:" + h, { ctx.crypto.verifyPassword(pw, hash: h) }) else {
             f.data["reauth_attempts"] = .integer(int(f, "reauth_attempts") + 1)
             try auditStep(ctx, f, "reauth_failed", ["method": "password", "attempts_left": .integer(reauthLeft(f))])
             if reauthLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("password")) }
@@ -872,7 +872,7 @@ extension FlowRegistry {
 
     /// Every IDV flow, whether or not its analysers are present — for maintenance that only
     /// closes runs (`idvd admin purge-expired`), never for serving.
-    public static func idvMaintenance(vault: TemplateVault, policy: WorkflowPolicy) -> FlowRegistry {
+    public static func idvMaintenance(vault: any Vault, policy: WorkflowPolicy) -> FlowRegistry {
         var r = FlowRegistry.standard()
         r.registerIDV(IDVServices(documents: nil, selfies: nil, vault: vault, policy: policy), includeUnavailable: true)
         return r

@@ -287,10 +287,16 @@ public struct AuditEntry: Codable, Sendable, Equatable {
         case seq, at, action, userID = "user_id", sessionID = "session_id", details, prevHash = "prev_hash", hash
     }
 
-    public static let genesisHash = String(repeating: "0", count: 64)
-
-    /// The chain hash of an entry with these fields.
-    public static func chainHash(prevHash: String, seq: Int, at: Int, action: String, userID: String?, sessionID: String?, detailsJSON: String) -> String {
-        Crypto.sha256Hex("\(prevHash)|\(seq)|\(at)|\(action)|\(userID ?? "")|\(sessionID ?? "")|\(detailsJSON)")
+    public init(seq: Int, at: Int, action: String, userID: String?, sessionID: String?, details: JSONValue, prevHash: String, hash: String) {
+        self.seq = seq
+        self.at = at
+        self.action = action
+        self.userID = userID
+        self.sessionID = sessionID
+        self.details = details
+        self.prevHash = prevHash
+        self.hash = hash
     }
+
+    public static let genesisHash = String(repeating: "0", count: 64)
 }

@@ -140,9 +140,14 @@ public protocol SelfieVerifying: Sendable {
     /// before its deadline. Default: passive analysis when `challenge` is nil; an analyser without
     /// active liveness refuses a challenge with 1030 rather than ignore it.
     func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification
+    /// A fresh active liveness challenge of actions this analyser can judge, issued at `now` (Unix
+    /// seconds) with `durationSeconds` of sequence time, due `deadlineSeconds` later (FaceKit: one head
+    /// turn and one of blink / open mouth, in random order, with a 128-bit random nonce).
+    func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge
 }
 
 extension SelfieVerifying {
+
     public func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
         guard challenge == nil else { throw IDVError(.internalError, "this selfie analyser cannot judge an active liveness challenge") }
         return try verify(frames: frames, against: reference)
@@ -182,9 +187,9 @@ public struct LivenessChallenge: Sendable, Equatable, Codable {
 public struct IDVServices: Sendable {
     public var documents: (any DocumentVerifying)?
     public var selfies: (any SelfieVerifying)?
-    public var vault: TemplateVault
+    public var vault: any Vault
     public var policy: WorkflowPolicy
-    public init(documents: (any DocumentVerifying)?, selfies: (any SelfieVerifying)?, vault: TemplateVault, policy: WorkflowPolicy) {
+    public init(documents: (any DocumentVerifying)?, selfies: (any SelfieVerifying)?, vault: any Vault, policy: WorkflowPolicy) {
         self.documents = documents
         self.selfies = selfies
         self.vault = vault
@@ -220,23 +225,5 @@ extension WorkflowPolicy {
         if !errors.isEmpty || doc.overallStatus == .invalid { return (.invalid, errors, warnings) }
         if !warnings.isEmpty || doc.overallStatus == .warning { return (.warning, errors, warnings) }
         return (.valid, errors, warnings)
-    }
-}
-
-extension IDVServices {
-    /// The services `idvd serve` runs with: the vault from `templates.key_file` (default
-    /// `<db.path>.key`, created 0600 when missing; ``ServerConfig/openVault()``) and the analysers this build links: FaceKit's
-    /// `SelfieAnalyzer` (``FaceKitSelfieVerifier``; nil when the dlib models are missing — logged)
-    /// and `DocumentReader` (``DocumentReaderVerifier``). Flows whose analyser is missing are not
-    /// registered (``FlowRegistry/idv(_:)``).
-    public static func production(config: ServerConfig) throws -> IDVServices {
-        let vault = try config.openVault()
-        var selfies: (any SelfieVerifying)?
-        do {
-            selfies = try FaceKitSelfieVerifier.production(policy: config.workflow)
-        } catch {
-            Log.event("selfie analyser unavailable; selfie flows not offered", level: "warning", ["reason": .string("\(type(of: error))")])
-        }
-        return IDVServices(documents: DocumentReaderVerifier(), selfies: selfies, vault: vault, policy: config.workflow)
     }
 }

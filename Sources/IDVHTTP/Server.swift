@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import IDVEngine
 
 /// The `idvd` server assembled: store, flow engine, routes, HTTP, metrics.
 ///
@@ -14,11 +15,11 @@ public final class IDVServerApp: @unchecked Sendable {
     public let metrics = Metrics()
     public private(set) var http: HTTPServer!
 
-    /// Opens the store (migrating it) and builds the routes; does not listen yet.
-    public init(config: ServerConfig, store: Store, registry: FlowRegistry = .standard()) {
+    /// Builds the engine over `store` and the routes; does not listen yet.
+    public init(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto) {
         self.config = config
         self.store = store
-        engine = FlowEngine(store: store, config: config, registry: registry, metrics: metrics)
+        engine = FlowEngine(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto)
         http = HTTPServer(router: Router(Self.routes(self)), config: config, metrics: metrics)
     }
 
@@ -157,9 +158,9 @@ public final class IDVServerApp: @unchecked Sendable {
 /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully. Prints one ready line on
 /// stdout: `{"event":"listening","port":N,"address":"…","tls":false}`.
 public enum ServerRunner {
-    public static func run(config: ServerConfig, registry: FlowRegistry = .standard()) throws -> Int32 {
-        let store = try config.openStore()
-        let app = IDVServerApp(config: config, store: store, registry: registry)
+    /// `store` is closed when the server stops.
+    public static func run(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto) throws -> Int32 {
+        let app = IDVServerApp(config: config, store: store, registry: registry, crypto: crypto)
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)

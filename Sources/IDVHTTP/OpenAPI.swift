@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import IDVEngine
 
 /// The OpenAPI 3 document of the HTTP API, generated from the route table (so it cannot drift
 /// from the routes) plus the wire schemas of IDVCore/Wire.swift. Served at `/openapi.json`;
@@ -79,11 +80,5 @@ public enum OpenAPI {
         let enc = JSONEncoder()
         enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return (try? enc.encode(doc)) ?? Data("{}".utf8)
-    }
-
-    /// The document of the standard server's routes (what `idvd openapi` prints).
-    public static func standardDocument() throws -> Data {
-        let app = IDVServerApp(config: ServerConfig(), store: try SQLiteStore(path: ":memory:"))
-        return document(routes: app.http.router.routes)
     }
 }

@@ -28,11 +28,11 @@ public enum ActivationCodes {
     static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
     /// A new code and its record (hash, salt, expiry, attempts).
-    public static func issue(userID: String, now: Int, config: ServerConfig) -> (code: String, record: ActivationCodeRecord) {
-        let raw = Crypto.randomBytes(10).map { alphabet[Int($0) & 31] }
+    public static func issue(userID: String, now: Int, config: ServerConfig, crypto: any EngineCrypto) -> (code: String, record: ActivationCodeRecord) {
+        let raw = crypto.randomBytes(10).map { alphabet[Int($0) & 31] }
         let code = String(raw[0..<5]) + "-" + String(raw[5..<10])
-        let salt = Crypto.randomID()
-        let rec = ActivationCodeRecord(userID: userID, codeHash: hash(code, salt: salt), salt: salt,
+        let salt = crypto.randomID()
+        let rec = ActivationCodeRecord(userID: userID, codeHash: hash(code, salt: salt, crypto: crypto), salt: salt,
                                        expiresAt: now + config.activationCodeTTLSeconds,
                                        attemptsLeft: config.activationCodeAttempts, createdAt: now)
         return (code, rec)
@@ -42,15 +42,15 @@ public enum ActivationCodes {
         code.uppercased().filter { !$0.isWhitespace && $0 != "-" }
     }
 
-    static func hash(_ code: String, salt: String) -> String {
-        Crypto.sha256Hex(salt + ":" + normalise(code))
+    static func hash(_ code: String, salt: String, crypto: any EngineCrypto) -> String {
+        crypto.sha256Hex(salt + ":" + normalise(code))
     }
 
     /// Constant-time comparison of a typed code with the stored hash.
-    public static func matches(_ code: String, record: ActivationCodeRecord) -> Bool {
-        let a = Array(hash(code, salt: record.salt).utf8)
+    public static func matches(_ code: String, record: ActivationCodeRecord, crypto: any EngineCrypto) -> Bool {
+        let a = Array(hash(code, salt: record.salt, crypto: crypto).utf8)
         let b = Array(record.codeHash.utf8)
-        return Crypto.constantTimeEqual(a, b)
+        return crypto.constantTimeEqual(a, b)
     }
 }
 
@@ -135,7 +135,7 @@ public struct AuthFlow: Flow {
             ctx.setUser(id)
             frame.data = ["user_id": .string(id)]
             if let did = ctx.session.deviceID, let d = try ctx.store.device(did), d.userID == id, d.ldaEnabled {
-                return askLDA(frame: &frame, userID: id)
+                return askLDA(ctx, frame: &frame, userID: id)
             }
             return askVerifyPassword(user, limit: ctx.config.passwordAttempts, frame: &frame)
         }
@@ -157,7 +157,7 @@ public struct AuthFlow: Flow {
         guard var code = try ctx.store.activationCode(userID: uid), code.usedAt == nil, code.expiresAt > ctx.now, code.attemptsLeft > 0 else {
             return askUser(ctx, frame: &frame, error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
         }
-        guard ActivationCodes.matches(typed, record: code) else {
+        guard ActivationCodes.matches(typed, record: code, crypto: ctx.crypto) else {
             code.attemptsLeft -= 1
             try ctx.store.saveActivationCode(code)
             if code.attemptsLeft <= 0 {
@@ -228,10 +228,10 @@ public struct AuthFlow: Flow {
         switch Step(rawValue: frame.step) {
         case .setPassword:
             guard PasswordPolicy.violation(pw, userID: uid, minLength: ctx.config.passwordMinLength) == nil else { return }
-            _ = try? ctx.precomputed("argon2-hash") { try Crypto.hashPassword(pw, parameters: ctx.config.argon2) }
+            _ = try? ctx.precomputed("argon2-hash") { try ctx.crypto.hashPassword(pw, parameters: ctx.config.argon2) }
         case .verifyPassword:
             guard let h = (try? ctx.store.user(uid))?.passwordHash else { return }
-            _ = try? ctx.precomputed("argon2-verify:" + h) { Crypto.verifyPassword(pw, hash: h) }
+            _ = try? ctx.precomputed("argon2-verify:" + h) { ctx.crypto.verifyPassword(pw, hash: h) }
         default:
             return
         }
@@ -254,7 +254,7 @@ public struct AuthFlow: Flow {
         code.boundSessionID = nil
         code.boundUntil = nil
         try ctx.store.saveActivationCode(code)
-        user.passwordHash = try ctx.precomputed("argon2-hash") { try Crypto.hashPassword(pw, parameters: ctx.config.argon2) }
+        user.passwordHash = try ctx.precomputed("argon2-hash") { try ctx.crypto.hashPassword(pw, parameters: ctx.config.argon2) }
         user.state = .active
         user.failedPasswordAttempts = 0
         user.updatedAt = ctx.now
@@ -266,7 +266,7 @@ public struct AuthFlow: Flow {
             try ctx.store.saveDevice(d)
             frame.step = Step.ldaConsent.rawValue
             return .ask(ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
-                                      payload: ["nonce": .string(Data(Crypto.randomBytes(32)).base64EncodedString())]))
+                                      payload: ["nonce": .string(Data(ctx.crypto.randomBytes(32)).base64EncodedString())]))
         }
         return .finish(FlowResult(outcome: "logged_in", event: try ctx.login(user: user)))
     }
@@ -281,7 +281,7 @@ public struct AuthFlow: Flow {
         if user.state == .locked {
             return askUser(ctx, frame: &frame, error: IDVError(.userLocked))
         }
-        let ok = try user.passwordHash.map { h in try ctx.precomputed("argon2-verify:" + h) { Crypto.verifyPassword(pw, hash: h) } } ?? false
+        let ok = try user.passwordHash.map { h in try ctx.precomputed("argon2-verify:" + h) { ctx.crypto.verifyPassword(pw, hash: h) } } ?? false
         if !ok {
             user.failedPasswordAttempts += 1
             user.updatedAt = ctx.now
@@ -307,10 +307,10 @@ public struct AuthFlow: Flow {
 
     // MARK: LDA
 
-    func askLDA(frame: inout FlowFrame, userID: String, error: IDVError? = nil) -> FlowStep {
+    func askLDA(_ ctx: FlowContext, frame: inout FlowFrame, userID: String, error: IDVError? = nil) -> FlowStep {
         frame.step = Step.lda.rawValue
         return .ask(ChallengeSpec(name: WireName.getDeviceSignature, attemptsLeft: 1, userID: userID,
-                                  payload: ["nonce": .string(Data(Crypto.randomBytes(32)).base64EncodedString())], error: error))
+                                  payload: ["nonce": .string(Data(ctx.crypto.randomBytes(32)).base64EncodedString())], error: error))
     }
 
     static func signatureValid(_ ctx: FlowContext, challenge: WireChallenge, signatureB64: String) throws -> Bool {
@@ -318,7 +318,7 @@ public struct AuthFlow: Flow {
               let key = Data(base64Encoded: d.publicKey), let sig = Data(base64Encoded: signatureB64),
               let nonce = challenge.payload["nonce"]?.stringValue else { return false }
         let msg = WireLDA.message(challengeID: challenge.challengeID, nonce: nonce)
-        return Crypto.verifyEd25519(signature: Array(sig), message: Array(msg), publicKey: Array(key))
+        return ctx.crypto.verifyEd25519(signature: Array(sig), message: Array(msg), publicKey: Array(key))
     }
 
     func answerLDA(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep {
@@ -348,7 +348,7 @@ public struct AuthFlow: Flow {
         if consent, let sig {
             guard try Self.signatureValid(ctx, challenge: challenge, signatureB64: sig) else {
                 return .ask(ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
-                                          payload: ["nonce": .string(Data(Crypto.randomBytes(32)).base64EncodedString())],
+                                          payload: ["nonce": .string(Data(ctx.crypto.randomBytes(32)).base64EncodedString())],
                                           error: IDVError(.deviceSignatureInvalid)))
             }
             if let did = ctx.session.deviceID, var d = try ctx.store.device(did) {

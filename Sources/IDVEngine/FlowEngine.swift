@@ -16,12 +16,15 @@ public final class FlowEngine: Sendable {
     public let config: ServerConfig
     public let registry: FlowRegistry
     public let metrics: Metrics
+    /// Randomness, hashing and signature checks (libsodium in `idvd`: IDVCrypto `Sodium`).
+    public let crypto: any EngineCrypto
     private let stripes: [NSLock]
     /// The clock (Unix seconds); tests may not change it — expiry is tested with short config values.
     let clock: @Sendable () -> Int
 
-    public init(store: Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics) {
+    public init(store: Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics, crypto: any EngineCrypto) {
         self.store = store
+        self.crypto = crypto
         self.config = config
         self.registry = registry
         self.metrics = metrics
@@ -50,7 +53,7 @@ public final class FlowEngine: Sendable {
             throw IDVError(.malformedRequest, "public_key must be a base64 raw 32-byte Ed25519 public key")
         }
         if let l = reg.label, l.count > 64 { throw IDVError(.malformedRequest, "label is longer than 64 characters") }
-        let d = DeviceRecord(deviceID: Crypto.randomID(), publicKey: raw.base64EncodedString(), label: reg.label, createdAt: clock())
+        let d = DeviceRecord(deviceID: crypto.randomID(), publicKey: raw.base64EncodedString(), label: reg.label, createdAt: clock())
         try store.createDevice(d)
         return WireDevice(deviceID: d.deviceID)
     }
@@ -64,11 +67,11 @@ public final class FlowEngine: Sendable {
         if let did = start.deviceID {
             guard try store.device(did) != nil else { throw IDVError(.invalidArgument, "unknown device_id; register it with POST /v1/devices") }
         }
-        let token = Crypto.token()
-        var s = SessionRecord(sessionID: Crypto.randomID(), tokenHash: Crypto.sha256Hex(token), deviceID: start.deviceID,
+        let token = crypto.token()
+        var s = SessionRecord(sessionID: crypto.randomID(), tokenHash: crypto.sha256Hex(token), deviceID: start.deviceID,
                               createdAt: now, lastSeenAt: now, idleTimeout: config.sessionIdleSeconds,
                               absoluteExpiresAt: now + config.sessionAbsoluteSeconds)
-        let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
+        let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
         return try committed(ctx) {
             var state = SessionFlowState()
             let event = try run(.call(flow: AuthFlow.name, input: .emptyObject), ctx: ctx, state: &state)
@@ -80,9 +83,9 @@ public final class FlowEngine: Sendable {
     }
 
     /// Looks a token up: 1004 when unknown or revoked, 1003 when expired.
-    func authenticate(_ token: String?) throws -> SessionRecord {
+    public func authenticate(_ token: String?) throws -> SessionRecord {
         guard let token, token.count <= 128 else { throw IDVError(.unauthenticated, "Missing bearer token") }
-        guard let s = try store.session(tokenHash: Crypto.sha256Hex(token)) else { throw IDVError(.unauthenticated, "Unknown session token") }
+        guard let s = try store.session(tokenHash: crypto.sha256Hex(token)) else { throw IDVError(.unauthenticated, "Unknown session token") }
         if s.revokedAt != nil { throw IDVError(.unauthenticated, "The session was logged off") }
         if s.isExpired(at: clock()) { throw IDVError(.sessionExpired) }
         return s
@@ -128,7 +131,7 @@ public final class FlowEngine: Sendable {
                                                            : "Answers to \(ch.name) go to POST /v1/session/answer")
             }
             s.lastSeenAt = now
-            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
+            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
             // Argon2id and image analysis outside the transaction (it holds the store's write lock).
             flow.prepare(ctx, frame: frame, challenge: ch, answer: answer)
             // The flow's writes (templates, consents, sealed media, audit, flow runs) and the
@@ -161,7 +164,7 @@ public final class FlowEngine: Sendable {
             var s = try authenticate(token)
             let now = clock()
             s.lastSeenAt = now
-            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
+            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
             return try committed(ctx) {
                 try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
                 var state = s.state
@@ -191,7 +194,7 @@ public final class FlowEngine: Sendable {
         return try withSessionLock(probe.sessionID) {
             var s = try authenticate(token)
             let now = clock()
-            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
+            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
             return try committed(ctx) {
                 try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
                 var state = s.state
@@ -219,7 +222,7 @@ public final class FlowEngine: Sendable {
             guard s.state.stack.isEmpty else { throw IDVError(.flowInProgress) }
             let now = clock()
             s.lastSeenAt = now
-            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now, requestID: requestID, session: s)
+            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
             // The run record, the flow's first writes and the session CAS commit together: a start
             // the flow refuses (e.g. a bad `reason`) leaves no flow run behind.
             return try committed(ctx) {
@@ -281,8 +284,8 @@ public final class FlowEngine: Sendable {
                 seen.insert(s.sessionID)
                 try withSessionLock(s.sessionID) {
                     let outcome = s.revokedAt != nil ? "revoked" : "expired"
-                    let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, now: now,
-                                          requestID: "sweep-" + Crypto.randomID(bytes: 8), session: s)
+                    let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now,
+                                          requestID: "sweep-" + crypto.randomID(bytes: 8), session: s)
                     let closed = s.state.stack.count
                     do {
                         try committed(ctx) {
@@ -321,14 +324,14 @@ public final class FlowEngine: Sendable {
         for _ in 0..<64 {
             switch step {
             case let .ask(spec):
-                state.challenge = WireChallenge(name: spec.name, challengeID: Crypto.randomID(), challengeMode: spec.mode,
+                state.challenge = WireChallenge(name: spec.name, challengeID: crypto.randomID(), challengeMode: spec.mode,
                                                 idvWorkflow: spec.workflow, attemptsLeft: spec.attemptsLeft,
                                                 userID: spec.userID ?? ctx.session.userID, payload: spec.payload,
                                                 error: spec.error, status: spec.status)
                 return nil
             case let .call(name, input):
                 guard let flow = registry.flow(name) else { throw IDVError(.internalError, "flow \(name) is not registered") }
-                var frame = FlowFrame(flow: name, step: "start", runID: Crypto.randomID())
+                var frame = FlowFrame(flow: name, step: "start", runID: crypto.randomID())
                 try store.startFlowRun(FlowRunRecord(runID: frame.runID, sessionID: ctx.session.sessionID, userID: ctx.session.userID,
                                                      flow: name, idvWorkflow: flow.workflow?.rawValue, startedAt: ctx.now))
                 state.stack.append(frame)

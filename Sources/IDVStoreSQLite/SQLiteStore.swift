@@ -1,6 +1,8 @@
-import CSQLite
+internal import CSQLite
 import Foundation
 import IDVCore
+import IDVCrypto
+import IDVEngine
 
 /// A value bound to or read from a SQLite statement.
 enum SQLValue: Sendable, Equatable {
@@ -176,6 +178,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// The SQLite library version linked, e.g. "3.40.1".
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 
     /// Creates `path` empty with mode 0600 when missing; refuses an existing file whose mode gives
     /// group or others any access. In-memory and URI names are left alone.
@@ -544,5 +549,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             prev = e.hash
         }
         return nil
+    }
+}
+
+extension ServerConfig {
+    /// The SQLite store of this configuration, its session states sealed under the same key files.
+    public func openStore() throws -> SQLiteStore {
+        try SQLiteStore(path: dbPath, keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles)
     }
 }

@@ -1,40 +1,6 @@
-import CSodium
+internal import CSodium
+import IDVEngine
 import Foundation
-
-/// A sealed (encrypted and authenticated) byte string: XChaCha20-Poly1305 (libsodium
-/// `crypto_aead_xchacha20poly1305_ietf_*`, 24-byte random nonce, 16-byte tag appended to the
-/// ciphertext) under the vault key named by `keyID`.
-public struct SealedBox: Sendable, Equatable {
-    public var ciphertext: [UInt8]
-    public var nonce: [UInt8]
-    public var keyID: String
-    public init(ciphertext: [UInt8], nonce: [UInt8], keyID: String) {
-        self.ciphertext = ciphertext
-        self.nonce = nonce
-        self.keyID = keyID
-    }
-}
-
-/// Errors of the vault.
-public enum VaultError: Error, Equatable, CustomStringConvertible {
-    /// The key file is missing, unreadable or not 32 bytes (64 hex digits).
-    case badKeyFile(String)
-    /// Decryption failed: wrong key, wrong associated data (e.g. another user's id) or tampering.
-    case authenticationFailed
-    /// The sealed box names a key that is neither the vault's current key nor one of its previous keys.
-    case wrongKey(String)
-    /// A stored template is not a whole number of float32 values.
-    case malformedTemplate
-
-    public var description: String {
-        switch self {
-        case let .badKeyFile(m): return "template key file: \(m)"
-        case .authenticationFailed: return "decryption failed (wrong key, wrong associated data or tampered ciphertext)"
-        case let .wrongKey(k): return "sealed with key \(k), which is neither this server's key (templates.key_file) nor a previous one (templates.previous_key_files)"
-        case .malformedTemplate: return "stored template is not a float32 vector"
-        }
-    }
-}
 
 /// Encryption at rest for biometric templates and kept images (ARCHITECTURE.md §2 "templates
 /// encrypted"). One 32-byte key from a key file (`templates.key_file`); the associated data binds
@@ -45,7 +11,7 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
 /// with the current key only and opens a box under whichever key its `keyID` names, so a server
 /// keeps working while `idvd admin rekey` re-seals the stored boxes (``reseal(_:associatedData:)``);
 /// afterwards the previous key files can be removed.
-public final class TemplateVault: Sendable {
+public final class TemplateVault: Vault {
     private let key: [UInt8]
     /// First 16 hex digits of SHA-256 of the key: names the key without revealing it.
     public let keyID: String
@@ -164,39 +130,15 @@ public final class TemplateVault: Sendable {
         return Array(out.prefix(Int(outLen)))
     }
 
-    /// Whether `box` is sealed under the current key (false: it needs ``reseal(_:associatedData:)``).
-    public func isCurrent(_ box: SealedBox) -> Bool { box.keyID == keyID }
+    /// Associated data of each kind of stored box (``VaultBinding``).
+    public typealias Binding = VaultBinding
+}
 
-    /// Opens `box` under the key it names and seals the plaintext again under the current key
-    /// (a fresh nonce); throws as ``open(_:associatedData:)``.
-    public func reseal(_ box: SealedBox, associatedData: String) throws -> SealedBox {
-        seal(try open(box, associatedData: associatedData), associatedData: associatedData)
-    }
-
-    /// Associated data of each kind of stored box: what the box is bound to.
-    public enum Binding {
-        /// A user's biometric template.
-        public static func template(userID: String) -> String { "template:" + userID }
-        /// An image kept for a flow run (`kind`: document page, portrait, selfie frame, …).
-        public static func media(runID: String, kind: String) -> String { "media:\(runID):\(kind)" }
-        /// The stored report of an additional document scan.
-        public static func scan(scanID: String) -> String { "scan:" + scanID }
-    }
-
-    /// Seals a face descriptor (e.g. the 128-d dlib embedding) as little-endian float32, bound to `userID`.
-    public func sealTemplate(_ embedding: [Float], userID: String) -> SealedBox {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(embedding.count * 4)
-        for f in embedding { withUnsafeBytes(of: f.bitPattern.littleEndian) { bytes += $0 } }
-        return seal(bytes, associatedData: Binding.template(userID: userID))
-    }
-
-    /// Opens a template sealed for `userID`.
-    public func openTemplate(_ box: SealedBox, userID: String) throws -> [Float] {
-        let b = try open(box, associatedData: Binding.template(userID: userID))
-        guard b.count % 4 == 0 else { throw VaultError.malformedTemplate }
-        return stride(from: 0, to: b.count, by: 4).map { i in
-            Float(bitPattern: UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24)
-        }
+extension ServerConfig {
+    /// The template/media vault of this configuration: `templates.key_file` (default
+    /// `<db.path>.key`, created 0600 when missing) and the retired `templates.previous_key_files`.
+    public func openVault() throws -> TemplateVault {
+        try TemplateVault.load(keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
+                               createIfMissing: true)
     }
 }
