@@ -303,14 +303,17 @@ public final class RDNA: @unchecked Sendable {
         }
     }
 
-    /// `{"pages": …}` from the document capture provider (1008 when it fails).
+    /// `{"pages": …}` from the document capture provider (1008 when it fails), or `{"cancel": true}`
+    /// when the user left the capture (``CaptureError/cancelledByUser``).
     private func documentPayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
         guard let provider = lock.withLock({ documentProvider }) else { throw IDVError(.invalidArgument, "no document capture provider is set") }
         do { return [WireMapping.Key.pages: WireMapping.pagesPayload(try provider.captureDocumentPages(workflow: workflow))] }
+        catch where error.isUserCancellation { return [WireMapping.Key.cancel: true] }
         catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
     }
 
-    /// `{"frames": …, "fps": …}` from the selfie capture provider (1008 when it fails).
+    /// `{"frames": …, "fps": …, "meta_data": …}` from the selfie capture provider (1008 when it
+    /// fails), or `{"cancel": true}` when the user left the capture.
     private func selfiePayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
         let (p, back) = lock.withLock { (selfieProvider, useBackCamera) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no selfie capture provider is set") }
@@ -318,6 +321,8 @@ public final class RDNA: @unchecked Sendable {
             let selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
             return [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond),
                     WireMapping.Key.metaData: WireMapping.selfieMetaData(selfie, useBackCamera: back)]
+        } catch where error.isUserCancellation {
+            return [WireMapping.Key.cancel: true]
         } catch { throw IDVError(.invalidImage, "selfie capture: \(error.message)") }
     }
 

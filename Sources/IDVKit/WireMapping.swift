@@ -47,7 +47,10 @@ import Foundation
 /// (`getIDVDocumentScanProcessStartConfirmation` / `getIDVSelfieProcessStartConfirmation`; the
 /// reason is in ``RDNA/currentChallenge``'s `error`/`status`), and the app's confirm (new capture)
 /// or cancel answers the `upload…` challenge. A capture provider that fails reports 1008 through
-/// `onRequestFailed`; the `upload…` challenge stays open and the app's confirm captures again.
+/// `onRequestFailed` and the start callback comes again; the `upload…` challenge stays open and the
+/// app's confirm captures again. A provider that throws ``CaptureError/cancelledByUser`` (the user
+/// closed the camera) answers the `upload…` challenge with `{"cancel": true}`: the step is cancelled
+/// as by the start screen's Close (146 before login, 240 after).
 ///
 /// Post-login initiations (`POST /v1/flows/{name}`, body `{"payload": {...}}`; override with
 /// ``RDNAConfiguration/flowNames``):

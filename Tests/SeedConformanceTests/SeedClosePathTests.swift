@@ -136,4 +136,33 @@ final class SeedClosePathTests: SeedTestCase {
         guard case .serverBiometric(_, _, 240)? = app.expect("onIDVServerBiometricAuthenticationResult") else { return }
         XCTAssertTrue(app.noFailures, "\(app.failures)")
     }
+
+    /// The user closes the native camera or scanner itself (seed 002 Q8: the codelabs leave the
+    /// start screen "processing"): the capture provider says so and the step is cancelled as by the
+    /// start screen's Close — 240 and the flow's terminal event after login, 146 and `getUser` before.
+    func testLeavingTheNativeCaptureCancelsLikeClose() throws {
+        struct LeftTheScanner: DocumentCaptureProvider, SelfieCaptureProvider {
+            func captureDocumentPages(workflow: RDNAIDVWorkflow) throws(CaptureError) -> [CapturedPage] { throw .cancelledByUser }
+            func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow) throws(CaptureError) -> CapturedSelfie { throw .cancelledByUser }
+        }
+        let code = try server.createUser("amy", idv: true)
+        RDNA.sharedInstance().setDocumentCaptureProvider(LeftTheScanner())
+        boot()
+        guard let wf = toDocumentStart("amy", code) else { return }
+        XCTAssertEqual(RDNAIDVService.shared.setIDVDocumentScanProcessStartConfirmation(isConfirm: true, idvWorkflow: wf).longErrorCode, 0)
+        guard case .getUser(146)? = app.expect("getUser") else { return }
+
+        try activate("katie")
+        setCaptures(document: try server.specimen())
+        RDNA.sharedInstance().setSelfieCaptureProvider(LeftTheScanner())
+        XCTAssertEqual(RDNAIDVService.shared.initiateActivatedCustomerKYC(reason: "Post Login KYC").longErrorCode, 0)
+        guard case .documentStart? = app.expect("onGetIDVDocumentScanProcessStartConfirmation") else { return }
+        XCTAssertEqual(RDNAIDVService.shared.setIDVDocumentScanProcessStartConfirmation(isConfirm: true, idvWorkflow: .IDV_POSTLOGIN_KYC).longErrorCode, 0)
+        guard case .documentDetails(9, _)? = app.expect("onGetIDVConfirmDocumentDetails") else { return }
+        XCTAssertEqual(RDNAIDVService.shared.setIDVConfirmDocumentDetails(isConfirm: true, challengeMode: RDNAChallengeOpMode(rawValue: 9)!).longErrorCode, 0)
+        guard case .selfieStart(.IDV_POSTLOGIN_KYC)? = app.expect("onGetIDVSelfieProcessStartConfirmation") else { return }
+        XCTAssertEqual(RDNAIDVService.shared.setIDVSelfieProcessStartConfirmation(isConfirm: true, useDeviceBackCamera: false, idvWorkflow: .IDV_POSTLOGIN_KYC).longErrorCode, 0)
+        guard case .kycResponse("katie", _, 240)? = app.expect("onIDVActivatedCustomerKYCResponse") else { return }
+        XCTAssertTrue(app.noFailures, "\(app.failures)")
+    }
 }
