@@ -624,6 +624,7 @@ public final class RDNA: @unchecked Sendable {
             if env.challenge != nil || env.event != nil { challenge = env.challenge }
         }
         var out: [RDNAEvent] = []
+        if let ended = env.ended { out.append(WireMapping.event(for: ended)) }
         if let ev = env.event { out.append(WireMapping.event(for: ev)) }
         if let ch = env.challenge {
             let firstAsk = ch.error == nil && (ch.status?.isSuccess ?? true)
