@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "IDVCore", targets: ["IDVCore"]),
         .library(name: "IDVKit", targets: ["IDVKit"]),
         .library(name: "MRZ", targets: ["MRZ"]),
+        .library(name: "EMRTD", targets: ["EMRTD"]),
         .executable(name: "idvd", targets: ["idvd"]),
         .executable(name: "idv", targets: ["idv"]),
     ],
@@ -47,6 +48,14 @@ let package = Package(
             ]
         ),
         .target(name: "FaceKit", dependencies: ["CVision"]),
+        // eMRTD chip: OpenSSL (CMS, X.509, CRL) and OpenJPEG behind one plain C header, optimised in every configuration.
+        .target(
+            name: "CEMRTD",
+            cSettings: [.unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("openjp2")]
+        ),
+        // LDS parsing (ICAO 9303-10) and passive-authentication evidence (9303-11 §5.1, 9303-12): evidence, no verdicts.
+        .target(name: "EMRTD", dependencies: ["CEMRTD", "MRZ"]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
         .target(name: "DocumentReader", dependencies: ["MRZ", "FaceKit", "IDVCore", "CCairo"],
@@ -60,7 +69,7 @@ let package = Package(
                 "CMicroHTTPD", "CSQLite", "CSodium", "CPostgres",
             ]
         ),
-        .executableTarget(name: "idvd", dependencies: ["IDVServer", "IDVCore", "MRZ", "FaceKit", "DocumentReader"]),
+        .executableTarget(name: "idvd", dependencies: ["IDVServer", "IDVCore", "MRZ", "FaceKit", "DocumentReader", "EMRTD"]),
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),

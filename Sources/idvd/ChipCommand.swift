@@ -1,0 +1,105 @@
+import EMRTD
+import FaceKit
+import Foundation
+
+extension Command {
+    static let chip = Command(name: "chip", summary: "eMRTD chip: passive authentication of EF.SOD and data groups (chip verify --help)") { args in
+        let usage = """
+        usage: idvd chip verify --sod F [--dg1 F] [--dg2 F] [--com F] [--dg N=F …] [--trust FILE|DIR …]
+                                [--mrz L1 L2 [L3]] [--at YYYY-MM-DD] [--portrait-out FILE.png|.jpg]
+          Parses the chip's elementary files (ICAO 9303-10) and runs passive authentication (ICAO 9303-11 §5.1):
+          the SOD's signature with its document signer, every data group's hash, the document signer's chain to
+          a trusted CSCA, revocation by CRL and validity dates. Trust (--trust, repeatable) is CSCA certificates,
+          CSCA master lists (their own signature is verified), CRLs, document signer certificates or ICAO PKD
+          LDIF files; a directory is read one level deep. --mrz compares DG1 with the printed MRZ.
+          --at checks dates at that day (UTC) instead of now. --portrait-out writes DG2's first face image.
+          Prints the typed evidence as JSON. Exit 0: passive authentication passed; 1: it failed; 2: unusable input.
+        """
+        guard let sub = args.first, sub == "verify" else {
+            print(usage)
+            return args.first.map { ["-h", "--help"].contains($0) } == true ? 0 : 2
+        }
+        var sod: String?, com: String?, portraitOut: String?, at: Date?
+        var dgs: [Int: String] = [:], trust: [String] = [], mrz: [String]?
+        var i = 1
+        let rest = Array(args)
+        func value(_ name: String) throws -> String {
+            guard i + 1 < rest.count else { throw CLIError("\(name) needs a value") }
+            i += 1
+            return rest[i]
+        }
+        while i < rest.count {
+            let a = rest[i]
+            switch a {
+            case "-h", "--help": print(usage); return 0
+            case "--sod": sod = try value(a)
+            case "--com": com = try value(a)
+            case "--trust": trust.append(try value(a))
+            case "--portrait-out": portraitOut = try value(a)
+            case "--at":
+                let s = try value(a)
+                let f = DateFormatter()
+                f.locale = Locale(identifier: "en_US_POSIX"); f.timeZone = TimeZone(identifier: "UTC"); f.dateFormat = "yyyy-MM-dd"
+                guard let d = f.date(from: s) else { throw CLIError("--at needs a date YYYY-MM-DD") }
+                at = d.addingTimeInterval(12 * 3600)
+            case "--dg":
+                let s = try value(a)
+                guard let eq = s.firstIndex(of: "="), let n = Int(s[..<eq]), (1...16).contains(n) else { throw CLIError("--dg needs N=FILE with N in 1…16") }
+                dgs[n] = String(s[s.index(after: eq)...])
+            case "--mrz":
+                var lines: [String] = []
+                while i + 1 < rest.count, !rest[i + 1].hasPrefix("--"), lines.count < 3 { i += 1; lines.append(rest[i]) }
+                guard lines.count >= 2 else { throw CLIError("--mrz needs 2 or 3 lines") }
+                mrz = lines
+            default:
+                if a.hasPrefix("--dg"), let n = Int(a.dropFirst(4)), (1...16).contains(n) { dgs[n] = try value(a) }
+                else { throw CLIError("unknown option \(a)\n\(usage)") }
+            }
+            i += 1
+        }
+        guard let sod else { throw CLIError("--sod is required\n\(usage)") }
+        let files: ChipFiles
+        let trustStore: CSCATrust
+        do {
+            var groups: [Int: [UInt8]] = [:]
+            for (n, p) in dgs { groups[n] = try ChipFiles.readFile(p) }
+            files = ChipFiles(sod: try ChipFiles.readFile(sod), com: try com.map { try ChipFiles.readFile($0) }, dataGroups: groups)
+            trustStore = try CSCATrust.load(paths: trust)
+        } catch let e as ChipInputError { throw CLIError(e.description) } catch let e as TrustError { throw CLIError("--trust: \(e)") }
+        let report: ChipReport
+        do { report = try ChipReader(trust: trustStore).read(files, at: at ?? Date(), printedMRZ: mrz) } catch let e as LDSError {
+            throw CLIError(e.description)
+        }
+        if let out = portraitOut {
+            guard let face = report.portrait else { throw CLIError("--portrait-out: no face image in DG2") }
+            let image: FaceKit.Image
+            do {
+                switch face.imageDataType {
+                case .jpeg: image = try FaceKit.Image(data: Data(face.imageData))
+                case .jpeg2000:
+                    let p = try JPEG2000.decode(face.imageData)
+                    image = try FaceKit.Image(pixels: p.pixels, width: p.width, height: p.height, format: p.channels == 3 ? .rgb : .gray)
+                }
+                let data = out.lowercased().hasSuffix(".png") ? try image.pngData() : try image.jpegData(quality: 92)
+                try data.write(to: URL(fileURLWithPath: out))
+            } catch { throw CLIError("--portrait-out: \(error)") }
+        }
+        try ChipJSON.print(report)
+        return report.passiveAuthentication.passed ? 0 : 1
+    }
+}
+
+/// JSON as the chip commands print it: snake_case keys, ISO 8601 dates, sorted keys.
+enum ChipJSON {
+    static func encoder() -> JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        e.keyEncodingStrategy = .convertToSnakeCase
+        e.dateEncodingStrategy = .iso8601
+        return e
+    }
+    static func print<T: Encodable>(_ value: T) throws {
+        FileHandle.standardOutput.write(try encoder().encode(value))
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+}
