@@ -79,6 +79,7 @@ let package = Package(
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit"]),
+        .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd"]),
         .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit"]),
         .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore", "idvd"]),
         .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore", "IDVServer", "idvd", "idv"]),

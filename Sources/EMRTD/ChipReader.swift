@@ -1,7 +1,6 @@
 import CEMRTD
 import Foundation
 import MRZ
-
 /// The raw elementary files read from a chip (by NFC on a phone, from files on Linux). Only EF.SOD is required.
 public struct ChipFiles: Sendable, Equatable {
     public var sod: [UInt8]
@@ -57,19 +56,28 @@ public struct MRZCrossCheck: Codable, Sendable, Equatable {
         guard a.count == b.count, zip(a, b).allSatisfy({ $0.count == $1.count }) else {
             return MRZCrossCheck(outcome: .differs, differingFields: ["lines"])
         }
-        let p = MRZParser(options: .init(correctionEnabled: false))
-        let x = p.parse(a).fields, y = p.parse(b).fields
+        // Field columns by layout (ICAO 9303-4 §4.2.2 TD3, 9303-5 §4.2.2 TD1, 9303-6 §4.2.2 TD2).
+        typealias Field = (String, Int, Range<Int>)
+        let td3: [Field] = [("document_code", 0, 0..<2), ("issuing_state", 0, 2..<5), ("name", 0, 5..<44), ("document_number", 1, 0..<9),
+                            ("nationality", 1, 10..<13), ("birth_date", 1, 13..<19), ("sex", 1, 20..<21), ("expiry_date", 1, 21..<27),
+                            ("optional_data", 1, 28..<42)]
+        let td2: [Field] = [("document_code", 0, 0..<2), ("issuing_state", 0, 2..<5), ("name", 0, 5..<36), ("document_number", 1, 0..<9),
+                            ("nationality", 1, 10..<13), ("birth_date", 1, 13..<19), ("sex", 1, 20..<21), ("expiry_date", 1, 21..<27),
+                            ("optional_data", 1, 28..<35)]
+        let td1: [Field] = [("document_code", 0, 0..<2), ("issuing_state", 0, 2..<5), ("document_number", 0, 5..<14),
+                            ("optional_data", 0, 15..<30), ("birth_date", 1, 0..<6), ("sex", 1, 7..<8), ("expiry_date", 1, 8..<14),
+                            ("nationality", 1, 15..<18), ("optional_data", 1, 18..<29), ("name", 2, 0..<30)]
+        let layout = a.count == 3 ? td1 : a[0].count == 44 ? td3 : td2
+        let x = a.map(Array.init), y = b.map(Array.init)
         var d: [String] = []
-        if x.documentCode != y.documentCode { d.append("document_code") }
-        if x.issuingState != y.issuingState { d.append("issuing_state") }
-        if x.surname != y.surname || x.givenNames != y.givenNames { d.append("name") }
-        if x.documentNumber != y.documentNumber { d.append("document_number") }
-        if x.nationality != y.nationality { d.append("nationality") }
-        if x.birthDate != y.birthDate { d.append("birth_date") }
-        if x.sex != y.sex { d.append("sex") }
-        if x.expiryDate != y.expiryDate { d.append("expiry_date") }
-        if x.optionalData != y.optionalData || x.optionalData2 != y.optionalData2 { d.append("optional_data") }
-        if d.isEmpty { d.append("check_digits") }
+        var covered = Set<[Int]>()
+        for (name, line, cols) in layout {
+            for c in cols { covered.insert([line, c]) }
+            if x[line][cols] != y[line][cols], !d.contains(name) { d.append(name) }
+        }
+        for l in 0..<x.count { for c in 0..<x[l].count where !covered.contains([l, c]) && x[l][c] != y[l][c] {
+            if !d.contains("check_digits") { d.append("check_digits") }
+        } }
         return MRZCrossCheck(outcome: .differs, differingFields: d)
     }
 }
