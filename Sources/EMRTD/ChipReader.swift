@@ -137,6 +137,10 @@ public struct PortraitPixels: Sendable, Equatable {
     public var height: Int
     public var channels: Int
     public var pixels: [UInt8]
+    public init(width: Int, height: Int, channels: Int, pixels: [UInt8]) {
+        precondition(pixels.count == width * height * channels, "PortraitPixels: size mismatch")
+        self.width = width; self.height = height; self.channels = channels; self.pixels = pixels
+    }
 }
 
 /// JPEG 2000 (ISO/IEC 15444-1) through OpenJPEG: the usual encoding of DG2 portraits.

@@ -171,7 +171,8 @@ public enum SpecimenChip {
             switch self {
             case .genuine: return []
             case .dg1ByteChanged, .dg2Swapped: return [.dataGroupHashMismatch]
-            case .securityObjectChanged: return [.securityObjectDigestMismatch]
+            // The changed hash is DG2's, so DG2 no longer matches what the (altered) object says either.
+            case .securityObjectChanged: return [.securityObjectDigestMismatch, .dataGroupHashMismatch]
             case .signatureCorrupted: return [.signatureInvalid]
             case .revokedDocumentSigner: return [.documentSignerRevoked]
             case .expiredDocumentSigner: return [.documentSignerExpired]

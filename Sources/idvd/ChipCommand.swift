@@ -5,13 +5,14 @@ import Foundation
 extension Command {
     static let chip = Command(name: "chip", summary: "eMRTD chip: passive authentication of EF.SOD and data groups (chip verify --help)") { args in
         let usage = """
-        usage: idvd chip verify --sod F [--dg1 F] [--dg2 F] [--com F] [--dg N=F …] [--trust FILE|DIR …]
+        usage: idvd chip verify (--sod F [--dg1 F] [--dg2 F] [--com F] [--dg N=F …] | --dir CHIPDIR) [--trust FILE|DIR …]
                                 [--mrz L1 L2 [L3]] [--at YYYY-MM-DD] [--portrait-out FILE.png|.jpg]
           Parses the chip's elementary files (ICAO 9303-10) and runs passive authentication (ICAO 9303-11 §5.1):
           the SOD's signature with its document signer, every data group's hash, the document signer's chain to
           a trusted CSCA, revocation by CRL and validity dates. Trust (--trust, repeatable) is CSCA certificates,
           CSCA master lists (their own signature is verified), CRLs, document signer certificates or ICAO PKD
           LDIF files; a directory is read one level deep. --mrz compares DG1 with the printed MRZ.
+          --dir reads EF_SOD.bin, EF_COM.bin and DG<n>.bin from a directory (as idvd specimen --chip writes them).
           --at checks dates at that day (UTC) instead of now. --portrait-out writes DG2's first face image.
           Prints the typed evidence as JSON. Exit 0: passive authentication passed; 1: it failed; 2: unusable input.
         """
@@ -19,7 +20,7 @@ extension Command {
             print(usage)
             return args.first.map { ["-h", "--help"].contains($0) } == true ? 0 : 2
         }
-        var sod: String?, com: String?, portraitOut: String?, at: Date?
+        var sod: String?, com: String?, dir: String?, portraitOut: String?, at: Date?
         var dgs: [Int: String] = [:], trust: [String] = [], mrz: [String]?
         var i = 1
         let rest = Array(args)
@@ -34,6 +35,7 @@ extension Command {
             case "-h", "--help": print(usage); return 0
             case "--sod": sod = try value(a)
             case "--com": com = try value(a)
+            case "--dir": dir = try value(a)
             case "--trust": trust.append(try value(a))
             case "--portrait-out": portraitOut = try value(a)
             case "--at":
@@ -57,13 +59,14 @@ extension Command {
             }
             i += 1
         }
-        guard let sod else { throw CLIError("--sod is required\n\(usage)") }
-        let files: ChipFiles
+        guard sod != nil || dir != nil else { throw CLIError("--sod (or --dir) is required\n\(usage)") }
+        var files: ChipFiles
         let trustStore: CSCATrust
         do {
-            var groups: [Int: [UInt8]] = [:]
-            for (n, p) in dgs { groups[n] = try ChipFiles.readFile(p) }
-            files = ChipFiles(sod: try ChipFiles.readFile(sod), com: try com.map { try ChipFiles.readFile($0) }, dataGroups: groups)
+            files = try dir.map { try SpecimenChip.read(directory: $0) } ?? ChipFiles(sod: [])
+            if let sod { files.sod = try ChipFiles.readFile(sod) }
+            if let com { files.com = try ChipFiles.readFile(com) }
+            for (n, p) in dgs { files.dataGroups[n] = try ChipFiles.readFile(p) }
             trustStore = try CSCATrust.load(paths: trust)
         } catch let e as ChipInputError { throw CLIError(e.description) } catch let e as TrustError { throw CLIError("--trust: \(e)") }
         let report: ChipReport
