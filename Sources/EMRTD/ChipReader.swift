@@ -17,6 +17,32 @@ public struct ChipFiles: Sendable, Equatable {
     /// Largest trust file accepted (the ICAO PKD LDIF exports are tens of MiB).
     public static let trustFileLimit = 256 << 20
 
+    /// Reads the EF files of one chip from a directory. Names accepted: `EF_SOD.bin`, `EF_COM.bin`, `DG<n>.bin`
+    /// (as `idvd specimen --chip` writes them), JMRTD's file identifiers (`ef011D.bin`, `ef011E.bin`, `ef0101.bin` …)
+    /// and `Datagroup<n>.bin`; case does not matter. EF.SOD is required.
+    public static func read(directory: String) throws -> ChipFiles {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            throw ChipInputError.unreadable(directory, "not a readable directory")
+        }
+        var sod: [UInt8]?, com: [UInt8]?
+        var groups: [Int: [UInt8]] = [:]
+        for name in names.sorted() {
+            let lower = name.lowercased()
+            guard lower.hasSuffix(".bin") else { continue }
+            let stem = String(lower.dropLast(4))
+            let path = directory + "/" + name
+            var n: Int?
+            if stem.hasPrefix("datagroup") { n = Int(stem.dropFirst(9)) }
+            else if stem.hasPrefix("dg") { n = Int(stem.dropFirst(2)) }
+            else if stem.hasPrefix("ef01"), stem.count == 6 { n = Int(stem.dropFirst(4), radix: 16) }
+            if stem == "ef_sod" || stem == "ef011d" || stem == "sod" { sod = try readFile(path) }
+            else if stem == "ef_com" || stem == "ef011e" || stem == "com" { com = try readFile(path) }
+            else if let n, (1...16).contains(n) { groups[n] = try readFile(path) }
+        }
+        guard let sod else { throw ChipInputError.unreadable(directory, "no EF_SOD.bin (or ef011D.bin)") }
+        return ChipFiles(sod: sod, com: com, dataGroups: groups)
+    }
+
     /// Reads a file, refusing one larger than `limit` before reading it.
     public static func readFile(_ path: String, limit: Int = fileLimit) throws -> [UInt8] {
         let attrs: [FileAttributeKey: Any]

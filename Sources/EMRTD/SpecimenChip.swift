@@ -256,15 +256,6 @@ public enum SpecimenChip {
         for (n, b) in files.dataGroups { try put(b, "DG\(n).bin") }
     }
 
-    /// Reads a chip directory written by `write` (or any directory with EF_SOD.bin, EF_COM.bin, DG<n>.bin).
-    public static func read(directory: String) throws -> ChipFiles {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        guard names.contains("EF_SOD.bin") else { throw ChipInputError.unreadable(directory, "no EF_SOD.bin") }
-        var groups: [Int: [UInt8]] = [:]
-        for n in names where n.hasPrefix("DG") && n.hasSuffix(".bin") {
-            if let k = Int(n.dropFirst(2).dropLast(4)), (1...16).contains(k) { groups[k] = try ChipFiles.readFile(directory + "/" + n) }
-        }
-        return ChipFiles(sod: try ChipFiles.readFile(directory + "/EF_SOD.bin"),
-                         com: names.contains("EF_COM.bin") ? try ChipFiles.readFile(directory + "/EF_COM.bin") : nil, dataGroups: groups)
-    }
+    /// Reads a chip directory written by `write` (see `ChipFiles.read(directory:)` for the names accepted).
+    public static func read(directory: String) throws -> ChipFiles { try ChipFiles.read(directory: directory) }
 }

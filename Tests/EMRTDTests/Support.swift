@@ -10,8 +10,8 @@ enum Samples {
 
     struct Missing: Error, CustomStringConvertible { let description: String }
 
-    static func path(_ relative: String) throws -> String {
-        let p = root.appendingPathComponent(relative).path
+    static func path(_ relative: String, under base: URL = root) throws -> String {
+        let p = base.appendingPathComponent(relative).path
         guard FileManager.default.fileExists(atPath: p) else {
             let why = "shared eMRTD sample not found at \(p)"
             if ProcessInfo.processInfo.environment["CI"] == "true" { throw Missing(description: why + " (CI requires ../shared/testdata)") }
@@ -19,6 +19,9 @@ enum Samples {
         }
         return p
     }
+
+    /// A file under ../shared/testdata (not only emrtd/).
+    static func testdata(_ relative: String) throws -> String { try path(relative, under: root.deletingLastPathComponent()) }
 
     static func bytes(_ relative: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: try path(relative)))) }
 
