@@ -13,6 +13,11 @@ public struct CapturedChip: Sendable, Equatable {
     }
 }
 
+extension CapturedChip {
+    /// The files as the document step's `chip` payload (base64).
+    public var payload: ChipFilesPayload { ChipFilesPayload(sod: sod, com: com, dataGroups: dataGroups) }
+}
+
 /// Reads the document's chip after the page capture, when the document has one. On a phone: the app's NFC
 /// stack (ISO 14443 / ISO 7816 with BAC or PACE, keyed from the MRZ); on Linux: files. Returns nil when
 /// there is no chip to read (the document step then goes on with the page images alone).
