@@ -105,7 +105,7 @@ public struct RevocationEvidence: Codable, Sendable, Equatable {
     public var crlNextUpdate: Date?
     /// nextUpdate has passed at the checking time.
     public var crlStale: Bool?
-    /// CRLs with the CSCA's name whose signature does not verify (ignored).
+    /// CRLs with the CSCA's name whose signature no trusted key of that CSCA verifies (ignored).
     public var rejectedRevocationLists: Int
 }
 
@@ -228,7 +228,10 @@ public enum PassiveAuthentication {
             return RevocationEvidence(outcome: .notChecked, revocationDate: nil, crlThisUpdate: nil, crlNextUpdate: nil, crlStale: nil, rejectedRevocationLists: 0)
         }
         let named = trust.crls.filter { $0.isIssuedByName(csca) }
-        let genuine = named.filter { $0.isSigned(by: csca) }
+        // A state signs its CRL with its current CSCA key (ICAO 9303-12 §7.1.4), which after a key rollover is not
+        // necessarily the key that issued this DSC: any trusted CSCA with the same name may have signed it.
+        let keys = [csca] + trust.cscas.filter { $0.hasSameSubject(csca) && $0.fingerprint != csca.fingerprint }
+        let genuine = named.filter { crl in keys.contains { crl.isSigned(by: $0) } }
         let rejected = named.count - genuine.count
         guard let crl = genuine.max(by: { ($0.thisUpdate ?? .distantPast) < ($1.thisUpdate ?? .distantPast) }) else {
             return RevocationEvidence(outcome: .noRevocationList, revocationDate: nil, crlThisUpdate: nil, crlNextUpdate: nil, crlStale: nil, rejectedRevocationLists: rejected)

@@ -87,6 +87,37 @@ final class SpecimenChipTests: XCTestCase {
         }
     }
 
+    /// CRLs: one signed by the impostor key under the CSCA's name is rejected (and counted); after a key rollover
+    /// a CRL signed by the CSCA's new key still revokes a DSC the old key issued.
+    func testRevocationListsAreAuthenticatedByTheCSCAsKeys() throws {
+        let pki = try Self.pki.get()
+        let files = try SpecimenChip.make(mrzLines: mrz, face: try Self.face(tint: 0), swappedFace: try Self.face(tint: 1), pki: pki,
+                                          variant: .revokedDocumentSigner)
+        let impostorKey = try SigningKey.ec(curve: "brainpoolP384r1", seed: "OpenIDV test PKI 7 impostor csca")
+        let forged = try RevocationList.issue(issuer: pki.impostorCSCA, key: impostorKey, revoked: [], revocationDate: TestPKI.day("2025-01-01"),
+                                              thisUpdate: TestPKI.day("2025-07-01"), nextUpdate: TestPKI.day("2045-01-01"))
+        var t = CSCATrust()
+        t.add(try TrustMaterial(pki.csca.der))
+        t.add(try TrustMaterial(forged.der))
+        let r1 = PassiveAuthentication.checkRevocation(pki.revokedDocumentSigner, csca: pki.csca, trust: t, at: Samples.day("2026-01-01"))
+        XCTAssertEqual(r1.outcome, .noRevocationList)
+        XCTAssertEqual(r1.rejectedRevocationLists, 1)
+        // Rollover: a new CSCA key under the same name signs the CRL.
+        let newKey = try SigningKey.ec(curve: "brainpoolP384r1", seed: "rollover")
+        let newCSCA = try Certificate.issue(subject: TestPKI.cscaName, serial: [0x02], notBefore: TestPKI.day("2024-01-01"),
+                                            notAfter: TestPKI.day("2050-01-01"), isCA: true, keyUsage: ["keyCertSign", "cRLSign"], key: newKey, issuer: nil)
+        let crl = try RevocationList.issue(issuer: newCSCA, key: newKey, revoked: [pki.revokedDocumentSigner], revocationDate: TestPKI.day("2025-02-01"),
+                                           thisUpdate: TestPKI.day("2025-08-01"), nextUpdate: TestPKI.day("2045-01-01"))
+        t.add(try TrustMaterial(newCSCA.der))
+        t.add(try TrustMaterial(crl.der))
+        let pa = try ChipReader(trust: t).read(files, at: Samples.day("2026-01-01")).passiveAuthentication
+        XCTAssertEqual(pa.chain.csca?.fingerprint, pki.csca.fingerprint)
+        XCTAssertEqual(pa.revocation.outcome, .revoked)
+        XCTAssertEqual(pa.revocation.revocationDate, TestPKI.day("2025-02-01"))
+        XCTAssertEqual(pa.revocation.rejectedRevocationLists, 1)
+        XCTAssertEqual(pa.failures, [.documentSignerRevoked])
+    }
+
     func testSpecimenChipFilesRoundTripThroughADirectory() throws {
         let pki = try Self.pki.get()
         let files = try SpecimenChip.make(mrzLines: mrz, face: try Self.face(tint: 0), swappedFace: try Self.face(tint: 1), pki: pki, variant: .genuine)
