@@ -113,13 +113,14 @@ public struct TrustMaterial: Sendable {
             self.init(kind: .ldif, cscas: cscas, crls: crls, documentSigners: dscs, masterLists: lists)
             return
         }
-        if Self.pemLabel(bytes, "X509 CRL") {
-            self.init(kind: .crl, cscas: [], crls: [try Self.crl(bytes)], documentSigners: [], masterLists: [])
-            return
-        }
-        if Self.pemLabel(bytes, "CERTIFICATE") {
-            let certs = try Self.pemBlocks(bytes, "CERTIFICATE").map(Self.certificate)
-            self.init(certificates: certs)
+        let hasCerts = Self.pemLabel(bytes, "CERTIFICATE"), hasCRLs = Self.pemLabel(bytes, "X509 CRL")
+        if hasCerts || hasCRLs {
+            // A PEM bundle: every certificate and CRL block in it.
+            let certs = hasCerts ? try Self.pemBlocks(bytes, "CERTIFICATE").map(Self.certificate) : []
+            let crls = hasCRLs ? try Self.pemBlocks(bytes, "X509 CRL").map(Self.crl) : []
+            let cas = certs.filter(Self.isCA), others = certs.filter { !Self.isCA($0) }
+            let kind: TrustMaterialKind = !cas.isEmpty ? .cscaCertificate : !others.isEmpty ? .documentSignerCertificate : .crl
+            self.init(kind: kind, cscas: cas, crls: crls, documentSigners: others, masterLists: [])
             return
         }
         if let cms = try? SignedData(bytes) {
@@ -180,7 +181,8 @@ public struct TrustMaterial: Sendable {
         return head.hasPrefix("dn:") || head.hasPrefix("version:") || head.contains("\ndn:")
     }
     static func pemLabel(_ b: [UInt8], _ label: String) -> Bool {
-        String(decoding: b.prefix(8192), as: UTF8.self).contains("-----BEGIN \(label)-----")
+        guard b.first == UInt8(ascii: "-") || b.prefix(64).allSatisfy({ $0 < 0x80 }) else { return false }
+        return String(decoding: b, as: UTF8.self).contains("-----BEGIN \(label)-----")
     }
     /// Each PEM block with `label`, re-encoded as its own PEM text.
     static func pemBlocks(_ b: [UInt8], _ label: String) throws -> [[UInt8]] {

@@ -179,6 +179,13 @@ final class SpecimenChipTests: XCTestCase {
         // PEM certificates and CRLs are read too; a non-CA certificate is a document signer, not a CSCA.
         let pem = "-----BEGIN CERTIFICATE-----\n" + Data(pki.documentSigner.der).base64EncodedString(options: .lineLength64Characters) + "\n-----END CERTIFICATE-----\n"
         XCTAssertEqual(try TrustMaterial(Array(pem.utf8)).kind, .documentSignerCertificate)
+        func pemBlock(_ label: String, _ der: [UInt8]) -> String {
+            "-----BEGIN \(label)-----\n" + Data(der).base64EncodedString(options: .lineLength64Characters) + "\n-----END \(label)-----\n"
+        }
+        let bundle = try TrustMaterial(Array((pemBlock("CERTIFICATE", pki.csca.der) + pemBlock("X509 CRL", pki.crl.der)
+                                               + pemBlock("CERTIFICATE", pki.documentSigner.der)).utf8))
+        XCTAssertEqual([bundle.cscas.count, bundle.crls.count, bundle.documentSigners.count], [1, 1, 1])
+        XCTAssertEqual(bundle.kind, .cscaCertificate)
         XCTAssertThrowsError(try TrustMaterial(Array("hello".utf8))) { e in
             guard case .unreadable = e as? TrustError else { return XCTFail("\(e)") }
         }
