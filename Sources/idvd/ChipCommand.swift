@@ -1,6 +1,7 @@
 import DocumentReader
 import EMRTD
 import FaceKit
+import Imaging
 import Foundation
 
 extension Command {
@@ -86,7 +87,7 @@ extension Command {
         do { report = try ChipReader(trust: trustStore).read(files, at: at ?? Date(), printedMRZ: mrz) } catch let e as LDSError {
             throw CLIError(e.description)
         }
-        let chipImage: FaceKit.Image?
+        let chipImage: Imaging.Image?
         do { chipImage = try report.portrait.map(ChipPortrait.image) } catch { throw CLIError("DG2 portrait: \(error)") }
         if let pageReport {
             pageView = try ChipPageComparison.compare(chip: chipImage, pagePortraitJPEG: pageReport.portraitJPEG,
@@ -107,7 +108,7 @@ extension Command {
 /// The chip portrait (DG2's first face) as a FaceKit image: JPEG through the project's decoder, JPEG 2000 through OpenJPEG.
 enum ChipPortrait {
     /// `image` on a mid-grey canvas 50 % larger in each dimension, centred.
-    static func padded(_ image: FaceKit.Image) throws -> FaceKit.Image {
+    static func padded(_ image: Imaging.Image) throws -> Imaging.Image {
         let rgb = image.rgb()
         let w = image.width * 3 / 2, h = image.height * 3 / 2, x0 = (w - image.width) / 2, y0 = (h - image.height) / 2
         var px = [UInt8](repeating: 128, count: w * h * 3)
@@ -117,15 +118,15 @@ enum ChipPortrait {
                 px.replaceSubrange(d..<d + image.width * 3, with: src[s..<s + image.width * 3])
             }
         }
-        return try FaceKit.Image(rgb: px, width: w, height: h)
+        return try Imaging.Image(rgb: px, width: w, height: h)
     }
 
-    static func image(_ face: DG2.Face) throws -> FaceKit.Image {
+    static func image(_ face: DG2.Face) throws -> Imaging.Image {
         switch face.imageDataType {
-        case .jpeg: return try FaceKit.Image(data: Data(face.imageData))
+        case .jpeg: return try Imaging.Image(data: Data(face.imageData))
         case .jpeg2000:
             let p = try JPEG2000.decode(face.imageData)
-            return try FaceKit.Image(pixels: p.pixels, width: p.width, height: p.height, format: p.channels == 3 ? .rgb : .gray)
+            return try Imaging.Image(pixels: p.pixels, width: p.width, height: p.height, format: p.channels == 3 ? .rgb : .gray)
         }
     }
 }
@@ -140,16 +141,16 @@ struct ChipPageComparison: Encodable {
     let portraitDistance: Double?
     let portraitSimilarity: Double?
 
-    static func compare(chip: FaceKit.Image?, pagePortraitJPEG: Data?, printedMRZ: [String]?) throws -> ChipPageComparison {
+    static func compare(chip: Imaging.Image?, pagePortraitJPEG: Data?, printedMRZ: [String]?) throws -> ChipPageComparison {
         let engine = try FaceEngine.shared()
         let options = AnalysisOptions(landmarks68: false)
-        func descriptor(_ image: FaceKit.Image?) throws -> [Float]? {
+        func descriptor(_ image: Imaging.Image?) throws -> [Float]? {
             guard let image else { return nil }
             // A chip or page portrait is all face: a grey margin gives the detector's window room around it.
             return try engine.analyze(try ChipPortrait.padded(image), options: options).max { $0.box.width * $0.box.height < $1.box.width * $1.box.height }?.embedding
         }
         let a = try descriptor(chip)
-        let b = try descriptor(try pagePortraitJPEG.map { try FaceKit.Image(data: $0) })
+        let b = try descriptor(try pagePortraitJPEG.map { try Imaging.Image(data: $0) })
         var distance: Double?, similarity: Double?
         if let a, let b {
             let c = try FaceMatcher.compare(a, b)

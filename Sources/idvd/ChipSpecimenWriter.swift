@@ -1,6 +1,7 @@
 import DocumentReader
 import EMRTD
-import FaceKit
+import IDVTools
+import Imaging
 import Foundation
 
 /// `idvd specimen --chip`: the chip files of each specimen document, their tampered variants, and the test PKI.
@@ -38,7 +39,7 @@ struct ChipSpecimenWriter {
 
     func face(_ rgb: RGBImage) throws -> SpecimenChip.Face {
         if jpeg {
-            let data = try FaceKit.Image(rgb: rgb.pixels, width: rgb.width, height: rgb.height).jpegData(quality: 90)
+            let data = try Imaging.Image(rgb: rgb.pixels, width: rgb.width, height: rgb.height).jpegData(quality: 90)
             return SpecimenChip.Face(image: [UInt8](data), type: .jpeg, width: rgb.width, height: rgb.height)
         }
         let j2k = try JPEG2000.encode(PortraitPixels(width: rgb.width, height: rgb.height, channels: 3, pixels: rgb.pixels), ratio: 12)
