@@ -53,10 +53,12 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-O"])]),
 
         // MARK: Server
+        // The hosted verification page: HTML, CSS and JavaScript modules as resources (no build step).
+        .target(name: "IDVWeb", resources: [.copy("Assets")]),
         .target(
             name: "IDVServer",
             dependencies: [
-                "IDVCore", "MRZ", "FaceKit", "DocumentReader",
+                "IDVCore", "MRZ", "FaceKit", "DocumentReader", "IDVWeb",
                 "CMicroHTTPD", "CSQLite", "CSodium", "CPostgres",
             ]
         ),
@@ -73,6 +75,9 @@ let package = Package(
         .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit"]),
         .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore", "idvd"]),
         .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore", "IDVServer", "idvd", "idv"]),
+        // The hosted page: its assets and routes, verification links, and every flow in headless
+        // Chromium with a fake camera (Tests/IDVWebTests/browser, driven by Selenium).
+        .testTarget(name: "IDVWebTests", dependencies: ["IDVWeb", "IDVServer", "IDVCore", "CSQLite", "idvd"], exclude: ["browser"]),
     ],
     cxxLanguageStandard: .cxx17
 )
