@@ -41,7 +41,7 @@ import Foundation
 /// | 1031 | `noDocumentFound` | no machine-readable zone was found in the images |
 /// | 1032 | `noFaceFound` | no face was found where one was required |
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
-/// | 1034 | `linkInvalid` | the verification link is unknown, expired or already used |
+/// | 1040 | `linkInvalid` | the verification link is unknown, expired or already used |
 public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case none = 0
     case idvCancelledByUser = 146
@@ -79,7 +79,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case noDocumentFound = 1031
     case noFaceFound = 1032
     case workflowUnavailable = 1033
-    case linkInvalid = 1034
+    case linkInvalid = 1040
 
     /// The default human-readable message for the code.
     public var message: String {

@@ -46,7 +46,7 @@ public struct WireLinkInfo: Codable, Equatable, Sendable {
 
 /// Answer of `POST /v1/links/redeem` (201): a ``WireEnvelope`` for the new session — the token,
 /// only here — plus the link's ``WireLinkInfo``. A refusal is a plain envelope with `error`
-/// (1034 `linkInvalid`: unknown, expired or used; nothing changed).
+/// (1040 `linkInvalid`: unknown, expired or used; nothing changed).
 public struct WireLinkRedemption: Codable, Equatable, Sendable {
     public var requestID: String
     public var session: WireSession?

@@ -120,8 +120,8 @@ final class BrowserFlowTests: XCTestCase {
     /// Offline while answering: the screen stays, says so, and goes on when the connection is back.
     func testNetworkLossIsToldAndRecovered() throws { try scenario("network_lost") }
 
-    /// Camera permission denied, and a scene too dark: plain words, and the flow ends cleanly.
-    func testCameraDeniedAndTooDark() throws { try scenario("camera_problems") }
+    /// A scene too dark, camera permission denied, no camera: plain words, and the flow ends cleanly.
+    func testCameraDeniedNoCameraAndTooDark() throws { try scenario("camera_problems") }
 
     /// Expired and unknown links end on a plain explanation; the refusal is audited.
     func testExpiredLink() throws { try scenario("expired_link") }

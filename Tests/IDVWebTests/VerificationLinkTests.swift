@@ -100,7 +100,7 @@ final class VerificationLinkTests: XCTestCase {
         // Single use: every later redemption is refused, changing nothing.
         let again = try redeem(http, token)
         XCTAssertEqual(again.status, 410)
-        XCTAssertEqual(again.body["error"]?["long_error_code"], 1034)
+        XCTAssertEqual(again.body["error"]?["long_error_code"], 1040)
         XCTAssertEqual(again.body["error"]?["error_string"], "This verification link was already used")
         XCTAssertNil(again.body["session"] ?? nil)
 
@@ -124,7 +124,7 @@ final class VerificationLinkTests: XCTestCase {
         let http = server.http()
         let expired = try redeem(http, token)
         XCTAssertEqual(expired.status, 410)
-        XCTAssertEqual(expired.body["error"]?["long_error_code"], 1034)
+        XCTAssertEqual(expired.body["error"]?["long_error_code"], 1040)
         XCTAssertEqual(expired.body["error"]?["error_string"], "This verification link has expired")
         XCTAssertTrue(try server.auditActions().contains { $0["action"] == "link.refused" && $0["details"]?["reason"] == "expired" })
 
@@ -132,7 +132,7 @@ final class VerificationLinkTests: XCTestCase {
         XCTAssertEqual(unknown.status, 410)
         XCTAssertEqual(unknown.body["error"]?["error_string"], "This verification link is not valid")
         for bad in ["", "short", String(repeating: "x", count: 200), "has space in it xxxxxxxxxxxxxxxxxxxxxx", "ünïcödé-ünïcödé-ünïcödé"] {
-            XCTAssertEqual(try redeem(http, bad).body["error"]?["long_error_code"], 1034, bad)
+            XCTAssertEqual(try redeem(http, bad).body["error"]?["long_error_code"], 1040, bad)
         }
         for body in ["", "[]", "{}", "{\"link\": 5}", "not json"] {
             let r = try http.request("POST", WireLinks.redeemPath, body: Data(body.utf8))

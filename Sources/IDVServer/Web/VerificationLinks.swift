@@ -208,7 +208,7 @@ extension FlowEngine {
     /// its `getUser` with the link's user, so the answer is the next challenge for that user
     /// (`getActivationCode`, or `getPassword` — a link names the user, it does not log them in).
     /// Audits `link.redeemed` (link id, flow) or `link.refused` (link id, reason `used`/`expired`).
-    /// Throws 1034 ``IDVErrorCode/linkInvalid`` — unknown, expired or used; nothing changed.
+    /// Throws 1040 ``IDVErrorCode/linkInvalid`` — unknown, expired or used; nothing changed.
     public func redeemLink(_ token: String, requestID: String) throws -> WireLinkRedemption {
         guard let links = store as? VerificationLinkStore else { throw IDVError(.notFound, "this server keeps no verification links") }
         guard (16...128).contains(token.count), token.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }),

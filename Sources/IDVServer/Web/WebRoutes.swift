@@ -50,7 +50,7 @@ enum WebRoutes {
                 assetResponse(assets, enabled: enabled, name: req.pathParameters["asset"] ?? "", requestID: req.requestID)
             },
             Route("POST", WireLinks.redeemPath, operationID: "redeemLink",
-                  summary: "Redeem a verification link: starts a session for the link's user (token only here) and answers getUser; 1034 when unknown, expired or used",
+                  summary: "Redeem a verification link: starts a session for the link's user (token only here) and answers getUser; 1040 when unknown, expired or used",
                   request: "WireLinkRedeem", response: "WireLinkRedemption") { req in
                 do {
                     let body = try IDVServerApp.decode(WireLinkRedeem.self, req.body)

@@ -179,7 +179,6 @@ class Controller {
     const base = { outcome, event: ev.name, statusCode, errorCode, reference: p.idv_audit_info?.idv_audit_transaction_id };
     const failureText = () => [ev.status?.status_message && ![0, 100].includes(statusCode) ? ev.status.status_message : null,
       errorCode ? codeWords(errorCode, ev.error?.error_string) : null].filter(Boolean);
-    saved.update({ linkDone: !!saved.read().linkFlowStarted });
     switch (ev.name) {
       case Event.onUserLoggedIn: this.loggedIn = true; return this.afterLogin(ev);
       case Event.onAuthStateReset: return S.home(this);

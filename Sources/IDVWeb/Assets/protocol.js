@@ -66,7 +66,7 @@ export const Flow = {
 // Error codes the page acts on (IDVCore Codes.swift).
 export const Code = {
   none: 0, idvCancelledByUser: 146, userCancelled: 240, malformedRequest: 1001, wrongChallenge: 1002, sessionExpired: 1003,
-  unauthenticated: 1004, replayedAnswer: 1005, attemptsExhausted: 1010, flowInProgress: 1022, linkInvalid: 1034,
+  unauthenticated: 1004, replayedAnswer: 1005, attemptsExhausted: 1010, flowInProgress: 1022, linkInvalid: 1040,
 };
 
 // The seeds' dual validation: success is error 0 and status 100 (or 0).

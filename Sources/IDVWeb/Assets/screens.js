@@ -143,8 +143,13 @@ export function documentCapture(ctl, ch) {
   async function shoot() {
     captureBtn.disabled = true;
     const q = frameQuality(video);
-    const still = await takeStill(video);
-    current = { blob: still.blob, url: URL.createObjectURL(still.blob), quality: q.verdict };
+    try {
+      const still = await takeStill(video);
+      current = { blob: still.blob, url: URL.createObjectURL(still.blob), quality: q.verdict };
+    } catch (e) {
+      cameraProblem(ctl, e, () => { captureBtn.disabled = false; });
+      return;
+    }
     showReview();
   }
 

@@ -342,7 +342,7 @@ export const W = {
     1031: 'We could not read the document. Make sure the whole photo page is in the frame, flat, sharp and without glare — including the two lines of letters and <<< at the bottom.',
     1032: 'We could not see a face. Make sure your face is in the frame and well lit.',
     1033: 'Identity verification is not available right now. Please try again later.',
-    1034: 'This verification link is not valid.',
+    1040: 'This verification link is not valid.',
     default: 'Something went wrong. Please try again.',
   },
   // Status messages that are verdict keywords (WORKFLOWS.md §1), in plain words.

@@ -43,6 +43,7 @@ try:
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 except ImportError as e:  # pragma: no cover - reported to the XCTest
     print(json.dumps({'environment': f'selenium is not importable: {e}'}))
     sys.exit(2)
@@ -244,6 +245,7 @@ class Browser:
         """Waits until screen `name` is shown and idle; screenshots it (phone, or desktop too)."""
         self.wait(lambda: self.current() == [name, None] or self.current() == [name, 'false'], timeout, f'screen {name}')
         self.screens_seen.append(name)
+        self.check_accessible(name)
         if shot:
             self.shot(name)
             if desktop:
@@ -252,6 +254,25 @@ class Browser:
                 self.shot(name + '-desktop')
                 self.phone()
         return self.section()
+
+    A11Y = r'''
+        const s = document.querySelector('#app > [data-screen]');
+        const problems = [];
+        const visible = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+        if (s.querySelectorAll('h1').length !== 1) problems.push('not exactly one h1');
+        const h = document.getElementById(s.getAttribute('aria-labelledby') || '');
+        if (!h || h.tagName !== 'H1') problems.push('section not labelled by its h1');
+        for (const b of s.querySelectorAll('button')) if (visible(b) && !(b.textContent.trim() || b.getAttribute('aria-label'))) problems.push('button without a name');
+        for (const i of s.querySelectorAll('input')) if (!i.labels || i.labels.length === 0) problems.push('input without a label: ' + i.name);
+        for (const i of s.querySelectorAll('img')) if (!i.hasAttribute('alt')) problems.push('img without alt');
+        for (const v of s.querySelectorAll('video')) if (!v.getAttribute('aria-label')) problems.push('video without a label');
+        if (!document.getElementById('status-region') || !document.getElementById('alert-region')) problems.push('no live regions');
+        return problems;'''
+
+    def check_accessible(self, name):
+        """Every screen: one h1 labelling it, named buttons, labelled inputs, alt texts, live regions."""
+        problems = self.js(self.A11Y)
+        check(not problems, f'screen {name}: {problems}')
 
     def section(self):
         return self.d.find_element(By.CSS_SELECTOR, '#app > [data-screen]')
@@ -352,13 +373,14 @@ def capture_selfie(b):
 
 
 def login(b, user):
+    """Signs in with the keyboard only: the field has focus, Enter submits."""
     b.open('/verify/')
     b.screen('check-user')
-    b.fill('input[name=username]', user)
-    b.click('confirm')
+    check(b.js("return document.activeElement?.name") == 'username', 'the user ID field has focus')
+    b.d.switch_to.active_element.send_keys(user + Keys.ENTER)
     b.screen('verify-password')
-    b.fill('input[type=password]', PASSWORD)
-    b.click('confirm')
+    check(b.js("return document.activeElement?.type") == 'password', 'the password field has focus')
+    b.d.switch_to.active_element.send_keys(PASSWORD + Keys.ENTER)
     b.screen('home')
 
 
@@ -606,7 +628,7 @@ def scenario_network_lost(ctx):
 
 
 def scenario_camera_problems(ctx):
-    """Camera permission denied, and a dark scene: plain words, and the flow can still be left cleanly."""
+    """A dark scene, camera permission denied, no camera: plain words, and the flow can still be left cleanly."""
     srv, media = ctx.server(), ctx.media
     activate_without_idv(srv, 'katie')
     # Too dark: the hint says so before the shot.
@@ -637,6 +659,20 @@ def scenario_camera_problems(ctx):
     b.click('cancel')
     result(b, 'cancelled')
     check(b.attr('data-error-code') == '240', 'cancel with a denied camera ends the flow with 240')
+    b.assert_clean()
+    b.quit()
+    # No camera at all (no fake device in a headless browser): NotFoundError, told as such.
+    b = ctx.browser(srv, fake_device=False)
+    login(b, 'katie')
+    b.click('start-flow', '[data-flow="idv.postlogin.document_scan"]')
+    b.screen('document-start', shot=False)
+    b.click('confirm')
+    b.screen('document-capture', shot=False)
+    b.wait(lambda: b.attr('data-camera-error') == 'notFound', 20, 'the no-camera notice')
+    check('could not find a camera' in b.text(), f'plain words for no camera: {b.text()!r}')
+    b.shot('document-capture-no-camera')
+    b.click('cancel')
+    result(b, 'cancelled', shot=False)
     b.assert_clean()
 
 
