@@ -160,12 +160,12 @@ export function documentCapture(ctl, ch) {
     const canAdd = index === 0 && maxPages > 1;
     const add = canAdd ? button(W.documentCapture.addPage, 'add-page', () => { pages.push(current); current = null; title.dataset.page = '1'; title.textContent = W.documentCapture.title(1); showLive(); }) : null;
     const send = button(index === 0 ? W.documentCapture.usePhoto : W.documentCapture.sendPages(index + 1), 'confirm', () => upload(send), { primary: true });
-    review.replaceChildren(
+    review.replaceChildren(...[
       h('h2', {}, W.documentCapture.reviewTitle),
       h('p', {}, W.documentCapture.reviewSubtitle),
       current.quality !== 'good' ? notice('warning', W.hint[current.quality]) : null,
       h('div', { class: 'shots' }, ...pages.map((p, i) => image(p.url, W.documentCapture.shotAlt(i), 'shot')), image(current.url, W.documentCapture.shotAlt(index), 'shot')),
-      actions(retake, add, send));
+      actions(retake, add, send)].filter(Boolean));
     review.hidden = false;
     send.focus();
     announce(W.documentCapture.reviewTitle);

@@ -267,6 +267,8 @@ class Browser:
         for (const i of s.querySelectorAll('img')) if (!i.hasAttribute('alt')) problems.push('img without alt');
         for (const v of s.querySelectorAll('video')) if (!v.getAttribute('aria-label')) problems.push('video without a label');
         if (!document.getElementById('status-region') || !document.getElementById('alert-region')) problems.push('no live regions');
+        const shown = s.innerText;
+        for (const junk of [/\bnull\b/, /\bundefined\b/, /\[object /, /\bNaN\b/]) if (junk.test(shown)) problems.push('stray text ' + junk);
         return problems;'''
 
     def check_accessible(self, name):
@@ -353,6 +355,7 @@ def capture_document(b):
     b.shot('document-capture')
     b.click('capture')
     b.wait(lambda: b.js("return !document.querySelector('.review').hidden"), 10, 'the review of the shot')
+    b.check_accessible('document-capture (review)')
     b.shot('document-capture-review')
     b.click('confirm')
 
@@ -483,12 +486,22 @@ def scenario_postlogin(ctx):
     check('Reference: txn_' in b.text(), 'KYC result shows the transaction reference')
     done(b)
 
-    # Additional document scan: one page, then its seed-003 result.
+    # Additional document scan with two pages (front, then "Add the back page"), then its seed-003 result.
     b.click('start-flow', '[data-flow="idv.postlogin.document_scan"]')
     b.screen('document-start')
     b.use_camera(media.doc)
     b.click('confirm')
-    capture_document(b)
+    b.screen('document-capture', shot=False)
+    b.wait(lambda: b.js("return document.querySelector('.hint')?.dataset.hint") == 'good', 20, 'the hint to say good')
+    b.click('capture')
+    b.wait(lambda: b.js("return !document.querySelector('.review').hidden"), 10, 'the review of the front')
+    b.click('add-page')
+    b.wait(lambda: b.js("return document.querySelector('.page-label')?.dataset.page") == '1', 10, 'the back-page step')
+    b.click('capture')
+    b.wait(lambda: b.js("return document.querySelectorAll('.review img.shot').length") == 2, 10, 'the review of both pages')
+    b.check_accessible('document-capture (two pages)')
+    b.shot('document-capture-two-pages')
+    b.click('confirm')
     result(b, 'success')
     check(b.attr('data-event') == 'onIDVAdditionalDocumentScan', 'document scan result event')
     check(SPECIMEN_DOCUMENT_NUMBER in b.text(), 'the scan result lists the identity data')
@@ -677,7 +690,8 @@ def scenario_camera_problems(ctx):
 
 
 def scenario_expired_link(ctx):
-    """An expired link ends on a plain explanation and is audited; an unknown one too."""
+    """An expired link ends on a plain explanation and is audited; an unknown one too; an idle
+    session that expired starts over, saying so."""
     srv = ctx.server()
     srv.create_user('katie')
     link = srv.admin('create-link', 'katie', '--ttl', '1')
@@ -691,6 +705,17 @@ def scenario_expired_link(ctx):
     b.open('/verify/#link=' + 'A' * 43)
     result(b, 'failure', shot=False)
     check('not valid' in b.text(), f'an unknown link: {b.text()!r}')
+    b.assert_clean()
+    b.quit()
+    # A session left idle past session.idle_seconds: the next step says it expired and starts over.
+    idle = ctx.server({'session.idle_seconds': '3'})
+    activate_without_idv(idle, 'amy')
+    b = ctx.browser(idle)
+    login(b, 'amy')
+    time.sleep(4)
+    b.click('start-flow', '[data-flow="idv.template_status"]')
+    b.screen('check-user')
+    check('expired' in b.text(), f'the page says the session expired: {b.text()!r}')
     b.assert_clean()
 
 
