@@ -15,14 +15,14 @@ public enum WireLinks {
     /// The fragment key of the page URL: `/verify/#link=TOKEN`.
     public static let fragmentKey = "link"
     /// The flow a link names when none is given: activation for a user pending activation,
-    /// post-login KYC for an active one (registry names, docs/WORKFLOWS.md).
-    public static let activationFlow = "idv.activation"
-    public static let defaultPostLoginFlow = "idv.postlogin.kyc"
+    /// post-login KYC for an active one (``FlowName``, docs/WORKFLOWS.md).
+    public static let activationFlow = FlowName.activation
+    public static let defaultPostLoginFlow = FlowName.kyc
     /// Flows a link may name: activation (with IDV when the user's activation requires it) and
     /// every client-startable post-login flow of the IDV workflow engine.
     public static let flows = [
-        activationFlow, "idv.postlogin.kyc", "idv.postlogin.document_scan", "idv.postlogin.server_biometric",
-        "idv.postlogin.optin", "idv.postlogin.optout", "idv.template_status",
+        FlowName.activation, FlowName.kyc, FlowName.documentScan, FlowName.serverBiometric,
+        FlowName.optIn, FlowName.optOut, FlowName.templateStatus,
     ]
 }
 

@@ -1,7 +1,10 @@
 import CSQLite
 import Foundation
 import IDVCore
-import IDVServer
+import IDVCrypto
+import IDVEngine
+import IDVHTTP
+import IDVTools
 import XCTest
 
 /// `idvd admin create-link` and `POST /v1/links/redeem` against a real server: single use,

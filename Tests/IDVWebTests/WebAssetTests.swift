@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
-import IDVServer
+import IDVEngine
+import IDVHTTP
+import IDVTools
 import IDVWeb
 import XCTest
 
@@ -153,6 +155,12 @@ final class WebAssetTests: XCTestCase {
                       WireName.onIDVServerBiometricAuthenticationResult, WireName.onIDVBiometricOptInStatus, WireName.onIDVBiometricOptOutStatus]
         for n in challenges + events { XCTAssertEqual(value(n), n, "protocol.js lacks \(n)") }
         XCTAssertTrue(js.contains("new Set([Challenge.uploadIDVDocumentPages, Challenge.uploadIDVSelfieFrames])"))
+        XCTAssertEqual(WireName.uploadChallenges, [WireName.uploadIDVDocumentPages, WireName.uploadIDVSelfieFrames], "protocol.js's upload set")
+        for (k, flow) in [("activation", FlowName.activation), ("kyc", FlowName.kyc), ("documentScan", FlowName.documentScan),
+                          ("serverBiometric", FlowName.serverBiometric), ("templateStatus", FlowName.templateStatus),
+                          ("optIn", FlowName.optIn), ("optOut", FlowName.optOut)] {
+            XCTAssertEqual(value(k), flow, "protocol.js Flow.\(k)")
+        }
         XCTAssertEqual(value("redeemLink"), WireLinks.redeemPath)
         for (k, path) in [("sessions", "/v1/sessions"), ("session", "/v1/session"), ("answer", "/v1/session/answer"), ("upload", "/v1/session/upload"),
                           ("reset", "/v1/session/reset"), ("logoff", "/v1/session/logoff"), ("flows", "/v1/flows/")] {

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
-import IDVServer
+import IDVEngine
+import IDVHTTP
+import IDVTools
 import XCTest
 
 /// Paths of the package, its fixtures and the `idvd` that `swift test` built.

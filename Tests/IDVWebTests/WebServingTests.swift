@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
-import IDVServer
+import IDVEngine
+import IDVHTTP
+import IDVTools
 import IDVWeb
 import XCTest
 
