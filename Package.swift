@@ -79,7 +79,9 @@ let package = Package(
         // libsodium behind the engine's EngineCrypto and Vault.
         .target(name: "IDVCrypto", dependencies: ["IDVEngine", "CSodium"]),
         .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CSQLite"]),
-        .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "CMicroHTTPD"]),
+        // The hosted verification page: HTML, CSS and JavaScript modules as resources (no build step).
+        .target(name: "IDVWeb", resources: [.copy("Assets")]),
+        .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "IDVWeb", "CMicroHTTPD"]),
         // FaceKit and DocumentReader behind the engine's analyser protocols.
         .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging"]),
         // The one composition root: serve, admin, offline tools, benchmarks.
@@ -110,6 +112,11 @@ let package = Package(
         .testTarget(name: "IDVKitTests", dependencies: [
             "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "idvd", "idv",
         ]),
+        // The hosted page: its assets and routes, verification links, and every flow in headless
+        // Chromium with a fake camera (Tests/IDVWebTests/browser, driven by Selenium).
+        .testTarget(name: "IDVWebTests", dependencies: [
+            "IDVWeb", "IDVHTTP", "IDVEngine", "IDVCore", "IDVCrypto", "IDVTools", "CSQLite", "idvd",
+        ], exclude: ["browser"]),
     ],
     cxxLanguageStandard: .cxx17
 )
