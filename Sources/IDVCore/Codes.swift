@@ -42,6 +42,7 @@ import Foundation
 /// | 1032 | `noFaceFound` | no face was found where one was required |
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
 /// | 1034 | `callbackNotImplemented` | the app does not implement a callback the running flow needs (IDVKit) |
+/// | 1040 | `linkInvalid` | the verification link is unknown, expired or already used |
 public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case none = 0
     case idvCancelledByUser = 146
@@ -80,6 +81,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case noFaceFound = 1032
     case workflowUnavailable = 1033
     case callbackNotImplemented = 1034
+    case linkInvalid = 1040
 
     /// The default human-readable message for the code.
     public var message: String {
@@ -121,6 +123,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .noFaceFound: return "No face was found"
         case .workflowUnavailable: return "The identity verification workflow is not available"
         case .callbackNotImplemented: return "The app does not implement a callback the flow needs"
+        case .linkInvalid: return "The verification link is not valid: it is unknown, has expired or was already used"
         }
     }
 
@@ -131,7 +134,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .idvCancelledByUser, .userCancelled: return .cancelled
         case .malformedRequest, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument: return .request
         case .sessionExpired, .unauthenticated, .userLocked, .invalidActivationCode, .activationCodeExpired,
-             .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid: return .authentication
+             .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid, .linkInvalid: return .authentication
         case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
              .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable: return .flow
