@@ -7,6 +7,7 @@ import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
 import XCTest
+import IDVTestSupport
 
 /// Seeds 000 (KYC), 003 (additional document scan), 001 (server biometric authentication) and
 /// 004 (template opt-in / opt-out) over HTTP on loopback.
@@ -175,7 +176,7 @@ final class WorkflowPostLoginTests: XCTestCase {
         let e2 = try XCTUnwrap(try api.scanDocument(try TestImages.expiredPassportPage()).event)
         let d2 = try e2.payload.decode(AdditionalDocumentScanDetails.self)
         XCTAssertEqual(d2.documentStatus.overallDocumentStatus, .error)
-        XCTAssertTrue(d2.documentStatus.errorList.contains("Document expired"))
+        XCTAssertTrue(d2.documentStatus.errorList.contains("The document has expired (2015-01-01)."), "\(d2.documentStatus.errorList)")
         XCTAssertEqual(e2.status.statusCode, 400)
         let scans = try server.store.documentScans(userID: "pia")
         XCTAssertEqual(scans.map(\.reason), ["Address proof", "Second ID"])
@@ -217,15 +218,7 @@ final class WorkflowPostLoginTests: XCTestCase {
     }
 
     /// Enrols a template for `api`'s user through the opt-in flow (password re-auth).
-    func optIn(_ api: API, frame: Data) throws -> WireEvent {
-        let pw = try XCTUnwrap(try api.startFlow("idv.postlogin.optin").challenge)
-        XCTAssertEqual(pw.name, "getPassword")
-        XCTAssertEqual(pw.challengeMode, 6)
-        XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
-        let fc = try XCTUnwrap(try api.captureSelfie(frame).challenge)
-        XCTAssertEqual(fc.name, "onIDVOptInCapturedFrameConfirmation")
-        return try XCTUnwrap(try api.answer(["status": 0]).event)
-    }
+    func optIn(_ api: API, frame: Data) throws -> WireEvent { try api.optIn(frame: frame) }
 
     func testServerBiometricMatchedNotMatchedLivenessFailedCancelAndLockout() throws {
         let server = try WorkflowServer(["idv.biometric_attempts": "3"])

@@ -374,14 +374,6 @@ public struct IDVFlow: Flow {
         return try services.vault.open(m.sealed, associatedData: VaultBinding.media(runID: f.runID, kind: kind))
     }
 
-    static func today(_ now: Int) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.dateFormat = "yyyy-MM-dd"
-        return f.string(from: Date(timeIntervalSince1970: TimeInterval(now)))
-    }
-
     func answerDocUpload(_ ctx: FlowContext, _ f: inout FlowFrame, _ a: WireAnswer) throws -> FlowStep {
         if try isCancel(a) { return try endFor(ctx, &f, .cancelled(preLogin: preLogin)) }
         guard let pagesJSON = a.payload["pages"]?.arrayValue, !pagesJSON.isEmpty else {
@@ -400,7 +392,7 @@ public struct IDVFlow: Flow {
             return askDocUpload(&f, error: e)
         }
         let needsPortrait = kind != .documentScan
-        let judged = policy.judge(doc, today: Self.today(ctx.now), needsPortrait: needsPortrait)
+        let judged = policy.judge(doc, today: WorkflowPolicy.utcDay(ctx.now), needsPortrait: needsPortrait)
         f.data["doc_status"] = .string(judged.status.rawValue)
         try auditStep(ctx, f, "document_read", ["result": .string(judged.status.rawValue), "attempt": .integer(int(f, "doc_attempts")),
                                                 "errors": .integer(judged.errors.count), "warnings": .integer(judged.warnings.count),
@@ -433,7 +425,7 @@ public struct IDVFlow: Flow {
 
     func answerDocConfirm(_ ctx: FlowContext, _ f: inout FlowFrame, _ a: WireAnswer) throws -> FlowStep {
         let ok = try confirm(a, "is_confirm")
-        if ok && str(f, "doc_status") != DocumentVerification.Status.invalid.rawValue {
+        if ok && str(f, "doc_status") != DocumentStatus.invalid.rawValue {
             try auditStep(ctx, f, "document_confirmed", ["result": .string(str(f, "doc_status") ?? "")])
             return askSelfieStart(ctx, &f)
         }
@@ -464,15 +456,37 @@ public struct IDVFlow: Flow {
         return pages
     }
 
+    /// The frame rate of a selfie upload: its `fps` (frames per second, a number in (0, 240]), nil
+    /// when the client sent none; 1001 when it is not such a number.
+    func framesPerSecond(_ a: WireAnswer) throws -> Double? {
+        guard let v = a.payload["fps"], !v.isNull else { return nil }
+        guard let fps = v.doubleValue, fps > 0, fps <= 240 else {
+            throw IDVError(.malformedRequest, "payload.fps must be a number of frames per second in (0, 240]")
+        }
+        return fps
+    }
+
+    /// The memo key of a selfie analysis: it names every input not fixed by the request — the
+    /// reference (a digest of the template or portrait) and the frame rate.
+    func selfieKey(_ ctx: FlowContext, _ reference: MatchReference, fps: Double?) -> String {
+        let digest: String
+        switch reference {
+        case let .template(t): digest = "template:" + Hex.encode(ctx.crypto.sha256(t.flatMap { f in withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) } }))
+        case let .portrait(p): digest = "portrait:" + Hex.encode(ctx.crypto.sha256(Array(p)))
+        case .none: digest = "none"
+        }
+        return "selfie-analysis:\(digest):\(fps.map { String($0) } ?? "default")"
+    }
+
     /// What the selfie is matched against; nil for server biometric authentication without a template.
-    func selfieReference(_ ctx: FlowContext, _ f: FlowFrame) throws -> SelfieReference? {
+    func selfieReference(_ ctx: FlowContext, _ f: FlowFrame) throws -> MatchReference? {
         let uid = try userID(f)
         switch kind {
         case .serverBiometric:
             guard let t = try store(ctx).biometricTemplate(userID: uid) else { return nil }
             return .template(try services.vault.openTemplate(t.sealed, userID: uid))
         case .optIn:
-            return SelfieReference.none
+            return MatchReference.none
         default:
             if f.data["against_template"]?.boolValue == true, let t = try store(ctx).biometricTemplate(userID: uid) {
                 return .template(try services.vault.openTemplate(t.sealed, userID: uid))
@@ -501,7 +515,11 @@ public struct IDVFlow: Flow {
                 guard let c = try? f.data["liveness_challenge"]?.decode(LivenessChallenge.self) else { return }
                 challenge = c
             }
-            _ = try? ctx.precomputed("selfie-verify") { try Self.timed { try analyser.verify(frames: frames, against: reference, challenge: challenge) } }
+            let fps: Double?
+            do { fps = try framesPerSecond(a) } catch { return }
+            _ = try? ctx.precomputed(selfieKey(ctx, reference, fps: fps)) {
+                try Self.timed { try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge) }
+            }
         case .reauthPassword:
             guard let pw = a.payload["password"]?.stringValue, !pw.isEmpty, pw.count <= 1024, let uid = str(f, "user_id"),
                   let h = (try? ctx.store.user(uid))?.passwordHash else { return }
@@ -518,6 +536,7 @@ public struct IDVFlow: Flow {
         }
         guard framesJSON.count <= policy.maxFrames else { throw IDVError(.malformedRequest, "at most \(policy.maxFrames) frames per upload") }
         let frames = try framesJSON.enumerated().map { try Self.image($0.element, "payload.frames[\($0.offset)]") }
+        let fps = try framesPerSecond(a)
         guard let analyser = services.selfies else { throw IDVError(.workflowUnavailable, "this server has no selfie analyser") }
         guard let reference = try selfieReference(ctx, f) else {
             return try endBiometric(ctx, &f, Ending(outcome: "no_template", error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
@@ -534,37 +553,36 @@ public struct IDVFlow: Flow {
             }
             challenge = c
         }
-        var v: SelfieVerification
+        let evidence: SelfieEvidence
         let ms: Int
         do {
-            (v, ms) = try ctx.precomputed("selfie-verify") { try Self.timed { try analyser.verify(frames: frames, against: reference, challenge: challenge) } }
+            // Memoised under the reference it is computed against (and the frame rate): a template
+            // replaced since `prepare` gives another key, so the answer never uses a stale analysis.
+            (evidence, ms) = try ctx.precomputed(selfieKey(ctx, reference, fps: fps)) {
+                try Self.timed { try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge) }
+            }
         } catch let e as IDVError where [.invalidImage, .imageTooLarge, .noFaceFound].contains(IDVErrorCode(rawValue: e.longErrorCode)) {
             try auditStep(ctx, f, "selfie_verified", ["result": .string("unusable"), "error_code": .integer(e.longErrorCode), "attempt": .integer(int(f, "selfie_attempts"))])
             if selfieLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("selfie")) }
             return askSelfieUpload(ctx, &f, error: e)
         }
-        if let challenge {
-            f.data["liveness_challenge"] = nil   // used up: a recapture gets a new one
-            if v.challengeNonce != challenge.nonce {
-                v.livenessScore = 0
-                v.reasons.append("CHALLENGE_NOT_EVALUATED")
-            } else if ctx.now > challenge.expiresAt, !v.reasons.contains("CHALLENGE_EXPIRED") {
-                v.livenessScore = 0
-                v.reasons.append("CHALLENGE_EXPIRED")
-            }
-        }
-        let verdict = policy.verdict(v, reference: reference)
+        if challenge != nil { f.data["liveness_challenge"] = nil }   // used up: a recapture gets a new one
+        let j = policy.judge(evidence, reference: reference, challenge: challenge, now: ctx.now)
+        let verdict = j.verdict
+        let reasons = j.cues.map(\.rawValue)
         f.data["verdict"] = .string(verdict.rawValue)
-        f.data["face_match_score"] = v.faceMatchScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null
-        f.data["liveness_score"] = .integer(v.livenessScore)
+        f.data["face_match_score"] = j.faceMatchScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null
+        f.data["liveness_score"] = .integer(j.livenessScore)
         try auditStep(ctx, f, "selfie_verified", ["result": .string(verdict.rawValue), "attempt": .integer(int(f, "selfie_attempts")),
-                                                  "face_match_score": f.data["face_match_score"] ?? .null, "liveness_score": .integer(v.livenessScore),
-                                                  "reasons": .array(v.reasons.prefix(8).map { .string($0) }), "duration_ms": .integer(ms)])
-        // The descriptor (for a template on consent) and the best frame are sealed, never in the frame.
-        if verdict == .matched, !v.embedding.isEmpty {
-            let bytes = v.embedding.flatMap { f in withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) } }
+                                                  "face_match_score": f.data["face_match_score"] ?? .null, "liveness_score": .integer(j.livenessScore),
+                                                  "reasons": .array(reasons.prefix(8).map { .string($0) }), "reason": .string(j.reason.rawValue),
+                                                  "frames_per_second": .number(evidence.framesPerSecond), "duration_ms": .integer(ms)])
+        // The descriptor (for a template on consent) is sealed, never in the frame — only by the
+        // flows that can enrol it (server biometric authentication never creates a template).
+        if verdict == .matched, !evidence.embedding.isEmpty, kind != .serverBiometric {
+            let bytes = evidence.embedding.flatMap { f in withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) } }
             f.data["embedding_media"] = .string(try seal(ctx, f, kind: "embedding", bytes))
-            f.data["model"] = .string(v.model)
+            f.data["model"] = .string(evidence.model)
         } else {
             f.data["embedding_media"] = nil
         }
@@ -576,17 +594,17 @@ public struct IDVFlow: Flow {
             case .livenessFailed: ending = Ending(outcome: "liveness_failed", error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: false)
             default: ending = Ending(outcome: "not_matched", error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: false)
             }
-            return try endBiometric(ctx, &f, ending, verification: v, verdict: verdict)
+            return try endBiometric(ctx, &f, ending, judgement: j)
         case .optIn:
             if verdict != .matched {
                 if selfieLeft(f) <= 0 { return try endFor(ctx, &f, .exhausted("selfie")) }
                 return askSelfieUpload(ctx, &f, status: Self.status(RequestStatus.unableToProcess, BiometricVerdict.livenessFailed.rawValue),
-                                       livenessReasons: verdict == .livenessFailed ? v.reasons : nil)
+                                       livenessReasons: verdict == .livenessFailed ? reasons : nil)
             }
             f.step = Step.frameConfirm.rawValue
             return .ask(spec(WireName.onIDVOptInCapturedFrameConfirmation, f, attemptsLeft: selfieLeft(f), payload: [
-                "captured_frame": v.bestFrameJPEG.map { .string($0.base64EncodedString()) } ?? .null,
-                "liveness_score": .integer(v.livenessScore),
+                "captured_frame": evidence.bestFrameJPEG.map { .string($0.base64EncodedString()) } ?? .null,
+                "liveness_score": .integer(j.livenessScore),
             ]))
         default:
             let name = try unseal(ctx, f, key: "name_media", kind: "name").map { String(decoding: $0, as: UTF8.self) }
@@ -598,18 +616,18 @@ public struct IDVFlow: Flow {
             f.data["offered_actions"] = .array(offered)
             let details = SelfieDetails(
                 responseData: SelfieAnalysis(
-                    biometricResult: BiometricResult(displayText: verdict, resultCriteria: verdict == .livenessFailed ? "liveness" : "face_match"),
-                    faceMatcherResponse: v.faceMatchScore.map { FaceMatcherResponse(score: $0) },
+                    biometricResult: BiometricResult(displayText: verdict, resultCriteria: j.resultCriteria),
+                    faceMatcherResponse: j.faceMatchScore.map { FaceMatcherResponse(score: $0) },
                     analyzeLivenessResponse: AnalyzeLivenessResponse(video: LivenessVideo(
-                        livenessResult: LivenessResult(score: v.livenessScore),
-                        autocaptureResult: v.bestFrameJPEG.map { AutocaptureResult(selfieImage: $0.base64EncodedString()) })),
+                        livenessResult: LivenessResult(score: j.livenessScore),
+                        autocaptureResult: evidence.bestFrameJPEG.map { AutocaptureResult(selfieImage: $0.base64EncodedString()) })),
                     documentDetail: documentStep ? SelfieDocumentDetail(documentInfo: SelfieDocumentInfo(portraitImage: portrait, name: name)) : nil),
                 actionButtons: buttons, userID: uid)
             f.step = Step.selfieConfirm.rawValue
             var payload = try JSONValue(encoding: details)
             if verdict == .livenessFailed {
                 payload = Self.setting(payload, ["response_data", "analyze_liveness_response", "video", "liveness_result", "reasons"],
-                                       .array(v.reasons.map { .string($0) }))
+                                       .array(reasons.map { .string($0) }))
             }
             return .ask(spec(WireName.getIDVSelfieConfirmation, f, attemptsLeft: selfieLeft(f), payload: payload,
                              status: Self.status(RequestStatus.success, "Success")))
@@ -798,21 +816,22 @@ public struct IDVFlow: Flow {
                                   data: ["idv_audit_transaction_id": f.data["txn"] ?? .null, "verdict": f.data["verdict"] ?? .null]))
     }
 
-    func endBiometric(_ ctx: FlowContext, _ f: inout FlowFrame, _ e: Ending, verification v: SelfieVerification? = nil, verdict: BiometricVerdict? = nil) throws -> FlowStep {
+    func endBiometric(_ ctx: FlowContext, _ f: inout FlowFrame, _ e: Ending, judgement j: SelfieJudgement? = nil) throws -> FlowStep {
+        let verdict = j?.verdict
         try closeTransaction(ctx, f, e)
         let uid = str(f, "user_id") ?? ""
-        let left = (try? biometricAttemptsLeft(ctx, uid)).map { v != nil && !e.success ? max(0, $0 - 1) : $0 } ?? 0
+        let left = (try? biometricAttemptsLeft(ctx, uid)).map { j != nil && !e.success ? max(0, $0 - 1) : $0 } ?? 0
         let result = ServerBiometricAuthenticationResult(
             video: ServerBiometricVideo(workflowData: ["workflow": .integer(IDVWorkflow.postLoginSelfieBiometric.rawValue),
                                                        "frames": .integer(0)], clientVersion: "1.0"),
             idvAuditInfo: auditInfo(ctx, f, success: e.success), purpose: str(f, "reason") ?? defaultReason,
             attempts: int(f, "selfie_attempts"), userID: uid, attemptsLeft: left,
-            biometricResult: verdict.map { BiometricResult(displayText: $0, resultCriteria: $0 == .livenessFailed ? "liveness" : "face_match") },
-            faceMatcherResponse: v?.faceMatchScore.map { FaceMatcherResponse(score: $0) },
-            analyzeLivenessResponse: v.map { AnalyzeLivenessResponse(video: LivenessVideo(livenessResult: LivenessResult(score: $0.livenessScore))) })
+            biometricResult: j.map { BiometricResult(displayText: $0.verdict, resultCriteria: $0.resultCriteria) },
+            faceMatcherResponse: j?.faceMatchScore.map { FaceMatcherResponse(score: $0) },
+            analyzeLivenessResponse: j.map { AnalyzeLivenessResponse(video: LivenessVideo(livenessResult: LivenessResult(score: $0.livenessScore))) })
         var payload = try JSONValue(encoding: result)
-        if verdict == .livenessFailed, let v {
-            payload = Self.setting(payload, ["analyze_liveness_response", "video", "liveness_result", "reasons"], .array(v.reasons.map { .string($0) }))
+        if verdict == .livenessFailed, let j {
+            payload = Self.setting(payload, ["analyze_liveness_response", "video", "liveness_result", "reasons"], .array(j.cues.map { .string($0.rawValue) }))
         }
         let event = WireEvent(name: WireName.onIDVServerBiometricAuthenticationResult, userID: uid, error: e.error,
                               status: Self.status(e.statusCode, e.statusMessage), payload: payload)
