@@ -207,7 +207,8 @@ final class HardeningTests: XCTestCase {
     // MARK: 4. Expired sessions purged, their runs closed as expired
 
     func testAdminPurgeExpiredClosesTheOpenRunAsExpiredAndDropsItsMedia() throws {
-        let server = try WorkflowServer(["session.idle_seconds": "3", "idv.media_retention_seconds": "3600"])
+        // The CLI sweeps with the wall clock: this server runs on it too.
+        let server = try WorkflowServer(["session.idle_seconds": "3", "idv.media_retention_seconds": "3600"], wallClock: true)
         let api = try server.loggedIn("eve")
         try api.startFlow("idv.postlogin.kyc")
         XCTAssertEqual(try api.scanDocument(try TestImages.obamaPassportPage()).challenge?.name, "getIDVConfirmDocumentDetails")

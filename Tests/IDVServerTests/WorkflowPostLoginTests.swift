@@ -123,7 +123,7 @@ final class WorkflowPostLoginTests: XCTestCase {
         try api.startFlow("idv.postlogin.kyc", ["reason": "KYC"])
         try api.scanDocument(try TestImages.obamaPassportPage())
         XCTAssertGreaterThan(try server.store.query("SELECT count(*) FROM idv_media").first?[0].int ?? 0, 0)
-        Thread.sleep(forTimeInterval: 2.2)
+        server.clock.advance(by: 2)
         let e = try XCTUnwrap(try api.answer(["is_confirm": true]).event)
         XCTAssertEqual(e.name, "onIDVActivatedCustomerKYCResponse")
         XCTAssertEqual(e.error.longErrorCode, 1019)
@@ -150,8 +150,9 @@ final class WorkflowPostLoginTests: XCTestCase {
         XCTAssertTrue(rows.allSatisfy { $0[2].int != nil })
         // Sealed: the JPEG magic of the portrait is not in the stored bytes.
         if case let .blob(b) = rows.first(where: { $0[0].text == "portrait" })![1] { XCTAssertFalse(b.starts(with: [0xFF, 0xD8])) } else { XCTFail("no blob") }
-        Thread.sleep(forTimeInterval: 2.1)
-        XCTAssertEqual(try server.store.purgeExpiredMedia(now: Int(Date().timeIntervalSince1970)), 2)
+        XCTAssertEqual(try server.store.purgeExpiredMedia(now: server.clock.now()), 0, "kept for the retention")
+        server.clock.advance(by: 2)
+        XCTAssertEqual(try server.store.purgeExpiredMedia(now: server.clock.now()), 2)
     }
 
     // MARK: Seed 003 — additional document scan

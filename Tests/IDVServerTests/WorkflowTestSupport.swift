@@ -22,8 +22,12 @@ final class WorkflowServer {
     let vault: TemplateVault
     let app: IDVServerApp
     let port: Int
+    /// The engine's clock: starts at the wall clock; tests advance it instead of sleeping (unless
+    /// the server was made with `wallClock`, for tests that mix in other processes' clocks).
+    let clock = ManualClock()
 
-    init(_ settings: [String: String] = [:], selfies: (any SelfieVerifying)? = nil, documents: (any DocumentVerifying)? = nil) throws {
+    init(_ settings: [String: String] = [:], selfies: (any SelfieVerifying)? = nil, documents: (any DocumentVerifying)? = nil,
+         wallClock: Bool = false) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-wf-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var o = ServerProcess.testSettings.merging(["db.path": dir.appendingPathComponent("idvd.sqlite").path, "listen.port": "0",
@@ -34,7 +38,8 @@ final class WorkflowServer {
         vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
         let services = IDVServices(documents: try documents ?? TestDoubleDocumentVerifier(), selfies: try selfies ?? TestDoubleSelfieVerifier(),
                                    vault: vault, policy: config.workflow)
-        app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium())
+        app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium(),
+                           clock: wallClock ? SystemClock() : clock)
         port = try app.start()
     }
 
