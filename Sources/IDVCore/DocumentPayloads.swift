@@ -71,9 +71,9 @@ public struct DocumentInfo: Codable, Equatable, Sendable {
     public var expiryDate: String?
     /// `issuing_country`: issuing state or organisation, alpha-3, e.g. `USA`. Required.
     public var issuingCountry: String
-    /// `document_type`: `PASSPORT`, `ID_CARD`, `VISA`, `RESIDENCE_PERMIT`, `DRIVING_LICENCE`, or the
-    /// raw document code. Required.
-    public var documentType: String
+    /// `document_type`: `PASSPORT`, `ID_CARD`, `VISA` (``DocumentKind``, from the ICAO 9303 document
+    /// code), or any other string kept verbatim. Required.
+    public var documentType: DocumentKind
     /// `portrait_image`: base64 image of the holder's portrait cropped from the document.
     public var portraitImage: String?
     /// `signature_image`: base64 image of the holder's signature cropped from the document.
@@ -100,7 +100,7 @@ public struct DocumentInfo: Codable, Equatable, Sendable {
     }
 
     public init(surname: String, givenName: String, dateOfBirth: String? = nil, documentNumber: String,
-                expiryDate: String? = nil, issuingCountry: String, documentType: String,
+                expiryDate: String? = nil, issuingCountry: String, documentType: DocumentKind,
                 portraitImage: String? = nil, signatureImage: String? = nil, nationality: String? = nil,
                 sex: String? = nil, personalNumber: String? = nil) {
         self.surname = surname

@@ -6,6 +6,9 @@ public struct EngineOutput: Sendable {
     public var session: WireSession
     public var challenge: WireChallenge?
     public var event: WireEvent?
+    /// The terminal event of a flow this request ended before the challenge or event above: a
+    /// post-login flow superseded by ``FlowEngine/startFlow(token:name:input:requestID:)``.
+    public var ended: WireEvent? = nil
 }
 
 /// Drives sessions through flows (Flow.swift): measures what an answer needs outside any
@@ -211,25 +214,32 @@ public final class FlowEngine: Sendable {
     }
 
     /// Starts a post-login flow (`POST /v1/flows/{name}`): 1004 when not logged in, 1007 for an
-    /// unknown or non-startable flow, 1022 when a flow is already in progress.
+    /// unknown or non-startable flow. A post-login flow still waiting (the app left it, seed 000
+    /// §1.5/§1.6) is ended first, with its terminal event in ``EngineOutput/ended`` (240, audited;
+    /// its pending challenge consumed), in the same transaction as the new start; a flow that
+    /// cannot be superseded (``Flow/supersede(_:by:facts:env:)`` nil) is refused with 1022.
     public func startFlow(token: String?, name: String, input: JSONValue, requestID: String) throws -> EngineOutput {
         let probe = try authenticate(token)
         return try withSessionLock(probe.sessionID) {
             let s = try authenticate(token)
             guard s.loggedIn else { throw IDVError(.unauthenticated, "Log in before starting a flow") }
             guard let flow = registry.flow(name), flow.startableByClient else { throw IDVError(.notFound, "No startable flow of that name") }
-            guard s.state.stack.isEmpty else { throw IDVError(.flowInProgress) }
+            if let open = s.state.stack.last {
+                guard s.state.stack.count == 1, let f = registry.flow(open.flow), f.startableByClient else { throw IDVError(.flowInProgress) }
+            }
             // The run record, the flow's first effects and the session CAS commit together: a start
-            // the flow refuses (e.g. a bad `reason`) leaves no flow run behind.
+            // the flow refuses (e.g. a bad `reason`) leaves no flow run behind — and a superseded
+            // flow open.
             return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
                 try ensureUnchanged(s, else: IDVError(.flowInProgress, "The session changed concurrently; retry"))
                 c.session.lastSeenAt = c.now
+                let ended = try supersedeOpenFlow(by: flow.name, c)
                 let event = try call(flow.name, input: input, c)
-                guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else {
+                guard try store.updateSession(c.session, expectedVersion: s.version, consuming: ended == nil ? nil : s.state.challenge?.challengeID) else {
                     throw IDVError(.flowInProgress, "The session changed concurrently; retry")
                 }
                 c.session.version = s.version + 1
-                return EngineOutput(session: wire(c.session), challenge: c.session.state.challenge?.wire, event: event)
+                return EngineOutput(session: wire(c.session), challenge: c.session.state.challenge?.wire, event: event, ended: ended)
             }
         }
     }
@@ -349,6 +359,22 @@ public final class FlowEngine: Sendable {
         guard let (flow, runID) = try push(name, input: input, c) else { throw IDVError(.internalError, "flow \(name) is not registered") }
         let facts = try loadFacts(subject: flow.startSubject(input, sessionFacts(c.session)), biometric: flow.usesBiometricHistory, c)
         return try settle(try flow.start(input, facts, env(runID, c)), c)
+    }
+
+    /// Ends the session's open post-login flow (one frame) because the client starts `next`: its
+    /// supersede transition settled (effects applied, run ended), returning its terminal event.
+    /// Nil when no flow is open; 1022 when the open flow cannot be superseded.
+    private func supersedeOpenFlow(by next: String, _ c: Commit) throws -> WireEvent? {
+        guard let frame = c.session.state.stack.last else { return nil }
+        guard c.session.state.stack.count == 1, let open = registry.flow(frame.flow), open.startableByClient else {
+            throw IDVError(.flowInProgress)
+        }
+        let facts = try loadFacts(subject: try open.subject(frame.state), biometric: open.usesBiometricHistory, c)
+        guard let t = try open.supersede(frame.state, next, facts, env(frame.runID, c)) else { throw IDVError(.flowInProgress) }
+        guard case .finish = t.step else { throw IDVError(.internalError, "flow \(frame.flow) did not end when superseded") }
+        let event = try settle(t, c)
+        guard c.session.state.stack.isEmpty else { throw IDVError(.internalError, "flow \(frame.flow) left frames when superseded") }
+        return event
     }
 
     /// Abandons every frame, top first: each flow's abandon effects, the run ended with the reason.

@@ -60,7 +60,8 @@ public final class IDVServerApp: @unchecked Sendable {
     static func envelope(_ req: HTTPRequest, status: Int = 200, _ body: () throws -> EngineOutput) -> HTTPResponse {
         do {
             let out = try body()
-            var r = HTTPResponse.json(WireEnvelope(requestID: req.requestID, session: out.session, challenge: out.challenge, event: out.event), status: status)
+            var r = HTTPResponse.json(WireEnvelope(requestID: req.requestID, session: out.session, challenge: out.challenge, event: out.event,
+                                                          ended: out.ended), status: status)
             r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
             return r
         } catch let e as IDVError {

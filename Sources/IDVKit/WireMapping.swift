@@ -138,7 +138,7 @@ public enum WireMapping {
     /// The capture's `meta_data` (seed 001 §6.2 `video.meta_data`, "device info"): what the SDK
     /// knows about the capture, nothing about the person or the device's identity —
     /// `{"sdk": "IDVKit", "sdk_version", "platform" (ios, macos, linux, …), "camera" (front/back),
-    /// "frame_count", "fps"}`.
+    /// "frame_count", "fps"}` (IDVCore ``SelfieCaptureMetadata``).
     public static func selfieMetaData(_ selfie: CapturedSelfie, useBackCamera: Bool) -> JSONValue {
         #if os(iOS)
         let platform = "ios"
@@ -149,9 +149,9 @@ public enum WireMapping {
         #else
         let platform = "other"
         #endif
-        return ["sdk": "IDVKit", "sdk_version": .string(IDVKit.version), "platform": .string(platform),
-                "camera": .string(useBackCamera ? "back" : "front"), "frame_count": .integer(selfie.frames.count),
-                "fps": .number(selfie.framesPerSecond)]
+        let meta = SelfieCaptureMetadata(sdk: "IDVKit", sdkVersion: IDVKit.version, platform: platform, camera: useBackCamera ? "back" : "front",
+                                         frameCount: selfie.frames.count, framesPerSecond: selfie.framesPerSecond)
+        return (try? JSONValue(encoding: meta)) ?? .emptyObject
     }
 
     // MARK: Inbound

@@ -126,7 +126,7 @@ struct Screens {
             let d = try DocumentDetails(jsonString: json).responseData
             let i = d.documentInfo
             ui.fact("name", "\(i.givenName) \(i.surname)".trimmingCharacters(in: .whitespaces))
-            ui.fact("document_type", i.documentType)
+            ui.fact("document_type", i.documentType.rawValue)
             ui.fact("document_number", i.documentNumber)
             ui.fact("date_of_birth", i.dateOfBirth ?? "N/A")
             ui.fact("expiry_date", i.expiryDate ?? "N/A")
@@ -189,7 +189,7 @@ struct Screens {
             verdict = r.biometricResult.displayText.rawValue
             ui.fact("verdict", r.biometricResult.displayText.rawValue)
             ui.fact("match", r.biometricResult.displayText.isSuccess ? "Selfie matches with document image" : "Selfie does not match with document image")
-            if let c = r.biometricResult.resultCriteria { ui.fact("criteria", c) }
+            if let c = r.biometricResult.resultCriteria { ui.fact("criteria", c.rawValue) }
             if let f = r.faceMatcherResponse { ui.fact("face_match_score", String(format: "%.2f%%", f.score * 100)) }
             if let l = r.analyzeLivenessResponse?.video.livenessResult.score { ui.fact("liveness_score", "\(l)%") }
             if let img = r.analyzeLivenessResponse?.video.autocaptureResult?.selfieImage { save(img, "selfie") }

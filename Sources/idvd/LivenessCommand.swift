@@ -203,7 +203,7 @@ extension Command {
             let display_text: String; let result_criteria: String; let face_matcher_score: Double; let distance: Double?
             let match_threshold: Double; let liveness_score: Int; let live: Bool; let reasons: [String]; let best_frame_index: Int?
         }
-        try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria,
+        try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria.rawValue,
                               face_matcher_score: (v.faceMatchScore * 1000).rounded() / 1000,
                               distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: policy.faceMatchMaxDistance,
                               liveness_score: v.livenessScore, live: v.liveness.live, reasons: v.reasons.map(\.rawValue),

@@ -152,7 +152,7 @@ final class WorkflowVaultTests: XCTestCase {
         named.challengeNonce = "ab"
         XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 100).verdict, .matched)
         XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 101).reason, .challengeExpired)
-        XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 101).resultCriteria, "LIVENESS")
+        XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 101).resultCriteria, .liveness)
 
         let doc = DocumentVerification(fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "ERIKSSON",
                                                               givenNames: "ANNA MARIA", documentNumber: "L898902C3", dateOfExpiry: "2026-11-28"),

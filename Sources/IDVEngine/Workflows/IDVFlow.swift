@@ -148,7 +148,8 @@ public enum IDVInput: Sendable {
     case confirm(Bool)
     case cancel
     case pages([Data])
-    case frames([Data], framesPerSecond: Double?)
+    /// The frames (oldest first), their rate, and the capture's sanitised `meta_data`.
+    case frames([Data], framesPerSecond: Double?, metaData: SelfieCaptureMetadata?)
     case action(IDVActionKey)
     case optIn(Bool)
     case password(String)
@@ -176,6 +177,10 @@ struct Ending {
     static let expired = Ending(outcome: .expired, error: IDVError(.flowExpired), statusCode: RequestStatus.failed,
                                 statusMessage: IDVErrorCode.flowExpired.message, success: false)
     static let success = Ending(outcome: .completed, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true)
+    /// The client started another flow while this one waited (issue #15): ended as the seeds' Close
+    /// ends it, 240 (user cancelled), status 400.
+    static let superseded = Ending(outcome: .superseded, error: IDVError(.userCancelled), statusCode: RequestStatus.unableToProcess,
+                                   statusMessage: "Ended: another flow was started", success: false)
 }
 
 /// What a step component does next: stay in it asking, end the run, or hand over to the flow.
@@ -307,8 +312,9 @@ extension IDVFlowSteps {
         return .confirm(ok)
     }
 
-    /// The selfie frames of an upload answer and its frame rate (`fps`: frames per second, a number
-    /// in (0, 240]; absent: the analyser's default); 1001 when malformed.
+    /// The selfie frames of an upload answer, its frame rate (`fps`: frames per second, a number
+    /// in (0, 240]; absent: the analyser's default) and its `meta_data` (an object, sanitised:
+    /// ``SelfieCaptureMetadata/init(sanitising:)``); 1001 when malformed.
     func parseFrames(_ a: WireAnswer) throws -> IDVInput {
         if try Self.isCancel(a) { return .cancel }
         guard let framesJSON = a.payload["frames"]?.arrayValue, !framesJSON.isEmpty else {
@@ -323,7 +329,12 @@ extension IDVFlowSteps {
             }
             fps = x
         }
-        return .frames(frames, framesPerSecond: fps)
+        var meta: SelfieCaptureMetadata?
+        if let v = a.payload["meta_data"], !v.isNull {
+            guard let m = SelfieCaptureMetadata(sanitising: v) else { throw IDVError(.malformedRequest, "payload.meta_data must be an object") }
+            meta = m
+        }
+        return .frames(frames, framesPerSecond: fps, metaData: meta)
     }
 
     func parseReauth(_ step: ReauthStep, _ a: WireAnswer, _ ch: PendingChallenge) throws -> IDVInput {
@@ -560,6 +571,16 @@ extension IDVFlowSteps {
             "consent": r.consent.map { .bool($0) } ?? .null, "template_created": .bool(r.templateCreated),
             "scan_id": r.scanID.map { .string($0) } ?? .null,
         ])]
+    }
+
+    /// The client started flow `next` while this one waited (`POST /v1/flows/{name}`, issue #15;
+    /// seed 000 §1.5/§1.6: a Close that only navigates back leaves the flow open): ended with its
+    /// terminal event as a cancel ends it (240), audited `idv.superseded`. Activation (pre-login)
+    /// is never superseded.
+    public func supersede(_ state: State, by next: String, facts: Facts, env: FlowEnv) throws -> Transition<State>? {
+        guard kind != .activation else { return nil }
+        let r = state.run
+        return try endFor(r, .superseded, facts: facts, env: env).after([audit(r, "superseded", ["by_flow": .string(next)])])
     }
 
     /// Reset, log-off or session end: the transaction is recorded (abandoned, or expired/revoked

@@ -27,7 +27,8 @@ enum IDVReports {
     static func documentDetails(_ doc: DocumentVerification, judged: DocumentJudgement) -> DocumentDetails {
         let f = doc.fields
         let info = DocumentInfo(surname: f.surname, givenName: f.givenNames, dateOfBirth: f.dateOfBirth, documentNumber: f.documentNumber,
-                                expiryDate: f.dateOfExpiry, issuingCountry: f.issuingState, documentType: f.documentType,
+                                expiryDate: f.dateOfExpiry, issuingCountry: f.issuingState,
+                                documentType: DocumentKind(icaoDocumentCode: f.documentType),
                                 portraitImage: b64(doc.portraitJPEG), nationality: f.nationality, sex: f.sex, personalNumber: f.personalNumber)
         let pages = doc.pageImages.enumerated().map { DocumentPage(pageIndex: $0.offset, image: $0.element.base64EncodedString()) }
         let overall: DocumentOverallStatus = judged.status == .valid ? .valid : judged.status == .invalid ? .invalid : .other("WARNING")

@@ -67,7 +67,7 @@ public struct SelfieJudgement: Sendable, Equatable {
     /// `face_matcher_response.score`, 0–1, when a comparison was measured.
     public var faceMatchScore: Double?
     /// `biometric_result.result_criteria` (seed 002 §6.2): `LIVENESS` when liveness decided, else `FACE_MATCH`.
-    public var resultCriteria: String { verdict == .livenessFailed ? "LIVENESS" : "FACE_MATCH" }
+    public var resultCriteria: BiometricResultCriteria { BiometricResultCriteria(verdict: verdict) }
 }
 
 extension WorkflowPolicy {

@@ -10,6 +10,8 @@ import IDVCore
 /// The identity fields read from a document (ICAO 9303 MRZ field names). Dates are ISO 8601
 /// `YYYY-MM-DD` (century resolved by the reader).
 public struct DocumentFields: Sendable, Equatable {
+    /// The MRZ document code (ICAO 9303 Part 3 §4.2.2), e.g. `P`, `I`, `ID`, `V`; the wire's
+    /// `document_type` is its ``DocumentKind``.
     public var documentType: String
     /// `TD1`, `TD2`, `TD3`, `MRVA`, `MRVB`.
     public var format: String
