@@ -23,7 +23,7 @@ let package = Package(
         // MARK: System libraries (Debian -dev packages)
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // libpq: for the PostgreSQL store (issue #17); no target depends on it yet.
+        // libpq: the PostgreSQL store (IDVStorePostgres).
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // libmicrohttpd: MHD_start_daemon is variadic, so a small C target wraps it (INTEROP-NOTES.md).
@@ -70,12 +70,14 @@ let package = Package(
         // libsodium behind the engine's EngineCrypto and Vault.
         .target(name: "IDVCrypto", dependencies: ["IDVEngine", "CSodium"]),
         .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CSQLite"]),
+        // The same Store on PostgreSQL (libpq): N stateless idvd nodes on one database.
+        .target(name: "IDVStorePostgres", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CPostgres"]),
         .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "CMicroHTTPD"]),
         // FaceKit and DocumentReader behind the engine's analyser protocols.
         .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging"]),
         // The one composition root: serve, admin, offline tools, benchmarks.
         .executableTarget(name: "idvd", dependencies: [
-            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders", "IDVTools",
             "MRZ", "Imaging", "FaceKit", "DocumentReader",
         ]),
 
@@ -90,6 +92,11 @@ let package = Package(
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging"]),
         .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools"]),
         .testTarget(name: "IDVEngineTests", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite"]),
+        // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
+        // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
+        .testTarget(name: "IDVStoreTests", dependencies: [
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "idvd",
+        ]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
         .testTarget(name: "IDVServerTests", dependencies: [

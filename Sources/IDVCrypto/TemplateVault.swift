@@ -136,9 +136,10 @@ public final class TemplateVault: Vault {
 
 extension ServerConfig {
     /// The template/media vault of this configuration: `templates.key_file` (default
-    /// `<db.path>.key`, created 0600 when missing) and the retired `templates.previous_key_files`.
+    /// `<db.path>.key` beside a SQLite file, created 0600 when missing; required with PostgreSQL,
+    /// ``ServerConfig/storeKeyFile()``) and the retired `templates.previous_key_files`.
     public func openVault() throws -> TemplateVault {
-        try TemplateVault.load(keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
+        try TemplateVault.load(keyFile: storeKeyFile(), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
                                createIfMissing: true)
     }
 }
