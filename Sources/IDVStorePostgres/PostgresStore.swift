@@ -64,10 +64,12 @@ public final class PostgresStore: Store, @unchecked Sendable {
     /// OpenIDV schema — `idvd admin` commands other than `create-user` must not create one on a
     /// mistyped URL), and checks the session-state key (see the type's notes). Throws
     /// ``StoreError/database(_:)`` when the server cannot be reached, the schema is newer than this
-    /// build or missing, or the key differs; ``VaultError`` when a key file is unusable.
+    /// build or missing, or the key differs; ``VaultError`` when a key file is missing or unusable
+    /// (with PostgreSQL the key file is made once — `idvd admin new-key FILE` — and copied to every node).
     public init(settings: PostgresConnectionSettings, keyFile: String, previousKeyFiles: [String] = [], createSchema: Bool = true) throws {
         redactedURL = settings.redactedURL
-        stateSealer = try SessionStateSealer(masterKey: TemplateVault.load(keyFile: keyFile, previousKeyFiles: previousKeyFiles, createIfMissing: true))
+        // Never created here: nodes each creating a missing key file would seal with different keys.
+        stateSealer = try SessionStateSealer(masterKey: TemplateVault.load(keyFile: keyFile, previousKeyFiles: previousKeyFiles, createIfMissing: false))
         pool = PGPool(settings: settings)
         do {
             try migrate(createSchema: createSchema)

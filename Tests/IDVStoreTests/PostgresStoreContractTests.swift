@@ -55,7 +55,6 @@ final class PostgresStoreContractTests: StoreContractTests {
         let url = try newDatabase()
         let opened = Box([PostgresStore]()), errors = Box([String]())
         let settings = try settings(url, poolSize: 2), key = keyFile
-        _ = try TemplateVault.load(keyFile: key, createIfMissing: true)   // one key file, as every node must have
         concurrently(6) { _ in
             do {
                 let s = try PostgresStore(settings: settings, keyFile: key)
@@ -89,6 +88,8 @@ final class PostgresStoreContractTests: StoreContractTests {
         let url = try newDatabase()
         _ = try open(url)
         let other = dir.appendingPathComponent("other.key").path
+        XCTAssertThrowsError(try open(url, key: other)) { e in XCTAssertTrue("\(e)".contains("does not exist"), "\(e)") }
+        _ = try TemplateVault.load(keyFile: other, createIfMissing: true)
         XCTAssertThrowsError(try open(url, key: other)) { e in
             XCTAssertTrue("\(e)".contains("same templates.key_file"), "\(e)")
         }

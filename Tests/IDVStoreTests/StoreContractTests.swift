@@ -31,6 +31,7 @@ class StoreContractTests: XCTestCase {
     override func setUpWithError() throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("store-contract-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        _ = try TemplateVault.load(keyFile: keyFile, createIfMissing: true)
     }
 
     override func tearDown() {
@@ -155,12 +156,13 @@ class StoreContractTests: XCTestCase {
         XCTAssertNil(try s.session(tokenHash: "tok-none"))
         // The same database under another key does not open the state (it is sealed, bound to the key).
         let otherKey = dir.appendingPathComponent("other.key").path
+        _ = try TemplateVault.load(keyFile: otherKey, createIfMissing: true)
         do {
             let other = try subject.reopen(otherKey, [])
             XCTAssertThrowsError(try other.session(tokenHash: "tok-s1"), "\(Self.storeName): a state opened under another key")
         } catch {
             // PostgreSQL refuses a node with another key at open: also a refusal.
-            XCTAssertTrue("\(error)".contains("key"), "\(error)")
+            XCTAssertTrue("\(error)".contains("same templates.key_file"), "\(error)")
         }
     }
 
