@@ -154,5 +154,19 @@ enum PostgresMigrations {
         """,
         // 3: activation code bound to the session using it until activation completes.
         "ALTER TABLE activation_codes ADD COLUMN bound_session_id TEXT; ALTER TABLE activation_codes ADD COLUMN bound_until BIGINT;",
+        // 4: verification links of the hosted page (PostgresStore+Links.swift; IDVEngine/Links/VerificationLinks.swift).
+        """
+        CREATE TABLE verification_links (
+            link_id TEXT PRIMARY KEY,
+            token_hash TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
+            flow TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT,
+            session_id TEXT
+        );
+        CREATE INDEX verification_links_user ON verification_links(user_id);
+        """,
     ]
 }

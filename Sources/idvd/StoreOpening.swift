@@ -8,7 +8,7 @@ import IDVStoreSQLite
 protocol CountsAuditEntries { func auditEntryCount() throws -> Int }
 extension SQLiteStore: CountsAuditEntries {}
 extension PostgresStore: CountsAuditEntries {}
-typealias ServedStore = WorkflowStore & CountsAuditEntries
+typealias ServedStore = WorkflowStore & VerificationLinkStore & CountsAuditEntries
 
 /// Opens the store `db.path` names — a SQLite file, or PostgreSQL when it is a `postgresql://` URL —
 /// for `idvd serve` and every `idvd admin` command.

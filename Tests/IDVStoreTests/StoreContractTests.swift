@@ -391,6 +391,26 @@ class StoreContractTests: XCTestCase {
         XCTAssertNil(try s.media("m3"))
     }
 
+    // MARK: Verification links
+
+    func testAVerificationLinkIsRedeemedOnceOfTwentyConcurrentTries() throws {
+        let s = try makeSubject().store
+        let links = try XCTUnwrap(s as? any VerificationLinkStore, "\(Self.storeName) keeps no verification links")
+        try s.createUser(user("alice"))
+        let link = VerificationLinkRecord(linkID: "l1", tokenHash: "th1", userID: "alice", flow: "idv.postlogin.kyc", createdAt: 10, expiresAt: 100)
+        try links.createVerificationLink(link)
+        XCTAssertEqual(try links.verificationLink(tokenHash: "th1"), link)
+        XCTAssertNil(try links.verificationLink(tokenHash: "nope"))
+        XCTAssertThrowsError(try links.createVerificationLink(link))
+        let wins = Box(0)
+        concurrently(20) { i in if (try? links.consumeVerificationLink(linkID: "l1", at: 20 + i)) == true { wins.mutate { $0 += 1 } } }
+        XCTAssertEqual(wins.get, 1, Self.storeName)
+        try links.bindVerificationLink(linkID: "l1", sessionID: "sess")
+        let used = try XCTUnwrap(links.verificationLink(tokenHash: "th1"))
+        XCTAssertNotNil(used.usedAt)
+        XCTAssertEqual(used.sessionID, "sess")
+    }
+
     // MARK: Restart and key rotation
 
     func testEverythingCommittedSurvivesAReopen() throws {
