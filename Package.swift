@@ -107,7 +107,7 @@ let package = Package(
         // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
         // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
         .testTarget(name: "IDVStoreTests", dependencies: [
-            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "idvd",
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "idvd", "idv",
         ]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
