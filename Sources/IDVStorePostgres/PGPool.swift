@@ -133,3 +133,41 @@ final class PGPool: @unchecked Sendable {
 
     var isClosed: Bool { condition.lock(); defer { condition.unlock() }; return closed }
 }
+
+/// Maintenance on the server a URL names (benchmarks and tests make a database per run).
+public enum PostgresServer {
+    /// Creates an empty database `name` (letters, digits and `_` only) on the server of `settings`
+    /// (connecting to the URL's own database); returns the URL with its database replaced by `name`.
+    /// Throws ``StoreError/database(_:)``, e.g. when the role lacks CREATEDB.
+    public static func createDatabase(named name: String, settings: PostgresConnectionSettings) throws -> String {
+        try check(name)
+        let c = try PGConnection(keywords: settings.keywords)
+        defer { c.close() }
+        try c.execute("CREATE DATABASE \(name)")
+        return url(settings.url, database: name)
+    }
+
+    /// Drops database `name` on the server of `settings`, ending its remaining connections.
+    public static func dropDatabase(named name: String, settings: PostgresConnectionSettings) throws {
+        try check(name)
+        let c = try PGConnection(keywords: settings.keywords)
+        defer { c.close() }
+        try c.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    private static func check(_ name: String) throws {
+        guard !name.isEmpty, name.count <= 63, name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }),
+              !(name.first?.isNumber ?? true) else {
+            throw StoreError.database("a database name must be 1–63 letters, digits or _ and start with a letter")
+        }
+    }
+
+    /// `url` with its database (path) replaced by `database`, query kept.
+    public static func url(_ url: String, database: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let rest = url[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let query = rest.firstIndex(of: "?").map { String(rest[$0...]) } ?? ""
+        return String(url[..<schemeEnd.upperBound]) + authority + "/" + database + query
+    }
+}

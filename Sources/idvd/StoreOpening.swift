@@ -53,7 +53,10 @@ enum StoreOpening {
             fields["engine"] = "postgresql"
             fields["url"] = .string(config.database.redacted)
             fields["pool_size"] = .integer(config.db.poolSize)
-            if let pg = store as? PostgresStore, let v = try? pg.serverVersion() { fields["server_version"] = .integer(v) }
+            if let pg = store as? PostgresStore {
+                if let v = try? pg.serverVersion() { fields["server_version"] = .integer(v) }
+                pg.logsStatisticsOnClose = true
+            }
         }
         Log.event("store opened", fields)
     }

@@ -1,5 +1,5 @@
 import Foundation
-@testable import IDVStorePostgres
+import IDVStorePostgres
 import XCTest
 
 /// The PostgreSQL server the tests use: the one named by `IDVD_TEST_PG_URL` (its password in
@@ -94,37 +94,21 @@ enum ScratchPostgres {
         }
     }
 
-    /// A connection to the server's maintenance database (creates the per-test databases).
-    private static func adminConnection(_ s: Server) throws -> PGConnection {
-        var k: [(String, String)] = [("dbname", s.url)]
-        if let pw = s.password { k.append(("password", pw)) }
-        return try PGConnection(keywords: k)
-    }
+    private static func settings(_ s: Server) -> PostgresConnectionSettings { PostgresConnectionSettings(url: s.url, password: s.password) }
 
     /// A new, empty database on the server; returns its URL (no password in it). Dropped by ``drop(_:)``.
     static func freshDatabase() throws -> String {
         let s = try require()
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
-        let c = try adminConnection(s)
-        defer { c.close() }
-        try c.execute("CREATE DATABASE \(name)")
-        return url(s.url, database: String(name))
+        return try PostgresServer.createDatabase(named: String(name), settings: settings(s))
     }
 
     /// Drops a database made by ``freshDatabase()`` (ends its remaining connections first).
     static func drop(_ url: String) {
         guard let s = try? server(), let name = url.split(separator: "/").last?.split(separator: "?").first else { return }
-        guard let c = try? adminConnection(s) else { return }
-        defer { c.close() }
-        try? c.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        try? PostgresServer.dropDatabase(named: String(name), settings: settings(s))
     }
 
     /// `url` with its database name replaced.
-    static func url(_ url: String, database: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        let rest = url[schemeEnd.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        let query = rest.firstIndex(of: "?").map { String(rest[$0...]) } ?? ""
-        return String(url[..<schemeEnd.upperBound]) + authority + "/" + database + query
-    }
+    static func url(_ url: String, database: String) -> String { PostgresServer.url(url, database: database) }
 }
