@@ -102,9 +102,9 @@ extension PostgresStore: WorkflowStore {
         }
     }
 
-    public func flowOutcomes(userID: String, flow: String, since: Int) throws -> [String] {
+    public func flowOutcomes(userID: String, flow: String, since: Int) throws -> [FlowOutcome] {
         try query("SELECT outcome FROM flow_runs WHERE user_id = $1 AND flow = $2 AND ended_at IS NOT NULL AND ended_at >= $3 AND outcome IS NOT NULL ORDER BY ended_at DESC, started_at DESC",
-                  [.text(userID), .text(flow), PGValue(since)]).rows.map { try $0.text(0) }
+                  [.text(userID), .text(flow), PGValue(since)]).rows.compactMap { FlowOutcome(rawValue: try $0.text(0)) }
     }
 }
 

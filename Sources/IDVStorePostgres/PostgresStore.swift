@@ -440,9 +440,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
                   [.text(r.runID), .text(r.sessionID), PGValue(r.userID), .text(r.flow), PGValue(r.idvWorkflow), PGValue(r.startedAt)])
     }
 
-    public func endFlowRun(runID: String, at time: Int, outcome: String, errorCode: Int) throws {
+    public func endFlowRun(runID: String, at time: Int, outcome: FlowOutcome, errorCode: Int) throws {
         try query("UPDATE flow_runs SET ended_at = $1, outcome = $2, error_code = $3 WHERE run_id = $4 AND ended_at IS NULL",
-                  [PGValue(time), .text(outcome), PGValue(errorCode), .text(runID)])
+                  [PGValue(time), .text(outcome.rawValue), PGValue(errorCode), .text(runID)])
     }
 
     // MARK: Audit

@@ -4,11 +4,8 @@ import IDVEngine
 import IDVStorePostgres
 import IDVStoreSQLite
 
-/// What `idvd` needs of a store beyond ``WorkflowStore``: the audit-entry count of `admin audit --verify`.
-protocol CountsAuditEntries { func auditEntryCount() throws -> Int }
-extension SQLiteStore: CountsAuditEntries {}
-extension PostgresStore: CountsAuditEntries {}
-typealias ServedStore = WorkflowStore & VerificationLinkStore & CountsAuditEntries
+/// What `idvd` serves from: the workflow store with verification links (SQLite or PostgreSQL).
+typealias ServedStore = WorkflowStore & VerificationLinkStore
 
 /// Opens the store `db.path` names — a SQLite file, or PostgreSQL when it is a `postgresql://` URL —
 /// for `idvd serve` and every `idvd admin` command.

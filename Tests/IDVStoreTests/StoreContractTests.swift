@@ -18,7 +18,6 @@ class StoreContractTests: XCTestCase {
         let reopen: (_ keyFile: String, _ previousKeyFiles: [String]) throws -> any WorkflowStore
         /// Runs SQL directly on the database (the same SQL works on both stores).
         let raw: (String) throws -> Void
-        let auditCount: (any WorkflowStore) throws -> Int
     }
 
     /// Which store these tests run on (in failure messages).
@@ -49,8 +48,7 @@ class StoreContractTests: XCTestCase {
         let store = track(try SQLiteStore(path: path, keyFile: keyFile))
         return Subject(store: store,
                        reopen: { [unowned self] key, previous in self.track(try SQLiteStore(path: path, keyFile: key, previousKeyFiles: previous)) },
-                       raw: { sql in try store.query(sql) },
-                       auditCount: { try ($0 as! SQLiteStore).auditEntryCount() })
+                       raw: { sql in try store.query(sql) })
     }
 
     // MARK: Helpers
@@ -60,9 +58,10 @@ class StoreContractTests: XCTestCase {
     func session(_ id: String, user: String? = nil, at t: Int = 1000, idle: Int = 900, absolute: Int = 43_200) -> SessionRecord {
         SessionRecord(sessionID: id, tokenHash: "tok-" + id, userID: user, createdAt: t, lastSeenAt: t, idleTimeout: idle,
                       absoluteExpiresAt: t + absolute,
-                      state: SessionFlowState(stack: [FlowFrame(flow: "auth", step: "password", runID: "run-" + id, data: ["n": .integer(1)])],
-                                              challenge: WireChallenge(name: "getPassword", challengeID: "ch-" + id, attemptsLeft: 3, userID: user,
-                                                                       payload: ["hint": "x"])))
+                      state: SessionFlowState(stack: [FlowFrame(flow: "auth", runID: "run-" + id, state: ["step": "password", "n": .integer(1)])],
+                                              challenge: PendingChallenge(challengeID: "ch-" + id,
+                                                                          spec: ChallengeSpec(name: "getPassword", attemptsLeft: 3, payload: ["hint": "x"]),
+                                                                          userID: user)))
     }
 
     /// Runs `body(i)` for i in 0..<n on n threads released together; returns when all finished.
@@ -267,7 +266,7 @@ class StoreContractTests: XCTestCase {
         }) { XCTAssertTrue($0 is Refused) }
         XCTAssertNil(try s.user("ghost"), Self.storeName)
         XCTAssertNil(try s.session(tokenHash: "tok-ghost-session"))
-        XCTAssertEqual(try subject.auditCount(s), 1)
+        XCTAssertEqual(try s.auditEntryCount(), 1)
         XCTAssertNil(try s.verifyAuditChain())
         // The next append chains to the entry that did commit.
         let next = try s.appendAudit(action: "after", userID: nil, sessionID: nil, details: .emptyObject, at: 3)
@@ -320,7 +319,7 @@ class StoreContractTests: XCTestCase {
             }
         }
         XCTAssertEqual(errors.get, [], Self.storeName)
-        XCTAssertEqual(try subject.auditCount(s), 200)
+        XCTAssertEqual(try s.auditEntryCount(), 200)
         XCTAssertNil(try s.verifyAuditChain())
         XCTAssertEqual(try s.auditEntries(limit: 200).map(\.seq), Array(1...200))
         XCTAssertEqual(try s.users().count, 40)
@@ -334,12 +333,12 @@ class StoreContractTests: XCTestCase {
             try s.startFlowRun(FlowRunRecord(runID: run, sessionID: "s", userID: "alice", flow: "idv.biometric", idvWorkflow: 8, startedAt: 100 + i))
         }
         try s.startFlowRun(FlowRunRecord(runID: "other", sessionID: "s", userID: "alice", flow: "auth", idvWorkflow: nil, startedAt: 100))
-        try s.endFlowRun(runID: "r1", at: 200, outcome: "not_matched", errorCode: 0)
-        try s.endFlowRun(runID: "r2", at: 300, outcome: "matched", errorCode: 0)
-        try s.endFlowRun(runID: "r2", at: 400, outcome: "expired", errorCode: 0)   // already ended: no change
-        try s.endFlowRun(runID: "other", at: 500, outcome: "logged_in", errorCode: 0)
-        XCTAssertEqual(try s.flowOutcomes(userID: "alice", flow: "idv.biometric", since: 0), ["matched", "not_matched"], Self.storeName)
-        XCTAssertEqual(try s.flowOutcomes(userID: "alice", flow: "idv.biometric", since: 250), ["matched"])
+        try s.endFlowRun(runID: "r1", at: 200, outcome: .notMatched, errorCode: 0)
+        try s.endFlowRun(runID: "r2", at: 300, outcome: .matched, errorCode: 0)
+        try s.endFlowRun(runID: "r2", at: 400, outcome: .expired, errorCode: 0)   // already ended: no change
+        try s.endFlowRun(runID: "other", at: 500, outcome: .loggedIn, errorCode: 0)
+        XCTAssertEqual(try s.flowOutcomes(userID: "alice", flow: "idv.biometric", since: 0), [.matched, .notMatched], Self.storeName)
+        XCTAssertEqual(try s.flowOutcomes(userID: "alice", flow: "idv.biometric", since: 250), [.matched])
         XCTAssertEqual(try s.flowOutcomes(userID: "bob", flow: "idv.biometric", since: 0), [])
     }
 
@@ -425,7 +424,7 @@ class StoreContractTests: XCTestCase {
         XCTAssertEqual(try again.user("alice")?.userID, "alice", Self.storeName)
         XCTAssertEqual(try again.session(tokenHash: "tok-s1")?.version, 1)
         XCTAssertEqual(try again.consumedChallengeSession("c-1"), "s1")
-        XCTAssertEqual(try subject.auditCount(again), 1)
+        XCTAssertEqual(try again.auditEntryCount(), 1)
         XCTAssertNil(try again.verifyAuditChain())
     }
 
