@@ -294,16 +294,21 @@ extension Benchmark {
         return Stats(latencies: box.stats.flatMap(\.latencies), failures: box.stats.map(\.failures).reduce(0, +))
     }
 
-    /// `idvd bench audit [--records N] [--db URL]`: fills the audit log of a fresh store with N
-    /// entries through the store (batches of 1,000 appends per transaction), then times the chain
-    /// check: in process (`verifyAuditChain`) and as the operator runs it (`idvd admin audit --verify`).
-    /// SQLite always; PostgreSQL as for `idvd bench nodes`.
-    static let audit = Benchmark(name: "audit", summary: "audit chain: append rate and `admin audit --verify` time for N records (SQLite, PostgreSQL)") { args in
+    /// `idvd bench audit [--records N] [--writers W] [--appends A] [--db URL]`: fills the audit log of
+    /// a fresh store with N entries through the store (batches of 1,000 appends per transaction) and
+    /// times the chain check in process (`verifyAuditChain`); then W writer threads append A entries
+    /// each, one append per write transaction as the engine makes them (on PostgreSQL the writers are
+    /// split over two store instances — two connection pools, as two nodes — so appends race across
+    /// "nodes" for the chain head), and `idvd admin audit --verify` checks the whole chain as an
+    /// operator runs it. Prints entries/s and seconds. SQLite always; PostgreSQL as for `idvd bench nodes`.
+    static let audit = Benchmark(name: "audit", summary: "audit chain: append rate (batched, and concurrent writers over 2 pools) and `admin audit --verify` time (SQLite, PostgreSQL)") { args in
         let (opts, _) = try CLI.parseOptions(args, flags: ["async-commit"])
         guard let n = Int(opts["records"] ?? "100000"), n >= 1 else { throw CLIError("--records must be a positive number") }
+        guard let writers = Int(opts["writers"] ?? "8"), writers >= 1 else { throw CLIError("--writers must be a positive number") }
+        guard let appends = Int(opts["appends"] ?? "250"), appends >= 1 else { throw CLIError("--appends must be a positive number") }
         let pg = try BenchPostgres(explicit: opts["db"], asyncCommit: opts["async-commit"] != nil)
         defer { pg?.stop() }
-        print("idvd bench audit — \(n) records; machine: \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        print("idvd bench audit — \(n) records, then \(writers) concurrent writers × \(appends) appends; machine: \(ProcessInfo.processInfo.activeProcessorCount) cores"
               + (pg == nil ? "; PostgreSQL: none (SQLite only)" : "; PostgreSQL: " + (pg!.isScratch ? pg!.scratchDescription : DatabaseLocation(pg!.url).redacted)))
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-bench-audit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -321,9 +326,9 @@ extension Benchmark {
             targets.append(("PostgreSQL", fresh.url, { try PostgresStore(settings: settings, keyFile: keyFile) }))
         }
         defer { if let dropName { pg?.drop(dropName) } }
+        let details: JSONValue = ["flow": "idv.postlogin.server_biometric", "idv_audit_transaction_id": "txn_0123456789abcdef", "outcome": "matched"]
         for (name, location, open) in targets {
             let store = try open()
-            let details: JSONValue = ["flow": "idv.postlogin.server_biometric", "idv_audit_transaction_id": "txn_0123456789abcdef", "outcome": "matched"]
             let fill = try Command.measure {
                 var done = 0
                 while done < n {
@@ -339,7 +344,40 @@ extension Benchmark {
             }
             var bad: Int?
             let verify = try Command.measure { bad = try store.verifyAuditChain() }
+            print("\(name): append " + String(format: "%.0f", Double(n) / fill) + " entries/s (one writer, transactions of 1000); verifyAuditChain of \(n) "
+                  + String(format: "%.2f", verify) + " s (" + String(format: "%.0f", Double(n) / verify) + " entries/s, " + (bad == nil ? "valid" : "BROKEN at \(bad!)") + ")")
+
+            // Concurrent writers, one append per transaction; on PostgreSQL over two store instances.
+            let second: (any ServedStore)? = name == "PostgreSQL" ? try open() : nil
+            final class Failures: @unchecked Sendable { let lock = NSLock(); var messages: [String] = [] }
+            let failures = Failures()
+            let gate = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            for w in 0..<writers {
+                let target: any ServedStore = (w % 2 == 1 ? second : nil) ?? store
+                group.enter()
+                Thread {
+                    gate.wait()
+                    for i in 0..<appends {
+                        do {
+                            _ = try target.withTransaction {
+                                try target.appendAudit(action: "bench.concurrent", userID: "writer\(w)", sessionID: "s\(i % 4099)", details: details,
+                                                       at: 1_900_000_000 + i)
+                            }
+                        } catch { failures.lock.lock(); failures.messages.append("\(error)"); failures.lock.unlock() }
+                    }
+                    group.leave()
+                }.start()
+            }
+            let concurrent = Command.measure {
+                for _ in 0..<writers { gate.signal() }
+                group.wait()
+            }
+            let total = n + writers * appends
+            let count = try store.auditEntryCount()
+            second?.close()
             store.close()
+
             var env = ProcessInfo.processInfo.environment
             env["IDVD_DB"] = location
             env.removeValue(forKey: "IDVD_DB_PATH")
@@ -350,14 +388,19 @@ extension Benchmark {
             p.environment = env
             let out = Pipe()
             p.standardOutput = out
+            var verdict = Data()
             let cli = try Command.measure {
                 try p.run()
-                _ = out.fileHandleForReading.readDataToEndOfFile()
+                verdict = out.fileHandleForReading.readDataToEndOfFile()
                 p.waitUntilExit()
             }
-            print("\(name): append " + String(format: "%.0f", Double(n) / fill) + " entries/s (in transactions of 1000); verifyAuditChain "
-                  + String(format: "%.2f", verify) + " s (" + String(format: "%.0f", Double(n) / verify) + " entries/s, " + (bad == nil ? "valid" : "BROKEN at \(bad!)")
-                  + "); `idvd admin audit --verify` " + String(format: "%.2f", cli) + " s wall (exit \(p.terminationStatus))")
+            let v = try? JSONDecoder().decode(JSONValue.self, from: verdict)
+            let valid = v?["chain_valid"] == .bool(true)
+            print("\(name): \(writers) concurrent writers" + (second == nil ? "" : " over 2 pools") + ": append " + String(format: "%.0f", Double(writers * appends) / concurrent)
+                  + " entries/s (one per transaction), \(failures.messages.count) failed" + (failures.messages.first.map { " (first: \($0))" } ?? "")
+                  + "; entries \(count) of \(total) expected; `idvd admin audit --verify` of \(v?["entries_checked"]?.intValue ?? -1): "
+                  + (valid ? "valid" : "NOT valid (\(String(decoding: verdict, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))")
+                  + ", " + String(format: "%.2f", cli) + " s wall (exit \(p.terminationStatus))")
         }
         return 0
     }
