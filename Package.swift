@@ -26,7 +26,7 @@ let package = Package(
         // MARK: System libraries (Debian -dev packages)
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // libpq: for the PostgreSQL store (issue #17); no target depends on it yet.
+        // libpq: the PostgreSQL store (IDVStorePostgres).
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // libmicrohttpd: MHD_start_daemon is variadic, so a small C target wraps it (INTEROP-NOTES.md).
@@ -85,6 +85,8 @@ let package = Package(
         // libsodium behind the engine's EngineCrypto and Vault.
         .target(name: "IDVCrypto", dependencies: ["IDVEngine", "CSodium"]),
         .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CSQLite"]),
+        // The same Store on PostgreSQL (libpq): N stateless idvd nodes on one database.
+        .target(name: "IDVStorePostgres", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CPostgres"]),
         // The hosted verification page: HTML, CSS and JavaScript modules as resources (no build step).
         .target(name: "IDVWeb", resources: [.copy("Assets")]),
         .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "IDVWeb", "CMicroHTTPD"]),
@@ -92,7 +94,7 @@ let package = Package(
         .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging"]),
         // The one composition root: serve, admin, offline tools, benchmarks.
         .executableTarget(name: "idvd", dependencies: [
-            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders", "IDVTools",
             "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
         ]),
 
@@ -115,6 +117,11 @@ let package = Package(
             "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVReaders", "IDVTestSupport",
         ]),
         .testTarget(name: "IDVEngineTests", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVTestSupport"]),
+        // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
+        // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
+        .testTarget(name: "IDVStoreTests", dependencies: [
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "idvd", "idv",
+        ]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
         .testTarget(name: "IDVServerTests", dependencies: [

@@ -5,9 +5,9 @@ import IDVEngine
 import IDVStoreSQLite
 
 extension Command {
-    static let admin = Command(name: "admin", summary: "administer users, links, keys and the audit log (create-user, create-link, list-users, reset-user, audit, purge-expired, rekey)") { args in
+    static let admin = Command(name: "admin", summary: "administer users, links, keys and the audit log (create-user, create-link, list-users, reset-user, audit, purge-expired, rekey, new-key)") { args in
         let usage = """
-        usage: idvd admin <subcommand> [--db PATH | --config FILE] [--set key=value]...
+        usage: idvd admin <subcommand> [--db PATH|URL | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
           create-link <user_id> [--flow NAME] [--ttl S]       a single-use verification link to the hosted page (/verify/) for
                                                               the user and one flow (default: idv.activation when pending,
@@ -23,26 +23,39 @@ extension Command {
           rekey                                               key rotation: re-seal templates, scan reports, kept images and
                                                               session states under templates.key_file, opening them with
                                                               templates.previous_key_files; prints counts per table
-        The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB_PATH, or ./idvd.sqlite;
-        activation.code_ttl_seconds and activation.code_attempts apply to the codes issued).
+          new-key FILE                                        write a new random key file (mode 0600; never overwrites):
+                                                              the templates.key_file every node on one PostgreSQL shares
+        The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB / IDVD_DB_PATH, or
+        ./idvd.sqlite; a postgresql:// URL works for every subcommand, with templates.key_file set and the
+        password in IDVD_DB_PASSWORD, db.password_file or PGPASSWORD; activation.code_ttl_seconds and
+        activation.code_attempts apply to the codes issued).
         Only create-user creates the database when it does not exist (the first user of a new install);
-        every other subcommand refuses a missing database file (exit 2), so a mistyped --db is not
-        mistaken for an empty store.
+        every other subcommand refuses a missing database file, or a PostgreSQL database without the
+        OpenIDV schema (exit 2), so a mistyped --db is not mistaken for an empty store.
         """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
         let (rest, settings) = try splitSettings(Array(args.dropFirst()))
         var overrides = settings
         let (opts, pos) = try CLI.parseOptions(rest, flags: ["no-idv", "verify"])
+        if sub == "new-key" {   // needs no store
+            guard pos.count == 1 else { throw CLIError("new-key needs exactly one file name") }
+            do {
+                let vault = try TemplateVault.create(keyFile: pos[0])
+                struct Out: Encodable { let key_file: String; let key_id: String }
+                try CLI.printJSON(Out(key_file: pos[0], key_id: vault.keyID))
+                return 0
+            } catch let e as VaultError { throw CLIError("\(e)") }
+        }
         if let d = opts["db"] { overrides["db.path"] = d }
+        try StoreOpening.refusePasswordOnCommandLine(overrides["db.path"])
         let config: ServerConfig
         do {
             config = try ServerConfig.load(file: opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"], overrides: overrides)
         } catch { throw CLIError("\(error)") }
-        if sub != "create-user", !FileManager.default.fileExists(atPath: config.dbPath) {
-            throw CLIError("no database at \(config.dbPath): `idvd admin \(sub)` does not create one "
-                           + "(check --db / db.path; `idvd admin create-user` or `idvd serve` creates a new database)")
+        guard ["create-user", "create-link", "list-users", "reset-user", "purge-expired", "rekey", "audit"].contains(sub) else {
+            throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)")
         }
-        let store = try config.openStore()
+        let store = try StoreOpening.open(config, mustExist: sub != "create-user", command: "admin \(sub)")
         defer { store.close() }
         let admin = Admin(store: store, config: config, crypto: Sodium())
         do {
