@@ -43,6 +43,7 @@ import Foundation
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
 /// | 1034 | `callbackNotImplemented` | the app does not implement a callback the running flow needs (IDVKit) |
 /// | 1040 | `linkInvalid` | the verification link is unknown, expired or already used |
+/// | 1050 | `chipDataUnreadable` | the eMRTD chip files sent are not usable (EF.SOD is not a security object; ICAO 9303-10 §4.6.2) |
 public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case none = 0
     case idvCancelledByUser = 146
@@ -82,6 +83,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case workflowUnavailable = 1033
     case callbackNotImplemented = 1034
     case linkInvalid = 1040
+    case chipDataUnreadable = 1050
 
     /// The default human-readable message for the code.
     public var message: String {
@@ -124,6 +126,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .workflowUnavailable: return "The identity verification workflow is not available"
         case .callbackNotImplemented: return "The app does not implement a callback the flow needs"
         case .linkInvalid: return "The verification link is not valid: it is unknown, has expired or was already used"
+        case .chipDataUnreadable: return "The document's chip data could not be read"
         }
     }
 
@@ -135,7 +138,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .malformedRequest, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument: return .request
         case .sessionExpired, .unauthenticated, .userLocked, .invalidActivationCode, .activationCodeExpired,
              .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid, .linkInvalid: return .authentication
-        case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound: return .media
+        case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound, .chipDataUnreadable: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
              .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable: return .flow
         case .notInitialized, .networkError, .timeout, .callbackNotImplemented: return .client

@@ -307,8 +307,10 @@ public struct DocumentScanStatusReport: Codable, Equatable, Sendable {
     public var isNFCDocument: Bool?
     /// `nfc_scan_status`: outcome of reading the chip, e.g. `NOT DONE`.
     public var nfcScanStatus: String?
-    /// `nfc_scan_status_reason`: why the chip was (not) read.
+    /// `nfc_scan_status_reason`: why the chip was (not) read, as a sentence for people.
     public var nfcScanStatusReason: String?
+    /// `nfc_scan_status_reason_code` (ours): the same reason, machine-readable (``ChipVerificationReason`` raw value).
+    public var nfcScanStatusReasonCode: String?
 
     enum CodingKeys: String, CodingKey {
         case overallDocumentStatus = "overall_document_status"
@@ -318,11 +320,13 @@ public struct DocumentScanStatusReport: Codable, Equatable, Sendable {
         case isNFCDocument = "is_nfc_document"
         case nfcScanStatus = "nfc_scan_status"
         case nfcScanStatusReason = "nfc_scan_status_reason"
+        case nfcScanStatusReasonCode = "nfc_scan_status_reason_code"
     }
 
     public init(overallDocumentStatus: DocumentScanStatus, errorList: [String], warningList: [String],
                 checksPerformed: [DocumentScanCheck], isNFCDocument: Bool? = nil, nfcScanStatus: String? = nil,
-                nfcScanStatusReason: String? = nil) {
+                nfcScanStatusReason: String? = nil, nfcScanStatusReasonCode: String? = nil) {
+        self.nfcScanStatusReasonCode = nfcScanStatusReasonCode
         self.overallDocumentStatus = overallDocumentStatus
         self.errorList = errorList
         self.warningList = warningList

@@ -467,10 +467,24 @@ public final class FlowEngine: Sendable {
         switch request {
         case .none:
             break
-        case let .document(pages):
+        case let .document(pages, chip):
             guard let reader = services?.documents else { throw IDVError(.workflowUnavailable, "this server has no document reader") }
+            var verifier: (any ChipVerifying)?
+            if chip != nil {
+                guard let v = services?.chips else { throw IDVError(.workflowUnavailable, "this server does not verify chip data") }
+                verifier = v
+            }
             do {
-                let (doc, ms) = try Self.timed { try reader.read(pages: pages) }
+                let (doc, ms) = try Self.timed { () throws -> DocumentVerification in
+                    var doc = try reader.read(pages: pages)
+                    // The chip is verified only with a readable page (its MRZ is DG1's comparison); a
+                    // chip whose EF.SOD is unusable refuses the answer (1050, nothing stored).
+                    if let chip, let verifier {
+                        let trust = try (store as? any TrustMaterialStore)?.trustMaterials() ?? []
+                        doc.chip = try verifier.verify(chip, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
+                    }
+                    return doc
+                }
                 e.document = .success(Timed(doc, milliseconds: ms))
             } catch let err as IDVError where IDVErrorCode(rawValue: err.longErrorCode).map(Self.retryableUploadErrors.contains) ?? false {
                 e.document = .failure(err)

@@ -67,6 +67,7 @@ public final class RDNA: @unchecked Sendable {
     private var busy = false
 
     private var documentProvider: (any DocumentCaptureProvider)?
+    private var chipProvider: (any ChipReaderProvider)?
     private var selfieProvider: (any SelfieCaptureProvider)?
     private var useBackCamera = false
     private var ldaProvider: (any LDAProvider)?
@@ -96,6 +97,10 @@ public final class RDNA: @unchecked Sendable {
 
     /// The document capture used after `setIDVDocumentScanProcessStartConfirmation(true, …)`.
     public func setDocumentCaptureProvider(_ p: (any DocumentCaptureProvider)?) { lock.withLock { documentProvider = p } }
+    /// The eMRTD chip reading after each page capture (``FileChipReader`` on Linux, the app's NFC
+    /// stack on a phone): its files travel beside the pages as `chip` and the server verifies them
+    /// (docs/CHIP.md). nil (the default) or a provider returning nil: pages alone.
+    public func setChipReaderProvider(_ p: (any ChipReaderProvider)?) { lock.withLock { chipProvider = p } }
     /// The selfie capture used after `setIDVSelfieProcessStartConfirmation(true, …)`.
     public func setSelfieCaptureProvider(_ p: (any SelfieCaptureProvider)?) { lock.withLock { selfieProvider = p } }
 
@@ -303,13 +308,23 @@ public final class RDNA: @unchecked Sendable {
         }
     }
 
-    /// `{"pages": …}` from the document capture provider (1008 when it fails), or `{"cancel": true}`
-    /// when the user left the capture (``CaptureError/cancelledByUser``).
+    /// `{"pages": …}` from the document capture provider, with `"chip": …` from the chip reader
+    /// when one is set and reads a chip (1008 when either fails), or `{"cancel": true}` when the
+    /// user left the capture (``CaptureError/cancelledByUser``).
     private func documentPayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
-        guard let provider = lock.withLock({ documentProvider }) else { throw IDVError(.invalidArgument, "no document capture provider is set") }
-        do { return [WireMapping.Key.pages: WireMapping.pagesPayload(try provider.captureDocumentPages(workflow: workflow))] }
+        let (p, chips) = lock.withLock { (documentProvider, chipProvider) }
+        guard let provider = p else { throw IDVError(.invalidArgument, "no document capture provider is set") }
+        var payload: [String: JSONValue]
+        do { payload = [WireMapping.Key.pages: WireMapping.pagesPayload(try provider.captureDocumentPages(workflow: workflow))] }
         catch where error.isUserCancellation { return [WireMapping.Key.cancel: true] }
         catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
+        let chip: CapturedChip?
+        do { chip = try chips?.readChip(workflow: workflow) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
+        if let chip {
+            guard let encoded = try? JSONValue(encoding: chip.payload) else { throw IDVError(.invalidImage, "chip reading: the files could not be encoded") }
+            payload[WireMapping.Key.chip] = encoded
+        }
+        return .object(payload)
     }
 
     /// `{"frames": …, "fps": …, "meta_data": …}` from the selfie capture provider (1008 when it

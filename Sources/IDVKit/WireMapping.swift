@@ -27,7 +27,7 @@ import Foundation
 /// `getPassword`; fallback → `getPassword`; an invalid signature → `getPassword` with error 1023
 /// (`getUserConsentForLDA` again with 1023 when enrolling).
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` | `getIDVDocumentScanProcessStartConfirmation` | answer | `{"is_confirm": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}]}` from the ``DocumentCaptureProvider`` |
+/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}], "chip"?: ChipFilesPayload}` from the ``DocumentCaptureProvider`` (and the ``ChipReaderProvider``, when set) |
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` |
 /// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |
@@ -118,7 +118,7 @@ public enum WireMapping {
     public enum Key {
         public static let userID = "user_id", activationCode = "activation_code", password = "password"
         public static let consent = "consent", signature = "signature", fallback = "fallback"
-        public static let isConfirm = "is_confirm", idvWorkflow = "idv_workflow", pages = "pages"
+        public static let isConfirm = "is_confirm", idvWorkflow = "idv_workflow", pages = "pages", chip = "chip"
         public static let pageIndex = "page_index", image = "image", frames = "frames", fps = "fps"
         public static let useBackCamera = "use_back_camera", action = "action", isOptIn = "is_opt_in"
         public static let status = "status", reason = "reason", capturedFrame = "captured_frame", cancel = "cancel"

@@ -250,6 +250,11 @@ struct Screens {
         if let verdict { ui.fact("verdict", verdict) }
         if let s = Self.find(v, "face_matcher_response")?["score"]?.doubleValue { ui.fact("face_match_score", String(format: "%.2f%%", s * 100)) }
         if let s = Self.find(v, "liveness_result")?["score"]?.intValue { ui.fact("liveness_score", "\(s)%") }
+        if let nfc = Self.find(v, "is_nfc_document")?.boolValue {
+            // Seed 003's NFC rows: the chip's verification result (docs/CHIP.md).
+            ui.fact("nfc", "is_nfc_document=\(nfc) nfc_scan_status=\(Self.find(v, "nfc_scan_status")?.stringValue ?? "") "
+                    + "reason=\(Self.find(v, "nfc_scan_status_reason_code")?.stringValue ?? "")")
+        }
         for key in ["front_page", "back_page", "portrait_image"] {
             if let b64 = Self.find(v, key)?.stringValue { save(b64, "\(screen)-\(key.replacingOccurrences(of: "_", with: "-"))") }
         }

@@ -2,10 +2,12 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVReaders
+import EMRTD
 import IDVStoreSQLite
 
 extension Command {
-    static let admin = Command(name: "admin", summary: "administer users, links, keys and the audit log (create-user, create-link, list-users, reset-user, audit, purge-expired, rekey, new-key)") { args in
+    static let admin = Command(name: "admin", summary: "administer users, links, keys, chip trust and the audit log (create-user, create-link, list-users, reset-user, audit, purge-expired, rekey, new-key, trust)") { args in
         let usage = """
         usage: idvd admin <subcommand> [--db PATH|URL | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
@@ -25,6 +27,12 @@ extension Command {
                                                               templates.previous_key_files; prints counts per table
           new-key FILE                                        write a new random key file (mode 0600; never overwrites):
                                                               the templates.key_file every node on one PostgreSQL shares
+          trust import FILE…                                  keep eMRTD chip trust material in the store (CSCA certificates,
+                                                              CSCA master lists — their own signature is verified —, CRLs,
+                                                              document signer certificates, ICAO PKD LDIF; DER or PEM); all
+                                                              files are checked before any is kept; audited (docs/CHIP.md)
+          trust list                                          the trust material kept (id, kind, counts, sha256)
+          trust remove ID                                     forget one (audited); a running server uses the change at once
         The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB / IDVD_DB_PATH, or
         ./idvd.sqlite; a postgresql:// URL works for every subcommand, with templates.key_file set and the
         password in IDVD_DB_PASSWORD, db.password_file or PGPASSWORD; activation.code_ttl_seconds and
@@ -88,6 +96,8 @@ extension Command {
                 try CLI.printJSON(engine.purgeExpired())
             case "rekey":
                 try CLI.printJSON(admin.rekey(vault: config.openVault()))
+            case "trust":
+                return try TrustCommand.run(pos, admin: admin)
             case "audit":
                 let limit = Int(opts["limit"] ?? "50") ?? 50
                 struct Out: Encodable { let entries: [AuditEntry]; let chain_valid: Bool; let first_invalid_seq: Int? }
@@ -106,5 +116,62 @@ extension Command {
             throw CLIError("\(e.errorString) (\(e.longErrorCode))")
         }
         return 0
+    }
+}
+
+/// `idvd admin trust import|list|remove`.
+enum TrustCommand {
+    static func run(_ pos: [String], admin: Admin) throws -> Int32 {
+        guard let verb = pos.first else { throw CLIError("trust needs import FILE…, list or remove ID") }
+        switch verb {
+        case "list":
+            guard pos.count == 1 else { throw CLIError("trust list takes no arguments") }
+            try CLI.printJSON(admin.listTrust())
+        case "remove":
+            guard pos.count == 2 else { throw CLIError("trust remove needs exactly one id (see trust list)") }
+            try CLI.printJSON(admin.removeTrust(pos[1]))
+        case "import":
+            let paths = Array(pos.dropFirst())
+            guard !paths.isEmpty else { throw CLIError("trust import needs at least one file") }
+            try CLI.printJSON(importFiles(paths, admin: admin))
+        default:
+            throw CLIError("unknown trust subcommand '\(verb)' (import FILE…, list, remove ID)")
+        }
+        return 0
+    }
+
+    /// Reads and checks every file (EMRTD `TrustMaterial`: certificates and CRLs first, then master
+    /// lists against what is trusted so far and in the store), then keeps them all; refuses them all
+    /// (exit 2, nothing kept) when one is unreadable or fails its own checks.
+    static func importFiles(_ paths: [String], admin: Admin) throws -> [Admin.TrustRow] {
+        var trust = EMRTDChipVerifier().trust(try admin.trustStoreRecords())
+        var read: [(String, [UInt8])] = []
+        for p in paths {
+            do { read.append((p, try ChipFiles.readFile(p, limit: ChipFiles.trustFileLimit))) } catch {
+                throw CLIError("\(p): \(error)")
+            }
+        }
+        let simple: Set<TrustMaterialKind> = [.cscaCertificate, .crl, .documentSignerCertificate]
+        var checked: [(String, [UInt8], TrustMaterial)] = []
+        var later: [(String, [UInt8])] = []
+        for (p, b) in read {
+            if let m = try? TrustMaterial(b), simple.contains(m.kind) { trust.add(m); checked.append((p, b, m)) } else { later.append((p, b)) }
+        }
+        for (p, b) in later {
+            do {
+                let m = try TrustMaterial(b, trusted: trust)
+                trust.add(m)
+                checked.append((p, b, m))
+            } catch {
+                throw CLIError("\(p): refused (\(error)); nothing was imported")
+            }
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        return try checked.map { p, b, m in
+            let sha = Hex.string(DigestAlgorithm.sha256.digest(b))
+            return try admin.importTrust(TrustMaterialRecord(
+                id: "tm_" + sha.prefix(16), kind: m.kind.rawValue, sha256: sha, bytes: Data(b), cscas: m.cscas.count, crls: m.crls.count,
+                documentSigners: m.documentSigners.count, sourceName: (p as NSString).lastPathComponent, importedAt: now))
+        }
     }
 }

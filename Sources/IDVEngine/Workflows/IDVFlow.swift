@@ -109,11 +109,21 @@ public struct IDVRun: Codable, Sendable, Equatable {
     /// Activation variants 1, 2, 4 with a template: the selfie is matched against it, no document step.
     public var againstTemplate = false
     public var portraitMedia: String?
+    /// Where `portraitMedia` came from (nil: no portrait kept).
+    public var portraitSource: PortraitSource?
     public var nameMedia: String?
     /// The sealed descriptor of a MATCHED selfie (the template on consent).
     public var embedding: KeptEmbedding?
     /// Re-authentication offered LDA already (a fallback goes to the password).
     public var ldaTried = false
+}
+
+/// Where the selfie's face reference came from (audited as `reference`).
+public enum PortraitSource: String, Codable, Sendable, Equatable {
+    /// The eMRTD chip's DG2 (passive authentication passed, DG1 equal to the printed MRZ).
+    case chip
+    /// The portrait cropped from the data page.
+    case page
 }
 
 /// A descriptor sealed in `idv_media` for enrolment.
@@ -147,7 +157,8 @@ public enum ReauthStep: Codable, Sendable, Equatable { case lda, password }
 public enum IDVInput: Sendable {
     case confirm(Bool)
     case cancel
-    case pages([Data])
+    /// Document pages, and the chip files sent beside them (nil: none).
+    case pages([Data], chip: ChipData?)
     /// The frames (oldest first), their rate, and the capture's sanitised `meta_data`.
     case frames([Data], framesPerSecond: Double?, metaData: SelfieCaptureMetadata?)
     case action(IDVActionKey)
@@ -303,7 +314,24 @@ extension IDVFlowSteps {
             }
             pages[idx] = try Self.image(p["image"], "payload.pages[\(i)].image")
         }
-        return .pages(pages)
+        return .pages(pages, chip: try Self.chip(a.payload["chip"]))
+    }
+
+    /// The optional `payload.chip` of a document upload (IDVCore ``ChipFilesPayload``: base64 EF.SOD,
+    /// EF.COM, data groups 1…16; 4 MiB a file, 8 MiB together); 1001 when malformed — nothing stored.
+    static func chip(_ v: JSONValue?) throws -> ChipData? {
+        guard let v, !v.isNull else { return nil }
+        guard v.objectValue != nil else { throw IDVError(.malformedRequest, "payload.chip must be an object {sod, com, data_groups}") }
+        let p: ChipFilesPayload
+        do { p = try v.decode(ChipFilesPayload.self) } catch {
+            throw IDVError(.malformedRequest, "payload.chip must be {\"sod\": base64, \"com\": base64, \"data_groups\": {\"1\": base64, …}}")
+        }
+        do {
+            let d = try p.decoded()
+            return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups)
+        } catch {
+            throw IDVError(.malformedRequest, "payload.chip: \(error.description)")
+        }
     }
 
     func parseSelfieStart(_ a: WireAnswer) throws -> IDVInput {
@@ -391,7 +419,8 @@ extension IDVFlowSteps {
             r.documentStatus = judged.status
             effects.append(audit(r, "document_read", ["result": .string(judged.status.rawValue), "attempt": .integer(r.documentAttempts),
                                                       "errors": .integer(judged.errors.count), "warnings": .integer(judged.warnings.count),
-                                                      "format": .string(doc.fields.format), "duration_ms": .integer(t.milliseconds)]))
+                                                      "format": .string(doc.fields.format), "duration_ms": .integer(t.milliseconds),
+                                                      "chip": doc.chip.map { .string(policy.chipReason($0).rawValue) } ?? .null]))
             return (.next, (doc, judged))
         }
     }
@@ -463,6 +492,7 @@ extension IDVFlowSteps {
                 "result": .string(j.verdict.rawValue), "attempt": .integer(r.selfieAttempts),
                 "face_match_score": r.faceMatchScore.map { .number($0) } ?? .null, "liveness_score": .integer(j.livenessScore),
                 "reasons": .array(j.cues.prefix(8).map { .string($0.rawValue) }), "reason": .string(j.reason.rawValue),
+                "reference": r.portraitSource.map { .string($0.rawValue) } ?? .null,
                 "frames_per_second": .number(e.framesPerSecond), "duration_ms": .integer(t.milliseconds),
             ]))
             // The descriptor (for a template on consent) is sealed, never in the state — only by the

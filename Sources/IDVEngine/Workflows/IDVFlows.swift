@@ -134,7 +134,7 @@ public struct IdentityFlow: IDVFlowSteps {
 
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
         switch (state.step, input) {
-        case let (.document(.upload), .pages(pages)): return .document(pages: pages)
+        case let (.document(.upload), .pages(pages, chip)): return .document(pages: pages, chip: chip)
         case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
             let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
                 : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)
@@ -153,11 +153,16 @@ public struct IdentityFlow: IDVFlowSteps {
         case .document(.upload):
             let (next, read) = try documentUpload(&r, input, evidence, facts, &effects)
             guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { .document($0) } }
-            // Keep (sealed) what the next steps need: the portrait for the match, the name for the selfie screen.
-            if let p = doc.portraitJPEG {
+            // Keep (sealed) what the next steps need: the portrait for the match — the chip's DG2 when
+            // the chip is authentic (docs/CHIP.md), else the page's — and the name for the selfie screen.
+            r.portraitMedia = nil
+            r.portraitSource = nil
+            let chipPortrait = policy.chipPortraitUsable(doc.chip) ? doc.chip?.portraitJPEG : nil
+            if let p = chipPortrait ?? doc.portraitJPEG {
                 let id = env.newID()
                 effects.append(.sealMedia(id: id, kind: .portrait, bytes: Array(p)))
                 r.portraitMedia = id
+                r.portraitSource = chipPortrait != nil ? .chip : .page
             }
             let display = [doc.fields.givenNames, doc.fields.surname].filter { !$0.isEmpty }.joined(separator: " ")
             let nameID = env.newID()
@@ -288,7 +293,7 @@ public struct DocumentScanFlow: IDVFlowSteps {
     }
 
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
-        if case .upload = state.step, case let .pages(pages) = input { return .document(pages: pages) }
+        if case .upload = state.step, case let .pages(pages, chip) = input { return .document(pages: pages, chip: chip) }
         return .none
     }
 
@@ -303,13 +308,13 @@ public struct DocumentScanFlow: IDVFlowSteps {
             let (next, read) = try documentUpload(&r, input, evidence, facts, &effects)
             guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { $0 } }
             let scanID = env.newID()
-            let stored = IDVReports.additionalScan(doc, judged: judged, withImages: false)
+            let stored = IDVReports.additionalScan(doc, judged: judged, withImages: false, policy: policy)
             effects.append(.saveDocumentScan(DocumentScanRecord(scanID: scanID, userID: r.userID, sessionID: facts.session.sessionID, runID: env.runID,
                                                                 idvWorkflow: r.idvWorkflow, reason: r.reason, overallStatus: judged.status.rawValue,
                                                                 sealedReport: nil, createdAt: facts.now),
                                              report: try stored.toJSONData()))
             r.scanID = scanID
-            let payload = try JSONValue(encoding: IDVReports.additionalScan(doc, judged: judged, withImages: true))
+            let payload = try JSONValue(encoding: IDVReports.additionalScan(doc, judged: judged, withImages: true, policy: policy))
             // A read document is a processed scan — status 100 — whatever its checks found: seed 003's
             // result screen shows `document_status` (ERROR with its error list); 400 would send the
             // codelab to its "scan failed" alert (L461–L464, L1128–L1133). The run's outcome and

@@ -25,6 +25,12 @@ public enum DocumentReason: Sendable, Equatable {
     case checkDigitFailed
     /// Policy `idv.doc.require_portrait`: a flow that matches a selfie needs the document portrait.
     case portraitMissing
+    /// A passive-authentication step failed on the chip sent with the pages (docs/CHIP.md "The verdict rule").
+    case chip(ChipFailure)
+    /// DG1's MRZ differs from the MRZ printed on the page in these fields.
+    case chipMRZMismatch([String])
+    /// Chip data was sent without DG1 (or without a printed MRZ): the chip cannot be tied to the page.
+    case chipMRZNotCompared
 }
 
 /// The policy's document judgement: the verdict, the reasons that are errors (they make it
@@ -79,6 +85,57 @@ extension WorkflowPolicy {
         return String(format: "%04d-%02d-%02d", d.year ?? 1970, d.month ?? 1, d.day ?? 1)
     }
 
+    // MARK: Chips (docs/CHIP.md "The verdict rule")
+
+    /// Whether a chip failure makes the document INVALID: a forged or altered chip (signature,
+    /// security object, a data-group hash, DG1/DG2 not signed), a revoked document signer; and the
+    /// issuer cases (CSCA unknown, a CSCA key that does not verify the DSC, no DSC, an algorithm
+    /// that cannot be checked) when `chip.require_trusted_csca` is set. Every other failure rules
+    /// out VALID (WARNING).
+    public func isError(_ f: ChipFailure) -> Bool {
+        switch f {
+        case .signatureInvalid, .securityObjectDigestMismatch, .dataGroupHashMismatch, .usedDataGroupNotSigned, .documentSignerRevoked:
+            return true
+        case .cscaUnknown, .cscaSignatureInvalid, .documentSignerMissing, .unsupportedAlgorithm:
+            return requireTrustedCSCA
+        case .otherDataGroupNotSigned, .documentSignerExpired, .documentSignerNotYetValid, .cscaExpired, .cscaNotYetValid:
+            return false
+        }
+    }
+
+    /// The wire reason of chip evidence (`nfc_scan_status_reason`): the first INVALID-making failure,
+    /// else the DG1 mismatch, else the first other failure; `passed` when authentic.
+    public func chipReason(_ c: ChipEvidence) -> ChipVerificationReason {
+        let reason = Self.reason(of:)
+        if let f = c.failures.first(where: isError) { return reason(f) }
+        if case .differs = c.mrz { return .mrzMismatch }
+        if let f = c.failures.first { return reason(f) }
+        return c.authentic ? .passed : .mrzNotCompared
+    }
+
+    /// The wire reason (`ChipVerificationReason`) of one chip failure.
+    public static func reason(of f: ChipFailure) -> ChipVerificationReason {
+            switch f {
+            case .signatureInvalid: return .signatureInvalid
+            case .securityObjectDigestMismatch: return .securityObjectDigestMismatch
+            case .documentSignerMissing: return .documentSignerMissing
+            case .unsupportedAlgorithm: return .unsupportedAlgorithm
+            case .dataGroupHashMismatch: return .dataGroupHashMismatch
+            case .usedDataGroupNotSigned, .otherDataGroupNotSigned: return .dataGroupNotSigned
+            case .cscaUnknown: return .cscaUnknown
+            case .cscaSignatureInvalid: return .cscaSignatureInvalid
+            case .documentSignerRevoked: return .documentSignerRevoked
+            case .documentSignerExpired, .documentSignerNotYetValid, .cscaExpired, .cscaNotYetValid: return .certificateNotValidNow
+            }
+    }
+
+    /// Whether the chip's DG2 portrait is the selfie's face reference: passive authentication
+    /// passed in full (chain to a trusted CSCA included), DG1 equals the printed MRZ, and DG2 has a face.
+    public func chipPortraitUsable(_ c: ChipEvidence?) -> Bool {
+        guard let c else { return false }
+        return c.authentic && c.portraitJPEG != nil
+    }
+
     // MARK: Documents
 
     /// Whether a reader finding is an error (the document is INVALID) or a warning (not VALID).
@@ -129,7 +186,19 @@ extension WorkflowPolicy {
         let checkDigitShown = doc.checks.contains { $0.id.isCheckDigit && $0.result == .failed }
         let mrzFound = doc.check(.mrzPresent).map { $0.result == .passed } ?? true
         if rejectFailedCheckDigits, mrzFound, !doc.mrzCheckDigitsValid, !checkDigitShown { errors.append(.checkDigitFailed) }
-        if requirePortrait, needsPortrait, doc.portraitJPEG == nil { errors.append(.portraitMissing) }
+        if requirePortrait, needsPortrait, doc.portraitJPEG == nil, !chipPortraitUsable(doc.chip) { errors.append(.portraitMissing) }
+        if let chip = doc.chip {
+            for f in chip.failures { if isError(f) { errors.append(.chip(f)) } else { warnings.append(.chip(f)) } }
+            switch chip.mrz {
+            case .matches: break
+            case let .differs(fields): errors.append(.chipMRZMismatch(fields))
+            case .noDataGroup1, .noPrintedMRZ: warnings.append(.chipMRZNotCompared)
+            }
+            let outcome = CheckOutcome(.chipVerification, chip.authentic ? .passed : .failed, .chip(failures: chip.failures, mrz: chip.mrz))
+            if let i = checks.firstIndex(where: { $0.id == .chipVerification }) { checks[i] = outcome } else { checks.append(outcome) }
+        } else if let i = checks.firstIndex(where: { $0.id == .chipVerification }) {
+            checks[i] = CheckOutcome(.chipVerification, .notPerformed, .noChipData)
+        }
         let failed = checks.filter { $0.result == .failed }
         let invalid = !errors.isEmpty || !doc.mrzValid || failed.contains { invalidates($0.id) }
         let status: DocumentStatus = invalid ? .invalid : (warnings.isEmpty && failed.isEmpty ? .valid : .warning)

@@ -69,6 +69,10 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var activeChallengeDeadlineSeconds = 120
 
     public var activeLiveness: Bool { livenessMode == "active" }
+    /// `chip.require_trusted_csca`: a chip whose document signer does not chain to a trusted CSCA
+    /// (unknown CSCA, a CSCA key that does not verify it, no DSC, an algorithm that cannot be
+    /// checked) makes the document INVALID instead of WARNING (docs/CHIP.md "The verdict rule").
+    public var requireTrustedCSCA = false
 
     public init() {}
 
@@ -138,6 +142,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
                              }, current: { $0.workflow.livenessMode }),
         int("idv.active_challenge_duration_seconds", \.activeChallengeDurationSeconds, min: 2, max: 30, "active liveness: sequence time for the challenged actions, seconds"),
         int("idv.active_challenge_deadline_seconds", \.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
+        bool("chip.require_trusted_csca", \.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
     ]
 
     /// The key file actually used for a store at `dbPath`.
