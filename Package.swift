@@ -38,15 +38,22 @@ let package = Package(
         // MARK: Document and face analysis
         // Pure-Swift hot code: optimised in every configuration so the 10,000-MRZ tests stay fast in debug.
         .target(name: "MRZ", swiftSettings: [.unsafeFlags(["-O"])]),
+        // dlib (face engine) and OpenCV dnn (texture PAD); Debian's OpenCV ships no pkg-config file
+        // without the umbrella libopencv-dev, so its include folder is named here.
         .target(
             name: "CVision",
-            cxxSettings: optimisedCXX,
+            cxxSettings: optimisedCXX + [.unsafeFlags(["-I/usr/include/opencv4"])],
             linkerSettings: [
                 .linkedLibrary("dlib"), .linkedLibrary("blas"), .linkedLibrary("lapack"),
                 .linkedLibrary("jpeg"), .linkedLibrary("png"),
+                .linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core"),
+                .linkedLibrary("sodium"),
             ]
         ),
-        .target(name: "FaceKit", dependencies: ["CVision"]),
+        // The MiniFASNet ONNX files (Apache-2.0, with LICENSE and SOURCES.md) ship as resources.
+        // Pixel loops (attack synthesis, landmark geometry) are optimised in every configuration.
+        .target(name: "FaceKit", dependencies: ["CVision"], resources: [.copy("Models")],
+                swiftSettings: [.unsafeFlags(["-O"])]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
         .target(name: "DocumentReader", dependencies: ["MRZ", "FaceKit", "IDVCore", "CCairo"],

@@ -88,3 +88,30 @@ public enum FaceMatcher {
         return FaceComparison(distance: d, similarity: similarity(distance: d), match: d <= policy.threshold, threshold: policy.threshold)
     }
 }
+
+// MARK: - Calibration (ISO/IEC 19795-1 operating points)
+
+/// Threshold calibration from comparison scores: the threshold of a target false match rate and
+/// the error rates at a threshold. `idvd bench face` calibrates `FaceMatchCalibration.table` with it.
+public enum FaceMatchCalibration {
+    /// The largest distance threshold whose false match rate on `impostorDistances` is at most
+    /// `targetFMR` (a comparison matches when its distance is ≤ the threshold): with the distances
+    /// sorted, just below the ⌊targetFMR × n⌋-th smallest (0-based), so at most that many impostors
+    /// fall at or under it. nil when there are no impostors or the target is outside (0, 1).
+    /// A target below 1 / n cannot be resolved: the threshold is then below every impostor (FMR 0)
+    /// and the caller should say so.
+    public static func threshold(targetFMR: Double, impostorDistances: [Double]) -> Double? {
+        guard targetFMR > 0, targetFMR < 1, !impostorDistances.isEmpty else { return nil }
+        let sorted = impostorDistances.sorted()
+        let k = Int((targetFMR * Double(sorted.count)).rounded(.down))
+        return k < sorted.count ? sorted[k].nextDown : sorted[sorted.count - 1]
+    }
+
+    /// False match rate (impostors at or under `threshold`) and false non-match rate (genuine
+    /// comparisons above it), each 0…1 (0 for an empty list).
+    public static func rates(threshold: Double, genuine: [Double], impostor: [Double]) -> (fmr: Double, fnmr: Double) {
+        let fm = impostor.filter { $0 <= threshold }.count
+        let fnm = genuine.filter { $0 > threshold }.count
+        return (impostor.isEmpty ? 0 : Double(fm) / Double(impostor.count), genuine.isEmpty ? 0 : Double(fnm) / Double(genuine.count))
+    }
+}

@@ -142,7 +142,7 @@ enum FaceCLI {
 
 extension Benchmark {
     static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)") { args in
-        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help"])
+        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"])
         if o["help"] != nil {
             print("""
                 usage: idvd bench face [--pairs FILE] [--images DIR] [--limit N] [--threads N] [--repeat N]
@@ -151,6 +151,10 @@ extension Benchmark {
                   --limit N         only the first N usable pairs
                   --threads N       threads for the LFW descriptors (default 1; stages always use one)
                   --cache FILE      keep LFW descriptors in FILE between runs
+                  --probe-images K  multi-image templates: one reference image against K fused probe images
+                                    (default 3; 0 skips), thresholds fitted on --fit-folds (default 1,2,3) and
+                                    reported on the other folds; --template-cache FILE keeps its measures;
+                                    --flip averages each image's descriptor with its mirror image's
                 """)
             return 0
         }
@@ -167,8 +171,21 @@ extension Benchmark {
             let lfw = root.appendingPathComponent("../shared/testdata/lfw").standardizedFileURL
             let pairs = o["pairs"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("pairs.txt")
             let images = o["images"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("images")
-            try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
-                              threads: max(1, Int(o["threads"] ?? "1") ?? 1), cache: o["cache"].map { URL(fileURLWithPath: $0) })
+            let threads = max(1, Int(o["threads"] ?? "1") ?? 1)
+            let k = Int(o["probe-images"] ?? "3") ?? -1
+            guard (0...10).contains(k) else { throw CLIError("--probe-images needs 0…10") }
+            if o["probe-images"] == nil || o["with-pairs"] != nil {
+                try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
+                                  threads: threads, cache: o["cache"].map { URL(fileURLWithPath: $0) })
+            }
+            if k > 0, FileManager.default.fileExists(atPath: pairs.path) {
+                let fit = try Set((o["fit-folds"] ?? "1,2,3").split(separator: ",").map { s -> Int in
+                    guard let f = Int(s), (1...10).contains(f) else { throw CLIError("--fit-folds is a list of fold numbers, e.g. 1,2,3") }
+                    return f - 1
+                })
+                try FaceTemplateBench.run(engine: engine, pairsFile: pairs, imagesDir: images, k: k, fitFolds: fit, threads: threads,
+                                          cache: o["template-cache"].map { URL(fileURLWithPath: $0) }, flip: o["flip"] != nil)
+            }
         }
         return 0
     }
