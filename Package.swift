@@ -23,6 +23,7 @@ let package = Package(
         // MARK: System libraries (Debian -dev packages)
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // libpq: for the PostgreSQL store (issue #17); no target depends on it yet.
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // libmicrohttpd: MHD_start_daemon is variadic, so a small C target wraps it (INTEROP-NOTES.md).
@@ -36,12 +37,19 @@ let package = Package(
         .target(name: "IDVCore"),
 
         // MARK: Document and face analysis
-        // Pure-Swift hot code: optimised in every configuration so the 10,000-MRZ tests stay fast in debug.
-        .target(name: "MRZ", swiftSettings: [.unsafeFlags(["-O"])]),
+        // No unsafe flags: `MRZ` is a product others may depend on, and SwiftPM refuses unsafe flags in
+        // a dependency. Release builds (`idvd bench mrz`) are optimised; debug MRZTests take ~2 min
+        // instead of ~25 s on 2 shared cores.
+        .target(name: "MRZ"),
+        // Image codecs (libjpeg-turbo, libpng) behind a plain C header, beneath both readers.
+        .target(name: "CImaging", cxxSettings: optimisedCXX,
+                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png")]),
+        .target(name: "Imaging", dependencies: ["CImaging"]),
         // dlib (face engine) and OpenCV dnn (texture PAD); Debian's OpenCV ships no pkg-config file
         // without the umbrella libopencv-dev, so its include folder is named here.
         .target(
             name: "CVision",
+            dependencies: ["CImaging"],
             cxxSettings: optimisedCXX + [.unsafeFlags(["-I/usr/include/opencv4"])],
             linkerSettings: [
                 .linkedLibrary("dlib"), .linkedLibrary("blas"), .linkedLibrary("lapack"),
@@ -52,22 +60,31 @@ let package = Package(
         ),
         // The MiniFASNet ONNX files (Apache-2.0, with LICENSE and SOURCES.md) ship as resources.
         // Pixel loops (attack synthesis, landmark geometry) are optimised in every configuration.
-        .target(name: "FaceKit", dependencies: ["CVision"], resources: [.copy("Models")],
+        .target(name: "FaceKit", dependencies: ["CVision", "Imaging"], resources: [.copy("Models")],
                 swiftSettings: [.unsafeFlags(["-O"])]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
-        .target(name: "DocumentReader", dependencies: ["MRZ", "FaceKit", "IDVCore", "CCairo"],
+        .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "CCairo"],
+                swiftSettings: [.unsafeFlags(["-O"])]),
+        // Not part of serving: the specimen generator, augmentations, evaluation harnesses and the
+        // loopback HTTP client of the benchmarks.
+        .target(name: "IDVTools", dependencies: ["DocumentReader", "MRZ", "Imaging", "CCairo"],
                 swiftSettings: [.unsafeFlags(["-O"])]),
 
-        // MARK: Server
-        .target(
-            name: "IDVServer",
-            dependencies: [
-                "IDVCore", "MRZ", "FaceKit", "DocumentReader",
-                "CMicroHTTPD", "CSQLite", "CSodium", "CPostgres",
-            ]
-        ),
-        .executableTarget(name: "idvd", dependencies: ["IDVServer", "IDVCore", "MRZ", "FaceKit", "DocumentReader"]),
+        // MARK: Server (ARCHITECTURE.md §3): engine ← crypto/store/HTTP/reader adapters ← idvd
+        // Flows, the policy (the only judge), the Store protocol; no C module and no reader.
+        .target(name: "IDVEngine", dependencies: ["IDVCore"]),
+        // libsodium behind the engine's EngineCrypto and Vault.
+        .target(name: "IDVCrypto", dependencies: ["IDVEngine", "CSodium"]),
+        .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CSQLite"]),
+        .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "CMicroHTTPD"]),
+        // FaceKit and DocumentReader behind the engine's analyser protocols.
+        .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging"]),
+        // The one composition root: serve, admin, offline tools, benchmarks.
+        .executableTarget(name: "idvd", dependencies: [
+            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "MRZ", "Imaging", "FaceKit", "DocumentReader",
+        ]),
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
@@ -76,10 +93,20 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
-        .testTarget(name: "FaceKitTests", dependencies: ["FaceKit"]),
-        .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit"]),
-        .testTarget(name: "IDVServerTests", dependencies: ["IDVServer", "IDVCore", "idvd"]),
-        .testTarget(name: "IDVKitTests", dependencies: ["IDVKit", "IDVCore", "IDVServer", "idvd", "idv"]),
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
+        .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging"]),
+        .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools"]),
+        .testTarget(name: "IDVEngineTests", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite"]),
+        // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
+        // the real reader adapters.
+        .testTarget(name: "IDVServerTests", dependencies: [
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "FaceKit", "idvd",
+        ]),
+        // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
+        // `idvd`/`idv` processes.
+        .testTarget(name: "IDVKitTests", dependencies: [
+            "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "idvd", "idv",
+        ]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
-import IDVServer
+import IDVCrypto
+import IDVEngine
+import IDVStoreSQLite
 
 extension Command {
     static let admin = Command(name: "admin", summary: "administer users, keys and the audit log (create-user, list-users, reset-user, audit, purge-expired, rekey)") { args in
@@ -38,7 +40,7 @@ extension Command {
         }
         let store = try config.openStore()
         defer { store.close() }
-        let admin = Admin(store: store, config: config)
+        let admin = Admin(store: store, config: config, crypto: Sodium())
         do {
             switch sub {
             case "create-user":
@@ -56,7 +58,8 @@ extension Command {
                 try CLI.printJSON(admin.resetUser(pos[0]))
             case "purge-expired":
                 let vault = try config.openVault()
-                let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: vault, policy: config.workflow), metrics: Metrics())
+                let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: vault, policy: config.workflow), metrics: Metrics(),
+                                        crypto: Sodium())
                 try CLI.printJSON(engine.purgeExpired())
             case "rekey":
                 try CLI.printJSON(admin.rekey(vault: config.openVault()))

@@ -1,4 +1,5 @@
 import FaceKit
+import Imaging
 import Foundation
 
 /// `idvd bench face --probe-images K`: multi-image face templates on LFW. Each genuine or impostor

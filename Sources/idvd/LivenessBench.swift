@@ -1,5 +1,6 @@
 import FaceKit
 import Foundation
+import Imaging
 
 /// `idvd bench liveness`: ISO/IEC 30107-3 figures of selfie PAD on the shared test data — APCER
 /// per attack species and BPCER on every 3 s window of every bona fide clip, per split — for the

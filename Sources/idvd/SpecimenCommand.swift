@@ -1,5 +1,7 @@
 import DocumentReader
 import Foundation
+import Imaging
+import IDVTools
 
 extension Command {
     static let specimen = Command(name: "specimen", summary: "render fictional specimen TD1/TD3 documents (PNG + ground-truth JSON)") { args in

@@ -1,4 +1,5 @@
 import Foundation
+import Imaging
 import XCTest
 @testable import FaceKit
 

@@ -1,6 +1,11 @@
 import Foundation
 import XCTest
-@testable import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 
 /// `documents.warm_up` (default true): `idvd serve` trains the document reader's OCR-B classifier
 /// on a background thread at start, so the first document upload does not pay for it, and logs

@@ -1,4 +1,5 @@
 import Foundation
+import Imaging
 
 /// Synthesises the ISO/IEC 30107-3 attack species "replay, screen": a bona fide video played on a
 /// phone or laptop screen held in front of the selfie camera and re-captured by it.

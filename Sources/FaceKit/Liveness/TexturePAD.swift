@@ -1,5 +1,6 @@
-import CVision
+internal import CVision
 import Foundation
+import Imaging
 
 /// The two MiniFASNet texture presentation-attack detectors (minivision-ai/Silent-Face-Anti-Spoofing,
 /// Apache-2.0; `Sources/FaceKit/Models/minifasnet/SOURCES.md`), as ONNX files shipped with FaceKit
