@@ -7,14 +7,17 @@ extension Command {
     static let face = Command(name: "face", summary: "face detection, landmarks, quality and comparison on image files (JSON)") { args in
         let usage = """
             usage: idvd face detect IMAGE [--detector hog|cnn] [--embedding] [--landmarks]
-                   idvd face compare IMAGE_A IMAGE_B [--threshold D] [--detector hog|cnn] [--jitter N]
+                   idvd face compare IMAGE_A IMAGE_B [--operating-point fmr_0.1|fmr_0.01] [--threshold D]
+                                     [--detector hog|cnn] [--jitter N]
 
             detect   every face: box (pixels), detector score, head pose (degrees), eye/mouth aspect
                      ratios and quality measures; --landmarks adds the 5 and 68 points,
                      --embedding the 128-d descriptor.
             compare  the largest face of each image: distance, similarity (0–1) and match at the
-                     threshold (default \(FaceMatchPolicy.fromEnvironment().threshold), from
-                     IDV_FACE_MATCH_THRESHOLD or FaceMatchPolicy.lfwCalibratedThreshold).
+                     calibrated image-to-image threshold of the operating point (default
+                     \(FaceMatchPolicy.fromEnvironment().operatingPoint.rawValue): \(FaceMatchPolicy.fromEnvironment().threshold);
+                     IDV_FACE_MATCH_OPERATING_POINT); --threshold / IDV_FACE_MATCH_THRESHOLD
+                     set an uncalibrated distance instead.
             Models are read from IDV_MODELS_DIR or ~/.cache/openidv/models (scripts/bootstrap).
             """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else {
@@ -46,9 +49,15 @@ extension Command {
         case "compare":
             guard positional.count == 2 else { throw CLIError("compare takes IMAGE_A and IMAGE_B\n\n" + usage) }
             var policy = FaceMatchPolicy.fromEnvironment()
+            if let p = options["operating-point"] {
+                guard let point = FaceMatchOperatingPoint(rawValue: p) else {
+                    throw CLIError("--operating-point is one of \(FaceMatchOperatingPoint.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                policy.operatingPoint = point
+            }
             if let t = options["threshold"] {
                 guard let value = Double(t), value > 0, value < 2 else { throw CLIError("--threshold must be a distance in (0, 2)") }
-                policy.threshold = value
+                policy.thresholdOverride = value
             }
             let jitter = Int(options["jitter"] ?? "0") ?? -1
             guard (0...100).contains(jitter) else { throw CLIError("--jitter must be 0…100") }
