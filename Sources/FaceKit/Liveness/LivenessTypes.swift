@@ -59,7 +59,8 @@ public enum LivenessMode: String, Sendable, Codable, CaseIterable {
 /// One action of an `ActiveChallenge`.
 public enum ChallengeAction: String, Sendable, Codable, CaseIterable, Hashable {
     /// The subject turns their head to their own left (head-pose yaw rises by `turnDegrees` over
-    /// the sequence's start; the nose moves towards the image's right in an unmirrored frame).
+    /// the sequence's start, held `turnHoldSeconds`, with no half turn the other way first; the
+    /// nose moves towards the image's right in an unmirrored frame).
     case turnLeft = "TURN_LEFT"
     /// The subject turns their head to their own right (yaw falls by `turnDegrees`).
     case turnRight = "TURN_RIGHT"
@@ -176,8 +177,12 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// Largest descriptor distance between frames of one sequence. Default 0.6 (dlib's documented
     /// same-person line; looser than the match threshold, as pose and expression vary within a sequence).
     public var identityDistanceThreshold: Double
-    /// Head turn for `turnLeft`/`turnRight`, degrees of yaw from the sequence's start. Default 15.
+    /// Head turn for `turnLeft`/`turnRight`, degrees of (3-frame median) yaw from the first 0.5 s.
+    /// Default 25: an instructed turn reaches 30° and more, while talking-head footage sways
+    /// ±20° (the `katie_live` fixture: −8…+20° smoothed), which must not answer a challenge.
     public var turnDegrees: Double
+    /// How long the turn must be held beyond `turnDegrees`, seconds. Default 0.3.
+    public var turnHoldSeconds = 0.3
     /// Mouth aspect ratio for `openMouth`. Default 0.35.
     public var openMouthRatio: Double
 
@@ -231,7 +236,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
                 rigidResidualLevel: Double = 0.03, liveResidualLevel: Double = 0.06, residualSmoothingFrames: Int = 3,
                 mouthActionLevel: Double = 0.10, eyeActionLevel: Double = 0.30,
                 identitySamples: Int = 3, identityDistanceThreshold: Double = 0.6,
-                turnDegrees: Double = 15, openMouthRatio: Double = 0.35,
+                turnDegrees: Double = 25, openMouthRatio: Double = 0.35,
                 matchDistanceThreshold: Double = SelfieMatching.defaultDistanceThreshold, bestFrameJPEGQuality: Int = 85) {
         self.mode = mode
         self.threshold = threshold
@@ -275,6 +280,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
         try check(secondFaceAreaRatio > 0 && secondFaceAreaRatio.isFinite, "secondFaceAreaRatio must be positive")
         try check(identityDistanceThreshold > 0 && identityDistanceThreshold.isFinite, "identityDistanceThreshold must be positive")
         try check(turnDegrees > 0 && turnDegrees < 90, "turnDegrees must be in (0, 90)")
+        try check(turnHoldSeconds >= 0 && turnHoldSeconds <= 5, "turnHoldSeconds must be 0…5")
         try check(openMouthRatio > 0 && openMouthRatio.isFinite, "openMouthRatio must be positive")
         try check(liveResidualLevel > rigidResidualLevel && rigidResidualLevel > 0 && liveResidualLevel.isFinite,
                   "need 0 < rigidResidualLevel < liveResidualLevel")

@@ -473,10 +473,12 @@ public struct SelfieAnalyzer: Sendable {
     /// `challenge.duration` seconds of sequence time.
     func completedActions(_ challenge: ActiveChallenge, observations: [Observation], blinks: [BlinkEvent]) -> [ChallengeAction] {
         let config = configuration
-        let yaws = observations.map { $0.face?.pose?.yaw }
+        let yaws = LivenessCues.runningMedian(observations.map { $0.face?.pose?.yaw })
         let mars = observations.map { $0.face?.mouthAspectRatio }
-        let startYaws = yaws.compactMap { $0 }.prefix(3)
+        // The subject faces the camera when the capture starts: the baseline is the first 0.5 s.
+        let startYaws = yaws.compactMap { $0 }.prefix(max(3, Int((0.5 * config.frameRate).rounded())))
         let baseYaw = LivenessCues.median(Array(startYaws))
+        let hold = max(2, Int((config.turnHoldSeconds * config.frameRate).rounded()))
         let lastFrame = Int((challenge.duration * config.frameRate).rounded(.down))
         var cursor = -1
         var done: [ChallengeAction] = []
@@ -484,9 +486,9 @@ public struct SelfieAnalyzer: Sendable {
             var hit: Int?
             switch action {
             case .turnLeft:
-                hit = yaws.indices.first { $0 > cursor && (yaws[$0].map { $0 - baseYaw >= config.turnDegrees } ?? false) }
+                hit = LivenessCues.turn(yaw: yaws, after: cursor, baseline: baseYaw, direction: 1, degrees: config.turnDegrees, holdFrames: hold)
             case .turnRight:
-                hit = yaws.indices.first { $0 > cursor && (yaws[$0].map { baseYaw - $0 >= config.turnDegrees } ?? false) }
+                hit = LivenessCues.turn(yaw: yaws, after: cursor, baseline: baseYaw, direction: -1, degrees: config.turnDegrees, holdFrames: hold)
             case .blink:
                 hit = blinks.first { $0.startFrame > cursor }?.startFrame
             case .openMouth:
