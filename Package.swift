@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "IDVCore", targets: ["IDVCore"]),
         .library(name: "IDVKit", targets: ["IDVKit"]),
         .library(name: "MRZ", targets: ["MRZ"]),
+        .library(name: "EMRTD", targets: ["EMRTD"]),
         .executable(name: "idvd", targets: ["idvd"]),
         .executable(name: "idv", targets: ["idv"]),
     ],
@@ -62,6 +63,14 @@ let package = Package(
         // Pixel loops (attack synthesis, landmark geometry) are optimised in every configuration.
         .target(name: "FaceKit", dependencies: ["CVision", "Imaging"], resources: [.copy("Models")],
                 swiftSettings: [.unsafeFlags(["-O"])]),
+        // eMRTD chip: OpenSSL (CMS, X.509, CRL) and OpenJPEG behind one plain C header, optimised in every configuration.
+        .target(
+            name: "CEMRTD",
+            cSettings: [.unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("openjp2")]
+        ),
+        // LDS parsing (ICAO 9303-10) and passive-authentication evidence (9303-11 §5.1, 9303-12): evidence, no verdicts.
+        .target(name: "EMRTD", dependencies: ["CEMRTD", "MRZ"]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
         .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "CCairo"],
@@ -77,13 +86,15 @@ let package = Package(
         // libsodium behind the engine's EngineCrypto and Vault.
         .target(name: "IDVCrypto", dependencies: ["IDVEngine", "CSodium"]),
         .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CSQLite"]),
-        .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "CMicroHTTPD"]),
+        // The hosted verification page: HTML, CSS and JavaScript modules as resources (no build step).
+        .target(name: "IDVWeb", resources: [.copy("Assets")]),
+        .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "IDVWeb", "CMicroHTTPD"]),
         // FaceKit and DocumentReader behind the engine's analyser protocols.
         .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging"]),
         // The one composition root: serve, admin, offline tools, benchmarks.
         .executableTarget(name: "idvd", dependencies: [
             "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
-            "MRZ", "Imaging", "FaceKit", "DocumentReader",
+            "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
         ]),
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
@@ -95,6 +106,7 @@ let package = Package(
         .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging"]),
+        .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd"]),
         .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools"]),
         .testTarget(name: "IDVEngineTests", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite"]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
@@ -107,6 +119,11 @@ let package = Package(
         .testTarget(name: "IDVKitTests", dependencies: [
             "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "idvd", "idv",
         ]),
+        // The hosted page: its assets and routes, verification links, and every flow in headless
+        // Chromium with a fake camera (Tests/IDVWebTests/browser, driven by Selenium).
+        .testTarget(name: "IDVWebTests", dependencies: [
+            "IDVWeb", "IDVHTTP", "IDVEngine", "IDVCore", "IDVCrypto", "IDVTools", "CSQLite", "idvd",
+        ], exclude: ["browser"]),
     ],
     cxxLanguageStandard: .cxx17
 )

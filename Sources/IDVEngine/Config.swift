@@ -37,6 +37,8 @@ public struct ServerConfig: Sendable, Equatable {
     public var documentsWarmUp = true
     /// The IDV workflow engine's settings (Workflows/WorkflowPolicy.swift).
     public var workflow = WorkflowPolicy()
+    /// The hosted verification page and its links (Links/VerificationLinks.swift).
+    public var web = WebSettings()
 
     public init() {}
 
@@ -111,7 +113,7 @@ public struct ServerConfig: Sendable, Equatable {
         int("shutdown.grace_seconds", \.shutdownGraceSeconds, min: 0, "on SIGTERM/SIGINT: wait this long for in-flight requests"),
         bool("log.requests", \.logRequests, "one JSON log line per request (true/false)"),
         bool("documents.warm_up", \.documentsWarmUp, "idvd serve: train the OCR-B classifier (~2 s, one core) in the background at start, not at the first document upload (true/false)"),
-    ] + WorkflowPolicy.settings
+    ] + WorkflowPolicy.settings + WebSettings.settings
 
     /// Applies one setting by key; throws on an unknown key or a bad value.
     public mutating func set(_ key: String, _ value: String) throws {

@@ -34,12 +34,28 @@ public struct HTTPResponse: Sendable {
     /// the flow's verdict, e.g. 1014 wrong password asked again, 1011 locked, 1008 unreadable upload
     /// (0 when none). Logged as `outcome_error_code`; codes only, never payloads.
     public var outcomeErrorCode = 0
+    /// Headers beyond `Content-Type` and `X-Request-Id` (e.g. the web page's Content-Security-Policy).
+    /// Every response also gets `X-Content-Type-Options: nosniff`, and a JSON one `Cache-Control: no-store`
+    /// unless set here: API answers carry personal data (document fields, portraits, selfies).
+    public var headers: [String: String] = [:]
 
-    public init(status: Int, contentType: String = "application/json", body: Data, errorCode: Int = 0) {
+    public init(status: Int, contentType: String = "application/json", body: Data, errorCode: Int = 0, headers: [String: String] = [:]) {
         self.status = status
         self.contentType = contentType
         self.body = body
         self.errorCode = errorCode
+        self.headers = headers
+    }
+
+    /// The header block handed to libmicrohttpd: ``headers`` plus the defaults, one `Name: value`
+    /// line each (names and values with a line break or NUL are dropped, never sent).
+    var headerLines: String {
+        var all = headers
+        if all["X-Content-Type-Options"] == nil { all["X-Content-Type-Options"] = "nosniff" }
+        if contentType == "application/json", all["Cache-Control"] == nil { all["Cache-Control"] = "no-store" }
+        func clean(_ s: String) -> Bool { !s.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" } }
+        return all.sorted { $0.key < $1.key }.filter { clean($0.key) && clean($0.value) && !$0.key.contains(":") }
+            .map { "\($0.key): \($0.value)\n" }.joined()
     }
 
     static let encoder: JSONEncoder = {
@@ -73,7 +89,7 @@ public struct HTTPResponse: Sendable {
         case .methodNotAllowed: return 405
         case .wrongChallenge, .replayedAnswer, .userExists, .flowInProgress, .noActiveFlow, .templateExists, .actionNotOffered: return 409
         case .payloadTooLarge: return 413
-        case .attemptsExhausted, .activationCodeExpired, .flowExpired: return 410
+        case .attemptsExhausted, .activationCodeExpired, .flowExpired, .linkInvalid: return 410
         case .internalError: return 500
         case .workflowUnavailable: return 503
         default: return 400
@@ -333,7 +349,11 @@ public final class HTTPServer: @unchecked Sendable {
         out.pointee.status = Int32(response.status)
         out.pointee.body = buf.assumingMemoryBound(to: CChar.self)
         out.pointee.body_len = n
-        out.pointee.content_kind = response.contentType.hasPrefix("text/plain") ? 1 : 0
+        out.pointee.content_kind = response.contentType.hasPrefix("text/plain; version=0.0.4") ? 1 : 0
+        if response.contentType != "application/json" && out.pointee.content_kind == 0 {
+            out.pointee.content_type = strdup(response.contentType)
+        }
+        out.pointee.headers = strdup(response.headerLines)
         out.pointee.request_id = strdup(requestID)
     }
 }

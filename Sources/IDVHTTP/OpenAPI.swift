@@ -39,6 +39,10 @@ public enum OpenAPI {
         "WireFlowStart": obj(["payload": any], required: ["payload"]),
         "Health": obj(["status": str, "version": str, "schema_version": int], required: ["status", "version"]),
         "OpenAPIDocument": ["type": "object", "description": "this document"],
+        "WireLinkRedeem": obj(["link": str], required: ["link"]),
+        "WireLinkInfo": obj(["user_id": str, "flow": str, "expires_at": int], required: ["user_id", "flow", "expires_at"]),
+        "WireLinkRedemption": obj(["request_id": str, "session": ref("WireSession"), "challenge": ref("WireChallenge"),
+                                   "event": ref("WireEvent"), "error": ref("IDVError"), "link": ref("WireLinkInfo")], required: ["request_id"]),
     ]
 
     /// The document as JSON bytes (sorted keys, stable).
@@ -59,13 +63,14 @@ public enum OpenAPI {
             let okContent: JSONValue = r.responseSchema.contains("/")
                 ? [r.responseSchema: ["schema": str]]
                 : ["application/json": ["schema": ref(r.responseSchema)]]
-            let ok = r.method == "POST" && ["/v1/sessions", "/v1/devices"].contains(r.pattern) ? "201" : "200"
+            let ok = r.method == "POST" && ["/v1/sessions", "/v1/devices", WireLinks.redeemPath].contains(r.pattern) ? "201" : "200"
             var responses: [String: JSONValue] = [ok: ["description": "success", "content": okContent]]
             let refusal: JSONValue = ["description": "refused; nothing changed (WireEnvelope.error carries the code, see docs/PROTOCOL.md)",
                                       "content": ["application/json": ["schema": ref("WireEnvelope")]]]
             if r.requestSchema != nil { responses["400"] = refusal; responses["413"] = refusal }
             if r.requiresBearer { responses["401"] = refusal; responses["409"] = refusal }
             if r.pattern == "/v1/flows/{name}" { responses["404"] = refusal }
+            if r.pattern == WireLinks.redeemPath { responses["410"] = refusal }
             op["responses"] = .object(responses)
             paths[r.pattern, default: [:]][r.method.lowercased()] = .object(op)
         }

@@ -7,7 +7,8 @@ import IDVEngine
 /// Routes (docs/PROTOCOL.md, openapi.json):
 /// `GET /healthz`, `GET /metrics`, `GET /openapi.json`, `POST /v1/devices`, `POST /v1/sessions`,
 /// `GET /v1/session`, `POST /v1/session/answer`, `POST /v1/session/upload`, `POST /v1/session/reset`,
-/// `POST /v1/session/logoff`, `POST /v1/flows/{name}`.
+/// `POST /v1/session/logoff`, `POST /v1/flows/{name}`; the hosted page `GET /verify`, `GET /verify/{asset}`
+/// and `POST /v1/links/redeem` (Web/WebRoutes.swift).
 public final class IDVServerApp: @unchecked Sendable {
     public let config: ServerConfig
     public let store: Store
@@ -151,7 +152,7 @@ public final class IDVServerApp: @unchecked Sendable {
                     return try engine.startFlow(token: token, name: req.pathParameters["name"] ?? "", input: start.payload, requestID: req.requestID)
                 }
             },
-        ]
+        ] + WebRoutes.routes(app)   // the hosted page and its links (Web/WebRoutes.swift)
     }
 }
 

@@ -143,6 +143,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         WorkflowMigrations.v2,
         // 3: activation code bound to the session using it until activation completes.
         "ALTER TABLE activation_codes ADD COLUMN bound_session_id TEXT; ALTER TABLE activation_codes ADD COLUMN bound_until INTEGER;",
+        // 4: verification links of the hosted page (SQLiteStore+Links.swift; IDVEngine/Links/VerificationLinks.swift).
+        VerificationLinkMigrations.v4,
     ]
 
     /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies

@@ -176,7 +176,7 @@ public enum SpecimenGenerator {
         cairo_show_text(cr, title)
 
         // Portrait.
-        let (px, py, pw, ph) = format == .td3 ? (6.0, 16.0, 32.0, 40.0) : (3.5, 10.5, 22.0, 27.0)
+        let (px, py, pw, ph) = portraitBoxMM(format)
         try drawPortrait(cr, portrait, x: px, y: py, w: pw, h: ph)
 
         // Visual inspection zone fields.
@@ -226,6 +226,25 @@ public enum SpecimenGenerator {
         }
         let image = try Raster.rgb(from: surface)
         return Specimen(format: format, identity: identity, mrzLines: lines, image: image)
+    }
+
+    /// The portrait box (x, y, width, height) in millimetres from the document's top-left corner.
+    public static func portraitBoxMM(_ format: SpecimenFormat) -> (x: Double, y: Double, width: Double, height: Double) {
+        format == .td3 ? (6.0, 16.0, 32.0, 40.0) : (3.5, 10.5, 22.0, 27.0)
+    }
+
+    /// The printed portrait cut out of an unaugmented rendering at `pixelsPerMM` (what the chip's DG2 holds).
+    public static func portrait(of specimen: Specimen, pixelsPerMM: Double = defaultPixelsPerMM) -> RGBImage {
+        let b = portraitBoxMM(specimen.format)
+        let x0 = Int((b.x * pixelsPerMM).rounded()) + 2, y0 = Int((b.y * pixelsPerMM).rounded()) + 2
+        let w = min(Int((b.width * pixelsPerMM).rounded()) - 4, specimen.image.width - x0)
+        let h = min(Int((b.height * pixelsPerMM).rounded()) - 4, specimen.image.height - y0)
+        var out = [UInt8](repeating: 0, count: w * h * 3)
+        for y in 0..<h {
+            let src = ((y0 + y) * specimen.image.width + x0) * 3
+            out.replaceSubrange(y * w * 3..<(y + 1) * w * 3, with: specimen.image.pixels[src..<src + w * 3])
+        }
+        return RGBImage(width: w, height: h, pixels: out)
     }
 
     private static func sans(_ cr: OpaquePointer, bold: Bool, size: Double) {
