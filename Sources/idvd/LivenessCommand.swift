@@ -210,9 +210,13 @@ extension Command {
 
     static let selfie = Command(name: "selfie", summary: "selfie verify FRAMES_DIR|VIDEO --against PORTRAIT: liveness + face match") { args in
         let usage = """
-        usage: idvd selfie verify FRAMES_DIR|VIDEO --against PORTRAIT [--fps N] [--threshold T] [--match-threshold D]
-        Prints JSON: display_text (MATCHED / NOT_MATCHED / LIVENESS_FAILED), result_criteria, face_matcher_score (0–1),
-        distance, liveness_score (0–100), reasons. Exit 0 when MATCHED.
+        usage: idvd selfie verify FRAMES_DIR|VIDEO --against PORTRAIT [--fps N] [--threshold T]
+                                  [--operating-point fmr_0.1|fmr_0.01] [--match-threshold D]
+        Prints JSON: display_text (MATCHED / NOT_MATCHED / LIVENESS_FAILED, the server policy's verdict), result_criteria,
+        face_matcher_score (0–1), distance (capture's fused template to portrait), match_threshold (the operating
+        point's calibrated distance, default fmr_0.1; --match-threshold D: a fixed distance), match_kind,
+        liveness_score (0–100), reasons, capture_issues and recapture_code (1060–1065: the server would ask again).
+        Exit 0 when MATCHED.
         """
         guard args.first == "verify" else {
             if ["-h", "--help"].contains(args.first ?? "") { print(usage); return 0 }
@@ -230,24 +234,28 @@ extension Command {
         if let v = o["match-threshold"] {
             guard let d = Double(v), d > 0 else { throw CLIError("--match-threshold needs a positive number") }
             policy.faceMatchMaxDistance = d
+            policy.faceMatchOperatingPoint = nil
+        }
+        if let v = o["operating-point"] {
+            guard let p = MatchOperatingPoint(rawValue: v) else { throw CLIError("--operating-point must be fmr_0.1 or fmr_0.01") }
+            policy.faceMatchOperatingPoint = p
         }
         let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
         let v = try analyzer.verify(frames: frames, against: .portrait(portrait), challenge: try LivenessCLI.challenge(o))
-        let evidence = SelfieEvidence(livenessScore: v.livenessScore, livenessCues: v.reasons.map { LivenessCue($0.rawValue) },
-                                      match: v.distance.map { FaceMatchEvidence(distance: $0, score: v.faceMatchScore) },
-                                      frameCount: v.liveness.frameCount, trackedFrameCount: v.liveness.trackedFrameCount,
-                                      framesPerSecond: config.frameRate, bestFrameJPEG: v.bestFrameJPEG, embedding: v.embedding ?? [])
+        let evidence = FaceKitSelfieVerifier.evidence(v.liveness, comparison: v, framesPerSecond: config.frameRate)
         let judged = policy.judge(evidence, reference: .portrait(portrait), challenge: nil, now: Int(Date().timeIntervalSince1970))
         if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
         struct Out: Encodable {
             let display_text: String; let result_criteria: String; let face_matcher_score: Double; let distance: Double?
-            let match_threshold: Double; let liveness_score: Int; let live: Bool; let reasons: [String]; let best_frame_index: Int?
+            let match_threshold: Double?; let match_kind: String?; let liveness_score: Int; let live: Bool; let reasons: [String]
+            let best_frame_index: Int?; let capture_issues: [String]; let recapture_code: Int?
         }
         try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria,
                               face_matcher_score: (v.faceMatchScore * 1000).rounded() / 1000,
-                              distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: policy.faceMatchMaxDistance,
-                              liveness_score: v.livenessScore, live: v.liveness.live, reasons: v.reasons.map(\.rawValue),
-                              best_frame_index: v.liveness.bestFrameIndex))
+                              distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: judged.matchThreshold,
+                              match_kind: v.kind?.rawValue, liveness_score: v.livenessScore, live: v.liveness.live,
+                              reasons: v.reasons.map(\.rawValue), best_frame_index: v.liveness.bestFrameIndex,
+                              capture_issues: evidence.captureIssues.map(\.rawValue), recapture_code: policy.recapture(evidence)?.errorCode.rawValue))
         return judged.verdict == .matched ? 0 : 1
     }
 }

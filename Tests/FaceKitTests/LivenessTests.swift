@@ -299,20 +299,24 @@ final class LivenessTests: XCTestCase {
         XCTAssertLessThan(attack.livenessScore, 50)
         XCTAssertFalse(attack.reasons.isEmpty)
 
-        // Re-comparison against the stored template of the first capture.
-        let template = try XCTUnwrap(matched.embedding)
-        let again = try analyzer.verify(frames: katie, against: .template(template))
+        // The capture's fused template is what was compared with the portrait (fused↔image).
+        XCTAssertEqual(matched.kind, .fusedToImage)
+        XCTAssertGreaterThan(try XCTUnwrap(matched.liveness.template).sourceCount, 1)
+        // Re-comparison against the stored (fused, version-2) template of the first capture.
+        let stored = try FaceTemplate(decoding: try XCTUnwrap(matched.probe).encoded())
+        let again = try analyzer.verify(frames: katie, against: .template(stored))
         XCTAssertEqual(try XCTUnwrap(again.distance), 0, accuracy: 1e-6)
+        XCTAssertEqual(again.kind, .fusedToFused)
         XCTAssertGreaterThan(again.faceMatchScore, 0.99)
     }
 
     func testBadReferencesAreRefusedBeforeAnalysis() throws {
         let analyzer = try Self.analyzer()
         let frames = [Data("never decoded".utf8)]
-        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template([0.1, 0.2]))) {
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [0.1, 0.2])))) {
             guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
         }
-        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template([Float](repeating: .nan, count: 128)))) {
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [Float](repeating: .nan, count: 128))))) {
             guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .portrait(Data("x".utf8)))) {

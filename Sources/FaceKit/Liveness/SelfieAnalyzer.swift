@@ -219,27 +219,46 @@ public struct SelfieAnalyzer: Sendable {
                               quality: quality, stageTimes: times)
     }
 
-    /// Liveness, then the 1:1 comparison of the best frame with `reference`: evidence only (the
-    /// verdict is the server's policy's, IDVEngine `WorkflowPolicy`).
+    /// Liveness, then the 1:1 comparison of the capture's template (descriptors of its best frames
+    /// fused, `LivenessReport.template`; the best frame's alone when only one was embedded) with
+    /// `reference`: evidence only (the verdict is the server's policy's, IDVEngine `WorkflowPolicy`).
     ///
-    /// - Returns: the liveness report and the descriptor distance (nil without a face in the frames).
+    /// - Returns: the liveness report, the descriptor distance and the comparison's kind (nil
+    ///   without a face in the frames).
     /// - Throws: `LivenessError.invalidReference`, `.referenceHasNoFace`, `.invalidTemplate` (checked
     ///   before the frames), and everything `analyze` throws.
     public func verify(frames: [Data], against reference: SelfieReference, challenge: ActiveChallenge? = nil,
                        now: Date = Date()) throws -> SelfieComparison {
-        let referenceEmbedding = try embedding(of: reference)
+        let referenceTemplate = try template(of: reference)
         let report = try analyze(frames: frames, challenge: challenge, now: now)
-        let distance = report.bestFrameEmbedding.map { SelfieMatching.distance($0, referenceEmbedding) }
-        return SelfieComparison(faceMatchScore: distance.map { SelfieMatching.score(distance: $0) } ?? 0, distance: distance, liveness: report)
+        var c = SelfieComparison(faceMatchScore: 0, distance: nil, liveness: report)
+        if let probe = c.probe {
+            let d = SelfieMatching.distance(probe.descriptor, referenceTemplate.descriptor)
+            c.distance = d
+            c.faceMatchScore = SelfieMatching.score(distance: d)
+            c.kind = FaceComparisonKind.of(probe, referenceTemplate)
+        }
+        return c
     }
 
-    /// The 128-d descriptor of the reference (the largest face of a portrait, or a template as given).
-    public func embedding(of reference: SelfieReference) throws -> [Float] {
+    /// The reference as a template: a portrait's largest face as a single descriptor, or the
+    /// stored template as given (checked: 128 finite components).
+    public func template(of reference: SelfieReference) throws -> FaceTemplate {
         switch reference {
         case .template(let t):
-            guard t.count == 128 else { throw LivenessError.invalidTemplate("expected 128 components, got \(t.count)") }
-            guard t.allSatisfy(\.isFinite) else { throw LivenessError.invalidTemplate("non-finite component") }
+            guard t.descriptor.count == 128 else { throw LivenessError.invalidTemplate("expected 128 components, got \(t.descriptor.count)") }
+            guard t.descriptor.allSatisfy(\.isFinite) else { throw LivenessError.invalidTemplate("non-finite component") }
             return t
+        case .portrait:
+            return FaceTemplate(descriptor: try embedding(of: reference))
+        }
+    }
+
+    /// The 128-d descriptor of the reference (the largest face of a portrait, or a template's descriptor).
+    public func embedding(of reference: SelfieReference) throws -> [Float] {
+        switch reference {
+        case .template:
+            return try template(of: reference).descriptor
         case .portrait(let data):
             let image: Image
             do { image = try Image(data: data) } catch let e as ImageError { throw LivenessError.invalidReference(e) }
