@@ -51,16 +51,23 @@ let package = Package(
         .target(name: "CImaging", cxxSettings: optimisedCXX,
                 linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png")]),
         .target(name: "Imaging", dependencies: ["CImaging"]),
+        // dlib (face engine) and OpenCV dnn (texture PAD); Debian's OpenCV ships no pkg-config file
+        // without the umbrella libopencv-dev, so its include folder is named here.
         .target(
             name: "CVision",
             dependencies: ["CImaging"],
-            cxxSettings: optimisedCXX,
+            cxxSettings: optimisedCXX + [.unsafeFlags(["-I/usr/include/opencv4"])],
             linkerSettings: [
                 .linkedLibrary("dlib"), .linkedLibrary("blas"), .linkedLibrary("lapack"),
                 .linkedLibrary("jpeg"), .linkedLibrary("png"),
+                .linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core"),
+                .linkedLibrary("sodium"),
             ]
         ),
-        .target(name: "FaceKit", dependencies: ["CVision", "Imaging"]),
+        // The MiniFASNet ONNX files (Apache-2.0, with LICENSE and SOURCES.md) ship as resources.
+        // Pixel loops (attack synthesis, landmark geometry) are optimised in every configuration.
+        .target(name: "FaceKit", dependencies: ["CVision", "Imaging"], resources: [.copy("Models")],
+                swiftSettings: [.unsafeFlags(["-O"])]),
         // eMRTD chip: OpenSSL (CMS, X.509, CRL) and OpenJPEG behind one plain C header, optimised in every configuration.
         .target(
             name: "CEMRTD",
@@ -125,7 +132,7 @@ let package = Package(
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
         .testTarget(name: "IDVServerTests", dependencies: [
-            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "IDVTestSupport", "FaceKit", "idvd",
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "IDVTestSupport", "FaceKit", "Imaging", "idvd",
         ]),
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.

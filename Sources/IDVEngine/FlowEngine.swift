@@ -437,12 +437,10 @@ public final class FlowEngine: Sendable {
             guard let runID, let m = try workflowStore().media(mediaID), m.runID == runID else {
                 throw IDVError(.internalError, "no face descriptor kept for enrolment")
             }
+            // The analyser's template bytes as kept (version 2: fused from the capture's best frames).
             let bytes = try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.embedding.rawValue))
-            guard !bytes.isEmpty, bytes.count % 4 == 0 else { throw IDVError(.internalError, "no face descriptor kept for enrolment") }
-            let floats = stride(from: 0, to: bytes.count, by: 4).map { i in
-                Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
-            }
-            try workflowStore().saveBiometricTemplate(BiometricTemplateRecord(userID: uid, sealed: try vault().sealTemplate(floats, userID: uid),
+            guard !bytes.isEmpty else { throw IDVError(.internalError, "no face descriptor kept for enrolment") }
+            try workflowStore().saveBiometricTemplate(BiometricTemplateRecord(userID: uid, sealed: try vault().sealTemplate(bytes: bytes, userID: uid),
                                                                               model: model, consentID: consentID, createdAt: c.now))
         case let .deleteTemplate(uid):
             try workflowStore().deleteBiometricTemplate(userID: uid)
@@ -534,7 +532,7 @@ public final class FlowEngine: Sendable {
             e.basis.dependsOnTemplate = true
             if let uid = subject, let t = try workflowStore().biometricTemplate(userID: uid) {
                 e.basis.templateDigest = templateFacts(t).digest
-                return .template(try vault().openTemplate(t.sealed, userID: uid))
+                return .template(Data(try vault().openTemplateBytes(t.sealed, userID: uid)))
             }
             return try orPortrait.map(portrait)
         }

@@ -13,10 +13,17 @@ enum Fixtures {
         try Data(contentsOf: faces.appendingPathComponent(name))
     }
 
-    /// A folder of the shared test data, or an `XCTSkip` naming what is missing.
+    /// Under CI (`CI=true`) missing data fails the test; elsewhere it skips it.
+    static var underCI: Bool { ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true" }
+
+    struct MissingData: Error, CustomStringConvertible { let description: String }
+
+    /// A folder or file of the shared test data; when absent, an `XCTSkip` naming it — or, under CI,
+    /// an error that fails the test (CI must have the data).
     static func shared(_ relative: String) throws -> URL {
         let url = sharedTestData.appendingPathComponent(relative)
         guard FileManager.default.fileExists(atPath: url.path) else {
+            if underCI { throw MissingData(description: "shared test data \(url.path) is absent (CI=true: this is a failure)") }
             throw XCTSkip("shared test data \(url.path) is absent; skipping")
         }
         return url

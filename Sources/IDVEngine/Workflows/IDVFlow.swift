@@ -484,6 +484,15 @@ extension IDVFlowSteps {
             return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: e), nil)
         case let .success(t):
             let e = t.value
+            // A capture too dark, blurred, small or off-pose to decide on is asked again, not judged.
+            if let issue = policy.recapture(e) {
+                let error = IDVError(issue.errorCode)
+                effects.append(audit(r, "selfie_verified", ["result": .string("recapture"), "capture_issue": .string(issue.rawValue),
+                                                            "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
+                r.embedding = nil
+                if selfieLeft(r) <= 0 { return (.end(.exhausted("selfie")), nil) }
+                return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: error), nil)
+            }
             let j = policy.judge(e, reference: reference, challenge: challenge, now: facts.now)
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
@@ -494,12 +503,17 @@ extension IDVFlowSteps {
                 "reasons": .array(j.cues.prefix(8).map { .string($0.rawValue) }), "reason": .string(j.reason.rawValue),
                 "reference": r.portraitSource.map { .string($0.rawValue) } ?? .null,
                 "frames_per_second": .number(e.framesPerSecond), "duration_ms": .integer(t.milliseconds),
+                "pad_rule": e.pad.map { .string($0.rule) } ?? .null,
+                "texture_score": e.pad?.textureScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+                "motion_only_score": e.pad?.motionOnlyScore.map { .integer($0) } ?? .null,
+                "match_kind": e.match?.kind.map { .string($0.rawValue) } ?? .null,
+                "match_threshold": j.matchThreshold.map { .number($0) } ?? .null, "template_frames": .integer(e.templateFrames),
             ]))
             // The descriptor (for a template on consent) is sealed, never in the state — only by the
             // flows that can enrol it (server biometric authentication never creates a template).
             if j.verdict == .matched, !e.embedding.isEmpty, kind != .serverBiometric {
                 let id = env.newID()
-                effects.append(.sealMedia(id: id, kind: .embedding, bytes: e.embedding.flatMap { f in withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) } }))
+                effects.append(.sealMedia(id: id, kind: .embedding, bytes: e.template.isEmpty ? SelfieEvidence.version1Template(e.embedding) : e.template))
                 r.embedding = KeptEmbedding(mediaID: id, model: e.model, dimensions: e.embedding.count)
             } else {
                 r.embedding = nil

@@ -46,7 +46,7 @@ public struct DocumentJudgement: Sendable, Equatable {
 
 /// Why a selfie verdict is what it is (audited as `reason`).
 public enum SelfieReason: String, Sendable, Equatable {
-    /// MATCHED: live, and the descriptor distance is within `idv.face_match_max_distance`.
+    /// MATCHED: live, and the descriptor distance is within the operating point's distance.
     case matched
     /// MATCHED with no reference (an enrolment capture): live and one face.
     case liveWithoutReference = "live_without_reference"
@@ -58,7 +58,7 @@ public enum SelfieReason: String, Sendable, Equatable {
     case challengeExpired = "challenge_expired"
     /// NOT_MATCHED: no comparison with the reference could be measured.
     case noComparison = "no_comparison"
-    /// NOT_MATCHED: the descriptor distance is above `idv.face_match_max_distance`.
+    /// NOT_MATCHED: the descriptor distance is above the operating point's distance.
     case distanceAboveThreshold = "distance_above_threshold"
 }
 
@@ -72,6 +72,9 @@ public struct SelfieJudgement: Sendable, Equatable {
     public var cues: [LivenessCue]
     /// `face_matcher_response.score`, 0–1, when a comparison was measured.
     public var faceMatchScore: Double?
+    /// The distance line the match was judged with (``WorkflowPolicy/matchThreshold(_:)``), when a
+    /// comparison was measured.
+    public var matchThreshold: Double? = nil
     /// `biometric_result.result_criteria` (seed 002 §6.2): `LIVENESS` when liveness decided, else `FACE_MATCH`.
     public var resultCriteria: BiometricResultCriteria { BiometricResultCriteria(verdict: verdict) }
 }
@@ -207,14 +210,28 @@ extension WorkflowPolicy {
 
     // MARK: Selfies
 
+    /// The distance line for a comparison: the analyser's calibrated distance for
+    /// ``faceMatchOperatingPoint`` and the comparison's kind, else ``faceMatchMaxDistance``.
+    public func matchThreshold(_ m: FaceMatchEvidence) -> Double {
+        if let p = faceMatchOperatingPoint, let c = m.calibrated(p) { return c.maxDistance }
+        return faceMatchMaxDistance
+    }
+
+    /// The capture issue that sends a selfie back to the user before any verdict (the first the
+    /// analyser reported), or nil when it can be judged (or ``recaptureOnPoorCapture`` is off).
+    /// The flow asks again with ``CaptureIssue/errorCode`` (its sentence is the code's message).
+    public func recapture(_ e: SelfieEvidence) -> CaptureIssue? {
+        recaptureOnPoorCapture ? e.captureIssues.first : nil
+    }
+
     /// The server's selfie verdict from the analyser's evidence against `reference`. With an
     /// issued active `challenge`, the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`)
     /// and arrive by its deadline at `now` (Unix seconds; else `CHALLENGE_EXPIRED`): either sets
     /// the reported liveness score to 0.
     ///
     /// LIVENESS_FAILED when the (reported) liveness score is below `livenessThreshold`; else MATCHED
-    /// with no reference, or when the descriptor distance is at most `faceMatchMaxDistance`; else
-    /// NOT_MATCHED.
+    /// with no reference, or when the descriptor distance is at most ``matchThreshold(_:)``; else
+    /// NOT_MATCHED. (A capture ``recapture(_:)`` names is asked again before this is called.)
     public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, now: Int) -> SelfieJudgement {
         var score = e.livenessScore
         var cues = e.livenessCues
@@ -239,12 +256,28 @@ extension WorkflowPolicy {
             verdict = .matched
             reason = .liveWithoutReference
         } else if let m = e.match {
-            verdict = m.distance <= faceMatchMaxDistance ? .matched : .notMatched
+            verdict = m.distance <= matchThreshold(m) ? .matched : .notMatched
             reason = verdict == .matched ? .matched : .distanceAboveThreshold
         } else {
             verdict = .notMatched
             reason = .noComparison
         }
-        return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score)
+        return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score,
+                               matchThreshold: e.match.map(matchThreshold))
+    }
+}
+
+extension CaptureIssue {
+    /// The code a recapture is asked with (IDVCore `IDVErrorCode`, 1060–1065; the sentence is its
+    /// `message`).
+    public var errorCode: IDVErrorCode {
+        switch self {
+        case .tooDark: return .selfieTooDark
+        case .tooBright: return .selfieTooBright
+        case .blurred: return .selfieBlurred
+        case .faceTooSmall: return .selfieFaceTooSmall
+        case .lowContrast: return .selfieLowContrast
+        case .offPose: return .selfieFaceNotFrontal
+        }
     }
 }

@@ -136,8 +136,10 @@ public protocol ChipVerifying: Sendable {
 public enum MatchReference: Sendable, Equatable {
     /// The confirmed document's portrait (JPEG/PNG).
     case portrait(Data)
-    /// A stored face descriptor (e.g. 128-d dlib ResNet embedding).
-    case template([Float])
+    /// The user's stored template, as the analyser wrote it (``SelfieEvidence/template``: FaceKit
+    /// `FaceTemplate` version 2, or the bare 128 little-endian float32 of a version-1 template
+    /// stored before multi-frame templates); the analyser decodes it.
+    case template(Data)
     /// No comparison: liveness and a single face only (template enrolment).
     case none
 }
