@@ -1,5 +1,7 @@
 import EMRTD
 import Foundation
+import IDVEngine
+import IDVReaders
 
 extension Benchmark {
     static let chip = Benchmark(name: "chip", summary: "eMRTD passive authentication: per-step timings (idvd bench chip --help)") { args in
@@ -8,7 +10,9 @@ extension Benchmark {
           Times each passive-authentication step (ICAO 9303-11 §5.1) on a specimen chip of the test PKI
           (ECDSA P-256 DSC under a brainpoolP384r1 CSCA) and on the real samples in DIR (default:
           ../shared/testdata/emrtd beside the checkout): EF.SOD parse, SOD signature, data-group hashes,
-          DSC chain, CRL, DG2 JPEG 2000 decode, the whole read, and loading the NL master list as trust.
+          DSC chain, CRL, DG2 JPEG 2000 decode, the whole read, the server's chip step (EMRTDChipVerifier: the
+          read, DG1 against the printed MRZ, DG2 re-encoded as the JPEG selfie reference; trust cached), and
+          loading the NL master list as trust.
           Prints median and 95th percentile in milliseconds (one thread).
         """
         let (o, pos) = try CLI.parseOptions(args, flags: ["help", "h"])
@@ -65,6 +69,16 @@ extension Benchmark {
                 try time("DG2 parse + JPEG 2000 decode (\(f.width)×\(f.height))", name, max(1, n / 10)) { _ = try JPEG2000.decode(try DG2(dg2).faces[0].imageData) }
             }
             try time("whole read (parse + passive authentication)", name) { _ = try ChipReader(trust: trust).read(files) }
+        }
+        // The server's chip step on the specimen chip, as the document upload runs it (trust from store records).
+        let (_, specimen, _) = chips[0]
+        let verifier = EMRTDChipVerifier()
+        let records = [TrustMaterialRecord(id: "tm_bench", kind: TrustMaterialKind.cscaCertificate.rawValue, sha256: "bench", bytes: Data(pki.csca.der),
+                                           cscas: 1, crls: 0, documentSigners: 0, sourceName: "csca.cer", importedAt: 0)]
+        let data = ChipData(sod: Data(specimen.sod), com: specimen.com.map { Data($0) }, dataGroups: specimen.dataGroups.mapValues { Data($0) })
+        let now = Int(Date().timeIntervalSince1970)
+        try time("server chip step (verify + DG1 vs MRZ + DG2 → JPEG)", chips[0].0, max(1, n / 10)) {
+            _ = try verifier.verify(data, printedMRZ: mrz, trust: records, now: now)
         }
         if let mlBytes { try time("load master list (306 CSCAs, signature checked)", "NL 2021-12-07", max(1, n / 20)) { _ = try TrustMaterial(mlBytes) } }
 

@@ -466,4 +466,26 @@ class StoreContractTests: XCTestCase {
         XCTAssertEqual(try fresh.session(tokenHash: "tok-s3")?.sessionID, "s3")
         XCTAssertEqual(try only.open(XCTUnwrap(fresh.media("m")).sealed, associatedData: VaultBinding.media(runID: "run", kind: "portrait")), [1])
     }
+
+    // MARK: Chip trust material (migration 5)
+
+    func testTrustMaterialIsKeptOnceListedRemovedAndSurvivesAReopen() throws {
+        let s = try makeSubject()
+        let t = try XCTUnwrap(s.store as? any TrustMaterialStore, Self.storeName)
+        func record(_ n: UInt8, at time: Int) -> TrustMaterialRecord {
+            TrustMaterialRecord(id: "tm_\(n)", kind: "csca_certificate", sha256: String(repeating: String(n), count: 64), bytes: Data([0x30, 0x82, n, 0]),
+                                cscas: 1, crls: 0, documentSigners: 0, sourceName: "csca\(n).cer", importedAt: time)
+        }
+        XCTAssertEqual(try t.trustMaterials(), [])
+        XCTAssertTrue(try t.addTrustMaterial(record(2, at: 20)))
+        XCTAssertTrue(try t.addTrustMaterial(record(1, at: 10)))
+        var again = record(1, at: 30)
+        again.id = "tm_other"
+        XCTAssertFalse(try t.addTrustMaterial(again), "the same file (sha256) is kept once")
+        XCTAssertEqual(try t.trustMaterials(), [record(1, at: 10), record(2, at: 20)], "oldest first, bytes as given")
+        XCTAssertTrue(try t.removeTrustMaterial(id: "tm_2"))
+        XCTAssertFalse(try t.removeTrustMaterial(id: "tm_2"))
+        let reopened = try XCTUnwrap(try s.reopen(keyFile, []) as? any TrustMaterialStore)
+        XCTAssertEqual(try reopened.trustMaterials(), [record(1, at: 10)])
+    }
 }

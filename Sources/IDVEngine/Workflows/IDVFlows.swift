@@ -236,6 +236,7 @@ public struct IdentityFlow: IDVFlowSteps {
             case .reinitDocumentScan:
                 effects.append(.releaseMedia(keepUntil: nil))
                 r.portraitMedia = nil
+                r.portraitSource = nil
                 r.nameMedia = nil
                 r.embedding = nil
                 return try lift(r, askDocStart(r), effects, facts: facts, env: env) { .document($0) }
