@@ -82,6 +82,8 @@ struct MRZDecoder {
     /// Whether confusion-table characters the recogniser did not list may be proposed (only where a
     /// composite check digit double-checks them).
     let tableAllowed: Bool
+    /// The named national deviations in force (`MRZParser.deviations`), for layouts of hypotheses.
+    var deviations: Set<MRZDeviation> = []
 
     /// The cells to decode: every position a check digit covers, and the check digits.
     static func cells(_ layout: Layout) -> [(Int, Int)] {
@@ -230,12 +232,12 @@ struct MRZDecoder {
         /// then stands for the unlisted character of the one check-digit value every check covering it needs.
         func admissible(_ trial: Rows, _ changedFiller: Bool, unseenAt u: (Int, Int)?) -> Layout? {
             guard let u else {
-                let lay = changedFiller ? Layout.make(format, rows: trial) : layout
+                let lay = changedFiller ? Layout.make(format, rows: trial, deviations: deviations) : layout
                 return lay.checks.allSatisfy { Corrector.holds(MRZParser.group($0), trial) } ? lay : nil
             }
             var probe = trial
             probe[u.0][u.1] = rows[u.0][u.1] == Self.unseen ? Corrector.lt : rows[u.0][u.1]
-            let lay = changedFiller ? Layout.make(format, rows: probe) : layout
+            let lay = changedFiller ? Layout.make(format, rows: probe, deviations: deviations) : layout
             var residue: Int?
             for ch in lay.checks {
                 guard ch.covers(u.0, u.1) else {
