@@ -230,9 +230,11 @@ struct MRZDecoder {
 
         /// The layout of `trial` when it holds every check digit, else nil. One cell may be `unseen`: it
         /// then stands for the unlisted character of the one check-digit value every check covering it needs.
+        let baseGroups = layout.checks.map(MRZParser.group)
         func admissible(_ trial: Rows, _ changedFiller: Bool, unseenAt u: (Int, Int)?) -> Layout? {
             guard let u else {
-                let lay = changedFiller ? Layout.make(format, rows: trial, deviations: deviations) : layout
+                if !changedFiller { return baseGroups.allSatisfy { Corrector.holds($0, trial) } ? layout : nil }
+                let lay = Layout.make(format, rows: trial, deviations: deviations)
                 return lay.checks.allSatisfy { Corrector.holds(MRZParser.group($0), trial) } ? lay : nil
             }
             var probe = trial
@@ -272,33 +274,49 @@ struct MRZDecoder {
         // vector is generated once; its cost (sum of deltas) never falls below its parent's. The cost is a
         // lower bound of the full cost (the positional prior only adds), so the search may stop once the
         // frontier lies `margin` beyond the best full cost found.
+        // A vector is stored as its last increment on top of its prefix (`steps`, an arena): only
+        // the index at `last` can be non-zero from `last` on, so a child either bumps it (same prefix)
+        // or starts a new non-zero index after it (this vector as prefix). Vectors hold few non-zero
+        // indices, so rebuilding one by walking its chain is cheaper than copying index arrays.
+        var steps: [(prefix: Int32, k: Int32, i: Int32)] = []
         var heap = MinHeap()
-        heap.push(.init(cost: 0, index: [Int](repeating: 0, count: free.count), last: 0))
+        heap.push(.init(cost: 0, id: -1, last: 0))
         var found: [(cost: Double, unseen: Bool, rows: Rows)] = []
+        var bestFound = Double.infinity
         var examined = 0
         var frontier = Double.infinity
+        var work = base
+        var chain: [(k: Int, i: Int)] = []
         while let node = heap.pop() {
-            if let best = found.min(by: { $0.cost < $1.cost }), node.cost > best.cost + Self.margin + log(10.0) { frontier = node.cost; break }
+            if node.cost > bestFound + Self.margin + log(10.0) { frontier = node.cost; break }
             examined += 1
             if examined > Self.budget { return found.isEmpty ? .none : .ambiguous(count: found.count) }
-            var trial = base
+            chain.removeAll(keepingCapacity: true)
+            var id = node.id
+            while id >= 0 { let st = steps[Int(id)]; chain.append((Int(st.k), Int(st.i))); id = st.prefix }
             var filler = baseFiller
             var unseenAt: (Int, Int)?, unseenCount = 0
-            for (k, i) in node.index.enumerated() where i > 0 {
+            for (k, i) in chain {
                 let b = free[k].options[i].b
                 if b == Self.unseen { unseenAt = (free[k].line, free[k].column); unseenCount += 1 }
                 if b == Corrector.lt || rows[free[k].line][free[k].column] == Corrector.lt { filler = true }
-                trial[free[k].line][free[k].column] = b
+                work[free[k].line][free[k].column] = b
             }
-            if unseenCount <= 1, let lay = admissible(trial, filler, unseenAt: unseenAt) {
-                var kinds = trial
+            if unseenCount <= 1, let lay = admissible(work, filler, unseenAt: unseenAt) {
+                var kinds = work
                 if let u = unseenAt { kinds[u.0][u.1] = rows[u.0][u.1] }
-                found.append((node.cost - Self.kindChangeLogPrior * Double(Self.kindChanges(kinds, lay)), unseenAt != nil, trial))
+                let cost = node.cost - Self.kindChangeLogPrior * Double(Self.kindChanges(kinds, lay))
+                found.append((cost, unseenAt != nil, work))
+                bestFound = min(bestFound, cost)
             }
-            for k in node.last..<free.count where node.index[k] + 1 < deltas[k].count {
-                var next = node.index
-                next[k] += 1
-                heap.push(.init(cost: node.cost - deltas[k][node.index[k]] + deltas[k][next[k]], index: next, last: k))
+            for (k, _) in chain { work[free[k].line][free[k].column] = base[free[k].line][free[k].column] }
+            let top = node.id >= 0 ? steps[Int(node.id)] : nil
+            for k in Int(node.last)..<free.count {
+                let current = top.map { Int($0.k) == k ? Int($0.i) : 0 } ?? 0
+                guard current + 1 < deltas[k].count else { continue }
+                let step: (prefix: Int32, k: Int32, i: Int32) = current > 0 ? (top!.prefix, Int32(k), Int32(current + 1)) : (node.id, Int32(k), 1)
+                steps.append(step)
+                heap.push(.init(cost: node.cost - deltas[k][current] + deltas[k][current + 1], id: Int32(steps.count - 1), last: Int32(k)))
             }
         }
         found.sort { $0.cost < $1.cost }
@@ -328,7 +346,9 @@ struct MRZDecoder {
 
 /// A binary min-heap of search nodes by cost.
 struct MinHeap {
-    struct Node { let cost: Double; let index: [Int]; let last: Int }
+    /// `id`: the vector's last step in the search's arena (-1: the all-zero vector); `last`: the
+    /// index of that step's cell (children step at `last` or later).
+    struct Node { let cost: Double; let id: Int32; let last: Int32 }
     private var items: [Node] = []
 
     func peek() -> Node? { items.first }
