@@ -49,7 +49,9 @@ let package = Package(
         .target(name: "FaceKit", dependencies: ["CVision"]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
+        // The OCR-B classifier's parameters (Resources/ocrb-lda.bin, written by `idvd ocrb train`) load at start-up.
         .target(name: "DocumentReader", dependencies: ["MRZ", "FaceKit", "IDVCore", "CCairo"],
+                exclude: ["Resources/SOURCES.md"], resources: [.copy("Resources/ocrb-lda.bin")],
                 swiftSettings: [.unsafeFlags(["-O"])]),
 
         // MARK: Server
