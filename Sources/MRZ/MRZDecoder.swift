@@ -31,7 +31,7 @@ public struct MRZCandidate: Sendable, Equatable {
 /// hypothesis that needs one is not applied.
 ///
 /// Search: best-first enumeration of index vectors over each open cell's candidates sorted by cost
-/// (a vector's parent decrements its last non-zero index, so each is generated once), at most `budget`
+/// (each vector generated once, from one parent, with at most three children), at most `budget`
 /// vectors. The best admissible hypothesis is applied only when no other admissible one comes within
 /// `margin` (log-odds; ×10 more without a composite check digit) of it, which the best-first order
 /// proves once the frontier passes that bound; otherwise nothing is applied and the MRZ is flagged.
@@ -270,23 +270,32 @@ struct MRZDecoder {
                cell.options.contains(where: { $0.b != Self.unseen && (MRZ.characterValue($0.b) ?? -1) % 10 == r }) { return nil }
             return lay
         }
-        // Best-first over index vectors: a vector's parent decrements its last non-zero index, so every
-        // vector is generated once; its cost (sum of deltas) never falls below its parent's. The cost is a
-        // lower bound of the full cost (the positional prior only adds), so the search may stop once the
-        // frontier lies `margin` beyond the best full cost found.
-        // A vector is stored as its last increment on top of its prefix (`steps`, an arena): only
-        // the index at `last` can be non-zero from `last` on, so a child either bumps it (same prefix)
-        // or starts a new non-zero index after it (this vector as prefix). Vectors hold few non-zero
-        // indices, so rebuilding one by walking its chain is cheaper than copying index arrays.
+        // Best-first over index vectors: every vector is generated once, from one parent, and its cost
+        // (sum of deltas) never falls below its parent's. The cost is a lower bound of the full cost (the
+        // positional prior only adds), so the search may stop once the frontier lies `margin` beyond the
+        // best full cost found.
+        // A vector is stored as its last step on top of its prefix (`steps`, an arena). The free cells
+        // are ordered by their first delta, which lets every vector have one parent and at most three
+        // children, each no cheaper: bump the last non-zero index; add index 1 at the next cell; or,
+        // when the last index is 1, move it to the next cell. (The parent of a vector whose last
+        // non-zero index L is 1 is the vector without it when cell L − 1 is non-zero, else the vector
+        // with it at L − 1.) Vectors hold few non-zero indices, so rebuilding one by walking its
+        // chain is cheap.
+        let order = free.indices.sorted { (deltas[$0].count > 1 ? deltas[$0][1] : .infinity, $0) < (deltas[$1].count > 1 ? deltas[$1][1] : .infinity, $1) }
+        let sortedFree = order.map { free[$0] }, sortedDeltas = order.map { deltas[$0] }
         var steps: [(prefix: Int32, k: Int32, i: Int32)] = []
         var heap = MinHeap()
-        heap.push(.init(cost: 0, id: -1, last: 0))
+        heap.push(.init(cost: 0, id: -1, last: -1))
         var found: [(cost: Double, unseen: Bool, rows: Rows)] = []
         var bestFound = Double.infinity
         var examined = 0
         var frontier = Double.infinity
         var work = base
         var chain: [(k: Int, i: Int)] = []
+        func push(_ cost: Double, _ step: (prefix: Int32, k: Int32, i: Int32)) {
+            steps.append(step)
+            heap.push(.init(cost: cost, id: Int32(steps.count - 1), last: step.k))
+        }
         while let node = heap.pop() {
             if node.cost > bestFound + Self.margin + log(10.0) { frontier = node.cost; break }
             examined += 1
@@ -297,10 +306,11 @@ struct MRZDecoder {
             var filler = baseFiller
             var unseenAt: (Int, Int)?, unseenCount = 0
             for (k, i) in chain {
-                let b = free[k].options[i].b
-                if b == Self.unseen { unseenAt = (free[k].line, free[k].column); unseenCount += 1 }
-                if b == Corrector.lt || rows[free[k].line][free[k].column] == Corrector.lt { filler = true }
-                work[free[k].line][free[k].column] = b
+                let cell = sortedFree[k]
+                let b = cell.options[i].b
+                if b == Self.unseen { unseenAt = (cell.line, cell.column); unseenCount += 1 }
+                if b == Corrector.lt || rows[cell.line][cell.column] == Corrector.lt { filler = true }
+                work[cell.line][cell.column] = b
             }
             if unseenCount <= 1, let lay = admissible(work, filler, unseenAt: unseenAt) {
                 var kinds = work
@@ -309,14 +319,19 @@ struct MRZDecoder {
                 found.append((cost, unseenAt != nil, work))
                 bestFound = min(bestFound, cost)
             }
-            for (k, _) in chain { work[free[k].line][free[k].column] = base[free[k].line][free[k].column] }
+            for (k, _) in chain { work[sortedFree[k].line][sortedFree[k].column] = base[sortedFree[k].line][sortedFree[k].column] }
+            let last = Int(node.last)
             let top = node.id >= 0 ? steps[Int(node.id)] : nil
-            for k in Int(node.last)..<free.count {
-                let current = top.map { Int($0.k) == k ? Int($0.i) : 0 } ?? 0
-                guard current + 1 < deltas[k].count else { continue }
-                let step: (prefix: Int32, k: Int32, i: Int32) = current > 0 ? (top!.prefix, Int32(k), Int32(current + 1)) : (node.id, Int32(k), 1)
-                steps.append(step)
-                heap.push(.init(cost: node.cost - deltas[k][current] + deltas[k][current + 1], id: Int32(steps.count - 1), last: Int32(k)))
+            if let top {
+                let i = Int(top.i), d = sortedDeltas[last]
+                if i + 1 < d.count { push(node.cost - d[i] + d[i + 1], (top.prefix, top.k, Int32(i + 1))) }
+            }
+            let next = last + 1
+            if next < sortedFree.count, sortedDeltas[next].count > 1 {
+                push(node.cost + sortedDeltas[next][1], (node.id, Int32(next), 1))
+                if let top, top.i == 1 {
+                    push(node.cost - sortedDeltas[last][1] + sortedDeltas[next][1], (top.prefix, Int32(next), 1))
+                }
             }
         }
         found.sort { $0.cost < $1.cost }
@@ -347,7 +362,7 @@ struct MRZDecoder {
 /// A binary min-heap of search nodes by cost.
 struct MinHeap {
     /// `id`: the vector's last step in the search's arena (-1: the all-zero vector); `last`: the
-    /// index of that step's cell (children step at `last` or later).
+    /// index of that step's cell (-1 for the all-zero vector).
     struct Node { let cost: Double; let id: Int32; let last: Int32 }
     private var items: [Node] = []
 
