@@ -39,6 +39,22 @@ struct cmhd_job {
 
 static const char *kEmpty = "";
 
+/// Adds "Name: value\n" lines to a response (a line without ':' is skipped). Modifies `lines` in place.
+static void add_headers(struct MHD_Response *r, char *lines) {
+    for (char *line = lines; line != NULL && *line != '\0';) {
+        char *end = strchr(line, '\n');
+        if (end != NULL) *end = '\0';
+        char *colon = strchr(line, ':');
+        if (colon != NULL) {
+            *colon = '\0';
+            char *value = colon + 1;
+            while (*value == ' ') value++;
+            MHD_add_response_header(r, line, value);
+        }
+        line = end != NULL ? end + 1 : NULL;
+    }
+}
+
 /// Turns the handler's answer into an MHD_Response (not yet queued); takes ownership of its buffers.
 static struct MHD_Response *make_response(cmhd_response resp, int too_large, int *status_out) {
     struct MHD_Response *r;
@@ -51,11 +67,15 @@ static struct MHD_Response *make_response(cmhd_response resp, int too_large, int
     }
     if (r != NULL) {
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                resp.content_kind == 1 ? "text/plain; version=0.0.4; charset=utf-8" : "application/json");
+                                resp.content_type != NULL ? resp.content_type
+                                : resp.content_kind == 1 ? "text/plain; version=0.0.4; charset=utf-8" : "application/json");
         if (resp.request_id != NULL) MHD_add_response_header(r, "X-Request-Id", resp.request_id);
         if (too_large) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+        add_headers(r, resp.headers);
     }
     free(resp.request_id);
+    free(resp.content_type);
+    free(resp.headers);
     *status_out = resp.status;
     return r;
 }
@@ -114,6 +134,8 @@ void cmhd_job_finish(cmhd_job *job, cmhd_response *response) {
     cmhd_response resp = *response;
     response->body = NULL;
     response->request_id = NULL;
+    response->content_type = NULL;
+    response->headers = NULL;
     struct MHD_Response *r = make_response(resp, 0, &status);
     req_state *st = job->st;
     st->pending = r;                 // NULL (out of memory) makes access_cb close the connection

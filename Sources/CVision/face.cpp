@@ -3,6 +3,7 @@
 // dnn_face_recognition_ex network). All dlib network templates live in this one translation unit
 // so they compile once. Every exception is caught here and returned as a cv_status.
 #include "cvision.h"
+#include "cimaging.h"
 
 #include <dlib/dnn.h>
 #include <dlib/image_processing.h>
@@ -228,7 +229,7 @@ matrix<rgb_pixel> to_matrix(const uint8_t *rgb, int32_t width, int32_t height, d
     matrix<rgb_pixel> m(h, w);
     static_assert(sizeof(rgb_pixel) == 3, "rgb_pixel is packed R, G, B");
     if (w == width && h == height) std::memcpy(&m(0, 0), rgb, size_t(w) * h * 3);
-    else if (cv_image_resize(rgb, width, height, 3, reinterpret_cast<uint8_t *>(&m(0, 0)), int32_t(w), int32_t(h)) != CV_OK)
+    else if (ci_image_resize(rgb, width, height, 3, reinterpret_cast<uint8_t *>(&m(0, 0)), int32_t(w), int32_t(h)) != CI_OK)
         throw std::runtime_error("resampling for detection failed");
     return m;
 }

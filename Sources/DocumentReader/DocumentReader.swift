@@ -1,9 +1,9 @@
-import CCairo
+internal import CCairo
 
 /// Page image → document report (MRZ, fields, portrait, checks), and the specimen generator.
 ///
 /// Pipeline (`DocumentReader.read(pages:options:)`):
-/// 1. decode JPEG/PNG with FaceKit, EXIF orientation applied (`DocumentImage`);
+/// 1. decode JPEG/PNG with Imaging, EXIF orientation applied (`DocumentImage`);
 /// 2. locate the MRZ in any orientation and rectify it into fixed-pitch cells (`MRZLocaliser`);
 /// 3. classify every cell with the OCR-B classifier (`OCRBClassifier`, LDA trained at start-up from
 ///    Cairo-rendered `fonts-ocr-b` glyphs, ~0.3–0.8 s once per process) → lines, per-cell

@@ -1,4 +1,5 @@
 import FaceKit
+import Imaging
 import Foundation
 import MRZ
 
@@ -326,7 +327,7 @@ extension DocumentReader {
         var unpreparedPages = 0
         var faceOnlyOutside = false
         for (k, img) in images.enumerated() {
-            guard var page = try? FaceKit.Image(rgb: img.rgb.pixels, width: img.rgb.width, height: img.rgb.height) else { unpreparedPages += 1; continue }
+            guard var page = try? Imaging.Image(rgb: img.rgb.pixels, width: img.rgb.width, height: img.rgb.height) else { unpreparedPages += 1; continue }
             if indices[k] == best?.page, quarter != 0 { page = page.rotated90(times: -quarter) }
             if let small = try? page.resized(maxDimension: options.pageMaxDimension), let jpeg = try? small.jpegData(quality: options.pageJPEGQuality) {
                 pagesJPEG.append(jpeg)

@@ -41,7 +41,7 @@ public struct GlyphShapeModel: Sendable {
         }
         var dimension: Int { self == .round ? 5 : 3 }
         /// The group holding both of the two best classes of `ranked`, if any.
-        static func of(_ ranked: [(Character, Double)]) -> Group? {
+        package static func of(_ ranked: [(Character, Double)]) -> Group? {
             guard ranked.count >= 2 else { return nil }
             return allCases.first { $0.glyphs.contains(ranked[0].0) && $0.glyphs.contains(ranked[1].0) }
         }
@@ -112,7 +112,7 @@ public struct GlyphShapeModel: Sendable {
 
     /// The group's shape figures of cell `index` of `g` (see the type's documentation), or nil when
     /// the cell is too small or holds no glyph box.
-    static func measure(_ group: Group, _ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double]? {
+    package static func measure(_ group: Group, _ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double]? {
         guard g.capHeight >= minimumCapHeight(group), light > dark, g.pitch > 0 else { return nil }
         let (cx, cy) = g.centre(Double(index))
         let ux = g.dirX, uy = g.dirY, nx = -g.dirY, ny = g.dirX
@@ -181,7 +181,7 @@ public struct GlyphShapeModel: Sendable {
     /// multiplied in when its two best classes are both in the group: the mass of the group's
     /// glyphs is redistributed among them in proportion to posterior × likelihood^`weight`; the
     /// other classes keep theirs. Unchanged when the cell cannot be measured.
-    func rerank(_ ranked: [(Character, Double)], measure x: [Double]?, weight: Double = 1) -> [(Character, Double)] {
+    package func rerank(_ ranked: [(Character, Double)], measure x: [Double]?, weight: Double = 1) -> [(Character, Double)] {
         guard let x, x.count == group.dimension, Group.of(ranked) == group else { return ranked }
         let ll = logLikelihoods(x)
         var mass = 0.0, logs: [Double] = []

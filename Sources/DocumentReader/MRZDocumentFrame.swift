@@ -84,7 +84,7 @@ public struct MRZDocumentFrame: Sendable {
     }
 
     /// The point (`x`, `y`) of an image that was turned clockwise by `turns` quarter turns
-    /// (`FaceKit.Image.rotated90(times:)`) from a `width` × `height` original, in the original's pixels.
+    /// (`Imaging.Image.rotated90(times:)`) from a `width` × `height` original, in the original's pixels.
     public static func unrotated(x: Double, y: Double, turns: Int, width: Int, height: Int) -> (x: Double, y: Double) {
         let t = ((turns % 4) + 4) % 4
         var (px, py) = (x, y)

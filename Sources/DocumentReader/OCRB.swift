@@ -1,4 +1,4 @@
-import CCairo
+internal import CCairo
 import Foundation
 
 /// Geometry of one rectified MRZ text line in image coordinates: the centre of cell 0 on the line's
@@ -56,12 +56,12 @@ public final class OCRBClassifier: Sendable {
     /// Posterior temperature (> 1 softens the LDA's over-confident posteriors): posteriors are
     /// softmax(scores / T). 2.0 is within 4 % of the value minimising the negative log-likelihood of
     /// held-out rendered cells (1.93 on seed 1000 for the 12-lines-per-pitch model; `idvd bench ocrb`).
-    let temperature = 2.0
+    package let temperature = 2.0
     /// The glyph-shape specialists (`GlyphShapeModel`), one per group in `Group.allCases` order,
     /// fitted on the same rendered training cells.
     let shapeModels: [GlyphShapeModel]
     /// The specialist for `group`.
-    func shapeModel(_ group: GlyphShapeModel.Group) -> GlyphShapeModel { shapeModels.first { $0.group == group }! }
+    package func shapeModel(_ group: GlyphShapeModel.Group) -> GlyphShapeModel { shapeModels.first { $0.group == group }! }
 
     /// The shipped classifier (`OCRBParameters.shipped()`: trained offline with seed 1 and 12 lines
     /// per pitch), loaded once per process. A missing or damaged parameter file is a broken build:
@@ -151,7 +151,7 @@ public final class OCRBClassifier: Sendable {
     }
 
     /// Discriminants re-estimated for one document (`adapted(to:)`): s_k(f) = w_k·f + b_k.
-    struct Adaptation: Sendable {
+    package struct Adaptation: Sendable {
         let weights: [Double]
         let biases: [Double]
         /// Anchor cells used.
@@ -201,12 +201,12 @@ public final class OCRBClassifier: Sendable {
     }
 
     /// Class posteriors for one feature vector, best first.
-    func classify(_ f: [Double], adaptation: Adaptation? = nil) -> [(Character, Double)] {
+    package func classify(_ f: [Double], adaptation: Adaptation? = nil) -> [(Character, Double)] {
         zip(Self.alphabet, Self.softmax(scores(f, adaptation: adaptation), temperature: temperature)).sorted { $0.1 > $1.1 }
     }
 
     /// The linear discriminants w_k·f + b_k of one feature vector, in `alphabet` order.
-    func scores(_ f: [Double], adaptation: Adaptation? = nil) -> [Double] {
+    package func scores(_ f: [Double], adaptation: Adaptation? = nil) -> [Double] {
         let k = Self.alphabet.count, d = Self.featureCount
         var scores = [Double](repeating: 0, count: k)
         let bias = adaptation?.biases ?? biases
@@ -221,7 +221,7 @@ public final class OCRBClassifier: Sendable {
     }
 
     /// softmax(s / T).
-    static func softmax(_ s: [Double], temperature: Double) -> [Double] {
+    package static func softmax(_ s: [Double], temperature: Double) -> [Double] {
         let m = s.max() ?? 0
         let e = s.map { exp(($0 - m) / temperature) }
         let z = e.reduce(0, +)
@@ -250,7 +250,7 @@ public final class OCRBClassifier: Sendable {
 
     /// The feature vector of cell `index`: ink (0 paper … 1 ink) sampled on a 14 × 20 grid over
     /// 1.0 pitch × 1.5 cap heights, horizontally re-centred on the cell's ink, plus ink extent and moment figures.
-    static func features(_ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double] {
+    package static func features(_ img: GreyImage, _ g: LineGeometry, index: Int, dark: Double, light: Double) -> [Double] {
         let (c0x, c0y) = g.centre(Double(index))
         let ux = g.dirX, uy = g.dirY, nx = -g.dirY, ny = g.dirX
         let inv = 1 / (light - dark)
@@ -339,7 +339,7 @@ public final class OCRBClassifier: Sendable {
     /// least once (random order, random extras), rendered with a random `TrainingStyle`, with its
     /// ink levels and its vertically centred geometry (`refine`, as at reading time). Shared by
     /// training and the held-out evaluation (`OCRBEvaluation`), which differ only in their seeds.
-    static func randomTrainingLine(pitch p: Double, rng: inout SeededRNG)
+    package static func randomTrainingLine(pitch p: Double, rng: inout SeededRNG)
         -> (text: [Character], image: GreyImage, geometry: LineGeometry, dark: Double, light: Double) {
         var text = alphabet.shuffled(using: &rng)
         while text.count < 44 { text.append(alphabet[Int(rng.next() % 37)]) }

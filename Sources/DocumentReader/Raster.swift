@@ -1,5 +1,5 @@
-import CCairo
-import FaceKit
+internal import CCairo
+import Imaging
 import Foundation
 
 /// An 8-bit greyscale raster, row-major, `width × height` bytes (0 = black, 255 = white).
@@ -166,7 +166,7 @@ public enum Raster {
     }
 
     /// Copies a Cairo image surface (ARGB32 or RGB24) into an RGB raster; alpha is composited on white.
-    static func rgb(from surface: OpaquePointer) throws -> RGBImage {
+    package static func rgb(from surface: OpaquePointer) throws -> RGBImage {
         cairo_surface_flush(surface)
         let w = Int(cairo_image_surface_get_width(surface)), h = Int(cairo_image_surface_get_height(surface))
         guard w > 0, h > 0, w * h <= maxPixels else { throw RasterError.badSize(width: w, height: h) }
@@ -193,7 +193,7 @@ public enum Raster {
     }
 
     /// A new RGB24 Cairo surface holding `image` (caller destroys it).
-    static func surface(from image: RGBImage) -> OpaquePointer {
+    package static func surface(from image: RGBImage) -> OpaquePointer {
         let s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(image.width), Int32(image.height))!
         cairo_surface_flush(s)
         let stride = Int(cairo_image_surface_get_stride(s))
@@ -246,12 +246,12 @@ public struct DocumentImage: Sendable {
         grey = rgb.grey
     }
 
-    /// Decodes JPEG or PNG bytes with FaceKit (libjpeg/libpng), applying the EXIF orientation, so a
+    /// Decodes JPEG or PNG bytes with Imaging (libjpeg/libpng), applying the EXIF orientation, so a
     /// phone photo stored sideways arrives upright. Refuses images over `maxPixels` before allocating.
-    /// Throws `FaceKit.ImageError` (`.empty`, `.notAnImage`, `.unsupportedFormat`, `.truncated`,
+    /// Throws `Imaging.ImageError` (`.empty`, `.notAnImage`, `.unsupportedFormat`, `.truncated`,
     /// `.tooManyPixels`, `.corrupt`).
     public static func decode(_ data: Data, maxPixels: Int = Raster.maxPixels) throws -> DocumentImage {
-        let image = try FaceKit.Image(data: data, maxPixels: maxPixels)
+        let image = try Imaging.Image(data: data, maxPixels: maxPixels)
         return DocumentImage(rgb: RGBImage(width: image.width, height: image.height, pixels: image.rgbPixels))
     }
 
@@ -263,7 +263,7 @@ public struct DocumentImage: Sendable {
 
     /// JPEG bytes of this image, scaled down so the longer side is at most `maxDimension`.
     public func jpeg(maxDimension: Int, quality: Int) throws -> Data {
-        var image = try FaceKit.Image(rgb: rgb.pixels, width: rgb.width, height: rgb.height)
+        var image = try Imaging.Image(rgb: rgb.pixels, width: rgb.width, height: rgb.height)
         if max(image.width, image.height) > maxDimension { image = try image.resized(maxDimension: maxDimension) }
         return try image.jpegData(quality: quality)
     }

@@ -1,5 +1,6 @@
-import CVision
+internal import CVision
 import Foundation
+import Imaging
 
 /// Why the face engine refused or failed a call.
 public enum FaceError: Error, Equatable, Sendable, CustomStringConvertible {

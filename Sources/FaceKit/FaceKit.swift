@@ -1,8 +1,8 @@
-import CVision
+internal import CVision
 
-// FaceKit — face analysis on dlib: image decoding (`Image`), detection, landmarks, 128-d
-// embeddings, comparison and quality (`FaceEngine`). There is deliberately no type named
-// `FaceKit`, so `FaceKit.Image` and `FaceKit.FaceEngine` name this module's types.
+// FaceKit — face analysis on dlib: detection, landmarks, 128-d embeddings, comparison and quality
+// (`FaceEngine`), liveness evidence (`SelfieAnalyzer`). Images are Imaging's `Image`. There is
+// deliberately no type named `FaceKit`, so `FaceKit.FaceEngine` names this module's type.
 
 /// The dlib version the C++ shim was built against, e.g. "19.24.0".
 public var dlibVersion: String { String(cString: cv_dlib_version()) }

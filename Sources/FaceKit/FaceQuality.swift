@@ -1,5 +1,6 @@
-import CVision
+internal import CVision
 import Foundation
+import Imaging
 
 /// Capture-quality measures of one face, in the spirit of ISO/IEC 29794-5 (face image quality).
 /// Every value has a unit; none is a pass/fail by itself (see `FaceQualityRequirements`).

@@ -1,4 +1,5 @@
 import Foundation
+import Imaging
 
 /// A point in image pixels: origin top-left, `x` right, `y` down.
 public struct FacePoint: Sendable, Hashable, Codable {

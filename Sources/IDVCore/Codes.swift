@@ -41,6 +41,7 @@ import Foundation
 /// | 1031 | `noDocumentFound` | no machine-readable zone was found in the images |
 /// | 1032 | `noFaceFound` | no face was found where one was required |
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
+/// | 1040 | `linkInvalid` | the verification link is unknown, expired or already used |
 public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case none = 0
     case idvCancelledByUser = 146
@@ -78,6 +79,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case noDocumentFound = 1031
     case noFaceFound = 1032
     case workflowUnavailable = 1033
+    case linkInvalid = 1040
 
     /// The default human-readable message for the code.
     public var message: String {
@@ -118,6 +120,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .noDocumentFound: return "No machine-readable zone was found"
         case .noFaceFound: return "No face was found"
         case .workflowUnavailable: return "The identity verification workflow is not available"
+        case .linkInvalid: return "The verification link is not valid: it is unknown, has expired or was already used"
         }
     }
 
@@ -128,7 +131,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .idvCancelledByUser, .userCancelled: return .cancelled
         case .malformedRequest, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument: return .request
         case .sessionExpired, .unauthenticated, .userLocked, .invalidActivationCode, .activationCodeExpired,
-             .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid: return .authentication
+             .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid, .linkInvalid: return .authentication
         case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
              .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable: return .flow

@@ -134,13 +134,13 @@ public enum RDNAEvent: Sendable, Equatable {
 
 /// Names of the IDV terminal/notification events on the wire: the seeds' `on…` callback names
 /// (the server's workflow engine sends them as ``WireEvent/name``; the opt-in frame review is a
-/// challenge of that name because it needs an answer).
+/// challenge of that name because it needs an answer). Declared once in IDVCore (``WireName``).
 public enum IDVEventName {
-    public static let onIDVActivatedCustomerKYCResponse = "onIDVActivatedCustomerKYCResponse"
-    public static let onIDVAdditionalDocumentScan = "onIDVAdditionalDocumentScan"
-    public static let onIDVCheckUserBiometricTemplateStatus = "onIDVCheckUserBiometricTemplateStatus"
-    public static let onIDVServerBiometricAuthenticationResult = "onIDVServerBiometricAuthenticationResult"
-    public static let onIDVOptInCapturedFrameConfirmation = "onIDVOptInCapturedFrameConfirmation"
-    public static let onIDVBiometricOptInStatus = "onIDVBiometricOptInStatus"
-    public static let onIDVBiometricOptOutStatus = "onIDVBiometricOptOutStatus"
+    public static let onIDVActivatedCustomerKYCResponse = WireName.onIDVActivatedCustomerKYCResponse
+    public static let onIDVAdditionalDocumentScan = WireName.onIDVAdditionalDocumentScan
+    public static let onIDVCheckUserBiometricTemplateStatus = WireName.onIDVCheckUserBiometricTemplateStatus
+    public static let onIDVServerBiometricAuthenticationResult = WireName.onIDVServerBiometricAuthenticationResult
+    public static let onIDVOptInCapturedFrameConfirmation = WireName.onIDVOptInCapturedFrameConfirmation
+    public static let onIDVBiometricOptInStatus = WireName.onIDVBiometricOptInStatus
+    public static let onIDVBiometricOptOutStatus = WireName.onIDVBiometricOptOutStatus
 }

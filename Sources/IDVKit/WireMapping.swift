@@ -74,12 +74,13 @@ public enum WireMapping {
     }
 
     /// The upload challenges of the workflow engine (answered by the SDK's capture providers).
-    public static let uploadIDVDocumentPages = "uploadIDVDocumentPages"
-    public static let uploadIDVSelfieFrames = "uploadIDVSelfieFrames"
+    public static let uploadIDVDocumentPages = WireName.uploadIDVDocumentPages
+    public static let uploadIDVSelfieFrames = WireName.uploadIDVSelfieFrames
 
-    /// The route of an answer to `challenge`: image-carrying challenges go to the upload route.
+    /// The route of an answer to `challenge`: image-carrying challenges (``WireName/uploadChallenges``)
+    /// go to the upload route.
     public static func route(for challenge: String) -> Route {
-        [uploadIDVDocumentPages, uploadIDVSelfieFrames].contains(challenge) ? .upload : .answer
+        WireName.uploadChallenges.contains(challenge) ? .upload : .answer
     }
 
     /// Table 1: seed call → the challenges it may answer (the first is its own; the others are the
@@ -102,12 +103,12 @@ public enum WireMapping {
 
     /// Table 2: seed post-login initiation → default flow name (``RDNAConfiguration/flowNames`` overrides).
     public static let flows: [String: String] = [
-        "initiateActivatedCustomerKYC": "idv.postlogin.kyc",
-        "initiateIDVAdditionalDocumentScan": "idv.postlogin.document_scan",
-        "checkIDVUserBiometricTemplateStatus": "idv.template_status",
-        "initiateIDVServerBiometricAuthentication": "idv.postlogin.server_biometric",
-        "initiateIDVBiometricOptIn": "idv.postlogin.optin",
-        "initiateIDVBiometricOptOut": "idv.postlogin.optout",
+        "initiateActivatedCustomerKYC": FlowName.kyc,
+        "initiateIDVAdditionalDocumentScan": FlowName.documentScan,
+        "checkIDVUserBiometricTemplateStatus": FlowName.templateStatus,
+        "initiateIDVServerBiometricAuthentication": FlowName.serverBiometric,
+        "initiateIDVBiometricOptIn": FlowName.optIn,
+        "initiateIDVBiometricOptOut": FlowName.optOut,
     ]
 
     /// Payload keys of the answers (so the table above and the code cannot drift apart).

@@ -1,12 +1,18 @@
 import Foundation
 import IDVCore
-import IDVServer
+import IDVCrypto
+import IDVEngine
+import IDVStoreSQLite
 
 extension Command {
-    static let admin = Command(name: "admin", summary: "administer users, keys and the audit log (create-user, list-users, reset-user, audit, purge-expired, rekey)") { args in
+    static let admin = Command(name: "admin", summary: "administer users, links, keys and the audit log (create-user, create-link, list-users, reset-user, audit, purge-expired, rekey)") { args in
         let usage = """
         usage: idvd admin <subcommand> [--db PATH | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
+          create-link <user_id> [--flow NAME] [--ttl S]       a single-use verification link to the hosted page (/verify/) for
+                                                              the user and one flow (default: idv.activation when pending,
+                                                              idv.postlogin.kyc when active); expires after S seconds
+                                                              (default links.ttl_seconds); prints url (web.public_url), token once
           list-users                                          list users (no secrets)
           reset-user <user_id>                                back to pending activation: clears password and lock,
                                                               unbinds devices, revokes sessions, prints a new code
@@ -38,7 +44,7 @@ extension Command {
         }
         let store = try config.openStore()
         defer { store.close() }
-        let admin = Admin(store: store, config: config)
+        let admin = Admin(store: store, config: config, crypto: Sodium())
         do {
             switch sub {
             case "create-user":
@@ -49,6 +55,14 @@ extension Command {
                     wf = v
                 }
                 try CLI.printJSON(admin.createUser(pos[0], activationRequiresIDV: opts["no-idv"] == nil, idvWorkflow: wf))
+            case "create-link":
+                guard pos.count == 1 else { throw CLIError("create-link needs exactly one user id") }
+                var ttl: Int?
+                if let t = opts["ttl"] {
+                    guard let v = Int(t), v >= 1 else { throw CLIError("--ttl must be a positive number of seconds") }
+                    ttl = v
+                }
+                try CLI.printJSON(admin.createLink(pos[0], flow: opts["flow"], ttlSeconds: ttl))
             case "list-users":
                 try CLI.printJSON(admin.listUsers())
             case "reset-user":
@@ -56,7 +70,8 @@ extension Command {
                 try CLI.printJSON(admin.resetUser(pos[0]))
             case "purge-expired":
                 let vault = try config.openVault()
-                let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: vault, policy: config.workflow), metrics: Metrics())
+                let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: vault, policy: config.workflow), metrics: Metrics(),
+                                        crypto: Sodium())
                 try CLI.printJSON(engine.purgeExpired())
             case "rekey":
                 try CLI.printJSON(admin.rekey(vault: config.openVault()))

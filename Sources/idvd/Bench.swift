@@ -18,6 +18,7 @@ let benchmarks: [Benchmark] = [
     .document,
     .liveness,
     .ocrb,
+    .chip,
 ]
 
 extension Command {

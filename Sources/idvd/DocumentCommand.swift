@@ -1,6 +1,7 @@
 import DocumentReader
 import MRZ
 import Foundation
+import Imaging
 
 extension Command {
     static let document = Command(name: "document", summary: "read passport/ID page images: MRZ, fields, portrait, checks (JSON)") { args in

@@ -1,5 +1,6 @@
 import FaceKit
 import Foundation
+import Imaging
 
 /// `idvd face detect IMAGE` and `idvd face compare IMAGE_A IMAGE_B`: JSON on stdout.
 extension Command {

@@ -1,5 +1,6 @@
 import FaceKit
 import Foundation
+import Imaging
 
 /// `idvd bench liveness`: ISO/IEC 30107-3 figures of passive liveness on the shared test data —
 /// APCER per attack species, BPCER on bona fide windows — at the configured threshold, and the

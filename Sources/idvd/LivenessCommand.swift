@@ -1,5 +1,6 @@
 import FaceKit
 import Foundation
+import Imaging
 
 /// Reading a selfie sequence from a folder of frames or a video (through Debian's `ffmpeg`).
 enum SelfieInput {

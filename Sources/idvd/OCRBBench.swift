@@ -1,5 +1,6 @@
 import DocumentReader
 import Foundation
+import IDVTools
 
 extension Benchmark {
     static let ocrb = Benchmark(name: "ocrb", summary: "OCR-B classifier: load time of the shipped parameters (--train: training time), held-out accuracy per class, posterior calibration") { args in

@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import Imaging
 
 extension Benchmark {
     /// `idvd bench payload [--image-kb N] [--iterations N]`: encode and decode a `DocumentDetails`

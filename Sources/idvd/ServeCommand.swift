@@ -1,5 +1,9 @@
 import Foundation
-import IDVServer
+import IDVCrypto
+import IDVEngine
+import IDVHTTP
+import IDVReaders
+import IDVStoreSQLite
 
 extension Command {
     static let serve = Command(name: "serve", summary: "run the idvd HTTP server (idvd serve --help lists every setting)") { args in
@@ -32,7 +36,9 @@ extension Command {
         let config: ServerConfig
         do { config = try ServerConfig.load(file: file, overrides: overrides) } catch { throw CLIError("\(error)") }
         if config.documentsWarmUp { DocumentReaderVerifier.warmUp() }
-        return try ServerRunner.run(config: config, registry: .idv(IDVServices.production(config: config)))
+        // The composition root: SQLite store, libsodium, the production readers, the engine and HTTP.
+        let registry = FlowRegistry.idv(try IDVServices.production(config: config))
+        return try ServerRunner.run(config: config, store: try config.openStore(), registry: registry, crypto: Sodium())
     }
 
     /// Removes every `--set key=value` (repeatable) from `args`; returns the rest and the settings.
@@ -61,8 +67,15 @@ extension Command {
     }
 
     static let openapi = Command(name: "openapi", summary: "print the OpenAPI 3 document of the HTTP API") { _ in
-        FileHandle.standardOutput.write(try OpenAPI.standardDocument())
+        FileHandle.standardOutput.write(try standardOpenAPIDocument())
         FileHandle.standardOutput.write(Data("\n".utf8))
         return 0
+    }
+
+    /// The OpenAPI document of the standard server's routes (what `idvd openapi` prints): the route
+    /// table of a server over an in-memory store.
+    static func standardOpenAPIDocument() throws -> Data {
+        let app = IDVServerApp(config: ServerConfig(), store: try SQLiteStore(path: ":memory:"), crypto: Sodium())
+        return OpenAPI.document(routes: app.http.router.routes)
     }
 }

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-import IDVServer
+import IDVCrypto
+import IDVEngine
+import IDVHTTP
+import IDVReaders
+import IDVStoreSQLite
+import IDVTools
 
 extension Benchmark {
     /// `idvd bench server`: starts `idvd serve` as a separate process on loopback and drives it
@@ -27,7 +32,7 @@ extension Benchmark {
         var codes: [(String, String)] = []
         do {
             let store = try SQLiteStore(path: db)
-            let admin = Admin(store: store, config: config)
+            let admin = Admin(store: store, config: config, crypto: Sodium())
             for i in 0..<connections {
                 let id = "bench\(i)"
                 codes.append((id, try admin.createUser(id, activationRequiresIDV: false).activationCode))

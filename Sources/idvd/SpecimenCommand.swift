@@ -1,19 +1,27 @@
 import DocumentReader
 import Foundation
+import Imaging
+import IDVTools
 
 extension Command {
     static let specimen = Command(name: "specimen", summary: "render fictional specimen TD1/TD3 documents (PNG + ground-truth JSON)") { args in
         let usage = """
         usage: idvd specimen [--format td1|td3|mixed] [--count N] [--seed S] [--out DIR] [--portrait FACE.jpg|png]
                              [--augment] [--width W --height H] [--mrz 'LINE1|LINE2[|LINE3]'] [--jpeg Q | --png]
+                             [--chip [--chip-jpeg] [--swap-portrait FACE.jpg|png] [--pki-seed N]]
           Writes DIR/specimen-<seed>.png and DIR/specimen-<seed>.json (format, mrz_lines, identity,
           augmentation) for N documents with seeds S, S+1, …  (default: td3, 1, seed 1, out .).
           --augment places each document in a photo-like scene (rotation any angle, perspective,
           blur, noise, JPEG quantisation, lighting gradient, background), canvas W×H (1600×1200).
           --format mixed alternates td1/td3.  --mrz prints the given text (e.g. bad check digits).
           Output is PNG, or JPEG with --jpeg QUALITY (default for --augment: JPEG 92; --png forces PNG).
+          --chip also writes the eMRTD chip of each document: DIR/specimen-<seed>.chip/ (EF_COM, DG1 = the printed
+          MRZ, DG2 = the printed portrait in JPEG 2000, or JPEG with --chip-jpeg, EF_SOD signed by a test document
+          signer), its tampered variants in DIR/specimen-<seed>.chip/variants/<name>/, and the test PKI's CSCA
+          certificate and CRL in DIR/test-pki/ (the trust to verify them with: idvd chip verify --trust DIR/test-pki).
+          The swapped-DG2 variant uses --swap-portrait, else the portrait mirrored.
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h", "png"])
+        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h", "png", "chip", "chip-jpeg"])
         if o["help"] != nil || o["h"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
         let formatName = o["format"] ?? "td3"
         guard ["td1", "td3", "mixed"].contains(formatName) else { throw CLIError("--format must be td1, td3 or mixed") }
@@ -31,8 +39,9 @@ extension Command {
         let fixedLines = o["mrz"].map { $0.split(separator: "|").map(String.init) }
         struct Truth: Encodable {
             let file: String; let format: String; let seed: UInt64; let mrz_lines: [String]
-            let identity: SpecimenIdentity; let augmentation: Augmentation?
+            let identity: SpecimenIdentity; let augmentation: Augmentation?; let chip: ChipSpecimenWriter.Truth?
         }
+        let chipWriter = o["chip"] != nil ? try ChipSpecimenWriter(out: out, options: o) : nil
         for i in 0..<count {
             let s = seed &+ UInt64(i)
             let format: SpecimenFormat = formatName == "mixed" ? (s % 2 == 0 ? .td1 : .td3) : (formatName == "td1" ? .td1 : .td3)
@@ -42,6 +51,7 @@ extension Command {
                 throw CLIError("--mrz for \(format.rawValue) needs \(format.lineCount) lines of \(format.lineLength) characters")
             }
             var specimen = try SpecimenGenerator.render(identity, format: format, portrait: portrait, mrzLines: fixedLines, seed: s)
+            let chipTruth = try chipWriter?.write(specimen, name: "specimen-\(s)")
             var applied: Augmentation?
             if o["augment"] != nil {
                 var a = Augmentation.random(using: &rng)
@@ -64,7 +74,7 @@ extension Command {
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
             try enc.encode(Truth(file: file, format: format.rawValue, seed: s, mrz_lines: specimen.mrzLines,
-                                 identity: identity, augmentation: applied))
+                                 identity: identity, augmentation: applied, chip: chipTruth))
                 .write(to: URL(fileURLWithPath: out + "/" + name + ".json"))
             if count > 1 && (i + 1) % 50 == 0 { CLI.stderr("specimen: \(i + 1)/\(count)") }
         }

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-import IDVServer
+import IDVCrypto
+import IDVEngine
+import IDVHTTP
+import IDVReaders
+import IDVStoreSQLite
+import IDVTools
 
 extension Benchmark {
     /// `idvd bench workflow [--frames DIR] [--iterations N]`: the IDV flows' capture steps end to
@@ -30,7 +35,7 @@ extension Benchmark {
         let store = try SQLiteStore(path: config.dbPath)
         let services = try IDVServices.production(config: config)
         guard services.selfies != nil else { throw CLIError("the selfie analyser is unavailable (dlib models missing?)") }
-        let app = IDVServerApp(config: config, store: store, registry: .idv(services))
+        let app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium())
         let port = try app.start()
         defer { app.stop() }
 
@@ -50,7 +55,7 @@ extension Benchmark {
             return try send(upload ? "/v1/session/upload" : "/v1/session/answer", JSONEncoder().encode(WireAnswer(to: ch, payload: payload)))
         }
         let framesPayload: JSONValue = ["frames": .array(frames.map { .string($0.base64EncodedString()) })]
-        let issued = try Admin(store: store, config: config).createUser("bench", activationRequiresIDV: false)
+        let issued = try Admin(store: store, config: config, crypto: Sodium()).createUser("bench", activationRequiresIDV: false)
         _ = try send("/v1/sessions", JSONEncoder().encode(WireSessionStart()))
         _ = try answer(["user_id": "bench"])
         _ = try answer(["activation_code": .string(issued.activationCode)])

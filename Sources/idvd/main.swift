@@ -16,6 +16,7 @@ let commands: [Command] = [
     .selfie,
     .specimen,
     .document,
+    .chip,
     .ocrb,
 ]
 

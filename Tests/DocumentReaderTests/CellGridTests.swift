@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import DocumentReader
+import Imaging
 
 /// The per-line cell-boundary fit (`CellGrid`): rendered OCR-B lines under a known perspective,
 /// started from a deliberately wrong grid, must end with every cell centre on its glyph.

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
 @testable import DocumentReader
+import Imaging
+import IDVTools
 
 /// `idvd document read --jsonl` as a real process (the `idvd` binary under .build, built by `swift build`).
 final class DocumentCommandTests: XCTestCase {

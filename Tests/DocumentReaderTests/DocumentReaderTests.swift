@@ -3,6 +3,8 @@ import Foundation
 import MRZ
 import XCTest
 @testable import DocumentReader
+import Imaging
+import IDVTools
 
 /// Paths relative to the package root.
 enum Paths {

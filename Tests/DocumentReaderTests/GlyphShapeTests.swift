@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
 @testable import DocumentReader
+import Imaging
+import IDVTools
 
 /// Renders `linesPerPitch` lines of `text` at each pitch in `pitches` (stroke, noise, contrast and
 /// sub-pixel offset drawn from `seed`; blur up to `maxBlur` × pitch), as the classifier's training

@@ -2,6 +2,8 @@ import Foundation
 import MRZ
 import XCTest
 @testable import DocumentReader
+import Imaging
+import IDVTools
 
 /// Localisation and the choice of candidate (`MRZLocaliser`, `MRZReader.read`), on documents of the
 /// generated corpus (`idvd specimen --augment --format mixed --seed 100000 --count 1000`, the same

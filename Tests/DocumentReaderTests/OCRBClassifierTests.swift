@@ -1,5 +1,7 @@
 import XCTest
 @testable import DocumentReader
+import Imaging
+import IDVTools
 
 final class OCRBClassifierTests: XCTestCase {
     /// Held-out rendered lines (a different seed from training, every pitch from 5 to 26 px,

@@ -2,6 +2,8 @@ import FaceKit
 import Foundation
 import XCTest
 @testable import DocumentReader
+import Imaging
+import IDVTools
 
 /// The portrait must be the face of the document the MRZ belongs to (`MRZDocumentFrame`), not the
 /// first face anywhere in the photo: two specimens stacked in one photo, or a face pasted beside a
@@ -29,13 +31,13 @@ final class PortraitLocationTests: XCTestCase {
     }
 
     /// Descriptor of the largest face in `image`.
-    func descriptor(_ engine: FaceEngine, _ image: FaceKit.Image, file: StaticString = #filePath, line: UInt = #line) throws -> [Float] {
+    func descriptor(_ engine: FaceEngine, _ image: Imaging.Image, file: StaticString = #filePath, line: UInt = #line) throws -> [Float] {
         let faces = try engine.analyze(image, options: AnalysisOptions(landmarks68: false, embedding: true, maxFaces: 1))
         let e = try XCTUnwrap(faces.first?.embedding, "no face to describe", file: file, line: line)
         return e
     }
     func descriptor(_ engine: FaceEngine, _ image: RGBImage) throws -> [Float] {
-        try descriptor(engine, FaceKit.Image(rgb: image.pixels, width: image.width, height: image.height))
+        try descriptor(engine, Imaging.Image(rgb: image.pixels, width: image.width, height: image.height))
     }
     func distance(_ a: [Float], _ b: [Float]) -> Double {
         zip(a, b).reduce(0.0) { $0 + Double(($1.0 - $1.1) * ($1.0 - $1.1)) }.squareRoot()
@@ -56,7 +58,7 @@ final class PortraitLocationTests: XCTestCase {
 
     func portraitDescriptor(_ engine: FaceEngine, _ report: DocumentReport) throws -> [Float] {
         let jpeg = try XCTUnwrap(report.portraitJPEG, "no portrait returned")
-        return try descriptor(engine, FaceKit.Image(data: jpeg))
+        return try descriptor(engine, Imaging.Image(data: jpeg))
     }
 
     func testStackedSpecimensGiveThePortraitOfTheDocumentWhoseMRZWasRead() throws {
@@ -85,11 +87,11 @@ final class PortraitLocationTests: XCTestCase {
         var doc = try SpecimenGenerator.render(Self.idB, format: .td3, portrait: katie, seed: 10).image
         // Cover the document's own photo (TD3 specimen portrait box: 6…38 × 16…56 mm at 12 px/mm).
         for y in 180..<680 { for x in 60..<470 { let i = (y * doc.width + x) * 3; doc.pixels[i] = 0xd0; doc.pixels[i + 1] = 0xd8; doc.pixels[i + 2] = 0xe0 } }
-        let face = try FaceKit.Image(data: Data(contentsOf: Paths.fixtures.appendingPathComponent("faces/obama-480p.jpg")))
+        let face = try Imaging.Image(data: Data(contentsOf: Paths.fixtures.appendingPathComponent("faces/obama-480p.jpg")))
         let h = doc.height, w = face.width * h / face.height
         let big = try face.resized(width: w, height: h)
         let pasted = stack(doc, RGBImage(width: big.width, height: big.height, pixels: big.pixels), vertical: false)
-        XCTAssertFalse(try engine.detect(in: FaceKit.Image(rgb: pasted.pixels, width: pasted.width, height: pasted.height)).isEmpty,
+        XCTAssertFalse(try engine.detect(in: Imaging.Image(rgb: pasted.pixels, width: pasted.width, height: pasted.height)).isEmpty,
                        "the pasted face must be detectable, or the test shows nothing")
         let report = DocumentReader.read(pages: [try DocumentImage(rgb: pasted).jpeg(maxDimension: 10_000, quality: 90)], options: Self.options)
         XCTAssertEqual(report.seed002.response_data.document_info.surname, "NAKAMURA")
@@ -110,7 +112,7 @@ final class PortraitLocationTests: XCTestCase {
         for (spec, turns) in [(try SpecimenGenerator.render(Self.idA, format: .td3, portrait: obama), 0),
                               (try SpecimenGenerator.render(Self.idA, format: .td3, portrait: obama), 1),
                               (try SpecimenGenerator.render(card, format: .td1, portrait: obama), 0)] {
-            let img = try FaceKit.Image(rgb: spec.image.pixels, width: spec.image.width, height: spec.image.height).rotated90(times: turns)
+            let img = try Imaging.Image(rgb: spec.image.pixels, width: spec.image.width, height: spec.image.height).rotated90(times: turns)
             let page = try DocumentImage(rgb: RGBImage(width: img.width, height: img.height, pixels: img.pixels)).jpeg(maxDimension: 10_000, quality: 90)
             let report = DocumentReader.read(pages: [page], options: Self.options)
             XCTAssertTrue(report.mrz.found, "\(spec.format) turned \(turns)")
@@ -123,7 +125,7 @@ final class PortraitLocationTests: XCTestCase {
     func testUnrotatedUndoesQuarterTurns() throws {
         var px = [UInt8](repeating: 0, count: 5 * 3 * 3)
         px[(1 * 5 + 3) * 3] = 255                      // marked pixel at (3, 1) of a 5 × 3 image
-        let img = try FaceKit.Image(rgb: px, width: 5, height: 3)
+        let img = try Imaging.Image(rgb: px, width: 5, height: 3)
         for t in -3...4 {
             let r = img.rotated90(times: t)
             let i = stride(from: 0, to: r.pixels.count, by: 3).first { r.pixels[$0] == 255 }! / 3

@@ -1,6 +1,7 @@
 import MRZ
 import XCTest
 @testable import DocumentReader
+import IDVTools
 
 final class SpecimenTests: XCTestCase {
     /// Every generated identity gives MRZ lines of the right shape whose check digits all hold and

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FaceKit
+import Imaging
 
 /// Real faces (committed fixtures from `ageitgey/face_recognition` and Silent-Face-Anti-Spoofing)
 /// through the real dlib models. Skips with a message when the models are not installed.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FaceKit
+import Imaging
 
 /// Selfie liveness on real frame sequences (committed SadTalker fixtures, `Tests/Fixtures/selfie`)
 /// and generated "print, held" attacks, through the real dlib models.

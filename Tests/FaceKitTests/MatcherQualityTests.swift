@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FaceKit
+import Imaging
 
 final class FaceMatcherTests: XCTestCase {
     func testDistanceAndSimilarityMapping() throws {

@@ -1,6 +1,9 @@
 import Foundation
 import IDVKit
-import IDVServer
+import IDVCrypto
+import IDVEngine
+import IDVHTTP
+import IDVStoreSQLite
 import XCTest
 
 /// A protocol probe for the IDV part of the SDK until the workflow engine lands: a REAL `idvd`
@@ -103,9 +106,9 @@ final class IDVProtocolProbeTests: XCTestCase {
         let store = try SQLiteStore(path: config.dbPath)
         var registry = FlowRegistry.standard()
         registry.register(ProtocolProbeKYCFlow())
-        let app = IDVServerApp(config: config, store: store, registry: registry)
+        let app = IDVServerApp(config: config, store: store, registry: registry, crypto: Sodium())
         let port = try app.start()
-        let code = try Admin(store: store, config: config).createUser("katie", activationRequiresIDV: false).activationCode
+        let code = try Admin(store: store, config: config, crypto: Sodium()).createUser("katie", activationRequiresIDV: false).activationCode
         return (app, URL(string: "http://127.0.0.1:\(port)")!, code, dir)
     }
 

@@ -1,6 +1,9 @@
 import Foundation
 import IDVKit
-import IDVServer
+import IDVCrypto
+import IDVEngine
+import IDVHTTP
+import IDVStoreSQLite
 import XCTest
 
 /// A presence check the test controls (approve or decline) that records every purpose it was asked for.

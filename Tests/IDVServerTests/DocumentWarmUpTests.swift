@@ -1,6 +1,11 @@
 import Foundation
 import XCTest
-@testable import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 
 /// `documents.warm_up` (default true): `idvd serve` loads the document reader's OCR-B classifier
 /// (its offline-trained parameters) on a background thread at start, and logs `document reader

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-@testable import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// Defects found after the server core and the IDV flows merged: personal data in clear at rest,
@@ -119,7 +124,7 @@ final class HardeningTests: XCTestCase {
         // connection, engine and in-process locks.
         let storeB = try SQLiteStore(path: server.config.dbPath, keyFile: keyFile)
         let appB = IDVServerApp(config: server.config, store: storeB, registry: .idv(IDVServices(
-            documents: try TestDoubleDocumentVerifier(), selfies: try TestDoubleSelfieVerifier(), vault: server.vault, policy: server.config.workflow)))
+            documents: try TestDoubleDocumentVerifier(), selfies: try TestDoubleSelfieVerifier(), vault: server.vault, policy: server.config.workflow)), crypto: Sodium())
         let portB = try appB.start()
         defer { appB.stop() }
 
@@ -370,6 +375,9 @@ final class PrepareOutsideTransactionTests: XCTestCase {
     struct RecordingSelfieVerifier: SelfieVerifying {
         let inner: TestDoubleSelfieVerifier
         let calls: Calls
+        func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
+            inner.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
+        }
         func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
             calls.lock.lock()
             let t = calls.store?.isInTransaction ?? true
@@ -411,6 +419,9 @@ final class ActiveChallengeBindingTests: XCTestCase {
     struct ChallengeAwareVerifier: SelfieVerifying {
         let inner: TestDoubleSelfieVerifier
         let seen: Seen
+        func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
+            inner.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
+        }
         func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
             try verify(frames: frames, against: reference, challenge: nil)
         }

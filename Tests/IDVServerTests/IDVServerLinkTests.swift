@@ -1,11 +1,12 @@
+import IDVCrypto
+import IDVHTTP
+import IDVStoreSQLite
 import XCTest
-@testable import IDVServer
 
 final class IDVServerLinkTests: XCTestCase {
     func testLinkedLibraries() {
-        let v = IDVServer.libraryVersions
-        XCTAssertTrue(v["sqlite"]?.hasPrefix("3.") ?? false)
-        XCTAssertNotNil(v["libsodium"])
-        XCTAssertTrue(v["libmicrohttpd"]?.hasPrefix("0.9") ?? false)
+        XCTAssertTrue(SQLiteStore.libraryVersion.hasPrefix("3."))
+        XCTAssertFalse(Crypto.libsodiumVersion.isEmpty)
+        XCTAssertTrue(HTTPServer.libraryVersion.hasPrefix("0.9"))
     }
 }

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-@testable import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// Key rotation of the vault (`templates.previous_key_files`, `idvd admin rekey`) on a real SQLite

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// The MFA path end to end over HTTP against a real `idvd` process and SQLite file.

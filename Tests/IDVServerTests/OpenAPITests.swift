@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 final class OpenAPITests: XCTestCase {
@@ -24,16 +29,17 @@ final class OpenAPITests: XCTestCase {
         for (path, item) in paths {
             for (method, _) in item.objectValue ?? [:] {
                 operations += 1
-                let concrete = path.replacingOccurrences(of: "{name}", with: "probe")
+                let concrete = path.replacingOccurrences(of: "{name}", with: "probe").replacingOccurrences(of: "{asset}", with: "app.js")
                 let r = try http.request(method.uppercased(), concrete, body: method == "post" ? Data("{}".utf8) : nil)
                 XCTAssertNotEqual(r.status, 404, "\(method) \(path) documented but not routed")
                 XCTAssertNotEqual(r.status, 405, "\(method) \(path) documented but not routed")
             }
         }
-        XCTAssertEqual(operations, 11)
+        XCTAssertEqual(operations, 14)
         // Every route is documented: the table and the document list the same operations.
         for p in ["/healthz", "/metrics", "/openapi.json", "/v1/devices", "/v1/sessions", "/v1/session", "/v1/session/answer",
-                  "/v1/session/upload", "/v1/session/reset", "/v1/session/logoff", "/v1/flows/{name}"] {
+                  "/v1/session/upload", "/v1/session/reset", "/v1/session/logoff", "/v1/flows/{name}",
+                  "/verify", "/verify/{asset}", "/v1/links/redeem"] {
             XCTAssertNotNil(paths[p], p)
         }
         // Undocumented paths are unknown routes.
@@ -48,7 +54,7 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(h.status, 200)
         let health = try JSONDecoder().decode(JSONValue.self, from: h.body)
         XCTAssertEqual(health["status"], "ok")
-        XCTAssertEqual(health["schema_version"], 3)   // 2: the workflow engine's migration; 3: activation-code binding
+        XCTAssertEqual(health["schema_version"], 4)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links
         XCTAssertEqual(h.headers["x-request-id"]?.count, 32)
         _ = try http.request("GET", "/nope")
         let m = try http.request("GET", "/metrics")

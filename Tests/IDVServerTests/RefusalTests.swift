@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// Every refusal has its documented code and HTTP status and changes nothing stored.

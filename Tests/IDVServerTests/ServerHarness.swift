@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// Locates the `idvd` binary that `swift test` built next to the test bundle.

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// A slow request must not hold up other connections: its handler runs on a worker thread while

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-@testable import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// Seeds 000 (KYC), 003 (additional document scan), 001 (server biometric authentication) and

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-@testable import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// Real images through the real analysers: a real `idvd serve` process (FaceKit SelfieAnalyzer,

@@ -1,6 +1,11 @@
 import Foundation
 import IDVCore
-@testable import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 // Support for the workflow tests: real images from ../shared/testdata, TEST DOUBLES of the two
@@ -86,6 +91,12 @@ struct TestDoubleSelfieVerifier: SelfieVerifying {
 
     static func descriptor(_ person: Int) -> [Float] { (0..<128).map { $0 == person ? 1 : 0 } }
 
+    /// A challenge with a fresh random nonce (the double judges no actions).
+    func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
+        LivenessChallenge(nonce: Crypto.randomID(), actions: ["TURN_LEFT", "BLINK"], durationSeconds: Double(durationSeconds),
+                          deadlineSeconds: deadlineSeconds, expiresAt: now + deadlineSeconds)
+    }
+
     func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
         guard let f = frames.first, f.starts(with: [0xFF, 0xD8]) || f.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { throw IDVError(.invalidImage) }
         guard let (person, live) = people[TestDoubleDocumentVerifier.key(f)] else { throw IDVError(.noFaceFound) }
@@ -121,7 +132,7 @@ final class WorkflowServer {
         vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
         let services = IDVServices(documents: try documents ?? TestDoubleDocumentVerifier(), selfies: try selfies ?? TestDoubleSelfieVerifier(),
                                    vault: vault, policy: config.workflow)
-        app = IDVServerApp(config: config, store: store, registry: .idv(services))
+        app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium())
         port = try app.start()
     }
 
@@ -134,7 +145,7 @@ final class WorkflowServer {
 
     /// Creates a user; returns the activation code.
     func createUser(_ id: String, idv: Bool, workflow: IDVWorkflow = .activation) throws -> String {
-        try Admin(store: store, config: config).createUser(id, activationRequiresIDV: idv, idvWorkflow: workflow).activationCode
+        try Admin(store: store, config: config, crypto: Sodium()).createUser(id, activationRequiresIDV: idv, idvWorkflow: workflow).activationCode
     }
 
     static let password = "correct horse 42"

@@ -1,7 +1,12 @@
 import FaceKit
 import Foundation
 import IDVCore
-@testable import IDVServer
+@testable import IDVEngine
+import IDVCrypto
+@testable import IDVHTTP
+import IDVReaders
+@testable import IDVStoreSQLite
+import IDVTools
 import XCTest
 
 /// Template vault (XChaCha20-Poly1305), key file, settings and the verdict/document policy.

@@ -44,6 +44,8 @@ typedef struct cmhd_response {
     size_t body_len;
     int content_kind;          ///< 0 = application/json, 1 = Prometheus text (text/plain; version=0.0.4)
     char *request_id;          ///< malloc'ed NUL-terminated X-Request-Id value, or NULL (wrapper frees)
+    char *content_type;        ///< malloc'ed Content-Type overriding content_kind, or NULL (wrapper frees)
+    char *headers;             ///< malloc'ed extra headers, "Name: value" lines ended by '\n', or NULL (wrapper frees)
 } cmhd_response;
 
 /// Returns the body limit in bytes for a request, decided from its method and path before any body byte is read.

@@ -1,6 +1,6 @@
-// CVision — a thin C interface over dlib (face detection, landmarks, 128-d embeddings) and the
-// image codecs (libjpeg-turbo, libpng). Plain C so Swift imports it directly; the implementation
-// is C++17 compiled at -O2 in every configuration. No C++ exception ever crosses this interface:
+// CVision — a thin C interface over dlib (face detection, landmarks, 128-d embeddings); images
+// are decoded, resized and encoded by CImaging (cimaging.h). Plain C so Swift imports it
+// directly; the implementation is C++17 compiled at -O2 in every configuration. No C++ exception ever crosses this interface:
 // every fallible function returns a `cv_status` and writes a message into the caller's buffer.
 //
 // Pixel buffers are 8-bit, interleaved, row-major without padding: `channels` is 1 (grey) or 3
@@ -34,69 +34,6 @@ typedef enum cv_status {
     CV_ERR_MODEL = 9,              ///< a model file is missing or unreadable
     CV_ERR_INTERNAL = 10,          ///< any other failure inside dlib or a codec
 } cv_status;
-
-/// Source formats.
-enum { CV_FORMAT_UNKNOWN = 0, CV_FORMAT_JPEG = 1, CV_FORMAT_PNG = 2 };
-
-/// What the decoder learned about the input; filled as far as it got, also on error
-/// (so a `CV_ERR_TOO_MANY_PIXELS` reports the declared width and height).
-typedef struct cv_image_info {
-    int32_t format;      ///< CV_FORMAT_*
-    int64_t width;       ///< declared width before orientation, pixels
-    int64_t height;      ///< declared height before orientation, pixels
-    int32_t orientation; ///< EXIF orientation tag 1…8 (1 when absent)
-} cv_image_info;
-
-/// A pixel buffer allocated by CVision (malloc); release with `cv_free`.
-typedef struct cv_bitmap {
-    int32_t width;
-    int32_t height;
-    int32_t channels; ///< 1 or 3
-    uint8_t *pixels;  ///< width × height × channels bytes
-} cv_bitmap;
-
-/// Bytes allocated by CVision (malloc); release with `cv_free`.
-typedef struct cv_bytes {
-    uint8_t *data;
-    size_t count;
-} cv_bytes;
-
-void cv_free(void *pointer);
-
-/// Decodes JPEG or PNG bytes. Greyscale sources decode to 1 channel, everything else to RGB (alpha is
-/// composited on black, 16-bit samples reduced to 8, palettes expanded, CMYK converted). Refuses
-/// images whose declared width × height exceeds `max_pixels` before allocating pixel memory.
-/// When `apply_orientation` is non-zero the EXIF orientation (JPEG APP1, PNG eXIf) is applied so
-/// the result is upright.
-cv_status cv_image_decode(const uint8_t *data, size_t count, uint64_t max_pixels, int apply_orientation,
-                          cv_bitmap *out, cv_image_info *info, char *message, size_t message_size);
-
-/// Applies EXIF orientation `orientation` (1…8) to `src`; `dst` holds width × height × channels bytes
-/// and is width-by-height for 1–4, height-by-width for 5–8.
-cv_status cv_image_orient(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
-                          int32_t orientation, uint8_t *dst);
-
-/// RGB → grey (ITU-R BT.601 luma, rounded) for `pixel_count` pixels.
-void cv_rgb_to_gray(const uint8_t *rgb, size_t pixel_count, uint8_t *gray);
-/// Grey → RGB (replicated) for `pixel_count` pixels.
-void cv_gray_to_rgb(const uint8_t *gray, size_t pixel_count, uint8_t *rgb);
-
-/// Resamples to `dst_width` × `dst_height`: area averaging along an axis that shrinks, bilinear
-/// interpolation (pixel-centre aligned) along one that grows.
-cv_status cv_image_resize(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
-                          uint8_t *dst, int32_t dst_width, int32_t dst_height);
-
-/// Copies the rectangle (x, y, w, h), which must lie inside the image, into `dst` (w × h × channels).
-cv_status cv_image_crop(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
-                        int32_t x, int32_t y, int32_t w, int32_t h, uint8_t *dst);
-
-/// Baseline JPEG (4:2:0 for RGB), quality 1…100. `out->data` is malloc'd.
-cv_status cv_encode_jpeg(const uint8_t *src, int32_t width, int32_t height, int32_t channels, int32_t quality,
-                         cv_bytes *out, char *message, size_t message_size);
-/// 8-bit PNG. `out->data` is malloc'd.
-cv_status cv_encode_png(const uint8_t *src, int32_t width, int32_t height, int32_t channels,
-                        cv_bytes *out, char *message, size_t message_size);
-
 
 /// Statistics of a grey region for face quality: the rectangle (x, y, w, h) — clipped to the
 /// image — is resampled to `sample_size` × `sample_size` (area averaging / bilinear), then

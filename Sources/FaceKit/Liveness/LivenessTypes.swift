@@ -1,4 +1,5 @@
 import Foundation
+import Imaging
 
 // Liveness (presentation-attack detection, ISO/IEC 30107-3 "PAD") on a selfie frame sequence:
 // the vocabulary shared by `SelfieAnalyzer`, the server's workflow engine and `idvd liveness`.

@@ -1,4 +1,5 @@
 import Foundation
+import Imaging
 
 /// Selfie analysis on a short frame sequence (e.g. 2–4 s at 10–15 fps of JPEG frames from the
 /// selfie capture provider): per-frame face measurements, tracking of one face, liveness

@@ -1,0 +1,261 @@
+import CEMRTD
+import Foundation
+
+/// A private key held by OpenSSL, for the test PKI and specimen chips only.
+public final class SigningKey: @unchecked Sendable {
+    let handle: OpaquePointer
+    init(_ h: OpaquePointer) { handle = h }
+    deinit { em_key_free(handle) }
+
+    /// A deterministic EC key on `curve` ("prime256v1", "brainpoolP256r1", "brainpoolP384r1", …) from `seed`.
+    public static func ec(curve: String, seed: String) throws -> SigningKey {
+        var h: OpaquePointer?
+        let s = Array(seed.utf8)
+        try shim { em_key_ec_from_seed(curve, s, s.count, &h, $0, $1) }
+        return SigningKey(h!)
+    }
+
+    /// A fresh RSA key (not deterministic).
+    public static func rsa(bits: Int) throws -> SigningKey {
+        var h: OpaquePointer?
+        try shim { em_key_rsa_generate(Int32(bits), &h, $0, $1) }
+        return SigningKey(h!)
+    }
+}
+
+extension Certificate {
+    /// Issues a certificate for `key` under `issuer` (nil: self-signed with `key`). `subject` is
+    /// "/C=UT/O=Utopia/CN=…". Key usage names are RFC 5280's ("keyCertSign", "digitalSignature", …).
+    public static func issue(subject: String, serial: [UInt8], notBefore: Date, notAfter: Date, isCA: Bool, keyUsage: [String],
+                             key: SigningKey, issuer: (Certificate, SigningKey)?, digest: DigestAlgorithm = .sha256) throws -> Certificate {
+        let bits: [String: Int32] = ["digitalSignature": 0x80, "nonRepudiation": 0x40, "keyEncipherment": 0x20, "dataEncipherment": 0x10,
+                                     "keyAgreement": 0x08, "keyCertSign": 0x04, "cRLSign": 0x02]
+        let ku = keyUsage.reduce(Int32(0)) { $0 | (bits[$1] ?? 0) }
+        var h: OpaquePointer?
+        try subject.withCString { subj in
+            try digest.rawValue.withCString { dig in
+                try serial.withUnsafeBufferPointer { sp in
+                    var spec = em_cert_spec(subject: subj, serial: sp.baseAddress, serial_count: sp.count,
+                                            not_before: Int64(notBefore.timeIntervalSince1970), not_after: Int64(notAfter.timeIntervalSince1970),
+                                            is_ca: isCA ? 1 : 0, key_usage: ku, digest: dig)
+                    try shim { em_cert_create(&spec, key.handle, issuer?.0.handle, (issuer?.1 ?? key).handle, &h, $0, $1) }
+                }
+            }
+        }
+        return try Certificate(taking: h!)
+    }
+}
+
+extension RevocationList {
+    /// Issues a CRL under `issuer` listing `revoked` (all revoked at `revocationDate`).
+    public static func issue(issuer: Certificate, key: SigningKey, revoked: [Certificate], revocationDate: Date, thisUpdate: Date,
+                             nextUpdate: Date, digest: DigestAlgorithm = .sha256) throws -> RevocationList {
+        var h: OpaquePointer?
+        let serials = revoked.map(\.serialNumber)
+        let counts = serials.map(\.count)
+        let pointers = serials.map { s -> UnsafeMutablePointer<UInt8> in
+            let p = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, s.count))
+            p.initialize(from: s, count: s.count)
+            return p
+        }
+        defer { pointers.forEach { $0.deallocate() } }
+        var constPointers: [UnsafePointer<UInt8>?] = pointers.map { UnsafePointer($0) }
+        try shim { m, n in
+            constPointers.withUnsafeMutableBufferPointer { pp in
+                em_crl_create(issuer.handle, key.handle, pp.baseAddress, counts, Int32(serials.count),
+                              Int64(revocationDate.timeIntervalSince1970), Int64(thisUpdate.timeIntervalSince1970),
+                              Int64(nextUpdate.timeIntervalSince1970), digest.rawValue, &h, m, n)
+            }
+        }
+        var b = em_bytes()
+        guard em_crl_der(h!, &b) == EM_OK else { em_crl_free(h); throw CryptoError(EM_ERR_INTERNAL, []) }
+        em_crl_free(h)
+        return try RevocationList(takeBytes(b))
+    }
+}
+
+extension SignedData {
+    /// Signs `content` as CMS SignedData (DER) with one signer, signed attributes and the signer's certificate embedded.
+    public static func sign(_ content: [UInt8], contentType: String, signer: Certificate, key: SigningKey,
+                            digest: DigestAlgorithm = .sha256, signingTime: Date) throws -> [UInt8] {
+        var out = em_bytes()
+        try shim { em_cms_sign(content, content.count, contentType, signer.handle, key.handle, digest.rawValue,
+                               Int64(signingTime.timeIntervalSince1970), &out, $0, $1) }
+        return takeBytes(out)
+    }
+}
+
+/// A test PKI for the fictional state Utopia (UTO): a CSCA (brainpoolP384r1) and its document signers
+/// (prime256v1) — one good, one revoked by the CSCA's CRL, one expired — plus an impostor CSCA with the same
+/// name and another key, and a document signer it issued. Keys derive from `seed` (certificates differ in
+/// their ECDSA signatures only). Dates are fixed, so tests can check them at any time up to 2039.
+public struct TestPKI: Sendable {
+    public let csca: Certificate
+    public let cscaKey: SigningKey
+    public let documentSigner: Certificate
+    public let documentSignerKey: SigningKey
+    public let revokedDocumentSigner: Certificate
+    public let revokedDocumentSignerKey: SigningKey
+    public let expiredDocumentSigner: Certificate
+    public let expiredDocumentSignerKey: SigningKey
+    public let impostorCSCA: Certificate
+    public let impostorDocumentSigner: Certificate
+    public let impostorDocumentSignerKey: SigningKey
+    /// The CSCA's CRL: lists the revoked document signer.
+    public let crl: RevocationList
+    /// The CSCA name every certificate here uses.
+    public static let cscaName = "/C=UT/O=Republic of Utopia/OU=OpenIDV test PKI/CN=CSCA Utopia TEST"
+
+    /// Midnight UTC of `s` ("YYYY-MM-DD").
+    public static func day(_ s: String) -> Date {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX"); f.timeZone = TimeZone(identifier: "UTC"); f.dateFormat = "yyyy-MM-dd"
+        return f.date(from: s)!
+    }
+
+    public init(seed: UInt64 = 1) throws {
+        func key(_ role: String, _ curve: String) throws -> SigningKey { try SigningKey.ec(curve: curve, seed: "OpenIDV test PKI \(seed) \(role)") }
+        cscaKey = try key("csca", "brainpoolP384r1")
+        csca = try .issue(subject: Self.cscaName, serial: [0x01], notBefore: Self.day("2010-01-01"), notAfter: Self.day("2045-12-31"),
+                          isCA: true, keyUsage: ["keyCertSign", "cRLSign"], key: cscaKey, issuer: nil, digest: .sha384)
+        func dsc(_ role: String, _ serial: UInt8, _ from: String, _ to: String, _ issuer: (Certificate, SigningKey)) throws -> (Certificate, SigningKey) {
+            let k = try key(role, "prime256v1")
+            let c = try Certificate.issue(subject: "/C=UT/O=Republic of Utopia/OU=OpenIDV test PKI/CN=Document Signer Utopia TEST \(role)",
+                                          serial: [0x10, serial], notBefore: Self.day(from), notAfter: Self.day(to), isCA: false,
+                                          keyUsage: ["digitalSignature"], key: k, issuer: issuer, digest: .sha384)
+            return (c, k)
+        }
+        (documentSigner, documentSignerKey) = try dsc("good", 1, "2024-01-01", "2039-12-31", (csca, cscaKey))
+        (revokedDocumentSigner, revokedDocumentSignerKey) = try dsc("revoked", 2, "2024-01-01", "2039-12-31", (csca, cscaKey))
+        (expiredDocumentSigner, expiredDocumentSignerKey) = try dsc("expired", 3, "2012-01-01", "2014-12-31", (csca, cscaKey))
+        let impostorKey = try key("impostor csca", "brainpoolP384r1")
+        impostorCSCA = try .issue(subject: Self.cscaName, serial: [0x01], notBefore: Self.day("2010-01-01"), notAfter: Self.day("2045-12-31"),
+                                  isCA: true, keyUsage: ["keyCertSign", "cRLSign"], key: impostorKey, issuer: nil, digest: .sha384)
+        (impostorDocumentSigner, impostorDocumentSignerKey) = try dsc("impostor", 4, "2024-01-01", "2039-12-31", (impostorCSCA, impostorKey))
+        crl = try .issue(issuer: csca, key: cscaKey, revoked: [revokedDocumentSigner], revocationDate: Self.day("2025-01-01"),
+                         thisUpdate: Self.day("2025-06-01"), nextUpdate: Self.day("2045-12-31"), digest: .sha384)
+    }
+
+    /// The operator's trust for these specimens: the CSCA and its CRL.
+    public var trust: CSCATrust {
+        var t = CSCATrust()
+        t.add(try! TrustMaterial(csca.der))
+        t.add(try! TrustMaterial(crl.der))
+        return t
+    }
+}
+
+/// Chip files for a specimen document: EF.COM, DG1 (the printed MRZ), DG2 (the portrait) and an EF.SOD signed
+/// by a test document signer, plus tampered variants that each fail passive authentication in their own way.
+public enum SpecimenChip {
+    /// The variants written beside each genuine chip, and the failures passive authentication must report.
+    public enum Variant: String, CaseIterable, Codable, Sendable {
+        case genuine
+        /// One byte of DG1's MRZ changed after signing.
+        case dg1ByteChanged = "dg1-byte-changed"
+        /// DG2 replaced by another person's face.
+        case dg2Swapped = "dg2-swapped"
+        /// One byte of a hash inside the signed LDS security object changed.
+        case securityObjectChanged = "security-object-changed"
+        /// The last byte of the SOD's signature changed.
+        case signatureCorrupted = "signature-corrupted"
+        /// Signed by the document signer the CSCA's CRL revokes.
+        case revokedDocumentSigner = "revoked-dsc"
+        /// Signed by a document signer whose certificate expired in 2014.
+        case expiredDocumentSigner = "expired-dsc"
+        /// Signed by a document signer issued by a key that claims the CSCA's name.
+        case wrongCSCAKey = "wrong-csca-key"
+
+        /// What passive authentication reports for this variant against `TestPKI.trust` (any time 2025–2039).
+        public var expectedFailures: [PassiveAuthenticationFailure] {
+            switch self {
+            case .genuine: return []
+            case .dg1ByteChanged, .dg2Swapped: return [.dataGroupHashMismatch]
+            // The changed hash is DG2's, so DG2 no longer matches what the (altered) object says either.
+            case .securityObjectChanged: return [.securityObjectDigestMismatch, .dataGroupHashMismatch]
+            case .signatureCorrupted: return [.signatureInvalid]
+            case .revokedDocumentSigner: return [.documentSignerRevoked]
+            case .expiredDocumentSigner: return [.documentSignerExpired]
+            case .wrongCSCAKey: return [.cscaSignatureInvalid]
+            }
+        }
+        /// The data group whose hash mismatches, for the two data-group variants.
+        public var mismatchedDataGroup: Int? { self == .dg1ByteChanged ? 1 : self == .dg2Swapped ? 2 : nil }
+    }
+
+    /// The portrait as DG2 carries it: encoded image bytes, their type and size.
+    public struct Face: Sendable {
+        public var image: [UInt8]
+        public var type: DG2.Face.ImageDataType
+        public var width: Int
+        public var height: Int
+        public init(image: [UInt8], type: DG2.Face.ImageDataType, width: Int, height: Int) {
+            self.image = image; self.type = type; self.width = width; self.height = height
+        }
+    }
+
+    /// The chip files of `variant`. `swappedFace` is the other person's face for `.dg2Swapped`.
+    public static func make(mrzLines: [String], face: Face, swappedFace: Face, pki: TestPKI, variant: Variant,
+                            signingTime: Date = TestPKI.day("2025-03-01")) throws -> ChipFiles {
+        let dg1 = DG1.encode(lines: mrzLines)
+        let dg2 = DG2.encode(image: face.image, type: face.type, width: face.width, height: face.height)
+        let groups = [1: dg1, 2: dg2]
+        let (signer, key): (Certificate, SigningKey)
+        switch variant {
+        case .revokedDocumentSigner: (signer, key) = (pki.revokedDocumentSigner, pki.revokedDocumentSignerKey)
+        case .expiredDocumentSigner: (signer, key) = (pki.expiredDocumentSigner, pki.expiredDocumentSignerKey)
+        case .wrongCSCAKey: (signer, key) = (pki.impostorDocumentSigner, pki.impostorDocumentSignerKey)
+        default: (signer, key) = (pki.documentSigner, pki.documentSignerKey)
+        }
+        let time = variant == .expiredDocumentSigner ? TestPKI.day("2013-06-01") : signingTime
+        let content = SecurityObject.encodeContent(dataGroups: groups, algorithm: .sha256)
+        let cms = try SignedData.sign(content, contentType: SecurityObject.contentType, signer: signer, key: key, digest: .sha256, signingTime: time)
+        var sod = DER.tlv(0x77, cms)
+        var files = ChipFiles(sod: sod, com: EFCOM.encode(dataGroups: [1, 2]), dataGroups: groups)
+        switch variant {
+        case .dg1ByteChanged:
+            // The document number's first character (TD3 line 2 column 1; TD1 line 1 column 6).
+            var b = dg1
+            let at = b.count - mrzLines.joined().count + (mrzLines.count == 3 ? 5 : 44)
+            b[at] = b[at] == UInt8(ascii: "X") ? UInt8(ascii: "Y") : UInt8(ascii: "X")
+            files.dataGroups[1] = b
+        case .dg2Swapped:
+            files.dataGroups[2] = DG2.encode(image: swappedFace.image, type: swappedFace.type, width: swappedFace.width, height: swappedFace.height)
+        case .securityObjectChanged:
+            // The last byte of the last data-group hash inside the encapsulated LDS security object.
+            guard let at = lastIndex(of: content, in: sod) else { throw LDSError.invalid(.sod, "security object not found in the SOD") }
+            sod[at + content.count - 1] ^= 0x01
+            files.sod = sod
+        case .signatureCorrupted:
+            sod[sod.count - 1] ^= 0x01
+            files.sod = sod
+        default: break
+        }
+        return files
+    }
+
+    static func lastIndex(of needle: [UInt8], in hay: [UInt8]) -> Int? {
+        guard needle.count <= hay.count else { return nil }
+        var i = hay.count - needle.count
+        while i >= 0 {
+            if hay[i] == needle[0] && Array(hay[i..<i + needle.count]) == needle { return i }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// File names a chip is written with (JMRTD-style), and the reverse.
+    public static let fileNames: [(LDSFile, String)] = [(.com, "EF_COM.bin"), (.sod, "EF_SOD.bin"), (.dataGroup(1), "DG1.bin"), (.dataGroup(2), "DG2.bin")]
+
+    /// Writes `files` into `directory` as EF_COM.bin, EF_SOD.bin, DG<n>.bin.
+    public static func write(_ files: ChipFiles, to directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        func put(_ b: [UInt8], _ name: String) throws { try Data(b).write(to: URL(fileURLWithPath: directory + "/" + name)) }
+        try put(files.sod, "EF_SOD.bin")
+        if let c = files.com { try put(c, "EF_COM.bin") }
+        for (n, b) in files.dataGroups { try put(b, "DG\(n).bin") }
+    }
+
+    /// Reads a chip directory written by `write` (see `ChipFiles.read(directory:)` for the names accepted).
+    public static func read(directory: String) throws -> ChipFiles { try ChipFiles.read(directory: directory) }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// The eMRTD chip files a client sends beside the document page images (ICAO 9303-10 LDS1 elementary files,
+/// base64 of the bytes exactly as read): `{"sod": "…", "com": "…", "data_groups": {"1": "…", "2": "…"}}`.
+/// EF.SOD is required; the server verifies everything (passive authentication, ICAO 9303-11 §5.1).
+public struct ChipFilesPayload: Codable, Equatable, Sendable {
+    /// EF.SOD, base64.
+    public var sod: String
+    /// EF.COM, base64 (optional: it is not signed).
+    public var com: String?
+    /// Data group number "1"…"16" → the EF's bytes, base64.
+    public var dataGroups: [String: String]
+
+    enum CodingKeys: String, CodingKey { case sod, com, dataGroups = "data_groups" }
+
+    /// Largest decoded EF accepted (DG2/DG3 stay far below).
+    public static let maxFileBytes = 4 * 1024 * 1024
+    /// Largest sum of decoded EFs accepted.
+    public static let maxTotalBytes = 8 * 1024 * 1024
+
+    public init(sod: Data, com: Data? = nil, dataGroups: [Int: Data] = [:]) {
+        self.sod = sod.base64EncodedString()
+        self.com = com?.base64EncodedString()
+        self.dataGroups = Dictionary(uniqueKeysWithValues: dataGroups.map { (String($0.key), $0.value.base64EncodedString()) })
+    }
+
+    /// Why chip files in an answer are unusable (the step answers with `invalidImage`-style errors; nothing stored).
+    public struct Invalid: Error, Equatable, Sendable, CustomStringConvertible {
+        public var description: String
+        init(_ s: String) { description = s }
+    }
+
+    /// The decoded files, checked: valid base64, data group numbers 1…16, sizes within the limits, EF.SOD not empty.
+    public func decoded() throws(Invalid) -> (sod: Data, com: Data?, dataGroups: [Int: Data]) {
+        var total = 0
+        func decode(_ s: String, _ name: String) throws(Invalid) -> Data {
+            // 4 base64 characters carry 3 bytes: refuse before decoding what cannot fit.
+            guard s.utf8.count / 4 * 3 <= Self.maxFileBytes + 3 else { throw Invalid("chip file \(name) is larger than \(Self.maxFileBytes / 1_048_576) MiB") }
+            guard let d = Data(base64Encoded: s), !d.isEmpty else { throw Invalid("chip file \(name) is not base64 data") }
+            guard d.count <= Self.maxFileBytes else { throw Invalid("chip file \(name) is larger than \(Self.maxFileBytes / 1_048_576) MiB") }
+            total += d.count
+            guard total <= Self.maxTotalBytes else { throw Invalid("chip files are larger than \(Self.maxTotalBytes / 1_048_576) MiB together") }
+            return d
+        }
+        let s = try decode(sod, "sod")
+        let c: Data? = try com.map { (v: String) throws(Invalid) -> Data in try decode(v, "com") }
+        var groups: [Int: Data] = [:]
+        for (k, v) in dataGroups {
+            guard let n = Int(k), (1...16).contains(n), String(n) == k else { throw Invalid("chip data group \"\(k)\" is not 1…16") }
+            groups[n] = try decode(v, "DG\(n)")
+        }
+        return (s, c, groups)
+    }
+}
+
+/// `nfc_scan_status_reason` (seed 003 NFC rows; the seeds give no value set): why the chip verification
+/// came out as it did. Machine-readable on the wire; `sentence` is the one table of words for people.
+/// `nfc_scan_status` itself uses the seed-003 status vocabulary (``DocumentScanStatus``: `OK`, `WARNING`,
+/// `ERROR`, `NOT DONE`). Unknown strings decode to `.other`.
+public enum ChipVerificationReason: OpenStringVocabulary {
+    /// No chip data was sent with the pages.
+    case noChipData
+    /// Passive authentication passed and DG1 equals the printed MRZ.
+    case passed
+    /// The chip files could not be parsed (no usable EF.SOD).
+    case unreadable
+    case signatureInvalid
+    case securityObjectDigestMismatch
+    case dataGroupHashMismatch
+    /// DG1 or DG2 was sent but the SOD does not sign it.
+    case dataGroupNotSigned
+    /// DG1's MRZ differs from the MRZ printed on the page.
+    case mrzMismatch
+    case documentSignerRevoked
+    case cscaUnknown
+    case cscaSignatureInvalid
+    case documentSignerMissing
+    case certificateNotValidNow
+    case unsupportedAlgorithm
+    case other(String)
+
+    public var rawValue: String {
+        switch self {
+        case .noChipData: return "no_chip_data"
+        case .passed: return "passed"
+        case .unreadable: return "unreadable"
+        case .signatureInvalid: return "signature_invalid"
+        case .securityObjectDigestMismatch: return "security_object_digest_mismatch"
+        case .dataGroupHashMismatch: return "data_group_hash_mismatch"
+        case .dataGroupNotSigned: return "data_group_not_signed"
+        case .mrzMismatch: return "mrz_mismatch"
+        case .documentSignerRevoked: return "document_signer_revoked"
+        case .cscaUnknown: return "csca_unknown"
+        case .cscaSignatureInvalid: return "csca_signature_invalid"
+        case .documentSignerMissing: return "document_signer_missing"
+        case .certificateNotValidNow: return "certificate_not_valid_now"
+        case .unsupportedAlgorithm: return "unsupported_algorithm"
+        case let .other(s): return s
+        }
+    }
+
+    public static let knownValues: [ChipVerificationReason] = [
+        .noChipData, .passed, .unreadable, .signatureInvalid, .securityObjectDigestMismatch, .dataGroupHashMismatch,
+        .dataGroupNotSigned, .mrzMismatch, .documentSignerRevoked, .cscaUnknown, .cscaSignatureInvalid,
+        .documentSignerMissing, .certificateNotValidNow, .unsupportedAlgorithm,
+    ]
+
+    /// The sentence shown to a person (the seed-003 "Reason" row).
+    public var sentence: String {
+        switch self {
+        case .noChipData: return "The document's chip was not read."
+        case .passed: return "The chip's data is authentic and matches the document."
+        case .unreadable: return "The chip's data could not be read."
+        case .signatureInvalid, .securityObjectDigestMismatch: return "The chip's signature is not valid."
+        case .dataGroupHashMismatch, .dataGroupNotSigned: return "The chip's data has been altered."
+        case .mrzMismatch: return "The chip's data does not match the printed document."
+        case .documentSignerRevoked: return "The chip was signed with a revoked certificate."
+        case .cscaUnknown, .cscaSignatureInvalid, .documentSignerMissing: return "The chip's issuer could not be confirmed."
+        case .certificateNotValidNow: return "The chip's signing certificate is not valid at this time."
+        case .unsupportedAlgorithm: return "The chip uses a signature method that cannot be checked."
+        case .other: return "The chip could not be verified."
+        }
+    }
+}

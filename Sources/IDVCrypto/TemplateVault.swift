@@ -1,0 +1,144 @@
+internal import CSodium
+import IDVEngine
+import Foundation
+
+/// Encryption at rest for biometric templates and kept images (ARCHITECTURE.md §2 "templates
+/// encrypted"). One 32-byte key from a key file (`templates.key_file`); the associated data binds
+/// each box to its owner (a template to its user id, an image to its flow run and kind), so a box
+/// copied onto another row does not decrypt.
+///
+/// Key rotation: a vault may also hold *previous* keys (`templates.previous_key_files`). It seals
+/// with the current key only and opens a box under whichever key its `keyID` names, so a server
+/// keeps working while `idvd admin rekey` re-seals the stored boxes (``reseal(_:associatedData:)``);
+/// afterwards the previous key files can be removed.
+public final class TemplateVault: Vault {
+    private let key: [UInt8]
+    /// First 16 hex digits of SHA-256 of the key: names the key without revealing it.
+    public let keyID: String
+    /// Retired keys that still open boxes, by key id.
+    private let previous: [String: TemplateVault]
+
+    /// A vault over `key` (exactly 32 bytes) that also opens boxes sealed under `previous` vaults' keys.
+    public init(key: [UInt8], previous: [TemplateVault] = []) throws {
+        _ = Crypto.ready
+        guard key.count == Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES) else {
+            throw VaultError.badKeyFile("the key must be 32 bytes, got \(key.count)")
+        }
+        self.key = key
+        keyID = String(Crypto.hex(Crypto.sha256(key)).prefix(16))
+        var byID: [String: TemplateVault] = [:]
+        for p in previous where p.keyID != keyID {
+            byID[p.keyID] = p
+            for (id, q) in p.previous where id != keyID { byID[id] = q }
+        }
+        self.previous = byID
+    }
+
+    /// Key ids of the previous keys this vault still opens, sorted.
+    public var previousKeyIDs: [String] { previous.keys.sorted() }
+
+    /// The current key file plus previous ones (each 64 hex digits; they must exist).
+    public static func load(keyFile path: String, previousKeyFiles: [String], createIfMissing: Bool) throws -> TemplateVault {
+        let current = try load(keyFile: path, createIfMissing: createIfMissing)
+        guard !previousKeyFiles.isEmpty else { return current }
+        return try TemplateVault(key: current.key, previous: previousKeyFiles.map { try load(keyFile: $0, createIfMissing: false) })
+    }
+
+    /// Loads the key file (64 hex digits, surrounding whitespace ignored). With `createIfMissing`
+    /// a missing file is created with a fresh random key, mode 0600.
+    public static func load(keyFile path: String, createIfMissing: Bool) throws -> TemplateVault {
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: path) {
+            guard createIfMissing else { throw VaultError.badKeyFile("\(path) does not exist") }
+            let hex = Crypto.hex(Crypto.randomBytes(32)) + "\n"
+            guard fm.createFile(atPath: path, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw VaultError.badKeyFile("cannot create \(path)")
+            }
+        }
+        guard let data = fm.contents(atPath: path) else { throw VaultError.badKeyFile("cannot read \(path)") }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let key = Self.unhex(text), key.count == 32 else {
+            throw VaultError.badKeyFile("\(path) must hold 64 hexadecimal digits (a 32-byte key)")
+        }
+        return try TemplateVault(key: key)
+    }
+
+    static func unhex(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        func nib(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: return c - 48
+            case 97...102: return c - 87
+            case 65...70: return c - 55
+            default: return nil
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let h = nib(u[i]), let l = nib(u[i + 1]) else { return nil }
+            out.append(h << 4 | l)
+            i += 2
+        }
+        return out
+    }
+
+    /// A vault over a subkey derived from this vault's key with libsodium's `crypto_kdf`
+    /// (BLAKE2b; `context` exactly 8 ASCII characters, `subkeyID` the subkey number), so one key
+    /// file serves several purposes without one purpose's ciphertext opening under another's key.
+    /// Used for the session flow state (``SessionStateSealer``, context `"idvsessn"`).
+    public func derived(context: String, subkeyID: UInt64) throws -> TemplateVault {
+        let ctx = Array(context.utf8)
+        guard ctx.count == Int(crypto_kdf_CONTEXTBYTES) else {
+            throw VaultError.badKeyFile("the key-derivation context must be \(crypto_kdf_CONTEXTBYTES) bytes")
+        }
+        var sub = [UInt8](repeating: 0, count: 32)
+        let rc = ctx.map { CChar(bitPattern: $0) }.withUnsafeBufferPointer { c in
+            crypto_kdf_derive_from_key(&sub, sub.count, subkeyID, c.baseAddress!, key)
+        }
+        guard rc == 0 else { throw VaultError.badKeyFile("key derivation failed") }
+        return try TemplateVault(key: sub, previous: previous.values.sorted { $0.keyID < $1.keyID }.map { try $0.derived(context: context, subkeyID: subkeyID) })
+    }
+
+    /// Encrypts `plaintext` bound to `associatedData`.
+    public func seal(_ plaintext: [UInt8], associatedData: String) -> SealedBox {
+        let nonce = Crypto.randomBytes(Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES))
+        var out = [UInt8](repeating: 0, count: plaintext.count + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES))
+        var outLen: UInt64 = 0
+        let ad = Array(associatedData.utf8)
+        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(&out, &outLen, plaintext, UInt64(plaintext.count), ad, UInt64(ad.count), nil, nonce, key)
+        return SealedBox(ciphertext: Array(out.prefix(Int(outLen))), nonce: nonce, keyID: keyID)
+    }
+
+    /// Decrypts a box sealed with the same key and associated data; throws
+    /// ``VaultError/authenticationFailed`` otherwise.
+    public func open(_ box: SealedBox, associatedData: String) throws -> [UInt8] {
+        guard box.keyID == keyID else {
+            guard let old = previous[box.keyID] else { throw VaultError.wrongKey(box.keyID) }
+            return try old.open(box, associatedData: associatedData)
+        }
+        guard box.nonce.count == Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES),
+              box.ciphertext.count >= Int(crypto_aead_xchacha20poly1305_ietf_ABYTES) else { throw VaultError.authenticationFailed }
+        var out = [UInt8](repeating: 0, count: box.ciphertext.count)
+        var outLen: UInt64 = 0
+        let ad = Array(associatedData.utf8)
+        let rc = crypto_aead_xchacha20poly1305_ietf_decrypt(&out, &outLen, nil, box.ciphertext, UInt64(box.ciphertext.count),
+                                                            ad, UInt64(ad.count), box.nonce, key)
+        guard rc == 0 else { throw VaultError.authenticationFailed }
+        return Array(out.prefix(Int(outLen)))
+    }
+
+    /// Associated data of each kind of stored box (``VaultBinding``).
+    public typealias Binding = VaultBinding
+}
+
+extension ServerConfig {
+    /// The template/media vault of this configuration: `templates.key_file` (default
+    /// `<db.path>.key`, created 0600 when missing) and the retired `templates.previous_key_files`.
+    public func openVault() throws -> TemplateVault {
+        try TemplateVault.load(keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
+                               createIfMissing: true)
+    }
+}

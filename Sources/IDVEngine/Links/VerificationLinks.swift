@@ -1,0 +1,199 @@
+import Foundation
+import IDVCore
+
+/// One verification link (`idvd admin create-link`): single use, expiring, for one user and one
+/// flow. The token is stored only as its SHA-256, like session tokens.
+public struct VerificationLinkRecord: Sendable, Equatable {
+    public var linkID: String
+    public var tokenHash: String
+    public var userID: String
+    /// Registry name of the flow the page runs once the person is logged in (``WireLinks/flows``).
+    public var flow: String
+    public var createdAt: Int
+    public var expiresAt: Int
+    /// When the link was redeemed (nil while unused).
+    public var usedAt: Int?
+    /// The session it started.
+    public var sessionID: String?
+
+    public init(linkID: String, tokenHash: String, userID: String, flow: String, createdAt: Int, expiresAt: Int,
+                usedAt: Int? = nil, sessionID: String? = nil) {
+        self.linkID = linkID
+        self.tokenHash = tokenHash
+        self.userID = userID
+        self.flow = flow
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.usedAt = usedAt
+        self.sessionID = sessionID
+    }
+}
+
+/// The store calls of verification links (a ``Store`` that keeps them).
+public protocol VerificationLinkStore: Store {
+    func createVerificationLink(_ link: VerificationLinkRecord) throws
+    func verificationLink(tokenHash: String) throws -> VerificationLinkRecord?
+    /// Compare-and-set: marks the link used at `time` if it is still unused; false (nothing
+    /// written) when another redemption came first. This is what makes a link single-use across
+    /// concurrent requests and processes.
+    func consumeVerificationLink(linkID: String, at time: Int) throws -> Bool
+    /// Records the session a redeemed link started.
+    func bindVerificationLink(linkID: String, sessionID: String) throws
+}
+
+
+/// Settings of the hosted page and its links (`web.*`, `links.*`; appended to ``ServerConfig/settings``).
+public struct WebSettings: Sendable, Equatable {
+    /// Serve the page under `/verify/` (default on).
+    public var enabled = true
+    /// Serve the page from this folder instead of the bundled assets (empty = bundled).
+    public var assetsDirectory = ""
+    /// The page's public origin for the links `create-link` prints, e.g. `https://idv.example.com`
+    /// (empty = built from `listen.address`, `listen.port` and TLS).
+    public var publicURL = ""
+    /// Lifetime of a verification link when `create-link` gets no `--ttl`, seconds.
+    public var linkTTLSeconds = 24 * 3600
+    /// The longest lifetime a link may have, seconds (30 days).
+    public static let maxLinkTTLSeconds = 30 * 24 * 3600
+
+    public init() {}
+
+    static let settings: [ServerConfig.Setting] = [
+        ServerConfig.Setting(key: "web.enabled", env: ServerConfig.envName("web.enabled"),
+                             summary: "serve the hosted verification page under /verify/ (true/false)",
+                             apply: { c, v in
+                                 switch v.lowercased() {
+                                 case "1", "true", "yes", "on": c.web.enabled = true
+                                 case "0", "false", "no", "off": c.web.enabled = false
+                                 default: throw IDVServerError.configuration("web.enabled must be true or false, got '\(v)'")
+                                 }
+                             }, current: { $0.web.enabled ? "true" : "false" }),
+        ServerConfig.Setting(key: "web.assets_dir", env: ServerConfig.envName("web.assets_dir"),
+                             summary: "serve the page from this folder (index.html, app.js, …) instead of the bundled assets",
+                             apply: { c, v in c.web.assetsDirectory = v }, current: { $0.web.assetsDirectory }),
+        ServerConfig.Setting(key: "web.public_url", env: ServerConfig.envName("web.public_url"),
+                             summary: "public origin of the page for the links create-link prints, e.g. https://idv.example.com",
+                             apply: { c, v in
+                                 let t = v.trimmingCharacters(in: .whitespaces)
+                                 guard t.isEmpty || t.hasPrefix("https://") || t.hasPrefix("http://") else {
+                                     throw IDVServerError.configuration("web.public_url must start with https:// (or http://), got '\(v)'")
+                                 }
+                                 c.web.publicURL = t.hasSuffix("/") ? String(t.dropLast()) : t
+                             }, current: { $0.web.publicURL }),
+        ServerConfig.Setting(key: "links.ttl_seconds", env: ServerConfig.envName("links.ttl_seconds"),
+                             summary: "lifetime of a verification link (create-link without --ttl), seconds",
+                             apply: { c, v in
+                                 guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= 1, n <= WebSettings.maxLinkTTLSeconds else {
+                                     throw IDVServerError.configuration("links.ttl_seconds must be an integer in 1…\(WebSettings.maxLinkTTLSeconds), got '\(v)'")
+                                 }
+                                 c.web.linkTTLSeconds = n
+                             }, current: { "\($0.web.linkTTLSeconds)" }),
+    ]
+}
+
+extension ServerConfig {
+    /// The page's origin for printed links: ``WebSettings/publicURL``, else this server's own
+    /// address (`localhost` for a loopback or wildcard listen address).
+    public var webOrigin: String {
+        if !web.publicURL.isEmpty { return web.publicURL }
+        let host = ["127.0.0.1", "0.0.0.0"].contains(listenAddress) ? "localhost" : listenAddress
+        return "\(tlsCertPath != nil ? "https" : "http")://\(host):\(port)"
+    }
+}
+
+extension Admin {
+    /// What `create-link` prints. The token is shown once (in `token`, `path` and `url`); the
+    /// store keeps its SHA-256 only.
+    public struct IssuedLink: Codable, Sendable {
+        public let linkID: String
+        public let userID: String
+        public let flow: String
+        public let expiresAt: Int
+        public let token: String
+        /// `/verify/#link=TOKEN`
+        public let path: String
+        /// ``ServerConfig/webOrigin`` + ``path``.
+        public let url: String
+        enum CodingKeys: String, CodingKey {
+            case linkID = "link_id", userID = "user_id", flow, expiresAt = "expires_at", token, path, url
+        }
+    }
+
+    /// Creates a single-use verification link for `userID` and `flow` (default: activation for a
+    /// user pending activation, KYC for an active one), valid `ttlSeconds` (default
+    /// `links.ttl_seconds`; 1 s … 30 days). Audited as `admin.create_link` (link id, flow, expiry).
+    /// Throws 1016 unknown user, 1011 locked user, 1025 a flow that is not a link flow, an
+    /// activation link for a user who is already active, or a lifetime out of range.
+    public func createLink(_ userID: String, flow: String? = nil, ttlSeconds: Int? = nil,
+                           now: Int = Int(Date().timeIntervalSince1970)) throws -> IssuedLink {
+        guard let links = store as? VerificationLinkStore else { throw IDVServerError.configuration("this store holds no verification links") }
+        let ttl = ttlSeconds ?? config.web.linkTTLSeconds
+        guard (1...WebSettings.maxLinkTTLSeconds).contains(ttl) else {
+            throw IDVError(.invalidArgument, "--ttl must be 1…\(WebSettings.maxLinkTTLSeconds) seconds")
+        }
+        return try store.withTransaction {
+            guard let user = try store.user(userID) else { throw IDVError(.userNotFound) }
+            if user.state == .locked { throw IDVError(.userLocked, "user \(userID) is locked; `idvd admin reset-user` first") }
+            let chosen = flow ?? (user.state == .pendingActivation ? WireLinks.activationFlow : WireLinks.defaultPostLoginFlow)
+            guard WireLinks.flows.contains(chosen) else {
+                throw IDVError(.invalidArgument, "--flow must be one of \(WireLinks.flows.joined(separator: ", "))")
+            }
+            if chosen == WireLinks.activationFlow, user.state != .pendingActivation {
+                throw IDVError(.invalidArgument, "user \(userID) is already active; an activation link is for a user pending activation")
+            }
+            let token = crypto.token()
+            let rec = VerificationLinkRecord(linkID: crypto.randomID(), tokenHash: crypto.sha256Hex(token), userID: userID, flow: chosen,
+                                             createdAt: now, expiresAt: now + ttl)
+            try links.createVerificationLink(rec)
+            try store.appendAudit(action: "admin.create_link", userID: userID, sessionID: nil,
+                                  details: ["link_id": .string(rec.linkID), "flow": .string(chosen), "expires_at": .integer(rec.expiresAt)], at: now)
+            let path = "\(IDVWebPaths.prefix)/#\(WireLinks.fragmentKey)=\(token)"
+            return IssuedLink(linkID: rec.linkID, userID: userID, flow: chosen, expiresAt: rec.expiresAt, token: token,
+                              path: path, url: config.webOrigin + path)
+        }
+    }
+}
+
+/// The page's URL prefix (kept here so the admin command needs no web assets).
+enum IDVWebPaths {
+    static let prefix = "/verify"
+}
+
+extension FlowEngine {
+    /// Redeems a verification link (`POST /v1/links/redeem`): checks it, marks it used
+    /// (compare-and-set: of concurrent redemptions exactly one wins), starts a session and answers
+    /// its `getUser` with the link's user, so the answer is the next challenge for that user
+    /// (`getActivationCode`, or `getPassword` — a link names the user, it does not log them in).
+    /// Audits `link.redeemed` (link id, flow) or `link.refused` (link id, reason `used`/`expired`).
+    /// Throws 1040 ``IDVErrorCode/linkInvalid`` — unknown, expired or used; nothing changed.
+    public func redeemLink(_ token: String, requestID: String) throws -> WireLinkRedemption {
+        guard let links = store as? VerificationLinkStore else { throw IDVError(.notFound, "this server keeps no verification links") }
+        guard (16...128).contains(token.count), token.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }),
+              let link = try links.verificationLink(tokenHash: crypto.sha256Hex(token)) else {
+            throw IDVError(.linkInvalid, "This verification link is not valid")
+        }
+        let now = clock()
+        func refuse(_ reason: String, _ message: String) throws -> Never {
+            try store.appendAudit(action: "link.refused", userID: link.userID, sessionID: nil,
+                                  details: ["link_id": .string(link.linkID), "reason": .string(reason)], at: now)
+            throw IDVError(.linkInvalid, message)
+        }
+        if link.usedAt != nil { try refuse("used", "This verification link was already used") }
+        if now >= link.expiresAt { try refuse("expired", "This verification link has expired") }
+        guard try links.consumeVerificationLink(linkID: link.linkID, at: now) else { try refuse("used", "This verification link was already used") }
+        // Used from here on, whatever happens next: a link opens one session, never two.
+        let started = try startSession(WireSessionStart(), requestID: requestID)
+        guard let sessionToken = started.session.token, let ask = started.challenge, ask.name == WireName.getUser else {
+            throw IDVError(.internalError, "a new session did not ask getUser")
+        }
+        let answered = try answer(token: sessionToken, WireAnswer(to: ask, payload: ["user_id": .string(link.userID)]),
+                                  viaUpload: false, requestID: requestID)
+        try links.bindVerificationLink(linkID: link.linkID, sessionID: started.session.sessionID)
+        try store.appendAudit(action: "link.redeemed", userID: link.userID, sessionID: started.session.sessionID,
+                              details: ["link_id": .string(link.linkID), "flow": .string(link.flow)], at: now)
+        var session = answered.session
+        session.token = sessionToken
+        return WireLinkRedemption(envelope: WireEnvelope(requestID: requestID, session: session, challenge: answered.challenge, event: answered.event),
+                                  link: WireLinkInfo(userID: link.userID, flow: link.flow, expiresAt: link.expiresAt))
+    }
+}

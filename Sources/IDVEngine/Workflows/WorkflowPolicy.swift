@@ -1,0 +1,150 @@
+import Foundation
+import IDVCore
+
+/// The IDV workflow engine's settings: verdict thresholds, document policy, the `action_buttons`
+/// policy, attempt limits, the flow timeout, consent text version, template key file and image
+/// retention. Part of ``ServerConfig`` (`config.workflow`); every key below is a config-file key,
+/// an `IDVD_…` environment variable and an `idvd serve --set key=value` option.
+///
+/// Verdicts are computed only here, from the analysers' raw scores (ARCHITECTURE.md §2: the server
+/// is the only judge):
+/// - `LIVENESS_FAILED` when the liveness score (0–100, ISO/IEC 30107-3 PAD) is below `idv.liveness_threshold`;
+/// - else `MATCHED` when the face descriptor distance is at most `idv.face_match_max_distance`;
+/// - else `NOT_MATCHED`.
+public struct WorkflowPolicy: Sendable, Equatable {
+    /// Largest Euclidean distance between 128-d face descriptors (dlib ResNet v1) that still
+    /// matches. Default ``lfwCalibratedMaxDistance`` (0.55, FaceKit's `FaceMatchPolicy.lfwCalibratedThreshold`,
+    /// chosen at FMR 0.1 % on LFW impostor pairs: FMR 0.11 %, FNMR 8.7 %, ISO/IEC 19795-1), the
+    /// same line `idvd face compare` uses (a test in IDVReaders keeps the two equal). Configurable
+    /// (`idv.face_match_max_distance`); dlib's accuracy-optimal 0.6 trades FMR 0.56 % for FNMR 2.3 %.
+    public var faceMatchMaxDistance = WorkflowPolicy.lfwCalibratedMaxDistance
+    /// The LFW-calibrated descriptor distance line (dlib ResNet v1), FaceKit's `FaceMatchPolicy.lfwCalibratedThreshold`.
+    public static let lfwCalibratedMaxDistance = 0.55
+    /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED`.
+    public var livenessThreshold = 50
+    /// Document policy: an expired document (date of expiry before today, UTC) is INVALID.
+    public var rejectExpiredDocuments = true
+    /// Document policy: a failed MRZ check digit (ICAO 9303-3 §4.9) makes the document INVALID.
+    public var rejectFailedCheckDigits = true
+    /// Document policy: flows that match a selfie need the document portrait; none → INVALID.
+    public var requirePortrait = true
+    /// `action_buttons` policy: offer "Continue Anyway" (`continue-flow`) after `NOT_MATCHED`
+    /// (never after `LIVENESS_FAILED`). A continued unmatched flow never creates a template and
+    /// reports status 400 where the flow reports a status.
+    public var continueAnywayAfterNotMatched = false
+    /// Document uploads allowed per flow (each upload, readable or not, uses one).
+    public var documentAttempts = 3
+    /// Selfie captures allowed per flow.
+    public var selfieAttempts = 3
+    /// Password re-authentication attempts in the opt-in/opt-out flows.
+    public var reauthAttempts = 3
+    /// Consecutive failed server biometric authentications before the user must wait
+    /// `idv.lockout_seconds` (reported as `attempts_left`).
+    public var biometricAttempts = 5
+    public var biometricLockoutSeconds = 900
+    /// An IDV flow answered after this many seconds from its start ends with 1019 `flowExpired`.
+    public var flowTimeoutSeconds = 900
+    /// Version of the biometric consent text shown with `getIDVBiometricOptInConsent`; recorded
+    /// with every consent.
+    public var consentTextVersion = "openidv-biometric-consent-1"
+    /// File holding the 32-byte template/media key (64 hex digits). Empty: `<db.path>.key`,
+    /// created with mode 0600 when missing.
+    public var keyFile = ""
+    /// Comma-separated key files of retired keys (key rotation): boxes sealed under them still open,
+    /// and `idvd admin rekey` re-seals them under `keyFile`. Empty: none.
+    public var previousKeyFiles = ""
+    /// Seconds uploaded images (document pages, portrait, selfie frames — encrypted) are kept
+    /// after their flow ends. 0 (default): deleted when the flow ends.
+    public var mediaRetentionSeconds = 0
+    /// Largest number of document pages / selfie frames accepted in one upload.
+    public var maxPages = 2
+    public var maxFrames = 150
+    /// Liveness evidence (issue 6: both modes always available, chosen here): `passive` (default;
+    /// unprompted blink and non-rigid motion) or `active` (the selfie start carries a server-issued
+    /// ``LivenessChallenge`` and the frames must show its actions in order).
+    public var livenessMode = "passive"
+    /// Active mode: sequence time allowed for the challenged actions, seconds (FaceKit default 6).
+    public var activeChallengeDurationSeconds = 6
+    /// Active mode: the frames must arrive within this many seconds of the challenge's issue.
+    public var activeChallengeDeadlineSeconds = 120
+
+    public var activeLiveness: Bool { livenessMode == "active" }
+
+    public init() {}
+
+    static func int(_ key: String, _ kp: WritableKeyPath<WorkflowPolicy, Int> & Sendable, min: Int, max: Int = Int.max, _ summary: String) -> ServerConfig.Setting {
+        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
+            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min, n <= max else {
+                throw IDVServerError.configuration("\(key) must be an integer in \(min)…\(max), got '\(v)'")
+            }
+            c.workflow[keyPath: kp] = n
+        }, current: { "\($0.workflow[keyPath: kp])" })
+    }
+
+    static func number(_ key: String, _ kp: WritableKeyPath<WorkflowPolicy, Double> & Sendable, max: Double, _ summary: String) -> ServerConfig.Setting {
+        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
+            guard let x = Double(v.trimmingCharacters(in: .whitespaces)), x >= 0, x <= max else {
+                throw IDVServerError.configuration("\(key) must be a number in 0…\(max), got '\(v)'")
+            }
+            c.workflow[keyPath: kp] = x
+        }, current: { "\($0.workflow[keyPath: kp])" })
+    }
+
+    static func bool(_ key: String, _ kp: WritableKeyPath<WorkflowPolicy, Bool> & Sendable, _ summary: String) -> ServerConfig.Setting {
+        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
+            switch v.lowercased() {
+            case "1", "true", "yes", "on": c.workflow[keyPath: kp] = true
+            case "0", "false", "no", "off": c.workflow[keyPath: kp] = false
+            default: throw IDVServerError.configuration("\(key) must be true or false, got '\(v)'")
+            }
+        }, current: { $0.workflow[keyPath: kp] ? "true" : "false" })
+    }
+
+    static func string(_ key: String, _ kp: WritableKeyPath<WorkflowPolicy, String> & Sendable, allowEmpty: Bool, _ summary: String) -> ServerConfig.Setting {
+        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
+            guard allowEmpty || !v.isEmpty else { throw IDVServerError.configuration("\(key) must not be empty") }
+            c.workflow[keyPath: kp] = v
+        }, current: { $0.workflow[keyPath: kp] })
+    }
+
+    /// The workflow settings (appended to ``ServerConfig/settings``).
+    static let settings: [ServerConfig.Setting] = [
+        number("idv.face_match_max_distance", \.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED (default: the LFW-calibrated \(WorkflowPolicy.lfwCalibratedMaxDistance), FMR 0.11 %)"),
+        int("idv.liveness_threshold", \.livenessThreshold, min: 0, max: 100, "liveness score (0–100) below which the verdict is LIVENESS_FAILED"),
+        bool("idv.doc.reject_expired", \.rejectExpiredDocuments, "an expired document is INVALID"),
+        bool("idv.doc.reject_check_digits", \.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
+        bool("idv.doc.require_portrait", \.requirePortrait, "document flows with a selfie need a portrait on the document"),
+        bool("idv.continue_anyway", \.continueAnywayAfterNotMatched, "offer 'Continue Anyway' (continue-flow) after NOT_MATCHED"),
+        int("idv.document_attempts", \.documentAttempts, min: 1, max: 20, "document uploads per flow"),
+        int("idv.selfie_attempts", \.selfieAttempts, min: 1, max: 20, "selfie captures per flow"),
+        int("idv.reauth_attempts", \.reauthAttempts, min: 1, max: 20, "password re-authentication attempts (opt-in/opt-out)"),
+        int("idv.biometric_attempts", \.biometricAttempts, min: 1, max: 100, "consecutive failed server biometric authentications before lockout"),
+        int("idv.lockout_seconds", \.biometricLockoutSeconds, min: 1, "window of the biometric failure count, seconds"),
+        int("idv.flow_timeout_seconds", \.flowTimeoutSeconds, min: 1, "an IDV flow expires this long after it started, seconds"),
+        string("idv.consent_text_version", \.consentTextVersion, allowEmpty: false, "version of the biometric consent text (recorded with each consent)"),
+        string("templates.key_file", \.keyFile, allowEmpty: true, "32-byte key file (64 hex digits) for templates and kept images; empty = <db.path>.key"),
+        string("templates.previous_key_files", \.previousKeyFiles, allowEmpty: true, "comma-separated key files of retired keys: still opened; `idvd admin rekey` re-seals under templates.key_file"),
+        int("idv.media_retention_seconds", \.mediaRetentionSeconds, min: 0, "keep uploaded images (encrypted) this long after the flow ends; 0 = delete at flow end"),
+        int("idv.max_pages", \.maxPages, min: 1, max: 8, "document pages per upload"),
+        int("idv.max_frames", \.maxFrames, min: 1, max: 300, "selfie frames per upload"),
+        ServerConfig.Setting(key: "idv.liveness_mode", env: ServerConfig.envName("idv.liveness_mode"),
+                             summary: "liveness evidence: passive (blink + non-rigid motion) or active (server-issued challenge actions)",
+                             apply: { c, v in
+                                 let m = v.trimmingCharacters(in: .whitespaces).lowercased()
+                                 guard m == "passive" || m == "active" else {
+                                     throw IDVServerError.configuration("idv.liveness_mode must be passive or active, got '\(v)'")
+                                 }
+                                 c.workflow.livenessMode = m
+                             }, current: { $0.workflow.livenessMode }),
+        int("idv.active_challenge_duration_seconds", \.activeChallengeDurationSeconds, min: 2, max: 30, "active liveness: sequence time for the challenged actions, seconds"),
+        int("idv.active_challenge_deadline_seconds", \.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
+    ]
+
+    /// The key file actually used for a store at `dbPath`.
+    public func resolvedKeyFile(dbPath: String) -> String { keyFile.isEmpty ? dbPath + ".key" : keyFile }
+
+    /// The retired key files (``previousKeyFiles`` split at commas, blanks dropped).
+    public var resolvedPreviousKeyFiles: [String] {
+        previousKeyFiles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}

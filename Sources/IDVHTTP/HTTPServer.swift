@@ -1,0 +1,364 @@
+internal import CMicroHTTPD
+import Foundation
+import IDVCore
+import IDVEngine
+
+/// One HTTP request as a route handler sees it (the body is complete and within the route's limit).
+public struct HTTPRequest: Sendable {
+    public let method: String
+    public let path: String
+    public let body: Data
+    /// Server-generated id (32 hex digits), echoed in `X-Request-Id`, the envelope and the log line.
+    public let requestID: String
+    /// The `Authorization` header, if any.
+    public let authorization: String?
+    /// Values of `{name}` segments of the route pattern.
+    public var pathParameters: [String: String] = [:]
+
+    /// The bearer token of `Authorization: Bearer <token>`, if present.
+    public var bearerToken: String? {
+        guard let a = authorization, a.count > 7, a.prefix(7).lowercased() == "bearer " else { return nil }
+        let t = a.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return t.isEmpty ? nil : t
+    }
+}
+
+/// A handler's answer.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var contentType: String
+    public var body: Data
+    /// The `long_error_code` this response carries (0 when none) — for logs and metrics.
+    public var errorCode: Int
+    /// The `long_error_code` of the challenge or event inside a successful (non-refusal) answer:
+    /// the flow's verdict, e.g. 1014 wrong password asked again, 1011 locked, 1008 unreadable upload
+    /// (0 when none). Logged as `outcome_error_code`; codes only, never payloads.
+    public var outcomeErrorCode = 0
+    /// Headers beyond `Content-Type` and `X-Request-Id` (e.g. the web page's Content-Security-Policy).
+    /// Every response also gets `X-Content-Type-Options: nosniff`, and a JSON one `Cache-Control: no-store`
+    /// unless set here: API answers carry personal data (document fields, portraits, selfies).
+    public var headers: [String: String] = [:]
+
+    public init(status: Int, contentType: String = "application/json", body: Data, errorCode: Int = 0, headers: [String: String] = [:]) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+        self.errorCode = errorCode
+        self.headers = headers
+    }
+
+    /// The header block handed to libmicrohttpd: ``headers`` plus the defaults, one `Name: value`
+    /// line each (names and values with a line break or NUL are dropped, never sent).
+    var headerLines: String {
+        var all = headers
+        if all["X-Content-Type-Options"] == nil { all["X-Content-Type-Options"] = "nosniff" }
+        if contentType == "application/json", all["Cache-Control"] == nil { all["Cache-Control"] = "no-store" }
+        func clean(_ s: String) -> Bool { !s.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" } }
+        return all.sorted { $0.key < $1.key }.filter { clean($0.key) && clean($0.value) && !$0.key.contains(":") }
+            .map { "\($0.key): \($0.value)\n" }.joined()
+    }
+
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    /// A JSON response of any `Encodable` value.
+    public static func json<T: Encodable>(_ value: T, status: Int = 200, errorCode: Int = 0) -> HTTPResponse {
+        do {
+            return HTTPResponse(status: status, body: try encoder.encode(value), errorCode: errorCode)
+        } catch {
+            return HTTPResponse(status: 500, body: Data(#"{"error":{"long_error_code":1030,"short_error_code":7,"error_string":"Internal server error"}}"#.utf8), errorCode: 1030)
+        }
+    }
+
+    /// A refusal: an envelope carrying only `error`, with the HTTP status of ``httpStatus(for:)``.
+    public static func refusal(_ error: IDVError, requestID: String) -> HTTPResponse {
+        json(WireEnvelope(requestID: requestID, error: error), status: httpStatus(for: error.code ?? .internalError), errorCode: error.longErrorCode)
+    }
+
+    /// The HTTP status of a refusal with this code (docs/PROTOCOL.md §Errors).
+    public static func httpStatus(for code: IDVErrorCode) -> Int {
+        switch code {
+        case .none: return 200
+        case .malformedRequest, .invalidArgument, .passwordPolicy, .invalidImage, .imageTooLarge: return 400
+        case .unauthenticated, .sessionExpired: return 401
+        case .userLocked, .deviceSignatureInvalid: return 403
+        case .notFound, .userNotFound, .templateNotFound: return 404
+        case .methodNotAllowed: return 405
+        case .wrongChallenge, .replayedAnswer, .userExists, .flowInProgress, .noActiveFlow, .templateExists, .actionNotOffered: return 409
+        case .payloadTooLarge: return 413
+        case .attemptsExhausted, .activationCodeExpired, .flowExpired, .linkInvalid: return 410
+        case .internalError: return 500
+        case .workflowUnavailable: return 503
+        default: return 400
+        }
+    }
+}
+
+/// Which body limit a route has (values from ``ServerConfig``).
+public enum BodyLimit: Sendable, Equatable {
+    /// ``ServerConfig/bodyLimit`` (kilobytes: JSON answers).
+    case json
+    /// ``ServerConfig/uploadLimit`` (megabytes: answers carrying base64 images).
+    case upload
+    /// No body accepted beyond this many bytes (GET routes).
+    case bytes(Int)
+}
+
+/// One route: method, path pattern (`/v1/flows/{name}`), body limit, OpenAPI description, handler.
+public struct Route: Sendable {
+    public let method: String
+    public let pattern: String
+    public let bodyLimit: BodyLimit
+    public let operationID: String
+    public let summary: String
+    /// Name of the request body schema in the OpenAPI components, or nil.
+    public let requestSchema: String?
+    /// Response content: schema name (JSON) or a media type for text routes.
+    public let responseSchema: String
+    public let requiresBearer: Bool
+    /// True for a route that answers at once (health, metrics): it runs on the libmicrohttpd pool
+    /// thread that read it. Every other route runs on the server's worker threads (``ServerConfig/workers``).
+    public let quick: Bool
+    public let handler: @Sendable (HTTPRequest) -> HTTPResponse
+
+    public init(_ method: String, _ pattern: String, limit: BodyLimit = .json, operationID: String, summary: String,
+                request: String? = nil, response: String = "WireEnvelope", bearer: Bool = false, quick: Bool = false,
+                handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+        self.method = method
+        self.pattern = pattern
+        self.bodyLimit = limit
+        self.operationID = operationID
+        self.summary = summary
+        self.requestSchema = request
+        self.responseSchema = response
+        self.requiresBearer = bearer
+        self.quick = quick
+        self.handler = handler
+        segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    let segments: [String]
+
+    func match(_ pathSegments: [Substring]) -> [String: String]? {
+        guard pathSegments.count == segments.count else { return nil }
+        var params: [String: String] = [:]
+        for (p, s) in zip(segments, pathSegments) {
+            if p.hasPrefix("{") && p.hasSuffix("}") {
+                guard !s.isEmpty else { return nil }
+                params[String(p.dropFirst().dropLast())] = String(s)
+            } else if p != s {
+                return nil
+            }
+        }
+        return params
+    }
+}
+
+/// A small typed router: exact segments and `{name}` parameters.
+public struct Router: Sendable {
+    public private(set) var routes: [Route] = []
+    public init(_ routes: [Route] = []) { self.routes = routes }
+    public mutating func add(_ r: Route) { routes.append(r) }
+
+    public enum Match { case found(Route, [String: String]), methodNotAllowed([String]), notFound }
+
+    public func match(method: String, path: String) -> Match {
+        let segs = path.split(separator: "/", omittingEmptySubsequences: true)
+        var methods: [String] = []
+        for r in routes {
+            guard let params = r.match(segs) else { continue }
+            if r.method == method { return .found(r, params) }
+            methods.append(r.method)
+        }
+        return methods.isEmpty ? .notFound : .methodNotAllowed(methods)
+    }
+}
+
+/// The HTTP server over libmicrohttpd: internal polling thread, thread pool, epoll; per-route body
+/// limits are enforced as bytes arrive (413, code 1006). Quick routes (``Route/quick``) are handled on
+/// the pool thread that read them; every other request's connection is suspended while its handler
+/// runs on one of ``ServerConfig/workers`` worker threads, so a slow request (an Argon2id hash,
+/// ~0.3 s; a face match) never delays another connection served by the same pool thread. Logs one
+/// JSON line per request and feeds ``Metrics``.
+public final class HTTPServer: @unchecked Sendable {
+    public let router: Router
+    public let config: ServerConfig
+    public let metrics: Metrics
+    private var daemon: UnsafeMutableRawPointer?
+    private let lock = NSLock()
+    private var inFlight = 0
+    private var queued = 0
+    private var tlsStrings: [UnsafeMutablePointer<CChar>] = []
+    private var addressCString: UnsafeMutablePointer<CChar>?
+    /// Runs the handlers of the routes that are not ``Route/quick``.
+    private let workers: OperationQueue
+
+    public init(router: Router, config: ServerConfig, metrics: Metrics) {
+        self.router = router
+        self.config = config
+        self.metrics = metrics
+        workers = OperationQueue()
+        workers.name = "idvd.http.workers"
+        workers.maxConcurrentOperationCount = max(1, config.workers)
+    }
+
+    /// An offloaded request on its way to a worker thread (the wrapper keeps its connection suspended).
+    private struct Job: @unchecked Sendable { let pointer: OpaquePointer }
+
+    /// Whether a complete request goes to the worker threads: every routed request but the quick
+    /// routes (unrouted ones are refused at once).
+    func offloads(method: String, path: String) -> Bool {
+        if case let .found(r, _) = router.match(method: method, path: path) { return !r.quick }
+        return false
+    }
+
+    deinit {
+        tlsStrings.forEach { free($0) }
+        free(addressCString)
+    }
+
+    /// Requests being handled right now.
+    public var requestsInFlight: Int { lock.lock(); defer { lock.unlock() }; return inFlight }
+    /// Requests handed to the worker threads and not yet started (all ``ServerConfig/workers`` busy).
+    public var requestsQueued: Int { lock.lock(); defer { lock.unlock() }; return queued }
+
+    func limit(method: String, path: String) -> Int64 {
+        switch router.match(method: method, path: path) {
+        case let .found(r, _):
+            switch r.bodyLimit {
+            case .json: return Int64(config.bodyLimit)
+            case .upload: return Int64(config.uploadLimit)
+            case let .bytes(n): return Int64(n)
+            }
+        default: return Int64(config.bodyLimit)
+        }
+    }
+
+    /// Starts listening; returns the bound port. Throws ``IDVServerError/configuration(_:)``.
+    public func start() throws -> Int {
+        var cfg = cmhd_config()
+        addressCString = strdup(config.listenAddress)
+        cfg.address = UnsafePointer(addressCString)
+        cfg.port = UInt16(clamping: config.port)
+        cfg.threads = UInt32(config.threads)
+        cfg.connection_timeout_seconds = 30
+        if config.tlsCertPath != nil || config.tlsKeyPath != nil {
+            guard let cp = config.tlsCertPath, let kp = config.tlsKeyPath else {
+                throw IDVServerError.configuration("TLS needs both tls.cert and tls.key")
+            }
+            guard let cert = try? String(contentsOfFile: cp, encoding: .utf8), let key = try? String(contentsOfFile: kp, encoding: .utf8) else {
+                throw IDVServerError.configuration("cannot read TLS certificate or key file")
+            }
+            let c = strdup(cert)!, k = strdup(key)!
+            tlsStrings = [c, k]
+            cfg.tls_cert_pem = UnsafePointer(c)
+            cfg.tls_key_pem = UnsafePointer(k)
+        }
+        cfg.ctx = Unmanaged.passUnretained(self).toOpaque()
+        cfg.limit = { ctx, method, url in
+            let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
+            return server.limit(method: String(cString: method!), path: String(cString: url!))
+        }
+        cfg.handler = { ctx, req, resp in
+            let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
+            server.handle(req!.pointee, resp!)
+        }
+        cfg.offload = { ctx, method, url in
+            let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
+            return server.offloads(method: String(cString: method!), path: String(cString: url!)) ? 1 : 0
+        }
+        cfg.dispatch = { ctx, job in
+            let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
+            let handle = Job(pointer: job!)
+            server.lock.lock(); server.queued += 1; server.lock.unlock()
+            server.workers.addOperation {
+                server.lock.lock(); server.queued -= 1; server.lock.unlock()
+                var resp = cmhd_response()
+                server.handle(cmhd_job_request(handle.pointer).pointee, &resp)
+                cmhd_job_finish(handle.pointer, &resp)
+            }
+        }
+        var err = [CChar](repeating: 0, count: 256)
+        guard let d = cmhd_start(&cfg, &err, err.count) else {
+            throw IDVServerError.configuration(cStringArray(err))
+        }
+        daemon = d
+        return Int(cmhd_bound_port(d))
+    }
+
+    /// Graceful stop: stop accepting, wait up to `grace` seconds for requests in flight, then stop.
+    public func shutdown(grace: Double) {
+        guard let d = daemon else { return }
+        cmhd_quiesce(d)
+        let deadline = Date().addingTimeInterval(grace)
+        // Wait until every received request has had its response sent (libmicrohttpd's completion callback).
+        while cmhd_active_requests(d) > 0 && Date() < deadline { usleep(10_000) }
+        cmhd_stop(d)   // also waits for handlers still running on the worker threads
+        workers.waitUntilAllOperationsAreFinished()
+        daemon = nil
+    }
+
+    /// A fresh request id: 16 random bytes (the system generator) as 32 lowercase hex digits.
+    static func requestID() -> String {
+        var rng = SystemRandomNumberGenerator()
+        return Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
+    }
+
+    /// The libmicrohttpd version linked, e.g. "0.9.75".
+    public static var libraryVersion: String { String(cString: cmhd_version()) }
+
+    private func handle(_ req: cmhd_request, _ out: UnsafeMutablePointer<cmhd_response>) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        lock.lock(); inFlight += 1; lock.unlock()
+        defer { lock.lock(); inFlight -= 1; lock.unlock() }
+        let method = String(cString: req.method)
+        let path = String(cString: req.url)
+        let requestID = Self.requestID()
+        var routeName = "unmatched"
+        var response: HTTPResponse
+        if req.too_large != 0 {
+            if case let .found(r, _) = router.match(method: method, path: path) { routeName = r.pattern }
+            response = .refusal(IDVError(.payloadTooLarge, "The request body exceeds the limit of \(limit(method: method, path: path)) bytes for this route"), requestID: requestID)
+        } else {
+            switch router.match(method: method, path: path) {
+            case let .found(r, params):
+                routeName = r.pattern
+                let auth = req.authorization.map { String(cString: $0) }
+                let body = req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
+                var hr = HTTPRequest(method: method, path: path, body: body, requestID: requestID, authorization: auth)
+                hr.pathParameters = params
+                response = r.handler(hr)
+            case let .methodNotAllowed(allowed):
+                response = .refusal(IDVError(.methodNotAllowed, "Method \(method) not allowed; allowed: \(allowed.joined(separator: ", "))"), requestID: requestID)
+            case .notFound:
+                response = .refusal(IDVError(.notFound, "No route for \(method) on this path"), requestID: requestID)
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        metrics.observeRequest(route: routeName, method: method, status: response.status, seconds: seconds)
+        if config.logRequests {
+            Log.request(id: requestID, method: method, route: routeName, status: response.status,
+                        errorCode: response.errorCode, outcomeErrorCode: response.outcomeErrorCode, seconds: seconds)
+        }
+        let n = response.body.count
+        let buf = malloc(max(n, 1))!
+        response.body.withUnsafeBytes { if n > 0 { memcpy(buf, $0.baseAddress!, n) } }
+        out.pointee.status = Int32(response.status)
+        out.pointee.body = buf.assumingMemoryBound(to: CChar.self)
+        out.pointee.body_len = n
+        out.pointee.content_kind = response.contentType.hasPrefix("text/plain; version=0.0.4") ? 1 : 0
+        if response.contentType != "application/json" && out.pointee.content_kind == 0 {
+            out.pointee.content_type = strdup(response.contentType)
+        }
+        out.pointee.headers = strdup(response.headerLines)
+        out.pointee.request_id = strdup(requestID)
+    }
+}
+
+/// The NUL-terminated text in a C char buffer.
+func cStringArray(_ a: [CChar]) -> String {
+    String(decoding: a.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

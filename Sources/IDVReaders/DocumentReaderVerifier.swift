@@ -1,0 +1,65 @@
+import DocumentReader
+import Foundation
+import IDVCore
+import IDVEngine
+import MRZ
+
+/// The production ``DocumentVerifying``: `DocumentReader.read(pages:)` (MRZ location, OCR-B
+/// recognition, ICAO 9303 parsing and check digits, expiry, portrait via FaceKit, page images).
+///
+/// Errors: no page usable and one over the decoder's pixel limit (`Raster.maxPixels`, FaceKit
+/// `ImageError.tooManyPixels`) → 1009 `imageTooLarge` naming the size and the limit; no page
+/// decodes as JPEG/PNG → 1008 `invalidImage`; no readable MRZ on any page → 1031
+/// `noDocumentFound` (both retryable in the flows). Everything else is in the report.
+public struct DocumentReaderVerifier: DocumentVerifying {
+    public var options: DocumentReaderOptions
+
+    public init(options: DocumentReaderOptions = .init()) { self.options = options }
+
+    /// Loads the OCR-B classifier's shipped parameters (`OCRBClassifier.shared`, trained offline:
+    /// a few milliseconds, once per process) on a background thread and logs `document reader ready`
+    /// with `load_ms`, so that a broken build shows at start rather than at the first upload. A
+    /// document upload that arrives before it finishes waits on the same one-time initialisation.
+    /// Called by `idvd serve` when `documents.warm_up` is true.
+    public static func warmUp() {
+        Thread.detachNewThread {
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = OCRBClassifier.shared
+            let ms = Int((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)
+            Log.event("document reader ready", ["load_ms": .integer(ms)])
+        }
+    }
+
+    public func read(pages: [Data]) throws -> DocumentVerification {
+        var o = options
+        o.referenceDate = Date()
+        let r = DocumentReader.read(pages: pages, options: o)
+        guard !r.pagesJPEG.isEmpty else {
+            for case let .tooManyPixels(page, w, h, limit) in r.pageFailures {
+                throw IDVError(.imageTooLarge, "Page \(page + 1) is \(w)×\(h) pixels; the limit is \(limit) pixels")
+            }
+            throw IDVError(.invalidImage, "No page could be decoded as a JPEG/PNG image")
+        }
+        guard r.mrz.found, let mrz = r.mrz.result, mrz.format != .unknown else {
+            throw IDVError(.noDocumentFound, "No machine-readable zone was found on the pages")
+        }
+        let f = r.fields
+        func opt(_ s: String) -> String? { s.isEmpty ? nil : s }
+        let status: DocumentVerification.Status
+        switch r.overallStatus {
+        case .valid: status = .valid
+        case .invalid: status = .invalid
+        case .warning: status = .warning
+        }
+        return DocumentVerification(
+            fields: DocumentFields(documentType: f.documentCode, format: mrz.format.rawValue, issuingState: f.issuingState, surname: f.surname,
+                                   givenNames: f.givenNames, documentNumber: f.documentNumber, nationality: opt(f.nationality),
+                                   dateOfBirth: f.birthDate, sex: opt(f.sex), dateOfExpiry: f.expiryDate, personalNumber: opt(f.optionalData)),
+            checks: r.checks.map { c in
+                DocumentCheckOutcome(name: c.name, category: c.category,
+                                     result: c.result == .passed ? .passed : c.result == .failed ? .failed : .notPerformed)
+            },
+            overallStatus: status, mrzCheckDigitsValid: !mrz.checkDigits.isEmpty && mrz.checkDigits.allSatisfy(\.valid),
+            errors: r.errors, warnings: r.warnings, portraitJPEG: r.portraitJPEG, pageImages: r.pagesJPEG)
+    }
+}

@@ -1,0 +1,562 @@
+internal import CSQLite
+import Foundation
+import IDVCore
+import IDVCrypto
+import IDVEngine
+
+/// A value bound to or read from a SQLite statement.
+enum SQLValue: Sendable, Equatable {
+    case null
+    case int(Int64)
+    case double(Double)
+    case text(String)
+    case blob([UInt8])
+
+    init(_ s: String?) { self = s.map { .text($0) } ?? .null }
+    init(_ i: Int?) { self = i.map { .int(Int64($0)) } ?? .null }
+    init(_ b: Bool) { self = .int(b ? 1 : 0) }
+
+    var int: Int? { if case let .int(i) = self { return Int(i) }; return nil }
+    var text: String? { if case let .text(s) = self { return s }; return nil }
+}
+
+private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// The default ``Store``: one SQLite file in WAL mode, prepared statements only (cached per SQL
+/// text), versioned migrations applied at open. One connection serialised by a recursive lock —
+/// SQLite calls take microseconds; nothing slow (Argon2id, image work) runs under the lock.
+public final class SQLiteStore: Store, @unchecked Sendable {
+    private var db: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    private let lock = NSRecursiveLock()
+    private var transactionDepth = 0
+    public let path: String
+    /// Seals `sessions.state` at rest (flow stack + current challenge payload).
+    let stateSealer: SessionStateSealer
+
+    /// Migrations: index + 1 is the schema version (`PRAGMA user_version`). Append, never edit.
+    static let migrations: [String] = [
+        // 1: core tables + tables reserved for the IDV workflow engine.
+        """
+        CREATE TABLE users (
+            user_id TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            activation_requires_idv INTEGER NOT NULL,
+            idv_workflow INTEGER NOT NULL,
+            password_hash TEXT,
+            failed_password_attempts INTEGER NOT NULL DEFAULT 0,
+            locked_at INTEGER,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE TABLE activation_codes (
+            user_id TEXT PRIMARY KEY REFERENCES users(user_id) ON DELETE CASCADE,
+            code_hash TEXT NOT NULL,
+            salt TEXT NOT NULL,
+            expires_at INTEGER NOT NULL,
+            attempts_left INTEGER NOT NULL,
+            used_at INTEGER,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE devices (
+            device_id TEXT PRIMARY KEY,
+            public_key TEXT NOT NULL,
+            label TEXT,
+            user_id TEXT REFERENCES users(user_id) ON DELETE SET NULL,
+            lda_enabled INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER
+        );
+        CREATE INDEX devices_user ON devices(user_id);
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            token_hash TEXT NOT NULL UNIQUE,
+            user_id TEXT,
+            device_id TEXT,
+            logged_in INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_seen_at INTEGER NOT NULL,
+            idle_timeout INTEGER NOT NULL,
+            absolute_expires_at INTEGER NOT NULL,
+            revoked_at INTEGER,
+            version INTEGER NOT NULL,
+            state TEXT NOT NULL
+        );
+        CREATE INDEX sessions_user ON sessions(user_id);
+        CREATE TABLE consumed_challenges (
+            challenge_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            consumed_at INTEGER NOT NULL
+        );
+        CREATE TABLE flow_runs (
+            run_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            user_id TEXT,
+            flow TEXT NOT NULL,
+            idv_workflow INTEGER,
+            started_at INTEGER NOT NULL,
+            ended_at INTEGER,
+            outcome TEXT,
+            error_code INTEGER
+        );
+        CREATE TABLE audit_log (
+            seq INTEGER PRIMARY KEY,
+            at INTEGER NOT NULL,
+            action TEXT NOT NULL,
+            user_id TEXT,
+            session_id TEXT,
+            details TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE TABLE biometric_templates (
+            user_id TEXT PRIMARY KEY REFERENCES users(user_id) ON DELETE CASCADE,
+            ciphertext BLOB NOT NULL,
+            nonce BLOB NOT NULL,
+            key_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            consent_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE consents (
+            consent_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            granted INTEGER NOT NULL,
+            session_id TEXT,
+            run_id TEXT,
+            recorded_at INTEGER NOT NULL
+        );
+        CREATE TABLE document_scans (
+            scan_id TEXT PRIMARY KEY,
+            user_id TEXT,
+            session_id TEXT,
+            run_id TEXT,
+            overall_status TEXT,
+            report_ciphertext BLOB,
+            report_nonce BLOB,
+            key_id TEXT,
+            created_at INTEGER NOT NULL
+        );
+        """,
+        // 2: IDV workflow engine (Workflows/WorkflowStore.swift): consent provenance, scan reasons, kept images.
+        WorkflowMigrations.v2,
+        // 3: activation code bound to the session using it until activation completes.
+        "ALTER TABLE activation_codes ADD COLUMN bound_session_id TEXT; ALTER TABLE activation_codes ADD COLUMN bound_until INTEGER;",
+        // 4: verification links of the hosted page (SQLiteStore+Links.swift; IDVEngine/Links/VerificationLinks.swift).
+        VerificationLinkMigrations.v4,
+    ]
+
+    /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies
+    /// pending migrations. Throws ``StoreError/database(_:)`` when the file cannot be opened or
+    /// the schema is newer than this build. Session flow state is sealed with a subkey of
+    /// `keyFile` (the server's `templates.key_file`; default `<path>.key`, created 0600 when
+    /// missing; ``SessionStateSealer``); throws ``VaultError`` when the key file is unusable.
+    ///
+    /// File modes: a new database file is created 0600 (owner only) before SQLite opens it, and
+    /// SQLite gives its `-wal` and `-shm` files the database file's mode. An existing database
+    /// file readable or writable by group or others is refused (``StoreError/database(_:)`` naming
+    /// the path and the `chmod 600` remedy): it holds sealed session state, audit rows and
+    /// personal data, and a loosened mode is more likely a mistake than a choice.
+    public init(path: String, keyFile: String? = nil, previousKeyFiles: [String] = []) throws {
+        self.path = path
+        try Self.secureFile(path)
+        stateSealer = try SessionStateSealer.forStore(dbPath: path, keyFile: keyFile, previousKeyFiles: previousKeyFiles)
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw StoreError.database("cannot open database: \(msg)")
+        }
+        db = handle
+        // Several idvd processes on one file serialise on the write lock (BEGIN IMMEDIATE) rather
+        // than fail: an answer's transaction can include image analysis (≈1 s), so wait up to 30 s.
+        sqlite3_busy_timeout(handle, 30_000)
+        try exec("PRAGMA journal_mode=WAL")
+        try exec("PRAGMA synchronous=NORMAL")
+        try exec("PRAGMA foreign_keys=ON")
+        try migrate()
+    }
+
+    deinit { close() }
+
+    /// The SQLite library version linked, e.g. "3.40.1".
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+
+    /// Creates `path` empty with mode 0600 when missing; refuses an existing file whose mode gives
+    /// group or others any access. In-memory and URI names are left alone.
+    static func secureFile(_ path: String) throws {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+        var st = stat()
+        if stat(path, &st) == 0 {
+            let mode = st.st_mode & 0o777
+            if mode & 0o077 != 0 {
+                throw StoreError.database("database file \(path) is readable or writable by group or others (mode "
+                                          + String(mode, radix: 8) + "); run `chmod 600 \(path)` (and its -wal/-shm files) and start again")
+            }
+            return
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        if fd >= 0 {
+            // the process umask cannot loosen 0600, only tighten it; make it exact anyway
+            fchmod(fd, 0o600)
+            Foundation.close(fd)
+        } else if errno != EEXIST {
+            throw StoreError.database("cannot create database file \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    public func close() {
+        lock.lock(); defer { lock.unlock() }
+        guard let db else { return }
+        for (_, s) in statements { sqlite3_finalize(s) }
+        statements.removeAll()
+        sqlite3_close(db)
+        self.db = nil
+    }
+
+    public func schemaVersion() throws -> Int {
+        try query("PRAGMA user_version").first?[0].int ?? 0
+    }
+
+    private func migrate() throws {
+        let current = try schemaVersion()
+        guard current <= Self.migrations.count else {
+            throw StoreError.database("schema version \(current) is newer than this build (\(Self.migrations.count))")
+        }
+        for v in current..<Self.migrations.count {
+            try withTransaction {
+                try exec(Self.migrations[v])
+                try exec("PRAGMA user_version = \(v + 1)")
+            }
+        }
+    }
+
+    // MARK: Low level
+
+    private func exec(_ sql: String) throws {
+        lock.lock(); defer { lock.unlock() }
+        guard let db else { throw StoreError.closed }
+        var err: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
+            let msg = err.map { String(cString: $0) } ?? "error"
+            sqlite3_free(err)
+            throw StoreError.database(msg)
+        }
+    }
+
+    private func statement(_ sql: String) throws -> OpaquePointer {
+        guard let db else { throw StoreError.closed }
+        if let s = statements[sql] { return s }
+        var s: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &s, nil) == SQLITE_OK, let s else {
+            throw StoreError.database("prepare failed: \(String(cString: sqlite3_errmsg(db)))")
+        }
+        statements[sql] = s
+        return s
+    }
+
+    private func bind(_ s: OpaquePointer, _ params: [SQLValue]) {
+        for (i, p) in params.enumerated() {
+            let idx = Int32(i + 1)
+            switch p {
+            case .null: sqlite3_bind_null(s, idx)
+            case let .int(v): sqlite3_bind_int64(s, idx, v)
+            case let .double(v): sqlite3_bind_double(s, idx, v)
+            case let .text(v): sqlite3_bind_text(s, idx, v, -1, transientDestructor)
+            case let .blob(v): _ = v.withUnsafeBytes { sqlite3_bind_blob(s, idx, $0.baseAddress, Int32(v.count), transientDestructor) }
+            }
+        }
+    }
+
+    /// Runs a statement and returns its rows.
+    @discardableResult
+    func query(_ sql: String, _ params: [SQLValue] = []) throws -> [[SQLValue]] {
+        lock.lock(); defer { lock.unlock() }
+        let s = try statement(sql)
+        defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
+        bind(s, params)
+        var rows: [[SQLValue]] = []
+        while true {
+            let rc = sqlite3_step(s)
+            if rc == SQLITE_DONE { break }
+            if rc == SQLITE_CONSTRAINT || (rc & 0xff) == SQLITE_CONSTRAINT {
+                throw StoreError.conflict(String(cString: sqlite3_errmsg(db)))
+            }
+            guard rc == SQLITE_ROW else { throw StoreError.database("step failed (\(rc)): \(String(cString: sqlite3_errmsg(db)))") }
+            var row: [SQLValue] = []
+            for c in 0..<sqlite3_column_count(s) {
+                switch sqlite3_column_type(s, c) {
+                case SQLITE_INTEGER: row.append(.int(sqlite3_column_int64(s, c)))
+                case SQLITE_FLOAT: row.append(.double(sqlite3_column_double(s, c)))
+                case SQLITE_TEXT: row.append(.text(String(cString: sqlite3_column_text(s, c))))
+                case SQLITE_BLOB:
+                    let n = Int(sqlite3_column_bytes(s, c))
+                    if n > 0, let p = sqlite3_column_blob(s, c) {
+                        row.append(.blob(Array(UnsafeRawBufferPointer(start: p, count: n))))
+                    } else { row.append(.blob([])) }
+                default: row.append(.null)
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    var changes: Int { db.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    /// True while the calling thread's connection is inside ``withTransaction(_:)`` (holding the write lock).
+    public var isInTransaction: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return transactionDepth > 0
+    }
+
+    public func withTransaction<T>(_ body: () throws -> T) throws -> T {
+        lock.lock(); defer { lock.unlock() }
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            return try body()
+        }
+        try exec("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        do {
+            let result = try body()
+            transactionDepth = 0
+            try exec("COMMIT")
+            return result
+        } catch {
+            transactionDepth = 0
+            try? exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: Users
+
+    private static let userColumns = "user_id, state, activation_requires_idv, idv_workflow, password_hash, failed_password_attempts, locked_at, created_at, updated_at"
+
+    private func userParams(_ u: UserRecord) -> [SQLValue] {
+        [.text(u.userID), .text(u.state.rawValue), SQLValue(u.activationRequiresIDV), SQLValue(u.idvWorkflow),
+         SQLValue(u.passwordHash), SQLValue(u.failedPasswordAttempts), SQLValue(u.lockedAt), SQLValue(u.createdAt), SQLValue(u.updatedAt)]
+    }
+
+    private func userRow(_ r: [SQLValue]) -> UserRecord {
+        UserRecord(userID: r[0].text ?? "", state: UserState(rawValue: r[1].text ?? "") ?? .locked,
+                   activationRequiresIDV: (r[2].int ?? 1) != 0, idvWorkflow: r[3].int ?? 0, passwordHash: r[4].text,
+                   failedPasswordAttempts: r[5].int ?? 0, lockedAt: r[6].int, createdAt: r[7].int ?? 0, updatedAt: r[8].int ?? 0)
+    }
+
+    public func createUser(_ user: UserRecord) throws {
+        try query("INSERT INTO users (\(Self.userColumns)) VALUES (?,?,?,?,?,?,?,?,?)", userParams(user))
+    }
+
+    public func user(_ userID: String) throws -> UserRecord? {
+        try query("SELECT \(Self.userColumns) FROM users WHERE user_id = ?", [.text(userID)]).first.map(userRow)
+    }
+
+    public func users() throws -> [UserRecord] {
+        try query("SELECT \(Self.userColumns) FROM users ORDER BY user_id").map(userRow)
+    }
+
+    public func saveUser(_ user: UserRecord) throws {
+        var p = userParams(user)
+        p.append(p.removeFirst())
+        try query("UPDATE users SET state=?, activation_requires_idv=?, idv_workflow=?, password_hash=?, failed_password_attempts=?, locked_at=?, created_at=?, updated_at=? WHERE user_id=?", p)
+    }
+
+    // MARK: Activation codes
+
+    public func saveActivationCode(_ c: ActivationCodeRecord) throws {
+        try query("INSERT OR REPLACE INTO activation_codes (user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at, bound_session_id, bound_until) VALUES (?,?,?,?,?,?,?,?,?)",
+                  [.text(c.userID), .text(c.codeHash), .text(c.salt), SQLValue(c.expiresAt), SQLValue(c.attemptsLeft), SQLValue(c.usedAt), SQLValue(c.createdAt),
+                   c.boundSessionID.map { .text($0) } ?? .null, SQLValue(c.boundUntil)])
+    }
+
+    public func activationCode(userID: String) throws -> ActivationCodeRecord? {
+        try query("SELECT user_id, code_hash, salt, expires_at, attempts_left, used_at, created_at, bound_session_id, bound_until FROM activation_codes WHERE user_id = ?", [.text(userID)])
+            .first.map { r in
+                ActivationCodeRecord(userID: r[0].text ?? "", codeHash: r[1].text ?? "", salt: r[2].text ?? "", expiresAt: r[3].int ?? 0,
+                                     attemptsLeft: r[4].int ?? 0, usedAt: r[5].int, createdAt: r[6].int ?? 0,
+                                     boundSessionID: r[7].text, boundUntil: r[8].int)
+            }
+    }
+
+    // MARK: Devices
+
+    private func deviceRow(_ r: [SQLValue]) -> DeviceRecord {
+        DeviceRecord(deviceID: r[0].text ?? "", publicKey: r[1].text ?? "", label: r[2].text, userID: r[3].text,
+                     ldaEnabled: (r[4].int ?? 0) != 0, createdAt: r[5].int ?? 0, lastUsedAt: r[6].int)
+    }
+    private static let deviceColumns = "device_id, public_key, label, user_id, lda_enabled, created_at, last_used_at"
+
+    public func createDevice(_ d: DeviceRecord) throws {
+        try query("INSERT INTO devices (\(Self.deviceColumns)) VALUES (?,?,?,?,?,?,?)",
+                  [.text(d.deviceID), .text(d.publicKey), SQLValue(d.label), SQLValue(d.userID), SQLValue(d.ldaEnabled), SQLValue(d.createdAt), SQLValue(d.lastUsedAt)])
+    }
+
+    public func device(_ deviceID: String) throws -> DeviceRecord? {
+        try query("SELECT \(Self.deviceColumns) FROM devices WHERE device_id = ?", [.text(deviceID)]).first.map(deviceRow)
+    }
+
+    public func saveDevice(_ d: DeviceRecord) throws {
+        try query("UPDATE devices SET public_key=?, label=?, user_id=?, lda_enabled=?, created_at=?, last_used_at=? WHERE device_id=?",
+                  [.text(d.publicKey), SQLValue(d.label), SQLValue(d.userID), SQLValue(d.ldaEnabled), SQLValue(d.createdAt), SQLValue(d.lastUsedAt), .text(d.deviceID)])
+    }
+
+    public func devices(userID: String) throws -> [DeviceRecord] {
+        try query("SELECT \(Self.deviceColumns) FROM devices WHERE user_id = ? ORDER BY created_at", [.text(userID)]).map(deviceRow)
+    }
+
+    // MARK: Sessions
+
+    private static let sessionColumns = "session_id, token_hash, user_id, device_id, logged_in, created_at, last_seen_at, idle_timeout, absolute_expires_at, revoked_at, version, state"
+
+    private func sessionRow(_ r: [SQLValue]) throws -> SessionRecord {
+        let sessionID = r[0].text ?? ""
+        let state: SessionFlowState
+        switch r[11] {
+        case let .blob(b):
+            do { state = try stateSealer.open(b, sessionID: sessionID) } catch {
+                throw StoreError.database("session state does not open (wrong key, another session's row, or altered)")
+            }
+        case let .text(t):   // written before sealing existed; sealed on the next write
+            state = try JSONDecoder().decode(SessionFlowState.self, from: Data(t.utf8))
+        default:
+            state = SessionFlowState()
+        }
+        return SessionRecord(sessionID: r[0].text ?? "", tokenHash: r[1].text ?? "", userID: r[2].text, deviceID: r[3].text,
+                             loggedIn: (r[4].int ?? 0) != 0, createdAt: r[5].int ?? 0, lastSeenAt: r[6].int ?? 0,
+                             idleTimeout: r[7].int ?? 0, absoluteExpiresAt: r[8].int ?? 0, revokedAt: r[9].int,
+                             version: r[10].int ?? 0, state: state)
+    }
+
+    private func sealedState(_ s: SessionRecord) throws -> SQLValue {
+        .blob(try stateSealer.seal(s.state, sessionID: s.sessionID))
+    }
+
+    public func createSession(_ s: SessionRecord) throws {
+        try query("INSERT INTO sessions (\(Self.sessionColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                  [.text(s.sessionID), .text(s.tokenHash), SQLValue(s.userID), SQLValue(s.deviceID), SQLValue(s.loggedIn),
+                   SQLValue(s.createdAt), SQLValue(s.lastSeenAt), SQLValue(s.idleTimeout), SQLValue(s.absoluteExpiresAt),
+                   SQLValue(s.revokedAt), SQLValue(s.version), try sealedState(s)])
+    }
+
+    public func session(tokenHash: String) throws -> SessionRecord? {
+        try query("SELECT \(Self.sessionColumns) FROM sessions WHERE token_hash = ?", [.text(tokenHash)]).first.map(sessionRow)
+    }
+
+    public func updateSession(_ s: SessionRecord, expectedVersion: Int, consuming challengeID: String?) throws -> Bool {
+        let sealed = try sealedState(s)
+        return try withTransaction {
+            try query("UPDATE sessions SET user_id=?, device_id=?, logged_in=?, last_seen_at=?, revoked_at=?, version=?, state=? WHERE session_id=? AND version=?",
+                      [SQLValue(s.userID), SQLValue(s.deviceID), SQLValue(s.loggedIn), SQLValue(s.lastSeenAt), SQLValue(s.revokedAt),
+                       SQLValue(expectedVersion + 1), sealed, .text(s.sessionID), SQLValue(expectedVersion)])
+            guard changes == 1 else { return false }
+            if let challengeID {
+                try query("INSERT INTO consumed_challenges (challenge_id, session_id, consumed_at) VALUES (?,?,?)",
+                          [.text(challengeID), .text(s.sessionID), SQLValue(s.lastSeenAt)])
+            }
+            return true
+        }
+    }
+
+    public func touchSession(sessionID: String, at time: Int) throws {
+        try query("UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE session_id = ?", [SQLValue(time), .text(sessionID)])
+    }
+
+    @discardableResult
+    public func revokeSessions(userID: String, at time: Int) throws -> Int {
+        try withTransaction {
+            try query("UPDATE sessions SET revoked_at = ?, version = version + 1 WHERE user_id = ? AND revoked_at IS NULL", [SQLValue(time), .text(userID)])
+            return changes
+        }
+    }
+
+    public func liveSessionVersion(sessionID: String) throws -> Int? {
+        try query("SELECT version FROM sessions WHERE session_id = ? AND revoked_at IS NULL", [.text(sessionID)]).first?[0].int
+    }
+
+    public func purgeableSessions(now: Int, limit: Int) throws -> [SessionRecord] {
+        try query("SELECT \(Self.sessionColumns) FROM sessions WHERE revoked_at IS NOT NULL OR absolute_expires_at <= ? OR last_seen_at + idle_timeout <= ? ORDER BY last_seen_at LIMIT ?",
+                  [SQLValue(now), SQLValue(now), SQLValue(limit)]).compactMap { try? sessionRow($0) }
+    }
+
+    public func deleteSession(sessionID: String, expectedVersion: Int) throws -> Bool {
+        try withTransaction {
+            try query("DELETE FROM sessions WHERE session_id = ? AND version = ?", [.text(sessionID), SQLValue(expectedVersion)])
+            guard changes == 1 else { return false }
+            try query("DELETE FROM consumed_challenges WHERE session_id = ?", [.text(sessionID)])
+            return true
+        }
+    }
+
+    public func consumedChallengeSession(_ challengeID: String) throws -> String? {
+        try query("SELECT session_id FROM consumed_challenges WHERE challenge_id = ?", [.text(challengeID)]).first?[0].text
+    }
+
+    // MARK: Flow runs
+
+    public func startFlowRun(_ r: FlowRunRecord) throws {
+        try query("INSERT INTO flow_runs (run_id, session_id, user_id, flow, idv_workflow, started_at) VALUES (?,?,?,?,?,?)",
+                  [.text(r.runID), .text(r.sessionID), SQLValue(r.userID), .text(r.flow), SQLValue(r.idvWorkflow), SQLValue(r.startedAt)])
+    }
+
+    public func endFlowRun(runID: String, at time: Int, outcome: String, errorCode: Int) throws {
+        try query("UPDATE flow_runs SET ended_at = ?, outcome = ?, error_code = ? WHERE run_id = ? AND ended_at IS NULL",
+                  [SQLValue(time), .text(outcome), SQLValue(errorCode), .text(runID)])
+    }
+
+    // MARK: Audit
+
+    private static func canonicalJSON(_ v: JSONValue) -> String {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: enc.encode(v), as: UTF8.self)) ?? "null"
+    }
+
+    @discardableResult
+    public func appendAudit(action: String, userID: String?, sessionID: String?, details: JSONValue, at time: Int) throws -> AuditEntry {
+        let detailsJSON = Self.canonicalJSON(details)
+        return try withTransaction {
+            let last = try query("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").first
+            let seq = (last?[0].int ?? 0) + 1
+            let prev = last?[1].text ?? AuditEntry.genesisHash
+            let hash = AuditEntry.chainHash(prevHash: prev, seq: seq, at: time, action: action, userID: userID, sessionID: sessionID, detailsJSON: detailsJSON)
+            try query("INSERT INTO audit_log (seq, at, action, user_id, session_id, details, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?)",
+                      [SQLValue(seq), SQLValue(time), .text(action), SQLValue(userID), SQLValue(sessionID), .text(detailsJSON), .text(prev), .text(hash)])
+            return AuditEntry(seq: seq, at: time, action: action, userID: userID, sessionID: sessionID, details: details, prevHash: prev, hash: hash)
+        }
+    }
+
+    private func auditRow(_ r: [SQLValue]) -> (AuditEntry, String) {
+        let detailsJSON = r[5].text ?? "null"
+        let details = (try? JSONDecoder().decode(JSONValue.self, from: Data(detailsJSON.utf8))) ?? .null
+        return (AuditEntry(seq: r[0].int ?? 0, at: r[1].int ?? 0, action: r[2].text ?? "", userID: r[3].text, sessionID: r[4].text,
+                           details: details, prevHash: r[6].text ?? "", hash: r[7].text ?? ""), detailsJSON)
+    }
+
+    public func auditEntries(limit: Int) throws -> [AuditEntry] {
+        try query("SELECT seq, at, action, user_id, session_id, details, prev_hash, hash FROM audit_log ORDER BY seq DESC LIMIT ?", [SQLValue(limit)])
+            .map { auditRow($0).0 }.reversed()
+    }
+
+    public func verifyAuditChain() throws -> Int? {
+        var prev = AuditEntry.genesisHash
+        for r in try query("SELECT seq, at, action, user_id, session_id, details, prev_hash, hash FROM audit_log ORDER BY seq") {
+            let (e, json) = auditRow(r)
+            let expect = AuditEntry.chainHash(prevHash: prev, seq: e.seq, at: e.at, action: e.action, userID: e.userID, sessionID: e.sessionID, detailsJSON: json)
+            if e.prevHash != prev || e.hash != expect { return e.seq }
+            prev = e.hash
+        }
+        return nil
+    }
+}
+
+extension ServerConfig {
+    /// The SQLite store of this configuration, its session states sealed under the same key files.
+    public func openStore() throws -> SQLiteStore {
+        try SQLiteStore(path: dbPath, keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles)
+    }
+}

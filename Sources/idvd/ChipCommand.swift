@@ -1,0 +1,190 @@
+import DocumentReader
+import EMRTD
+import FaceKit
+import Imaging
+import Foundation
+
+extension Command {
+    static let chip = Command(name: "chip", summary: "eMRTD chip: passive authentication of EF.SOD and data groups (chip verify --help)") { args in
+        let usage = """
+        usage: idvd chip verify (--sod F [--dg1 F] [--dg2 F] [--com F] [--dg N=F …] | --dir CHIPDIR) [--trust FILE|DIR …]
+                                [--mrz L1 L2 [L3]] [--page IMAGE] [--at YYYY-MM-DD] [--portrait-out FILE.png|.jpg]
+          Parses the chip's elementary files (ICAO 9303-10) and runs passive authentication (ICAO 9303-11 §5.1):
+          the SOD's signature with its document signer, every data group's hash, the document signer's chain to
+          a trusted CSCA, revocation by CRL and validity dates. Trust (--trust, repeatable) is CSCA certificates,
+          CSCA master lists (their own signature is verified), CRLs, document signer certificates or ICAO PKD
+          LDIF files; a directory is read one level deep. --mrz compares DG1 with the printed MRZ.
+          --dir reads EF_SOD.bin, EF_COM.bin and DG<n>.bin from a directory (as idvd specimen --chip writes them).
+          --page reads the data page image (DocumentReader): its MRZ is the printed MRZ for the DG1 cross-check
+          (unless --mrz is given) and its portrait is compared with DG2's (FaceKit descriptors: distance, similarity).
+          --at checks dates at that day (UTC) instead of now. --portrait-out writes DG2's first face image.
+          Prints the typed evidence as JSON. Exit 0: passive authentication passed; 1: it failed; 2: unusable input.
+        """
+        guard let sub = args.first, sub == "verify" else {
+            print(usage)
+            return args.first.map { ["-h", "--help"].contains($0) } == true ? 0 : 2
+        }
+        var sod: String?, com: String?, dir: String?, portraitOut: String?, page: String?, at: Date?
+        var dgs: [Int: String] = [:], trust: [String] = [], mrz: [String]?
+        var i = 1
+        let rest = Array(args)
+        func value(_ name: String) throws -> String {
+            guard i + 1 < rest.count else { throw CLIError("\(name) needs a value") }
+            i += 1
+            return rest[i]
+        }
+        while i < rest.count {
+            let a = rest[i]
+            switch a {
+            case "-h", "--help": print(usage); return 0
+            case "--sod": sod = try value(a)
+            case "--com": com = try value(a)
+            case "--dir": dir = try value(a)
+            case "--trust": trust.append(try value(a))
+            case "--portrait-out": portraitOut = try value(a)
+            case "--page": page = try value(a)
+            case "--at":
+                let s = try value(a)
+                let f = DateFormatter()
+                f.locale = Locale(identifier: "en_US_POSIX"); f.timeZone = TimeZone(identifier: "UTC"); f.dateFormat = "yyyy-MM-dd"
+                guard let d = f.date(from: s) else { throw CLIError("--at needs a date YYYY-MM-DD") }
+                at = d.addingTimeInterval(12 * 3600)
+            case "--dg":
+                let s = try value(a)
+                guard let eq = s.firstIndex(of: "="), let n = Int(s[..<eq]), (1...16).contains(n) else { throw CLIError("--dg needs N=FILE with N in 1…16") }
+                dgs[n] = String(s[s.index(after: eq)...])
+            case "--mrz":
+                var lines: [String] = []
+                while i + 1 < rest.count, !rest[i + 1].hasPrefix("--"), lines.count < 3 { i += 1; lines.append(rest[i]) }
+                guard lines.count >= 2 else { throw CLIError("--mrz needs 2 or 3 lines") }
+                mrz = lines
+            default:
+                if a.hasPrefix("--dg"), let n = Int(a.dropFirst(4)), (1...16).contains(n) { dgs[n] = try value(a) }
+                else { throw CLIError("unknown option \(a)\n\(usage)") }
+            }
+            i += 1
+        }
+        guard sod != nil || dir != nil else { throw CLIError("--sod (or --dir) is required\n\(usage)") }
+        var files: ChipFiles
+        let trustStore: CSCATrust
+        do {
+            files = try dir.map { try SpecimenChip.read(directory: $0) } ?? ChipFiles(sod: [])
+            if let sod { files.sod = try ChipFiles.readFile(sod) }
+            if let com { files.com = try ChipFiles.readFile(com) }
+            for (n, p) in dgs { files.dataGroups[n] = try ChipFiles.readFile(p) }
+            trustStore = try CSCATrust.load(paths: trust)
+        } catch let e as ChipInputError { throw CLIError(e.description) } catch let e as TrustError { throw CLIError("--trust: \(e)") }
+        var pageView: ChipPageComparison?
+        var pageReport: DocumentReport?
+        if let page {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: page)) } catch { throw CLIError("--page: \(page): cannot be read") }
+            let r = DocumentReader.read(pages: [data])
+            pageReport = r
+            if mrz == nil, let lines = r.mrz.result?.lines, r.mrz.found { mrz = lines }
+        }
+        let report: ChipReport
+        do { report = try ChipReader(trust: trustStore).read(files, at: at ?? Date(), printedMRZ: mrz) } catch let e as LDSError {
+            throw CLIError(e.description)
+        }
+        let chipImage: Imaging.Image?
+        do { chipImage = try report.portrait.map(ChipPortrait.image) } catch { throw CLIError("DG2 portrait: \(error)") }
+        if let pageReport {
+            pageView = try ChipPageComparison.compare(chip: chipImage, pagePortraitJPEG: pageReport.portraitJPEG,
+                                                      printedMRZ: pageReport.mrz.found ? pageReport.mrz.result?.lines : nil)
+        }
+        if let out = portraitOut {
+            guard let image = chipImage else { throw CLIError("--portrait-out: no face image in DG2") }
+            do {
+                let data = out.lowercased().hasSuffix(".png") ? try image.pngData() : try image.jpegData(quality: 92)
+                try data.write(to: URL(fileURLWithPath: out))
+            } catch { throw CLIError("--portrait-out: \(error)") }
+        }
+        try ChipJSON.print(ChipVerifyOutput(report: report, page: pageView))
+        return report.passiveAuthentication.passed ? 0 : 1
+    }
+}
+
+/// The chip portrait (DG2's first face) as a FaceKit image: JPEG through the project's decoder, JPEG 2000 through OpenJPEG.
+enum ChipPortrait {
+    /// `image` on a mid-grey canvas 50 % larger in each dimension, centred.
+    static func padded(_ image: Imaging.Image) throws -> Imaging.Image {
+        let rgb = image.rgb()
+        let w = image.width * 3 / 2, h = image.height * 3 / 2, x0 = (w - image.width) / 2, y0 = (h - image.height) / 2
+        var px = [UInt8](repeating: 128, count: w * h * 3)
+        rgb.pixels.withUnsafeBufferPointer { src in
+            for y in 0..<image.height {
+                let s = y * image.width * 3, d = ((y0 + y) * w + x0) * 3
+                px.replaceSubrange(d..<d + image.width * 3, with: src[s..<s + image.width * 3])
+            }
+        }
+        return try Imaging.Image(rgb: px, width: w, height: h)
+    }
+
+    static func image(_ face: DG2.Face) throws -> Imaging.Image {
+        switch face.imageDataType {
+        case .jpeg: return try Imaging.Image(data: Data(face.imageData))
+        case .jpeg2000:
+            let p = try JPEG2000.decode(face.imageData)
+            return try Imaging.Image(pixels: p.pixels, width: p.width, height: p.height, format: p.channels == 3 ? .rgb : .gray)
+        }
+    }
+}
+
+/// `--page`: the printed MRZ read from the page and the chip portrait against the printed portrait (evidence:
+/// FaceKit descriptor distance and similarity; no verdict).
+struct ChipPageComparison: Encodable {
+    let printedMrz: [String]?
+    let chipFaceFound: Bool
+    let pageFaceFound: Bool
+    /// Euclidean distance of the dlib descriptors (FaceKit; smaller is more alike; LFW-calibrated threshold 0.55).
+    let portraitDistance: Double?
+    let portraitSimilarity: Double?
+
+    static func compare(chip: Imaging.Image?, pagePortraitJPEG: Data?, printedMRZ: [String]?) throws -> ChipPageComparison {
+        let engine = try FaceEngine.shared()
+        let options = AnalysisOptions(landmarks68: false)
+        func descriptor(_ image: Imaging.Image?) throws -> [Float]? {
+            guard let image else { return nil }
+            // A chip or page portrait is all face: a grey margin gives the detector's window room around it.
+            return try engine.analyze(try ChipPortrait.padded(image), options: options).max { $0.box.width * $0.box.height < $1.box.width * $1.box.height }?.embedding
+        }
+        let a = try descriptor(chip)
+        let b = try descriptor(try pagePortraitJPEG.map { try Imaging.Image(data: $0) })
+        var distance: Double?, similarity: Double?
+        if let a, let b {
+            let c = try FaceMatcher.compare(a, b)
+            distance = c.distance
+            similarity = c.similarity
+        }
+        return ChipPageComparison(printedMrz: printedMRZ, chipFaceFound: a != nil, pageFaceFound: b != nil,
+                                  portraitDistance: distance, portraitSimilarity: similarity)
+    }
+}
+
+/// What `idvd chip verify` prints: the chip report, and with --page the page comparison under "page".
+struct ChipVerifyOutput: Encodable {
+    let report: ChipReport
+    let page: ChipPageComparison?
+    enum Keys: String, CodingKey { case page }
+    func encode(to encoder: Encoder) throws {
+        try report.encode(to: encoder)
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encodeIfPresent(page, forKey: .page)
+    }
+}
+
+/// JSON as the chip commands print it: snake_case keys, ISO 8601 dates, sorted keys.
+enum ChipJSON {
+    static func encoder() -> JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        e.keyEncodingStrategy = .convertToSnakeCase
+        e.dateEncodingStrategy = .iso8601
+        return e
+    }
+    static func print<T: Encodable>(_ value: T) throws {
+        FileHandle.standardOutput.write(try encoder().encode(value))
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+}

@@ -1,0 +1,62 @@
+import EMRTD
+import Foundation
+import XCTest
+
+/// Where the shared eMRTD samples are (../shared/testdata/emrtd beside the checkout), and the rule for when
+/// they are missing: under CI (`CI=true`) a missing file fails the test; elsewhere it skips, naming the file.
+enum Samples {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = packageRoot.appendingPathComponent("../shared/testdata/emrtd").standardized
+
+    struct Missing: Error, CustomStringConvertible { let description: String }
+
+    static func path(_ relative: String, under base: URL = root) throws -> String {
+        let p = base.appendingPathComponent(relative).path
+        guard FileManager.default.fileExists(atPath: p) else {
+            let why = "shared eMRTD sample not found at \(p)"
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw Missing(description: why + " (CI requires ../shared/testdata)") }
+            throw XCTSkip(why)
+        }
+        return p
+    }
+
+    /// A file under ../shared/testdata (not only emrtd/).
+    static func testdata(_ relative: String) throws -> String { try path(relative, under: root.deletingLastPathComponent()) }
+
+    static func bytes(_ relative: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: try path(relative)))) }
+
+    static func day(_ s: String) -> Date { TestPKI.day(s).addingTimeInterval(12 * 3600) }
+}
+
+/// Locates the `idvd` binary built beside the test bundle (or under .build).
+enum IDVD {
+    static func path() throws -> String {
+        let beside = Bundle(for: Token.self).bundleURL.deletingLastPathComponent().appendingPathComponent("idvd").path
+        for p in [beside, Samples.packageRoot.appendingPathComponent(".build/debug/idvd").path]
+            where FileManager.default.isExecutableFile(atPath: p) { return p }
+        throw Samples.Missing(description: "idvd binary not found beside the test bundle (swift build first)")
+    }
+    final class Token {}
+
+    static func run(_ args: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try path())
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, o, String(decoding: e, as: UTF8.self))
+    }
+}
+
+/// A fresh temporary directory, removed at the end of the test.
+func temporaryDirectory(_ test: XCTestCase) throws -> String {
+    let d = FileManager.default.temporaryDirectory.appendingPathComponent("emrtd-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(atPath: d) }
+    return d
+}
