@@ -109,7 +109,7 @@ final class CheckDigitSoundnessTests: XCTestCase {
         var g = MRZSampleGenerator(seed: 5_555)
         let p = parser()
         var cases = 0, bySix = 0
-        for _ in 0..<1_500 {
+        for _ in 0..<400 {
             let s = g.next()
             let layout = Layout.make(s.format, rows: s.lines.map { Array($0.utf8) })
             for check in layout.checks {
@@ -125,8 +125,8 @@ final class CheckDigitSoundnessTests: XCTestCase {
                 }
             }
         }
-        XCTAssertGreaterThan(cases, 40_000)
-        XCTAssertGreaterThan(bySix, 4_000)
+        XCTAssertGreaterThan(cases, 10_000)
+        XCTAssertGreaterThan(bySix, 1_000)
     }
 
     /// The same misreads through the posterior decoder: the read check digit confident (0.9–1), the
