@@ -36,6 +36,9 @@ let package = Package(
 
         // MARK: Shared vocabulary
         .target(name: "IDVCore"),
+        // The evidence vocabulary beneath the readers and the engine: typed document checks and
+        // findings, selfie evidence. No verdicts, no sentences.
+        .target(name: "IDVEvidence"),
 
         // MARK: Document and face analysis
         // No unsafe flags: `MRZ` is a product others may depend on, and SwiftPM refuses unsafe flags in
@@ -67,7 +70,7 @@ let package = Package(
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
         // The OCR-B classifier's parameters (Resources/ocrb-lda.bin, written by `idvd ocrb train`) load at start-up.
-        .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "CCairo"],
+        .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "IDVEvidence", "CCairo"],
                 exclude: ["Resources/SOURCES.md"], resources: [.copy("Resources/ocrb-lda.bin")],
                 swiftSettings: [.unsafeFlags(["-O"])]),
         // Not part of serving: the specimen generator, augmentations, evaluation harnesses and the
@@ -76,8 +79,9 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-O"])]),
 
         // MARK: Server (ARCHITECTURE.md §3): engine ← crypto/store/HTTP/reader adapters ← idvd
-        // Flows, the policy (the only judge), the Store protocol; no C module and no reader.
-        .target(name: "IDVEngine", dependencies: ["IDVCore"]),
+        // Flows, the policy (the only judge), the Store protocol; no C module and no reader (the
+        // evidence vocabulary, IDVEvidence, is re-exported).
+        .target(name: "IDVEngine", dependencies: ["IDVCore", "IDVEvidence"]),
         // libsodium behind the engine's EngineCrypto and Vault.
         .target(name: "IDVCrypto", dependencies: ["IDVEngine", "CSodium"]),
         .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CSQLite"]),
@@ -92,6 +96,10 @@ let package = Package(
             "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
         ]),
 
+        // What tests share (never linked into a product): test-data locations and the CI rule for
+        // missing data, test doubles in the real readers' evidence shape.
+        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto"]),
+
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
         .executableTarget(name: "idv", dependencies: ["IDVKit"]),
@@ -100,14 +108,16 @@ let package = Package(
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
-        .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging"]),
+        .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging", "IDVTestSupport"]),
         .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd"]),
-        .testTarget(name: "DocumentReaderTests", dependencies: ["DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools"]),
-        .testTarget(name: "IDVEngineTests", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite"]),
+        .testTarget(name: "DocumentReaderTests", dependencies: [
+            "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVReaders", "IDVTestSupport",
+        ]),
+        .testTarget(name: "IDVEngineTests", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVTestSupport"]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
         .testTarget(name: "IDVServerTests", dependencies: [
-            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "FaceKit", "idvd",
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "IDVTestSupport", "FaceKit", "idvd",
         ]),
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.

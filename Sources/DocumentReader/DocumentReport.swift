@@ -1,48 +1,23 @@
 import FaceKit
-import Imaging
 import Foundation
+import IDVEvidence
+import Imaging
 import MRZ
 
-/// The result of one check in a document report.
-public enum CheckResult: String, Codable, Sendable {
-    case passed = "PASSED"
-    case failed = "FAILED"
-    case notPerformed = "NOT_PERFORMED"
-}
+// The reader gives evidence only (IDVEvidence: `CheckOutcome`, `DocumentFinding`): no verdict and
+// no sentences. `WorkflowPolicy` (IDVEngine) judges VALID / INVALID / WARNING from it, with the rule
+// that was once `overall_status` here: INVALID when no MRZ is found or read (including any name or
+// country-code character below `DocumentReader.unclearConfidence`, since those have no check digit),
+// when any MRZ check digit (including the composite) fails or the MRZ is otherwise malformed, when
+// the document has expired, when the birth date is not plausible, or when a document-number /
+// optional-data character is one of a check-digit twin pair (K/<, L/1, G/6: equal value modulo 10,
+// ICAO 9303-3 §4.9) and the classifier gave its twin ≥ `DocumentReader.twinDoubtConfidence` (it
+// counts as unclear); never VALID when an image-quality check failed, no portrait was found, a
+// country code is unknown, a check-digit twin the classifier gave weight is in doubt, the document
+// number mixes O and 0, or a name letter's rival got ≥ `DocumentReader.nameDoubtConfidence`.
 
-/// One entry of `checks_performed`: a stable name, a category (`MRZ`, `Data`, `Image`, `Chip`),
-/// the result, and a sentence saying why.
-public struct DocumentCheck: Codable, Sendable, Equatable {
-    public var name: String
-    public var category: String
-    public var result: CheckResult
-    public var detail: String
-}
-
-/// The document verdict (seed 002 `overall_status`).
-///
-/// Rule: **INVALID** when no MRZ is found or read (including any name or country-code character
-/// below `DocumentReader.unclearConfidence`, since those have no check digit), when any MRZ check digit (including the
-/// composite) fails or the MRZ is otherwise malformed, when the document has expired, or when the
-/// birth date is not plausible, or when a document-number / optional-data character is one of a
-/// check-digit twin pair (K/<, L/1, G/6: equal value modulo 10, ICAO 9303-3 §4.9) and the classifier
-/// gave its twin ≥ `DocumentReader.twinDoubtConfidence` (it counts as unclear). **WARNING** when
-/// the MRZ is valid but an image-quality check failed (sharpness, glare, resolution), no portrait
-/// was found, a country code is unknown, the MRZ parser reports a character the check digit cannot
-/// tell from its twin *and* the classifier gave that twin weight (≥ `DocumentReader.twinDoubtConfidence`
-/// — a twin read with certainty, like the G of `GC3664952` or ICAO's `L898902C3`, is not in doubt; the
-/// warning reaches `warnings` in plain words), the document number mixes the letter O and the
-/// digit 0, or a name letter's rival got ≥ `DocumentReader.nameDoubtConfidence` (names have no
-/// check digit). Any entry in `warnings` rules out VALID. The MRZ is parsed with the classifier's per-cell
-/// posteriors (`MRZParser.parse(_:posteriors:)`, maximum-a-posteriori correction).
-/// **VALID** otherwise. (Characters corrected with check digits are listed in `mrz.corrections`.)
-public enum DocumentStatus: String, Codable, Sendable {
-    case valid = "VALID"
-    case invalid = "INVALID"
-    case warning = "WARNING"
-}
-
-/// The internal document report, from which the seed 002 and seed 003 shapes are produced.
+/// The internal document report: what was read and measured, from which the policy judges and the
+/// seed 002 and seed 003 shapes are produced.
 public struct DocumentReport: Sendable {
     /// The MRZ as read and parsed.
     public struct MRZSection: Codable, Sendable {
@@ -72,17 +47,8 @@ public struct DocumentReport: Sendable {
         }
     }
 
-    /// One MRZ cell (1-based line and column) read as `read` whose check-digit twin `twin` also got
-    /// weight from the OCR-B classifier (posteriors 0…1).
-    public struct DoubtfulCell: Codable, Sendable, Equatable {
-        public var line: Int
-        public var column: Int
-        public var read: String
-        public var twin: String
-        public var confidence: Double
-        public var twinConfidence: Double
-        enum CodingKeys: String, CodingKey { case line, column, read, twin, confidence, twinConfidence = "twin_confidence" }
-    }
+    /// One MRZ cell whose check-digit twin or rival also got weight (IDVEvidence ``DoubtfulCell``).
+    public typealias DoubtfulCell = IDVEvidence.DoubtfulCell
 
     public var mrz: MRZSection
     /// The document's data from the MRZ (empty when none was read).
@@ -91,12 +57,19 @@ public struct DocumentReport: Sendable {
     public var portraitJPEG: Data?
     /// The page images, upright, scaled down to `DocumentReaderOptions.pageMaxDimension`, JPEG.
     public var pagesJPEG: [Data]
-    public var checks: [DocumentCheck]
-    public var errors: [String]
-    public var warnings: [String]
-    public var overallStatus: DocumentStatus
-    /// Pages that could not be decoded (0-based index and why); their sentences are also in `errors`.
+    /// Every check performed, in a fixed order, with what it measured.
+    public var checks: [CheckOutcome]
+    /// What a person should hear about, in the order found (the policy classes each as an error
+    /// or a warning; the wording table says it).
+    public var findings: [DocumentFinding]
+    /// Pages that could not be decoded (0-based index and why); also in `findings`.
     public var pageFailures: [PageFailure] = []
+    /// "Today" of the reading (`DocumentReaderOptions.referenceDate`): the expiry and birth-date
+    /// checks were measured against it.
+    public var referenceDate = Date()
+
+    /// The outcome of check `id`, if it was performed.
+    public func check(_ id: DocumentCheckID) -> CheckOutcome? { checks.first { $0.id == id } }
 
     /// Why a page image could not be used.
     public enum PageFailure: Sendable, Equatable {
@@ -124,31 +97,31 @@ public struct DocumentReaderOptions: Sendable {
 
 extension DocumentReader {
     /// Reads one or two page images (JPEG/PNG bytes, any orientation) into a document report.
-    /// Never throws for image content: undecodable pages become errors in the report
-    /// (`overall_status` INVALID) so the caller always has a verdict to show.
+    /// Never throws for image content: undecodable pages become findings in the report (and the
+    /// MRZ is then not present), so the caller always has evidence to judge.
     public static func read(pages: [Data], options: DocumentReaderOptions = .init()) -> DocumentReport {
-        var errors: [String] = [], warnings: [String] = []
+        var findings: [DocumentFinding] = []
         var decoded: [(Int, DocumentImage)] = []
         var failures: [DocumentReport.PageFailure] = []
         for (i, data) in pages.enumerated() {
             do { decoded.append((i, try DocumentImage.decode(data))) } catch let ImageError.tooManyPixels(w, h, limit) {
                 failures.append(.tooManyPixels(page: i, width: w, height: h, limit: limit))
-                errors.append("Page \(i + 1) is too large: \(w)×\(h) pixels, the limit is \(limit) pixels (\(limit / 1_000_000) megapixels).")
+                findings.append(.pageTooLarge(page: i, width: w, height: h, limit: limit))
             } catch {
                 failures.append(.undecodable(page: i, reason: "\(error)"))
-                errors.append("Page \(i + 1) could not be read as an image: \(error).")
+                findings.append(.pageUndecodable(page: i, reason: "\(error)"))
             }
         }
-        var report = read(images: decoded.map(\.1), pageIndices: decoded.map(\.0), options: options, initialErrors: errors, initialWarnings: warnings)
+        var report = read(images: decoded.map(\.1), pageIndices: decoded.map(\.0), options: options, initialFindings: findings)
         report.pageFailures = failures
         return report
     }
 
     /// Reads decoded page images into a document report.
     public static func read(images: [DocumentImage], pageIndices: [Int]? = nil, options: DocumentReaderOptions = .init(),
-                            initialErrors: [String] = [], initialWarnings: [String] = []) -> DocumentReport {
-        var errors = initialErrors, warnings = initialWarnings
-        var checks: [DocumentCheck] = []
+                            initialFindings: [DocumentFinding] = []) -> DocumentReport {
+        var findings = initialFindings
+        var checks: [CheckOutcome] = []
         let indices = pageIndices ?? Array(images.indices)
         // 1. MRZ: read every page, keep the most confident reading.
         var best: (reading: MRZReading, page: Int, image: DocumentImage)?
@@ -171,11 +144,11 @@ extension DocumentReader {
                                                 angleDegrees: best?.reading.angleDegrees ?? 0,
                                                 capHeightPixels: best?.reading.geometry.first?.capHeight ?? 0, result: nil)
         var fields = MRZFields()
-        func check(_ name: String, _ category: String, _ result: CheckResult, _ detail: String) {
-            checks.append(DocumentCheck(name: name, category: category, result: result, detail: detail))
+        func check(_ id: DocumentCheckID, _ result: CheckResult, _ measured: CheckMeasurement = .none) {
+            checks.append(CheckOutcome(id, result, measured))
         }
         if let best {
-            check("MRZ present", "MRZ", .passed, "A machine-readable zone was found on page \(best.page + 1).")
+            check(.mrzPresent, .passed, .page(best.page))
             let result = handed ?? best.reading.parsedAsRead(by: parser)
             section.result = result
             fields = result.fields
@@ -200,123 +173,98 @@ extension DocumentReader {
             unclear += section.doubtfulTwins.filter { $0.confidence >= Self.unclearConfidence && !corrected.contains(($0.line - 1) * 1000 + $0.column - 1) }.count
             let known = result.format != .unknown
             let readable = known && unclear == 0
-            check("MRZ readable", "MRZ", readable ? .passed : .failed,
-                  !known ? "The text found does not form a known MRZ format."
-                  : (unclear > 0 ? "\(unclear) character(s) are unclear and not confirmed by a check digit."
-                                 : "The MRZ reads as \(result.format.rawValue)."))
-            if known && unclear > 0 {
-                errors.append("\(unclear) character(s) of the MRZ could not be read with confidence. Retake the photo, flat, in focus and without glare.")
-            }
+            check(.mrzReadable, readable ? .passed : .failed,
+                  !known ? .unknownFormat : (unclear > 0 ? .unclearCharacters(unclear) : .format(result.format.rawValue)))
+            if known && unclear > 0 { findings.append(.unclearCharacters(count: unclear)) }
+            // The MRZ module's layouts name exactly the five check digits of `DocumentCheckID(checkDigit:)`.
             for cd in result.checkDigits {
-                let label = cd.name.replacingOccurrences(of: "_", with: " ")
-                check(cd.name == "composite" ? "MRZ composite check digit" : "MRZ check digit: \(label)", "MRZ",
-                      cd.valid ? .passed : .failed,
-                      cd.valid ? "The \(label) check digit holds." : "The \(label) check digit does not match the printed data.")
+                if let id = DocumentCheckID(checkDigit: cd.name) { check(id, cd.valid ? .passed : .failed) }
             }
-            for e in result.errors { errors.append(e.hasSuffix("not allowed in sex") ? "The MRZ did not check out: \(plain(formError: e))." : plain(mrzError: e)) }
+            for e in result.errors { findings.append(.mrzError(detail: e)) }
             // Check-digit-invisible ambiguity (the parser's warnings) and O/0 mixing: never VALID. A
             // twin the classifier gave no real weight (< twinDoubtConfidence) is not in doubt.
             for w in result.warnings where !twinSettled(w, best.reading, corrected: corrected) {
-                if let p = plain(mrzAmbiguity: w) { warnings.append(p) }
+                if let t = twinAmbiguity(w) { findings.append(t) }
             }
             // Names have no check digit: a letter whose rival the classifier gave real weight is unconfirmed.
             let names = Self.doubtfulNameCells(best.reading, classes: classes)
-            if !names.isEmpty {
-                let cells = names.prefix(3).map { "'\($0.read)' (MRZ line \($0.line), position \($0.column)) could also be '\($0.twin)'" }
-                warnings.append("The name is not certain: " + cells.joined(separator: "; ") + (names.count > 3 ? "; and \(names.count - 3) more" : "")
-                                + ". No check digit covers names; compare the name with the printed page.")
-            }
+            if !names.isEmpty { findings.append(.uncertainName(cells: Array(names.prefix(3)), total: names.count)) }
             let number = fields.documentNumber
-            if number.contains("O") && number.contains("0") {
-                warnings.append("The document number mixes the letter O and the digit 0, which look alike in OCR-B and can swap without the check digit noticing; compare it with the printed page.")
-            }
+            if number.contains("O") && number.contains("0") { findings.append(.documentNumberMixesOAndZero) }
             // Well-formed fields (ICAO 9303-3 §4: character sets, dates, sex M/F/<): every parser error
             // that no check-digit check shows gets a failed check of its own, so INVALID always has one.
             let formErrors = result.errors.filter { !$0.contains("check digit") }
             let cdFailed = result.checkDigits.contains { !$0.valid }
             let unshown = !result.valid && formErrors.isEmpty && !cdFailed && known ? result.errors : formErrors
-            check("MRZ fields well-formed", "MRZ", unshown.isEmpty ? .passed : .failed,
-                  unshown.isEmpty ? "Every MRZ field holds characters and values its ICAO 9303-3 definition allows."
-                                  : "Not allowed by ICAO 9303-3: " + unshown.map(plain(formError:)).joined(separator: "; ") + ".")
+            check(.mrzFieldsWellFormed, unshown.isEmpty ? .passed : .failed, unshown.isEmpty ? .none : .formErrors(unshown))
             // Mandatory data elements (ICAO 9303-3 §4.2, 9303-4/-5/-6 field tables): the document number
             // and the primary identifier may not be all fillers. (The expiry date has its own check below.)
-            var missing: [String] = []
-            if fields.documentNumber.isEmpty { missing.append("document number") }
-            if fields.surname.isEmpty { missing.append("primary identifier (surname)") }
+            var missing: [RequiredMRZField] = []
+            if fields.documentNumber.isEmpty { missing.append(.documentNumber) }
+            if fields.surname.isEmpty { missing.append(.primaryIdentifier) }
             if known {
-                check("Required fields present", "MRZ", missing.isEmpty ? .passed : .failed,
-                      missing.isEmpty ? "The document number and the primary identifier are given."
-                                      : "The MRZ has no \(missing.joined(separator: " and ")): ICAO 9303 makes it mandatory.")
-                if !missing.isEmpty { errors.append("The MRZ has no \(missing.joined(separator: " and ")), which every travel document must carry.") }
+                check(.requiredFieldsPresent, missing.isEmpty ? .passed : .failed, .missingFields(missing))
+                if !missing.isEmpty { findings.append(.missingRequiredFields(missing)) }
             }
             // data checks
             let expiryRaw = fields.raw["expiry_date"] ?? ""
             let birthRaw = fields.raw["birth_date"] ?? ""
             if let expired = fields.expired {
-                check("Document not expired", "Data", expired ? .failed : .passed,
-                      expired ? "The document expired on \(fields.expiryDate ?? "?")." : "The document is valid until \(fields.expiryDate ?? "?").")
-                if expired { errors.append("The document has expired (\(fields.expiryDate ?? "?")).") }
+                check(.documentNotExpired, expired ? .failed : .passed,
+                      expired ? .expiredOn(fields.expiryDate ?? "?") : .validUntil(fields.expiryDate ?? "?"))
+                if expired { findings.append(.expired(date: fields.expiryDate ?? "?")) }
             } else if !expiryRaw.isEmpty && expiryRaw.allSatisfy({ $0 == "<" }) || expiryRaw.prefix(2) == "<<" {
                 // A document without an expiry date cannot be shown to be in force.
-                check("Document not expired", "Data", .failed, "The MRZ has no expiry date.")
-                errors.append("The MRZ has no expiry date, so the document cannot be shown to be in force.")
+                check(.documentNotExpired, .failed, .noExpiryDate)
+                findings.append(.noExpiryDate)
             } else if known && !expiryRaw.isEmpty {
-                check("Document not expired", "Data", .failed, "The expiry date in the MRZ is not a valid date.")
-                errors.append("The expiry date in the MRZ is not a valid date.")
+                check(.documentNotExpired, .failed, .invalidDate)
+                findings.append(.invalidExpiryDate)
             } else {
-                check("Document not expired", "Data", .notPerformed, "The expiry date could not be read.")
+                check(.documentNotExpired, .notPerformed, .unreadableDate)
             }
             // An unknown date of birth is allowed (ICAO 9303-3 §4.6: unknown parts are fillers): a warning.
             let birthUnknown = birthRaw.contains("<") && result.errors.allSatisfy { !$0.hasPrefix("birth_date") }
             let birthOK = birthUnknown ? nil : plausibleBirthDate(fields.birthDate, reference: options.referenceDate)
             if birthUnknown {
                 if fields.birthDate == nil {
-                    check("Birth date plausible", "Data", .notPerformed, "The MRZ gives no date of birth (allowed by ICAO 9303-3 when it is unknown).")
-                    warnings.append("The date of birth is not given.")
+                    check(.birthDatePlausible, .notPerformed, .birthDateNotGiven)
+                    findings.append(.birthDateNotGiven)
                 } else {
-                    check("Birth date plausible", "Data", .notPerformed, "The MRZ gives the date of birth only in part (allowed by ICAO 9303-3 when it is not fully known).")
-                    warnings.append("The date of birth is only partly given.")
+                    check(.birthDatePlausible, .notPerformed, .birthDatePartlyGiven)
+                    findings.append(.birthDatePartlyGiven)
                 }
             } else if birthOK == nil && known && !birthRaw.isEmpty {
-                check("Birth date plausible", "Data", .failed, "The birth date in the MRZ is not a valid date.")
-                errors.append("The date of birth in the MRZ is not a valid date.")
+                check(.birthDatePlausible, .failed, .invalidDate)
+                findings.append(.invalidBirthDate)
             } else {
-                check("Birth date plausible", "Data", birthOK == nil ? .notPerformed : (birthOK! ? .passed : .failed),
-                      birthOK == nil ? "The birth date could not be read." : (birthOK! ? "The birth date is a real date in the past 130 years." : "The birth date is in the future or more than 130 years ago."))
+                check(.birthDatePlausible, birthOK == nil ? .notPerformed : (birthOK! ? .passed : .failed),
+                      birthOK == nil ? .unreadableDate : (birthOK! ? .plausibleBirthDate : .implausibleBirthDate))
             }
-            if birthOK == false { errors.append("The date of birth (\(fields.birthDate ?? "?")) is not plausible.") }
+            if birthOK == false { findings.append(.implausibleBirthDate(date: fields.birthDate ?? "?")) }
             if readable {
-                check("Issuing state code valid", "Data", fields.issuingStateKnown ? .passed : .failed,
-                      fields.issuingStateKnown ? "\(fields.issuingState) is a known ICAO/ISO 3166 code." : "\(fields.issuingState) is not a known state code.")
-                check("Nationality code valid", "Data", fields.nationalityKnown ? .passed : .failed,
-                      fields.nationalityKnown ? "\(fields.nationality) is a known ICAO/ISO 3166 code." : "\(fields.nationality) is not a known nationality code.")
-                if !fields.issuingStateKnown { warnings.append("The issuing state code \(fields.issuingState) is not a known country code.") }
-                if !fields.nationalityKnown && fields.nationality != fields.issuingState { warnings.append("The nationality code \(fields.nationality) is not a known country code.") }
+                check(.issuingStateCodeKnown, fields.issuingStateKnown ? .passed : .failed, .code(fields.issuingState))
+                check(.nationalityCodeKnown, fields.nationalityKnown ? .passed : .failed, .code(fields.nationality))
+                if !fields.issuingStateKnown { findings.append(.unknownIssuingState(fields.issuingState)) }
+                if !fields.nationalityKnown && fields.nationality != fields.issuingState { findings.append(.unknownNationality(fields.nationality)) }
             }
         } else {
-            check("MRZ present", "MRZ", .failed, "No machine-readable zone was found.")
-            check("MRZ readable", "MRZ", .notPerformed, "There is no MRZ to read.")
-            if !images.isEmpty {
-                errors.append("No machine-readable zone (the two or three lines of letters, digits and <<< at the bottom of the page) was found. Photograph the whole page, flat and in focus.")
-            }
+            check(.mrzPresent, .failed)
+            check(.mrzReadable, .notPerformed, .noMRZ)
+            if !images.isEmpty { findings.append(.noMRZ) }
         }
         // 2. Image quality on the MRZ.
         if let best {
             let q = mrzQuality(best.image.grey, best.reading)
-            check("Image sharp enough", "Image", q.sharp ? .passed : .failed,
-                  String(format: "MRZ edge sharpness %.2f (needs ≥ %.2f).", q.sharpness, MRZQuality.sharpnessThreshold))
-            check("No glare on MRZ", "Image", q.glare ? .failed : .passed,
-                  String(format: "%.1f %% of the MRZ area is saturated.", q.saturatedFraction * 100))
+            check(.imageSharp, q.sharp ? .passed : .failed, .sharpness(q.sharpness, threshold: MRZQuality.sharpnessThreshold))
+            check(.noGlareOnMRZ, q.glare ? .failed : .passed, .saturatedFraction(q.saturatedFraction))
             let resOK = section.capHeightPixels >= options.minimumCapHeight
-            check("Resolution enough", "Image", resOK ? .passed : .failed,
-                  String(format: "MRZ characters are %.1f px tall (needs ≥ %.0f).", section.capHeightPixels, options.minimumCapHeight))
-            if !q.sharp { warnings.append("The photo is blurred around the MRZ; hold the camera still and let it focus.") }
-            if q.glare { warnings.append("There is glare on the MRZ; tilt the document away from the light.") }
-            if !resOK { warnings.append("The MRZ is small in the photo; move the camera closer or use a higher resolution.") }
+            check(.resolution, resOK ? .passed : .failed, .capHeight(section.capHeightPixels, minimum: options.minimumCapHeight))
+            if !q.sharp { findings.append(.blurredMRZ) }
+            if q.glare { findings.append(.glareOnMRZ) }
+            if !resOK { findings.append(.smallMRZ) }
         } else {
-            for name in ["Image sharp enough", "No glare on MRZ", "Resolution enough"] {
-                check(name, "Image", .notPerformed, "Measured on the MRZ, which was not found.")
-            }
+            for id in [DocumentCheckID.imageSharp, .noGlareOnMRZ, .resolution] { check(id, .notPerformed, .noMRZ) }
         }
         // 3. Portrait and page images (upright by the MRZ direction).
         let quarter = best.map { Int((($0.reading.angleDegrees / 90).rounded())) % 4 } ?? 0
@@ -365,39 +313,29 @@ extension DocumentReader {
             }
         }
         if !options.detectPortrait {
-            check("Portrait found", "Image", .notPerformed, "Portrait detection was switched off.")
+            check(.portraitFound, .notPerformed, .portrait(.detectionOff))
         } else if !portraitChecked {
             // Say the true reason: no usable page, or the face detector itself could not start.
             if images.isEmpty || unpreparedPages == images.count {
-                check("Portrait found", "Image", .notPerformed, images.isEmpty ? "No page image could be decoded, so there was no page to look at."
-                                                                               : "No page image could be prepared for face detection.")
+                check(.portraitFound, .notPerformed, .portrait(images.isEmpty ? .noPageDecoded : .noPagePrepared))
             } else if let engineError {
                 let models: Bool
                 if case FaceError.modelUnavailable = engineError { models = true } else { models = false }
-                check("Portrait found", "Image", .notPerformed, "The face detector is not available: \(engineError).")
-                warnings.append(models ? "The portrait could not be checked: the face models are not installed."
-                                       : "The portrait could not be checked: the face detector failed (\(engineError)).")
+                check(.portraitFound, .notPerformed, .portrait(.detectorUnavailable(modelsMissing: models, reason: "\(engineError)")))
+                findings.append(models ? .portraitModelsMissing : .portraitDetectorFailed(reason: "\(engineError)"))
             } else {
-                check("Portrait found", "Image", .notPerformed, "No page could be searched for a face.")
+                check(.portraitFound, .notPerformed, .portrait(.noPageSearched))
             }
         } else if portrait == nil && faceOnlyOutside {
-            check("Portrait found", "Image", .failed, "A face was found outside the document; the portrait must be the document's own photo.")
-            warnings.append("The only face in the picture is outside the document; photograph the document's own photo page alone, uncovered.")
+            check(.portraitFound, .failed, .portrait(.onlyOutsideDocument))
+            findings.append(.faceOnlyOutsideDocument)
         } else {
-            check("Portrait found", "Image", portrait != nil ? .passed : .failed,
-                  portrait != nil ? "A face was found on the document." : "No face was found on the document pages.")
-            if portrait == nil && best != nil { warnings.append("No portrait was found on the document; make sure the photo page is in the picture.") }
+            check(.portraitFound, portrait != nil ? .passed : .failed, .portrait(portrait != nil ? .found : .notFound))
+            if portrait == nil && best != nil { findings.append(.noPortrait) }
         }
-        check("Chip verification", "Chip", .notPerformed, "Reading the chip (ICAO 9303-11) is not supported yet.")
-
-        // 4. Verdict.
-        let failed = Set(checks.filter { $0.result == .failed }.map(\.name))
-        let mrzValid = section.result?.valid ?? false
-        let invalid = best == nil || !mrzValid || failed.contains("Document not expired") || failed.contains("Birth date plausible")
-            || failed.contains { $0.hasPrefix("MRZ") } || failed.contains("Required fields present")
-        let status: DocumentStatus = invalid ? .invalid : (warnings.isEmpty && failed.isEmpty ? .valid : .warning)
-        return DocumentReport(mrz: section, fields: fields, portraitJPEG: portrait, pagesJPEG: pagesJPEG, checks: checks,
-                              errors: errors, warnings: warnings, overallStatus: status)
+        check(.chipVerification, .notPerformed, .chipNotSupported)
+        return DocumentReport(mrz: section, fields: fields, portraitJPEG: portrait, pagesJPEG: pagesJPEG, checks: checks, findings: findings,
+                              referenceDate: options.referenceDate)
     }
 
     /// Below this posterior a character without check-digit protection counts as unclear.
@@ -470,19 +408,20 @@ extension DocumentReader {
         return r.twinConfidences[l][c] < twinDoubtConfidence
     }
 
-    /// Plain words for the MRZ parser's "… cannot be told from … by the check digit" warnings; nil for others.
-    static func plain(mrzAmbiguity w: String) -> String? {
+    /// The MRZ parser's "FIELD: 'X' at line L column C cannot be told from 'Y' by the check digit"
+    /// warning as a typed finding; nil for other warnings.
+    static func twinAmbiguity(_ w: String) -> DocumentFinding? {
         guard w.contains("cannot be told from") else { return nil }
         let field = w.prefix { $0 != ":" }.replacingOccurrences(of: "_", with: " ")
         let quoted = w.split(separator: "'", omittingEmptySubsequences: false)
-        let read = quoted.count > 1 ? quoted[1] : "?", other = quoted.count > 3 ? quoted[3] : "?"
-        // "… at line 2 column 9 cannot …" → "line 2, position 9"
+        let read = quoted.count > 1 ? String(quoted[1]) : "?", other = quoted.count > 3 ? String(quoted[3]) : "?"
         let words = w.split(separator: " ")
-        var position = ""
+        var line: Int?, column: Int?
         if let i = words.firstIndex(of: "line"), i + 3 < words.count, words[i + 2] == "column" {
-            position = " (MRZ line \(words[i + 1]), position \(words[i + 3]))"
+            line = Int(words[i + 1])
+            column = Int(words[i + 3])
         }
-        return "The \(field) holds '\(read)'\(position), which could also be '\(other)': the check digit cannot tell them apart. Compare it with the printed page."
+        return .checkDigitTwin(field: field, read: read, other: other, line: line, column: column)
     }
 
     /// nil when unknown; false when in the future or > 130 years before `reference`.
@@ -493,17 +432,6 @@ extension DocumentReader {
         let now = cal.dateComponents([.year, .month, .day], from: reference)
         let today = String(format: "%04d-%02d-%02d", now.year ?? 2000, now.month ?? 1, now.day ?? 1)
         return iso <= today && (now.year ?? 2000) - year <= 130
-    }
-
-    /// The parser's character-set error for the sex cell in words (ICAO 9303-3 §4.7: F, M or `<`);
-    /// other errors unchanged.
-    static func plain(formError e: String) -> String {
-        guard e.hasSuffix("not allowed in sex"), let colon = e.range(of: ": not allowed") else { return e }
-        return "the sex field holds \(e[..<colon.lowerBound]) but ICAO 9303-3 allows only F, M or <"
-    }
-
-    static func plain(mrzError e: String) -> String {
-        "The MRZ did not check out: \(e)."
     }
 }
 

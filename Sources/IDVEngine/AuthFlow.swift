@@ -63,28 +63,47 @@ public enum ActivationCodes {
 ///                     └─ otherwise ─► getPassword(mode 0 VERIFY) ─► onUserLoggedIn
 /// ```
 /// Failures that end a step return to `getUser` carrying the reason (1010, 1011, 1013, 146 …).
+/// Argon2id (hashing a new password, verifying one) is evidence: measured before the transaction.
 public struct AuthFlow: Flow {
-    public static let name = "auth"
+    public static let name = FlowName.auth
     public var name: String { Self.name }
     public init() {}
 
-    enum Step: String { case user, activationCode = "activation_code", idv, setPassword = "set_password", verifyPassword = "verify_password", lda, ldaConsent = "lda_consent" }
+    /// Where the flow waits, with the user it is about.
+    public enum State: Codable, Sendable, Equatable {
+        case user
+        case activationCode(userID: String)
+        /// The activation IDV sub-flow runs on top.
+        case idv(userID: String)
+        case setPassword(userID: String)
+        case verifyPassword(userID: String)
+        case lda(userID: String)
+        case ldaConsent(userID: String)
+
+        var userID: String? {
+            switch self {
+            case .user: return nil
+            case let .activationCode(u), let .idv(u), let .setPassword(u), let .verifyPassword(u), let .lda(u), let .ldaConsent(u): return u
+            }
+        }
+    }
+
+    /// The answers, typed.
+    public enum Input: Sendable {
+        case userID(String)
+        case activationCode(String)
+        case password(String)
+        /// `getDeviceSignature`: the signature over the challenge, or the password instead.
+        case ldaSignature(String, challengeID: String, nonce: String?)
+        case ldaFallback
+        /// `getUserConsentForLDA`: consent and (with consent) the enrolment signature.
+        case ldaConsent(Bool, signature: String?, challengeID: String, nonce: String?)
+    }
 
     static let unlimited = -1
     static func status(_ code: Int, _ message: String) -> RequestStatus { RequestStatus(statusCode: code, statusMessage: message) }
 
-    /// `getUser`, optionally carrying why the previous attempt ended.
-    func askUser(_ ctx: FlowContext, frame: inout FlowFrame, error: IDVError? = nil) -> FlowStep {
-        frame.step = Step.user.rawValue
-        frame.data = [:]
-        ctx.setUser(nil)
-        return .ask(ChallengeSpec(name: WireName.getUser, attemptsLeft: Self.unlimited, payload: .emptyObject, error: error,
-                                  status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) }))
-    }
-
-    public func start(_ ctx: FlowContext, frame: inout FlowFrame, input: JSONValue) throws -> FlowStep {
-        askUser(ctx, frame: &frame)
-    }
+    // MARK: Typed answers
 
     static func requiredString(_ answer: WireAnswer, _ key: String, max: Int) throws -> String {
         guard let v = answer.payload[key]?.stringValue else {
@@ -94,269 +113,271 @@ public struct AuthFlow: Flow {
         return v
     }
 
-    func userID(_ frame: FlowFrame) throws -> String {
-        guard let u = frame.data["user_id"]?.stringValue else { throw IDVError(.internalError, "auth flow lost its user") }
-        return u
+    public func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Input {
+        switch state {
+        case .user: return .userID(try Self.requiredString(answer, "user_id", max: 128).trimmingCharacters(in: .whitespaces))
+        case .activationCode: return .activationCode(try Self.requiredString(answer, "activation_code", max: 64))
+        case .setPassword, .verifyPassword: return .password(try Self.requiredString(answer, "password", max: 1024))
+        case .lda:
+            if answer.payload["fallback"]?.stringValue == "password" { return .ldaFallback }
+            guard let sig = answer.payload["signature"]?.stringValue else {
+                throw IDVError(.malformedRequest, "payload.signature (base64) or payload.fallback = \"password\" is required")
+            }
+            return .ldaSignature(sig, challengeID: challenge.challengeID, nonce: challenge.payload["nonce"]?.stringValue)
+        case .ldaConsent:
+            guard let consent = answer.payload["consent"]?.boolValue else { throw IDVError(.malformedRequest, "payload.consent (boolean) is required") }
+            let sig = answer.payload["signature"]?.stringValue
+            if consent && sig == nil { throw IDVError(.malformedRequest, "payload.signature (base64) is required with consent") }
+            return .ldaConsent(consent, signature: sig, challengeID: challenge.challengeID, nonce: challenge.payload["nonce"]?.stringValue)
+        case .idv: throw IDVError(.internalError, "auth flow in unexpected step")
+        }
     }
 
-    public func answer(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep {
-        switch Step(rawValue: frame.step) {
-        case .user: return try answerUser(ctx, frame: &frame, answer: answer)
-        case .activationCode: return try answerActivationCode(ctx, frame: &frame, answer: answer)
-        case .setPassword: return try answerSetPassword(ctx, frame: &frame, answer: answer)
-        case .verifyPassword: return try answerVerifyPassword(ctx, frame: &frame, answer: answer)
-        case .lda: return try answerLDA(ctx, frame: &frame, challenge: challenge, answer: answer)
-        case .ldaConsent: return try answerLDAConsent(ctx, frame: &frame, challenge: challenge, answer: answer)
-        case .idv, .none: throw IDVError(.internalError, "auth flow in unexpected step")
+    public func subject(_ state: State, input: Input?) -> String? {
+        if case .user = state, case let .userID(id)? = input { return id }
+        return state.userID
+    }
+
+    public func startSubject(_ input: JSONValue, session: SessionFacts) -> String? { nil }
+
+    /// Argon2id outside the transaction: hash a new password that meets the policy, or verify one.
+    public func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest {
+        guard case let .password(pw) = input else { return .none }
+        switch state {
+        case let .setPassword(uid):
+            return PasswordPolicy.violation(pw, userID: uid, minLength: config.passwordMinLength) == nil ? .passwordHash(pw) : .none
+        case .verifyPassword: return .passwordCheck(pw)
+        default: return .none
+        }
+    }
+
+    // MARK: Steps
+
+    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        askUser()
+    }
+
+    /// `getUser`, optionally carrying why the previous attempt ended (the session's user cleared).
+    func askUser(error: IDVError? = nil, _ effects: [Effect] = []) -> Transition<State> {
+        .ask(.user, ChallengeSpec(name: WireName.getUser, attemptsLeft: Self.unlimited, payload: .emptyObject, error: error,
+                                  status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) }),
+             effects + [.setSessionUser(nil)])
+    }
+
+    func askVerifyPassword(_ user: UserRecord, limit: Int, error: IDVError? = nil, _ effects: [Effect] = []) -> Transition<State> {
+        .ask(.verifyPassword(userID: user.userID),
+             ChallengeSpec(name: WireName.getPassword, mode: ChallengeOpMode.verify.rawValue,
+                           attemptsLeft: max(0, limit - user.failedPasswordAttempts), userID: user.userID,
+                           error: error, status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) }
+                               ?? Self.status(RequestStatus.success, "Success")), effects)
+    }
+
+    func askSetPassword(userID: String, error: IDVError? = nil, _ effects: [Effect] = []) -> Transition<State> {
+        .ask(.setPassword(userID: userID),
+             ChallengeSpec(name: WireName.getPassword, mode: ChallengeOpMode.set.rawValue, attemptsLeft: Self.unlimited, userID: userID, error: error,
+                           status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) } ?? Self.status(RequestStatus.success, "Success")),
+             effects)
+    }
+
+    func askLDA(userID: String, env: FlowEnv, _ effects: [Effect] = []) -> Transition<State> {
+        .ask(.lda(userID: userID), ChallengeSpec(name: WireName.getDeviceSignature, attemptsLeft: 1, userID: userID,
+                                                 payload: ["nonce": .string(env.nonce())]), effects)
+    }
+
+    static func audit(_ action: String, _ userID: String?, _ details: [String: JSONValue] = [:]) -> Effect {
+        .audit(AuditAction(action), userID: userID, details: details)
+    }
+
+    /// The login: `onUserLoggedIn` and the effects that mark the session logged in.
+    static func login(_ user: UserRecord, facts: Facts, _ effects: [Effect] = []) -> Transition<State> {
+        let event = WireEvent(name: WireName.onUserLoggedIn, userID: user.userID,
+                              payload: ["user_id": .string(user.userID), "session_id": .string(facts.session.sessionID),
+                                        "device_id": facts.session.deviceID.map { .string($0) } ?? .null])
+        return .finish(FlowResult(outcome: .loggedIn, event: event), effects + [.logIn(userID: user.userID)])
+    }
+
+    /// Whether `signatureB64` is the session device's Ed25519 signature over the challenge
+    /// (``WireLDA/message(challengeID:nonce:)``).
+    static func signatureValid(_ signatureB64: String, challengeID: String, nonce: String?, facts: Facts, env: FlowEnv) -> Bool {
+        guard let d = facts.device, let key = Data(base64Encoded: d.publicKey), let sig = Data(base64Encoded: signatureB64),
+              let nonce else { return false }
+        let msg = WireLDA.message(challengeID: challengeID, nonce: nonce)
+        return env.crypto.verifyEd25519(signature: Array(sig), message: Array(msg), publicKey: Array(key))
+    }
+
+    public func reduce(_ state: State, input: Input, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        switch (state, input) {
+        case let (.user, .userID(id)): return answerUser(id, facts: facts, env: env)
+        case let (.activationCode(uid), .activationCode(typed)): return answerActivationCode(typed, userID: uid, facts: facts, env: env)
+        case let (.setPassword(uid), .password(pw)): return try answerSetPassword(pw, userID: uid, evidence: evidence, facts: facts, env: env)
+        case (.verifyPassword, .password): return answerVerifyPassword(evidence: evidence, facts: facts, env: env)
+        case (.lda, .ldaFallback):
+            guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
+            return askVerifyPassword(user, limit: env.config.passwordAttempts)
+        case let (.lda(uid), .ldaSignature(sig, cid, nonce)):
+            guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
+            guard user.state == .active else { return askUser(error: IDVError(.userLocked)) }
+            guard Self.signatureValid(sig, challengeID: cid, nonce: nonce, facts: facts, env: env) else {
+                return askVerifyPassword(user, limit: env.config.passwordAttempts,
+                                         error: IDVError(.deviceSignatureInvalid, "LDA failed; enter the password instead"),
+                                         [Self.audit("lda.signature_invalid", uid)])
+            }
+            return Self.login(user, facts: facts)
+        case let (.ldaConsent(uid), .ldaConsent(consent, sig, cid, nonce)):
+            guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
+            var effects: [Effect] = []
+            if consent, let sig {
+                guard Self.signatureValid(sig, challengeID: cid, nonce: nonce, facts: facts, env: env) else {
+                    return .ask(state, ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
+                                                     payload: ["nonce": .string(env.nonce())], error: IDVError(.deviceSignatureInvalid)))
+                }
+                if var d = facts.device {
+                    d.ldaEnabled = true
+                    effects.append(.saveDevice(d))
+                }
+                effects.append(Self.audit("lda.enabled", uid, ["device_id": facts.session.deviceID.map { .string($0) } ?? .null]))
+            }
+            return Self.login(user, facts: facts, effects)
+        default:
+            throw IDVError(.internalError, "auth flow in unexpected step")
         }
     }
 
     // MARK: getUser
 
-    func answerUser(_ ctx: FlowContext, frame: inout FlowFrame, answer: WireAnswer) throws -> FlowStep {
-        let id = try Self.requiredString(answer, "user_id", max: 128).trimmingCharacters(in: .whitespaces)
-        guard let user = try ctx.store.user(id) else { return askUser(ctx, frame: &frame, error: IDVError(.userNotFound)) }
+    func answerUser(_ id: String, facts: Facts, env: FlowEnv) -> Transition<State> {
+        guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
         switch user.state {
         case .locked:
-            return askUser(ctx, frame: &frame, error: IDVError(.userLocked, "The user is locked after too many failed attempts; contact support"))
+            return askUser(error: IDVError(.userLocked, "The user is locked after too many failed attempts; contact support"))
         case .pendingActivation:
-            guard let code = try ctx.store.activationCode(userID: id), code.usedAt == nil, code.attemptsLeft > 0, code.expiresAt > ctx.now else {
-                return askUser(ctx, frame: &frame, error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
+            guard let code = facts.activationCode, code.usedAt == nil, code.attemptsLeft > 0, code.expiresAt > facts.now else {
+                return askUser(error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
             }
-            if user.activationRequiresIDV && ctx.registry.activationIDV[user.idvWorkflow] == nil {
-                return askUser(ctx, frame: &frame, error: IDVError(.workflowUnavailable,
+            if user.activationRequiresIDV && env.activationIDV[user.idvWorkflow] == nil {
+                return askUser(error: IDVError(.workflowUnavailable,
                     "Activation of this user needs IDV workflow \(user.idvWorkflow), which this server does not offer"))
             }
-            ctx.setUser(id)
-            frame.data = ["user_id": .string(id)]
-            frame.step = Step.activationCode.rawValue
-            return .ask(ChallengeSpec(name: WireName.getActivationCode, attemptsLeft: code.attemptsLeft, userID: id))
+            return .ask(.activationCode(userID: id), ChallengeSpec(name: WireName.getActivationCode, attemptsLeft: code.attemptsLeft, userID: id),
+                        [.setSessionUser(id)])
         case .active:
-            ctx.setUser(id)
-            frame.data = ["user_id": .string(id)]
-            if let did = ctx.session.deviceID, let d = try ctx.store.device(did), d.userID == id, d.ldaEnabled {
-                return askLDA(ctx, frame: &frame, userID: id)
-            }
-            return askVerifyPassword(user, limit: ctx.config.passwordAttempts, frame: &frame)
+            if let d = facts.device, d.userID == id, d.ldaEnabled { return askLDA(userID: id, env: env, [.setSessionUser(id)]) }
+            return askVerifyPassword(user, limit: env.config.passwordAttempts, [.setSessionUser(id)])
         }
-    }
-
-    func askVerifyPassword(_ user: UserRecord, limit: Int, frame: inout FlowFrame, error: IDVError? = nil) -> FlowStep {
-        frame.step = Step.verifyPassword.rawValue
-        return .ask(ChallengeSpec(name: WireName.getPassword, mode: ChallengeOpMode.verify.rawValue,
-                                  attemptsLeft: max(0, limit - user.failedPasswordAttempts), userID: user.userID,
-                                  error: error, status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) }
-                                      ?? Self.status(RequestStatus.success, "Success")))
     }
 
     // MARK: getActivationCode
 
-    func answerActivationCode(_ ctx: FlowContext, frame: inout FlowFrame, answer: WireAnswer) throws -> FlowStep {
-        let typed = try Self.requiredString(answer, "activation_code", max: 64)
-        let uid = try userID(frame)
-        guard var code = try ctx.store.activationCode(userID: uid), code.usedAt == nil, code.expiresAt > ctx.now, code.attemptsLeft > 0 else {
-            return askUser(ctx, frame: &frame, error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
+    func answerActivationCode(_ typed: String, userID uid: String, facts: Facts, env: FlowEnv) -> Transition<State> {
+        guard var code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now, code.attemptsLeft > 0 else {
+            return askUser(error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
         }
-        guard ActivationCodes.matches(typed, record: code, crypto: ctx.crypto) else {
+        guard ActivationCodes.matches(typed, record: code, crypto: env.crypto) else {
             code.attemptsLeft -= 1
-            try ctx.store.saveActivationCode(code)
             if code.attemptsLeft <= 0 {
-                try ctx.audit("activation.code_exhausted", userID: uid)
-                ctx.countOutcome(flow: name, outcome: "activation_attempts_exhausted")
-                return askUser(ctx, frame: &frame, error: IDVError(.attemptsExhausted, "No activation-code attempts left; ask for a new code"))
+                return askUser(error: IDVError(.attemptsExhausted, "No activation-code attempts left; ask for a new code"),
+                               [.saveActivationCode(code), Self.audit("activation.code_exhausted", uid),
+                                .countOutcome(flow: name, outcome: .activationAttemptsExhausted)])
             }
-            try ctx.audit("activation.code_wrong", userID: uid, ["attempts_left": .integer(code.attemptsLeft)])
-            return .ask(ChallengeSpec(name: WireName.getActivationCode, attemptsLeft: code.attemptsLeft, userID: uid,
+            return .ask(.activationCode(userID: uid),
+                        ChallengeSpec(name: WireName.getActivationCode, attemptsLeft: code.attemptsLeft, userID: uid,
                                       error: IDVError(.invalidActivationCode),
-                                      status: Self.status(RequestStatus.unableToProcess, IDVErrorCode.invalidActivationCode.message)))
+                                      status: Self.status(RequestStatus.unableToProcess, IDVErrorCode.invalidActivationCode.message)),
+                        [.saveActivationCode(code), Self.audit("activation.code_wrong", uid, ["attempts_left": .integer(code.attemptsLeft)])])
         }
         // Right code. It is bound to this session (not consumed) until activation completes; a
         // live binding held by another session refuses it — never two sessions on one code.
-        if let other = code.boundSessionID, other != ctx.session.sessionID, (code.boundUntil ?? 0) > ctx.now {
-            try ctx.audit("activation.code_in_use", userID: uid)
-            return askUser(ctx, frame: &frame, error: IDVError(.activationCodeExpired,
-                "The activation code is in use in another session; finish or cancel it there, or wait until that session expires"))
+        if let other = code.boundSessionID, other != facts.session.sessionID, (code.boundUntil ?? 0) > facts.now {
+            return askUser(error: IDVError(.activationCodeExpired,
+                "The activation code is in use in another session; finish or cancel it there, or wait until that session expires"),
+                           [Self.audit("activation.code_in_use", uid)])
         }
-        code.boundSessionID = ctx.session.sessionID
-        code.boundUntil = ctx.session.absoluteExpiresAt
-        try ctx.store.saveActivationCode(code)
-        try ctx.audit("activation.code_accepted", userID: uid)
-        guard let user = try ctx.store.user(uid) else { return askUser(ctx, frame: &frame, error: IDVError(.userNotFound)) }
+        code.boundSessionID = facts.session.sessionID
+        code.boundUntil = facts.session.absoluteExpiresAt
+        let bound: [Effect] = [.saveActivationCode(code), Self.audit("activation.code_accepted", uid)]
+        guard let user = facts.user else { return askUser(error: IDVError(.userNotFound), bound) }
         if user.activationRequiresIDV {
-            guard let idvFlow = ctx.registry.activationIDV[user.idvWorkflow] else {
-                return askUser(ctx, frame: &frame, error: IDVError(.workflowUnavailable))
-            }
+            guard let idvFlow = env.activationIDV[user.idvWorkflow] else { return askUser(error: IDVError(.workflowUnavailable), bound) }
             // The IDV hook: the workflow engine's flow runs here, on top of this one.
-            frame.step = Step.idv.rawValue
-            return .call(flow: idvFlow, input: ["user_id": .string(uid), "idv_workflow": .integer(user.idvWorkflow)])
+            return Transition(.call(.idv(userID: uid), flow: idvFlow, input: ["user_id": .string(uid), "idv_workflow": .integer(user.idvWorkflow)]),
+                              bound)
         }
-        return askSetPassword(frame: &frame, userID: uid)
+        return askSetPassword(userID: uid, bound)
     }
 
-    func askSetPassword(frame: inout FlowFrame, userID: String, error: IDVError? = nil) -> FlowStep {
-        frame.step = Step.setPassword.rawValue
-        return .ask(ChallengeSpec(name: WireName.getPassword, mode: ChallengeOpMode.set.rawValue, attemptsLeft: Self.unlimited,
-                                  userID: userID, error: error,
-                                  status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) } ?? Self.status(RequestStatus.success, "Success")))
-    }
-
-    public func resume(_ ctx: FlowContext, frame: inout FlowFrame, child: String, result: FlowResult) throws -> FlowStep {
-        guard frame.step == Step.idv.rawValue else { throw IDVError(.internalError, "auth flow resumed in step \(frame.step)") }
-        let uid = try userID(frame)
-        if result.outcome == "completed" {
-            try ctx.audit("activation.idv_completed", userID: uid, ["flow": .string(child)])
-            return askSetPassword(frame: &frame, userID: uid)
+    public func resume(_ state: State, child: String, result: FlowResult, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        guard case let .idv(uid) = state else { throw IDVError(.internalError, "auth flow resumed in step \(state)") }
+        if result.outcome == .completed {
+            return askSetPassword(userID: uid, [Self.audit("activation.idv_completed", uid, ["flow": .string(child)])])
         }
-        try ctx.audit("activation.idv_ended", userID: uid, ["flow": .string(child), "outcome": .string(result.outcome), "error_code": .integer(result.errorCode)])
+        var effects = [Self.audit("activation.idv_ended", uid, ["flow": .string(child), "outcome": .string(result.outcome.rawValue),
+                                                                "error_code": .integer(result.errorCode)])]
         // IDV ended without success (cancel, attempts exhausted, expiry): release the code, which
         // stays usable under its own wrong-code counter and expiry.
-        if var code = try ctx.store.activationCode(userID: uid), code.usedAt == nil, code.boundSessionID == ctx.session.sessionID {
+        if var code = facts.activationCode, code.usedAt == nil, code.boundSessionID == facts.session.sessionID {
             code.boundSessionID = nil
             code.boundUntil = nil
-            try ctx.store.saveActivationCode(code)
-            try ctx.audit("activation.code_released", userID: uid)
+            effects += [.saveActivationCode(code), Self.audit("activation.code_released", uid)]
         }
         let err = IDVErrorCode(rawValue: result.errorCode).map { IDVError($0) } ?? IDVError(.idvCancelledByUser)
-        return askUser(ctx, frame: &frame, error: err)
+        return askUser(error: err, effects)
     }
 
     // MARK: getPassword
 
-    /// Argon2id (hashing a new password, verifying one) outside the store transaction.
-    public func prepare(_ ctx: FlowContext, frame: FlowFrame, challenge: WireChallenge, answer: WireAnswer) {
-        guard let pw = answer.payload["password"]?.stringValue, pw.utf8.count <= 1024, let uid = frame.data["user_id"]?.stringValue else { return }
-        switch Step(rawValue: frame.step) {
-        case .setPassword:
-            guard PasswordPolicy.violation(pw, userID: uid, minLength: ctx.config.passwordMinLength) == nil else { return }
-            _ = try? ctx.precomputed("argon2-hash") { try ctx.crypto.hashPassword(pw, parameters: ctx.config.argon2) }
-        case .verifyPassword:
-            guard let h = (try? ctx.store.user(uid))?.passwordHash else { return }
-            _ = try? ctx.precomputed("argon2-verify:" + h) { ctx.crypto.verifyPassword(pw, hash: h) }
-        default:
-            return
+    func answerSetPassword(_ pw: String, userID uid: String, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        if let why = PasswordPolicy.violation(pw, userID: uid, minLength: env.config.passwordMinLength) {
+            return askSetPassword(userID: uid, error: IDVError(.passwordPolicy, why))
         }
-    }
-
-    func answerSetPassword(_ ctx: FlowContext, frame: inout FlowFrame, answer: WireAnswer) throws -> FlowStep {
-        let pw = try Self.requiredString(answer, "password", max: 1024)
-        let uid = try userID(frame)
-        if let why = PasswordPolicy.violation(pw, userID: uid, minLength: ctx.config.passwordMinLength) {
-            return askSetPassword(frame: &frame, userID: uid, error: IDVError(.passwordPolicy, why))
-        }
-        guard var user = try ctx.store.user(uid), user.state == .pendingActivation else {
-            return askUser(ctx, frame: &frame, error: IDVError(.userNotFound, "The user is no longer waiting for activation"))
+        guard var user = facts.user, user.state == .pendingActivation else {
+            return askUser(error: IDVError(.userNotFound, "The user is no longer waiting for activation"))
         }
         // Activation completes: consume the code this session holds (and only if it still holds it).
-        guard var code = try ctx.store.activationCode(userID: uid), code.usedAt == nil, code.boundSessionID == ctx.session.sessionID else {
-            return askUser(ctx, frame: &frame, error: IDVError(.activationCodeExpired, "The activation code is no longer held by this session; enter it again"))
+        guard var code = facts.activationCode, code.usedAt == nil, code.boundSessionID == facts.session.sessionID else {
+            return askUser(error: IDVError(.activationCodeExpired, "The activation code is no longer held by this session; enter it again"))
         }
-        code.usedAt = ctx.now
+        guard let hash = evidence.passwordHash else { throw IDVError(.internalError, "the new password was not hashed") }
+        code.usedAt = facts.now
         code.boundSessionID = nil
         code.boundUntil = nil
-        try ctx.store.saveActivationCode(code)
-        user.passwordHash = try ctx.precomputed("argon2-hash") { try ctx.crypto.hashPassword(pw, parameters: ctx.config.argon2) }
+        user.passwordHash = hash
         user.state = .active
         user.failedPasswordAttempts = 0
-        user.updatedAt = ctx.now
-        try ctx.store.saveUser(user)
-        try ctx.audit("user.activated", userID: uid)
-        if let did = ctx.session.deviceID, var d = try ctx.store.device(did) {
+        user.updatedAt = facts.now
+        var effects: [Effect] = [.saveActivationCode(code), .saveUser(user), Self.audit("user.activated", uid)]
+        if var d = facts.device {
             d.userID = uid
             d.ldaEnabled = false
-            try ctx.store.saveDevice(d)
-            frame.step = Step.ldaConsent.rawValue
-            return .ask(ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
-                                      payload: ["nonce": .string(Data(ctx.crypto.randomBytes(32)).base64EncodedString())]))
+            effects.append(.saveDevice(d))
+            return .ask(.ldaConsent(userID: uid), ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
+                                                                payload: ["nonce": .string(env.nonce())]), effects)
         }
-        return .finish(FlowResult(outcome: "logged_in", event: try ctx.login(user: user)))
+        return Self.login(user, facts: facts, effects)
     }
 
-    func answerVerifyPassword(_ ctx: FlowContext, frame: inout FlowFrame, answer: WireAnswer) throws -> FlowStep {
-        let pw = try Self.requiredString(answer, "password", max: 1024)
-        let uid = try userID(frame)
-        guard var user = try ctx.store.user(uid), user.state != .pendingActivation else {
-            return askUser(ctx, frame: &frame, error: IDVError(.userNotFound))
-        }
-        let limit = ctx.config.passwordAttempts
-        if user.state == .locked {
-            return askUser(ctx, frame: &frame, error: IDVError(.userLocked))
-        }
-        let ok = try user.passwordHash.map { h in try ctx.precomputed("argon2-verify:" + h) { ctx.crypto.verifyPassword(pw, hash: h) } } ?? false
-        if !ok {
+    func answerVerifyPassword(evidence: Evidence, facts: Facts, env: FlowEnv) -> Transition<State> {
+        guard var user = facts.user, user.state != .pendingActivation else { return askUser(error: IDVError(.userNotFound)) }
+        let limit = env.config.passwordAttempts
+        if user.state == .locked { return askUser(error: IDVError(.userLocked)) }
+        guard evidence.passwordMatches == true else {
             user.failedPasswordAttempts += 1
-            user.updatedAt = ctx.now
+            user.updatedAt = facts.now
             if user.failedPasswordAttempts >= limit {
                 user.state = .locked
-                user.lockedAt = ctx.now
-                try ctx.store.saveUser(user)
-                try ctx.audit("user.locked", userID: uid, ["failed_attempts": .integer(user.failedPasswordAttempts)])
-                ctx.countOutcome(flow: name, outcome: "locked")
-                return askUser(ctx, frame: &frame, error: IDVError(.userLocked, "Too many wrong passwords; the user is locked"))
+                user.lockedAt = facts.now
+                return askUser(error: IDVError(.userLocked, "Too many wrong passwords; the user is locked"),
+                               [.saveUser(user), Self.audit("user.locked", user.userID, ["failed_attempts": .integer(user.failedPasswordAttempts)]),
+                                .countOutcome(flow: name, outcome: .locked)])
             }
-            try ctx.store.saveUser(user)
-            try ctx.audit("password.wrong", userID: uid, ["attempts_left": .integer(limit - user.failedPasswordAttempts)])
-            return askVerifyPassword(user, limit: limit, frame: &frame, error: IDVError(.invalidPassword))
+            return askVerifyPassword(user, limit: limit, error: IDVError(.invalidPassword),
+                                     [.saveUser(user), Self.audit("password.wrong", user.userID, ["attempts_left": .integer(limit - user.failedPasswordAttempts)])])
         }
+        var effects: [Effect] = []
         if user.failedPasswordAttempts != 0 {
             user.failedPasswordAttempts = 0
-            user.updatedAt = ctx.now
-            try ctx.store.saveUser(user)
+            user.updatedAt = facts.now
+            effects.append(.saveUser(user))
         }
-        return .finish(FlowResult(outcome: "logged_in", event: try ctx.login(user: user)))
-    }
-
-    // MARK: LDA
-
-    func askLDA(_ ctx: FlowContext, frame: inout FlowFrame, userID: String, error: IDVError? = nil) -> FlowStep {
-        frame.step = Step.lda.rawValue
-        return .ask(ChallengeSpec(name: WireName.getDeviceSignature, attemptsLeft: 1, userID: userID,
-                                  payload: ["nonce": .string(Data(ctx.crypto.randomBytes(32)).base64EncodedString())], error: error))
-    }
-
-    static func signatureValid(_ ctx: FlowContext, challenge: WireChallenge, signatureB64: String) throws -> Bool {
-        guard let did = ctx.session.deviceID, let d = try ctx.store.device(did),
-              let key = Data(base64Encoded: d.publicKey), let sig = Data(base64Encoded: signatureB64),
-              let nonce = challenge.payload["nonce"]?.stringValue else { return false }
-        let msg = WireLDA.message(challengeID: challenge.challengeID, nonce: nonce)
-        return ctx.crypto.verifyEd25519(signature: Array(sig), message: Array(msg), publicKey: Array(key))
-    }
-
-    func answerLDA(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep {
-        let uid = try userID(frame)
-        guard let user = try ctx.store.user(uid) else { return askUser(ctx, frame: &frame, error: IDVError(.userNotFound)) }
-        if answer.payload["fallback"]?.stringValue == "password" {
-            return askVerifyPassword(user, limit: ctx.config.passwordAttempts, frame: &frame)
-        }
-        guard let sig = answer.payload["signature"]?.stringValue else {
-            throw IDVError(.malformedRequest, "payload.signature (base64) or payload.fallback = \"password\" is required")
-        }
-        guard user.state == .active else { return askUser(ctx, frame: &frame, error: IDVError(.userLocked)) }
-        guard try Self.signatureValid(ctx, challenge: challenge, signatureB64: sig) else {
-            try ctx.audit("lda.signature_invalid", userID: uid)
-            return askVerifyPassword(user, limit: ctx.config.passwordAttempts, frame: &frame,
-                                     error: IDVError(.deviceSignatureInvalid, "LDA failed; enter the password instead"))
-        }
-        return .finish(FlowResult(outcome: "logged_in", event: try ctx.login(user: user)))
-    }
-
-    func answerLDAConsent(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep {
-        let uid = try userID(frame)
-        guard let consent = answer.payload["consent"]?.boolValue else { throw IDVError(.malformedRequest, "payload.consent (boolean) is required") }
-        let sig = answer.payload["signature"]?.stringValue
-        if consent && sig == nil { throw IDVError(.malformedRequest, "payload.signature (base64) is required with consent") }
-        guard let user = try ctx.store.user(uid) else { return askUser(ctx, frame: &frame, error: IDVError(.userNotFound)) }
-        if consent, let sig {
-            guard try Self.signatureValid(ctx, challenge: challenge, signatureB64: sig) else {
-                return .ask(ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
-                                          payload: ["nonce": .string(Data(ctx.crypto.randomBytes(32)).base64EncodedString())],
-                                          error: IDVError(.deviceSignatureInvalid)))
-            }
-            if let did = ctx.session.deviceID, var d = try ctx.store.device(did) {
-                d.ldaEnabled = true
-                try ctx.store.saveDevice(d)
-            }
-            try ctx.audit("lda.enabled", userID: uid, ["device_id": ctx.session.deviceID.map { .string($0) } ?? .null])
-        }
-        return .finish(FlowResult(outcome: "logged_in", event: try ctx.login(user: user)))
+        return Self.login(user, facts: facts, effects)
     }
 }

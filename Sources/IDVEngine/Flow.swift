@@ -1,14 +1,21 @@
 import Foundation
 import IDVCore
 
-// The challenge machinery: a registry of flow handlers over persisted flow state.
+// Flows as typed reducers (docs/PROTOCOL.md §Flows, docs/WORKFLOWS.md).
 //
-// A session holds a stack of ``FlowFrame``s and the one challenge currently asked. Answering it
-// runs the top flow's ``Flow/answer(_:frame:challenge:answer:)``, which returns a ``FlowStep``:
-// ask the next challenge, call a sub-flow (pushed on the stack; its result goes to the caller's
-// ``Flow/resume(_:frame:child:result:)``), or finish. The engine (``FlowEngine``) assigns
-// challenge ids, refuses answers to anything but the current challenge, persists the state with a
-// compare-and-set, and records flow runs, outcomes and audit entries. docs/PROTOCOL.md §Flows.
+// A session holds a stack of flow frames — each a flow name, a run id and the flow's own `Codable`
+// state — and the one challenge currently asked. Answering it is two passes over a pure function:
+//
+// 1. `parse` turns the answer into the flow's typed input (a malformed answer is refused here,
+//    1001, and nothing happens); `evidence` says what must be measured for it — a document read, a
+//    selfie analysis, an Argon2id check — which the engine does BEFORE any write transaction.
+// 2. Inside one short write transaction the engine loads the ``Facts`` the flow reads (the user,
+//    the activation code, the device, the template, the biometric history) and calls `reduce`
+//    (state, input, evidence, facts) → (state′, [Effect]): ask a challenge, call a sub-flow, or
+//    finish. The engine applies the effects and commits them together with the compare-and-set on
+//    the session version — a refusal or a lost CAS commits nothing.
+//
+// Flows never touch the store: every read is a fact, every write an ``Effect``.
 
 /// A challenge to ask, before the engine gives it its `challenge_id`.
 public struct ChallengeSpec: Sendable, Equatable {
@@ -36,93 +43,393 @@ public struct ChallengeSpec: Sendable, Equatable {
     }
 }
 
-/// How a flow ended.
+/// How a flow run ended (the `flow_runs.outcome` column, `idvd_flow_outcomes_total`, the audit).
+public enum FlowOutcome: String, Codable, Sendable, CaseIterable {
+    case completed
+    /// KYC continued after NOT_MATCHED ("Continue Anyway"): completed, identity not verified.
+    case completedUnverified = "completed_unverified"
+    case cancelled
+    case loggedIn = "logged_in"
+    case attemptsExhausted = "attempts_exhausted"
+    /// The flow timed out (1019), or the session expired and was purged.
+    case expired
+    /// The session was revoked (admin reset) and purged.
+    case revoked
+    /// `resetAuthState` abandoned the flow.
+    case reset
+    /// Log-off abandoned the flow.
+    case loggedOff = "logged_off"
+    /// The IDV transaction's record of a run abandoned by reset or log-off.
+    case abandoned
+    case matched
+    case notMatched = "not_matched"
+    case livenessFailed = "liveness_failed"
+    case noTemplate = "no_template"
+    case templateExists = "template_exists"
+    case templateCreated = "template_created"
+    case templateErased = "template_erased"
+    case documentInvalid = "document_invalid"
+    case userUnavailable = "user_unavailable"
+    /// Counted, not a run's end: the user was locked after too many wrong passwords.
+    case locked
+    /// Counted, not a run's end: the activation code's attempts ran out.
+    case activationAttemptsExhausted = "activation_attempts_exhausted"
+}
+
+/// How a flow ended, for its caller (a `resume`) or, at the bottom of the stack, for the client.
 public struct FlowResult: Sendable, Equatable {
-    /// Outcome label for metrics and the flow-run record (`completed`, `cancelled`, `logged_in`,
-    /// `attempts_exhausted`, …).
-    public var outcome: String
+    public var outcome: FlowOutcome
     /// The terminal event sent to the client when this flow was the bottom of the stack.
     public var event: WireEvent?
     /// The `long_error_code` the outcome carries (0 on success; 146/240 on cancel).
     public var errorCode: Int
-    /// Data for the calling flow (e.g. the IDV sub-flow's verdict).
-    public var data: JSONValue
 
-    public init(outcome: String, event: WireEvent? = nil, errorCode: Int = 0, data: JSONValue = .emptyObject) {
+    public init(outcome: FlowOutcome, event: WireEvent? = nil, errorCode: Int = 0) {
         self.outcome = outcome
         self.event = event
         self.errorCode = errorCode
-        self.data = data
     }
 }
 
-/// What a flow does next.
-public enum FlowStep: Sendable {
-    /// Ask this challenge (the engine assigns a fresh `challenge_id`).
-    case ask(ChallengeSpec)
-    /// Push the named sub-flow with this input; its result comes back to the caller's `resume`.
-    case call(flow: String, input: JSONValue)
+/// What a flow does next, with its new state.
+public enum FlowStep<State: Sendable>: Sendable {
+    /// Ask this challenge (the engine assigns a fresh `challenge_id`); the flow waits in `State`.
+    case ask(State, ChallengeSpec)
+    /// Push the named sub-flow with this start input; its result comes back to `resume` in `State`.
+    case call(State, flow: String, input: JSONValue)
     /// End this flow. With a caller below, the caller resumes; at the bottom, `result.event` goes
     /// to the client and the session keeps no challenge.
     case finish(FlowResult)
 }
 
-/// A flow handler: one server-side state machine (the core authentication flow here; the IDV
-/// workflows — activation with IDV, KYC, document scan, biometric authentication, opt-in/out — are
-/// more conforming types registered in the same ``FlowRegistry``).
+/// A reducer's result: the next step and the effects to apply, in order, in the same transaction.
+public struct Transition<State: Sendable>: Sendable {
+    public var step: FlowStep<State>
+    public var effects: [Effect]
+
+    public init(_ step: FlowStep<State>, _ effects: [Effect] = []) {
+        self.step = step
+        self.effects = effects
+    }
+
+    public static func ask(_ state: State, _ spec: ChallengeSpec, _ effects: [Effect] = []) -> Transition {
+        Transition(.ask(state, spec), effects)
+    }
+
+    public static func finish(_ result: FlowResult, _ effects: [Effect] = []) -> Transition {
+        Transition(.finish(result), effects)
+    }
+
+    /// This transition with `effects` applied first.
+    public func after(_ first: [Effect]) -> Transition { Transition(step, first + effects) }
+
+    func map<T: Sendable>(_ f: (State) throws -> T) rethrows -> Transition<T> {
+        switch step {
+        case let .ask(s, spec): return Transition<T>(.ask(try f(s), spec), effects)
+        case let .call(s, flow, input): return Transition<T>(.call(try f(s), flow: flow, input: input), effects)
+        case let .finish(r): return Transition<T>(.finish(r), effects)
+        }
+    }
+}
+
+/// What a flow reads while it reduces: loaded by the engine inside the write transaction (the
+/// compare-and-set makes them current), for the flow's subject user.
+public struct Facts: Sendable {
+    /// Now, Unix seconds (the engine's ``Clock``).
+    public var now: Int
+    public var session: SessionFacts
+    /// The subject user (the flow's user, or the one a `getUser` answer names); nil when unknown.
+    public var user: UserRecord?
+    /// The subject's activation code, if any.
+    public var activationCode: ActivationCodeRecord?
+    /// The session's device, if it has one.
+    public var device: DeviceRecord?
+    /// The subject's biometric template, if any (metadata and a digest, never the descriptor).
+    public var template: TemplateFacts?
+    /// Consecutive failed server biometric authentications of the subject within
+    /// `idv.lockout_seconds` (loaded for flows with ``Flow/usesBiometricHistory``; else 0).
+    public var biometricFailures: Int
+
+    public init(now: Int, session: SessionFacts, user: UserRecord? = nil, activationCode: ActivationCodeRecord? = nil,
+                device: DeviceRecord? = nil, template: TemplateFacts? = nil, biometricFailures: Int = 0) {
+        self.now = now
+        self.session = session
+        self.user = user
+        self.activationCode = activationCode
+        self.device = device
+        self.template = template
+        self.biometricFailures = biometricFailures
+    }
+}
+
+/// The session as flows see it.
+public struct SessionFacts: Sendable, Equatable {
+    public var sessionID: String
+    public var userID: String?
+    public var deviceID: String?
+    public var loggedIn: Bool
+    public var absoluteExpiresAt: Int
+    public init(sessionID: String, userID: String?, deviceID: String?, loggedIn: Bool, absoluteExpiresAt: Int) {
+        self.sessionID = sessionID
+        self.userID = userID
+        self.deviceID = deviceID
+        self.loggedIn = loggedIn
+        self.absoluteExpiresAt = absoluteExpiresAt
+    }
+}
+
+/// A stored template as a fact: what it is and which one (the digest changes when it is replaced).
+public struct TemplateFacts: Sendable, Equatable {
+    public var model: String
+    public var consentID: String
+    public var createdAt: Int
+    /// SHA-256 hex of the sealed box: names this template without opening it.
+    public var digest: String
+    public init(model: String, consentID: String, createdAt: Int, digest: String) {
+        self.model = model
+        self.consentID = consentID
+        self.createdAt = createdAt
+        self.digest = digest
+    }
+}
+
+/// What must be measured for an answer, before the write transaction.
+public enum EvidenceRequest: Sendable {
+    case none
+    /// Read the document pages (decoded once from the upload).
+    case document(pages: [Data])
+    /// Analyse the selfie frames (decoded once from the upload) played at `framesPerSecond`
+    /// against `reference`, judging the issued `challenge` when set; open the document holder's
+    /// name kept as media `nameMedia` for the confirmation screen.
+    case selfie(frames: [Data], framesPerSecond: Double?, reference: ReferenceRequest, challenge: LivenessChallenge?, nameMedia: String?)
+    /// Verify `password` against the subject's current Argon2id hash.
+    case passwordCheck(String)
+    /// Hash a new password with Argon2id (activation).
+    case passwordHash(String)
+}
+
+/// What a selfie is compared with, by reference (the engine resolves it before analysing).
+public enum ReferenceRequest: Sendable, Equatable {
+    /// No comparison: liveness and one face (enrolment capture).
+    case none
+    /// The subject's stored template; when there is none, the portrait of media `orPortrait`, else
+    /// no reference (``Evidence/referenceMissing``).
+    case template(orPortrait: String?)
+    /// The document portrait sealed as media `mediaID` in this run.
+    case portrait(String)
+}
+
+/// `value` and its wall time in milliseconds (audited as `duration_ms`).
+public struct Timed<Value: Sendable>: Sendable {
+    public var value: Value
+    public var milliseconds: Int
+    public init(_ value: Value, milliseconds: Int) {
+        self.value = value
+        self.milliseconds = milliseconds
+    }
+}
+
+/// What was measured for an answer. A reader's retryable refusal of an upload (1008, 1009, 1031,
+/// 1032) is evidence too: the flow counts the attempt and asks again.
+public struct Evidence: Sendable {
+    public var document: Result<Timed<DocumentVerification>, IDVError>?
+    public var selfie: Result<Timed<SelfieEvidence>, IDVError>?
+    /// The reference the selfie was compared with (resolved from the ``ReferenceRequest``).
+    public var reference: MatchReference?
+    /// A template-only reference was asked for and the subject has no template.
+    public var referenceMissing = false
+    /// The document holder's display name (from the run's sealed media), for the selfie confirmation.
+    public var displayName: String?
+    public var passwordMatches: Bool?
+    public var passwordHash: String?
+    /// What the evidence was computed against; the engine re-checks it inside the transaction
+    /// (``Facts``) and measures again when it changed meanwhile.
+    public var basis = EvidenceBasis()
+
+    public init() {}
+    public static let none = Evidence()
+}
+
+/// The facts an evidence value rests on.
+public struct EvidenceBasis: Sendable, Equatable {
+    /// The template's digest the selfie was compared with (nil when none was).
+    public var templateDigest: String?
+    /// The password hash the password was checked against.
+    public var passwordHash: String?
+    /// Whether the template's presence matters (template references).
+    public var dependsOnTemplate = false
+    /// Whether the password hash matters (password checks).
+    public var dependsOnPassword = false
+    public init() {}
+
+    /// Whether `facts` still hold what this evidence was computed against.
+    public func holds(in facts: Facts) -> Bool {
+        if dependsOnTemplate && facts.template?.digest != templateDigest { return false }
+        if dependsOnPassword && facts.user?.passwordHash != passwordHash { return false }
+        return true
+    }
+}
+
+/// What a flow may use besides the facts: configuration, the registry's activation hook,
+/// randomness and signature checks (side-effect free), the run and request ids.
+public struct FlowEnv: Sendable {
+    public let config: ServerConfig
+    /// ``IDVWorkflow`` raw value → the flow that runs the activation IDV steps.
+    public let activationIDV: [Int: String]
+    public let crypto: any EngineCrypto
+    /// The run of the frame being reduced.
+    public let runID: String
+    public let requestID: String
+
+    public init(config: ServerConfig, activationIDV: [Int: String], crypto: any EngineCrypto, runID: String, requestID: String) {
+        self.config = config
+        self.activationIDV = activationIDV
+        self.crypto = crypto
+        self.runID = runID
+        self.requestID = requestID
+    }
+
+    /// A fresh random id (32 hex digits).
+    public func newID() -> String { crypto.randomID() }
+    /// A fresh 32-byte nonce, standard base64 (LDA challenges).
+    public func nonce() -> String { Data(crypto.randomBytes(32)).base64EncodedString() }
+}
+
+/// Why the engine abandons a flow.
+public enum AbandonReason: String, Sendable {
+    case reset, loggedOff = "logged_off", expired, revoked
+
+    /// The outcome recorded for the run.
+    public var outcome: FlowOutcome {
+        switch self {
+        case .reset: return .reset
+        case .loggedOff: return .loggedOff
+        case .expired: return .expired
+        case .revoked: return .revoked
+        }
+    }
+}
+
+/// One server-side state machine: a `Codable` state and pure functions over it.
 ///
-/// Rules for implementations:
-/// - Keep ALL state in `frame` (`step` and `data`); the handler itself is stateless and shared.
-/// - Validate an answer completely before the first write through the context; throw an
-///   ``IDVError`` (e.g. `malformedRequest`) to refuse it — the engine then commits nothing.
-/// - Never log answer payloads; audit details carry ids and codes only.
+/// Rules: keep ALL state in `State`; read only ``Facts``; write only through ``Effect``s; refuse a
+/// malformed answer in `parse` (throw ``IDVError`` `.malformedRequest`), never after.
 public protocol Flow: Sendable {
-    /// Registry name, e.g. `auth`, `idv.activation`, `idv.postlogin.kyc`. Post-login flows are
-    /// started with `POST /v1/flows/{name}`.
+    associatedtype State: Codable & Sendable
+    associatedtype Input: Sendable
+
+    /// Registry name (``FlowName``), e.g. `auth`, `idv.postlogin.kyc`.
     var name: String { get }
     /// True for post-login flows a logged-in client may start with `POST /v1/flows/{name}`.
     var startableByClient: Bool { get }
     /// The IDV workflow it implements, if any (recorded with the flow run).
     var workflow: IDVWorkflow? { get }
-    /// Names of this flow's challenges whose answers carry images and therefore arrive on the
-    /// upload route `POST /v1/session/upload` (megabyte limit) instead of `/v1/session/answer`.
-    var uploadChallenges: Set<String> { get }
+    /// Whether the flow reads ``Facts/biometricFailures``.
+    var usesBiometricHistory: Bool { get }
 
+    /// The user whose facts `start` reads: from the start input or the session.
+    func startSubject(_ input: JSONValue, session: SessionFacts) -> String?
     /// Starts the flow with `input` (the caller's `.call` input or the client's start payload).
-    func start(_ ctx: FlowContext, frame: inout FlowFrame, input: JSONValue) throws -> FlowStep
-    /// Runs BEFORE the engine opens the answer's store transaction (which holds the store's write
-    /// lock): do the expensive pure work the answer needs — Argon2id, image analysis — through
-    /// ``FlowContext/precomputed(_:_:)`` so `answer` finds it done instead of computing it under
-    /// the lock. Reads only; never write here. Default: nothing.
-    func prepare(_ ctx: FlowContext, frame: FlowFrame, challenge: WireChallenge, answer: WireAnswer)
-    /// Handles an answer to `challenge` (already checked to be the current one).
-    func answer(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep
+    func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State>
+    /// The user whose facts the flow reads in `state` (with `input` when answering).
+    func subject(_ state: State, input: Input?) -> String?
+    /// The answer as the typed input of the step `state` waits in; throws 1001 when malformed.
+    func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Input
+    /// What to measure for `input` before the transaction, under `config`. Default: nothing.
+    func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest
+    /// The next step: pure in (state, input, evidence, facts).
+    func reduce(_ state: State, input: Input, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State>
     /// Continues after the sub-flow `child` finished with `result`.
-    func resume(_ ctx: FlowContext, frame: inout FlowFrame, child: String, result: FlowResult) throws -> FlowStep
-    /// Called when `resetAuthState`, log-off or expiry abandons the flow (cleanup, audit). Default: nothing.
-    func abandon(_ ctx: FlowContext, frame: FlowFrame)
-    /// Called by the engine when the flow is abandoned with `outcome` (`reset`, `logged_off`,
-    /// `expired` — the session expired and is purged —, `revoked`). Runs inside the engine's
-    /// transaction; a throw rolls the whole abandonment back. Default: ``abandon(_:frame:)``.
-    func abandon(_ ctx: FlowContext, frame: FlowFrame, outcome: String) throws
+    func resume(_ state: State, child: String, result: FlowResult, facts: Facts, env: FlowEnv) throws -> Transition<State>
+    /// The effects of abandoning the flow (reset, log-off, expiry, revocation). Default: none.
+    func abandon(_ state: State, reason: AbandonReason, facts: Facts, env: FlowEnv) -> [Effect]
 }
 
 extension Flow {
     public var startableByClient: Bool { false }
     public var workflow: IDVWorkflow? { nil }
-    public var uploadChallenges: Set<String> { [] }
-    public func resume(_ ctx: FlowContext, frame: inout FlowFrame, child: String, result: FlowResult) throws -> FlowStep {
+    public var usesBiometricHistory: Bool { false }
+    public func startSubject(_ input: JSONValue, session: SessionFacts) -> String? { session.userID }
+    public func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest { .none }
+    public func resume(_ state: State, child: String, result: FlowResult, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         throw IDVError(.internalError, "flow \(name) does not call sub-flows")
     }
-    public func abandon(_ ctx: FlowContext, frame: FlowFrame) {}
-    public func prepare(_ ctx: FlowContext, frame: FlowFrame, challenge: WireChallenge, answer: WireAnswer) {}
-    public func abandon(_ ctx: FlowContext, frame: FlowFrame, outcome: String) throws { abandon(ctx, frame: frame) }
+    public func abandon(_ state: State, reason: AbandonReason, facts: Facts, env: FlowEnv) -> [Effect] { [] }
+}
+
+// MARK: - Type erasure (the registry and the session stack hold flows of any state type)
+
+/// A transition whose state is encoded (the form a session frame stores).
+struct ErasedTransition {
+    var step: FlowStep<JSONValue>
+    var effects: [Effect]
+}
+
+/// An answer parsed by its flow: who its facts are about, what to measure, and the reducer to run
+/// inside the transaction.
+struct PreparedAnswer {
+    let subject: String?
+    let usesBiometricHistory: Bool
+    let request: EvidenceRequest
+    let reduce: (Evidence, Facts, FlowEnv) throws -> ErasedTransition
+}
+
+/// A flow of any state type.
+public struct AnyFlow: Sendable {
+    static func encode<S: Codable & Sendable>(_ t: Transition<S>) throws -> ErasedTransition {
+        let m = try t.map { try JSONValue(encoding: $0) }
+        return ErasedTransition(step: m.step, effects: m.effects)
+    }
+
+    static func decode<S: Decodable>(_ v: JSONValue, as: S.Type, flow: String) throws -> S {
+        do { return try v.decode(S.self) } catch {
+            throw IDVError(.internalError, "the session's \(flow) state does not decode")
+        }
+    }
+
+    public let name: String
+    public let startableByClient: Bool
+    public let workflow: IDVWorkflow?
+    public let usesBiometricHistory: Bool
+    let startSubject: @Sendable (JSONValue, SessionFacts) -> String?
+    let start: @Sendable (JSONValue, Facts, FlowEnv) throws -> ErasedTransition
+    let subject: @Sendable (JSONValue) throws -> String?
+    let prepare: @Sendable (JSONValue, WireAnswer, PendingChallenge, ServerConfig) throws -> PreparedAnswer
+    let resume: @Sendable (JSONValue, String, FlowResult, Facts, FlowEnv) throws -> ErasedTransition
+    let abandon: @Sendable (JSONValue, AbandonReason, Facts, FlowEnv) -> [Effect]
+
+    public init<F: Flow>(_ flow: F) {
+        name = flow.name
+        startableByClient = flow.startableByClient
+        workflow = flow.workflow
+        usesBiometricHistory = flow.usesBiometricHistory
+        @Sendable func encode(_ t: Transition<F.State>) throws -> ErasedTransition { try AnyFlow.encode(t) }
+        @Sendable func decode(_ v: JSONValue) throws -> F.State { try AnyFlow.decode(v, as: F.State.self, flow: flow.name) }
+        startSubject = { flow.startSubject($0, session: $1) }
+        start = { try encode(try flow.start($0, facts: $1, env: $2)) }
+        subject = { flow.subject(try decode($0), input: nil) }
+        prepare = { stateJSON, answer, challenge, config in
+            let state = try decode(stateJSON)
+            let input = try flow.parse(state, answer: answer, challenge: challenge)
+            return PreparedAnswer(subject: flow.subject(state, input: input), usesBiometricHistory: flow.usesBiometricHistory,
+                                  request: flow.evidence(state, input: input, config: config)) { evidence, facts, env in
+                try encode(try flow.reduce(state, input: input, evidence: evidence, facts: facts, env: env))
+            }
+        }
+        resume = { try encode(try flow.resume(try decode($0), child: $1, result: $2, facts: $3, env: $4)) }
+        abandon = { stateJSON, reason, facts, env in
+            guard let state = try? decode(stateJSON) else { return [] }
+            return flow.abandon(state, reason: reason, facts: facts, env: env)
+        }
+    }
 }
 
 /// Every flow the server runs, by name, plus the activation hook: which flow runs the IDV steps of
 /// an activation for a given workflow (`activation requires IDV` users).
 public struct FlowRegistry: Sendable {
-    public private(set) var flows: [String: any Flow] = [:]
+    public private(set) var flows: [String: AnyFlow] = [:]
+    /// The analysers, vault and policy the IDV flows measure with (``registerIDV(_:includeUnavailable:)``).
+    public internal(set) var services: IDVServices?
     /// ``IDVWorkflow`` raw value → name of the flow that runs the activation IDV steps (seed 002).
     public private(set) var activationIDV: [Int: String] = [:]
 
@@ -136,95 +443,15 @@ public struct FlowRegistry: Sendable {
     }
 
     /// Adds (or replaces) a flow.
-    public mutating func register(_ flow: any Flow) { flows[flow.name] = flow }
+    public mutating func register<F: Flow>(_ flow: F) { flows[flow.name] = AnyFlow(flow) }
 
     /// Adds a flow and makes it the activation IDV step for `workflows` (the hook between
     /// `getActivationCode` and `getPassword` mode 1). The flow's result outcome `completed`
     /// continues to the password; any other outcome returns to `getUser` with its error code.
-    public mutating func register(_ flow: any Flow, activationFor workflows: [IDVWorkflow]) {
+    public mutating func register<F: Flow>(_ flow: F, activationFor workflows: [IDVWorkflow]) {
         register(flow)
         for w in workflows { activationIDV[w.rawValue] = flow.name }
     }
 
-    public func flow(_ name: String) -> (any Flow)? { flows[name] }
-}
-
-/// What a flow may use while it runs: the store, configuration, clock, the session being driven,
-/// and audit/metrics helpers. Lives for one request on one thread.
-public final class FlowContext {
-    public let store: Store
-    public let config: ServerConfig
-    public let registry: FlowRegistry
-    public let metrics: Metrics
-    /// Randomness, hashing and signature checks (libsodium in `idvd`).
-    public let crypto: any EngineCrypto
-    /// Unix seconds of this request.
-    public let now: Int
-    public let requestID: String
-    /// The session; flows change it only through ``login(user:)`` and ``setUser(_:)``.
-    public private(set) var session: SessionRecord
-
-    init(store: Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics, crypto: any EngineCrypto, now: Int,
-         requestID: String, session: SessionRecord) {
-        self.store = store
-        self.crypto = crypto
-        self.config = config
-        self.registry = registry
-        self.metrics = metrics
-        self.now = now
-        self.requestID = requestID
-        self.session = session
-    }
-
-    private var memo: [String: Result<Any, Error>] = [:]
-    /// Flow outcomes of this request, counted in ``Metrics`` only once its transaction committed.
-    private(set) var pendingOutcomes: [(flow: String, outcome: String)] = []
-
-    /// Counts a flow outcome (`idvd_flow_outcomes_total`) when this request's transaction commits
-    /// — a rolled-back answer (refused, or a lost compare-and-set) counts nothing.
-    public func countOutcome(flow: String, outcome: String) { pendingOutcomes.append((flow, outcome)) }
-
-    /// Moves the pending outcomes into the metrics (the engine calls it after the commit).
-    func flushOutcomes() {
-        for o in pendingOutcomes { metrics.flowOutcome(flow: o.flow, outcome: o.outcome) }
-        pendingOutcomes.removeAll()
-    }
-
-    /// The value of an expensive pure computation, computed once per request: in
-    /// ``Flow/prepare(_:frame:challenge:answer:)`` (outside the store transaction) and found again
-    /// by the same `key` in `answer`. `key` must name every input not fixed by the request (e.g.
-    /// the stored password hash). A thrown error is remembered and rethrown the same way.
-    public func precomputed<T>(_ key: String, _ compute: () throws -> T) throws -> T {
-        if let r = memo[key], let v = try r.get() as? T { return v }
-        let r: Result<Any, Error> = Result { try compute() }
-        memo[key] = r
-        guard let v = try r.get() as? T else { throw IDVError(.internalError, "precomputed value of another type") }
-        return v
-    }
-
-    /// Associates the session with a user (known, not yet authenticated).
-    public func setUser(_ userID: String?) { session.userID = userID }
-
-    /// Marks the session logged in for `user`, binds the session's device to the user if unbound,
-    /// audits, and returns the `onUserLoggedIn` event.
-    public func login(user: UserRecord) throws -> WireEvent {
-        session.userID = user.userID
-        session.loggedIn = true
-        if let did = session.deviceID, var d = try store.device(did) {
-            if d.userID == nil { d.userID = user.userID }
-            d.lastUsedAt = now
-            try store.saveDevice(d)
-        }
-        try audit("session.login", userID: user.userID, ["device_id": session.deviceID.map { .string($0) } ?? .null])
-        return WireEvent(name: WireName.onUserLoggedIn, userID: user.userID,
-                         payload: ["user_id": .string(user.userID), "session_id": .string(session.sessionID),
-                                   "device_id": session.deviceID.map { .string($0) } ?? .null])
-    }
-
-    /// Appends an audit entry for this session (details: ids and codes only).
-    public func audit(_ action: String, userID: String? = nil, _ details: [String: JSONValue] = [:]) throws {
-        var d = details
-        d["request_id"] = .string(requestID)
-        try store.appendAudit(action: action, userID: userID ?? session.userID, sessionID: session.sessionID, details: .object(d), at: now)
-    }
+    public func flow(_ name: String) -> AnyFlow? { flows[name] }
 }

@@ -8,29 +8,35 @@ public struct EngineOutput: Sendable {
     public var event: WireEvent?
 }
 
-/// Drives sessions through flows (see Flow.swift). Answers to one session are serialised in-process
-/// (striped locks) and committed with a compare-and-set on the session version, so of concurrent
-/// answers to one challenge exactly one wins; the others are refused with 1005 `replayedAnswer`.
+/// Drives sessions through flows (Flow.swift): measures what an answer needs outside any
+/// transaction, then reduces and applies the effects in one short write transaction that ends with
+/// a compare-and-set on the session version, so of concurrent answers to one challenge exactly one
+/// wins — across processes too; the others are refused with 1005 `replayedAnswer`. Answers to one
+/// session are also serialised in-process (striped locks), so a loser does no needless work.
 public final class FlowEngine: Sendable {
-    public let store: Store
+    public let store: any Store
     public let config: ServerConfig
     public let registry: FlowRegistry
     public let metrics: Metrics
     /// Randomness, hashing and signature checks (libsodium in `idvd`: IDVCrypto `Sodium`).
     public let crypto: any EngineCrypto
+    /// The engine's time (tests pass a ``ManualClock`` and advance it).
+    public let clock: any Clock
     private let stripes: [NSLock]
-    /// The clock (Unix seconds); tests may not change it — expiry is tested with short config values.
-    let clock: @Sendable () -> Int
 
-    public init(store: Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics, crypto: any EngineCrypto) {
+    public init(store: any Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics, crypto: any EngineCrypto,
+                clock: any Clock = SystemClock()) {
         self.store = store
-        self.crypto = crypto
         self.config = config
         self.registry = registry
         self.metrics = metrics
+        self.crypto = crypto
+        self.clock = clock
         stripes = (0..<64).map { _ in NSLock() }
-        clock = { Int(Date().timeIntervalSince1970) }
     }
+
+    /// The analysers, vault and policy of the IDV flows, when registered (``FlowRegistry/idv(_:)``).
+    var services: IDVServices? { registry.services }
 
     private func withSessionLock<T>(_ sessionID: String, _ body: () throws -> T) rethrows -> T {
         var h: UInt32 = 2166136261
@@ -53,7 +59,7 @@ public final class FlowEngine: Sendable {
             throw IDVError(.malformedRequest, "public_key must be a base64 raw 32-byte Ed25519 public key")
         }
         if let l = reg.label, l.count > 64 { throw IDVError(.malformedRequest, "label is longer than 64 characters") }
-        let d = DeviceRecord(deviceID: crypto.randomID(), publicKey: raw.base64EncodedString(), label: reg.label, createdAt: clock())
+        let d = DeviceRecord(deviceID: crypto.randomID(), publicKey: raw.base64EncodedString(), label: reg.label, createdAt: clock.now())
         try store.createDevice(d)
         return WireDevice(deviceID: d.deviceID)
     }
@@ -63,22 +69,18 @@ public final class FlowEngine: Sendable {
     /// Starts a session (optionally bound to a registered device) and the authentication flow;
     /// returns the token (only here) and the first challenge, `getUser`.
     public func startSession(_ start: WireSessionStart, requestID: String) throws -> EngineOutput {
-        let now = clock()
+        let now = clock.now()
         if let did = start.deviceID {
             guard try store.device(did) != nil else { throw IDVError(.invalidArgument, "unknown device_id; register it with POST /v1/devices") }
         }
         let token = crypto.token()
-        var s = SessionRecord(sessionID: crypto.randomID(), tokenHash: crypto.sha256Hex(token), deviceID: start.deviceID,
+        let s = SessionRecord(sessionID: crypto.randomID(), tokenHash: crypto.sha256Hex(token), deviceID: start.deviceID,
                               createdAt: now, lastSeenAt: now, idleTimeout: config.sessionIdleSeconds,
                               absoluteExpiresAt: now + config.sessionAbsoluteSeconds)
-        let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
-        return try committed(ctx) {
-            var state = SessionFlowState()
-            let event = try run(.call(flow: AuthFlow.name, input: .emptyObject), ctx: ctx, state: &state)
-            s = ctx.session
-            s.state = state
-            try store.createSession(s)
-            return EngineOutput(session: wire(s, token: token), challenge: state.challenge, event: event)
+        return try committed(Commit(session: s, now: now, requestID: requestID)) { c in
+            let event = try call(FlowName.auth, input: .emptyObject, c)
+            try store.createSession(c.session)
+            return EngineOutput(session: wire(c.session, token: token), challenge: c.session.state.challenge?.wire, event: event)
         }
     }
 
@@ -87,27 +89,28 @@ public final class FlowEngine: Sendable {
         guard let token, token.count <= 128 else { throw IDVError(.unauthenticated, "Missing bearer token") }
         guard let s = try store.session(tokenHash: crypto.sha256Hex(token)) else { throw IDVError(.unauthenticated, "Unknown session token") }
         if s.revokedAt != nil { throw IDVError(.unauthenticated, "The session was logged off") }
-        if s.isExpired(at: clock()) { throw IDVError(.sessionExpired) }
+        if s.isExpired(at: clock.now()) { throw IDVError(.sessionExpired) }
         return s
     }
 
     /// The session's current state (challenge, if any) — resumes after a reconnect or restart.
     public func current(token: String?) throws -> EngineOutput {
         var s = try authenticate(token)
-        let now = clock()
+        let now = clock.now()
         try store.touchSession(sessionID: s.sessionID, at: now)
         s.lastSeenAt = max(s.lastSeenAt, now)
-        return EngineOutput(session: wire(s), challenge: s.state.challenge, event: nil)
+        return EngineOutput(session: wire(s), challenge: s.state.challenge?.wire, event: nil)
     }
 
     /// Answers the current challenge. Refusals (thrown ``IDVError``) change nothing:
     /// 1002 wrong challenge (name, id or mode not current), 1005 replayed (id already consumed),
-    /// 1001 malformed payload, 1003/1004 session. `viaUpload` says which route carried it.
+    /// 1001 malformed payload, 1003/1004 session. `viaUpload` says which route carried it: the
+    /// upload challenges (``WireName/uploadChallenges``) go to `POST /v1/session/upload`, the rest
+    /// to `POST /v1/session/answer`.
     public func answer(token: String?, _ answer: WireAnswer, viaUpload: Bool, requestID: String) throws -> EngineOutput {
         let probe = try authenticate(token)
         return try withSessionLock(probe.sessionID) {
-            var s = try authenticate(token)   // fresh after the lock
-            let now = clock()
+            let s = try authenticate(token)   // fresh after the lock
             guard let ch = s.state.challenge else {
                 if try store.consumedChallengeSession(answer.challengeID) != nil { throw IDVError(.replayedAnswer) }
                 throw IDVError(.wrongChallenge, "No challenge is pending on this session")
@@ -119,39 +122,43 @@ public final class FlowEngine: Sendable {
             guard answer.challenge == ch.name else {
                 throw IDVError(.wrongChallenge, "The current challenge is \(ch.name), not \(answer.challenge)")
             }
-            if let m = answer.challengeMode, m != ch.challengeMode {
-                throw IDVError(.wrongChallenge, "The current challenge has challenge_mode \(ch.challengeMode), not \(m)")
+            if let m = answer.challengeMode, m != ch.mode {
+                throw IDVError(.wrongChallenge, "The current challenge has challenge_mode \(ch.mode), not \(m)")
             }
-            guard var frame = s.state.stack.last, let flow = registry.flow(frame.flow) else {
-                throw IDVError(.internalError, "The session's flow is not registered on this server")
-            }
-            let isUpload = flow.uploadChallenges.contains(ch.name)
+            let isUpload = WireName.uploadChallenges.contains(ch.name)
             if isUpload != viaUpload {
                 throw IDVError(.malformedRequest, isUpload ? "Answers to \(ch.name) go to POST /v1/session/upload"
                                                            : "Answers to \(ch.name) go to POST /v1/session/answer")
             }
-            s.lastSeenAt = now
-            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
-            // Argon2id and image analysis outside the transaction (it holds the store's write lock).
-            flow.prepare(ctx, frame: frame, challenge: ch, answer: answer)
-            // The flow's writes (templates, consents, sealed media, audit, flow runs) and the
-            // session CAS commit together: a refusal or a lost CAS rolls every one of them back.
-            return try committed(ctx) {
-                // Another process may have committed an answer since the session was read: with the
-                // write lock held now, re-check before any flow code runs on a stale state.
-                try ensureUnchanged(s, else: IDVError(.replayedAnswer, "Another answer to this challenge was accepted first"))
-                let step = try flow.answer(ctx, frame: &frame, challenge: ch, answer: answer)
-                var state = s.state
-                state.stack[state.stack.count - 1] = frame
-                let event = try run(step, ctx: ctx, state: &state)
-                var updated = ctx.session
-                updated.state = state
-                guard try store.updateSession(updated, expectedVersion: s.version, consuming: ch.challengeID) else {
-                    throw IDVError(.replayedAnswer, "Another answer to this challenge was accepted first")
-                }
-                updated.version = s.version + 1
-                return EngineOutput(session: wire(updated), challenge: state.challenge, event: event)
+            guard let frame = s.state.stack.last, let flow = registry.flow(frame.flow) else {
+                throw IDVError(.internalError, "The session's flow is not registered on this server")
             }
+            // The answer parsed once (uploads decoded once); a malformed one is refused here.
+            let prepared = try flow.prepare(frame.state, answer, ch, config)
+            // Measure outside any transaction; measure again if what it rested on changed before
+            // the write transaction read the facts (a template replaced, a password changed).
+            for _ in 0..<3 {
+                let evidence = try gather(prepared.request, subject: prepared.subject, runID: frame.runID)
+                do {
+                    return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
+                        // Another process may have committed an answer since the session was read.
+                        try ensureUnchanged(s, else: IDVError(.replayedAnswer, "Another answer to this challenge was accepted first"))
+                        c.session.lastSeenAt = c.now
+                        let facts = try loadFacts(subject: prepared.subject, biometric: prepared.usesBiometricHistory, c)
+                        guard evidence.basis.holds(in: facts) else { throw StaleEvidence() }
+                        let t = try prepared.reduce(evidence, facts, env(frame.runID, c))
+                        let event = try settle(t, c)
+                        guard try store.updateSession(c.session, expectedVersion: s.version, consuming: ch.challengeID) else {
+                            throw IDVError(.replayedAnswer, "Another answer to this challenge was accepted first")
+                        }
+                        c.session.version = s.version + 1
+                        return EngineOutput(session: wire(c.session), challenge: c.session.state.challenge?.wire, event: event)
+                    }
+                } catch is StaleEvidence {
+                    continue
+                }
+            }
+            throw IDVError(.replayedAnswer, "The session's data kept changing while the answer was judged; send it again")
         }
     }
 
@@ -161,29 +168,25 @@ public final class FlowEngine: Sendable {
     public func reset(token: String?, requestID: String) throws -> EngineOutput {
         let probe = try authenticate(token)
         return try withSessionLock(probe.sessionID) {
-            var s = try authenticate(token)
-            let now = clock()
-            s.lastSeenAt = now
-            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
-            return try committed(ctx) {
+            let s = try authenticate(token)
+            return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
                 try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
-                var state = s.state
-                try abandonAll(&state, ctx: ctx, outcome: "reset")
+                c.session.lastSeenAt = c.now
+                try abandonAll(.reset, c)
                 var event: WireEvent?
                 if !s.loggedIn {
-                    ctx.setUser(nil)
-                    event = try run(.call(flow: AuthFlow.name, input: .emptyObject), ctx: ctx, state: &state)
+                    c.session.userID = nil
+                    event = try call(FlowName.auth, input: .emptyObject, c)
                 } else {
                     event = WireEvent(name: WireName.onAuthStateReset, userID: s.userID)
                 }
-                var updated = ctx.session
-                updated.state = state
-                try ctx.audit("session.reset")
-                guard try store.updateSession(updated, expectedVersion: s.version, consuming: nil) else {
+                try apply(.audit(AuditAction("session.reset"), userID: nil, details: [:]), runID: nil, c)
+                guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else {
                     throw IDVError(.wrongChallenge, "The session changed concurrently; retry")
                 }
-                updated.version = s.version + 1
-                return EngineOutput(session: wire(updated), challenge: state.challenge, event: state.challenge == nil ? event : nil)
+                c.session.version = s.version + 1
+                let challenge = c.session.state.challenge?.wire
+                return EngineOutput(session: wire(c.session), challenge: challenge, event: challenge == nil ? event : nil)
             }
         }
     }
@@ -192,21 +195,17 @@ public final class FlowEngine: Sendable {
     public func logoff(token: String?, requestID: String) throws -> EngineOutput {
         let probe = try authenticate(token)
         return try withSessionLock(probe.sessionID) {
-            var s = try authenticate(token)
-            let now = clock()
-            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
-            return try committed(ctx) {
+            let s = try authenticate(token)
+            return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
                 try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
-                var state = s.state
-                try abandonAll(&state, ctx: ctx, outcome: "logged_off")
-                s.state = state
-                s.revokedAt = now
-                s.lastSeenAt = now
-                try ctx.audit("session.logoff")
-                guard try store.updateSession(s, expectedVersion: s.version, consuming: nil) else {
+                try abandonAll(.loggedOff, c)
+                c.session.revokedAt = c.now
+                c.session.lastSeenAt = c.now
+                try apply(.audit(AuditAction("session.logoff"), userID: nil, details: [:]), runID: nil, c)
+                guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else {
                     throw IDVError(.wrongChallenge, "The session changed concurrently; retry")
                 }
-                return EngineOutput(session: wire(s), challenge: nil, event: WireEvent(name: WireName.onUserLoggedOff, userID: s.userID))
+                return EngineOutput(session: wire(c.session), challenge: nil, event: WireEvent(name: WireName.onUserLoggedOff, userID: s.userID))
             }
         }
     }
@@ -216,35 +215,49 @@ public final class FlowEngine: Sendable {
     public func startFlow(token: String?, name: String, input: JSONValue, requestID: String) throws -> EngineOutput {
         let probe = try authenticate(token)
         return try withSessionLock(probe.sessionID) {
-            var s = try authenticate(token)
+            let s = try authenticate(token)
             guard s.loggedIn else { throw IDVError(.unauthenticated, "Log in before starting a flow") }
             guard let flow = registry.flow(name), flow.startableByClient else { throw IDVError(.notFound, "No startable flow of that name") }
             guard s.state.stack.isEmpty else { throw IDVError(.flowInProgress) }
-            let now = clock()
-            s.lastSeenAt = now
-            let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now, requestID: requestID, session: s)
-            // The run record, the flow's first writes and the session CAS commit together: a start
+            // The run record, the flow's first effects and the session CAS commit together: a start
             // the flow refuses (e.g. a bad `reason`) leaves no flow run behind.
-            return try committed(ctx) {
+            return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
                 try ensureUnchanged(s, else: IDVError(.flowInProgress, "The session changed concurrently; retry"))
-                var state = s.state
-                let event = try run(.call(flow: flow.name, input: input), ctx: ctx, state: &state)
-                var updated = ctx.session
-                updated.state = state
-                guard try store.updateSession(updated, expectedVersion: s.version, consuming: nil) else {
+                c.session.lastSeenAt = c.now
+                let event = try call(flow.name, input: input, c)
+                guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else {
                     throw IDVError(.flowInProgress, "The session changed concurrently; retry")
                 }
-                updated.version = s.version + 1
-                return EngineOutput(session: wire(updated), challenge: state.challenge, event: event)
+                c.session.version = s.version + 1
+                return EngineOutput(session: wire(c.session), challenge: c.session.state.challenge?.wire, event: event)
             }
         }
     }
 
+    // MARK: The transaction
+
+    /// One request's write transaction: the session being changed, its time and id, and the flow
+    /// outcomes to count once it commits.
+    final class Commit {
+        var session: SessionRecord
+        let now: Int
+        let requestID: String
+        var outcomes: [(flow: String, outcome: FlowOutcome)] = []
+        init(session: SessionRecord, now: Int, requestID: String) {
+            self.session = session
+            self.now = now
+            self.requestID = requestID
+        }
+    }
+
+    /// Evidence measured against facts that changed before the transaction read them.
+    private struct StaleEvidence: Error {}
+
     /// Runs `body` as one store transaction; after it committed, counts the flow outcomes it
     /// produced (a rollback counts nothing).
-    private func committed<T>(_ ctx: FlowContext, _ body: () throws -> T) throws -> T {
-        let result = try store.withTransaction(body)
-        ctx.flushOutcomes()
+    private func committed<T>(_ c: Commit, _ body: (Commit) throws -> T) throws -> T {
+        let result = try store.withTransaction { try body(c) }
+        for o in c.outcomes { metrics.flowOutcome(flow: o.flow, outcome: o.outcome.rawValue) }
         return result
     }
 
@@ -253,6 +266,248 @@ public final class FlowEngine: Sendable {
     private func ensureUnchanged(_ s: SessionRecord, else error: IDVError) throws {
         guard try store.liveSessionVersion(sessionID: s.sessionID) == s.version else { throw error }
     }
+
+    func env(_ runID: String, _ c: Commit) -> FlowEnv {
+        FlowEnv(config: config, activationIDV: registry.activationIDV, crypto: crypto, runID: runID, requestID: c.requestID)
+    }
+
+    func sessionFacts(_ s: SessionRecord) -> SessionFacts {
+        SessionFacts(sessionID: s.sessionID, userID: s.userID, deviceID: s.deviceID, loggedIn: s.loggedIn, absoluteExpiresAt: s.absoluteExpiresAt)
+    }
+
+    /// The facts of `subject` and the session, read inside the transaction.
+    func loadFacts(subject: String?, biometric: Bool, _ c: Commit) throws -> Facts {
+        var f = Facts(now: c.now, session: sessionFacts(c.session))
+        if let did = c.session.deviceID { f.device = try store.device(did) }
+        guard let uid = subject else { return f }
+        f.user = try store.user(uid)
+        if f.user?.state == .pendingActivation { f.activationCode = try store.activationCode(userID: uid) }
+        if let ws = store as? any WorkflowStore {
+            f.template = try ws.biometricTemplate(userID: uid).map(templateFacts)
+            if biometric, let policy = services?.policy {
+                var failures = 0
+                for o in try ws.flowOutcomes(userID: uid, flow: FlowName.serverBiometric, since: c.now - policy.biometricLockoutSeconds) {
+                    if o == .matched { break }
+                    if o == .notMatched || o == .livenessFailed { failures += 1 }
+                }
+                f.biometricFailures = failures
+            }
+        }
+        return f
+    }
+
+    func templateFacts(_ t: BiometricTemplateRecord) -> TemplateFacts {
+        TemplateFacts(model: t.model, consentID: t.consentID, createdAt: t.createdAt,
+                      digest: Hex.encode(crypto.sha256(t.sealed.nonce + t.sealed.ciphertext)))
+    }
+
+    /// Applies `t`'s effects, then its step; further steps (sub-flow starts, a caller's resume)
+    /// until a challenge is asked or the bottom flow finishes. Returns the event of a bottom-level finish.
+    func settle(_ first: ErasedTransition, _ c: Commit) throws -> WireEvent? {
+        var t = first
+        for _ in 0..<64 {
+            guard let top = c.session.state.stack.indices.last else { throw IDVError(.internalError, "a step with no flow") }
+            let frame = c.session.state.stack[top]
+            for e in t.effects { try apply(e, runID: frame.runID, c) }
+            switch t.step {
+            case let .ask(state, spec):
+                c.session.state.stack[top].state = state
+                c.session.state.challenge = PendingChallenge(challengeID: crypto.randomID(), spec: spec, userID: c.session.userID)
+                return nil
+            case let .call(state, name, input):
+                c.session.state.stack[top].state = state
+                guard let (child, runID) = try push(name, input: input, c) else { throw IDVError(.internalError, "flow \(name) is not registered") }
+                let facts = try loadFacts(subject: child.startSubject(input, sessionFacts(c.session)), biometric: child.usesBiometricHistory, c)
+                t = try child.start(input, facts, env(runID, c))
+            case let .finish(result):
+                c.session.state.stack.removeLast()
+                try store.endFlowRun(runID: frame.runID, at: c.now, outcome: result.outcome, errorCode: result.errorCode)
+                c.outcomes.append((frame.flow, result.outcome))
+                guard let parent = c.session.state.stack.last, let pflow = registry.flow(parent.flow) else {
+                    c.session.state.challenge = nil
+                    return result.event
+                }
+                let facts = try loadFacts(subject: try pflow.subject(parent.state), biometric: pflow.usesBiometricHistory, c)
+                t = try pflow.resume(parent.state, frame.flow, result, facts, env(parent.runID, c))
+            }
+        }
+        throw IDVError(.internalError, "flow steps did not settle")
+    }
+
+    /// Pushes a fresh frame of flow `name` (its run recorded) and returns the flow and run id.
+    private func push(_ name: String, input: JSONValue, _ c: Commit) throws -> (AnyFlow, String)? {
+        guard let flow = registry.flow(name) else { return nil }
+        let runID = crypto.randomID()
+        try store.startFlowRun(FlowRunRecord(runID: runID, sessionID: c.session.sessionID, userID: c.session.userID,
+                                             flow: name, idvWorkflow: flow.workflow?.rawValue, startedAt: c.now))
+        c.session.state.stack.append(FlowFrame(flow: name, runID: runID, state: .null))
+        return (flow, runID)
+    }
+
+    /// Starts flow `name` on an empty stack (a session's auth flow, a post-login flow).
+    private func call(_ name: String, input: JSONValue, _ c: Commit) throws -> WireEvent? {
+        guard let (flow, runID) = try push(name, input: input, c) else { throw IDVError(.internalError, "flow \(name) is not registered") }
+        let facts = try loadFacts(subject: flow.startSubject(input, sessionFacts(c.session)), biometric: flow.usesBiometricHistory, c)
+        return try settle(try flow.start(input, facts, env(runID, c)), c)
+    }
+
+    /// Abandons every frame, top first: each flow's abandon effects, the run ended with the reason.
+    func abandonAll(_ reason: AbandonReason, _ c: Commit) throws {
+        while let frame = c.session.state.stack.last {
+            if let flow = registry.flow(frame.flow) {
+                let facts = try loadFacts(subject: try? flow.subject(frame.state), biometric: false, c)
+                for e in flow.abandon(frame.state, reason, facts, env(frame.runID, c)) { try apply(e, runID: frame.runID, c) }
+            }
+            c.session.state.stack.removeLast()
+            try store.endFlowRun(runID: frame.runID, at: c.now, outcome: reason.outcome, errorCode: 0)
+            c.outcomes.append((frame.flow, reason.outcome))
+        }
+        c.session.state.challenge = nil
+    }
+
+    // MARK: Effects
+
+    private func workflowStore() throws -> any WorkflowStore {
+        guard let ws = store as? any WorkflowStore else { throw IDVError(.internalError, "the store does not support IDV workflows") }
+        return ws
+    }
+
+    private func vault() throws -> any Vault {
+        guard let v = services?.vault else { throw IDVError(.internalError, "no vault: the IDV flows are not registered") }
+        return v
+    }
+
+    /// Applies one effect inside the transaction (media effects on run `runID`).
+    func apply(_ effect: Effect, runID: String?, _ c: Commit) throws {
+        switch effect {
+        case let .audit(action, userID, details):
+            var d = details
+            d["request_id"] = .string(c.requestID)
+            try store.appendAudit(action: action.rawValue, userID: userID ?? c.session.userID, sessionID: c.session.sessionID,
+                                  details: .object(d), at: c.now)
+        case let .setSessionUser(uid):
+            c.session.userID = uid
+        case let .logIn(uid):
+            c.session.userID = uid
+            c.session.loggedIn = true
+            if let did = c.session.deviceID, var d = try store.device(did) {
+                if d.userID == nil { d.userID = uid }
+                d.lastUsedAt = c.now
+                try store.saveDevice(d)
+            }
+            try apply(.audit(AuditAction("session.login"), userID: uid, details: ["device_id": c.session.deviceID.map { .string($0) } ?? .null]),
+                      runID: runID, c)
+        case let .saveUser(u): try store.saveUser(u)
+        case let .saveActivationCode(code): try store.saveActivationCode(code)
+        case let .saveDevice(d): try store.saveDevice(d)
+        case let .sealMedia(id, kind, bytes):
+            guard let runID else { throw IDVError(.internalError, "media outside a flow run") }
+            let box = try vault().seal(bytes, associatedData: VaultBinding.media(runID: runID, kind: kind.rawValue))
+            try workflowStore().saveMedia(MediaRecord(mediaID: id, runID: runID, kind: kind.rawValue, sealed: box, createdAt: c.now))
+        case let .releaseMedia(keepUntil):
+            guard let runID else { return }
+            try workflowStore().releaseMedia(runID: runID, keepUntil: keepUntil)
+        case let .saveTemplate(uid, mediaID, model, consentID):
+            guard let runID, let m = try workflowStore().media(mediaID), m.runID == runID else {
+                throw IDVError(.internalError, "no face descriptor kept for enrolment")
+            }
+            let bytes = try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.embedding.rawValue))
+            guard !bytes.isEmpty, bytes.count % 4 == 0 else { throw IDVError(.internalError, "no face descriptor kept for enrolment") }
+            let floats = stride(from: 0, to: bytes.count, by: 4).map { i in
+                Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
+            }
+            try workflowStore().saveBiometricTemplate(BiometricTemplateRecord(userID: uid, sealed: try vault().sealTemplate(floats, userID: uid),
+                                                                              model: model, consentID: consentID, createdAt: c.now))
+        case let .deleteTemplate(uid):
+            try workflowStore().deleteBiometricTemplate(userID: uid)
+        case let .recordConsent(consent):
+            try workflowStore().recordConsent(consent)
+        case let .saveDocumentScan(record, report):
+            var r = record
+            r.sealedReport = try vault().seal(Array(report), associatedData: VaultBinding.scan(scanID: record.scanID))
+            try workflowStore().saveDocumentScan(r)
+        case let .countOutcome(flow, outcome):
+            c.outcomes.append((flow, outcome))
+        }
+    }
+
+    // MARK: Evidence (outside any transaction)
+
+    static let retryableUploadErrors: Set<IDVErrorCode> = [.invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound]
+
+    /// Measures what `request` asks for: reads, decrypts and analyses without the write lock.
+    func gather(_ request: EvidenceRequest, subject: String?, runID: String) throws -> Evidence {
+        var e = Evidence()
+        switch request {
+        case .none:
+            break
+        case let .document(pages):
+            guard let reader = services?.documents else { throw IDVError(.workflowUnavailable, "this server has no document reader") }
+            do {
+                let (doc, ms) = try Self.timed { try reader.read(pages: pages) }
+                e.document = .success(Timed(doc, milliseconds: ms))
+            } catch let err as IDVError where IDVErrorCode(rawValue: err.longErrorCode).map(Self.retryableUploadErrors.contains) ?? false {
+                e.document = .failure(err)
+            }
+        case let .selfie(frames, fps, referenceRequest, challenge, nameMedia):
+            guard let analyser = services?.selfies else { throw IDVError(.workflowUnavailable, "this server has no selfie analyser") }
+            if let id = nameMedia, let m = try workflowStore().media(id), m.runID == runID {
+                e.displayName = String(decoding: try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.name.rawValue)),
+                                       as: UTF8.self)
+            }
+            guard let reference = try resolve(referenceRequest, subject: subject, runID: runID, into: &e) else {
+                e.referenceMissing = true
+                return e
+            }
+            e.reference = reference
+            do {
+                let (v, ms) = try Self.timed { try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge) }
+                e.selfie = .success(Timed(v, milliseconds: ms))
+            } catch let err as IDVError where IDVErrorCode(rawValue: err.longErrorCode).map(Self.retryableUploadErrors.contains) ?? false {
+                e.selfie = .failure(err)
+            }
+        case let .passwordCheck(password):
+            let hash = try subject.flatMap { try store.user($0) }?.passwordHash
+            e.basis.dependsOnPassword = true
+            e.basis.passwordHash = hash
+            e.passwordMatches = hash.map { crypto.verifyPassword(password, hash: $0) } ?? false
+        case let .passwordHash(password):
+            e.passwordHash = try crypto.hashPassword(password, parameters: config.argon2)
+        }
+        return e
+    }
+
+    /// The reference a selfie is compared with; nil when a template-only reference has no template.
+    private func resolve(_ r: ReferenceRequest, subject: String?, runID: String, into e: inout Evidence) throws -> MatchReference? {
+        func portrait(_ mediaID: String) throws -> MatchReference {
+            guard let m = try workflowStore().media(mediaID), m.runID == runID else {
+                throw IDVError(.internalError, "no confirmed document portrait to match")
+            }
+            return .portrait(Data(try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.portrait.rawValue))))
+        }
+        switch r {
+        case .none:
+            return MatchReference.none
+        case let .portrait(mediaID):
+            return try portrait(mediaID)
+        case let .template(orPortrait):
+            e.basis.dependsOnTemplate = true
+            if let uid = subject, let t = try workflowStore().biometricTemplate(userID: uid) {
+                e.basis.templateDigest = templateFacts(t).digest
+                return .template(try vault().openTemplate(t.sealed, userID: uid))
+            }
+            return try orPortrait.map(portrait)
+        }
+    }
+
+    /// `body`'s value and its wall time in milliseconds.
+    static func timed<T>(_ body: () throws -> T) throws -> (T, Int) {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let v = try body()
+        return (v, Int((DispatchTime.now().uptimeNanoseconds - t0) / 1_000_000))
+    }
+
+    // MARK: Expiry sweep
 
     private struct SweepConflict: Error {}
 
@@ -274,7 +529,7 @@ public final class FlowEngine: Sendable {
     /// session's version (a session answered meanwhile is left for the next sweep). Then kept media
     /// past their retention are deleted. Logs counts only.
     public func purgeExpired(batch: Int = 500) throws -> PurgeReport {
-        let now = clock()
+        let now = clock.now()
         var report = PurgeReport(sessions: 0, flowRunsClosed: 0, mediaPurged: 0)
         var seen = Set<String>()
         while true {
@@ -283,18 +538,16 @@ public final class FlowEngine: Sendable {
             for s in candidates {
                 seen.insert(s.sessionID)
                 try withSessionLock(s.sessionID) {
-                    let outcome = s.revokedAt != nil ? "revoked" : "expired"
-                    let ctx = FlowContext(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, now: now,
-                                          requestID: "sweep-" + crypto.randomID(bytes: 8), session: s)
+                    let reason: AbandonReason = s.revokedAt != nil ? .revoked : .expired
                     let closed = s.state.stack.count
                     do {
-                        try committed(ctx) {
-                            var state = s.state
-                            try abandonAll(&state, ctx: ctx, outcome: outcome)
-                            if closed > 0 || s.revokedAt == nil { try ctx.audit("session.\(outcome)", ["flow_runs_closed": .integer(closed)]) }
-                            guard try store.deleteSession(sessionID: s.sessionID, expectedVersion: s.version) else {
-                                throw SweepConflict()
+                        try committed(Commit(session: s, now: now, requestID: "sweep-" + crypto.randomID(bytes: 8))) { c in
+                            try abandonAll(reason, c)
+                            if closed > 0 || s.revokedAt == nil {
+                                try apply(.audit(AuditAction("session.\(reason.rawValue)"), userID: nil, details: ["flow_runs_closed": .integer(closed)]),
+                                          runID: nil, c)
                             }
+                            guard try store.deleteSession(sessionID: s.sessionID, expectedVersion: s.version) else { throw SweepConflict() }
                         }
                         report.sessions += 1
                         report.flowRunsClosed += closed
@@ -306,49 +559,5 @@ public final class FlowEngine: Sendable {
         }
         if let ws = store as? any WorkflowStore { report.mediaPurged = try ws.purgeExpiredMedia(now: now) }
         return report
-    }
-
-    func abandonAll(_ state: inout SessionFlowState, ctx: FlowContext, outcome: String) throws {
-        while let frame = state.stack.popLast() {
-            try registry.flow(frame.flow)?.abandon(ctx, frame: frame, outcome: outcome)
-            try store.endFlowRun(runID: frame.runID, at: ctx.now, outcome: outcome, errorCode: 0)
-            ctx.countOutcome(flow: frame.flow, outcome: outcome)
-        }
-        state.challenge = nil
-    }
-
-    /// Applies steps until a challenge is asked or the bottom flow finishes. Returns the event of a
-    /// bottom-level finish.
-    func run(_ first: FlowStep, ctx: FlowContext, state: inout SessionFlowState) throws -> WireEvent? {
-        var step = first
-        for _ in 0..<64 {
-            switch step {
-            case let .ask(spec):
-                state.challenge = WireChallenge(name: spec.name, challengeID: crypto.randomID(), challengeMode: spec.mode,
-                                                idvWorkflow: spec.workflow, attemptsLeft: spec.attemptsLeft,
-                                                userID: spec.userID ?? ctx.session.userID, payload: spec.payload,
-                                                error: spec.error, status: spec.status)
-                return nil
-            case let .call(name, input):
-                guard let flow = registry.flow(name) else { throw IDVError(.internalError, "flow \(name) is not registered") }
-                var frame = FlowFrame(flow: name, step: "start", runID: crypto.randomID())
-                try store.startFlowRun(FlowRunRecord(runID: frame.runID, sessionID: ctx.session.sessionID, userID: ctx.session.userID,
-                                                     flow: name, idvWorkflow: flow.workflow?.rawValue, startedAt: ctx.now))
-                state.stack.append(frame)
-                step = try flow.start(ctx, frame: &frame, input: input)
-                state.stack[state.stack.count - 1] = frame
-            case let .finish(result):
-                guard let done = state.stack.popLast() else { throw IDVError(.internalError, "finish with no flow") }
-                try store.endFlowRun(runID: done.runID, at: ctx.now, outcome: result.outcome, errorCode: result.errorCode)
-                ctx.countOutcome(flow: done.flow, outcome: result.outcome)
-                guard var parent = state.stack.last, let pflow = registry.flow(parent.flow) else {
-                    state.challenge = nil
-                    return result.event
-                }
-                step = try pflow.resume(ctx, frame: &parent, child: done.flow, result: result)
-                state.stack[state.stack.count - 1] = parent
-            }
-        }
-        throw IDVError(.internalError, "flow steps did not settle")
     }
 }

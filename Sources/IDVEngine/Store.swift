@@ -69,7 +69,7 @@ public protocol Store: AnyObject, Sendable {
 
     // MARK: Flow runs (outcomes for metrics and audit)
     func startFlowRun(_ run: FlowRunRecord) throws
-    func endFlowRun(runID: String, at time: Int, outcome: String, errorCode: Int) throws
+    func endFlowRun(runID: String, at time: Int, outcome: FlowOutcome, errorCode: Int) throws
 
     // MARK: Audit log (append-only, hash-chained)
     /// Appends an entry, chaining its hash to the previous one; returns the stored entry.
@@ -79,6 +79,8 @@ public protocol Store: AnyObject, Sendable {
     func auditEntries(limit: Int) throws -> [AuditEntry]
     /// Recomputes the whole chain; returns the `seq` of the first entry that does not verify, or nil.
     func verifyAuditChain() throws -> Int?
+    /// Number of audit-log entries (`idvd admin audit --verify`).
+    func auditEntryCount() throws -> Int
 }
 
 /// Errors a ``Store`` throws.
@@ -236,22 +238,51 @@ public struct SessionRecord: Codable, Sendable, Equatable {
 /// activation steps — runs on top of its caller) and the challenge currently asked.
 public struct SessionFlowState: Codable, Sendable, Equatable {
     public var stack: [FlowFrame]
-    public var challenge: WireChallenge?
-    public init(stack: [FlowFrame] = [], challenge: WireChallenge? = nil) { self.stack = stack; self.challenge = challenge }
+    public var challenge: PendingChallenge?
+    public init(stack: [FlowFrame] = [], challenge: PendingChallenge? = nil) { self.stack = stack; self.challenge = challenge }
 }
 
-/// One flow's persisted state: which flow, which step, and its own data (generic JSON, so flows
-/// added later need no schema change).
+/// One flow's persisted state: which flow, which run, and the flow's own typed `Codable` state
+/// (``Flow/State``, encoded), so flows added later need no schema change.
 public struct FlowFrame: Codable, Sendable, Equatable {
     public var flow: String
-    public var step: String
     public var runID: String
-    public var data: [String: JSONValue]
-    public init(flow: String, step: String, runID: String, data: [String: JSONValue] = [:]) {
+    public var state: JSONValue
+    public init(flow: String, runID: String, state: JSONValue) {
         self.flow = flow
-        self.step = step
         self.runID = runID
-        self.data = data
+        self.state = state
+    }
+}
+
+/// The challenge a session waits on, as the engine keeps it (the client sees it as a ``WireChallenge``).
+public struct PendingChallenge: Codable, Sendable, Equatable {
+    public var challengeID: String
+    public var name: String
+    public var mode: Int
+    public var workflow: Int?
+    public var attemptsLeft: Int
+    public var userID: String?
+    public var payload: JSONValue
+    public var error: IDVError?
+    public var status: RequestStatus?
+
+    public init(challengeID: String, spec: ChallengeSpec, userID: String?) {
+        self.challengeID = challengeID
+        name = spec.name
+        mode = spec.mode
+        workflow = spec.workflow
+        attemptsLeft = spec.attemptsLeft
+        self.userID = spec.userID ?? userID
+        payload = spec.payload
+        error = spec.error
+        status = spec.status
+    }
+
+    /// The wire form.
+    public var wire: WireChallenge {
+        WireChallenge(name: name, challengeID: challengeID, challengeMode: mode, idvWorkflow: workflow, attemptsLeft: attemptsLeft,
+                      userID: userID, payload: payload, error: error, status: status)
     }
 }
 

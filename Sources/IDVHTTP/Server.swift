@@ -17,10 +17,11 @@ public final class IDVServerApp: @unchecked Sendable {
     public private(set) var http: HTTPServer!
 
     /// Builds the engine over `store` and the routes; does not listen yet.
-    public init(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto) {
+    public init(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto,
+                clock: any Clock = SystemClock()) {
         self.config = config
         self.store = store
-        engine = FlowEngine(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto)
+        engine = FlowEngine(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, clock: clock)
         http = HTTPServer(router: Router(Self.routes(self)), config: config, metrics: metrics)
     }
 

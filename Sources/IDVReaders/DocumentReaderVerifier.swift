@@ -5,7 +5,8 @@ import IDVEngine
 import MRZ
 
 /// The production ``DocumentVerifying``: `DocumentReader.read(pages:)` (MRZ location, OCR-B
-/// recognition, ICAO 9303 parsing and check digits, expiry, portrait via FaceKit, page images).
+/// recognition, ICAO 9303 parsing and check digits, expiry, portrait via FaceKit, page images):
+/// the reader's typed checks and findings as they are (IDVEvidence), its fields in the engine's form.
 ///
 /// Errors: no page usable and one over the decoder's pixel limit (`Raster.maxPixels`, FaceKit
 /// `ImageError.tooManyPixels`) → 1009 `imageTooLarge` naming the size and the limit; no page
@@ -43,23 +44,21 @@ public struct DocumentReaderVerifier: DocumentVerifying {
         guard r.mrz.found, let mrz = r.mrz.result, mrz.format != .unknown else {
             throw IDVError(.noDocumentFound, "No machine-readable zone was found on the pages")
         }
+        return Self.evidence(of: r)
+    }
+
+    /// The engine's evidence of a report: its typed checks and findings as they are, its fields in
+    /// the engine's form (empty strings and nil dates when no MRZ was read).
+    public static func evidence(of r: DocumentReport) -> DocumentVerification {
         let f = r.fields
+        let mrz = r.mrz.result
         func opt(_ s: String) -> String? { s.isEmpty ? nil : s }
-        let status: DocumentVerification.Status
-        switch r.overallStatus {
-        case .valid: status = .valid
-        case .invalid: status = .invalid
-        case .warning: status = .warning
-        }
         return DocumentVerification(
-            fields: DocumentFields(documentType: f.documentCode, format: mrz.format.rawValue, issuingState: f.issuingState, surname: f.surname,
+            fields: DocumentFields(documentType: f.documentCode, format: mrz?.format.rawValue ?? "", issuingState: f.issuingState, surname: f.surname,
                                    givenNames: f.givenNames, documentNumber: f.documentNumber, nationality: opt(f.nationality),
                                    dateOfBirth: f.birthDate, sex: opt(f.sex), dateOfExpiry: f.expiryDate, personalNumber: opt(f.optionalData)),
-            checks: r.checks.map { c in
-                DocumentCheckOutcome(name: c.name, category: c.category,
-                                     result: c.result == .passed ? .passed : c.result == .failed ? .failed : .notPerformed)
-            },
-            overallStatus: status, mrzCheckDigitsValid: !mrz.checkDigits.isEmpty && mrz.checkDigits.allSatisfy(\.valid),
-            errors: r.errors, warnings: r.warnings, portraitJPEG: r.portraitJPEG, pageImages: r.pagesJPEG)
+            checks: r.checks, findings: r.findings, mrzValid: mrz?.valid ?? false,
+            mrzCheckDigitsValid: !(mrz?.checkDigits.isEmpty ?? true) && (mrz?.checkDigits.allSatisfy(\.valid) ?? false),
+            portraitJPEG: r.portraitJPEG, pageImages: r.pagesJPEG)
     }
 }

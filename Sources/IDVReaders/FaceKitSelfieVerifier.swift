@@ -6,8 +6,8 @@ import IDVEngine
 
 /// The production ``SelfieVerifying``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
 /// landmarks, blink and non-rigid-motion liveness, 128-d `dlib_face_recognition_resnet_model_v1`
-/// descriptor of the best frame). The analyser's raw scores are returned; the verdict is the
-/// server's (``WorkflowPolicy``).
+/// descriptor of the best frame), its report mapped to the engine's ``SelfieEvidence``; the verdict
+/// is the server's (``WorkflowPolicy``).
 ///
 /// Errors mapped to the flows' retryable codes: undecodable frame or reference → 1008
 /// `invalidImage`, frame over the pixel limit → 1009 `imageTooLarge`, no face in the frames or in
@@ -18,11 +18,10 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
     public init(analyzer: SelfieAnalyzer) { self.analyzer = analyzer }
 
     /// Over the shared `FaceEngine` (models from `IDV_MODELS_DIR` or ~/.cache/openidv/models), with
-    /// the liveness and match thresholds of `policy`.
+    /// the liveness threshold and frame limit of `policy`.
     public static func production(policy: WorkflowPolicy) throws -> FaceKitSelfieVerifier {
         var config = LivenessConfiguration()
         config.threshold = policy.livenessThreshold
-        config.matchDistanceThreshold = policy.faceMatchMaxDistance
         config.maximumFrames = max(config.maximumFrames, policy.maxFrames)
         return FaceKitSelfieVerifier(analyzer: SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config))
     }
@@ -30,10 +29,6 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
     static func imageError(_ e: ImageError, _ what: String) -> IDVError {
         if case .tooManyPixels = e { return IDVError(.imageTooLarge, "\(what) has too many pixels") }
         return IDVError(.invalidImage, "\(what) is not a decodable JPEG/PNG image")
-    }
-
-    public func verify(frames: [Data], against reference: IDVEngine.SelfieReference) throws -> SelfieVerification {
-        try verify(frames: frames, against: reference, challenge: nil)
     }
 
     /// FaceKit's `ActiveChallenge` for a server-issued challenge (unknown action names are dropped;
@@ -53,25 +48,32 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
                                  deadlineSeconds: deadlineSeconds, expiresAt: now + deadlineSeconds)
     }
 
-    public func verify(frames: [Data], against reference: IDVEngine.SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
+    /// The analyser for a capture played at `framesPerSecond` (nil: the configured rate, FaceKit's 10).
+    func analyzer(framesPerSecond: Double?) -> SelfieAnalyzer {
+        guard let fps = framesPerSecond, fps != analyzer.configuration.frameRate else { return analyzer }
+        var config = analyzer.configuration
+        config.frameRate = fps
+        return SelfieAnalyzer(engine: analyzer.engine, configuration: config)
+    }
+
+    public func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
+                        challenge: LivenessChallenge?) throws -> SelfieEvidence {
+        let analyzer = analyzer(framesPerSecond: framesPerSecond)
         let active = challenge.map(Self.activeChallenge)
         let report: LivenessReport
-        var distance: Double?
-        var score: Double?
+        var match: FaceMatchEvidence?
         do {
             switch reference {
             case .none:
                 report = try analyzer.analyze(frames: frames, challenge: active)
             case let .portrait(p):
-                let v = try analyzer.verify(frames: frames, against: .portrait(p), challenge: active)
-                report = v.liveness
-                distance = v.distance
-                score = v.distance == nil ? nil : v.faceMatchScore
+                let c = try analyzer.verify(frames: frames, against: .portrait(p), challenge: active)
+                report = c.liveness
+                match = c.distance.map { FaceMatchEvidence(distance: $0, score: c.faceMatchScore) }
             case let .template(t):
-                let v = try analyzer.verify(frames: frames, against: .template(t), challenge: active)
-                report = v.liveness
-                distance = v.distance
-                score = v.distance == nil ? nil : v.faceMatchScore
+                let c = try analyzer.verify(frames: frames, against: .template(t), challenge: active)
+                report = c.liveness
+                match = c.distance.map { FaceMatchEvidence(distance: $0, score: c.faceMatchScore) }
             }
         } catch let e as LivenessError {
             switch e {
@@ -87,8 +89,10 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
         guard let embedding = report.bestFrameEmbedding else {
             throw IDVError(.noFaceFound, "No face was found in the selfie frames")
         }
-        return SelfieVerification(faceMatchScore: score, distance: distance, livenessScore: report.score,
-                                  reasons: report.reasons.map(\.rawValue), bestFrameJPEG: report.bestFrameJPEG,
-                                  embedding: embedding, model: "dlib_face_recognition_resnet_model_v1", challengeNonce: report.challengeNonce)
+        return SelfieEvidence(livenessScore: report.score, livenessCues: report.reasons.map { LivenessCue($0.rawValue) }, match: match,
+                              frameCount: report.frameCount, trackedFrameCount: report.trackedFrameCount,
+                              framesPerSecond: analyzer.configuration.frameRate, bestFrameIndex: report.bestFrameIndex,
+                              bestFrameJPEG: report.bestFrameJPEG, embedding: embedding,
+                              model: "dlib_face_recognition_resnet_model_v1", challengeNonce: report.challengeNonce)
     }
 }

@@ -118,9 +118,9 @@ extension SQLiteStore: WorkflowStore {
         }
     }
 
-    public func flowOutcomes(userID: String, flow: String, since: Int) throws -> [String] {
+    public func flowOutcomes(userID: String, flow: String, since: Int) throws -> [FlowOutcome] {
         try query("SELECT outcome FROM flow_runs WHERE user_id = ? AND flow = ? AND ended_at IS NOT NULL AND ended_at >= ? ORDER BY ended_at DESC, started_at DESC",
-                  [.text(userID), .text(flow), SQLValue(since)]).compactMap { $0[0].text }
+                  [.text(userID), .text(flow), SQLValue(since)]).compactMap { $0[0].text.flatMap(FlowOutcome.init(rawValue:)) }
     }
 }
 

@@ -503,9 +503,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                   [.text(r.runID), .text(r.sessionID), SQLValue(r.userID), .text(r.flow), SQLValue(r.idvWorkflow), SQLValue(r.startedAt)])
     }
 
-    public func endFlowRun(runID: String, at time: Int, outcome: String, errorCode: Int) throws {
+    public func endFlowRun(runID: String, at time: Int, outcome: FlowOutcome, errorCode: Int) throws {
         try query("UPDATE flow_runs SET ended_at = ?, outcome = ?, error_code = ? WHERE run_id = ? AND ended_at IS NULL",
-                  [SQLValue(time), .text(outcome), SQLValue(errorCode), .text(runID)])
+                  [SQLValue(time), .text(outcome.rawValue), SQLValue(errorCode), .text(runID)])
     }
 
     // MARK: Audit

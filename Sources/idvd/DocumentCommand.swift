@@ -1,7 +1,9 @@
 import DocumentReader
-import MRZ
 import Foundation
+import IDVEngine
+import IDVReaders
 import Imaging
+import MRZ
 
 extension Command {
     static let document = Command(name: "document", summary: "read passport/ID page images: MRZ, fields, portrait, checks (JSON)") { args in
@@ -64,7 +66,8 @@ extension Command {
             let report = DocumentReader.read(pages: pages, options: options)
             if jsonl, report.pageFailures.count == pages.count, !pages.isEmpty {
                 // Not a decodable image (truncated, corrupt, not JPEG/PNG): an error line, as for a missing file.
-                try CLI.printJSON(ErrorLine(file: files[0], error: report.errors.first ?? "cannot decode \(files[0])"), compact: true)
+                try CLI.printJSON(ErrorLine(file: files[0], error: report.findings.first.map(DocumentWording.sentence) ?? "cannot decode \(files[0])"),
+                                  compact: true)
                 continue
             }
             if let dir = o["debug-strips"] {
@@ -76,15 +79,18 @@ extension Command {
                     }
                 }
             }
+            // The reader gives evidence; the verdict and the sentences are the server's policy's.
+            let judged = report.judged()
             switch shape {
-            case "seed002": try CLI.printJSON(report.seed002, compact: jsonl)
-            case "seed003": try CLI.printJSON(report.seed003, compact: jsonl)
+            case "seed002": try CLI.printJSON(report.seed002(judged), compact: jsonl)
+            case "seed003": try CLI.printJSON(report.seed003(judged), compact: jsonl)
             default:
+                let json = DocumentReportJSON(report, judged: judged, includeImages: o["images"] != nil)
                 if jsonl {
                     struct Line: Encodable { let file: String; let report: DocumentReportJSON }
-                    try CLI.printJSON(Line(file: files[0], report: DocumentReportJSON(report, includeImages: o["images"] != nil)), compact: true)
+                    try CLI.printJSON(Line(file: files[0], report: json), compact: true)
                 } else {
-                    try CLI.printJSON(DocumentReportJSON(report, includeImages: o["images"] != nil))
+                    try CLI.printJSON(json)
                 }
             }
         }
@@ -169,8 +175,9 @@ extension Benchmark {
                 var ro = options
                 ro.detectPortrait = false
                 let report = DocumentReader.read(pages: [data], options: ro)
-                let failed = report.checks.filter { $0.result == .failed && $0.name != "Document not expired" }
-                if failed.isEmpty && report.warnings.isEmpty && (report.mrz.result?.valid ?? false) { r.unflagged += 1 }
+                let failed = report.checks.filter { $0.result == .failed && $0.id != .documentNotExpired }
+                let warnings = report.judged().warnings
+                if failed.isEmpty && warnings.isEmpty && (report.mrz.result?.valid ?? false) { r.unflagged += 1 }
             }
             results[item.set] = r
             if let out, let line = try? JSONEncoder().encode(Row(file: item.file, set: item.set, expected: item.expected, got: got, exact: exact, ms: t * 1000)) {

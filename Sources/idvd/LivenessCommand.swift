@@ -1,5 +1,7 @@
 import FaceKit
 import Foundation
+import IDVEngine
+import IDVReaders
 import Imaging
 
 /// Reading a selfie sequence from a folder of frames or a video (through Debian's `ffmpeg`).
@@ -83,7 +85,6 @@ extension LivenessConfiguration {
         if let v = o["threshold"] { guard let t = Int(v), (1...100).contains(t) else { throw CLIError("--threshold needs 1…100") }; threshold = t }
         if let v = o["mode"] { guard let m = LivenessMode(rawValue: v) else { throw CLIError("--mode is passive or active") }; mode = m }
         if let v = o["max-frames"] { guard let m = Int(v), m >= 1 else { throw CLIError("--max-frames needs a positive integer") }; maximumFrames = m }
-        if let v = o["match-threshold"] { guard let d = Double(v), d > 0 else { throw CLIError("--match-threshold needs a positive number") }; matchDistanceThreshold = d }
     }
 }
 
@@ -183,18 +184,30 @@ extension Command {
         try config.apply(o)
         let frames = try SelfieInput.frames(at: p[0], fps: config.frameRate, seconds: Double(config.maximumFrames) / config.frameRate)
         let portrait = try Data(contentsOf: URL(fileURLWithPath: against))
+        // The server's judge: WorkflowPolicy on the evidence (the reader gives no verdict).
+        var policy = WorkflowPolicy()
+        policy.livenessThreshold = config.threshold
+        if let v = o["match-threshold"] {
+            guard let d = Double(v), d > 0 else { throw CLIError("--match-threshold needs a positive number") }
+            policy.faceMatchMaxDistance = d
+        }
         let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
         let v = try analyzer.verify(frames: frames, against: .portrait(portrait), challenge: try LivenessCLI.challenge(o))
+        let evidence = SelfieEvidence(livenessScore: v.livenessScore, livenessCues: v.reasons.map { LivenessCue($0.rawValue) },
+                                      match: v.distance.map { FaceMatchEvidence(distance: $0, score: v.faceMatchScore) },
+                                      frameCount: v.liveness.frameCount, trackedFrameCount: v.liveness.trackedFrameCount,
+                                      framesPerSecond: config.frameRate, bestFrameJPEG: v.bestFrameJPEG, embedding: v.embedding ?? [])
+        let judged = policy.judge(evidence, reference: .portrait(portrait), challenge: nil, now: Int(Date().timeIntervalSince1970))
         if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
         struct Out: Encodable {
             let display_text: String; let result_criteria: String; let face_matcher_score: Double; let distance: Double?
             let match_threshold: Double; let liveness_score: Int; let live: Bool; let reasons: [String]; let best_frame_index: Int?
         }
-        try CLI.printJSON(Out(display_text: v.displayText, result_criteria: v.resultCriteria,
+        try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria,
                               face_matcher_score: (v.faceMatchScore * 1000).rounded() / 1000,
-                              distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: v.matchThreshold,
-                              liveness_score: v.livenessScore, live: v.live, reasons: v.reasons.map(\.rawValue),
+                              distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: policy.faceMatchMaxDistance,
+                              liveness_score: v.livenessScore, live: v.liveness.live, reasons: v.reasons.map(\.rawValue),
                               best_frame_index: v.liveness.bestFrameIndex))
-        return v.result == .matched ? 0 : 1
+        return judged.verdict == .matched ? 0 : 1
     }
 }

@@ -5,6 +5,8 @@ import XCTest
 @testable import DocumentReader
 import Imaging
 import IDVTools
+import IDVReaders
+import IDVEngine
 
 /// Paths relative to the package root.
 enum Paths {
@@ -102,7 +104,7 @@ final class DocumentReaderTests: XCTestCase {
         return report
     }
 
-    func result(_ r: DocumentReport, _ name: String) -> DocumentCheck? { r.checks.first { $0.name == name } }
+    func result(_ r: DocumentReport, _ name: String) -> CheckOutcome? { r.checks.first { $0.name == name } }
 
     /// Every INVALID verdict has a FAILED check naming why, and an error sentence.
     func assertExplained(_ r: DocumentReport, file: StaticString = #filePath, line: UInt = #line) {
@@ -152,7 +154,7 @@ final class DocumentReaderTests: XCTestCase {
     /// Measured pixel values appear in the JSON rounded to 0.01 px (not 31.99999999999998).
     func testCapHeightInTheJSONIsRoundedToHundredths() throws {
         let r = try readPrinted([Self.name1, "AB12345671NLD9001011F3012316<<<<<<<<<<<<<<06"])
-        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(DocumentReportJSON(r))) as? [String: Any]
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(DocumentReportJSON(r, judged: r.judgement))) as? [String: Any]
         let cap = try XCTUnwrap((json?["mrz"] as? [String: Any])?["cap_height_pixels"] as? Double)
         XCTAssertGreaterThan(cap, 8)
         XCTAssertEqual(cap, (r.mrz.capHeightPixels * 100).rounded() / 100)
@@ -455,11 +457,13 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertTrue(DocumentReader.doubtfulNameCells(r, classes: classes).isEmpty, "no posteriors, no doubt")
     }
 
-    /// Every MRZ warning about a check-digit-invisible character becomes a plain sentence; others do not.
-    func testPlainAmbiguityWarnings() {
-        let w = DocumentReader.plain(mrzAmbiguity: "document_number: 'L' at line 1 column 7 cannot be told from '1' by the check digit (equal weight modulo 10)")
-        XCTAssertEqual(w, "The document number holds 'L' (MRZ line 1, position 7), which could also be '1': the check digit cannot tell them apart. Compare it with the printed page.")
-        XCTAssertNil(DocumentReader.plain(mrzAmbiguity: "name fills the whole field and may be truncated"))
+    /// Every MRZ warning about a check-digit-invisible character becomes a typed finding (and, from
+    /// the wording table, a plain sentence); others do not.
+    func testPlainAmbiguityWarnings() throws {
+        let w = try XCTUnwrap(DocumentReader.twinAmbiguity("document_number: 'L' at line 1 column 7 cannot be told from '1' by the check digit (equal weight modulo 10)"))
+        XCTAssertEqual(w, .checkDigitTwin(field: "document number", read: "L", other: "1", line: 1, column: 7))
+        XCTAssertEqual(DocumentWording.sentence(w), "The document number holds 'L' (MRZ line 1, position 7), which could also be '1': the check digit cannot tell them apart. Compare it with the printed page.")
+        XCTAssertNil(DocumentReader.twinAmbiguity("name fills the whole field and may be truncated"))
     }
 
     /// Non-image bytes, a truncated JPEG and a 100-megapixel PNG: the report gives the true reason

@@ -4,6 +4,8 @@ import XCTest
 @testable import DocumentReader
 import Imaging
 import IDVTools
+import IDVReaders
+import IDVEngine
 
 /// The portrait must be the face of the document the MRZ belongs to (`MRZDocumentFrame`), not the
 /// first face anywhere in the photo: two specimens stacked in one photo, or a face pasted beside a

@@ -9,21 +9,24 @@ import XCTest
 /// runs between the activation code and the password; a post-login flow starts by name.
 final class FlowEngineTests: XCTestCase {
     /// A two-step flow standing in for the IDV engine's: asks a confirmation, then finishes with
-    /// `completed` (true) or `cancelled` 146 (false).
+    /// `completed` (true) or `cancelled` 146 (false). Its typed state keeps the start input's user.
     struct ConfirmFlow: Flow {
+        struct State: Codable, Sendable, Equatable { var inputUser: String? }
         let name: String
         let startableByClient: Bool
         var workflow: IDVWorkflow? { .activation }
-        var uploadChallenges: Set<String> { ["testUpload"] }
-        func start(_ ctx: FlowContext, frame: inout FlowFrame, input: JSONValue) throws -> FlowStep {
-            frame.data["input_user"] = input["user_id"] ?? .null
-            frame.step = "confirm"
-            return .ask(ChallengeSpec(name: WireName.getIDVDocumentScanProcessStartConfirmation, mode: 8, workflow: 0, attemptsLeft: 3))
+        func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+            .ask(State(inputUser: input["user_id"]?.stringValue),
+                 ChallengeSpec(name: WireName.getIDVDocumentScanProcessStartConfirmation, mode: 8, workflow: 0, attemptsLeft: 3))
         }
-        func answer(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep {
+        func subject(_ state: State, input: Bool?) -> String? { state.inputUser }
+        func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Bool {
             guard let ok = answer.payload["is_confirm"]?.boolValue else { throw IDVError(.malformedRequest, "is_confirm") }
-            if ok { return .finish(FlowResult(outcome: "completed", data: ["user": frame.data["input_user"] ?? .null])) }
-            return .finish(FlowResult(outcome: "cancelled", event: WireEvent(name: "onTestFlowEnded", error: IDVError(.userCancelled)),
+            return ok
+        }
+        func reduce(_ state: State, input ok: Bool, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+            if ok { return .finish(FlowResult(outcome: .completed)) }
+            return .finish(FlowResult(outcome: .cancelled, event: WireEvent(name: "onTestFlowEnded", error: IDVError(.userCancelled)),
                                       errorCode: IDVErrorCode.idvCancelledByUser.rawValue))
         }
     }

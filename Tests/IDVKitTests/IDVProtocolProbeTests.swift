@@ -12,16 +12,15 @@ import XCTest
 /// documents them (routes, payload keys, base64 images) and walks the seed-000 challenge sequence;
 /// its verdicts are fixed test data, NOT biometrics. The real flows replace it in the server.
 struct ProtocolProbeKYCFlow: Flow {
+    enum State: String, Codable, Sendable { case document, pages, details, selfie, frames, confirm, consent }
     var name: String { "idv.postlogin.kyc" }
     var startableByClient: Bool { true }
     var workflow: IDVWorkflow? { .postLoginKYC }
-    var uploadChallenges: Set<String> { ["uploadIDVDocumentPages", "uploadIDVSelfieFrames"] }
     static let mode = ChallengeOpMode.idvPostLoginKYC.rawValue
 
-    func start(_ ctx: FlowContext, frame: inout FlowFrame, input: JSONValue) throws -> FlowStep {
+    func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         guard input["reason"]?.stringValue == "annual review" else { throw IDVError(.malformedRequest, "payload.reason missing") }
-        frame.step = "document"
-        return .ask(ChallengeSpec(name: WireName.getIDVDocumentScanProcessStartConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3))
+        return .ask(.document, ChallengeSpec(name: WireName.getIDVDocumentScanProcessStartConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3))
     }
 
     static func isJPEG(_ b64: String?) -> Bool {
@@ -29,65 +28,75 @@ struct ProtocolProbeKYCFlow: Flow {
         return d.starts(with: [0xFF, 0xD8, 0xFF])
     }
 
-    func end(_ ctx: FlowContext, code: Int, status: Int) -> FlowStep {
-        .finish(FlowResult(outcome: code == 0 ? "completed" : "cancelled",
-                           event: WireEvent(name: "onIDVActivatedCustomerKYCResponse", userID: ctx.session.userID,
+    func end(_ facts: Facts, code: Int, status: Int) -> Transition<State> {
+        .finish(FlowResult(outcome: code == 0 ? .completed : .cancelled,
+                           event: WireEvent(name: "onIDVActivatedCustomerKYCResponse", userID: facts.session.userID,
                                             error: code == 0 ? .none : IDVError(longErrorCode: code, shortErrorCode: 1, errorString: "User Cancelled"),
                                             status: RequestStatus(statusCode: status, statusMessage: status == 100 ? "Success" : "Cancelled")),
                            errorCode: code))
     }
 
-    func answer(_ ctx: FlowContext, frame: inout FlowFrame, challenge: WireChallenge, answer: WireAnswer) throws -> FlowStep {
+    func subject(_ state: State, input: JSONValue?) -> String? { nil }
+
+    /// The SDK's answers checked exactly as WireMapping documents them (1001 otherwise).
+    func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> JSONValue {
         let p = answer.payload
-        switch frame.step {
-        case "document":
-            guard p["is_confirm"]?.boolValue == true else { return end(ctx, code: 240, status: 400) }
-            frame.step = "pages"
-            return .ask(ChallengeSpec(name: "uploadIDVDocumentPages", mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: ["max_pages": 2]))
-        case "pages":
-            if p["cancel"]?.boolValue == true { return end(ctx, code: 240, status: 400) }
+        switch state {
+        case .pages where p["cancel"]?.boolValue != true:
             guard let pages = p["pages"]?.arrayValue, pages.count == 1,
                   pages[0]["page_index"]?.intValue == 0, Self.isJPEG(pages[0]["image"]?.stringValue) else {
                 throw IDVError(.malformedRequest, "pages")
             }
-            frame.step = "details"
+        case .details:
+            guard p["is_confirm"]?.boolValue == true else { throw IDVError(.malformedRequest, "is_confirm") }
+        case .frames where p["cancel"]?.boolValue != true:
+            guard p["fps"]?.doubleValue == 10,
+                  let frames = p["frames"]?.arrayValue, frames.count == 30, frames.allSatisfy({ Self.isJPEG($0.stringValue) }) else {
+                throw IDVError(.malformedRequest, "frames")
+            }
+        case .confirm:
+            guard p["action"]?.stringValue == "continue-flow" else { throw IDVError(.actionNotOffered) }
+        case .consent:
+            guard p["is_opt_in"]?.boolValue != nil else { throw IDVError(.malformedRequest, "is_opt_in") }
+        default:
+            break
+        }
+        return p
+    }
+
+    func reduce(_ state: State, input p: JSONValue, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        switch state {
+        case .document:
+            guard p["is_confirm"]?.boolValue == true else { return end(facts, code: 240, status: 400) }
+            return .ask(.pages, ChallengeSpec(name: "uploadIDVDocumentPages", mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: ["max_pages": 2]))
+        case .pages:
+            if p["cancel"]?.boolValue == true { return end(facts, code: 240, status: 400) }
+            let pages = p["pages"]?.arrayValue ?? []
             let details: JSONValue = ["response_data": ["document_info": ["surname": "HILL", "given_name": "KATIE", "document_number": "L898902C3",
                                                                           "issuing_country": "UTO", "document_type": "PASSPORT",
                                                                           "portrait_image": pages[0]["image"]!],
                                                         "document_pages": .array(pages), "checks_performed": [["check_name": "MRZ check digits", "result": "PASSED"]],
                                                         "errors": [], "warnings": [], "overall_status": "VALID"]]
-            return .ask(ChallengeSpec(name: WireName.getIDVConfirmDocumentDetails, mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: details))
-        case "details":
-            guard p["is_confirm"]?.boolValue == true else { throw IDVError(.malformedRequest, "is_confirm") }
-            frame.step = "selfie"
-            return .ask(ChallengeSpec(name: WireName.getIDVSelfieProcessStartConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3))
-        case "selfie":
-            guard p["is_confirm"]?.boolValue == true, p["use_back_camera"]?.boolValue == false else { return end(ctx, code: 240, status: 400) }
-            frame.step = "frames"
-            return .ask(ChallengeSpec(name: "uploadIDVSelfieFrames", mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: ["max_frames": 150]))
-        case "frames":
-            if p["cancel"]?.boolValue == true { return end(ctx, code: 240, status: 400) }
-            guard p["fps"]?.doubleValue == 10,
-                  let frames = p["frames"]?.arrayValue, frames.count == 30, frames.allSatisfy({ Self.isJPEG($0.stringValue) }) else {
-                throw IDVError(.malformedRequest, "frames")
-            }
-            frame.step = "confirm"
+            return .ask(.details, ChallengeSpec(name: WireName.getIDVConfirmDocumentDetails, mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: details))
+        case .details:
+            return .ask(.selfie, ChallengeSpec(name: WireName.getIDVSelfieProcessStartConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3))
+        case .selfie:
+            guard p["is_confirm"]?.boolValue == true, p["use_back_camera"]?.boolValue == false else { return end(facts, code: 240, status: 400) }
+            return .ask(.frames, ChallengeSpec(name: "uploadIDVSelfieFrames", mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: ["max_frames": 150]))
+        case .frames:
+            if p["cancel"]?.boolValue == true { return end(facts, code: 240, status: 400) }
+            let frames = p["frames"]?.arrayValue ?? []
             let selfie: JSONValue = ["response_data": ["biometric_result": ["display_text": "MATCHED", "result_criteria": "FACE_MATCH"],
                                                        "face_matcher_response": ["score": 0.91],
                                                        "analyze_liveness_response": ["video": ["liveness_result": ["score": 88],
                                                                                                "autocapture_result": ["selfie_image": frames[15]]]]],
                                      "action_buttons": ["success_button": [["button_text": "Continue", "key": "continue-flow"]],
                                                         "failure_button": [["button_text": "Recapture Selfie", "key": "reinit-idv-selfie"]]]]
-            return .ask(ChallengeSpec(name: WireName.getIDVSelfieConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: selfie))
-        case "confirm":
-            guard p["action"]?.stringValue == "continue-flow" else { throw IDVError(.actionNotOffered) }
-            frame.step = "consent"
-            return .ask(ChallengeSpec(name: WireName.getIDVBiometricOptInConsent, mode: Self.mode, workflow: 6, attemptsLeft: 1))
-        case "consent":
-            guard p["is_opt_in"]?.boolValue != nil else { throw IDVError(.malformedRequest, "is_opt_in") }
-            return end(ctx, code: 0, status: 100)
-        default:
-            throw IDVError(.internalError, "step")
+            return .ask(.confirm, ChallengeSpec(name: WireName.getIDVSelfieConfirmation, mode: Self.mode, workflow: 6, attemptsLeft: 3, payload: selfie))
+        case .confirm:
+            return .ask(.consent, ChallengeSpec(name: WireName.getIDVBiometricOptInConsent, mode: Self.mode, workflow: 6, attemptsLeft: 1))
+        case .consent:
+            return end(facts, code: 0, status: 100)
         }
     }
 }

@@ -7,6 +7,7 @@ import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
 import XCTest
+import IDVTestSupport
 
 /// Defects found after the server core and the IDV flows merged: personal data in clear at rest,
 /// flow writes outside the session CAS, dangling flow runs, expired sessions never purged.
@@ -206,7 +207,8 @@ final class HardeningTests: XCTestCase {
     // MARK: 4. Expired sessions purged, their runs closed as expired
 
     func testAdminPurgeExpiredClosesTheOpenRunAsExpiredAndDropsItsMedia() throws {
-        let server = try WorkflowServer(["session.idle_seconds": "3", "idv.media_retention_seconds": "3600"])
+        // The CLI sweeps with the wall clock: this server runs on it too.
+        let server = try WorkflowServer(["session.idle_seconds": "3", "idv.media_retention_seconds": "3600"], wallClock: true)
         let api = try server.loggedIn("eve")
         try api.startFlow("idv.postlogin.kyc")
         XCTAssertEqual(try api.scanDocument(try TestImages.obamaPassportPage()).challenge?.name, "getIDVConfirmDocumentDetails")
@@ -378,12 +380,13 @@ final class PrepareOutsideTransactionTests: XCTestCase {
         func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
             inner.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
         }
-        func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
+        func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
+                     challenge: LivenessChallenge?) throws -> SelfieEvidence {
             calls.lock.lock()
             let t = calls.store?.isInTransaction ?? true
             calls.inTransaction.append(t)
             calls.lock.unlock()
-            return try inner.verify(frames: frames, against: reference)
+            return try inner.analyze(frames: frames, framesPerSecond: framesPerSecond, against: reference, challenge: challenge)
         }
     }
 
@@ -401,7 +404,7 @@ final class PrepareOutsideTransactionTests: XCTestCase {
         XCTAssertEqual(try api.answer(["status": 1]).challenge?.name, "uploadIDVSelfieFrames")
         let again = try XCTUnwrap(try api.uploadFrames([try TestImages.printAttack()]).challenge)
         XCTAssertEqual(again.status?.statusMessage, "LIVENESS_FAILED")
-        XCTAssertEqual(again.payload["liveness_reasons"], ["print_attack"])
+        XCTAssertEqual(again.payload["liveness_reasons"], ["NO_BLINK", "RIGID_MOTION"])
         XCTAssertEqual(calls.inTransaction, [false, false])
     }
 }
@@ -422,12 +425,10 @@ final class ActiveChallengeBindingTests: XCTestCase {
         func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
             inner.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
         }
-        func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
-            try verify(frames: frames, against: reference, challenge: nil)
-        }
-        func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
+        func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
+                     challenge: LivenessChallenge?) throws -> SelfieEvidence {
             seen.lock.lock(); seen.challenges.append(challenge); let wrong = seen.echoWrongNonce; seen.lock.unlock()
-            var v = try inner.verify(frames: frames, against: reference)
+            var v = try inner.analyze(frames: frames, framesPerSecond: framesPerSecond, against: reference, challenge: nil)
             v.challengeNonce = wrong ? String(repeating: "0", count: 32) : challenge?.nonce
             return v
         }

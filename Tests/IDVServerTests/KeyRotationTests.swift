@@ -41,7 +41,7 @@ final class KeyRotationTests: XCTestCase {
         try store.saveDocumentScan(DocumentScanRecord(scanID: "s1", userID: "olga", sessionID: nil, runID: "run1", idvWorkflow: 4, reason: "kyc",
                                                       overallStatus: "VALID",
                                                       sealedReport: vault.seal(report, associatedData: TemplateVault.Binding.scan(scanID: "s1")), createdAt: now))
-        let state = SessionFlowState(stack: [FlowFrame(flow: "auth", step: "password", runID: "run1", data: ["user_id": "olga"])])
+        let state = SessionFlowState(stack: [FlowFrame(flow: "auth", runID: "run1", state: try JSONValue(encoding: AuthFlow.State.verifyPassword(userID: "olga")))])
         try store.createSession(SessionRecord(sessionID: "sess1", tokenHash: "th1", userID: "olga", createdAt: now, lastSeenAt: now,
                                               idleTimeout: 900, absoluteExpiresAt: now + 3600, state: state))
     }
@@ -57,7 +57,8 @@ final class KeyRotationTests: XCTestCase {
         XCTAssertEqual(try vault.open(m.sealed, associatedData: TemplateVault.Binding.media(runID: "run1", kind: "page0")), page, file: file, line: line)
         let s = try XCTUnwrap(store.documentScans(userID: "olga").first?.sealedReport, file: file, line: line)
         XCTAssertEqual(try vault.open(s, associatedData: TemplateVault.Binding.scan(scanID: "s1")), report, file: file, line: line)
-        XCTAssertEqual(try store.session(tokenHash: "th1")?.state.stack.first?.data["user_id"], "olga", file: file, line: line)
+        let frame = try XCTUnwrap(store.session(tokenHash: "th1")?.state.stack.first, file: file, line: line)
+        XCTAssertEqual(try frame.state.decode(AuthFlow.State.self), .verifyPassword(userID: "olga"), file: file, line: line)
     }
 
     func testRekeyMovesEveryBoxToTheNewKeyThroughTheCLI() throws {
@@ -138,7 +139,7 @@ final class KeyRotationTests: XCTestCase {
         // Bound to its owner across keys: another user's id does not open the old box.
         XCTAssertThrowsError(try both.openTemplate(old, userID: "petr"))
         var session = try XCTUnwrap(store.session(tokenHash: "th1"))
-        XCTAssertEqual(session.state.stack.first?.step, "password")
+        XCTAssertEqual(try session.state.stack.first?.state.decode(AuthFlow.State.self), .verifyPassword(userID: "olga"))
         session.lastSeenAt += 1
         XCTAssertTrue(try store.updateSession(session, expectedVersion: session.version, consuming: nil))
         XCTAssertEqual(try store.sealedInventory(vault: both).current["sessions"], 1, "a write re-seals the state under the new key")

@@ -7,6 +7,7 @@ import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
 import XCTest
+import IDVTestSupport
 
 /// Seed 002: activation with IDV (workflow 0, challenge mode 8) over HTTP on loopback.
 final class WorkflowActivationTests: XCTestCase {
@@ -39,7 +40,7 @@ final class WorkflowActivationTests: XCTestCase {
         XCTAssertEqual(doc.responseData.documentInfo.documentType, "P")
         XCTAssertEqual(doc.responseData.documentPages.count, 1)
         XCTAssertEqual(Data(base64Encoded: try XCTUnwrap(doc.responseData.documentInfo.portraitImage)), try TestImages.obamaPassportPage())
-        XCTAssertTrue(doc.responseData.checksPerformed.contains { $0.checkName == "document_not_expired" && $0.result == .passed })
+        XCTAssertEqual(doc.responseData.checksPerformed.filter { $0.checkName == "Document not expired" }.map(\.result), [.passed])
 
         XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
         let selfie = try XCTUnwrap(try api.captureSelfie(try TestImages.obamaSelfie()).challenge)
@@ -178,7 +179,7 @@ final class WorkflowActivationTests: XCTestCase {
         let r = try XCTUnwrap(try api.scanDocument(try TestImages.expiredPassportPage()).challenge)
         let doc = try r.payload.decode(DocumentDetails.self)
         XCTAssertEqual(doc.responseData.overallStatus, .invalid)
-        XCTAssertEqual(doc.responseData.errors, ["Document expired"])
+        XCTAssertEqual(doc.responseData.errors, ["The document has expired (2015-01-01)."])
         XCTAssertEqual(r.status?.statusCode, 400)
         // "Confirming" an invalid document does not get past it: the server asks for a rescan.
         let again = try XCTUnwrap(try api.answer(["is_confirm": true]).challenge)
@@ -188,7 +189,8 @@ final class WorkflowActivationTests: XCTestCase {
         // Failed check digit → INVALID too; the user rejects it (recapture).
         let bad = try XCTUnwrap(try api.scanDocument(try TestImages.badCheckDigitPage()).challenge).payload.decode(DocumentDetails.self)
         XCTAssertEqual(bad.responseData.overallStatus, .invalid)
-        XCTAssertTrue(bad.responseData.errors.contains("MRZ check digit failed"))
+        XCTAssertTrue(bad.responseData.errors.contains("The MRZ did not check out: document_number check digit fails: expected 7, found '3'."),
+                      "\(bad.responseData.errors)")
         let rescan = try XCTUnwrap(try api.answer(["is_confirm": false]).challenge)
         XCTAssertEqual(rescan.name, "getIDVDocumentScanProcessStartConfirmation")
         XCTAssertEqual(rescan.attemptsLeft, 1)

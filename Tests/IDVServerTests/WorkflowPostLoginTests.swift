@@ -7,6 +7,7 @@ import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
 import XCTest
+import IDVTestSupport
 
 /// Seeds 000 (KYC), 003 (additional document scan), 001 (server biometric authentication) and
 /// 004 (template opt-in / opt-out) over HTTP on loopback.
@@ -122,7 +123,7 @@ final class WorkflowPostLoginTests: XCTestCase {
         try api.startFlow("idv.postlogin.kyc", ["reason": "KYC"])
         try api.scanDocument(try TestImages.obamaPassportPage())
         XCTAssertGreaterThan(try server.store.query("SELECT count(*) FROM idv_media").first?[0].int ?? 0, 0)
-        Thread.sleep(forTimeInterval: 2.2)
+        server.clock.advance(by: 2)
         let e = try XCTUnwrap(try api.answer(["is_confirm": true]).event)
         XCTAssertEqual(e.name, "onIDVActivatedCustomerKYCResponse")
         XCTAssertEqual(e.error.longErrorCode, 1019)
@@ -149,8 +150,9 @@ final class WorkflowPostLoginTests: XCTestCase {
         XCTAssertTrue(rows.allSatisfy { $0[2].int != nil })
         // Sealed: the JPEG magic of the portrait is not in the stored bytes.
         if case let .blob(b) = rows.first(where: { $0[0].text == "portrait" })![1] { XCTAssertFalse(b.starts(with: [0xFF, 0xD8])) } else { XCTFail("no blob") }
-        Thread.sleep(forTimeInterval: 2.1)
-        XCTAssertEqual(try server.store.purgeExpiredMedia(now: Int(Date().timeIntervalSince1970)), 2)
+        XCTAssertEqual(try server.store.purgeExpiredMedia(now: server.clock.now()), 0, "kept for the retention")
+        server.clock.advance(by: 2)
+        XCTAssertEqual(try server.store.purgeExpiredMedia(now: server.clock.now()), 2)
     }
 
     // MARK: Seed 003 — additional document scan
@@ -175,7 +177,7 @@ final class WorkflowPostLoginTests: XCTestCase {
         let e2 = try XCTUnwrap(try api.scanDocument(try TestImages.expiredPassportPage()).event)
         let d2 = try e2.payload.decode(AdditionalDocumentScanDetails.self)
         XCTAssertEqual(d2.documentStatus.overallDocumentStatus, .error)
-        XCTAssertTrue(d2.documentStatus.errorList.contains("Document expired"))
+        XCTAssertTrue(d2.documentStatus.errorList.contains("The document has expired (2015-01-01)."), "\(d2.documentStatus.errorList)")
         XCTAssertEqual(e2.status.statusCode, 400)
         let scans = try server.store.documentScans(userID: "pia")
         XCTAssertEqual(scans.map(\.reason), ["Address proof", "Second ID"])
@@ -217,15 +219,7 @@ final class WorkflowPostLoginTests: XCTestCase {
     }
 
     /// Enrols a template for `api`'s user through the opt-in flow (password re-auth).
-    func optIn(_ api: API, frame: Data) throws -> WireEvent {
-        let pw = try XCTUnwrap(try api.startFlow("idv.postlogin.optin").challenge)
-        XCTAssertEqual(pw.name, "getPassword")
-        XCTAssertEqual(pw.challengeMode, 6)
-        XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
-        let fc = try XCTUnwrap(try api.captureSelfie(frame).challenge)
-        XCTAssertEqual(fc.name, "onIDVOptInCapturedFrameConfirmation")
-        return try XCTUnwrap(try api.answer(["status": 0]).event)
-    }
+    func optIn(_ api: API, frame: Data) throws -> WireEvent { try api.optIn(frame: frame) }
 
     func testServerBiometricMatchedNotMatchedLivenessFailedCancelAndLockout() throws {
         let server = try WorkflowServer(["idv.biometric_attempts": "3"])

@@ -7,6 +7,7 @@ import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
 import XCTest
+import IDVTestSupport
 
 /// Real images through the real analysers: a real `idvd serve` process (FaceKit SelfieAnalyzer,
 /// dlib models) on loopback for the selfie flows (opt-in, server biometric authentication, opt-out,
@@ -146,10 +147,10 @@ struct PortraitDocumentDouble: DocumentVerifying {
     let portrait: Data
     func read(pages: [Data]) throws -> DocumentVerification {
         guard let p = pages.first, p.starts(with: [0xFF, 0xD8]) else { throw IDVError(.invalidImage) }
-        return DocumentVerification(
-            fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "HILL", givenNames: "KATIE", documentNumber: "L898902C3",
-                                   dateOfExpiry: "2035-01-01"),
-            checks: [], overallStatus: .valid, mrzCheckDigitsValid: true, portraitJPEG: portrait, pageImages: [p])
+        var v = ReaderEvidence.passport(DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "HILL", givenNames: "KATIE",
+                                                       documentNumber: "L898902C3", dateOfExpiry: "2035-01-01"), page: p)
+        v.portraitJPEG = portrait
+        return v
     }
 }
 

@@ -6,111 +6,13 @@ import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
+import IDVTestSupport
 import XCTest
 
-// Support for the workflow tests: real images from ../shared/testdata, TEST DOUBLES of the two
-// analyser protocols (they do not analyse: they recognise the shared test images by SHA-256 and
-// return scripted raw scores, so every state-machine transition can be driven deterministically),
-// and an in-process `IDVServerApp` on a loopback port (real HTTP, real SQLite, real vault). The
-// in-process server keeps the doubles out of the shipped `idvd` binary.
-
-enum TestImages {
-    static let testdata = IDVDBinary.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/testdata")
-
-    static func load(_ rel: String) throws -> Data {
-        let url = testdata.appendingPathComponent(rel)
-        guard let d = FileManager.default.contents(atPath: url.path) else {
-            throw XCTSkip("test image \(rel) not found under \(testdata.path) (../shared/testdata absent)")
-        }
-        return d
-    }
-
-    static func obamaPassportPage() throws -> Data { try load("faces/obama.jpg") }
-    static func expiredPassportPage() throws -> Data { try load("faces/obama3.jpg") }
-    static func badCheckDigitPage() throws -> Data { try load("faces/obama_small.jpg") }
-    static func noDocumentPage() throws -> Data { try load("faces/two_people.jpg") }
-    static func obamaSelfie() throws -> Data { try load("faces/obama2.jpg") }
-    static func obamaSelfie2() throws -> Data { try load("faces/obama-480p.jpg") }
-    static func wrongPersonSelfie() throws -> Data { try load("faces/biden.jpg") }
-    /// A printed photo held to the camera (ISO/IEC 30107-3 print attack), Silent-Face-Anti-Spoofing.
-    static func printAttack() throws -> Data { try load("liveness/attacks/stills/image_F1.jpg") }
-}
-
-/// TEST DOUBLE of ``DocumentVerifying``: scripted reports for known shared test images.
-struct TestDoubleDocumentVerifier: DocumentVerifying {
-    let scripts: [String: DocumentVerification]
-
-    static func key(_ d: Data) -> String { Crypto.hex(Crypto.sha256(Array(d))) }
-
-    init() throws {
-        func report(_ page: Data, surname: String, given: String, number: String, expiry: String, mrzValid: Bool) -> DocumentVerification {
-            let checks = [
-                DocumentCheckOutcome(name: "mrz_check_digit_document_number", category: "mrz", result: mrzValid ? .passed : .failed),
-                DocumentCheckOutcome(name: "mrz_composite_check_digit", category: "mrz", result: mrzValid ? .passed : .failed),
-                DocumentCheckOutcome(name: "portrait_present", category: "image", result: .passed),
-            ]
-            return DocumentVerification(
-                fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "USA", surname: surname, givenNames: given,
-                                       documentNumber: number, nationality: "USA", dateOfBirth: "1961-08-04", sex: "M", dateOfExpiry: expiry),
-                checks: checks, overallStatus: mrzValid ? .valid : .invalid, mrzCheckDigitsValid: mrzValid,
-                errors: mrzValid ? [] : ["MRZ check digit failed"], portraitJPEG: page, pageImages: [page])
-        }
-        var s: [String: DocumentVerification] = [:]
-        let ok = try TestImages.obamaPassportPage()
-        s[Self.key(ok)] = report(ok, surname: "OBAMA", given: "BARACK", number: "P1234567", expiry: "2035-01-01", mrzValid: true)
-        let expired = try TestImages.expiredPassportPage()
-        s[Self.key(expired)] = report(expired, surname: "OBAMA", given: "BARACK", number: "P7654321", expiry: "2015-01-01", mrzValid: true)
-        let bad = try TestImages.badCheckDigitPage()
-        s[Self.key(bad)] = report(bad, surname: "OBAMA", given: "BARACK", number: "P1111111", expiry: "2035-01-01", mrzValid: false)
-        scripts = s
-    }
-
-    func read(pages: [Data]) throws -> DocumentVerification {
-        guard let first = pages.first, first.starts(with: [0xFF, 0xD8]) || first.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {
-            throw IDVError(.invalidImage)
-        }
-        guard let r = scripts[Self.key(first)] else { throw IDVError(.noDocumentFound) }
-        return r
-    }
-}
-
-/// TEST DOUBLE of ``SelfieVerifying``: knows who is on each shared test image and whether the
-/// capture is live; builds a 128-d one-hot "descriptor" per person so templates round-trip.
-struct TestDoubleSelfieVerifier: SelfieVerifying {
-    /// sha → (person index, live)
-    let people: [String: (Int, Bool)]
-
-    init() throws {
-        var p: [String: (Int, Bool)] = [:]
-        for d in [try TestImages.obamaPassportPage(), try TestImages.obamaSelfie(), try TestImages.obamaSelfie2(),
-                  try TestImages.expiredPassportPage(), try TestImages.badCheckDigitPage()] { p[TestDoubleDocumentVerifier.key(d)] = (1, true) }
-        p[TestDoubleDocumentVerifier.key(try TestImages.wrongPersonSelfie())] = (2, true)
-        p[TestDoubleDocumentVerifier.key(try TestImages.printAttack())] = (3, false)
-        people = p
-    }
-
-    static func descriptor(_ person: Int) -> [Float] { (0..<128).map { $0 == person ? 1 : 0 } }
-
-    /// A challenge with a fresh random nonce (the double judges no actions).
-    func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
-        LivenessChallenge(nonce: Crypto.randomID(), actions: ["TURN_LEFT", "BLINK"], durationSeconds: Double(durationSeconds),
-                          deadlineSeconds: deadlineSeconds, expiresAt: now + deadlineSeconds)
-    }
-
-    func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification {
-        guard let f = frames.first, f.starts(with: [0xFF, 0xD8]) || f.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { throw IDVError(.invalidImage) }
-        guard let (person, live) = people[TestDoubleDocumentVerifier.key(f)] else { throw IDVError(.noFaceFound) }
-        let other: Int?
-        switch reference {
-        case let .portrait(p): other = people[TestDoubleDocumentVerifier.key(p)]?.0
-        case let .template(t): other = t.firstIndex(of: 1)
-        case .none: other = nil
-        }
-        let distance: Double? = reference == .none ? nil : (other == person ? 0.35 : 0.95)
-        return SelfieVerification(faceMatchScore: distance.map { 1 - $0 / 1.2 }, distance: distance, livenessScore: live ? 91 : 12,
-                                  reasons: live ? [] : ["print_attack"], bestFrameJPEG: f, embedding: Self.descriptor(person), model: "test-double")
-    }
-}
+// Support for the workflow tests: an in-process `IDVServerApp` on a loopback port (real HTTP, real
+// SQLite, real vault) over the TEST DOUBLES of IDVTestSupport (real images from ../shared/testdata,
+// scripted evidence in the real readers' shape). The in-process server keeps the doubles out of the
+// shipped `idvd` binary.
 
 /// An in-process server with the IDV flows over the test doubles, on a free loopback port.
 final class WorkflowServer {
@@ -120,8 +22,12 @@ final class WorkflowServer {
     let vault: TemplateVault
     let app: IDVServerApp
     let port: Int
+    /// The engine's clock: starts at the wall clock; tests advance it instead of sleeping (unless
+    /// the server was made with `wallClock`, for tests that mix in other processes' clocks).
+    let clock = ManualClock()
 
-    init(_ settings: [String: String] = [:], selfies: (any SelfieVerifying)? = nil, documents: (any DocumentVerifying)? = nil) throws {
+    init(_ settings: [String: String] = [:], selfies: (any SelfieVerifying)? = nil, documents: (any DocumentVerifying)? = nil,
+         wallClock: Bool = false) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-wf-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var o = ServerProcess.testSettings.merging(["db.path": dir.appendingPathComponent("idvd.sqlite").path, "listen.port": "0",
@@ -132,7 +38,8 @@ final class WorkflowServer {
         vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
         let services = IDVServices(documents: try documents ?? TestDoubleDocumentVerifier(), selfies: try selfies ?? TestDoubleSelfieVerifier(),
                                    vault: vault, policy: config.workflow)
-        app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium())
+        app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium(),
+                           clock: wallClock ? SystemClock() : clock)
         port = try app.start()
     }
 
@@ -202,5 +109,18 @@ extension API {
         let s = try answer(["is_confirm": true, "use_back_camera": false])
         XCTAssertEqual(s.challenge?.name, "uploadIDVSelfieFrames", "\(String(describing: s.error))")
         return try uploadFrames([frame, frame])
+    }
+}
+
+extension API {
+    /// Enrols a template for this session's user through the opt-in flow (password re-auth).
+    func optIn(frame: Data) throws -> WireEvent {
+        let pw = try XCTUnwrap(try startFlow("idv.postlogin.optin").challenge)
+        XCTAssertEqual(pw.name, "getPassword")
+        XCTAssertEqual(pw.challengeMode, 6)
+        XCTAssertEqual(try answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
+        let fc = try XCTUnwrap(try captureSelfie(frame).challenge)
+        XCTAssertEqual(fc.name, "onIDVOptInCapturedFrameConfirmation")
+        return try XCTUnwrap(try answer(["status": 0]).event)
     }
 }

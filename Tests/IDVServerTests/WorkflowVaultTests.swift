@@ -8,6 +8,7 @@ import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
 import XCTest
+import IDVTestSupport
 
 /// Template vault (XChaCha20-Poly1305), key file, settings and the verdict/document policy.
 final class WorkflowVaultTests: XCTestCase {
@@ -123,45 +124,75 @@ final class WorkflowVaultTests: XCTestCase {
 
     func testVerdictAndDocumentPolicy() throws {
         var p = WorkflowPolicy()
-        func v(_ d: Double?, _ live: Int) -> SelfieVerification {
-            SelfieVerification(faceMatchScore: nil, distance: d, livenessScore: live, bestFrameJPEG: nil, embedding: [])
+        func v(_ d: Double?, _ live: Int) -> SelfieEvidence {
+            SelfieEvidence(livenessScore: live, match: d.map { FaceMatchEvidence(distance: $0, score: 0.5) }, frameCount: 2,
+                           trackedFrameCount: 2, framesPerSecond: 10, bestFrameJPEG: nil, embedding: [])
         }
+        func verdict(_ e: SelfieEvidence, _ r: MatchReference) -> BiometricVerdict { p.judge(e, reference: r, challenge: nil, now: 0).verdict }
         // One source of truth: the server's default is FaceKit's LFW-calibrated threshold (0.55).
         XCTAssertEqual(p.faceMatchMaxDistance, FaceMatchPolicy.lfwCalibratedThreshold)
+        XCTAssertEqual(WorkflowPolicy.lfwCalibratedMaxDistance, FaceMatchPolicy.lfwCalibratedThreshold)
         XCTAssertEqual(p.faceMatchMaxDistance, 0.55)
-        XCTAssertEqual(p.verdict(v(0.55, 50), reference: .template([])), .matched)
-        XCTAssertEqual(p.verdict(v(0.58, 99), reference: .template([])), .notMatched)
-        XCTAssertEqual(p.verdict(v(0.1, 49), reference: .template([])), .livenessFailed)
-        XCTAssertEqual(p.verdict(v(nil, 80), reference: .none), .matched)
-        XCTAssertEqual(p.verdict(v(nil, 80), reference: .portrait(Data())), .notMatched)
+        XCTAssertEqual(verdict(v(0.55, 50), .template([])), .matched)
+        XCTAssertEqual(verdict(v(0.58, 99), .template([])), .notMatched)
+        XCTAssertEqual(verdict(v(0.1, 49), .template([])), .livenessFailed)
+        XCTAssertEqual(verdict(v(nil, 80), .none), .matched)
+        XCTAssertEqual(verdict(v(nil, 80), .portrait(Data())), .notMatched)
+        XCTAssertEqual(p.judge(v(nil, 80), reference: .portrait(Data()), challenge: nil, now: 0).reason, .noComparison)
         p.faceMatchMaxDistance = 0.5
-        XCTAssertEqual(p.verdict(v(0.55, 90), reference: .template([])), .notMatched)
+        XCTAssertEqual(verdict(v(0.55, 90), .template([])), .notMatched)
+        // An issued challenge the evidence does not name, or one past its deadline: LIVENESS_FAILED, score 0.
+        let c = LivenessChallenge(nonce: "ab", actions: ["BLINK"], durationSeconds: 6, deadlineSeconds: 60, expiresAt: 100)
+        let unevaluated = p.judge(v(0.3, 90), reference: .template([]), challenge: c, now: 50)
+        XCTAssertEqual(unevaluated.verdict, .livenessFailed)
+        XCTAssertEqual(unevaluated.reason, .challengeNotEvaluated)
+        XCTAssertEqual(unevaluated.livenessScore, 0)
+        XCTAssertEqual(unevaluated.cues, [.challengeNotEvaluated])
+        var named = v(0.3, 90)
+        named.challengeNonce = "ab"
+        XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 100).verdict, .matched)
+        XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 101).reason, .challengeExpired)
+        XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 101).resultCriteria, "LIVENESS")
 
         let doc = DocumentVerification(fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "ERIKSSON",
                                                               givenNames: "ANNA MARIA", documentNumber: "L898902C3", dateOfExpiry: "2026-11-28"),
-                                       checks: [], overallStatus: .valid, mrzCheckDigitsValid: true, portraitJPEG: nil, pageImages: [])
+                                       checks: [], mrzValid: true, mrzCheckDigitsValid: true, portraitJPEG: nil, pageImages: [])
+        func sentences(_ r: [DocumentReason]) -> [String] { r.map(DocumentWording.sentence) }
         XCTAssertEqual(p.judge(doc, today: "2026-11-28", needsPortrait: false).status, .valid)
         let expired = p.judge(doc, today: "2026-11-29", needsPortrait: false)
         XCTAssertEqual(expired.status, .invalid)
-        XCTAssertEqual(expired.errors, ["Document expired"])
-        XCTAssertEqual(p.judge(doc, today: "2026-11-28", needsPortrait: true).errors, ["No portrait found"])
+        XCTAssertEqual(expired.errors, [.expired])
+        XCTAssertEqual(sentences(expired.errors), ["Document expired"])
+        XCTAssertEqual(sentences(p.judge(doc, today: "2026-11-28", needsPortrait: true).errors), ["No portrait found"])
         var bad = doc
         bad.mrzCheckDigitsValid = false
-        XCTAssertEqual(p.judge(bad, today: "2026-01-01", needsPortrait: false).errors, ["MRZ check digit failed"])
+        XCTAssertEqual(sentences(p.judge(bad, today: "2026-01-01", needsPortrait: false).errors), ["MRZ check digit failed"])
+        // A check digit the reader showed failing is not reported twice.
+        bad.checks = [CheckOutcome(.mrzCheckDigitDocumentNumber, .failed)]
+        bad.findings = [.mrzError(detail: "document_number check digit fails: expected 7, found '3'")]
+        XCTAssertEqual(sentences(p.judge(bad, today: "2026-01-01", needsPortrait: false).errors),
+                       ["The MRZ did not check out: document_number check digit fails: expected 7, found '3'."])
+        bad.checks = []
+        bad.findings = []
         p.rejectFailedCheckDigits = false
         p.rejectExpiredDocuments = false
         XCTAssertEqual(p.judge(bad, today: "2030-01-01", needsPortrait: false).status, .valid)
         var warn = doc
-        warn.warnings = ["Low MRZ confidence"]
+        warn.findings = [.blurredMRZ]
         XCTAssertEqual(p.judge(warn, today: "2026-01-01", needsPortrait: false).status, .warning)
-        // The reader's WARNING (e.g. a K the check digit cannot tell from '<') is never upgraded to
-        // VALID, and the seed 002 shape says WARNING with the reader's sentences.
+        var failedQuality = doc
+        failedQuality.checks = [CheckOutcome(.noGlareOnMRZ, .failed, .saturatedFraction(0.2))]
+        XCTAssertEqual(p.judge(failedQuality, today: "2026-01-01", needsPortrait: false).status, .warning)
+        var failedMRZ = doc
+        failedMRZ.checks = [CheckOutcome(.mrzReadable, .failed, .unclearCharacters(2))]
+        XCTAssertEqual(p.judge(failedMRZ, today: "2026-01-01", needsPortrait: false).status, .invalid)
+        // The reader's twin doubt (a K the check digit cannot tell from '<') is never upgraded to
+        // VALID, and the seed 002 shape says WARNING with the wording table's sentence.
         var readerWarned = doc
-        readerWarned.overallStatus = .warning
-        readerWarned.warnings = ["The document number holds 'K' (MRZ line 2, position 9), which could also be '<'."]
+        readerWarned.findings = [.checkDigitTwin(field: "document number", read: "K", other: "<", line: 2, column: 9)]
         let judged = p.judge(readerWarned, today: "2026-01-01", needsPortrait: false)
         XCTAssertEqual(judged.status, .warning)
-        XCTAssertEqual(judged.warnings, readerWarned.warnings)
+        XCTAssertEqual(sentences(judged.warnings), ["The document number holds 'K' (MRZ line 2, position 9), which could also be '<': the check digit cannot tell them apart. Compare it with the printed page."])
         let details = try JSONValue(encoding: IDVReports.documentDetails(readerWarned, judged: judged))
         XCTAssertEqual(details["response_data"]?["overall_status"]?.stringValue, "WARNING", "\(details)")
     }

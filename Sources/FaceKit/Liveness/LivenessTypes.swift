@@ -178,10 +178,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// Mouth aspect ratio for `openMouth`. Default 0.35.
     public var openMouthRatio: Double
 
-    // MARK: Matching
-    /// Largest descriptor distance judged the same person (`SelfieAnalyzer.verify`). Default
-    /// `SelfieMatching.defaultDistanceThreshold`.
-    public var matchDistanceThreshold: Double
+    // MARK: Best frame
     /// JPEG quality of `bestFrameJPEG`. Default 85.
     public var bestFrameJPEGQuality: Int
 
@@ -194,7 +191,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
                 mouthActionLevel: Double = 0.10, eyeActionLevel: Double = 0.30,
                 identitySamples: Int = 3, identityDistanceThreshold: Double = 0.6,
                 turnDegrees: Double = 15, openMouthRatio: Double = 0.35,
-                matchDistanceThreshold: Double = SelfieMatching.defaultDistanceThreshold, bestFrameJPEGQuality: Int = 85) {
+                bestFrameJPEGQuality: Int = 85) {
         self.mode = mode
         self.threshold = threshold
         self.frameRate = frameRate
@@ -216,7 +213,6 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
         self.identityDistanceThreshold = identityDistanceThreshold
         self.turnDegrees = turnDegrees
         self.openMouthRatio = openMouthRatio
-        self.matchDistanceThreshold = matchDistanceThreshold
         self.bestFrameJPEGQuality = bestFrameJPEGQuality
     }
 
@@ -245,7 +241,6 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
         try check(mouthActionLevel > 0 && mouthActionLevel.isFinite, "mouthActionLevel must be positive")
         try check(eyeActionLevel > 0 && eyeActionLevel.isFinite, "eyeActionLevel must be positive")
         try check(identitySamples >= 0, "identitySamples must not be negative")
-        try check(matchDistanceThreshold > 0 && matchDistanceThreshold.isFinite, "matchDistanceThreshold must be positive")
         try check((1...100).contains(bestFrameJPEGQuality), "bestFrameJPEGQuality must be 1…100")
     }
 }

@@ -4,7 +4,7 @@ import Imaging
 /// Selfie analysis on a short frame sequence (e.g. 2–4 s at 10–15 fps of JPEG frames from the
 /// selfie capture provider): per-frame face measurements, tracking of one face, liveness
 /// (presentation-attack detection, passive or active), the best frame (`autocapture_result`) and
-/// the face-match verdict against a document portrait or a stored template (`verify`).
+/// the comparison with a document portrait or a stored template (`verify`). Evidence only.
 ///
 /// Cost: one HOG detection plus 5- and 68-point landmarks per frame (frames detected at most
 /// `detectionMaxDimension` on their long side), and 128-d descriptors only for the best frame and
@@ -168,30 +168,18 @@ public struct SelfieAnalyzer: Sendable {
                               bestFrameEmbedding: bestEmbedding, frames: summaries)
     }
 
-    /// Liveness, then the 1:1 comparison of the best frame with `reference`.
+    /// Liveness, then the 1:1 comparison of the best frame with `reference`: evidence only (the
+    /// verdict is the server's policy's, IDVEngine `WorkflowPolicy`).
     ///
-    /// - Returns: `LIVENESS_FAILED` (result criteria `LIVENESS`) when the sequence is not live;
-    ///   else `MATCHED` / `NOT_MATCHED` (result criteria `FACE_MATCH`) by descriptor distance
-    ///   against `configuration.matchDistanceThreshold`.
+    /// - Returns: the liveness report and the descriptor distance (nil without a face in the frames).
     /// - Throws: `LivenessError.invalidReference`, `.referenceHasNoFace`, `.invalidTemplate` (checked
     ///   before the frames), and everything `analyze` throws.
     public func verify(frames: [Data], against reference: SelfieReference, challenge: ActiveChallenge? = nil,
-                       now: Date = Date()) throws -> SelfieVerdict {
+                       now: Date = Date()) throws -> SelfieComparison {
         let referenceEmbedding = try embedding(of: reference)
         let report = try analyze(frames: frames, challenge: challenge, now: now)
-        let threshold = configuration.matchDistanceThreshold
         let distance = report.bestFrameEmbedding.map { SelfieMatching.distance($0, referenceEmbedding) }
-        let score = distance.map { SelfieMatching.score(distance: $0) } ?? 0
-        let result: SelfieMatchResult
-        if !report.live {
-            result = .livenessFailed
-        } else if let distance, distance <= threshold {
-            result = .matched
-        } else {
-            result = .notMatched
-        }
-        return SelfieVerdict(result: result, resultCriteria: result == .livenessFailed ? "LIVENESS" : "FACE_MATCH",
-                             faceMatchScore: score, distance: distance, matchThreshold: threshold, liveness: report)
+        return SelfieComparison(faceMatchScore: distance.map { SelfieMatching.score(distance: $0) } ?? 0, distance: distance, liveness: report)
     }
 
     /// The 128-d descriptor of the reference (the largest face of a portrait, or a template as given).

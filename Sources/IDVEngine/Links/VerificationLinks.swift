@@ -172,7 +172,7 @@ extension FlowEngine {
               let link = try links.verificationLink(tokenHash: crypto.sha256Hex(token)) else {
             throw IDVError(.linkInvalid, "This verification link is not valid")
         }
-        let now = clock()
+        let now = clock.now()
         func refuse(_ reason: String, _ message: String) throws -> Never {
             try store.appendAudit(action: "link.refused", userID: link.userID, sessionID: nil,
                                   details: ["link_id": .string(link.linkID), "reason": .string(reason)], at: now)

@@ -7,36 +7,24 @@ import IDVCore
 enum IDVReports {
     static func b64(_ d: Data?) -> String? { d.map { $0.base64EncodedString() } }
 
-    static func checkResult(_ r: DocumentCheckOutcome.Result) -> DocumentCheckResult {
+    static func checkResult(_ r: CheckResult) -> DocumentCheckResult {
         switch r {
         case .passed: return .passed
         case .failed: return .failed
-        case .warning: return .warning
         case .notPerformed: return .notPerformed
         }
     }
 
-    static func scanStatus(_ r: DocumentCheckOutcome.Result) -> DocumentScanStatus {
+    static func scanStatus(_ r: CheckResult) -> DocumentScanStatus {
         switch r {
         case .passed: return .ok
         case .failed: return .error
-        case .warning: return .warning
         case .notPerformed: return .notDone
         }
     }
 
-    /// The checks reported: the reader's plus the policy's expiry check.
-    static func checks(_ doc: DocumentVerification, judged: (status: DocumentVerification.Status, errors: [String], warnings: [String])) -> [DocumentCheckOutcome] {
-        var c = doc.checks
-        if !c.contains(where: { $0.name == "document_not_expired" }), doc.fields.dateOfExpiry != nil {
-            c.append(DocumentCheckOutcome(name: "document_not_expired", category: "validity",
-                                          result: judged.errors.contains("Document expired") ? .failed : .passed))
-        }
-        return c
-    }
-
     /// Seed 002 §6.1: `getIDVConfirmDocumentDetails` payload.
-    static func documentDetails(_ doc: DocumentVerification, judged: (status: DocumentVerification.Status, errors: [String], warnings: [String])) -> DocumentDetails {
+    static func documentDetails(_ doc: DocumentVerification, judged: DocumentJudgement) -> DocumentDetails {
         let f = doc.fields
         let info = DocumentInfo(surname: f.surname, givenName: f.givenNames, dateOfBirth: f.dateOfBirth, documentNumber: f.documentNumber,
                                 expiryDate: f.dateOfExpiry, issuingCountry: f.issuingState, documentType: f.documentType,
@@ -45,13 +33,13 @@ enum IDVReports {
         let overall: DocumentOverallStatus = judged.status == .valid ? .valid : judged.status == .invalid ? .invalid : .other("WARNING")
         return DocumentDetails(responseData: DocumentDetailsResponse(
             documentInfo: info, documentPages: pages,
-            checksPerformed: checks(doc, judged: judged).map { DocumentCheck(checkName: $0.name, result: checkResult($0.result), category: $0.category) },
-            errors: judged.errors, warnings: judged.warnings, overallStatus: overall))
+            checksPerformed: judged.checks.map { DocumentCheck(checkName: DocumentWording.name($0.id), result: checkResult($0.result),
+                                                               category: DocumentWording.category($0.id)) },
+            errors: judged.errors.map(DocumentWording.sentence), warnings: judged.warnings.map(DocumentWording.sentence), overallStatus: overall))
     }
 
     /// Seed 003 §4: `onIDVAdditionalDocumentScan` payload. `withImages` false gives the stored form.
-    static func additionalScan(_ doc: DocumentVerification, judged: (status: DocumentVerification.Status, errors: [String], warnings: [String]),
-                               withImages: Bool) -> AdditionalDocumentScanDetails {
+    static func additionalScan(_ doc: DocumentVerification, judged: DocumentJudgement, withImages: Bool) -> AdditionalDocumentScanDetails {
         let f = doc.fields
         typealias L = AdditionalDocumentScanDetails.Label
         var identity: [String: JSONValue] = [
@@ -73,8 +61,10 @@ enum IDVReports {
             documentInfo: ScannedDocumentInfo(documentNumber: f.documentNumber, expiryDate: f.dateOfExpiry, issuingAuthority: f.issuingState,
                                               documentImages: images),
             documentStatus: DocumentScanStatusReport(
-                overallDocumentStatus: overall, errorList: judged.errors, warningList: judged.warnings,
-                checksPerformed: checks(doc, judged: judged).map { DocumentScanCheck(checkName: $0.name, checkStatus: scanStatus($0.result), checkCategory: $0.category) },
+                overallDocumentStatus: overall, errorList: judged.errors.map(DocumentWording.sentence),
+                warningList: judged.warnings.map(DocumentWording.sentence),
+                checksPerformed: judged.checks.map { DocumentScanCheck(checkName: DocumentWording.name($0.id), checkStatus: scanStatus($0.result),
+                                                                       checkCategory: DocumentWording.category($0.id)) },
                 isNFCDocument: false))
     }
 

@@ -1,20 +1,11 @@
 import Foundation
 import IDVCore
+@_exported import IDVEvidence
 
-/// One check the document reader performed (ICAO 9303 check digits, expiry, portrait, …).
-public struct DocumentCheckOutcome: Sendable, Equatable {
-    public enum Result: String, Sendable, Equatable { case passed = "PASSED", failed = "FAILED", warning = "WARNING", notPerformed = "NOT_PERFORMED" }
-    /// e.g. `mrz_check_digit_document_number`, `mrz_composite_check_digit`, `portrait_present`.
-    public var name: String
-    /// e.g. `mrz`, `validity`, `image`.
-    public var category: String
-    public var result: Result
-    public init(name: String, category: String, result: Result) {
-        self.name = name
-        self.category = category
-        self.result = result
-    }
-}
+// The engine's side of the readers: the evidence they hand over (IDVEvidence types and the two
+// reports below) and the analyser protocols the composition root fills (IDVReaders: FaceKit and
+// DocumentReader; test doubles in IDVTestSupport). Evidence only: the verdicts are
+// `WorkflowPolicy`'s (Judgement.swift).
 
 /// The identity fields read from a document (ICAO 9303 MRZ field names). Dates are ISO 8601
 /// `YYYY-MM-DD` (century resolved by the reader).
@@ -47,36 +38,40 @@ public struct DocumentFields: Sendable, Equatable {
     }
 }
 
-/// What a document reader returns for the uploaded pages: one internal report from which the
-/// server builds both seed shapes (seed 002 `DocumentDetails`, seed 003 `AdditionalDocumentScanDetails`).
+/// What a document reader returns for the uploaded pages: the fields read and the evidence —
+/// checks with what they measured, findings — from which the policy judges and one internal report
+/// builds both seed shapes (seed 002 `DocumentDetails`, seed 003 `AdditionalDocumentScanDetails`).
 public struct DocumentVerification: Sendable, Equatable {
-    public enum Status: String, Sendable, Equatable { case valid = "VALID", invalid = "INVALID", warning = "WARNING" }
     public var fields: DocumentFields
-    public var checks: [DocumentCheckOutcome]
-    /// The reader's own overall verdict; the server's document policy may make it stricter.
-    public var overallStatus: Status
+    /// Every check the reader performed (IDVEvidence ``CheckOutcome``).
+    public var checks: [CheckOutcome]
+    /// What the reader found that a person should hear about, in the order found.
+    public var findings: [DocumentFinding]
+    /// True when the MRZ parser accepted the MRZ: a known format, every check digit holding, every
+    /// field well-formed (ICAO 9303-3 §4).
+    public var mrzValid: Bool
     /// True when every MRZ check digit (and the composite) verified (ICAO 9303-3 §4.9).
     public var mrzCheckDigitsValid: Bool
-    public var errors: [String]
-    public var warnings: [String]
     /// The portrait cropped from the data page, JPEG; nil when none was found.
     public var portraitJPEG: Data?
     /// The page images as read (JPEG or PNG), index = page index.
     public var pageImages: [Data]
-    public init(fields: DocumentFields, checks: [DocumentCheckOutcome], overallStatus: Status, mrzCheckDigitsValid: Bool,
-                errors: [String] = [], warnings: [String] = [], portraitJPEG: Data?, pageImages: [Data]) {
+    public init(fields: DocumentFields, checks: [CheckOutcome], findings: [DocumentFinding] = [], mrzValid: Bool,
+                mrzCheckDigitsValid: Bool, portraitJPEG: Data?, pageImages: [Data]) {
         self.fields = fields
         self.checks = checks
-        self.overallStatus = overallStatus
+        self.findings = findings
+        self.mrzValid = mrzValid
         self.mrzCheckDigitsValid = mrzCheckDigitsValid
-        self.errors = errors
-        self.warnings = warnings
         self.portraitJPEG = portraitJPEG
         self.pageImages = pageImages
     }
+
+    /// The outcome of check `id`, if the reader performed it.
+    public func check(_ id: DocumentCheckID) -> CheckOutcome? { checks.first { $0.id == id } }
 }
 
-/// Reads identity documents. Production adapter: over `DocumentReader` (image → MRZ → report).
+/// Reads identity documents. Production adapter: over `DocumentReader` (image → MRZ → evidence).
 ///
 /// Errors: throw ``IDVError`` with `.invalidImage` (1008) for bytes that are not a decodable
 /// JPEG/PNG, `.imageTooLarge` (1009), `.noDocumentFound` (1031) when no MRZ is found. The flow
@@ -87,7 +82,7 @@ public protocol DocumentVerifying: Sendable {
 }
 
 /// What a selfie is compared with.
-public enum SelfieReference: Sendable, Equatable {
+public enum MatchReference: Sendable, Equatable {
     /// The confirmed document's portrait (JPEG/PNG).
     case portrait(Data)
     /// A stored face descriptor (e.g. 128-d dlib ResNet embedding).
@@ -96,62 +91,22 @@ public enum SelfieReference: Sendable, Equatable {
     case none
 }
 
-/// What a selfie analyser returns for a frame sequence: raw scores; the verdict is the server's
-/// (``WorkflowPolicy``).
-public struct SelfieVerification: Sendable, Equatable {
-    /// Face-match score 0–1 (higher is more similar); nil with reference `.none`.
-    public var faceMatchScore: Double?
-    /// Euclidean descriptor distance to the reference; nil with reference `.none`.
-    public var distance: Double?
-    /// Liveness score, integer 0–100 (ISO/IEC 30107-3 PAD: higher = more likely bona fide).
-    public var livenessScore: Int
-    /// Machine-readable reasons (e.g. `no_blink`, `screen_replay`), no personal data.
-    public var reasons: [String]
-    /// The best frame, JPEG (shown back to the user; never stored beyond retention).
-    public var bestFrameJPEG: Data?
-    /// The face descriptor of the best frame (stored, sealed, as the template on consent).
-    public var embedding: [Float]
-    /// Descriptor model name recorded with a template.
-    public var model: String
-    /// The nonce of the active challenge the analyser evaluated (nil in passive analysis). The
-    /// flow requires it to equal the nonce it issued.
-    public var challengeNonce: String?
-    public init(faceMatchScore: Double?, distance: Double?, livenessScore: Int, reasons: [String] = [], bestFrameJPEG: Data?,
-                embedding: [Float], model: String = "dlib_face_recognition_resnet_model_v1", challengeNonce: String? = nil) {
-        self.challengeNonce = challengeNonce
-        self.faceMatchScore = faceMatchScore
-        self.distance = distance
-        self.livenessScore = livenessScore
-        self.reasons = reasons
-        self.bestFrameJPEG = bestFrameJPEG
-        self.embedding = embedding
-        self.model = model
-    }
-}
-
 /// Analyses a selfie frame sequence. Production adapter: over FaceKit's `SelfieAnalyzer`.
 ///
 /// Errors: ``IDVError`` `.invalidImage` (1008), `.imageTooLarge` (1009), `.noFaceFound` (1032)
 /// — counted as an attempt and asked again; anything else is an internal error.
 public protocol SelfieVerifying: Sendable {
-    func verify(frames: [Data], against reference: SelfieReference) throws -> SelfieVerification
-    /// As above, judging liveness against a server-issued active challenge when `challenge` is
-    /// set (`idv.liveness_mode = active`): the challenged actions, in order, within its duration,
-    /// before its deadline. Default: passive analysis when `challenge` is nil; an analyser without
-    /// active liveness refuses a challenge with 1030 rather than ignore it.
-    func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification
+    /// The evidence of `frames` (JPEG/PNG each, in capture order) played at `framesPerSecond`
+    /// (the client's `fps`; nil: the analyser's default), compared with `reference`, and — when
+    /// `challenge` is set (`idv.liveness_mode = active`) — judged for the challenged actions, in
+    /// order, within its duration. An analyser without active liveness refuses a challenge with
+    /// 1030 rather than ignore it.
+    func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
+                 challenge: LivenessChallenge?) throws -> SelfieEvidence
     /// A fresh active liveness challenge of actions this analyser can judge, issued at `now` (Unix
     /// seconds) with `durationSeconds` of sequence time, due `deadlineSeconds` later (FaceKit: one head
     /// turn and one of blink / open mouth, in random order, with a 128-bit random nonce).
     func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge
-}
-
-extension SelfieVerifying {
-
-    public func verify(frames: [Data], against reference: SelfieReference, challenge: LivenessChallenge?) throws -> SelfieVerification {
-        guard challenge == nil else { throw IDVError(.internalError, "this selfie analyser cannot judge an active liveness challenge") }
-        return try verify(frames: frames, against: reference)
-    }
 }
 
 /// A server-issued active liveness challenge (ISO/IEC 30107-3 challenge-response PAD), kept in the
@@ -197,33 +152,3 @@ public struct IDVServices: Sendable {
     }
 }
 
-extension WorkflowPolicy {
-    /// The server's verdict from raw selfie scores (see the type's documentation).
-    public func verdict(_ v: SelfieVerification, reference: SelfieReference) -> BiometricVerdict {
-        if v.livenessScore < livenessThreshold { return .livenessFailed }
-        if case .none = reference { return .matched }
-        guard let d = v.distance else { return .notMatched }
-        return d <= faceMatchMaxDistance ? .matched : .notMatched
-    }
-
-    /// The server's document verdict: the reader's status made stricter by the document policy.
-    /// Returns the status with the errors and warnings to report (codes and fixed texts only).
-    public func judge(_ doc: DocumentVerification, today: String, needsPortrait: Bool) -> (status: DocumentVerification.Status, errors: [String], warnings: [String]) {
-        var errors = doc.errors
-        let warnings = doc.warnings
-        // The policy's own findings, unless the reader already reported them in its words.
-        func reported(_ words: String) -> Bool { errors.contains { $0.lowercased().contains(words) } }
-        if rejectExpiredDocuments, let exp = doc.fields.dateOfExpiry, exp < today, !reported("expired") {
-            errors.append("Document expired")
-        }
-        if rejectFailedCheckDigits, !doc.mrzCheckDigitsValid, !reported("check digit") {
-            errors.append("MRZ check digit failed")
-        }
-        if requirePortrait, needsPortrait, doc.portraitJPEG == nil, !reported("portrait") {
-            errors.append("No portrait found")
-        }
-        if !errors.isEmpty || doc.overallStatus == .invalid { return (.invalid, errors, warnings) }
-        if !warnings.isEmpty || doc.overallStatus == .warning { return (.warning, errors, warnings) }
-        return (.valid, errors, warnings)
-    }
-}

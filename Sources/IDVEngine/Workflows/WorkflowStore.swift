@@ -24,7 +24,7 @@ public struct BiometricTemplateRecord: Sendable, Equatable {
 public struct ConsentRecord: Sendable, Equatable, Codable {
     public var consentID: String
     public var userID: String
-    /// `biometric_template`.
+    /// `biometric_template` (``ConsentRecord/biometricTemplate``).
     public var kind: String
     public var granted: Bool
     public var sessionID: String?
@@ -33,6 +33,9 @@ public struct ConsentRecord: Sendable, Equatable, Codable {
     public var idvWorkflow: Int?
     public var textVersion: String
     public var recordedAt: Int
+
+    /// The consent kind of a biometric template.
+    public static let biometricTemplate = "biometric_template"
 
     enum CodingKeys: String, CodingKey {
         case consentID = "consent_id", userID = "user_id", kind, granted, sessionID = "session_id", runID = "run_id", flow
@@ -62,7 +65,7 @@ public struct DocumentScanRecord: Sendable, Equatable {
     public var runID: String?
     public var idvWorkflow: Int?
     public var reason: String
-    /// `VALID` / `INVALID` / `WARNING`.
+    /// `VALID` / `INVALID` / `WARNING` (``DocumentStatus``).
     public var overallStatus: String
     /// The sealed document report (seed 003 JSON without page images), associated data `scan:<scan_id>`.
     public var sealedReport: SealedBox?
@@ -87,6 +90,7 @@ public struct DocumentScanRecord: Sendable, Equatable {
 public struct MediaRecord: Sendable, Equatable {
     public var mediaID: String
     public var runID: String
+    /// ``MediaKind`` raw value.
     public var kind: String
     public var sealed: SealedBox
     public var createdAt: Int
@@ -122,7 +126,7 @@ public protocol WorkflowStore: Store {
     /// Deletes media whose retention ended; returns how many.
     @discardableResult func purgeExpiredMedia(now: Int) throws -> Int
     /// Outcomes of the user's ended runs of `flow` since `since`, newest first.
-    func flowOutcomes(userID: String, flow: String, since: Int) throws -> [String]
+    func flowOutcomes(userID: String, flow: String, since: Int) throws -> [FlowOutcome]
 
     // MARK: Key rotation (`idvd admin rekey`)
     /// How many stored boxes are sealed under `vault`'s current key, under one of its previous keys,

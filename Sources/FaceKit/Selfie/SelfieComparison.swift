@@ -8,13 +8,6 @@ public enum SelfieReference: Sendable, Hashable {
     case template([Float])
 }
 
-/// `biometric_result.display_text` (seed 002 §6.2).
-public enum SelfieMatchResult: String, Sendable, Codable, CaseIterable {
-    case matched = "MATCHED"
-    case notMatched = "NOT_MATCHED"
-    case livenessFailed = "LIVENESS_FAILED"
-}
-
 /// 1:1 comparison of 128-d dlib descriptors for the selfie step, in one place: FaceKit's
 /// `FaceMatchPolicy` / `FaceMatcher` (LFW-calibrated) underneath.
 public enum SelfieMatching {
@@ -35,25 +28,24 @@ public enum SelfieMatching {
     }
 }
 
-/// The selfie step's verdict (seed 002 §6.2 `response_data`): liveness, then face match.
-public struct SelfieVerdict: Sendable, Hashable {
-    public var result: SelfieMatchResult
-    /// `biometric_result.result_criteria`: `FACE_MATCH` when the match decided, `LIVENESS` when liveness failed.
-    public var resultCriteria: String
+/// The selfie step's evidence: liveness, then the comparison of the best frame with the reference.
+/// No verdict: MATCHED / NOT_MATCHED / LIVENESS_FAILED is the server's policy's (IDVEngine).
+public struct SelfieComparison: Sendable, Hashable {
     /// `face_matcher_response.score`, 0–1 (`SelfieMatching.score`); 0 without a face.
     public var faceMatchScore: Double
     /// Descriptor distance between the best frame and the reference; nil without a face.
     public var distance: Double?
-    /// The distance threshold used.
-    public var matchThreshold: Double
-    /// The liveness analysis behind the verdict.
+    /// The liveness analysis.
     public var liveness: LivenessReport
 
-    /// `MATCHED`, `NOT_MATCHED` or `LIVENESS_FAILED`.
-    public var displayText: String { result.rawValue }
+    public init(faceMatchScore: Double, distance: Double?, liveness: LivenessReport) {
+        self.faceMatchScore = faceMatchScore
+        self.distance = distance
+        self.liveness = liveness
+    }
+
     /// `liveness_result.score`, 0–100.
     public var livenessScore: Int { liveness.score }
-    public var live: Bool { liveness.live }
     public var reasons: [LivenessReason] { liveness.reasons }
     /// `autocapture_result.selfie_image` (JPEG).
     public var bestFrameJPEG: Data? { liveness.bestFrameJPEG }

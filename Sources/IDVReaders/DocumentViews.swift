@@ -1,5 +1,11 @@
+import DocumentReader
 import Foundation
+import IDVEngine
 import MRZ
+
+// The `idvd document read` views of a DocumentReader report: the seed shapes and the internal
+// report as JSON, with the policy's verdict and the wording table's sentences (the reader gives
+// neither).
 
 /// Seed 002 `getIDVConfirmDocumentDetails` payload (spec seed-002 §6.1; ARCHITECTURE.md §5):
 /// `{ "response_data": { document_info, document_pages, checks_performed, errors, warnings, overall_status } }`.
@@ -71,6 +77,15 @@ public struct Seed003DocumentScan: Codable, Sendable, Equatable {
 }
 
 extension DocumentReport {
+    /// The engine's evidence of this report (what ``DocumentReaderVerifier`` hands the flows).
+    public var evidence: DocumentVerification { DocumentReaderVerifier.evidence(of: self) }
+
+    /// The policy's judgement of this report on its own (no selfie step: no portrait required),
+    /// as of `today` (ISO 8601, UTC; default: the reading's reference date).
+    public func judged(by policy: WorkflowPolicy = WorkflowPolicy(), today: String? = nil) -> DocumentJudgement {
+        policy.judge(evidence, today: today ?? WorkflowPolicy.utcDay(Int(referenceDate.timeIntervalSince1970)), needsPortrait: false)
+    }
+
     static func documentType(_ f: MRZFields) -> String {
         switch f.documentType {
         case "passport": return "PASSPORT"
@@ -80,8 +95,8 @@ extension DocumentReport {
         }
     }
 
-    /// The seed 002 view of this report.
-    public var seed002: Seed002DocumentDetails {
+    /// The seed 002 view of this report, judged as `judged`.
+    public func seed002(_ judged: DocumentJudgement) -> Seed002DocumentDetails {
         let f = fields
         let info = Seed002DocumentDetails.DocumentInfo(
             surname: f.surname, given_name: f.givenNames,
@@ -92,12 +107,13 @@ extension DocumentReport {
         return Seed002DocumentDetails(response_data: .init(
             document_info: info,
             document_pages: pagesJPEG.enumerated().map { .init(page_index: $0.offset, image: $0.element.base64EncodedString()) },
-            checks_performed: checks.map { .init(check_name: $0.name, result: $0.result.rawValue) },
-            errors: errors, warnings: warnings, overall_status: overallStatus.rawValue))
+            checks_performed: judged.checks.map { .init(check_name: DocumentWording.name($0.id), result: $0.result.rawValue) },
+            errors: judged.errors.map(DocumentWording.sentence), warnings: judged.warnings.map(DocumentWording.sentence),
+            overall_status: judged.status.rawValue))
     }
 
-    /// The seed 003 view of this report.
-    public var seed003: Seed003DocumentScan {
+    /// The seed 003 view of this report, judged as `judged`.
+    public func seed003(_ judged: DocumentJudgement) -> Seed003DocumentScan {
         let f = fields
         var identity: [String: String] = [:]
         if !f.surname.isEmpty || !f.givenNames.isEmpty {
@@ -108,7 +124,7 @@ extension DocumentReport {
         if let d = f.birthDate { identity["Date of birth"] = d }
         if !f.sex.isEmpty { identity["Sex"] = f.sex }
         if !f.nationality.isEmpty { identity["Nationality"] = f.nationality }
-        let status: String = overallStatus == .valid ? "OK" : (overallStatus == .warning ? "WARNING" : "ERROR")
+        let status: String = judged.status == .valid ? "OK" : (judged.status == .warning ? "WARNING" : "ERROR")
         func word(_ r: CheckResult) -> String { r == .passed ? "OK" : (r == .failed ? "ERROR" : "NOT DONE") }
         return Seed003DocumentScan(
             version: "1", identity_data: identity,
@@ -117,19 +133,31 @@ extension DocumentReport {
                                  document_images: .init(front_page: pagesJPEG.first?.base64EncodedString(),
                                                         back_page: pagesJPEG.count > 1 ? pagesJPEG[1].base64EncodedString() : nil,
                                                         portrait_image: portraitJPEG?.base64EncodedString(), signature_image: nil)),
-            document_status: .init(overall_document_status: status, error_list: errors, warning_list: warnings,
-                                   checks_performed: checks.map { .init(check_name: $0.name, check_status: word($0.result), check_category: $0.category) },
+            document_status: .init(overall_document_status: status, error_list: judged.errors.map(DocumentWording.sentence),
+                                   warning_list: judged.warnings.map(DocumentWording.sentence),
+                                   checks_performed: judged.checks.map { .init(check_name: DocumentWording.name($0.id), check_status: word($0.result),
+                                                                              check_category: DocumentWording.category($0.id)) },
                                    is_nfc_document: false, nfc_scan_status: "NOT_PERFORMED",
                                    nfc_scan_status_reason: "Reading the chip is not supported yet."))
     }
 }
 
-/// The internal report as JSON (the `idvd document read` output). Images appear as byte counts
-/// unless `includeImages` is set, then as Base64.
+/// The internal report as JSON (the `idvd document read` output), judged as `judged`. Images
+/// appear as byte counts unless `includeImages` is set, then as Base64.
 public struct DocumentReportJSON: Encodable {
     let report: DocumentReport
+    let judged: DocumentJudgement
     let includeImages: Bool
-    public init(_ report: DocumentReport, includeImages: Bool = false) { self.report = report; self.includeImages = includeImages }
+    public init(_ report: DocumentReport, judged: DocumentJudgement, includeImages: Bool = false) {
+        self.report = report
+        self.judged = judged
+        self.includeImages = includeImages
+    }
+
+    /// One `checks_performed` entry: the wording table's name, category and sentence.
+    struct CheckOut: Encodable {
+        let name: String; let category: String; let result: CheckResult; let detail: String
+    }
 
     struct MRZOut: Encodable {
         let found: Bool; let page_index: Int?; let lines: [String]; let lines_corrected: [String]; let valid: Bool
@@ -150,10 +178,11 @@ public struct DocumentReportJSON: Encodable {
                             errors: m.result?.errors ?? [], warnings: m.result?.warnings ?? [],
                             doubtful_twins: m.doubtfulTwins), forKey: .mrz)
         try c.encode(report.fields, forKey: .fields)
-        try c.encode(report.checks, forKey: .checks_performed)
-        try c.encode(report.errors, forKey: .errors)
-        try c.encode(report.warnings, forKey: .warnings)
-        try c.encode(report.overallStatus, forKey: .overall_status)
+        try c.encode(judged.checks.map { CheckOut(name: DocumentWording.name($0.id), category: DocumentWording.category($0.id),
+                                                  result: $0.result, detail: DocumentWording.detail($0)) }, forKey: .checks_performed)
+        try c.encode(judged.errors.map(DocumentWording.sentence), forKey: .errors)
+        try c.encode(judged.warnings.map(DocumentWording.sentence), forKey: .warnings)
+        try c.encode(judged.status, forKey: .overall_status)
         try c.encode(Images(portrait_jpeg_bytes: report.portraitJPEG?.count, page_jpeg_bytes: report.pagesJPEG.map(\.count),
                             portrait_image: includeImages ? report.portraitJPEG?.base64EncodedString() : nil,
                             document_pages: includeImages ? report.pagesJPEG.map { $0.base64EncodedString() } : nil), forKey: .images)

@@ -1,0 +1,51 @@
+import Foundation
+import IDVCore
+
+/// An audit action name (the `audit_log.action` column): namespaced, e.g. `session.login`,
+/// `idv.selfie_verified`.
+public struct AuditAction: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// What kind of media a run keeps sealed in `idv_media` (associated data `media:<run_id>:<kind>`).
+public enum MediaKind: String, Codable, Sendable {
+    /// The document portrait cropped by the reader (JPEG): the reference of the selfie match.
+    case portrait
+    /// The document holder's display name (UTF-8): shown on the selfie confirmation.
+    case name
+    /// The best selfie frame's face descriptor (little-endian float32): the template on consent.
+    case embedding
+}
+
+/// A change a flow asks for. The engine applies a transition's effects in order, inside the
+/// answer's write transaction, together with the session compare-and-set: all or nothing.
+public enum Effect: Sendable, Equatable {
+    /// Appends an audit entry for the session (details: ids and codes only, never personal data).
+    /// `userID` nil: the session's user.
+    case audit(AuditAction, userID: String?, details: [String: JSONValue])
+    /// Associates the session with a user (known, not yet authenticated); nil clears it.
+    case setSessionUser(String?)
+    /// Marks the session logged in for the user, binds the session's device to the user if
+    /// unbound (and records its use), audits `session.login`.
+    case logIn(userID: String)
+    case saveUser(UserRecord)
+    case saveActivationCode(ActivationCodeRecord)
+    case saveDevice(DeviceRecord)
+    /// Seals `bytes` as media `id` of the current run.
+    case sealMedia(id: String, kind: MediaKind, bytes: [UInt8])
+    /// At the run's end: deletes its media now (`keepUntil` nil) or marks it to expire then.
+    case releaseMedia(keepUntil: Int?)
+    /// Stores the user's template from the sealed descriptor media `fromMedia` of this run
+    /// (replacing any previous template), under consent `consentID`.
+    case saveTemplate(userID: String, fromMedia: String, model: String, consentID: String)
+    /// Erases the user's template.
+    case deleteTemplate(userID: String)
+    case recordConsent(ConsentRecord)
+    /// Stores a document scan; `report` (the seed 003 JSON without images) is sealed to it.
+    case saveDocumentScan(DocumentScanRecord, report: Data)
+    /// Counts an outcome of `flow` that does not end its run (e.g. `locked`).
+    case countOutcome(flow: String, outcome: FlowOutcome)
+}

@@ -1,0 +1,590 @@
+import Foundation
+import IDVCore
+
+// The IDV flows, one type each, over the step components of IDVFlow.swift.
+
+extension IDVFlowSteps {
+    /// A component's result in this flow: asking in `place(local)`, or the run's end.
+    func lift<Local>(_ r: IDVRun, _ result: StepResult<Local>, _ effects: [Effect], facts: Facts, env: FlowEnv,
+                     _ place: (Local) -> Step) throws -> Transition<State> {
+        switch result {
+        case let .ask(local, spec): return .ask(IDVState(run: r, step: place(local)), spec, effects)
+        case let .end(e): return try endFor(r, e, facts: facts, env: env).after(effects)
+        case .next: throw IDVError(.internalError, "\(name): a finished step with nowhere to go")
+        }
+    }
+
+    /// Routes an ending to the flow's terminal shape.
+    func endFor(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        kind == .serverBiometric ? try endBiometric(r, e, facts: facts, env: env) : try end(r, e, facts: facts, env: env)
+    }
+
+    /// Writes the transaction's audit record, releases kept images, and finishes with the flow's event.
+    /// `templateExists` (opt-in/opt-out): whether the user has a template once this run's effects apply.
+    func end(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, payload: JSONValue? = nil, templateExists: Bool? = nil) throws -> Transition<State> {
+        let effects = closeTransaction(r, e, now: facts.now, runID: env.runID)
+        let info = auditInfo(r, now: facts.now, success: e.success)
+        let status = Self.status(e.statusCode, e.statusMessage)
+        var event: WireEvent?
+        switch kind {
+        case .activation:
+            event = nil
+        case .kyc:
+            event = WireEvent(name: WireName.onIDVActivatedCustomerKYCResponse, userID: r.userID, error: e.error, status: status,
+                              payload: try JSONValue(encoding: KYCResponse(userID: r.userID, status: status, error: e.error, idvAuditInfo: info)))
+        case .documentScan:
+            var p = payload ?? .emptyObject
+            if var o = p.objectValue { o["idv_audit_info"] = try JSONValue(encoding: info); o["reason"] = .string(r.reason); p = .object(o) }
+            event = WireEvent(name: WireName.onIDVAdditionalDocumentScan, userID: r.userID, error: e.error, status: status, payload: p)
+        case .templateStatus:
+            event = WireEvent(name: WireName.onIDVCheckUserBiometricTemplateStatus, userID: r.userID, error: e.error, status: status,
+                              payload: payload ?? .emptyObject)
+        case .optIn, .optOut:
+            let p = BiometricOptStatus(statusCode: e.statusCode, statusMessage: e.statusMessage, orchestrationUseCase: kind.useCase, userID: r.userID,
+                                       templateExists: templateExists ?? (facts.template != nil),
+                                       attemptsLeft: r.reauthAttempts > 0 ? reauthLeft(r) : nil, idvAuditInfo: info)
+            event = WireEvent(name: kind == .optIn ? WireName.onIDVBiometricOptInStatus : WireName.onIDVBiometricOptOutStatus,
+                              userID: r.userID, error: e.error, status: status, payload: try JSONValue(encoding: p))
+        case .serverBiometric:
+            return try endBiometric(r, e, facts: facts, env: env)
+        }
+        return .finish(FlowResult(outcome: e.outcome, event: event, errorCode: e.error.longErrorCode), effects)
+    }
+
+    /// Server biometric authentication's end: `onIDVServerBiometricAuthenticationResult` (seed 001).
+    func endBiometric(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, judgement j: SelfieJudgement? = nil) throws -> Transition<State> {
+        let effects = closeTransaction(r, e, now: facts.now, runID: env.runID)
+        let left = biometricAttemptsLeft(facts)
+        let result = ServerBiometricAuthenticationResult(
+            video: ServerBiometricVideo(workflowData: ["workflow": .integer(IDVWorkflow.postLoginSelfieBiometric.rawValue),
+                                                       "frames": .integer(0)], clientVersion: "1.0"),
+            idvAuditInfo: auditInfo(r, now: facts.now, success: e.success), purpose: r.reason,
+            attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: j != nil && !e.success ? max(0, left - 1) : left,
+            biometricResult: j.map { BiometricResult(displayText: $0.verdict, resultCriteria: $0.resultCriteria) },
+            faceMatcherResponse: j?.faceMatchScore.map { FaceMatcherResponse(score: $0) },
+            analyzeLivenessResponse: j.map { AnalyzeLivenessResponse(video: LivenessVideo(livenessResult: LivenessResult(score: $0.livenessScore))) })
+        var payload = try JSONValue(encoding: result)
+        if let j, j.verdict == .livenessFailed {
+            payload = Self.setting(payload, ["analyze_liveness_response", "video", "liveness_result", "reasons"], .array(j.cues.map { .string($0.rawValue) }))
+        }
+        let event = WireEvent(name: WireName.onIDVServerBiometricAuthenticationResult, userID: r.userID, error: e.error,
+                              status: Self.status(e.statusCode, e.statusMessage), payload: payload)
+        return .finish(FlowResult(outcome: e.outcome, event: event, errorCode: e.error.longErrorCode), effects)
+    }
+}
+
+// MARK: - Activation with IDV (seed 002) and post-login KYC (seed 000)
+
+/// Document, then selfie against its portrait (or, in activation variants 1, 2, 4, against the
+/// stored template), then consent to a template; activation returns to `auth` (password next),
+/// KYC ends with `onIDVActivatedCustomerKYCResponse`.
+public struct IdentityFlow: IDVFlowSteps {
+    public enum Step: Codable, Sendable, Equatable {
+        case document(DocumentStep)
+        case selfie(SelfieStep)
+        case consent
+    }
+    public typealias State = IDVState<Step>
+    public typealias Input = IDVInput
+
+    public let kind: IDVKind
+    public let services: IDVServices
+
+    /// `kind` is `.activation` or `.kyc`.
+    public init(_ kind: IDVKind, services: IDVServices) {
+        precondition(kind == .activation || kind == .kyc, "IdentityFlow runs activation or KYC")
+        self.kind = kind
+        self.services = services
+    }
+
+    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        var (r, effects) = try newRun(input, facts: facts, env: env)
+        // Variants "with template" (1, 2, 4) re-prove identity against the stored template.
+        if kind == .activation, [1, 2, 4].contains(r.idvWorkflow), facts.template != nil {
+            r.againstTemplate = true
+            return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+        }
+        return try lift(r, askDocStart(r), effects, facts: facts, env: env) { .document($0) }
+    }
+
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+        switch state.step {
+        case .document(.start): return try parseDocumentStart(a)
+        case .document(.upload): return try parsePages(a)
+        case .document(.confirm): return .confirm(try Self.confirm(a, "is_confirm"))
+        case .selfie(.start): return try parseSelfieStart(a)
+        case .selfie(.upload): return try parseFrames(a)
+        case let .selfie(.confirm(offered)):
+            guard let raw = a.payload["action"]?.stringValue else { throw IDVError(.malformedRequest, "payload.action (string) is required") }
+            let key = IDVActionKey(selfieConfirmationAction: raw)
+            guard offered.contains(key) else {
+                throw IDVError(.actionNotOffered, "The action '\(raw.prefix(40))' was not offered (offered: \(offered.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return .action(key)
+        case .consent: return .optIn(try Self.confirm(a, "is_opt_in"))
+        }
+    }
+
+    public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
+        switch (state.step, input) {
+        case let (.document(.upload), .pages(pages)): return .document(pages: pages)
+        case let (.selfie(.upload(challenge)), .frames(frames, fps)):
+            let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
+                : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)
+            return .selfie(frames: frames, framesPerSecond: fps, reference: reference, challenge: challenge, nameMedia: state.run.nameMedia)
+        default: return .none
+        }
+    }
+
+    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        var r = state.run
+        if expired(r, facts) { return try endFor(r, .expired, facts: facts, env: env) }
+        var effects: [Effect] = []
+        switch state.step {
+        case .document(.start):
+            return try lift(r, documentStart(r, input), effects, facts: facts, env: env) { .document($0) }
+        case .document(.upload):
+            let (next, read) = try documentUpload(&r, input, evidence, facts, &effects)
+            guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { .document($0) } }
+            // Keep (sealed) what the next steps need: the portrait for the match, the name for the selfie screen.
+            if let p = doc.portraitJPEG {
+                let id = env.newID()
+                effects.append(.sealMedia(id: id, kind: .portrait, bytes: Array(p)))
+                r.portraitMedia = id
+            }
+            let display = [doc.fields.givenNames, doc.fields.surname].filter { !$0.isEmpty }.joined(separator: " ")
+            let nameID = env.newID()
+            effects.append(.sealMedia(id: nameID, kind: .name, bytes: Array(display.utf8)))
+            r.nameMedia = nameID
+            return .ask(IDVState(run: r, step: .document(.confirm)),
+                        spec(WireName.getIDVConfirmDocumentDetails, r, attemptsLeft: docLeft(r),
+                             payload: try JSONValue(encoding: IDVReports.documentDetails(doc, judged: judged)),
+                             status: judged.status == .invalid ? Self.status(RequestStatus.unableToProcess, "Document validation failed")
+                                                               : Self.status(RequestStatus.success, "Success")), effects)
+        case .document(.confirm):
+            let ok: Bool
+            if case let .confirm(c) = input { ok = c } else { ok = false }
+            if ok && r.documentStatus != .invalid {
+                effects.append(audit(r, "document_confirmed", ["result": .string(r.documentStatus?.rawValue ?? "")]))
+                return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+            }
+            // Rejected by the user, or an INVALID document "confirmed": the server does not accept it.
+            if docLeft(r) <= 0 { return try endFor(r, .exhausted("document"), facts: facts, env: env) }
+            effects.append(audit(r, "document_rescan", ["user_rejected": .bool(!ok)]))
+            return try lift(r, askDocStart(r, status: ok ? Self.status(RequestStatus.unableToProcess, "The document is not valid; scan a valid document") : nil),
+                            effects, facts: facts, env: env) { .document($0) }
+        case let .selfie(.start(challenge)):
+            return try lift(r, selfieStart(r, challenge: challenge, input, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+        case let .selfie(.upload(challenge)):
+            if case .cancel = input { return try endFor(r, .cancelled(preLogin: kind.preLogin), facts: facts, env: env) }
+            if evidence.referenceMissing { throw IDVError(.internalError, "no confirmed document portrait to match") }
+            let (next, analysed) = try selfieUpload(&r, challenge: challenge, input, evidence, facts, env, &effects)
+            guard let (e, j) = analysed else { return try lift(r, next, effects, facts: facts, env: env) { .selfie($0) } }
+            let documentStep = !r.againstTemplate
+            let buttons = IDVReports.actionButtons(verdict: j.verdict, policy: policy, selfieLeft: selfieLeft(r), documentLeft: docLeft(r),
+                                                   documentStep: documentStep)
+            let offered = (j.verdict == .matched ? buttons.successButton : buttons.failureButton).map(\.key)
+            if offered.isEmpty { return try endFor(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
+            var portrait: String?
+            if case let .portrait(p)? = evidence.reference { portrait = p.base64EncodedString() }
+            let details = SelfieDetails(
+                responseData: SelfieAnalysis(
+                    biometricResult: BiometricResult(displayText: j.verdict, resultCriteria: j.resultCriteria),
+                    faceMatcherResponse: j.faceMatchScore.map { FaceMatcherResponse(score: $0) },
+                    analyzeLivenessResponse: AnalyzeLivenessResponse(video: LivenessVideo(
+                        livenessResult: LivenessResult(score: j.livenessScore),
+                        autocaptureResult: e.bestFrameJPEG.map { AutocaptureResult(selfieImage: $0.base64EncodedString()) })),
+                    documentDetail: documentStep ? SelfieDocumentDetail(documentInfo: SelfieDocumentInfo(portraitImage: portrait, name: evidence.displayName)) : nil),
+                actionButtons: buttons, userID: r.userID)
+            var payload = try JSONValue(encoding: details)
+            if j.verdict == .livenessFailed {
+                payload = Self.setting(payload, ["response_data", "analyze_liveness_response", "video", "liveness_result", "reasons"],
+                                       .array(j.cues.map { .string($0.rawValue) }))
+            }
+            return .ask(IDVState(run: r, step: .selfie(.confirm(offered: offered))),
+                        spec(WireName.getIDVSelfieConfirmation, r, attemptsLeft: selfieLeft(r), payload: payload,
+                             status: Self.status(RequestStatus.success, "Success")), effects)
+        case .selfie(.confirm):
+            guard case let .action(key) = input else { throw IDVError(.internalError, "selfie confirmation without an action") }
+            effects.append(audit(r, "selfie_action", ["action": .string(key.rawValue), "verdict": r.verdict.map { .string($0.rawValue) } ?? .null]))
+            switch key {
+            case .reinitSelfie:
+                return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+            case .reinitDocumentScan:
+                effects.append(.releaseMedia(keepUntil: nil))
+                r.portraitMedia = nil
+                r.nameMedia = nil
+                r.embedding = nil
+                return try lift(r, askDocStart(r), effects, facts: facts, env: env) { .document($0) }
+            default:
+                // Consent is asked only when a template could be created from this run (a MATCHED
+                // selfie against the document; not in the template variants, which matched the template).
+                if r.verdict == .matched, r.embedding != nil, !r.againstTemplate {
+                    return .ask(IDVState(run: r, step: .consent), spec(WireName.getIDVBiometricOptInConsent, r, attemptsLeft: -1, payload: [
+                        "consent_text_version": .string(policy.consentTextVersion),
+                        "consent_text": .string("Store a biometric template (a numeric face descriptor, not your photo), encrypted, to verify you later. You can withdraw this at any time (opt-out)."),
+                    ], status: Self.status(RequestStatus.success, "Success")), effects)
+                }
+                return try complete(r, facts: facts, env: env).after(effects)
+            }
+        case .consent:
+            guard case let .optIn(granted) = input else { throw IDVError(.internalError, "consent without a decision") }
+            let consentID = recordConsent(r, granted: granted, facts: facts, env: env, &effects)
+            r.consent = granted
+            if granted { try enrol(&r, consentID: consentID, &effects) }
+            return try complete(r, facts: facts, env: env).after(effects)
+        }
+    }
+
+    /// The positive end of activation / KYC (status 400 when continued without a match).
+    func complete(_ r: IDVRun, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        let e = r.verdict == .matched ? Ending.success
+            : Ending(outcome: kind == .activation ? .completed : .completedUnverified, error: .none, statusCode: RequestStatus.unableToProcess,
+                     statusMessage: "Identity not verified: \(r.verdict?.rawValue ?? "")", success: false)
+        return try end(r, e, facts: facts, env: env)
+    }
+}
+
+// MARK: - Additional document scan (seed 003)
+
+/// Document only, repeatable: the scan is stored (report sealed) and returned in seed 003's shape.
+public struct DocumentScanFlow: IDVFlowSteps {
+    public typealias Step = DocumentStep
+    public typealias State = IDVState<DocumentStep>
+    public typealias Input = IDVInput
+    public var kind: IDVKind { .documentScan }
+    public let services: IDVServices
+    public init(services: IDVServices) { self.services = services }
+
+    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        let (r, effects) = try newRun(input, facts: facts, env: env)
+        return try lift(r, askDocStart(r), effects, facts: facts, env: env) { $0 }
+    }
+
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+        switch state.step {
+        case .start: return try parseDocumentStart(a)
+        case .upload: return try parsePages(a)
+        case .confirm: throw IDVError(.internalError, "document scan in unexpected step")
+        }
+    }
+
+    public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
+        if case .upload = state.step, case let .pages(pages) = input { return .document(pages: pages) }
+        return .none
+    }
+
+    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        var r = state.run
+        if expired(r, facts) { return try end(r, .expired, facts: facts, env: env) }
+        var effects: [Effect] = []
+        switch state.step {
+        case .start:
+            return try lift(r, documentStart(r, input), effects, facts: facts, env: env) { $0 }
+        case .upload:
+            let (next, read) = try documentUpload(&r, input, evidence, facts, &effects)
+            guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { $0 } }
+            let scanID = env.newID()
+            let stored = IDVReports.additionalScan(doc, judged: judged, withImages: false)
+            effects.append(.saveDocumentScan(DocumentScanRecord(scanID: scanID, userID: r.userID, sessionID: facts.session.sessionID, runID: env.runID,
+                                                                idvWorkflow: r.idvWorkflow, reason: r.reason, overallStatus: judged.status.rawValue,
+                                                                sealedReport: nil, createdAt: facts.now),
+                                             report: try stored.toJSONData()))
+            r.scanID = scanID
+            let payload = try JSONValue(encoding: IDVReports.additionalScan(doc, judged: judged, withImages: true))
+            let ok = judged.status != .invalid
+            return try end(r, Ending(outcome: ok ? .completed : .documentInvalid, error: .none,
+                                     statusCode: ok ? RequestStatus.success : RequestStatus.unableToProcess,
+                                     statusMessage: ok ? "Success" : "Document validation failed", success: ok),
+                           facts: facts, env: env, payload: payload).after(effects)
+        case .confirm:
+            throw IDVError(.internalError, "document scan in unexpected step")
+        }
+    }
+}
+
+// MARK: - Server biometric authentication (seed 001)
+
+/// A selfie against the stored template; locked out after `idv.biometric_attempts` consecutive failures.
+public struct ServerBiometricFlow: IDVFlowSteps {
+    public typealias Step = SelfieStep
+    public typealias State = IDVState<SelfieStep>
+    public typealias Input = IDVInput
+    public var kind: IDVKind { .serverBiometric }
+    public var usesBiometricHistory: Bool { true }
+    public let services: IDVServices
+    public init(services: IDVServices) { self.services = services }
+
+    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        let (r, effects) = try newRun(input, facts: facts, env: env)
+        guard facts.template != nil else {
+            return try endBiometric(r, Ending(outcome: .noTemplate, error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
+                                              statusMessage: IDVErrorCode.templateNotFound.message, success: false), facts: facts, env: env).after(effects)
+        }
+        if biometricAttemptsLeft(facts) <= 0 {
+            return try endBiometric(r, .exhausted("biometric authentication"), facts: facts, env: env).after(effects)
+        }
+        return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { $0 }
+    }
+
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+        switch state.step {
+        case .start: return try parseSelfieStart(a)
+        case .upload: return try parseFrames(a)
+        case .confirm: throw IDVError(.internalError, "server biometric authentication in unexpected step")
+        }
+    }
+
+    public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
+        if case let .upload(challenge) = state.step, case let .frames(frames, fps) = input {
+            return .selfie(frames: frames, framesPerSecond: fps, reference: .template(orPortrait: nil), challenge: challenge, nameMedia: nil)
+        }
+        return .none
+    }
+
+    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        var r = state.run
+        if expired(r, facts) { return try endBiometric(r, .expired, facts: facts, env: env) }
+        var effects: [Effect] = []
+        switch state.step {
+        case let .start(challenge):
+            return try lift(r, selfieStart(r, challenge: challenge, input, now: facts.now), effects, facts: facts, env: env) { $0 }
+        case let .upload(challenge):
+            if case .cancel = input { return try endBiometric(r, .cancelled(preLogin: false), facts: facts, env: env) }
+            if evidence.referenceMissing {
+                return try endBiometric(r, Ending(outcome: .noTemplate, error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
+                                                  statusMessage: IDVErrorCode.templateNotFound.message, success: false), facts: facts, env: env)
+            }
+            let (next, analysed) = try selfieUpload(&r, challenge: challenge, input, evidence, facts, env, &effects)
+            guard let (_, j) = analysed else { return try lift(r, next, effects, facts: facts, env: env) { $0 } }
+            let ending: Ending
+            switch j.verdict {
+            case .matched: ending = Ending(outcome: .matched, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true)
+            case .livenessFailed: ending = Ending(outcome: .livenessFailed, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: false)
+            default: ending = Ending(outcome: .notMatched, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: false)
+            }
+            return try endBiometric(r, ending, facts: facts, env: env, judgement: j).after(effects)
+        case .confirm:
+            throw IDVError(.internalError, "server biometric authentication in unexpected step")
+        }
+    }
+}
+
+// MARK: - Biometric opt-in and opt-out (seed 004)
+
+/// Re-authentication (LDA, else the password), a live selfie, the user's approval of the frame,
+/// then the template under a recorded consent.
+public struct OptInFlow: IDVFlowSteps {
+    public enum Step: Codable, Sendable, Equatable {
+        case reauth(ReauthStep)
+        case selfie(SelfieStep)
+        /// `onIDVOptInCapturedFrameConfirmation`.
+        case frameConfirm
+    }
+    public typealias State = IDVState<Step>
+    public typealias Input = IDVInput
+    public var kind: IDVKind { .optIn }
+    public let services: IDVServices
+    public init(services: IDVServices) { self.services = services }
+
+    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        var (r, effects) = try newRun(input, facts: facts, env: env)
+        if facts.template != nil {
+            return try end(r, Ending(outcome: .templateExists, error: IDVError(.templateExists), statusCode: RequestStatus.unableToProcess,
+                                     statusMessage: IDVErrorCode.templateExists.message, success: false), facts: facts, env: env).after(effects)
+        }
+        let ask = askReauth(&r, facts: facts, env: env)
+        return try lift(r, ask, effects, facts: facts, env: env) { .reauth($0) }
+    }
+
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+        switch state.step {
+        case let .reauth(step): return try parseReauth(step, a, challenge)
+        case .selfie(.start): return try parseSelfieStart(a)
+        case .selfie(.upload): return try parseFrames(a)
+        case .selfie(.confirm): throw IDVError(.internalError, "opt-in in unexpected step")
+        case .frameConfirm:
+            guard let raw = a.payload["status"]?.intValue, let st = IDVStatus(rawValue: raw) else {
+                throw IDVError(.malformedRequest, "payload.status must be 0 (APPROVED), 1 (RECAPTURE) or 2 (CANCEL)")
+            }
+            return .frameStatus(st)
+        }
+    }
+
+    public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
+        switch (state.step, input) {
+        case let (.reauth(.password), .password(pw)): return .passwordCheck(pw)
+        case let (.selfie(.upload(challenge)), .frames(frames, fps)):
+            return .selfie(frames: frames, framesPerSecond: fps, reference: .none, challenge: challenge, nameMedia: nil)
+        default: return .none
+        }
+    }
+
+    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        var r = state.run
+        if expired(r, facts) { return try end(r, .expired, facts: facts, env: env) }
+        var effects: [Effect] = []
+        switch state.step {
+        case .reauth:
+            let result = reauth(&r, input, evidence, facts, env, &effects)
+            guard case .next = result else { return try lift(r, result, effects, facts: facts, env: env) { .reauth($0) } }
+            return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+        case let .selfie(.start(challenge)):
+            return try lift(r, selfieStart(r, challenge: challenge, input, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+        case let .selfie(.upload(challenge)):
+            let (next, analysed) = try selfieUpload(&r, challenge: challenge, input, evidence, facts, env, &effects)
+            guard let (e, j) = analysed else { return try lift(r, next, effects, facts: facts, env: env) { .selfie($0) } }
+            if j.verdict != .matched {
+                if selfieLeft(r) <= 0 { return try end(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
+                return try lift(r, askSelfieUpload(r, challenge: nil, now: facts.now,
+                                                   status: Self.status(RequestStatus.unableToProcess, BiometricVerdict.livenessFailed.rawValue),
+                                                   livenessReasons: j.verdict == .livenessFailed ? j.cues.map(\.rawValue) : nil),
+                                effects, facts: facts, env: env) { .selfie($0) }
+            }
+            return .ask(IDVState(run: r, step: .frameConfirm), spec(WireName.onIDVOptInCapturedFrameConfirmation, r, attemptsLeft: selfieLeft(r), payload: [
+                "captured_frame": e.bestFrameJPEG.map { .string($0.base64EncodedString()) } ?? .null,
+                "liveness_score": .integer(j.livenessScore),
+            ]), effects)
+        case .selfie(.confirm):
+            throw IDVError(.internalError, "opt-in in unexpected step")
+        case .frameConfirm:
+            guard case let .frameStatus(st) = input else { throw IDVError(.internalError, "frame confirmation without a status") }
+            effects.append(audit(r, "frame_confirmation", ["status": .string(st.name)]))
+            switch st {
+            case .approved:
+                if facts.template != nil {
+                    return try end(r, Ending(outcome: .templateExists, error: IDVError(.templateExists), statusCode: RequestStatus.unableToProcess,
+                                             statusMessage: IDVErrorCode.templateExists.message, success: false), facts: facts, env: env).after(effects)
+                }
+                let consentID = recordConsent(r, granted: true, facts: facts, env: env, &effects)
+                try enrol(&r, consentID: consentID, &effects)
+                return try end(r, Ending(outcome: .templateCreated, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true),
+                               facts: facts, env: env, templateExists: true).after(effects)
+            case .recapture:
+                if selfieLeft(r) <= 0 { return try end(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
+                return try lift(r, askSelfieUpload(r, challenge: nil, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+            case .cancel:
+                return try end(r, .cancelled(preLogin: false), facts: facts, env: env).after(effects)
+            }
+        }
+    }
+}
+
+/// Re-authentication, then the template erased and the withdrawal recorded.
+public struct OptOutFlow: IDVFlowSteps {
+    public typealias Step = ReauthStep
+    public typealias State = IDVState<ReauthStep>
+    public typealias Input = IDVInput
+    public var kind: IDVKind { .optOut }
+    public let services: IDVServices
+    public init(services: IDVServices) { self.services = services }
+
+    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        var (r, effects) = try newRun(input, facts: facts, env: env)
+        if facts.template == nil {
+            return try end(r, Ending(outcome: .noTemplate, error: .none, statusCode: RequestStatus.noTemplate,
+                                     statusMessage: IDVErrorCode.templateNotFound.message, success: false), facts: facts, env: env).after(effects)
+        }
+        let ask = askReauth(&r, facts: facts, env: env)
+        return try lift(r, ask, effects, facts: facts, env: env) { $0 }
+    }
+
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+        try parseReauth(state.step, a, challenge)
+    }
+
+    public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
+        if case .password = state.step, case let .password(pw) = input { return .passwordCheck(pw) }
+        return .none
+    }
+
+    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        var r = state.run
+        if expired(r, facts) { return try end(r, .expired, facts: facts, env: env) }
+        var effects: [Effect] = []
+        let result = reauth(&r, input, evidence, facts, env, &effects)
+        guard case .next = result else { return try lift(r, result, effects, facts: facts, env: env) { $0 } }
+        let erased = facts.template != nil
+        effects.append(.deleteTemplate(userID: r.userID))
+        effects.append(audit(r, "template_erased", ["erased": .bool(erased)]))
+        if erased {
+            _ = recordConsent(r, granted: false, facts: facts, env: env, &effects)
+            return try end(r, Ending(outcome: .templateErased, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true),
+                           facts: facts, env: env, templateExists: false).after(effects)
+        }
+        return try end(r, Ending(outcome: .noTemplate, error: .none, statusCode: RequestStatus.noTemplate,
+                                 statusMessage: IDVErrorCode.templateNotFound.message, success: false),
+                       facts: facts, env: env, templateExists: false).after(effects)
+    }
+}
+
+// MARK: - Template status (`checkIDVUserBiometricTemplateStatus`)
+
+/// 100 when a template exists, 600 when none; ends at once.
+public struct TemplateStatusFlow: IDVFlowSteps {
+    /// The flow never waits.
+    public enum Step: Codable, Sendable, Equatable { case ended }
+    public typealias State = IDVState<Step>
+    public typealias Input = IDVInput
+    public var kind: IDVKind { .templateStatus }
+    public var usesBiometricHistory: Bool { true }
+    public let services: IDVServices
+    public init(services: IDVServices) { self.services = services }
+
+    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        let (r, effects) = try newRun(input, facts: facts, env: env)
+        let exists = facts.template != nil
+        let code = exists ? RequestStatus.success : RequestStatus.noTemplate
+        let msg = exists ? "Success" : "No biometric template exists for the user"
+        let payload = BiometricTemplateStatus(statusCode: code, statusMessage: msg, result: exists,
+                                              attemptsLeft: biometricAttemptsLeft(facts), userID: r.userID)
+        return try end(r, Ending(outcome: exists ? .templateExists : .noTemplate, error: .none, statusCode: code, statusMessage: msg, success: true),
+                       facts: facts, env: env, payload: try JSONValue(encoding: payload)).after(effects)
+    }
+
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+        throw IDVError(.internalError, "the template-status check asks nothing")
+    }
+
+    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        throw IDVError(.internalError, "the template-status check asks nothing")
+    }
+}
+
+// MARK: - Registry
+
+extension FlowRegistry {
+    /// The core registry plus the IDV flows this build can run: the template-status check and
+    /// opt-out always; the document flows when `services.documents` is set; the selfie flows when
+    /// `services.selfies` is set; activation with IDV (workflows 0–5) when both are.
+    public static func idv(_ services: IDVServices) -> FlowRegistry {
+        var r = FlowRegistry.standard()
+        r.registerIDV(services)
+        return r
+    }
+
+    /// Every IDV flow, whether or not its analysers are present — for maintenance that only
+    /// closes runs (`idvd admin purge-expired`), never for serving.
+    public static func idvMaintenance(vault: any Vault, policy: WorkflowPolicy) -> FlowRegistry {
+        var r = FlowRegistry.standard()
+        r.registerIDV(IDVServices(documents: nil, selfies: nil, vault: vault, policy: policy), includeUnavailable: true)
+        return r
+    }
+
+    public mutating func registerIDV(_ services: IDVServices, includeUnavailable: Bool = false) {
+        self.services = services
+        let documents = services.documents != nil || includeUnavailable
+        let selfies = services.selfies != nil || includeUnavailable
+        if documents && selfies {
+            register(IdentityFlow(.activation, services: services), activationFor: IDVWorkflow.allCases.filter(\.isPreLogin))
+            register(IdentityFlow(.kyc, services: services))
+        }
+        if documents { register(DocumentScanFlow(services: services)) }
+        if selfies {
+            register(ServerBiometricFlow(services: services))
+            register(OptInFlow(services: services))
+        }
+        register(OptOutFlow(services: services))
+        register(TemplateStatusFlow(services: services))
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import IDVCore
+
+// The one judge: evidence → verdict + reason codes. Every verdict the server reports (document
+// VALID / INVALID / WARNING, selfie MATCHED / NOT_MATCHED / LIVENESS_FAILED) is decided here, from
+// the readers' typed evidence and the `WorkflowPolicy` settings; words for people come from
+// `DocumentWording` at the payload edge.
+
+/// The server's document verdict (seed 002 `overall_status`).
+public enum DocumentStatus: String, Codable, Sendable, Equatable {
+    case valid = "VALID"
+    case invalid = "INVALID"
+    case warning = "WARNING"
+}
+
+/// Why a document is not VALID: a reader finding, or one of the policy's own rules.
+public enum DocumentReason: Sendable, Equatable {
+    /// Something the reader found (IDVEvidence ``DocumentFinding``).
+    case finding(DocumentFinding)
+    /// Policy `idv.doc.reject_expired`: the date of expiry is before today (UTC) and the reader
+    /// did not report it.
+    case expired
+    /// Policy `idv.doc.reject_check_digits`: a check digit does not verify (or none could be
+    /// checked) and the reader showed no failed check-digit check.
+    case checkDigitFailed
+    /// Policy `idv.doc.require_portrait`: a flow that matches a selfie needs the document portrait.
+    case portraitMissing
+}
+
+/// The policy's document judgement: the verdict, the reasons that are errors (they make it
+/// INVALID) and warnings (they rule out VALID), and the checks as reported.
+public struct DocumentJudgement: Sendable, Equatable {
+    public var status: DocumentStatus
+    public var errors: [DocumentReason]
+    public var warnings: [DocumentReason]
+    /// The reader's checks, with `documentNotExpired` failed when the policy found the document
+    /// expired although the reader's reference date did not.
+    public var checks: [CheckOutcome]
+}
+
+/// Why a selfie verdict is what it is (audited as `reason`).
+public enum SelfieReason: String, Sendable, Equatable {
+    /// MATCHED: live, and the descriptor distance is within `idv.face_match_max_distance`.
+    case matched
+    /// MATCHED with no reference (an enrolment capture): live and one face.
+    case liveWithoutReference = "live_without_reference"
+    /// LIVENESS_FAILED: the liveness score is below `idv.liveness_threshold`.
+    case livenessBelowThreshold = "liveness_below_threshold"
+    /// LIVENESS_FAILED: the analyser did not evaluate the challenge the server issued.
+    case challengeNotEvaluated = "challenge_not_evaluated"
+    /// LIVENESS_FAILED: the frames arrived after the issued challenge's deadline.
+    case challengeExpired = "challenge_expired"
+    /// NOT_MATCHED: no comparison with the reference could be measured.
+    case noComparison = "no_comparison"
+    /// NOT_MATCHED: the descriptor distance is above `idv.face_match_max_distance`.
+    case distanceAboveThreshold = "distance_above_threshold"
+}
+
+/// The policy's selfie judgement.
+public struct SelfieJudgement: Sendable, Equatable {
+    public var verdict: BiometricVerdict
+    public var reason: SelfieReason
+    /// The liveness score as reported (0 when the issued challenge was not met in time).
+    public var livenessScore: Int
+    /// The cues as reported: the analyser's plus the policy's challenge cues.
+    public var cues: [LivenessCue]
+    /// `face_matcher_response.score`, 0–1, when a comparison was measured.
+    public var faceMatchScore: Double?
+    /// `biometric_result.result_criteria` (seed 002 §6.2): `LIVENESS` when liveness decided, else `FACE_MATCH`.
+    public var resultCriteria: String { verdict == .livenessFailed ? "LIVENESS" : "FACE_MATCH" }
+}
+
+extension WorkflowPolicy {
+    /// The UTC calendar day of `now` (Unix seconds) as ISO 8601 `YYYY-MM-DD`: "today" for expiry.
+    public static func utcDay(_ now: Int) -> String {
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = TimeZone(identifier: "UTC")!
+        let d = cal.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(now)))
+        return String(format: "%04d-%02d-%02d", d.year ?? 1970, d.month ?? 1, d.day ?? 1)
+    }
+
+    // MARK: Documents
+
+    /// Whether a reader finding is an error (the document is INVALID) or a warning (not VALID).
+    public func isError(_ f: DocumentFinding) -> Bool {
+        switch f {
+        case .pageTooLarge, .pageUndecodable, .noMRZ, .unclearCharacters, .mrzError, .missingRequiredFields,
+             .expired, .noExpiryDate, .invalidExpiryDate, .invalidBirthDate, .implausibleBirthDate:
+            return true
+        case .checkDigitTwin, .uncertainName, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
+             .unknownIssuingState, .unknownNationality, .blurredMRZ, .glareOnMRZ, .smallMRZ, .portraitModelsMissing,
+             .portraitDetectorFailed, .faceOnlyOutsideDocument, .noPortrait:
+            return false
+        }
+    }
+
+    /// Whether a failed check makes the document INVALID (an MRZ that is absent, unreadable, fails a
+    /// check digit, is malformed or lacks a mandatory field; an expired document; an implausible
+    /// birth date). Any other failed check rules out VALID.
+    public func invalidates(_ id: DocumentCheckID) -> Bool {
+        switch id {
+        case .mrzPresent, .mrzReadable, .mrzCheckDigitDocumentNumber, .mrzCheckDigitBirthDate, .mrzCheckDigitExpiryDate,
+             .mrzCheckDigitOptionalData, .mrzCompositeCheckDigit, .mrzFieldsWellFormed, .requiredFieldsPresent,
+             .documentNotExpired, .birthDatePlausible:
+            return true
+        case .issuingStateCodeKnown, .nationalityCodeKnown, .imageSharp, .noGlareOnMRZ, .resolution, .portraitFound, .chipVerification:
+            return false
+        }
+    }
+
+    /// The server's document verdict from the reader's evidence (`today`: ISO 8601 UTC date;
+    /// `needsPortrait`: the flow matches a selfie against the portrait).
+    ///
+    /// INVALID when any error reason holds, any invalidating check failed or the parser did not
+    /// accept the MRZ; WARNING when any warning holds or any other check failed; VALID otherwise.
+    /// The policy's own reasons (expiry by `today`, check digits, portrait) are added when the reader
+    /// did not report the same thing.
+    public func judge(_ doc: DocumentVerification, today: String, needsPortrait: Bool) -> DocumentJudgement {
+        var errors: [DocumentReason] = [], warnings: [DocumentReason] = []
+        for f in doc.findings { if isError(f) { errors.append(.finding(f)) } else { warnings.append(.finding(f)) } }
+        var checks = doc.checks
+        let readerExpired = doc.findings.contains { if case .expired = $0 { return true }; return false }
+        if rejectExpiredDocuments, let exp = doc.fields.dateOfExpiry, exp < today, !readerExpired {
+            errors.append(.expired)
+            if let i = checks.firstIndex(where: { $0.id == .documentNotExpired }), checks[i].result != .failed {
+                checks[i] = CheckOutcome(.documentNotExpired, .failed, .expiredOn(exp))
+            }
+        }
+        let checkDigitShown = doc.checks.contains { $0.id.isCheckDigit && $0.result == .failed }
+        let mrzFound = doc.check(.mrzPresent).map { $0.result == .passed } ?? true
+        if rejectFailedCheckDigits, mrzFound, !doc.mrzCheckDigitsValid, !checkDigitShown { errors.append(.checkDigitFailed) }
+        if requirePortrait, needsPortrait, doc.portraitJPEG == nil { errors.append(.portraitMissing) }
+        let failed = checks.filter { $0.result == .failed }
+        let invalid = !errors.isEmpty || !doc.mrzValid || failed.contains { invalidates($0.id) }
+        let status: DocumentStatus = invalid ? .invalid : (warnings.isEmpty && failed.isEmpty ? .valid : .warning)
+        return DocumentJudgement(status: status, errors: errors, warnings: warnings, checks: checks)
+    }
+
+    // MARK: Selfies
+
+    /// The server's selfie verdict from the analyser's evidence against `reference`. With an
+    /// issued active `challenge`, the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`)
+    /// and arrive by its deadline at `now` (Unix seconds; else `CHALLENGE_EXPIRED`): either sets
+    /// the reported liveness score to 0.
+    ///
+    /// LIVENESS_FAILED when the (reported) liveness score is below `livenessThreshold`; else MATCHED
+    /// with no reference, or when the descriptor distance is at most `faceMatchMaxDistance`; else
+    /// NOT_MATCHED.
+    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, now: Int) -> SelfieJudgement {
+        var score = e.livenessScore
+        var cues = e.livenessCues
+        var challengeReason: SelfieReason?
+        if let challenge {
+            if e.challengeNonce != challenge.nonce {
+                score = 0
+                cues.append(.challengeNotEvaluated)
+                challengeReason = .challengeNotEvaluated
+            } else if now > challenge.expiresAt, !cues.contains(.challengeExpired) {
+                score = 0
+                cues.append(.challengeExpired)
+                challengeReason = .challengeExpired
+            }
+        }
+        let verdict: BiometricVerdict
+        let reason: SelfieReason
+        if score < livenessThreshold {
+            verdict = .livenessFailed
+            reason = challengeReason ?? .livenessBelowThreshold
+        } else if case .none = reference {
+            verdict = .matched
+            reason = .liveWithoutReference
+        } else if let m = e.match {
+            verdict = m.distance <= faceMatchMaxDistance ? .matched : .notMatched
+            reason = verdict == .matched ? .matched : .distanceAboveThreshold
+        } else {
+            verdict = .notMatched
+            reason = .noComparison
+        }
+        return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score)
+    }
+}

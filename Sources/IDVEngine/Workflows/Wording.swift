@@ -1,0 +1,175 @@
+import Foundation
+
+/// The one table of words people read about a document: each check's name and category on the
+/// wire (`checks_performed`), the sentence saying what it measured (`idvd document read`), and the
+/// sentence for each reason the policy reports (`errors` / `warnings`). Used at the payload edge
+/// only (IDVReports, the `idvd document` views); evidence and verdicts never carry words.
+public enum DocumentWording {
+    /// `checks_performed[].check_name`.
+    public static func name(_ id: DocumentCheckID) -> String {
+        switch id {
+        case .mrzPresent: return "MRZ present"
+        case .mrzReadable: return "MRZ readable"
+        case .mrzCheckDigitDocumentNumber: return "MRZ check digit: document number"
+        case .mrzCheckDigitBirthDate: return "MRZ check digit: birth date"
+        case .mrzCheckDigitExpiryDate: return "MRZ check digit: expiry date"
+        case .mrzCheckDigitOptionalData: return "MRZ check digit: optional data"
+        case .mrzCompositeCheckDigit: return "MRZ composite check digit"
+        case .mrzFieldsWellFormed: return "MRZ fields well-formed"
+        case .requiredFieldsPresent: return "Required fields present"
+        case .documentNotExpired: return "Document not expired"
+        case .birthDatePlausible: return "Birth date plausible"
+        case .issuingStateCodeKnown: return "Issuing state code valid"
+        case .nationalityCodeKnown: return "Nationality code valid"
+        case .imageSharp: return "Image sharp enough"
+        case .noGlareOnMRZ: return "No glare on MRZ"
+        case .resolution: return "Resolution enough"
+        case .portraitFound: return "Portrait found"
+        case .chipVerification: return "Chip verification"
+        }
+    }
+
+    /// `checks_performed[].category` / seed 003 `check_category`: `MRZ`, `Data`, `Image`, `Chip`.
+    public static func category(_ id: DocumentCheckID) -> String {
+        switch id {
+        case .mrzPresent, .mrzReadable, .mrzCheckDigitDocumentNumber, .mrzCheckDigitBirthDate, .mrzCheckDigitExpiryDate,
+             .mrzCheckDigitOptionalData, .mrzCompositeCheckDigit, .mrzFieldsWellFormed, .requiredFieldsPresent:
+            return "MRZ"
+        case .documentNotExpired, .birthDatePlausible, .issuingStateCodeKnown, .nationalityCodeKnown: return "Data"
+        case .imageSharp, .noGlareOnMRZ, .resolution, .portraitFound: return "Image"
+        case .chipVerification: return "Chip"
+        }
+    }
+
+    /// What a check measured, in a sentence.
+    public static func detail(_ c: CheckOutcome) -> String {
+        let passed = c.result == .passed
+        switch (c.id, c.measured) {
+        case let (.mrzPresent, .page(p)): return "A machine-readable zone was found on page \(p + 1)."
+        case (.mrzPresent, _): return "No machine-readable zone was found."
+        case (.mrzReadable, .unknownFormat): return "The text found does not form a known MRZ format."
+        case let (.mrzReadable, .unclearCharacters(n)): return "\(n) character(s) are unclear and not confirmed by a check digit."
+        case let (.mrzReadable, .format(f)): return "The MRZ reads as \(f)."
+        case (.mrzReadable, _): return "There is no MRZ to read."
+        case (.mrzCheckDigitDocumentNumber, _), (.mrzCheckDigitBirthDate, _), (.mrzCheckDigitExpiryDate, _),
+             (.mrzCheckDigitOptionalData, _), (.mrzCompositeCheckDigit, _):
+            let label = checkDigitLabel(c.id)
+            return passed ? "The \(label) check digit holds." : "The \(label) check digit does not match the printed data."
+        case let (.mrzFieldsWellFormed, .formErrors(e)):
+            return "Not allowed by ICAO 9303-3: " + e.map(plain(formError:)).joined(separator: "; ") + "."
+        case (.mrzFieldsWellFormed, _): return "Every MRZ field holds characters and values its ICAO 9303-3 definition allows."
+        case let (.requiredFieldsPresent, .missingFields(m)) where !m.isEmpty:
+            return "The MRZ has no \(fieldList(m)): ICAO 9303 makes it mandatory."
+        case (.requiredFieldsPresent, _): return "The document number and the primary identifier are given."
+        case let (.documentNotExpired, .expiredOn(d)): return "The document expired on \(d)."
+        case let (.documentNotExpired, .validUntil(d)): return "The document is valid until \(d)."
+        case (.documentNotExpired, .noExpiryDate): return "The MRZ has no expiry date."
+        case (.documentNotExpired, .invalidDate): return "The expiry date in the MRZ is not a valid date."
+        case (.documentNotExpired, _): return "The expiry date could not be read."
+        case (.birthDatePlausible, .birthDateNotGiven): return "The MRZ gives no date of birth (allowed by ICAO 9303-3 when it is unknown)."
+        case (.birthDatePlausible, .birthDatePartlyGiven):
+            return "The MRZ gives the date of birth only in part (allowed by ICAO 9303-3 when it is not fully known)."
+        case (.birthDatePlausible, .invalidDate): return "The birth date in the MRZ is not a valid date."
+        case (.birthDatePlausible, .plausibleBirthDate): return "The birth date is a real date in the past 130 years."
+        case (.birthDatePlausible, .implausibleBirthDate): return "The birth date is in the future or more than 130 years ago."
+        case (.birthDatePlausible, _): return "The birth date could not be read."
+        case let (.issuingStateCodeKnown, .code(code)):
+            return passed ? "\(code) is a known ICAO/ISO 3166 code." : "\(code) is not a known state code."
+        case let (.nationalityCodeKnown, .code(code)):
+            return passed ? "\(code) is a known ICAO/ISO 3166 code." : "\(code) is not a known nationality code."
+        case (.issuingStateCodeKnown, _), (.nationalityCodeKnown, _): return "The code could not be read."
+        case let (.imageSharp, .sharpness(v, t)): return String(format: "MRZ edge sharpness %.2f (needs ≥ %.2f).", v, t)
+        case let (.noGlareOnMRZ, .saturatedFraction(f)): return String(format: "%.1f %% of the MRZ area is saturated.", f * 100)
+        case let (.resolution, .capHeight(h, m)): return String(format: "MRZ characters are %.1f px tall (needs ≥ %.0f).", h, m)
+        case (.imageSharp, _), (.noGlareOnMRZ, _), (.resolution, _): return "Measured on the MRZ, which was not found."
+        case let (.portraitFound, .portrait(search)): return portraitDetail(search)
+        case (.portraitFound, _): return passed ? "A face was found on the document." : "No face was found on the document pages."
+        case (.chipVerification, _): return "Reading the chip (ICAO 9303-11) is not supported yet."
+        }
+    }
+
+    /// The sentence of an error or warning (`errors`, `warnings`, seed 003 `error_list` / `warning_list`).
+    public static func sentence(_ r: DocumentReason) -> String {
+        switch r {
+        case let .finding(f): return sentence(f)
+        case .expired: return "Document expired"
+        case .checkDigitFailed: return "MRZ check digit failed"
+        case .portraitMissing: return "No portrait found"
+        }
+    }
+
+    /// The sentence of a reader finding.
+    public static func sentence(_ f: DocumentFinding) -> String {
+        switch f {
+        case let .pageTooLarge(p, w, h, limit):
+            return "Page \(p + 1) is too large: \(w)×\(h) pixels, the limit is \(limit) pixels (\(limit / 1_000_000) megapixels)."
+        case let .pageUndecodable(p, reason): return "Page \(p + 1) could not be read as an image: \(reason)."
+        case .noMRZ:
+            return "No machine-readable zone (the two or three lines of letters, digits and <<< at the bottom of the page) was found. Photograph the whole page, flat and in focus."
+        case let .unclearCharacters(n):
+            return "\(n) character(s) of the MRZ could not be read with confidence. Retake the photo, flat, in focus and without glare."
+        case let .mrzError(detail): return "The MRZ did not check out: \(plain(formError: detail))."
+        case let .checkDigitTwin(field, read, other, line, column):
+            let position = line.flatMap { l in column.map { " (MRZ line \(l), position \($0))" } } ?? ""
+            return "The \(field) holds '\(read)'\(position), which could also be '\(other)': the check digit cannot tell them apart. Compare it with the printed page."
+        case let .uncertainName(cells, total):
+            let listed = cells.map { "'\($0.read)' (MRZ line \($0.line), position \($0.column)) could also be '\($0.twin)'" }
+            return "The name is not certain: " + listed.joined(separator: "; ") + (total > cells.count ? "; and \(total - cells.count) more" : "")
+                + ". No check digit covers names; compare the name with the printed page."
+        case .documentNumberMixesOAndZero:
+            return "The document number mixes the letter O and the digit 0, which look alike in OCR-B and can swap without the check digit noticing; compare it with the printed page."
+        case let .missingRequiredFields(m): return "The MRZ has no \(fieldList(m)), which every travel document must carry."
+        case let .expired(d): return "The document has expired (\(d))."
+        case .noExpiryDate: return "The MRZ has no expiry date, so the document cannot be shown to be in force."
+        case .invalidExpiryDate: return "The expiry date in the MRZ is not a valid date."
+        case .birthDateNotGiven: return "The date of birth is not given."
+        case .birthDatePartlyGiven: return "The date of birth is only partly given."
+        case .invalidBirthDate: return "The date of birth in the MRZ is not a valid date."
+        case let .implausibleBirthDate(d): return "The date of birth (\(d)) is not plausible."
+        case let .unknownIssuingState(c): return "The issuing state code \(c) is not a known country code."
+        case let .unknownNationality(c): return "The nationality code \(c) is not a known country code."
+        case .blurredMRZ: return "The photo is blurred around the MRZ; hold the camera still and let it focus."
+        case .glareOnMRZ: return "There is glare on the MRZ; tilt the document away from the light."
+        case .smallMRZ: return "The MRZ is small in the photo; move the camera closer or use a higher resolution."
+        case .portraitModelsMissing: return "The portrait could not be checked: the face models are not installed."
+        case let .portraitDetectorFailed(reason): return "The portrait could not be checked: the face detector failed (\(reason))."
+        case .faceOnlyOutsideDocument:
+            return "The only face in the picture is outside the document; photograph the document's own photo page alone, uncovered."
+        case .noPortrait: return "No portrait was found on the document; make sure the photo page is in the picture."
+        }
+    }
+
+    static func checkDigitLabel(_ id: DocumentCheckID) -> String {
+        switch id {
+        case .mrzCheckDigitDocumentNumber: return "document number"
+        case .mrzCheckDigitBirthDate: return "birth date"
+        case .mrzCheckDigitExpiryDate: return "expiry date"
+        case .mrzCheckDigitOptionalData: return "optional data"
+        default: return "composite"
+        }
+    }
+
+    static func fieldList(_ m: [RequiredMRZField]) -> String {
+        m.map { $0 == .documentNumber ? "document number" : "primary identifier (surname)" }.joined(separator: " and ")
+    }
+
+    static func portraitDetail(_ s: PortraitSearch) -> String {
+        switch s {
+        case .found: return "A face was found on the document."
+        case .notFound: return "No face was found on the document pages."
+        case .onlyOutsideDocument: return "A face was found outside the document; the portrait must be the document's own photo."
+        case .detectionOff: return "Portrait detection was switched off."
+        case .noPageDecoded: return "No page image could be decoded, so there was no page to look at."
+        case .noPagePrepared: return "No page image could be prepared for face detection."
+        case let .detectorUnavailable(_, reason): return "The face detector is not available: \(reason)."
+        case .noPageSearched: return "No page could be searched for a face."
+        }
+    }
+
+    /// The MRZ parser's character-set error for the sex cell in words (ICAO 9303-3 §4.7: F, M or
+    /// `<`); other parser texts unchanged.
+    static func plain(formError e: String) -> String {
+        guard e.hasSuffix("not allowed in sex"), let colon = e.range(of: ": not allowed") else { return e }
+        return "the sex field holds \(e[..<colon.lowerBound]) but ICAO 9303-3 allows only F, M or <"
+    }
+}

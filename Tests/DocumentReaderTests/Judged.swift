@@ -1,0 +1,30 @@
+@testable import DocumentReader
+import Foundation
+import IDVEngine
+import IDVReaders
+
+// The reader gives evidence only; these tests check that evidence through the server's judge
+// (`WorkflowPolicy`, no selfie step) and the one wording table, i.e. what `idvd document read`
+// prints and what the flows send.
+
+extension DocumentReport {
+    /// The policy's judgement of this report, as of the reading's reference date.
+    var judgement: DocumentJudgement { judged() }
+    /// VALID / INVALID / WARNING.
+    var overallStatus: DocumentStatus { judgement.status }
+    /// The `errors` sentences.
+    var errors: [String] { judgement.errors.map(DocumentWording.sentence) }
+    /// The `warnings` sentences.
+    var warnings: [String] { judgement.warnings.map(DocumentWording.sentence) }
+    var seed002: Seed002DocumentDetails { seed002(judgement) }
+    var seed003: Seed003DocumentScan { seed003(judgement) }
+}
+
+extension CheckOutcome {
+    /// The wire name (`checks_performed[].check_name`).
+    var name: String { DocumentWording.name(id) }
+    /// The wire category (`MRZ`, `Data`, `Image`, `Chip`).
+    var category: String { DocumentWording.category(id) }
+    /// The sentence saying what was measured.
+    var detail: String { DocumentWording.detail(self) }
+}
