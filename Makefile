@@ -2,7 +2,11 @@
 SWIFT ?= swift
 export IDV_MODELS_DIR ?= $(HOME)/.cache/openidv/models
 
+<<<<<<< HEAD
 .PHONY: all bootstrap build release demo demo-pg test bench clean
+=======
+.PHONY: all bootstrap build release demo test bench fuzz clean
+>>>>>>> docs
 
 all: build
 
@@ -30,6 +34,11 @@ test: bootstrap
 # Benchmarks print their figures; they never assert a time.
 bench: release
 	@scripts/bench
+
+# libFuzzer targets, each for FUZZ_RUNS executions (default 1,000,000) or FUZZ_SECONDS (default 900);
+# scripts/fuzz says what each target fuzzes and where crash inputs go.
+fuzz: bootstrap
+	@scripts/fuzz
 
 clean:
 	$(SWIFT) package clean

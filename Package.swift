@@ -78,7 +78,9 @@ let package = Package(
         .target(name: "EMRTD", dependencies: ["CEMRTD", "MRZ"]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
+        // The OCR-B classifier's parameters (Resources/ocrb-lda.bin, written by `idvd ocrb train`) load at start-up.
         .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "IDVEvidence", "CCairo"],
+                exclude: ["Resources/SOURCES.md"], resources: [.copy("Resources/ocrb-lda.bin")],
                 swiftSettings: [.unsafeFlags(["-O"])]),
         // Not part of serving: the specimen generator, augmentations, evaluation harnesses and the
         // loopback HTTP client of the benchmarks.

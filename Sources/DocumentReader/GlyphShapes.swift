@@ -68,6 +68,11 @@ public struct GlyphShapeModel: Sendable {
     let inverses: [[Double]]
     let logDets: [Double]
 
+    /// A specialist from fitted parameters (`OCRBParameters`).
+    init(group: Group, means: [[Double]], inverses: [[Double]], logDets: [Double]) {
+        self.group = group; self.means = means; self.inverses = inverses; self.logDets = logDets
+    }
+
     /// Fits one Gaussian per glyph (full covariance, shrunk by 10 % towards its diagonal plus a
     /// floor of 10⁻⁴ per figure so that no figure is trusted beyond a 1 % spread).
     init(_ group: Group, samples: [[[Double]]]) {

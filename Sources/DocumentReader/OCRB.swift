@@ -32,8 +32,10 @@ public struct LineGeometry: Sendable, Equatable {
 /// point-sampled down with JPEG quantisation, as a page is warped into a photo), and every cell goes
 /// through exactly the feature extraction used at reading time. The classifier is linear
 /// discriminant analysis (class means, pooled covariance with shrinkage), solved in closed form:
-/// deterministic for a seed, ~2 s at start-up (12 lines per pitch), no stored weights. Posteriors
-/// are the softmax of the discriminants.
+/// deterministic for a seed, ~2 s (12 lines per pitch). Training happens offline (`idvd ocrb train`);
+/// a process loads the shipped parameters (`OCRBParameters`, `Resources/ocrb-lda.bin`) in
+/// milliseconds, which equal the trained ones bit for bit. Posteriors are the softmax of the
+/// discriminants.
 public final class OCRBClassifier: Sendable {
     /// The MRZ alphabet in class order.
     public static let alphabet: [Character] = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ<")
@@ -61,8 +63,42 @@ public final class OCRBClassifier: Sendable {
     /// The specialist for `group`.
     package func shapeModel(_ group: GlyphShapeModel.Group) -> GlyphShapeModel { shapeModels.first { $0.group == group }! }
 
-    /// The classifier trained once per process (seed 1).
-    public static let shared = OCRBClassifier(seed: 1)
+    /// The shipped classifier (`OCRBParameters.shipped()`: trained offline with seed 1 and 12 lines
+    /// per pitch), loaded once per process. A missing or damaged parameter file is a broken build:
+    /// it stops the process with the loader's message.
+    public static let shared: OCRBClassifier = {
+        do { return OCRBClassifier(parameters: try OCRBParameters.shipped()) } catch {
+            fatalError("OCR-B classifier: \(error)")
+        }
+    }()
+
+    /// A classifier from trained parameters (`OCRBParameters`); equal to the one that was trained.
+    public init(parameters p: OCRBParameters) {
+        (weights, biases, covarianceFactor, logPriors) = (p.weights, p.biases, p.covarianceFactor, p.logPriors)
+        whitenedMeans = p.whitenedMeans
+        shapeModels = p.shapeModels
+        subspace = Self.discriminantSubspace(p.whitenedMeans)
+    }
+
+    /// The parameters of this classifier, to write with `OCRBParameters.encoded()`.
+    public var parameters: OCRBParameters {
+        OCRBParameters(fontMetrics: Self.fontMetrics, weights: weights, biases: biases, logPriors: logPriors,
+                       covarianceFactor: covarianceFactor, whitenedMeans: whitenedMeans, shapeModels: shapeModels)
+    }
+
+    /// An orthonormal basis of the span of the whitened class means about their mean (Gram–Schmidt
+    /// in class order), the discriminant subspace of `adapted(to:)`.
+    static func discriminantSubspace(_ nu: [Double]) -> [[Double]] {
+        let k = alphabet.count, d = featureCount
+        var basis: [[Double]] = []
+        for c in 0..<k {
+            var v = (0..<d).map { j in nu[c * d + j] - (0..<k).reduce(0.0) { $0 + nu[$1 * d + j] } / Double(k) }
+            for q in basis { let p = zip(q, v).reduce(0.0) { $0 + $1.0 * $1.1 }; for j in 0..<d { v[j] -= p * q[j] } }
+            let n = v.reduce(0.0) { $0 + $1 * $1 }.squareRoot()
+            if n > 1e-8 { basis.append(v.map { $0 / n }) }
+        }
+        return basis
+    }
 
     /// Trains from rendered glyphs; deterministic for a given seed.
     public init(seed: UInt64, linesPerPitch: Int = 12) {
@@ -111,15 +147,7 @@ public final class OCRBClassifier: Sendable {
             for j in 0..<d { nu[c * d + j] = z[j] }
         }
         whitenedMeans = nu
-        // Gram–Schmidt on ν_k − ν̄
-        var basis: [[Double]] = []
-        for c in 0..<k {
-            var v = (0..<d).map { j in nu[c * d + j] - (0..<k).reduce(0.0) { $0 + nu[$1 * d + j] } / Double(k) }
-            for q in basis { let p = zip(q, v).reduce(0.0) { $0 + $1.0 * $1.1 }; for j in 0..<d { v[j] -= p * q[j] } }
-            let n = v.reduce(0.0) { $0 + $1 * $1 }.squareRoot()
-            if n > 1e-8 { basis.append(v.map { $0 / n }) }
-        }
-        subspace = basis
+        subspace = Self.discriminantSubspace(nu)
     }
 
     /// Discriminants re-estimated for one document (`adapted(to:)`): s_k(f) = w_k·f + b_k.
@@ -332,8 +360,14 @@ public final class OCRBClassifier: Sendable {
         return (text, img, refine(img, geom0, count: text.count, dark: dark, light: light), dark, light)
     }
 
-    /// The OCR-B font's advance width and cap height per unit font size (measured once with Cairo).
-    package static let fontMetrics: (advance: Double, cap: Double) = {
+    /// The OCR-B font's advance width and cap height per unit font size: 720 and 710 units per 1000 in
+    /// Debian's `fonts-ocr-b` 0.3 (`OCRB.otf`), as Cairo measures `H`. Reading needs only these two
+    /// numbers, not the font; training checks them against Cairo (`measuredFontMetrics`).
+    public static let fontMetrics: (advance: Double, cap: Double) = (0.72, 0.71)
+
+    /// The font's metrics as Cairo measures them (text extents of `H` at size 100). With no OCR B font
+    /// installed fontconfig substitutes another face, whose other metrics `trainingFontProblem` reports.
+    static func measuredFontMetrics() -> (advance: Double, cap: Double) {
         let s = cairo_image_surface_create(CAIRO_FORMAT_A8, 8, 8)!
         defer { cairo_surface_destroy(s) }
         let cr = cairo_create(s)!
@@ -343,7 +377,16 @@ public final class OCRBClassifier: Sendable {
         var e = cairo_text_extents_t()
         cairo_text_extents(cr, "H", &e)
         return (e.x_advance / 100, -e.y_bearing / 100)
-    }()
+    }
+
+    /// Why this machine cannot train the classifier the shipped parameters came from, or nil: the
+    /// font Cairo renders as "OCR B" must have the metrics reading assumes (`fontMetrics`).
+    public static func trainingFontProblem() -> String? {
+        let m = measuredFontMetrics()
+        guard m != fontMetrics else { return nil }
+        return "the font Cairo renders as 'OCR B' measures advance \(m.advance), cap \(m.cap) per unit size; "
+            + "reading assumes \(fontMetrics.advance), \(fontMetrics.cap) (Debian fonts-ocr-b 0.3): install fonts-ocr-b"
+    }
 
     /// Renders `text` in OCR-B at the style's pitch and returns the grey image and its exact line geometry.
     static func renderLine(_ text: [Character], style: TrainingStyle) -> (GreyImage, LineGeometry) {

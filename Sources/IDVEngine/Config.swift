@@ -35,8 +35,8 @@ public struct ServerConfig: Sendable, Equatable {
     public var argon2MemLimitKiB = 64 * 1024
     public var shutdownGraceSeconds = 10
     public var logRequests = true
-    /// `idvd serve`: train the document reader's OCR-B classifier in the background at start
-    /// (``DocumentReaderVerifier/warmUp()``), so the first document upload does not pay ~2 s for it.
+    /// `idvd serve`: load the document reader's OCR-B classifier parameters in the background at start
+    /// (``DocumentReaderVerifier/warmUp()``, a few ms), so a broken build shows at start.
     public var documentsWarmUp = true
     /// The IDV workflow engine's settings (Workflows/WorkflowPolicy.swift).
     public var workflow = WorkflowPolicy()
@@ -115,7 +115,7 @@ public struct ServerConfig: Sendable, Equatable {
         int("argon2.memlimit_kib", \.argon2MemLimitKiB, min: 8, "Argon2id memory, KiB (crypto_pwhash memlimit)"),
         int("shutdown.grace_seconds", \.shutdownGraceSeconds, min: 0, "on SIGTERM/SIGINT: wait this long for in-flight requests"),
         bool("log.requests", \.logRequests, "one JSON log line per request (true/false)"),
-        bool("documents.warm_up", \.documentsWarmUp, "idvd serve: train the OCR-B classifier (~2 s, one core) in the background at start, not at the first document upload (true/false)"),
+        bool("documents.warm_up", \.documentsWarmUp, "idvd serve: load the OCR-B classifier's shipped parameters (a few ms) in the background at start, not at the first document upload (true/false)"),
     ] + DatabaseSettings.settings + WorkflowPolicy.settings + WebSettings.settings
 
     /// Applies one setting by key; throws on an unknown key or a bad value.

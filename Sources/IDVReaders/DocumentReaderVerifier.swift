@@ -17,16 +17,17 @@ public struct DocumentReaderVerifier: DocumentVerifying {
 
     public init(options: DocumentReaderOptions = .init()) { self.options = options }
 
-    /// Trains the OCR-B classifier (`OCRBClassifier.shared`: ~2 s on one core, once per process) on a
-    /// background thread and logs `document reader ready` with `training_ms`. A document upload that
-    /// arrives before it finishes waits on the same one-time initialisation instead of starting a
-    /// second one. Called by `idvd serve` when `documents.warm_up` is true.
+    /// Loads the OCR-B classifier's shipped parameters (`OCRBClassifier.shared`, trained offline:
+    /// a few milliseconds, once per process) on a background thread and logs `document reader ready`
+    /// with `load_ms`, so that a broken build shows at start rather than at the first upload. A
+    /// document upload that arrives before it finishes waits on the same one-time initialisation.
+    /// Called by `idvd serve` when `documents.warm_up` is true.
     public static func warmUp() {
         Thread.detachNewThread {
             let start = DispatchTime.now().uptimeNanoseconds
             _ = OCRBClassifier.shared
             let ms = Int((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)
-            Log.event("document reader ready", ["training_ms": .integer(ms)])
+            Log.event("document reader ready", ["load_ms": .integer(ms)])
         }
     }
 

@@ -18,7 +18,12 @@
 /// 5. Two checks must agree. Where a composite check digit exists (TD1, TD2, TD3, FRA-CNI), the
 ///    corrections of all groups are applied together only if the composite then holds too (this
 ///    catches a misread check digit that some substitution elsewhere would "satisfy"); if any group
-///    is unfixable or ambiguous, nothing is applied. Where only one check digit covers a field
+///    is unfixable or ambiguous, nothing is applied. A composite check digit read as a letter
+///    look-alike (`O`, `B`, `G`, …) is normalised to its digit first (Doc 9303-3 §4.9: check digits
+///    are digits) and then judges like any other. The composite must also tell a field correction
+///    from its rival, "the field was read right and its check digit misread": when the composite
+///    holds under that rival too (a check digit at weight 7 in the composite misread by ±5 and the
+///    field changed by a weighted sum of ±5: 7·5 + 5 ≡ 0 mod 10), nothing is applied. Where only one check digit covers a field
 ///    (every field of MRV-A/B; TD1/TD2 optional data, covered by the composite alone), only forced
 ///    fixes and the OCR's own alternatives are used, never the table alone.
 /// 6. Fields no check digit covers (names, codes, sex) are never changed, except `«` → `<`.

@@ -31,7 +31,7 @@ public struct MRZCandidate: Sendable, Equatable {
 /// hypothesis that needs one is not applied.
 ///
 /// Search: best-first enumeration of index vectors over each open cell's candidates sorted by cost
-/// (a vector's parent decrements its last non-zero index, so each is generated once), at most `budget`
+/// (each vector generated once, from one parent, with at most three children), at most `budget`
 /// vectors. The best admissible hypothesis is applied only when no other admissible one comes within
 /// `margin` (log-odds; ×10 more without a composite check digit) of it, which the best-first order
 /// proves once the frontier passes that bound; otherwise nothing is applied and the MRZ is flagged.
@@ -82,6 +82,8 @@ struct MRZDecoder {
     /// Whether confusion-table characters the recogniser did not list may be proposed (only where a
     /// composite check digit double-checks them).
     let tableAllowed: Bool
+    /// The named national deviations in force (`MRZParser.deviations`), for layouts of hypotheses.
+    var deviations: Set<MRZDeviation> = []
 
     /// The cells to decode: every position a check digit covers, and the check digits.
     static func cells(_ layout: Layout) -> [(Int, Int)] {
@@ -228,14 +230,16 @@ struct MRZDecoder {
 
         /// The layout of `trial` when it holds every check digit, else nil. One cell may be `unseen`: it
         /// then stands for the unlisted character of the one check-digit value every check covering it needs.
+        let baseGroups = layout.checks.map(MRZParser.group)
         func admissible(_ trial: Rows, _ changedFiller: Bool, unseenAt u: (Int, Int)?) -> Layout? {
             guard let u else {
-                let lay = changedFiller ? Layout.make(format, rows: trial) : layout
+                if !changedFiller { return baseGroups.allSatisfy { Corrector.holds($0, trial) } ? layout : nil }
+                let lay = Layout.make(format, rows: trial, deviations: deviations)
                 return lay.checks.allSatisfy { Corrector.holds(MRZParser.group($0), trial) } ? lay : nil
             }
             var probe = trial
             probe[u.0][u.1] = rows[u.0][u.1] == Self.unseen ? Corrector.lt : rows[u.0][u.1]
-            let lay = changedFiller ? Layout.make(format, rows: probe) : layout
+            let lay = changedFiller ? Layout.make(format, rows: probe, deviations: deviations) : layout
             var residue: Int?
             for ch in lay.checks {
                 guard ch.covers(u.0, u.1) else {
@@ -266,37 +270,68 @@ struct MRZDecoder {
                cell.options.contains(where: { $0.b != Self.unseen && (MRZ.characterValue($0.b) ?? -1) % 10 == r }) { return nil }
             return lay
         }
-        // Best-first over index vectors: a vector's parent decrements its last non-zero index, so every
-        // vector is generated once; its cost (sum of deltas) never falls below its parent's. The cost is a
-        // lower bound of the full cost (the positional prior only adds), so the search may stop once the
-        // frontier lies `margin` beyond the best full cost found.
+        // Best-first over index vectors: every vector is generated once, from one parent, and its cost
+        // (sum of deltas) never falls below its parent's. The cost is a lower bound of the full cost (the
+        // positional prior only adds), so the search may stop once the frontier lies `margin` beyond the
+        // best full cost found.
+        // A vector is stored as its last step on top of its prefix (`steps`, an arena). The free cells
+        // are ordered by their first delta, which lets every vector have one parent and at most three
+        // children, each no cheaper: bump the last non-zero index; add index 1 at the next cell; or,
+        // when the last index is 1, move it to the next cell. (The parent of a vector whose last
+        // non-zero index L is 1 is the vector without it when cell L − 1 is non-zero, else the vector
+        // with it at L − 1.) Vectors hold few non-zero indices, so rebuilding one by walking its
+        // chain is cheap.
+        let order = free.indices.sorted { (deltas[$0].count > 1 ? deltas[$0][1] : .infinity, $0) < (deltas[$1].count > 1 ? deltas[$1][1] : .infinity, $1) }
+        let sortedFree = order.map { free[$0] }, sortedDeltas = order.map { deltas[$0] }
+        var steps: [(prefix: Int32, k: Int32, i: Int32)] = []
         var heap = MinHeap()
-        heap.push(.init(cost: 0, index: [Int](repeating: 0, count: free.count), last: 0))
+        heap.push(.init(cost: 0, id: -1, last: -1))
         var found: [(cost: Double, unseen: Bool, rows: Rows)] = []
+        var bestFound = Double.infinity
         var examined = 0
         var frontier = Double.infinity
+        var work = base
+        var chain: [(k: Int, i: Int)] = []
+        func push(_ cost: Double, _ step: (prefix: Int32, k: Int32, i: Int32)) {
+            steps.append(step)
+            heap.push(.init(cost: cost, id: Int32(steps.count - 1), last: step.k))
+        }
         while let node = heap.pop() {
-            if let best = found.min(by: { $0.cost < $1.cost }), node.cost > best.cost + Self.margin + log(10.0) { frontier = node.cost; break }
+            if node.cost > bestFound + Self.margin + log(10.0) { frontier = node.cost; break }
             examined += 1
             if examined > Self.budget { return found.isEmpty ? .none : .ambiguous(count: found.count) }
-            var trial = base
+            chain.removeAll(keepingCapacity: true)
+            var id = node.id
+            while id >= 0 { let st = steps[Int(id)]; chain.append((Int(st.k), Int(st.i))); id = st.prefix }
             var filler = baseFiller
             var unseenAt: (Int, Int)?, unseenCount = 0
-            for (k, i) in node.index.enumerated() where i > 0 {
-                let b = free[k].options[i].b
-                if b == Self.unseen { unseenAt = (free[k].line, free[k].column); unseenCount += 1 }
-                if b == Corrector.lt || rows[free[k].line][free[k].column] == Corrector.lt { filler = true }
-                trial[free[k].line][free[k].column] = b
+            for (k, i) in chain {
+                let cell = sortedFree[k]
+                let b = cell.options[i].b
+                if b == Self.unseen { unseenAt = (cell.line, cell.column); unseenCount += 1 }
+                if b == Corrector.lt || rows[cell.line][cell.column] == Corrector.lt { filler = true }
+                work[cell.line][cell.column] = b
             }
-            if unseenCount <= 1, let lay = admissible(trial, filler, unseenAt: unseenAt) {
-                var kinds = trial
+            if unseenCount <= 1, let lay = admissible(work, filler, unseenAt: unseenAt) {
+                var kinds = work
                 if let u = unseenAt { kinds[u.0][u.1] = rows[u.0][u.1] }
-                found.append((node.cost - Self.kindChangeLogPrior * Double(Self.kindChanges(kinds, lay)), unseenAt != nil, trial))
+                let cost = node.cost - Self.kindChangeLogPrior * Double(Self.kindChanges(kinds, lay))
+                found.append((cost, unseenAt != nil, work))
+                bestFound = min(bestFound, cost)
             }
-            for k in node.last..<free.count where node.index[k] + 1 < deltas[k].count {
-                var next = node.index
-                next[k] += 1
-                heap.push(.init(cost: node.cost - deltas[k][node.index[k]] + deltas[k][next[k]], index: next, last: k))
+            for (k, _) in chain { work[sortedFree[k].line][sortedFree[k].column] = base[sortedFree[k].line][sortedFree[k].column] }
+            let last = Int(node.last)
+            let top = node.id >= 0 ? steps[Int(node.id)] : nil
+            if let top {
+                let i = Int(top.i), d = sortedDeltas[last]
+                if i + 1 < d.count { push(node.cost - d[i] + d[i + 1], (top.prefix, top.k, Int32(i + 1))) }
+            }
+            let next = last + 1
+            if next < sortedFree.count, sortedDeltas[next].count > 1 {
+                push(node.cost + sortedDeltas[next][1], (node.id, Int32(next), 1))
+                if let top, top.i == 1 {
+                    push(node.cost - sortedDeltas[last][1] + sortedDeltas[next][1], (top.prefix, Int32(next), 1))
+                }
             }
         }
         found.sort { $0.cost < $1.cost }
@@ -326,7 +361,9 @@ struct MRZDecoder {
 
 /// A binary min-heap of search nodes by cost.
 struct MinHeap {
-    struct Node { let cost: Double; let index: [Int]; let last: Int }
+    /// `id`: the vector's last step in the search's arena (-1: the all-zero vector); `last`: the
+    /// index of that step's cell (-1 for the all-zero vector).
+    struct Node { let cost: Double; let id: Int32; let last: Int32 }
     private var items: [Node] = []
 
     func peek() -> Node? { items.first }

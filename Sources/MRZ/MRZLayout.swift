@@ -57,7 +57,8 @@ struct Layout: Sendable {
 extension Layout {
     /// The layout of `format`, given the (normalised) rows — needed to spot a long document number
     /// (Doc 9303-5 §4.2.2 note j; the same rule for TD2 in Doc 9303-6).
-    static func make(_ format: MRZFormat, rows: [[UInt8]]) -> Layout {
+    /// `deviations`: the named national deviations in force (decided by `MRZParser.deviations`).
+    static func make(_ format: MRZFormat, rows: [[UInt8]], deviations: Set<MRZDeviation> = []) -> Layout {
         let lt = UInt8(ascii: "<")
         switch format {
         case .td3, .mrvA, .td2, .mrvB:
@@ -117,7 +118,11 @@ extension Layout {
                 fields.append(FieldLayout(name: "document_number", line: 0, range: 5..<14, cls: .alnum))
                 fields.append(FieldLayout(name: "document_number", line: 0, range: 15..<(end - 1), cls: .alnum))
                 fields.append(FieldLayout(name: "optional_data", line: 0, range: min(end + 1, 30)..<30, cls: .alnum))
-                checks.append(CheckLayout(name: "document_number", segments: [(0, 5..<14), (0, 15..<(end - 1))],
+                // Doc 9303-5 §4.2.4: positions 6–14 and 16 up to the digit; the `<` at 15 is excluded,
+                // except under the Belgian/Portuguese deviation, which counts it (weights shift by one).
+                let segments: [(line: Int, range: Range<Int>)] = deviations.contains(.longDocumentNumberCheckIncludesFiller)
+                    ? [(0, 5..<(end - 1))] : [(0, 5..<14), (0, 15..<(end - 1))]
+                checks.append(CheckLayout(name: "document_number", segments: segments,
                                           digit: (0, end - 1), fillerAllowedWhenEmpty: false))
             } else {
                 fields.append(FieldLayout(name: "document_number", line: 0, range: 5..<14, cls: .alnum))

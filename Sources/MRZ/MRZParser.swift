@@ -41,7 +41,9 @@ public struct MRZParser: Sendable {
 
     /// Parses MRZ text: lines separated by newlines; a single line holding whitespace-separated
     /// parts is split at the whitespace; a single 90/72/88-character run is cut into 3×30, 2×36 or
-    /// 2×44. Spaces inside a line are removed (MRZ text never contains spaces) with a warning.
+    /// 2×44. Spaces inside a line are removed (MRZ text never contains spaces) with a warning. Lines
+    /// that cannot be MRZ lines (`canBeMRZLine`: OCR noise above, below or between the MRZ lines) are
+    /// dropped with a warning when the lines left have the shape of an MRZ.
     public func parse(text: String) -> MRZResult {
         if text.utf8.count > Self.maxInputBytes { return Self.tooLarge(text.utf8.count) }
         var lines = text.split(whereSeparator: { $0.isNewline }).map { line -> String in
@@ -50,6 +52,14 @@ public struct MRZParser: Sendable {
             return start < end ? String(line[start..<end]) : ""
         }.filter { !$0.isEmpty }
         var warnings: [String] = []
+        // OCR noise around the MRZ: lines that cannot be MRZ lines are dropped, when what is left is an MRZ.
+        if lines.count > 1 {
+            let kept = lines.filter(Self.canBeMRZLine)
+            if !kept.isEmpty, kept.count < lines.count, Self.hasMRZShape(kept) {
+                warnings.append("dropped \(lines.count - kept.count) line(s) that cannot be MRZ text (not 30, 36 or 44 MRZ characters)")
+                lines = kept
+            }
+        }
         if lines.count == 1 {
             let parts = lines[0].split(whereSeparator: { $0.isWhitespace }).map(String.init)
             if parts.count > 1, Set(parts.map(\.count)).count == 1, [2, 3].contains(parts.count) {
@@ -77,6 +87,26 @@ public struct MRZParser: Sendable {
         var result = parse(lines)
         result.warnings.insert(contentsOf: warnings, at: 0)
         return result
+    }
+
+    /// Whether a text line can be an MRZ line: 30, 36 or 44 characters once whitespace is removed, of
+    /// which at least 90 % are MRZ characters (`0-9 A-Z <`; lowercase letters and `«` count, since
+    /// they are reported or normalised, not dropped). A whole MRZ on one line (72, 88 or 90) counts too.
+    static func canBeMRZLine(_ line: String) -> Bool {
+        let chars = line.filter { !$0.isWhitespace }
+        guard [30, 36, 44, 72, 88, 90].contains(chars.count) else { return false }
+        let mrz = chars.filter { ch in
+            ch == "<" || ch == "«" || (ch.isASCII && (ch.isLetter || ch.isNumber))
+        }.count
+        return mrz * 10 >= chars.count * 9
+    }
+
+    /// Whether `lines` (trimmed, non-empty) have the shape of an MRZ: 3 × 30, 2 × 36, 2 × 44 after
+    /// whitespace removal, or one line of 72, 88 or 90 characters (the splits of `parse(text:)`).
+    static func hasMRZShape(_ lines: [String]) -> Bool {
+        let lengths = lines.map { $0.filter { !$0.isWhitespace }.count }
+        return lengths == [30, 30, 30] || lengths == [36, 36] || lengths == [44, 44]
+            || (lengths.count == 1 && [72, 88, 90].contains(lengths[0]))
     }
 
     /// Parses MRZ lines. `alternatives[line][column]` lists further plausible characters for that cell,
@@ -163,8 +193,9 @@ public struct MRZParser: Sendable {
                              corrections: [], errors: [error], warnings: [])
         }
 
-        // 3. Correction.
-        var layout = Layout.make(format, rows: rows)
+        // 3. Named national deviations, decided on the reading as given; then correction.
+        let deviations = Self.deviations(format, rows)
+        var layout = Layout.make(format, rows: rows, deviations: deviations)
         var classes = layout.classMap(shape: shape)
         var errors: [String] = []
         var warnings: [String] = []
@@ -179,8 +210,9 @@ public struct MRZParser: Sendable {
             var decoded = false
             if withPosteriors {
                 applied = Self.normaliseFillers(&rows, classes: classes)
-                let decoder = MRZDecoder(format: format, classes: classes, posteriors: post, tableAllowed: layout.compositeIndex != nil)
-                switch decoder.decode(rows, layout: Layout.make(format, rows: rows)) {
+                let decoder = MRZDecoder(format: format, classes: classes, posteriors: post, tableAllowed: layout.compositeIndex != nil,
+                                         deviations: deviations)
+                switch decoder.decode(rows, layout: Layout.make(format, rows: rows, deviations: deviations)) {
                 case .unchanged:
                     decoded = true
                 case .decided(let changes, _):
@@ -193,10 +225,10 @@ public struct MRZParser: Sendable {
                 }
             }
             if !decoded { applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors) }
-            if withPosteriors { applied += Self.trailingFillers(&rows, layout: Layout.make(format, rows: rows), posteriors: post) }
+            if withPosteriors { applied += Self.trailingFillers(&rows, layout: Layout.make(format, rows: rows, deviations: deviations), posteriors: post) }
             applied += Self.decodeCodes(&rows, layout: layout, format: format, posteriors: post)
             if !applied.isEmpty {
-                layout = Layout.make(format, rows: rows)
+                layout = Layout.make(format, rows: rows, deviations: deviations)
                 classes = layout.classMap(shape: shape)
                 corrections = applied.map { c in
                     MRZCorrection(line: c.line + 1, column: c.column + 1, from: String(display.char(before, c.line, c.column)),
@@ -232,8 +264,13 @@ public struct MRZParser: Sendable {
         extractFields(format: format, layout: layout, rows: rows, display: display, into: &fields,
                       errors: &errors, warnings: &warnings)
         warnings.append(contentsOf: unverifiableWarnings(layout: layout, rows: rows))
+        if deviations.contains(.longDocumentNumberCheckIncludesFiller) {
+            warnings.append("document_number check digit counts the filler at position 15: the Belgian/Portuguese deviation "
+                            + "from ICAO 9303-5 §4.2.4, which excludes it")
+        }
         return MRZResult(valid: errors.isEmpty, format: format, lines: rows.indices.map { display.text(rows, $0, 0..<rows[$0].count) },
-                         fields: fields, checkDigits: checkDigits, corrections: corrections, errors: errors, warnings: warnings)
+                         fields: fields, checkDigits: checkDigits, corrections: corrections, errors: errors, warnings: warnings,
+                         deviations: MRZDeviation.allCases.filter(deviations.contains))
     }
 
     /// The text as given: MRZ bytes, plus the original non-ASCII characters where the bytes hold a marker.
@@ -260,6 +297,25 @@ public struct MRZParser: Sendable {
             }
         }
         return true
+    }
+
+    /// Issuing states whose TD1 cards (some generations) count the `<` at position 15 in a long
+    /// document number's check digit (`MRZDeviation.longDocumentNumberCheckIncludesFiller`).
+    static let fillerInLongNumberStates: Set<[UInt8]> = [Array("BEL".utf8), Array("PRT".utf8)]
+
+    /// The named national deviations `rows` (normalised, as read) are to be parsed under: the
+    /// long-number deviation when the issuing state is BEL or PRT, the document number is long, the
+    /// ICAO 9303-5 §4.2.4 check digit fails as read and the deviant one holds. Decided once, before
+    /// correction, so that no correction is ever made to fit either rule.
+    static func deviations(_ format: MRZFormat, _ rows: [[UInt8]]) -> Set<MRZDeviation> {
+        guard format == .td1, fillerInLongNumberStates.contains(Array(rows[0][2..<5])) else { return [] }
+        let icao = Layout.make(format, rows: rows)
+        guard icao.fields.filter({ $0.name == "document_number" }).count > 1,
+              let standard = icao.checks.first(where: { $0.name == "document_number" }),
+              !Corrector.holds(group(standard), rows) else { return [] }
+        let deviant = Layout.make(format, rows: rows, deviations: [.longDocumentNumberCheckIncludesFiller])
+        guard let check = deviant.checks.first(where: { $0.name == "document_number" }), Corrector.holds(group(check), rows) else { return [] }
+        return [.longDocumentNumberCheckIncludesFiller]
     }
 
     /// Inputs above this size (bytes) are refused unread: an MRZ is at most 3 × 30 or 2 × 44 characters.
@@ -441,10 +497,25 @@ public struct MRZParser: Sendable {
             for p in g.covered { inGroups.insert(p.line * 64 + p.column) }
             inGroups.insert(g.digit.line * 64 + g.digit.column)
         }
+        // A composite-only cell that cannot stand where it is (the composite check digit read as a
+        // letter look-alike: `O`, `B`, `G`, …) is normalised first (ICAO 9303-3 §4.9: check digits are
+        // digits), by the confusion table or the OCR's alternatives, so that the composite can still
+        // judge the field corrections. Each normalisation is one more choice to cross-check.
+        var compositePositions = composite.covered.map { ($0.line, $0.column) }
+        compositePositions.append(composite.digit)
+        var fixLists: [[Corrector.Change]] = []
+        for (l, c) in compositePositions where !inGroups.contains(l * 64 + c) {
+            guard let cls = corrector.classes[l][c], !cls.allows(rows[l][c]) else { continue }
+            let options = corrector.options(rows[l][c], line: l, column: c, tier: 1, forced: true)
+            if options.isEmpty { fixLists = []; break }
+            fixLists.append(options)
+        }
+        var fixes: [[Corrector.Change]] = [[]]
+        for options in fixLists { fixes = fixes.flatMap { prefix in options.map { prefix + [$0] } } }
         var combos: [[Int]] = [[]]
         for list in lists {
             combos = combos.flatMap { prefix in list.indices.map { prefix + [$0] } }
-            if combos.count > 256 {
+            if combos.count * fixes.count > 256 {
                 errors.append("too many candidate corrections to confirm with the composite check digit; none applied")
                 return applied
             }
@@ -458,8 +529,12 @@ public struct MRZParser: Sendable {
                 Corrector.apply(lists[g][i], to: &trial); edits += lists[g][i].count; cost += corrector.cost(lists[g][i])
             }
             guard groups.allSatisfy({ Corrector.holds($0, trial) }) else { continue }
-            if Corrector.holds(composite, trial) {
-                solutions.append(Solution(choice: combo, fix: [], edits: edits, cost: cost))
+            for fix in fixes {
+                var fixed = trial
+                Corrector.apply(fix, to: &fixed)
+                if Corrector.holds(composite, fixed) {
+                    solutions.append(Solution(choice: combo, fix: fix, edits: edits + fix.count, cost: cost + corrector.cost(fix)))
+                }
             }
         }
         if solutions.isEmpty && !needed {
@@ -489,9 +564,50 @@ public struct MRZParser: Sendable {
             let picks = Set(best.map { $0.choice[g] })
             if picks.count > 1 { ambiguous(g, picks.count); consistent = false }
         }
+        if Set(best.map { $0.fix.map { Int($0.to) } }).count > 1 {
+            errors.append("composite check digit cannot be read: \(best.count) different digits would satisfy it; none applied")
+            consistent = false
+        }
         guard consistent else { return applied }
+        // The composite must tell the correction from a misread check digit. A field correction that
+        // makes the field's check digit hold has a rival: the field was read right and its check digit
+        // was misread. When the composite holds under that rival too (a check digit standing at weight
+        // 7 in the composite, misread by ±5 and "repaired" by a field change of sum ±5: 7·5 + 5 ≡ 0 mod
+        // 10; the same for weights 1 and 3), only the composite would confirm the correction, and it
+        // cannot: nothing is applied.
+        var solved = rows
+        for (g, i) in best[0].choice.enumerated() { Corrector.apply(lists[g][i], to: &solved) }
+        Corrector.apply(best[0].fix, to: &solved)
+        for (g, i) in best[0].choice.enumerated() {
+            let unforced = lists[g][i].filter { c in
+                !(c.line == groups[g].digit.line && c.column == groups[g].digit.column)
+                    && corrector.classes[c.line][c.column]?.allows(rows[c.line][c.column]) == true
+            }
+            guard !unforced.isEmpty else { continue }
+            var rival = solved
+            for c in unforced { rival[c.line][c.column] = rows[c.line][c.column] }
+            guard let digit = Self.computedDigit(groups[g], rival) else { continue }
+            rival[groups[g].digit.line][groups[g].digit.column] = digit
+            if groups.allSatisfy({ Corrector.holds($0, rival) }) && Corrector.holds(composite, rival) {
+                errors.append("\(groups[g].name) check digit fails and a misread check digit explains it as well as the correction "
+                              + "(the composite check digit cannot tell them apart); none applied")
+                return applied
+            }
+        }
         for (g, i) in best[0].choice.enumerated() { Corrector.apply(lists[g][i], to: &rows); applied += lists[g][i] }
+        Corrector.apply(best[0].fix, to: &rows); applied += best[0].fix
         return applied
+    }
+
+    /// The check digit `group`'s covered characters in `rows` call for (Doc 9303-3 §4.9), as an ASCII
+    /// digit; nil when a covered character is outside the alphabet.
+    static func computedDigit(_ group: Corrector.Group, _ rows: [[UInt8]]) -> UInt8? {
+        var sum = 0
+        for p in group.covered {
+            guard let v = MRZ.characterValue(rows[p.line][p.column]) else { return nil }
+            sum += v * p.weight
+        }
+        return UInt8(ascii: "0") + UInt8(sum % 10)
     }
 
     // MARK: - Validation messages

@@ -27,6 +27,17 @@ public enum MRZFormat: String, Codable, Sendable, CaseIterable {
     }
 }
 
+/// A named national deviation from ICAO Doc 9303 that the parser accepts (with a warning) instead of
+/// reporting the MRZ invalid. The French national ID card, a whole format of its own, is
+/// `MRZFormat.frenchNationalID` instead.
+public enum MRZDeviation: String, Codable, Sendable, CaseIterable {
+    /// TD1 card of Belgium or Portugal (some generations) with a long document number (Doc 9303-5
+    /// §4.2.2 note j) whose check digit also counts the `<` at position 15, which Doc 9303-5 §4.2.4
+    /// excludes: the characters after it are weighed one step later. Accepted only for issuing state
+    /// `BEL` or `PRT`, only when the ICAO rule fails and this one holds as read.
+    case longDocumentNumberCheckIncludesFiller = "long_document_number_check_includes_filler"
+}
+
 /// The data elements of an MRZ, keyed by their ICAO 9303 names (snake_case in JSON).
 /// Text values have fillers removed (name components joined by single spaces); `raw` holds every
 /// field exactly as it stands in the (corrected) MRZ.
@@ -161,15 +172,28 @@ public struct MRZResult: Codable, Sendable, Equatable {
     public var errors: [String]
     /// Human-readable remarks that do not make the MRZ invalid.
     public var warnings: [String]
+    /// The named national deviations from Doc 9303 this MRZ was read under (each also has a warning).
+    public var deviations: [MRZDeviation]
 
     public init(valid: Bool, format: MRZFormat, lines: [String], fields: MRZFields, checkDigits: [MRZCheckDigit],
-                corrections: [MRZCorrection], errors: [String], warnings: [String]) {
+                corrections: [MRZCorrection], errors: [String], warnings: [String], deviations: [MRZDeviation] = []) {
         self.valid = valid; self.format = format; self.lines = lines; self.fields = fields
         self.checkDigits = checkDigits; self.corrections = corrections; self.errors = errors; self.warnings = warnings
+        self.deviations = deviations
     }
 
     enum CodingKeys: String, CodingKey {
-        case valid, format, lines, fields, checkDigits = "check_digits", corrections, errors, warnings
+        case valid, format, lines, fields, checkDigits = "check_digits", corrections, errors, warnings, deviations
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(valid: try c.decode(Bool.self, forKey: .valid), format: try c.decode(MRZFormat.self, forKey: .format),
+                  lines: try c.decode([String].self, forKey: .lines), fields: try c.decode(MRZFields.self, forKey: .fields),
+                  checkDigits: try c.decode([MRZCheckDigit].self, forKey: .checkDigits),
+                  corrections: try c.decode([MRZCorrection].self, forKey: .corrections),
+                  errors: try c.decode([String].self, forKey: .errors), warnings: try c.decode([String].self, forKey: .warnings),
+                  deviations: try c.decodeIfPresent([MRZDeviation].self, forKey: .deviations) ?? [])
     }
 
     /// The check digit named `name`, if the format has one.

@@ -17,6 +17,7 @@ let commands: [Command] = [
     .specimen,
     .document,
     .chip,
+    .ocrb,
 ]
 
 extension Command {

@@ -1,0 +1,1 @@
+../../Fuzz/MRZ/FuzzSupport.swift
