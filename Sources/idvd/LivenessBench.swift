@@ -18,7 +18,7 @@ extension Benchmark {
                                            [--texture-frames N] [--tracking-margin M] [--no-simulated] [--verbose]
                   --data DIR          shared test data (default ../shared/testdata)
                   --dump FILE         one JSON line per sequence: cue strengths, texture per frame, scores, quality, times
-                  --texture-frames N  frames scored by the texture models (default \\(LivenessConfiguration().textureFrames))
+                  --texture-frames N  frames scored by the texture models (default \(LivenessConfiguration().textureFrames))
                   --tracking-margin M 0 = detect every frame whole (the previous tracking)
                   --no-simulated      skip the simulated screen re-captures (faster)
                 """)

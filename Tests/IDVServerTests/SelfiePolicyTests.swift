@@ -62,6 +62,13 @@ final class SelfiePolicyTests: XCTestCase {
         let codes = CaptureIssue.allCases.map(\.errorCode)
         XCTAssertEqual(codes.map(\.rawValue), Array(1060...1065))
         XCTAssertTrue(codes.allSatisfy { $0.category == .media && !$0.message.isEmpty })
+        // The face turned away weakens only the match: judged first, asked again only when live.
+        let turned = Self.evidence(distance: 0.3, issues: [.offPose])
+        XCTAssertNil(p.recapture(turned))
+        XCTAssertEqual(p.recapture(turned, after: p.judge(turned, reference: .portrait(Data()), challenge: nil, now: 0)), .offPose)
+        var print = turned
+        print.livenessScore = 12
+        XCTAssertNil(p.recapture(print, after: p.judge(print, reference: .portrait(Data()), challenge: nil, now: 0)))
         p.recaptureOnPoorCapture = false
         XCTAssertNil(p.recapture(Self.evidence(distance: 0.3, issues: [.tooDark])))
     }

@@ -484,8 +484,9 @@ extension IDVFlowSteps {
             return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: e), nil)
         case let .success(t):
             let e = t.value
-            // A capture too dark, blurred, small or off-pose to decide on is asked again, not judged.
-            if let issue = policy.recapture(e) {
+            // A capture too dark, bright, blurred or small to decide on is asked again, not judged; one
+            // with the face turned away is asked again instead of a match verdict, once it is live.
+            func recapture(_ issue: CaptureIssue) -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
                 let error = IDVError(issue.errorCode)
                 effects.append(audit(r, "selfie_verified", ["result": .string("recapture"), "capture_issue": .string(issue.rawValue),
                                                             "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
@@ -493,7 +494,9 @@ extension IDVFlowSteps {
                 if selfieLeft(r) <= 0 { return (.end(.exhausted("selfie")), nil) }
                 return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: error), nil)
             }
+            if let issue = policy.recapture(e) { return recapture(issue) }
             let j = policy.judge(e, reference: reference, challenge: challenge, now: facts.now)
+            if let issue = policy.recapture(e, after: j) { return recapture(issue) }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
             r.livenessScore = j.livenessScore

@@ -217,11 +217,17 @@ extension WorkflowPolicy {
         return faceMatchMaxDistance
     }
 
-    /// The capture issue that sends a selfie back to the user before any verdict (the first the
-    /// analyser reported), or nil when it can be judged (or ``recaptureOnPoorCapture`` is off).
-    /// The flow asks again with ``CaptureIssue/errorCode`` (its sentence is the code's message).
-    public func recapture(_ e: SelfieEvidence) -> CaptureIssue? {
-        recaptureOnPoorCapture ? e.captureIssues.first : nil
+    /// The capture issue that sends a selfie back to the user instead of a verdict, or nil (also
+    /// when ``recaptureOnPoorCapture`` is off). Before judging (`after` nil): an issue that hides
+    /// the liveness evidence (``CaptureIssue/hidesLiveness``: too dark or bright, low contrast,
+    /// blurred, face too small). After the judgement `after`: an issue that only weakens the match
+    /// (the face turned away), unless liveness already failed — a held print tilted to the camera
+    /// is refused as not live, not asked again. The flow asks again with ``CaptureIssue/errorCode``
+    /// (its sentence is the code's message).
+    public func recapture(_ e: SelfieEvidence, after judgement: SelfieJudgement? = nil) -> CaptureIssue? {
+        guard recaptureOnPoorCapture else { return nil }
+        guard let j = judgement else { return e.captureIssues.first { $0.hidesLiveness } }
+        return j.verdict == .livenessFailed ? nil : e.captureIssues.first { !$0.hidesLiveness }
     }
 
     /// The server's selfie verdict from the analyser's evidence against `reference`. With an
@@ -268,6 +274,11 @@ extension WorkflowPolicy {
 }
 
 extension CaptureIssue {
+    /// Whether the issue makes the liveness evidence itself unreliable (the face or its texture is
+    /// not seen well enough), so the capture is asked again before liveness is judged. The face
+    /// turned away (`offPose`) weakens only the match.
+    public var hidesLiveness: Bool { self != .offPose }
+
     /// The code a recapture is asked with (IDVCore `IDVErrorCode`, 1060–1065; the sentence is its
     /// `message`).
     public var errorCode: IDVErrorCode {
