@@ -168,5 +168,19 @@ enum PostgresMigrations {
         );
         CREATE INDEX verification_links_user ON verification_links(user_id);
         """,
+        // 5: the operator's chip trust material (PostgresStore+Trust.swift; docs/CHIP.md "Trust management").
+        """
+        CREATE TABLE trust_material (
+            trust_id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            sha256 TEXT NOT NULL UNIQUE,
+            content BYTEA NOT NULL,
+            cscas BIGINT NOT NULL,
+            crls BIGINT NOT NULL,
+            document_signers BIGINT NOT NULL,
+            source_name TEXT NOT NULL,
+            imported_at BIGINT NOT NULL
+        );
+        """,
     ]
 }
