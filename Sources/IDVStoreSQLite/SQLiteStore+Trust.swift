@@ -31,15 +31,20 @@ extension SQLiteStore: TrustMaterialStore {
         }
     }
 
+    // In a transaction, so `changes` is this statement's count, not another thread's (the connection is shared).
     public func addTrustMaterial(_ t: TrustMaterialRecord) throws -> Bool {
-        try query("INSERT OR IGNORE INTO trust_material (trust_id, kind, sha256, content, cscas, crls, document_signers, source_name, imported_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                  [.text(t.id), .text(t.kind), .text(t.sha256), .blob(Array(t.bytes)), SQLValue(t.cscas), SQLValue(t.crls), SQLValue(t.documentSigners),
-                   .text(t.sourceName), SQLValue(t.importedAt)])
-        return changes == 1
+        try withTransaction {
+            try query("INSERT OR IGNORE INTO trust_material (trust_id, kind, sha256, content, cscas, crls, document_signers, source_name, imported_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                      [.text(t.id), .text(t.kind), .text(t.sha256), .blob(Array(t.bytes)), SQLValue(t.cscas), SQLValue(t.crls), SQLValue(t.documentSigners),
+                       .text(t.sourceName), SQLValue(t.importedAt)])
+            return changes == 1
+        }
     }
 
     public func removeTrustMaterial(id: String) throws -> Bool {
-        try query("DELETE FROM trust_material WHERE trust_id = ?", [.text(id)])
-        return changes == 1
+        try withTransaction {
+            try query("DELETE FROM trust_material WHERE trust_id = ?", [.text(id)])
+            return changes == 1
+        }
     }
 }

@@ -60,7 +60,9 @@ extension Command {
         do {
             config = try ServerConfig.load(file: opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"], overrides: overrides)
         } catch { throw CLIError("\(error)") }
-        guard ["create-user", "create-link", "list-users", "reset-user", "purge-expired", "rekey", "audit", "trust"].contains(sub) else {
+        // Every subcommand of the switch below that opens the store (checked before opening it, so a
+        // typo does not create or touch a database).
+        guard ["create-user", "create-link", "list-users", "reset-user", "purge-expired", "rekey", "trust", "audit"].contains(sub) else {
             throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)")
         }
         let store = try StoreOpening.open(config, mustExist: sub != "create-user", command: "admin \(sub)")

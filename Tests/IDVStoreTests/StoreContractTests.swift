@@ -327,6 +327,45 @@ class StoreContractTests: XCTestCase {
 
     // MARK: Flow runs and workflow records
 
+    // MARK: Chip trust material (migration 5)
+
+    func testTrustMaterialIsKeptOncePerDigestListedOldestFirstAndRemoved() throws {
+        let subject = try makeSubject()
+        let t = try XCTUnwrap(subject.store as? any TrustMaterialStore, Self.storeName)
+        func record(_ id: String, sha: String, at time: Int, bytes: [UInt8] = [0x30, 0x82, 0x00, 0x00, 0xFF]) -> TrustMaterialRecord {
+            TrustMaterialRecord(id: id, kind: "csca", sha256: sha, bytes: Data(bytes), cscas: 1, crls: 0, documentSigners: 0, sourceName: "test.der", importedAt: time)
+        }
+        XCTAssertEqual(try t.trustMaterials(), [])
+        XCTAssertTrue(try t.addTrustMaterial(record("t2", sha: "bb", at: 20, bytes: Array(0...255))))
+        XCTAssertTrue(try t.addTrustMaterial(record("t1", sha: "aa", at: 10)))
+        XCTAssertFalse(try t.addTrustMaterial(record("t3", sha: "aa", at: 30)), "the same digest again: \(Self.storeName)")
+        XCTAssertFalse(try t.addTrustMaterial(record("t1", sha: "cc", at: 40)), "the same id again")
+        XCTAssertEqual(try t.trustMaterials(), [record("t1", sha: "aa", at: 10), record("t2", sha: "bb", at: 20, bytes: Array(0...255))], Self.storeName)
+        // Another connection / node sees it; it survives a reopen.
+        subject.store.close()
+        let again = try XCTUnwrap(try subject.reopen(keyFile, []) as? any TrustMaterialStore)
+        XCTAssertEqual(try again.trustMaterials().map(\.id), ["t1", "t2"])
+        XCTAssertTrue(try again.removeTrustMaterial(id: "t1"))
+        XCTAssertFalse(try again.removeTrustMaterial(id: "t1"))
+        XCTAssertEqual(try again.trustMaterials().map(\.id), ["t2"])
+    }
+
+    func testConcurrentImportsOfOneFileKeepOneRecord() throws {
+        let s = try makeSubject().store
+        let t = try XCTUnwrap(s as? any TrustMaterialStore)
+        let added = Box([Bool]()), errors = Box([String]())
+        concurrently(8) { i in
+            do {
+                let ok = try t.addTrustMaterial(TrustMaterialRecord(id: "t\(i)", kind: "master_list", sha256: "same", bytes: Data([1, 2, 3]), cscas: 3, crls: 0,
+                                                                    documentSigners: 0, sourceName: "ml.ml", importedAt: 100 + i))
+                added.mutate { $0.append(ok) }
+            } catch { errors.mutate { $0.append("\(error)") } }
+        }
+        XCTAssertEqual(errors.get, [], Self.storeName)
+        XCTAssertEqual(added.get.filter { $0 }.count, 1, Self.storeName)
+        XCTAssertEqual(try t.trustMaterials().count, 1)
+    }
+
     func testFlowRunsEndOnceAndOutcomesComeNewestFirst() throws {
         let s = try makeSubject().store
         for (i, run) in ["r1", "r2", "r3"].enumerated() {
