@@ -14,6 +14,36 @@ public struct HTTPRequest: Sendable {
     public let authorization: String?
     /// Values of `{name}` segments of the route pattern.
     public var pathParameters: [String: String] = [:]
+    /// The route that takes this request (nil: none does; the chain answers 404/405).
+    public internal(set) var route: Route?
+    /// The refusal a request gets before any handler runs (405, 413), or nil.
+    var refusal: IDVError?
+    /// This request's logger: the server's, with `request_id` (and, after auth, `session_id`).
+    public internal(set) var logger: Logger = .disabled
+    /// The session of a bearer route, opened once by the auth stage (``Middleware/auth(_:)``).
+    public internal(set) var session: SessionRecord?
+    /// The body decoded by the decode stage, for a route made with a body type.
+    var input: (any Sendable)?
+    /// When the server received the request (`DispatchTime` uptime nanoseconds).
+    let receivedAt: UInt64
+    /// Values inner stages hand back to outer ones (the log line's session id).
+    let scope = RequestScope()
+
+    init(method: String, path: String, body: Data, requestID: String, authorization: String?,
+         receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds) {
+        self.method = method
+        self.path = path
+        self.body = body
+        self.requestID = requestID
+        self.authorization = authorization
+        self.receivedAt = receivedAt
+    }
+
+    /// The authenticated session of a bearer route (the auth stage ran); 1004 otherwise.
+    public func authenticatedSession() throws -> SessionRecord {
+        guard let session else { throw IDVError(.unauthenticated, "Missing bearer token") }
+        return session
+    }
 
     /// The bearer token of `Authorization: Bearer <token>`, if present.
     public var bearerToken: String? {
@@ -73,28 +103,21 @@ public struct HTTPResponse: Sendable {
         }
     }
 
-    /// A refusal: an envelope carrying only `error`, with the HTTP status of ``httpStatus(for:)``.
+    /// A refusal: an envelope carrying only `error`, with the HTTP status of ``HTTPStatus/of(_:)``.
     public static func refusal(_ error: IDVError, requestID: String) -> HTTPResponse {
-        json(WireEnvelope(requestID: requestID, error: error), status: httpStatus(for: error.code ?? .internalError), errorCode: error.longErrorCode)
+        json(WireEnvelope(requestID: requestID, error: error), status: HTTPStatus.of(error.code ?? .internalError), errorCode: error.longErrorCode)
     }
 
-    /// The HTTP status of a refusal with this code (docs/PROTOCOL.md §Errors).
-    public static func httpStatus(for code: IDVErrorCode) -> Int {
-        switch code {
-        case .none: return 200
-        case .malformedRequest, .invalidArgument, .passwordPolicy, .invalidImage, .imageTooLarge: return 400
-        case .unauthenticated, .sessionExpired: return 401
-        case .userLocked, .deviceSignatureInvalid: return 403
-        case .notFound, .userNotFound, .templateNotFound: return 404
-        case .methodNotAllowed: return 405
-        case .wrongChallenge, .replayedAnswer, .userExists, .flowInProgress, .noActiveFlow, .templateExists, .actionNotOffered: return 409
-        case .payloadTooLarge: return 413
-        case .attemptsExhausted, .activationCodeExpired, .flowExpired, .linkInvalid: return 410
-        case .internalError: return 500
-        case .workflowUnavailable: return 503
-        default: return 400
-        }
+    /// An engine answer as an envelope (`status` 200, or 201 for a start); the challenge's or
+    /// event's own code becomes ``outcomeErrorCode``.
+    public static func envelope(_ out: EngineOutput, requestID: String, status: Int = 200) -> HTTPResponse {
+        var r = json(WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event), status: status)
+        r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
+        return r
     }
+
+    /// The HTTP status of a refusal with this code: ``HTTPStatus/of(_:)``.
+    public static func httpStatus(for code: IDVErrorCode) -> Int { HTTPStatus.of(code) }
 }
 
 /// Which body limit a route has (values from ``ServerConfig``).
@@ -122,11 +145,35 @@ public struct Route: Sendable {
     /// True for a route that answers at once (health, metrics): it runs on the libmicrohttpd pool
     /// thread that read it. Every other route runs on the server's worker threads (``ServerConfig/workers``).
     public let quick: Bool
-    public let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    /// Runs after the chain's stages (``Middleware``); what it throws becomes a refusal envelope.
+    public let handler: @Sendable (HTTPRequest) throws -> HTTPResponse
+    /// The body decoder of a route made with a body type (run by ``Middleware/decode``), or nil.
+    let decoder: (@Sendable (Data) throws -> any Sendable)?
+
+    /// A route whose JSON body is decoded once, by the chain's decode stage, into `body`'s type
+    /// and handed to `handler` (an empty body is `emptyBody`, or 1001 when nil).
+    public init<Body: Decodable & Sendable>(_ method: String, _ pattern: String, limit: BodyLimit = .json, operationID: String,
+                                            summary: String, request: String? = nil, response: String = "WireEnvelope",
+                                            bearer: Bool = false, quick: Bool = false, body: Body.Type, emptyBody: Body? = nil,
+                                            handler: @escaping @Sendable (HTTPRequest, Body) throws -> HTTPResponse) {
+        self.init(method, pattern, limit: limit, operationID: operationID, summary: summary, request: request, response: response,
+                  bearer: bearer, quick: quick, decoder: { try RequestDecoder.decode(Body.self, $0, emptyAs: emptyBody) }) { req in
+            guard let value = req.input as? Body else { throw IDVError(.internalError, "the body was not decoded") }
+            return try handler(req, value)
+        }
+    }
 
     public init(_ method: String, _ pattern: String, limit: BodyLimit = .json, operationID: String, summary: String,
                 request: String? = nil, response: String = "WireEnvelope", bearer: Bool = false, quick: Bool = false,
-                handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+                handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        self.init(method, pattern, limit: limit, operationID: operationID, summary: summary, request: request, response: response,
+                  bearer: bearer, quick: quick, decoder: nil, handler: handler)
+    }
+
+    private init(_ method: String, _ pattern: String, limit: BodyLimit, operationID: String, summary: String,
+                 request: String?, response: String, bearer: Bool, quick: Bool,
+                 decoder: (@Sendable (Data) throws -> any Sendable)?, handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        self.decoder = decoder
         self.method = method
         self.pattern = pattern
         self.bodyLimit = limit
@@ -196,10 +243,17 @@ public final class HTTPServer: @unchecked Sendable {
     /// Runs the handlers of the routes that are not ``Route/quick``.
     private let workers: OperationQueue
 
-    public init(router: Router, config: ServerConfig, metrics: Metrics) {
+    /// The stages every request goes through before its handler (``Pipeline/standard(config:metrics:logger:authenticate:)``).
+    public let pipeline: Pipeline
+
+    /// `pipeline` nil: the standard chain whose auth stage refuses every bearer route (1004).
+    public init(router: Router, config: ServerConfig, metrics: Metrics, pipeline: Pipeline? = nil) {
         self.router = router
         self.config = config
         self.metrics = metrics
+        self.pipeline = pipeline ?? .standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http")) { _ in
+            throw IDVError(.unauthenticated, "This server has no sessions")
+        }
         workers = OperationQueue()
         workers.name = "idvd.http.workers"
         workers.maxConcurrentOperationCount = max(1, config.workers)
@@ -316,33 +370,23 @@ public final class HTTPServer: @unchecked Sendable {
         defer { lock.lock(); inFlight -= 1; lock.unlock() }
         let method = String(cString: req.method)
         let path = String(cString: req.url)
-        let requestID = Self.requestID()
-        var routeName = "unmatched"
-        var response: HTTPResponse
+        let body = req.too_large == 0 && req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
+        var hr = HTTPRequest(method: method, path: path, body: body, requestID: Self.requestID(),
+                             authorization: req.authorization.map { String(cString: $0) }, receivedAt: start)
+        switch router.match(method: method, path: path) {
+        case let .found(r, params):
+            hr.route = r
+            hr.pathParameters = params
+        case let .methodNotAllowed(allowed):
+            hr.refusal = IDVError(.methodNotAllowed, "Method \(method) not allowed; allowed: \(allowed.joined(separator: ", "))")
+        case .notFound:
+            hr.refusal = IDVError(.notFound, "No route for \(method) on this path")
+        }
         if req.too_large != 0 {
-            if case let .found(r, _) = router.match(method: method, path: path) { routeName = r.pattern }
-            response = .refusal(IDVError(.payloadTooLarge, "The request body exceeds the limit of \(limit(method: method, path: path)) bytes for this route"), requestID: requestID)
-        } else {
-            switch router.match(method: method, path: path) {
-            case let .found(r, params):
-                routeName = r.pattern
-                let auth = req.authorization.map { String(cString: $0) }
-                let body = req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
-                var hr = HTTPRequest(method: method, path: path, body: body, requestID: requestID, authorization: auth)
-                hr.pathParameters = params
-                response = r.handler(hr)
-            case let .methodNotAllowed(allowed):
-                response = .refusal(IDVError(.methodNotAllowed, "Method \(method) not allowed; allowed: \(allowed.joined(separator: ", "))"), requestID: requestID)
-            case .notFound:
-                response = .refusal(IDVError(.notFound, "No route for \(method) on this path"), requestID: requestID)
-            }
+            hr.refusal = IDVError(.payloadTooLarge, "The request body exceeds the limit of \(limit(method: method, path: path)) bytes for this route")
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        metrics.observeRequest(route: routeName, method: method, status: response.status, seconds: seconds)
-        if config.logRequests {
-            Log.request(id: requestID, method: method, route: routeName, status: response.status,
-                        errorCode: response.errorCode, outcomeErrorCode: response.outcomeErrorCode, seconds: seconds)
-        }
+        let requestID = hr.requestID
+        let response = pipeline.run(hr)
         let n = response.body.count
         let buf = malloc(max(n, 1))!
         response.body.withUnsafeBytes { if n > 0 { memcpy(buf, $0.baseAddress!, n) } }
