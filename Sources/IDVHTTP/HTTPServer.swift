@@ -222,6 +222,21 @@ public struct Router: Sendable {
         }
         return methods.isEmpty ? .notFound : .methodNotAllowed(methods)
     }
+
+    /// ``index(method:path:)`` when the path has routes for other methods only.
+    public static let otherMethods = -2
+
+    /// The index in ``routes`` of the route that takes `method path`; -1 when no route's pattern
+    /// fits the path, ``otherMethods`` when only other methods' do.
+    public func index(method: String, path: String) -> Int {
+        let segs = path.split(separator: "/", omittingEmptySubsequences: true)
+        var other = false
+        for (i, r) in routes.enumerated() where r.match(segs) != nil {
+            if r.method == method { return i }
+            other = true
+        }
+        return other ? Self.otherMethods : -1
+    }
 }
 
 /// The HTTP server over libmicrohttpd: internal polling thread, thread pool, epoll; per-route body
@@ -263,11 +278,15 @@ public final class HTTPServer: @unchecked Sendable {
     private struct Job: @unchecked Sendable { let pointer: OpaquePointer }
 
     /// Whether a complete request goes to the worker threads: every routed request but the quick
-    /// routes (unrouted ones are refused at once).
-    func offloads(method: String, path: String) -> Bool {
-        if case let .found(r, _) = router.match(method: method, path: path) { return !r.quick }
-        return false
+    /// routes (unrouted ones are refused at once). `route` is what ``limit(method:path:route:)`` stored.
+    func offloads(route: Int) -> Bool {
+        route >= 0 && route < router.routes.count && !router.routes[route].quick
     }
+
+    /// How many times a request's route was looked up: once per request (``limit(method:path:route:)``,
+    /// as its headers arrive); the offload decision and the handler reuse what it found.
+    var routeLookups: Int { lock.lock(); defer { lock.unlock() }; return lookups }
+    private var lookups = 0
 
     deinit {
         tlsStrings.forEach { free($0) }
@@ -279,15 +298,20 @@ public final class HTTPServer: @unchecked Sendable {
     /// Requests handed to the worker threads and not yet started (all ``ServerConfig/workers`` busy).
     public var requestsQueued: Int { lock.lock(); defer { lock.unlock() }; return queued }
 
-    func limit(method: String, path: String) -> Int64 {
-        switch router.match(method: method, path: path) {
-        case let .found(r, _):
-            switch r.bodyLimit {
-            case .json: return Int64(config.bodyLimit)
-            case .upload: return Int64(config.uploadLimit)
-            case let .bytes(n): return Int64(n)
-            }
-        default: return Int64(config.bodyLimit)
+    /// The body limit of a request, decided as its headers arrive; stores in `route` the index of the
+    /// route that takes it (``Router/index(method:path:)``: -1 none, -2 the path exists for other methods).
+    func limit(method: String, path: String, route: inout Int) -> Int64 {
+        lock.lock(); lookups += 1; lock.unlock()
+        route = router.index(method: method, path: path)
+        return limit(route: route)
+    }
+
+    func limit(route: Int) -> Int64 {
+        guard route >= 0 && route < router.routes.count else { return Int64(config.bodyLimit) }
+        switch router.routes[route].bodyLimit {
+        case .json: return Int64(config.bodyLimit)
+        case .upload: return Int64(config.uploadLimit)
+        case let .bytes(n): return Int64(n)
         }
     }
 
@@ -312,17 +336,20 @@ public final class HTTPServer: @unchecked Sendable {
             cfg.tls_key_pem = UnsafePointer(k)
         }
         cfg.ctx = Unmanaged.passUnretained(self).toOpaque()
-        cfg.limit = { ctx, method, url in
+        cfg.limit = { ctx, method, url, route in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
-            return server.limit(method: String(cString: method!), path: String(cString: url!))
+            var index = -1
+            let n = server.limit(method: String(cString: method!), path: String(cString: url!), route: &index)
+            route?.pointee = index
+            return n
         }
         cfg.handler = { ctx, req, resp in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
             server.handle(req!.pointee, resp!)
         }
-        cfg.offload = { ctx, method, url in
+        cfg.offload = { ctx, route in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
-            return server.offloads(method: String(cString: method!), path: String(cString: url!)) ? 1 : 0
+            return server.offloads(route: route) ? 1 : 0
         }
         cfg.dispatch = { ctx, job in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
@@ -373,17 +400,20 @@ public final class HTTPServer: @unchecked Sendable {
         let body = req.too_large == 0 && req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
         var hr = HTTPRequest(method: method, path: path, body: body, requestID: Self.requestID(),
                              authorization: req.authorization.map { String(cString: $0) }, receivedAt: start)
-        switch router.match(method: method, path: path) {
-        case let .found(r, params):
+        // The route found as the headers arrived (limit callback), not looked up again.
+        let index = req.route
+        if index >= 0 && index < router.routes.count {
+            let r = router.routes[index]
             hr.route = r
-            hr.pathParameters = params
-        case let .methodNotAllowed(allowed):
+            hr.pathParameters = r.match(path.split(separator: "/", omittingEmptySubsequences: true)) ?? [:]
+        } else if index == Router.otherMethods {
+            let allowed = router.routes.filter { $0.match(path.split(separator: "/", omittingEmptySubsequences: true)) != nil }.map(\.method)
             hr.refusal = IDVError(.methodNotAllowed, "Method \(method) not allowed; allowed: \(allowed.joined(separator: ", "))")
-        case .notFound:
+        } else {
             hr.refusal = IDVError(.notFound, "No route for \(method) on this path")
         }
         if req.too_large != 0 {
-            hr.refusal = IDVError(.payloadTooLarge, "The request body exceeds the limit of \(limit(method: method, path: path)) bytes for this route")
+            hr.refusal = IDVError(.payloadTooLarge, "The request body exceeds the limit of \(limit(route: index)) bytes for this route")
         }
         let requestID = hr.requestID
         let response = pipeline.run(hr)

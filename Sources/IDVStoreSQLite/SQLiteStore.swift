@@ -30,6 +30,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     private var statements: [String: OpaquePointer] = [:]
     private let lock = NSRecursiveLock()
     private var transactionDepth = 0
+    private var runs: [String: Int] = [:]
+    private var statesOpened = 0
     public let path: String
     /// Seals `sessions.state` at rest (flow stack + current challenge payload).
     let stateSealer: SessionStateSealer
@@ -270,10 +272,25 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    /// How many times each SQL text ran (since open or ``resetStatementCounts()``), and how many
+    /// sealed session states were opened: what shows one pass per request (one session read and
+    /// decryption, one template read per answer). Counting is a dictionary increment per statement.
+    public func statementCounts() -> (statements: [String: Int], sessionStatesOpened: Int) {
+        lock.lock(); defer { lock.unlock() }
+        return (runs, statesOpened)
+    }
+
+    public func resetStatementCounts() {
+        lock.lock(); defer { lock.unlock() }
+        runs.removeAll()
+        statesOpened = 0
+    }
+
     /// Runs a statement and returns its rows.
     @discardableResult
     func query(_ sql: String, _ params: [SQLValue] = []) throws -> [[SQLValue]] {
         lock.lock(); defer { lock.unlock() }
+        runs[sql, default: 0] += 1
         let s = try statement(sql)
         defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
         bind(s, params)
@@ -418,6 +435,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         let state: SessionFlowState
         switch r[11] {
         case let .blob(b):
+            lock.lock(); statesOpened += 1; lock.unlock()
             do { state = try stateSealer.open(b, sessionID: sessionID) } catch {
                 throw StoreError.database("session state does not open (wrong key, another session's row, or altered)")
             }
