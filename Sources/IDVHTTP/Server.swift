@@ -52,7 +52,8 @@ public final class IDVServerApp: @unchecked Sendable {
             },
             Route("GET", "/metrics", limit: .bytes(0), operationID: "metrics", summary: "Prometheus metrics (text format 0.0.4)",
                   response: "text/plain", quick: true) { [unowned app] _ in
-                HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Data(app.metrics.render(inFlight: app.http.requestsInFlight, queued: app.http.requestsQueued).utf8))
+                HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Data(app.metrics.render(inFlight: app.http.requestsInFlight, queued: app.http.requestsQueued,
+                                                                                          storeWriteLockWaits: app.store.writeLockWaits()).utf8))
             },
             Route("GET", "/openapi.json", limit: .bytes(0), operationID: "openapi", summary: "This API as an OpenAPI 3 document",
                   response: "OpenAPIDocument", quick: true) { [unowned app] _ in
