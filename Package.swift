@@ -104,7 +104,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
+        .testTarget(name: "MRZTests", dependencies: ["MRZ", "IDVTestSupport"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging", "IDVTestSupport"]),
         .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd"]),
@@ -120,12 +120,12 @@ let package = Package(
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.
         .testTarget(name: "IDVKitTests", dependencies: [
-            "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "idvd", "idv",
+            "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTestSupport", "idvd", "idv",
         ]),
         // The hosted page: its assets and routes, verification links, and every flow in headless
         // Chromium with a fake camera (Tests/IDVWebTests/browser, driven by Selenium).
         .testTarget(name: "IDVWebTests", dependencies: [
-            "IDVWeb", "IDVHTTP", "IDVEngine", "IDVCore", "IDVCrypto", "IDVTools", "CSQLite", "idvd",
+            "IDVWeb", "IDVHTTP", "IDVEngine", "IDVCore", "IDVCrypto", "IDVTools", "IDVTestSupport", "CSQLite", "idvd",
         ], exclude: ["browser"]),
     ],
     cxxLanguageStandard: .cxx17

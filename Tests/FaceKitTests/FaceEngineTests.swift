@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import FaceKit
 import Imaging
+import IDVTestSupport
 
 /// Real faces (committed fixtures from `ageitgey/face_recognition` and Silent-Face-Anti-Spoofing)
 /// through the real dlib models. Skips with a message when the models are not installed.
@@ -9,7 +10,7 @@ final class FaceEngineTests: XCTestCase {
     static func engine() throws -> FaceEngine {
         let dir = FaceEngine.defaultModelsDirectory
         for model in FaceModel.allCases where !FileManager.default.fileExists(atPath: dir.appendingPathComponent(model.rawValue).path) {
-            throw XCTSkip("dlib model \(model.rawValue) is not in \(dir.path); run scripts/bootstrap")
+            throw TestData.missing("dlib model \(model.rawValue) is not in \(dir.path); run scripts/bootstrap")
         }
         return try FaceEngine.shared()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import IDVTestSupport
 
 /// Locates committed fixtures (`Tests/Fixtures`) and shared test data (`../shared/testdata`)
 /// relative to this file, so tests run from any working directory.
@@ -13,11 +14,11 @@ enum Fixtures {
         try Data(contentsOf: faces.appendingPathComponent(name))
     }
 
-    /// A folder of the shared test data, or an `XCTSkip` naming what is missing.
+    /// A folder of the shared test data, or ``TestData/missing(_:)`` naming what is missing (a failure under CI).
     static func shared(_ relative: String) throws -> URL {
         let url = sharedTestData.appendingPathComponent(relative)
         guard FileManager.default.fileExists(atPath: url.path) else {
-            throw XCTSkip("shared test data \(url.path) is absent; skipping")
+            throw TestData.missing("shared test data \(url.path) is absent; skipping")
         }
         return url
     }

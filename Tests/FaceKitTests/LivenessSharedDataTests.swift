@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FaceKit
+import IDVTestSupport
 
 /// Liveness on the shared test data (`../shared/testdata/liveness`, never committed): the phone
 /// replay and its live twin, and the print still. Videos are turned into 10 fps frames by Debian's
@@ -13,7 +14,7 @@ final class LivenessSharedDataTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else { throw XCTSkip("/usr/bin/ffmpeg is absent; skipping") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else { throw TestData.missing("/usr/bin/ffmpeg is absent; skipping") }
         process.arguments = ["-nostdin", "-v", "error", "-ss", String(start), "-i", video.path, "-t", String(seconds),
                              "-vf", "fps=10,scale='min(640,iw)':-2", "-q:v", "3", dir.appendingPathComponent("f_%03d.jpg").path]
         try process.run()
