@@ -13,26 +13,18 @@ import Foundation
 public final class Metrics: @unchecked Sendable {
     private let lock = NSLock()
     private var requests: [String: Int] = [:]          // "route\u{0}method\u{0}status"
-    private var durations: [String: Histogram] = [:]   // route
+    private var durations: [String: DurationHistogram] = [:]   // route
     private var flows: [String: Int] = [:]             // "flow\u{0}outcome"
     /// Upper bounds of the latency buckets, seconds.
     public static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
-
-    struct Histogram {
-        var counts = [Int](repeating: 0, count: Metrics.buckets.count)
-        var sum = 0.0
-        var count = 0
-    }
 
     public init() {}
 
     public func observeRequest(route: String, method: String, status: Int, seconds: Double) {
         lock.lock(); defer { lock.unlock() }
         requests["\(route)\u{0}\(method)\u{0}\(status)", default: 0] += 1
-        var h = durations[route] ?? Histogram()
-        for (i, b) in Self.buckets.enumerated() where seconds <= b { h.counts[i] += 1 }
-        h.sum += seconds
-        h.count += 1
+        var h = durations[route] ?? DurationHistogram(buckets: Self.buckets)
+        h.observe(seconds)
         durations[route] = h
     }
 

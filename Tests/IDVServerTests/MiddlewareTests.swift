@@ -24,6 +24,26 @@ final class MiddlewareTests: XCTestCase {
         XCTAssertEqual(HTTPStatus.of(.internalError), 500)
     }
 
+    /// docs/PROTOCOL.md §6 lists every code once, with the status HTTPStatus.of gives it.
+    func testProtocolDocumentListsEveryCodeWithItsStatus() throws {
+        let doc = try String(contentsOf: IDVDBinary.packageRoot.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+        var rows: [Int: (name: String, status: Int)] = [:]
+        let section = try XCTUnwrap(doc.range(of: "## 6. Errors and HTTP statuses")).upperBound
+        let end = doc.range(of: "## 7.", range: section..<doc.endIndex)?.lowerBound ?? doc.endIndex
+        for line in doc[section..<end].split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 3, let code = Int(cells[0]), let status = Int(cells[2].prefix(3)) else { continue }
+            XCTAssertNil(rows[code], "code \(code) listed twice")
+            rows[code] = (cells[1], status)
+        }
+        for code in IDVErrorCode.allCases {
+            let row = try XCTUnwrap(rows[code.rawValue], "docs/PROTOCOL.md §6 does not list \(code.rawValue) \(code)")
+            XCTAssertEqual(row.name, "\(code)", "\(code.rawValue)")
+            XCTAssertEqual(row.status, HTTPStatus.of(code), "\(code.rawValue) \(code)")
+        }
+        XCTAssertEqual(rows.count, IDVErrorCode.allCases.count, "a row names a code IDVCore does not have")
+    }
+
     struct Body: Codable, Sendable { var n: Int }
 
     private func session(_ id: String) -> SessionRecord {
