@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export IDV_MODELS_DIR ?= $(HOME)/.cache/openidv/models
 
-.PHONY: all bootstrap build release demo test bench clean
+.PHONY: all bootstrap build release demo demo-pg test bench clean
 
 all: build
 
@@ -18,6 +18,11 @@ release: bootstrap
 # The main job: the end-to-end demo of all five flows (scripts/demo says what it runs).
 demo: release
 	@scripts/demo
+
+# The same five flows on PostgreSQL: a throw-away cluster (scripts/pg-scratch), a database created
+# for the run. With your own server: IDVD_DB=postgresql://user@host/db IDVD_DB_PASSWORD=… make demo
+demo-pg: release
+	@scripts/pg-scratch run scripts/demo
 
 test: bootstrap
 	@scripts/test

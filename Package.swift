@@ -15,6 +15,8 @@ let package = Package(
     products: [
         .library(name: "IDVCore", targets: ["IDVCore"]),
         .library(name: "IDVKit", targets: ["IDVKit"]),
+        // The codelabs' `import RELID`: IDVKit re-exported under the REL-ID SDK's module name.
+        .library(name: "RELID", targets: ["RELID"]),
         .library(name: "MRZ", targets: ["MRZ"]),
         .library(name: "EMRTD", targets: ["EMRTD"]),
         .executable(name: "idvd", targets: ["idvd"]),
@@ -24,7 +26,7 @@ let package = Package(
         // MARK: System libraries (Debian -dev packages)
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // libpq: for the PostgreSQL store (issue #17); no target depends on it yet.
+        // libpq: the PostgreSQL store (IDVStorePostgres).
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // libmicrohttpd: MHD_start_daemon is variadic, so a small C target wraps it (INTEROP-NOTES.md).
@@ -49,16 +51,23 @@ let package = Package(
         .target(name: "CImaging", cxxSettings: optimisedCXX,
                 linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png")]),
         .target(name: "Imaging", dependencies: ["CImaging"]),
+        // dlib (face engine) and OpenCV dnn (texture PAD); Debian's OpenCV ships no pkg-config file
+        // without the umbrella libopencv-dev, so its include folder is named here.
         .target(
             name: "CVision",
             dependencies: ["CImaging"],
-            cxxSettings: optimisedCXX,
+            cxxSettings: optimisedCXX + [.unsafeFlags(["-I/usr/include/opencv4"])],
             linkerSettings: [
                 .linkedLibrary("dlib"), .linkedLibrary("blas"), .linkedLibrary("lapack"),
                 .linkedLibrary("jpeg"), .linkedLibrary("png"),
+                .linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core"),
+                .linkedLibrary("sodium"),
             ]
         ),
-        .target(name: "FaceKit", dependencies: ["CVision", "Imaging"]),
+        // The MiniFASNet ONNX files (Apache-2.0, with LICENSE and SOURCES.md) ship as resources.
+        // Pixel loops (attack synthesis, landmark geometry) are optimised in every configuration.
+        .target(name: "FaceKit", dependencies: ["CVision", "Imaging"], resources: [.copy("Models")],
+                swiftSettings: [.unsafeFlags(["-O"])]),
         // eMRTD chip: OpenSSL (CMS, X.509, CRL) and OpenJPEG behind one plain C header, optimised in every configuration.
         .target(
             name: "CEMRTD",
@@ -83,14 +92,16 @@ let package = Package(
         // libsodium behind the engine's EngineCrypto and Vault.
         .target(name: "IDVCrypto", dependencies: ["IDVEngine", "CSodium"]),
         .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CSQLite"]),
+        // The same Store on PostgreSQL (libpq): N stateless idvd nodes on one database.
+        .target(name: "IDVStorePostgres", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CPostgres"]),
         // The hosted verification page: HTML, CSS and JavaScript modules as resources (no build step).
         .target(name: "IDVWeb", resources: [.copy("Assets")]),
         .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "IDVWeb", "CMicroHTTPD"]),
         // FaceKit and DocumentReader behind the engine's analyser protocols.
-        .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging"]),
+        .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging", "EMRTD"]),
         // The one composition root: serve, admin, offline tools, benchmarks.
         .executableTarget(name: "idvd", dependencies: [
-            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders", "IDVTools",
             "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
         ]),
 
@@ -100,6 +111,7 @@ let package = Package(
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
+        .target(name: "RELID", dependencies: ["IDVKit"]),
         .executableTarget(name: "idv", dependencies: ["IDVKit"]),
 
         // MARK: Tests
@@ -112,16 +124,30 @@ let package = Package(
             "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVReaders", "IDVTestSupport",
         ]),
         .testTarget(name: "IDVEngineTests", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVTestSupport"]),
+        // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
+        // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
+        .testTarget(name: "IDVStoreTests", dependencies: [
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "idvd", "idv",
+        ]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
         .testTarget(name: "IDVServerTests", dependencies: [
-            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "IDVTestSupport", "FaceKit", "idvd",
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "IDVTestSupport", "FaceKit", "Imaging", "idvd",
         ]),
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.
         .testTarget(name: "IDVKitTests", dependencies: [
             "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTestSupport", "idvd", "idv",
         ]),
+        // The codelabs' own Swift (Tests/SeedApp/Seeds, extracted verbatim by scripts/extract-seed-swift),
+        // built against IDVKit through `import RELID`, and the tests that drive it against a real idvd.
+        // Swift 5 language mode: the codelabs are Swift 5.5 code (seed 000 L71), written before strict
+        // concurrency checking. The seed code's own warnings (docs/SEED-CONFORMANCE.md §3) are not ours
+        // to fix, so SeedApp alone is compiled with them suppressed.
+        .target(name: "SeedApp", dependencies: ["RELID"], path: "Tests/SeedApp",
+                swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]),
+        .testTarget(name: "SeedConformanceTests", dependencies: ["SeedApp", "RELID", "IDVKit", "idvd"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         // The hosted page: its assets and routes, verification links, and every flow in headless
         // Chromium with a fake camera (Tests/IDVWebTests/browser, driven by Selenium).
         .testTarget(name: "IDVWebTests", dependencies: [

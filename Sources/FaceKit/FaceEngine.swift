@@ -7,6 +7,9 @@ public enum FaceError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A dlib model file is missing or unreadable; the message names the file and says to run
     /// `scripts/bootstrap` (or set `IDV_MODELS_DIR`).
     case modelUnavailable(String)
+    /// A model file's SHA-256 differs from the one FaceKit ships with: the file was altered or
+    /// replaced, and it was not run. The message names the file and both hashes.
+    case modelIntegrity(String)
     /// A box, landmark list, option or image that does not fit the call.
     case invalidArgument(String)
     /// The image holds no face (where one is required, e.g. comparison).
@@ -18,6 +21,7 @@ public enum FaceError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .modelUnavailable(let m): return m
+        case .modelIntegrity(let m): return m
         case .invalidArgument(let m): return "invalid argument: \(m)"
         case .noFace: return "no face found in the image"
         case .outOfMemory: return "out of memory in the face engine"
@@ -29,6 +33,7 @@ public enum FaceError: Error, Equatable, Sendable, CustomStringConvertible {
         let text = messageString(message)
         switch status {
         case CV_ERR_MODEL: self = .modelUnavailable(text)
+        case CV_ERR_MODEL_INTEGRITY: self = .modelIntegrity(text)
         case CV_ERR_INVALID_ARGUMENT: self = .invalidArgument(text)
         case CV_ERR_OUT_OF_MEMORY: self = .outOfMemory
         default: self = .engineFailure(text.isEmpty ? "face engine failure" : text)
@@ -144,6 +149,16 @@ public struct FaceAnalysis: Sendable, Hashable, Codable {
     public var landmarks68: [FacePoint]
     /// 128-d descriptor (dlib ResNet v1, 150×150 aligned chip); nil when not requested.
     public var embedding: [Float]?
+
+    public init(box: FaceBox, confidence: Double, detector: FaceDetectorKind, landmarks5: [FacePoint], landmarks68: [FacePoint],
+                embedding: [Float]?) {
+        self.box = box
+        self.confidence = confidence
+        self.detector = detector
+        self.landmarks5 = landmarks5
+        self.landmarks68 = landmarks68
+        self.embedding = embedding
+    }
 
     /// Eye aspect ratio of the subject's right eye (points 36–41); 0 without 68 landmarks.
     public var rightEyeAspectRatio: Double { FaceLandmarks.eyeAspectRatio(FaceLandmarks.rightEye(landmarks68)) }

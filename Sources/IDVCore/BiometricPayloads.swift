@@ -54,8 +54,9 @@ public struct BiometricTemplateStatus: IDVPayload {
 /// Shape: `{ "video": {…}, "idv_audit_info": {…}, "purpose": "…", "attempts": 1, "user_id": "…",
 /// "attempts_left": 4, "biometric_result": {"display_text": "MATCHED"} }`.
 public struct ServerBiometricAuthenticationResult: IDVPayload {
-    /// `video`: description of the captured selfie video (optional; the seed's example has it, our
-    /// server sends only `client_version` and `meta_data`, never the frames).
+    /// `video`: description of the captured selfie video (optional; the seed's example has it; our
+    /// server sends `workflow_data` with the number of frames received, the capture's sanitised
+    /// `meta_data` and `client_version` — never the frames).
     public var video: ServerBiometricVideo?
     /// `idv_audit_info`: the audit record of this authentication.
     public var idvAuditInfo: IDVAuditInfo
@@ -105,13 +106,13 @@ public struct ServerBiometricAuthenticationResult: IDVPayload {
     public var isMatched: Bool { biometricResult?.displayText.isSuccess ?? false }
 }
 
-/// `video` of ``ServerBiometricAuthenticationResult`` (seed 001 §6.2). The seed leaves the inner
-/// objects open ("frames, rotation, workflow"; "device info"), so they are kept as JSON objects.
+/// `video` of ``ServerBiometricAuthenticationResult`` (seed 001 §6.2: `workflow_data` "frames,
+/// rotation, workflow", `meta_data` "device info", `client_version`).
 public struct ServerBiometricVideo: Codable, Equatable, Sendable {
-    /// `workflow_data`: open object (the seed's comment: frames, rotation, workflow).
-    public var workflowData: [String: JSONValue]?
-    /// `meta_data`: open object (the seed's comment: device info).
-    public var metaData: [String: JSONValue]?
+    /// `workflow_data`: the workflow and how many frames the capture sent.
+    public var workflowData: SelfieWorkflowData?
+    /// `meta_data`: the capture's device info as the SDK sent it (sanitised by the server).
+    public var metaData: SelfieCaptureMetadata?
     /// `client_version`: capture client version, e.g. `"1.0"`.
     public var clientVersion: String?
 
@@ -121,10 +122,85 @@ public struct ServerBiometricVideo: Codable, Equatable, Sendable {
         case clientVersion = "client_version"
     }
 
-    public init(workflowData: [String: JSONValue]? = nil, metaData: [String: JSONValue]? = nil, clientVersion: String? = nil) {
+    public init(workflowData: SelfieWorkflowData? = nil, metaData: SelfieCaptureMetadata? = nil, clientVersion: String? = nil) {
         self.workflowData = workflowData
         self.metaData = metaData
         self.clientVersion = clientVersion
+    }
+}
+
+/// `video.workflow_data` of seed 001 §6.2 ("frames, rotation, workflow").
+public struct SelfieWorkflowData: Codable, Equatable, Sendable {
+    /// `workflow`: the ``IDVWorkflow`` raw value (8 for server biometric authentication).
+    public var workflow: Int?
+    /// `frames`: how many frames the capture uploaded (0 when none was).
+    public var frames: Int?
+    /// `rotation`: degrees the frames were rotated by, when known (OpenIDV's server does not rotate).
+    public var rotation: Int?
+
+    public init(workflow: Int? = nil, frames: Int? = nil, rotation: Int? = nil) {
+        self.workflow = workflow
+        self.frames = frames
+        self.rotation = rotation
+    }
+}
+
+/// The capture's `meta_data`: what the SDK knows about a selfie capture ("device info", seed 001
+/// §6.2), sent with `uploadIDVSelfieFrames` and returned in `video.meta_data`. Nothing about the
+/// person or the device's identity.
+///
+/// Shape: `{"sdk": "IDVKit", "sdk_version": "0.9.0", "platform": "ios", "camera": "front",
+/// "frame_count": 30, "fps": 10}`; every field optional.
+public struct SelfieCaptureMetadata: Codable, Equatable, Sendable {
+    /// `sdk`: the capturing SDK's name, e.g. `IDVKit`.
+    public var sdk: String?
+    /// `sdk_version`, e.g. `0.9.0`.
+    public var sdkVersion: String?
+    /// `platform`: `ios`, `macos`, `linux`, `android`, `web`, …
+    public var platform: String?
+    /// `camera`: `front` or `back`.
+    public var camera: String?
+    /// `frame_count`: frames in the capture.
+    public var frameCount: Int?
+    /// `fps`: the capture's frame rate, frames per second.
+    public var framesPerSecond: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case sdk, platform, camera
+        case sdkVersion = "sdk_version"
+        case frameCount = "frame_count"
+        case framesPerSecond = "fps"
+    }
+
+    public init(sdk: String? = nil, sdkVersion: String? = nil, platform: String? = nil, camera: String? = nil,
+                frameCount: Int? = nil, framesPerSecond: Double? = nil) {
+        self.sdk = sdk
+        self.sdkVersion = sdkVersion
+        self.platform = platform
+        self.camera = camera
+        self.frameCount = frameCount
+        self.framesPerSecond = framesPerSecond
+    }
+
+    /// The known fields of a client's `meta_data` object, each kept only when well-formed: `sdk`,
+    /// `sdk_version`, `platform` 1–32 characters of `[A-Za-z0-9._+-]`; `camera` `front`/`back`;
+    /// `frame_count` 0…10 000; `fps` in (0, 240]. Everything else (unknown keys, other values) is
+    /// dropped, so what the server stores and returns is bounded and says nothing about a person.
+    /// Nil when `json` is not an object.
+    public init?(sanitising json: JSONValue) {
+        guard let o = json.objectValue else { return nil }
+        func word(_ key: String) -> String? {
+            guard let s = o[key]?.stringValue, (1...32).contains(s.count),
+                  s.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._+-".unicodeScalars.contains($0)) })
+            else { return nil }
+            return s
+        }
+        sdk = word(CodingKeys.sdk.rawValue)
+        sdkVersion = word(CodingKeys.sdkVersion.rawValue)
+        platform = word(CodingKeys.platform.rawValue)
+        camera = o[CodingKeys.camera.rawValue]?.stringValue.flatMap { ["front", "back"].contains($0) ? $0 : nil }
+        frameCount = o[CodingKeys.frameCount.rawValue]?.intValue.flatMap { (0...10_000).contains($0) ? $0 : nil }
+        framesPerSecond = o[CodingKeys.framesPerSecond.rawValue]?.doubleValue.flatMap { $0 > 0 && $0 <= 240 ? $0 : nil }
     }
 }
 

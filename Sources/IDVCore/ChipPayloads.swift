@@ -71,6 +71,8 @@ public enum ChipVerificationReason: OpenStringVocabulary {
     case dataGroupNotSigned
     /// DG1's MRZ differs from the MRZ printed on the page.
     case mrzMismatch
+    /// No DG1 was sent (or no MRZ was read from the page): the chip cannot be tied to the page.
+    case mrzNotCompared
     case documentSignerRevoked
     case cscaUnknown
     case cscaSignatureInvalid
@@ -89,6 +91,7 @@ public enum ChipVerificationReason: OpenStringVocabulary {
         case .dataGroupHashMismatch: return "data_group_hash_mismatch"
         case .dataGroupNotSigned: return "data_group_not_signed"
         case .mrzMismatch: return "mrz_mismatch"
+        case .mrzNotCompared: return "mrz_not_compared"
         case .documentSignerRevoked: return "document_signer_revoked"
         case .cscaUnknown: return "csca_unknown"
         case .cscaSignatureInvalid: return "csca_signature_invalid"
@@ -101,7 +104,7 @@ public enum ChipVerificationReason: OpenStringVocabulary {
 
     public static let knownValues: [ChipVerificationReason] = [
         .noChipData, .passed, .unreadable, .signatureInvalid, .securityObjectDigestMismatch, .dataGroupHashMismatch,
-        .dataGroupNotSigned, .mrzMismatch, .documentSignerRevoked, .cscaUnknown, .cscaSignatureInvalid,
+        .dataGroupNotSigned, .mrzMismatch, .mrzNotCompared, .documentSignerRevoked, .cscaUnknown, .cscaSignatureInvalid,
         .documentSignerMissing, .certificateNotValidNow, .unsupportedAlgorithm,
     ]
 
@@ -114,6 +117,7 @@ public enum ChipVerificationReason: OpenStringVocabulary {
         case .signatureInvalid, .securityObjectDigestMismatch: return "The chip's signature is not valid."
         case .dataGroupHashMismatch, .dataGroupNotSigned: return "The chip's data has been altered."
         case .mrzMismatch: return "The chip's data does not match the printed document."
+        case .mrzNotCompared: return "The chip's data could not be compared with the printed document."
         case .documentSignerRevoked: return "The chip was signed with a revoked certificate."
         case .cscaUnknown, .cscaSignatureInvalid, .documentSignerMissing: return "The chip's issuer could not be confirmed."
         case .certificateNotValidNow: return "The chip's signing certificate is not valid at this time."

@@ -41,7 +41,15 @@ import Foundation
 /// | 1031 | `noDocumentFound` | no machine-readable zone was found in the images |
 /// | 1032 | `noFaceFound` | no face was found where one was required |
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
+/// | 1034 | `callbackNotImplemented` | the app does not implement a callback the running flow needs (IDVKit) |
 /// | 1040 | `linkInvalid` | the verification link is unknown, expired or already used |
+/// | 1050 | `chipDataUnreadable` | the eMRTD chip files sent are not usable (EF.SOD is not a security object; ICAO 9303-10 §4.6.2) |
+/// | 1060 | `selfieTooDark` | the selfie capture is too dark to decide on: take it again |
+/// | 1061 | `selfieTooBright` | the selfie capture is over-exposed: take it again |
+/// | 1062 | `selfieBlurred` | the selfie capture is blurred: take it again |
+/// | 1063 | `selfieFaceTooSmall` | the face is too small in the selfie capture: take it again |
+/// | 1064 | `selfieLowContrast` | the selfie capture has too little contrast: take it again |
+/// | 1065 | `selfieFaceNotFrontal` | the face in the selfie capture is turned away: take it again |
 public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case none = 0
     case idvCancelledByUser = 146
@@ -79,7 +87,15 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case noDocumentFound = 1031
     case noFaceFound = 1032
     case workflowUnavailable = 1033
+    case callbackNotImplemented = 1034
     case linkInvalid = 1040
+    case chipDataUnreadable = 1050
+    case selfieTooDark = 1060
+    case selfieTooBright = 1061
+    case selfieBlurred = 1062
+    case selfieFaceTooSmall = 1063
+    case selfieLowContrast = 1064
+    case selfieFaceNotFrontal = 1065
 
     /// The default human-readable message for the code.
     public var message: String {
@@ -120,7 +136,15 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .noDocumentFound: return "No machine-readable zone was found"
         case .noFaceFound: return "No face was found"
         case .workflowUnavailable: return "The identity verification workflow is not available"
+        case .callbackNotImplemented: return "The app does not implement a callback the flow needs"
         case .linkInvalid: return "The verification link is not valid: it is unknown, has expired or was already used"
+        case .chipDataUnreadable: return "The document's chip data could not be read"
+        case .selfieTooDark: return "The selfie is too dark to check: move to a brighter place and take it again"
+        case .selfieTooBright: return "The selfie is too bright to check: move out of direct light and take it again"
+        case .selfieBlurred: return "The selfie is blurred: hold the phone still and take it again"
+        case .selfieFaceTooSmall: return "Your face is too small in the selfie: hold the phone closer and take it again"
+        case .selfieLowContrast: return "The selfie has too little contrast to check: face the light and take it again"
+        case .selfieFaceNotFrontal: return "Your face is turned away in the selfie: look straight at the camera and take it again"
         }
     }
 
@@ -132,10 +156,11 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .malformedRequest, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument: return .request
         case .sessionExpired, .unauthenticated, .userLocked, .invalidActivationCode, .activationCodeExpired,
              .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid, .linkInvalid: return .authentication
-        case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound: return .media
+        case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound, .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred,
+             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
              .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable: return .flow
-        case .notInitialized, .networkError, .timeout: return .client
+        case .notInitialized, .networkError, .timeout, .callbackNotImplemented: return .client
         case .internalError: return .server
         }
     }

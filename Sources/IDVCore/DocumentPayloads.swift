@@ -71,9 +71,9 @@ public struct DocumentInfo: Codable, Equatable, Sendable {
     public var expiryDate: String?
     /// `issuing_country`: issuing state or organisation, alpha-3, e.g. `USA`. Required.
     public var issuingCountry: String
-    /// `document_type`: `PASSPORT`, `ID_CARD`, `VISA`, `RESIDENCE_PERMIT`, `DRIVING_LICENCE`, or the
-    /// raw document code. Required.
-    public var documentType: String
+    /// `document_type`: `PASSPORT`, `ID_CARD`, `VISA` (``DocumentKind``, from the ICAO 9303 document
+    /// code), or any other string kept verbatim. Required.
+    public var documentType: DocumentKind
     /// `portrait_image`: base64 image of the holder's portrait cropped from the document.
     public var portraitImage: String?
     /// `signature_image`: base64 image of the holder's signature cropped from the document.
@@ -100,7 +100,7 @@ public struct DocumentInfo: Codable, Equatable, Sendable {
     }
 
     public init(surname: String, givenName: String, dateOfBirth: String? = nil, documentNumber: String,
-                expiryDate: String? = nil, issuingCountry: String, documentType: String,
+                expiryDate: String? = nil, issuingCountry: String, documentType: DocumentKind,
                 portraitImage: String? = nil, signatureImage: String? = nil, nationality: String? = nil,
                 sex: String? = nil, personalNumber: String? = nil) {
         self.surname = surname
@@ -307,8 +307,10 @@ public struct DocumentScanStatusReport: Codable, Equatable, Sendable {
     public var isNFCDocument: Bool?
     /// `nfc_scan_status`: outcome of reading the chip, e.g. `NOT DONE`.
     public var nfcScanStatus: String?
-    /// `nfc_scan_status_reason`: why the chip was (not) read.
+    /// `nfc_scan_status_reason`: why the chip was (not) read, as a sentence for people.
     public var nfcScanStatusReason: String?
+    /// `nfc_scan_status_reason_code` (ours): the same reason, machine-readable (``ChipVerificationReason`` raw value).
+    public var nfcScanStatusReasonCode: String?
 
     enum CodingKeys: String, CodingKey {
         case overallDocumentStatus = "overall_document_status"
@@ -318,11 +320,13 @@ public struct DocumentScanStatusReport: Codable, Equatable, Sendable {
         case isNFCDocument = "is_nfc_document"
         case nfcScanStatus = "nfc_scan_status"
         case nfcScanStatusReason = "nfc_scan_status_reason"
+        case nfcScanStatusReasonCode = "nfc_scan_status_reason_code"
     }
 
     public init(overallDocumentStatus: DocumentScanStatus, errorList: [String], warningList: [String],
                 checksPerformed: [DocumentScanCheck], isNFCDocument: Bool? = nil, nfcScanStatus: String? = nil,
-                nfcScanStatusReason: String? = nil) {
+                nfcScanStatusReason: String? = nil, nfcScanStatusReasonCode: String? = nil) {
+        self.nfcScanStatusReasonCode = nfcScanStatusReasonCode
         self.overallDocumentStatus = overallDocumentStatus
         self.errorList = errorList
         self.warningList = warningList

@@ -114,6 +114,25 @@ public enum IDVActionKey: OpenStringVocabulary {
     public static let knownValues: [IDVActionKey] = [.continueFlow, .reinitDocumentScan, .reinitSelfie]
 }
 
+/// What an app's `setIDVSelfieConfirmation(action:challengeMode:)` answer means (seed 002 §3.1 A4,
+/// L1074–L1079: "true" accepts the selfie, "false" rejects it, or a server-offered action key).
+public enum SelfieConfirmationAnswer: Equatable, Sendable {
+    /// An action key: `"true"` is `continue-flow`, any other string as in ``IDVActionKey/init(selfieConfirmationAction:)``
+    /// (a server accepts only the keys it offered).
+    case action(IDVActionKey)
+    /// `"false"`: the user rejects the selfie ("the SDK may allow selfie recapture or terminate based
+    /// on workflow configuration"; OpenIDV's server asks for the selfie again while attempts remain).
+    case reject
+
+    /// The `"false"` of the seeds' boolean form.
+    public static let rejectString = "false"
+
+    /// Exact and case-sensitive, as the seeds pass it.
+    public init(_ action: String) {
+        self = action == Self.rejectString ? .reject : .action(IDVActionKey(selfieConfirmationAction: action))
+    }
+}
+
 // MARK: - Documents (seed 002 §6.1, seed 003 §4.4)
 
 /// `response_data.overall_status` of the document details (seed 002 §5.4): `VALID` (green),

@@ -101,15 +101,15 @@ public struct SelfieAnalysis: Codable, Equatable, Sendable {
 public struct BiometricResult: Codable, Equatable, Sendable {
     /// `display_text`: `MATCHED`, `NOT_MATCHED`, `LIVENESS_FAILED`, or any other string (kept, never a crash).
     public var displayText: BiometricVerdict
-    /// `result_criteria`: what the verdict rests on, e.g. `FACE_MATCH` (seed 002 L2606); optional.
-    public var resultCriteria: String?
+    /// `result_criteria`: what the verdict rests on, `FACE_MATCH` or `LIVENESS` (seed 002 L2606); optional.
+    public var resultCriteria: BiometricResultCriteria?
 
     enum CodingKeys: String, CodingKey {
         case displayText = "display_text"
         case resultCriteria = "result_criteria"
     }
 
-    public init(displayText: BiometricVerdict, resultCriteria: String? = nil) {
+    public init(displayText: BiometricVerdict, resultCriteria: BiometricResultCriteria? = nil) {
         self.displayText = displayText
         self.resultCriteria = resultCriteria
     }

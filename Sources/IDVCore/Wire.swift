@@ -155,16 +155,22 @@ public struct WireEnvelope: Codable, Equatable, Sendable {
     public var challenge: WireChallenge?
     public var event: WireEvent?
     public var error: IDVError?
+    /// The terminal event of a post-login flow this request ENDED before doing what it asked: a
+    /// flow the app left open (e.g. a KYC whose selfie confirmation it closed without an SDK call,
+    /// seed 000 §1.5) when it started another with `POST /v1/flows/{name}`. The client delivers it
+    /// first, then ``event`` / ``challenge`` (issue #15). Absent otherwise.
+    public var ended: WireEvent?
 
-    enum CodingKeys: String, CodingKey { case requestID = "request_id", session, challenge, event, error }
+    enum CodingKeys: String, CodingKey { case requestID = "request_id", session, challenge, event, error, ended }
 
     public init(requestID: String, session: WireSession? = nil, challenge: WireChallenge? = nil,
-                event: WireEvent? = nil, error: IDVError? = nil) {
+                event: WireEvent? = nil, error: IDVError? = nil, ended: WireEvent? = nil) {
         self.requestID = requestID
         self.session = session
         self.challenge = challenge
         self.event = event
         self.error = error
+        self.ended = ended
     }
 
     /// True when the request was refused (``error`` with a non-zero code).

@@ -63,6 +63,27 @@ public final class TemplateVault: Vault {
         return try TemplateVault(key: key)
     }
 
+    /// Writes a new random key to `path` (64 hex digits and a newline, mode 0600, created exclusively:
+    /// an existing file is never overwritten) and returns its vault. `idvd admin new-key` — the one key
+    /// file several nodes on one PostgreSQL database share. Throws ``VaultError/badKeyFile(_:)``.
+    public static func create(keyFile path: String) throws -> TemplateVault {
+        let fd = createExclusively(path, mode: 0o600)
+        guard fd >= 0 else {
+            throw VaultError.badKeyFile(errno == EEXIST ? "\(path) already exists (a key file is never overwritten)"
+                                                        : "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        fchmod(fd, 0o600)
+        let key = Crypto.randomBytes(32)
+        let text = Array((Crypto.hex(key) + "\n").utf8)
+        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        Foundation.close(fd)
+        guard written == text.count else {
+            unlink(path)
+            throw VaultError.badKeyFile("cannot write \(path)")
+        }
+        return try TemplateVault(key: key)
+    }
+
     static func unhex(_ s: String) -> [UInt8]? {
         let u = Array(s.utf8)
         guard u.count % 2 == 0 else { return nil }
@@ -134,11 +155,16 @@ public final class TemplateVault: Vault {
     public typealias Binding = VaultBinding
 }
 
+/// `open(2)` with `O_CREAT | O_EXCL` (at file scope: inside the vault `open` names its decryption).
+private func createExclusively(_ path: String, mode: mode_t) -> Int32 { open(path, O_WRONLY | O_CREAT | O_EXCL, mode) }
+
 extension ServerConfig {
     /// The template/media vault of this configuration: `templates.key_file` (default
-    /// `<db.path>.key`, created 0600 when missing) and the retired `templates.previous_key_files`.
+    /// `<db.path>.key` beside a SQLite file, created 0600 when missing; with PostgreSQL required and
+    /// never created — every node must read the same key — ``ServerConfig/storeKeyFile()``) and the
+    /// retired `templates.previous_key_files`.
     public func openVault() throws -> TemplateVault {
-        try TemplateVault.load(keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
-                               createIfMissing: true)
+        try TemplateVault.load(keyFile: storeKeyFile(), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
+                               createIfMissing: !database.isPostgres)
     }
 }

@@ -15,7 +15,10 @@ public struct ServerConfig: Sendable, Equatable {
     public var workers = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
     public var tlsCertPath: String?
     public var tlsKeyPath: String?
+    /// A SQLite file, or a `postgresql://` URL (``DatabaseLocation``); `IDVD_DB` is an alias of `IDVD_DB_PATH`.
     public var dbPath = "idvd.sqlite"
+    /// The store connection's other settings (`db.password_file`, `db.pool_size`; Database.swift).
+    public var db = DatabaseSettings()
     /// Body limit of ordinary JSON routes, bytes.
     public var bodyLimit = 64 * 1024
     /// Body limit of routes that carry images (answers of IDV capture challenges), bytes.
@@ -98,7 +101,7 @@ public struct ServerConfig: Sendable, Equatable {
         int("http.workers", \.workers, min: 1, "handler threads for the routes that may take long (hashing, face match, document read); default 2 × cores, at least 4"),
         optionalString("tls.cert", \.tlsCertPath, "PEM certificate file; with tls.key enables HTTPS"),
         optionalString("tls.key", \.tlsKeyPath, "PEM private-key file"),
-        string("db.path", \.dbPath, "SQLite database file (created and migrated at start)"),
+        string("db.path", \.dbPath, "SQLite database file, or a postgresql:// URL (no password in it: see db.password_file); also IDVD_DB; created/migrated at start"),
         int("limits.body_bytes", \.bodyLimit, min: 256, "body limit of JSON routes, bytes"),
         int("limits.upload_bytes", \.uploadLimit, min: 1024, "body limit of image-carrying routes, bytes"),
         int("session.idle_seconds", \.sessionIdleSeconds, min: 1, "session idle expiry, seconds"),
@@ -113,7 +116,7 @@ public struct ServerConfig: Sendable, Equatable {
         int("shutdown.grace_seconds", \.shutdownGraceSeconds, min: 0, "on SIGTERM/SIGINT: wait this long for in-flight requests"),
         bool("log.requests", \.logRequests, "one JSON log line per request (true/false)"),
         bool("documents.warm_up", \.documentsWarmUp, "idvd serve: train the OCR-B classifier (~2 s, one core) in the background at start, not at the first document upload (true/false)"),
-    ] + WorkflowPolicy.settings + WebSettings.settings
+    ] + DatabaseSettings.settings + WorkflowPolicy.settings + WebSettings.settings
 
     /// Applies one setting by key; throws on an unknown key or a bad value.
     public mutating func set(_ key: String, _ value: String) throws {
@@ -145,6 +148,8 @@ public struct ServerConfig: Sendable, Equatable {
                 try c.set(k, text)
             }
         }
+        // IDVD_DB is the short name of IDVD_DB_PATH (the longer one wins when both are set).
+        if environment["IDVD_DB_PATH"] == nil, let v = environment["IDVD_DB"] { try c.set("db.path", v) }
         for s in settings {
             if let v = environment[s.env] { try s.apply(&c, v) }
         }

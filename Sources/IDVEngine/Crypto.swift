@@ -130,7 +130,17 @@ extension Vault {
         return seal(bytes, associatedData: VaultBinding.template(userID: userID))
     }
 
-    /// Opens a template sealed for `userID`.
+    /// Seals a stored template's bytes as given (the analyser's versioned format), bound to `userID`.
+    public func sealTemplate(bytes: [UInt8], userID: String) -> SealedBox {
+        seal(bytes, associatedData: VaultBinding.template(userID: userID))
+    }
+
+    /// Opens a template sealed for `userID` as its bytes (any version).
+    public func openTemplateBytes(_ box: SealedBox, userID: String) throws -> [UInt8] {
+        try open(box, associatedData: VaultBinding.template(userID: userID))
+    }
+
+    /// Opens a version-1 template (bare little-endian float32) sealed for `userID`.
     public func openTemplate(_ box: SealedBox, userID: String) throws -> [Float] {
         let b = try open(box, associatedData: VaultBinding.template(userID: userID))
         guard b.count % 4 == 0 else { throw VaultError.malformedTemplate }

@@ -59,6 +59,8 @@ public enum FlowOutcome: String, Codable, Sendable, CaseIterable {
     case reset
     /// Log-off abandoned the flow.
     case loggedOff = "logged_off"
+    /// The client started another flow while this one waited; ended with its terminal event (240).
+    case superseded
     /// The IDV transaction's record of a run abandoned by reset or log-off.
     case abandoned
     case matched
@@ -196,8 +198,8 @@ public struct TemplateFacts: Sendable, Equatable {
 /// What must be measured for an answer, before the write transaction.
 public enum EvidenceRequest: Sendable {
     case none
-    /// Read the document pages (decoded once from the upload).
-    case document(pages: [Data])
+    /// Read the document pages (decoded once from the upload) and verify the chip files sent beside them.
+    case document(pages: [Data], chip: ChipData?)
     /// Analyse the selfie frames (decoded once from the upload) played at `framesPerSecond`
     /// against `reference`, judging the issued `challenge` when set; open the document holder's
     /// name kept as media `nameMedia` for the confirmation screen.
@@ -343,6 +345,11 @@ public protocol Flow: Sendable {
     func resume(_ state: State, child: String, result: FlowResult, facts: Facts, env: FlowEnv) throws -> Transition<State>
     /// The effects of abandoning the flow (reset, log-off, expiry, revocation). Default: none.
     func abandon(_ state: State, reason: AbandonReason, facts: Facts, env: FlowEnv) -> [Effect]
+    /// Ends the flow, waiting in `state`, because the client started flow `next` (`POST
+    /// /v1/flows/{name}`): a `.finish` whose event is the flow's terminal event, sent to the client
+    /// as the envelope's `ended`. Nil (the default): the flow cannot be superseded and the start
+    /// is refused with 1022.
+    func supersede(_ state: State, by next: String, facts: Facts, env: FlowEnv) throws -> Transition<State>?
 }
 
 extension Flow {
@@ -355,6 +362,7 @@ extension Flow {
         throw IDVError(.internalError, "flow \(name) does not call sub-flows")
     }
     public func abandon(_ state: State, reason: AbandonReason, facts: Facts, env: FlowEnv) -> [Effect] { [] }
+    public func supersede(_ state: State, by next: String, facts: Facts, env: FlowEnv) throws -> Transition<State>? { nil }
 }
 
 // MARK: - Type erasure (the registry and the session stack hold flows of any state type)
@@ -397,6 +405,7 @@ public struct AnyFlow: Sendable {
     let prepare: @Sendable (JSONValue, WireAnswer, PendingChallenge, ServerConfig) throws -> PreparedAnswer
     let resume: @Sendable (JSONValue, String, FlowResult, Facts, FlowEnv) throws -> ErasedTransition
     let abandon: @Sendable (JSONValue, AbandonReason, Facts, FlowEnv) -> [Effect]
+    let supersede: @Sendable (JSONValue, String, Facts, FlowEnv) throws -> ErasedTransition?
 
     public init<F: Flow>(_ flow: F) {
         name = flow.name
@@ -420,6 +429,9 @@ public struct AnyFlow: Sendable {
         abandon = { stateJSON, reason, facts, env in
             guard let state = try? decode(stateJSON) else { return [] }
             return flow.abandon(state, reason: reason, facts: facts, env: env)
+        }
+        supersede = { stateJSON, next, facts, env in
+            try flow.supersede(try decode(stateJSON), by: next, facts: facts, env: env).map(encode)
         }
     }
 }

@@ -6,6 +6,9 @@ public struct EngineOutput: Sendable {
     public var session: WireSession
     public var challenge: WireChallenge?
     public var event: WireEvent?
+    /// The terminal event of a flow this request ended before the challenge or event above: a
+    /// post-login flow superseded by ``FlowEngine/startFlow(token:name:input:requestID:)``.
+    public var ended: WireEvent? = nil
 }
 
 /// Drives sessions through flows (Flow.swift): measures what an answer needs outside any
@@ -240,7 +243,10 @@ public final class FlowEngine: Sendable {
     }
 
     /// Starts a post-login flow (`POST /v1/flows/{name}`): 1004 when not logged in, 1007 for an
-    /// unknown or non-startable flow, 1022 when a flow is already in progress.
+    /// unknown or non-startable flow. A post-login flow still waiting (the app left it, seed 000
+    /// §1.5/§1.6) is ended first, with its terminal event in ``EngineOutput/ended`` (240, audited;
+    /// its pending challenge consumed), in the same transaction as the new start; a flow that
+    /// cannot be superseded (``Flow/supersede(_:by:facts:env:)`` nil) is refused with 1022.
     public func startFlow(token: String?, name: String, input: JSONValue, requestID: String) throws -> EngineOutput {
         try startFlow(session: authenticate(token), name: name, input: input, requestID: requestID)
     }
@@ -251,18 +257,22 @@ public final class FlowEngine: Sendable {
             let s = try fresh(probe)
             guard s.loggedIn else { throw IDVError(.unauthenticated, "Log in before starting a flow") }
             guard let flow = registry.flow(name), flow.startableByClient else { throw IDVError(.notFound, "No startable flow of that name") }
-            guard s.state.stack.isEmpty else { throw IDVError(.flowInProgress) }
+            if let open = s.state.stack.last {
+                guard s.state.stack.count == 1, let f = registry.flow(open.flow), f.startableByClient else { throw IDVError(.flowInProgress) }
+            }
             // The run record, the flow's first effects and the session CAS commit together: a start
-            // the flow refuses (e.g. a bad `reason`) leaves no flow run behind.
+            // the flow refuses (e.g. a bad `reason`) leaves no flow run behind — and a superseded
+            // flow open.
             return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
                 try ensureUnchanged(s, else: IDVError(.flowInProgress, "The session changed concurrently; retry"))
                 c.session.lastSeenAt = c.now
+                let ended = try supersedeOpenFlow(by: flow.name, c)
                 let event = try call(flow.name, input: input, c)
-                guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else {
+                guard try store.updateSession(c.session, expectedVersion: s.version, consuming: ended == nil ? nil : s.state.challenge?.challengeID) else {
                     throw IDVError(.flowInProgress, "The session changed concurrently; retry")
                 }
                 c.session.version = s.version + 1
-                return EngineOutput(session: wire(c.session), challenge: c.session.state.challenge?.wire, event: event)
+                return EngineOutput(session: wire(c.session), challenge: c.session.state.challenge?.wire, event: event, ended: ended)
             }
         }
     }
@@ -384,6 +394,22 @@ public final class FlowEngine: Sendable {
         return try settle(try flow.start(input, facts, env(runID, c)), c)
     }
 
+    /// Ends the session's open post-login flow (one frame) because the client starts `next`: its
+    /// supersede transition settled (effects applied, run ended), returning its terminal event.
+    /// Nil when no flow is open; 1022 when the open flow cannot be superseded.
+    private func supersedeOpenFlow(by next: String, _ c: Commit) throws -> WireEvent? {
+        guard let frame = c.session.state.stack.last else { return nil }
+        guard c.session.state.stack.count == 1, let open = registry.flow(frame.flow), open.startableByClient else {
+            throw IDVError(.flowInProgress)
+        }
+        let facts = try loadFacts(subject: try open.subject(frame.state), biometric: open.usesBiometricHistory, c)
+        guard let t = try open.supersede(frame.state, next, facts, env(frame.runID, c)) else { throw IDVError(.flowInProgress) }
+        guard case .finish = t.step else { throw IDVError(.internalError, "flow \(frame.flow) did not end when superseded") }
+        let event = try settle(t, c)
+        guard c.session.state.stack.isEmpty else { throw IDVError(.internalError, "flow \(frame.flow) left frames when superseded") }
+        return event
+    }
+
     /// Abandons every frame, top first: each flow's abandon effects, the run ended with the reason.
     func abandonAll(_ reason: AbandonReason, _ c: Commit) throws {
         while let frame = c.session.state.stack.last {
@@ -444,12 +470,10 @@ public final class FlowEngine: Sendable {
             guard let runID, let m = try workflowStore().media(mediaID), m.runID == runID else {
                 throw IDVError(.internalError, "no face descriptor kept for enrolment")
             }
+            // The analyser's template bytes as kept (version 2: fused from the capture's best frames).
             let bytes = try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.embedding.rawValue))
-            guard !bytes.isEmpty, bytes.count % 4 == 0 else { throw IDVError(.internalError, "no face descriptor kept for enrolment") }
-            let floats = stride(from: 0, to: bytes.count, by: 4).map { i in
-                Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
-            }
-            try workflowStore().saveBiometricTemplate(BiometricTemplateRecord(userID: uid, sealed: try vault().sealTemplate(floats, userID: uid),
+            guard !bytes.isEmpty else { throw IDVError(.internalError, "no face descriptor kept for enrolment") }
+            try workflowStore().saveBiometricTemplate(BiometricTemplateRecord(userID: uid, sealed: try vault().sealTemplate(bytes: bytes, userID: uid),
                                                                               model: model, consentID: consentID, createdAt: c.now))
         case let .deleteTemplate(uid):
             try workflowStore().deleteBiometricTemplate(userID: uid)
@@ -474,10 +498,24 @@ public final class FlowEngine: Sendable {
         switch request {
         case .none:
             break
-        case let .document(pages):
+        case let .document(pages, chip):
             guard let reader = services?.documents else { throw IDVError(.workflowUnavailable, "this server has no document reader") }
+            var verifier: (any ChipVerifying)?
+            if chip != nil {
+                guard let v = services?.chips else { throw IDVError(.workflowUnavailable, "this server does not verify chip data") }
+                verifier = v
+            }
             do {
-                let (doc, ms) = try Self.timed { try reader.read(pages: pages) }
+                let (doc, ms) = try Self.timed { () throws -> DocumentVerification in
+                    var doc = try reader.read(pages: pages)
+                    // The chip is verified only with a readable page (its MRZ is DG1's comparison); a
+                    // chip whose EF.SOD is unusable refuses the answer (1050, nothing stored).
+                    if let chip, let verifier {
+                        let trust = try (store as? any TrustMaterialStore)?.trustMaterials() ?? []
+                        doc.chip = try verifier.verify(chip, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
+                    }
+                    return doc
+                }
                 e.document = .success(Timed(doc, milliseconds: ms))
             } catch let err as IDVError where IDVErrorCode(rawValue: err.longErrorCode).map(Self.retryableUploadErrors.contains) ?? false {
                 e.document = .failure(err)
@@ -527,7 +565,7 @@ public final class FlowEngine: Sendable {
             e.basis.dependsOnTemplate = true
             if let uid = subject, let t = try workflowStore().biometricTemplate(userID: uid) {
                 e.basis.templateDigest = templateFacts(t).digest
-                return .template(try vault().openTemplate(t.sealed, userID: uid))
+                return .template(Data(try vault().openTemplateBytes(t.sealed, userID: uid)))
             }
             return try orPortrait.map(portrait)
         }

@@ -148,6 +148,10 @@ public enum CheckMeasurement: Sendable, Equatable {
     case portrait(PortraitSearch)
     /// `chipVerification`: reading the chip is not supported by this reader.
     case chipNotSupported
+    /// `chipVerification`: no chip data was sent with the pages.
+    case noChipData
+    /// `chipVerification`: the passive-authentication failures (empty: passed) and the DG1 cross-check.
+    case chip(failures: [ChipFailure], mrz: ChipMRZComparison)
 }
 
 /// One check: id, result, measurement.

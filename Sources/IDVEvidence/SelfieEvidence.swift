@@ -19,21 +19,98 @@ public struct LivenessCue: RawRepresentable, Hashable, Codable, Sendable, Custom
     public static let challengeExpired = LivenessCue("CHALLENGE_EXPIRED")
 }
 
-/// The comparison of the best frame with the reference.
+/// A named decision point of 1:1 face verification (ISO/IEC 19795-1): the false match rate a
+/// distance threshold was calibrated for. Raw values are configuration words.
+public enum MatchOperatingPoint: String, Sendable, Codable, CaseIterable, Hashable {
+    /// FMR 0.1 % (1 in 1 000): NIST SP 800-63B's ceiling for biometric verification.
+    case fmr1in1000 = "fmr_0.1"
+    /// FMR 0.01 % (1 in 10 000).
+    case fmr1in10000 = "fmr_0.01"
+}
+
+/// What a comparison compared: each kind has its own distance distribution, so its own thresholds.
+public enum FaceMatchKind: String, Sendable, Codable, CaseIterable, Hashable {
+    /// One image's descriptor against one image's (e.g. a single frame against a version-1 template).
+    case imageToImage = "image_to_image"
+    /// A template fused from several frames against one image's descriptor (the selfie's fused
+    /// template against the document portrait or a version-1 stored template).
+    case fusedToImage = "fused_to_image"
+    /// A fused template against a fused stored template.
+    case fusedToFused = "fused_to_fused"
+}
+
+/// The analyser's calibration of its distance for one operating point and the comparison's kind:
+/// the largest distance that keeps the false match rate at the target on people the threshold was
+/// not fitted on, with the rates measured there (FaceKit: `FaceMatchCalibration.table`, LFW).
+public struct CalibratedDistance: Sendable, Equatable, Codable {
+    public var operatingPoint: MatchOperatingPoint
+    /// Largest matching descriptor distance.
+    public var maxDistance: Double
+    /// FMR and FNMR (0…1) measured at `maxDistance` on held-out people.
+    public var measuredFMR: Double
+    public var measuredFNMR: Double
+    public init(operatingPoint: MatchOperatingPoint, maxDistance: Double, measuredFMR: Double, measuredFNMR: Double) {
+        self.operatingPoint = operatingPoint
+        self.maxDistance = maxDistance
+        self.measuredFMR = measuredFMR
+        self.measuredFNMR = measuredFNMR
+    }
+}
+
+/// The comparison of the capture's (fused) template with the reference.
 public struct FaceMatchEvidence: Sendable, Equatable {
     /// Euclidean distance between the 128-d descriptors (dlib ResNet v1); lower is more similar.
     public var distance: Double
     /// `face_matcher_response.score`, 0–1: a fixed monotone rescaling of `distance` (FaceKit
     /// `SelfieMatching.score`), higher is more similar. Not a probability.
     public var score: Double
-    public init(distance: Double, score: Double) {
+    /// What was compared (nil: not reported; the policy then uses its fixed distance line).
+    public var kind: FaceMatchKind?
+    /// The analyser's calibrated distances for `kind`, one per operating point (empty: uncalibrated).
+    public var calibration: [CalibratedDistance]
+    public init(distance: Double, score: Double, kind: FaceMatchKind? = nil, calibration: [CalibratedDistance] = []) {
         self.distance = distance
         self.score = score
+        self.kind = kind
+        self.calibration = calibration
+    }
+
+    /// The calibrated distance of `point`, if the analyser reported one.
+    public func calibrated(_ point: MatchOperatingPoint) -> CalibratedDistance? { calibration.first { $0.operatingPoint == point } }
+}
+
+/// Why a capture is unfit to decide on (measured on its best frame, or on the frames when no face
+/// was found): evidence for asking the user to take it again, not for a verdict.
+public enum CaptureIssue: String, Sendable, Codable, CaseIterable, Hashable {
+    case tooDark = "too_dark"
+    case tooBright = "too_bright"
+    case blurred
+    case faceTooSmall = "face_too_small"
+    case lowContrast = "low_contrast"
+    /// Head turned, pitched or rolled beyond the analyser's pose limits.
+    case offPose = "off_pose"
+}
+
+/// How the liveness score was made (ISO/IEC 30107-3 PAD evidence beside the score).
+public struct PADEvidence: Sendable, Equatable, Codable {
+    /// The analyser's fusion rule, e.g. `texture-motion-v2` (texture PAD model AND facial action
+    /// AND non-rigid motion or strong texture; docs/LIVENESS.md).
+    public var rule: String
+    /// The texture PAD model's sequence score, 0–1 (MiniFASNet, 10th percentile of the scored
+    /// frames; higher = more likely bona fide); nil when no frame was scored.
+    public var textureScore: Double?
+    /// The previous, motion-only rule's score on the same capture, 0–100 (audited for comparison).
+    public var motionOnlyScore: Int?
+    public init(rule: String, textureScore: Double?, motionOnlyScore: Int?) {
+        self.rule = rule
+        self.textureScore = textureScore
+        self.motionOnlyScore = motionOnlyScore
     }
 }
 
-/// What a selfie analyser measured on one capture: liveness cues and score, the match against the
-/// reference, the frames and the rate they were judged at, the best frame and its descriptor.
+/// What a selfie analyser measured on one capture: liveness cues and score (and how it was made),
+/// the match against the reference, capture-quality issues, the frames and the rate they were
+/// judged at, the best frame, and the capture's (fused) descriptor and template.
 public struct SelfieEvidence: Sendable, Equatable {
     /// Liveness score, integer 0–100 (ISO/IEC 30107-3 PAD: higher = more likely bona fide).
     public var livenessScore: Int
@@ -52,16 +129,27 @@ public struct SelfieEvidence: Sendable, Equatable {
     public var bestFrameIndex: Int?
     /// The best frame, JPEG (shown back to the user; never stored beyond retention).
     public var bestFrameJPEG: Data?
-    /// The face descriptor of the best frame (the template on consent).
+    /// The capture's face descriptor (fused from its best frames, or the best frame's alone).
     public var embedding: [Float]
     /// Descriptor model name recorded with a template.
     public var model: String
     /// The nonce of the active challenge the analyser evaluated (nil in passive analysis).
     public var challengeNonce: String?
+    /// Capture-quality issues (empty: fit to decide on).
+    public var captureIssues: [CaptureIssue]
+    /// How the liveness score was made; nil when the analyser does not say.
+    public var pad: PADEvidence?
+    /// The template to store on consent, as the analyser's versioned bytes (FaceKit `FaceTemplate`:
+    /// version 2 = `IDVT` header + descriptor fused from several frames; version 1 = the bare 128
+    /// little-endian float32 of `embedding`, the default).
+    public var template: [UInt8]
+    /// Frames fused into `embedding` / `template` (1: a single frame).
+    public var templateFrames: Int
 
     public init(livenessScore: Int, livenessCues: [LivenessCue] = [], match: FaceMatchEvidence?, frameCount: Int,
                 trackedFrameCount: Int, framesPerSecond: Double, bestFrameIndex: Int? = nil, bestFrameJPEG: Data?,
-                embedding: [Float], model: String = "dlib_face_recognition_resnet_model_v1", challengeNonce: String? = nil) {
+                embedding: [Float], model: String = "dlib_face_recognition_resnet_model_v1", challengeNonce: String? = nil,
+                captureIssues: [CaptureIssue] = [], pad: PADEvidence? = nil, template: [UInt8]? = nil, templateFrames: Int = 1) {
         self.livenessScore = livenessScore
         self.livenessCues = livenessCues
         self.match = match
@@ -73,5 +161,14 @@ public struct SelfieEvidence: Sendable, Equatable {
         self.embedding = embedding
         self.model = model
         self.challengeNonce = challengeNonce
+        self.captureIssues = captureIssues
+        self.pad = pad
+        self.template = template ?? Self.version1Template(embedding)
+        self.templateFrames = templateFrames
+    }
+
+    /// A version-1 template: the descriptor as little-endian float32.
+    public static func version1Template(_ descriptor: [Float]) -> [UInt8] {
+        descriptor.flatMap { f in withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) } }
     }
 }

@@ -111,7 +111,8 @@ public struct HTTPResponse: Sendable {
     /// An engine answer as an envelope (`status` 200, or 201 for a start); the challenge's or
     /// event's own code becomes ``outcomeErrorCode``.
     public static func envelope(_ out: EngineOutput, requestID: String, status: Int = 200) -> HTTPResponse {
-        var r = json(WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event), status: status)
+        var r = json(WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event, ended: out.ended),
+                     status: status)
         r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
         return r
     }

@@ -172,8 +172,11 @@ public enum HTTPStatus {
         // Codes a flow answers inside a 200 challenge or event (a wrong password asked again, an
         // unreadable page, a cancelled flow); as a refusal they are the request's fault: 400.
         case .idvCancelledByUser, .userCancelled, .invalidActivationCode, .invalidPassword, .noDocumentFound, .noFaceFound: return 400
+        // Upload verdicts: the chip data or the selfie capture is unusable — the step is asked again.
+        case .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred, .selfieFaceTooSmall, .selfieLowContrast,
+             .selfieFaceNotFrontal: return 400
         // The SDK's own codes (no server sends them); 400 should one ever be refused with them.
-        case .notInitialized, .networkError, .timeout: return 400
+        case .notInitialized, .networkError, .timeout, .callbackNotImplemented: return 400
         }
     }
 }

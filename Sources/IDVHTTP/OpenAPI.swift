@@ -30,7 +30,7 @@ public enum OpenAPI {
                             "idle_expires_at": int, "absolute_expires_at": int],
                            required: ["session_id", "logged_in", "idle_expires_at", "absolute_expires_at"]),
         "WireEnvelope": obj(["request_id": str, "session": ref("WireSession"), "challenge": ref("WireChallenge"),
-                             "event": ref("WireEvent"), "error": ref("IDVError")], required: ["request_id"]),
+                             "event": ref("WireEvent"), "error": ref("IDVError"), "ended": ref("WireEvent")], required: ["request_id"]),
         "WireAnswer": obj(["challenge_id": str, "challenge": str, "challenge_mode": int, "payload": any],
                           required: ["challenge_id", "challenge", "payload"]),
         "WireDeviceRegistration": obj(["public_key": str, "label": str], required: ["public_key"]),

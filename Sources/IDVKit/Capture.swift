@@ -2,10 +2,23 @@ import Foundation
 import IDVCore
 
 /// Why a capture produced nothing usable. The SDK reports it as `onRequestFailed` with code 1008
-/// (`invalidImage`) and the message; the challenge stays open, so the user can try again.
+/// (`invalidImage`) and the message, and asks the start confirmation again, so the user can try again.
+///
+/// ``cancelledByUser`` is different: the user left the camera or scanner (the codelabs' native
+/// capture screens have their own close button, spec 002 Q8). The SDK then cancels the step as the
+/// start screen's Close does — before login the flow ends with 146 and `getUser`, after login with
+/// the flow's terminal event and 240 — instead of leaving the start screen "processing".
 public struct CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// True for ``cancelledByUser``.
+    public var isUserCancellation: Bool
+    public init(_ message: String) { self.message = message; isUserCancellation = false }
+    /// The user closed the capture.
+    public static let cancelledByUser: CaptureError = {
+        var e = CaptureError("the user cancelled the capture")
+        e.isUserCancellation = true
+        return e
+    }()
     public var description: String { message }
 }
 

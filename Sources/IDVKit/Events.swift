@@ -130,6 +130,25 @@ public enum RDNAEvent: Sendable, Equatable {
         default: return false
         }
     }
+
+    /// True for the events that end a flow (login, or an IDV flow's result).
+    public var isTerminal: Bool {
+        switch self {
+        case .onUserLoggedIn, .onIDVAdditionalDocumentScan, .onIDVCheckUserBiometricTemplateStatus, .onIDVServerBiometricAuthenticationResult,
+             .onIDVBiometricOptInStatus, .onIDVBiometricOptOutStatus, .onIDVActivatedCustomerKYCResponse:
+            return true
+        default: return false
+        }
+    }
+
+    /// True when a running flow waits for the app to hear this callback: every challenge, every
+    /// terminal event, and `onInitializeError` (nothing runs after it). An app using the delegate
+    /// API that implements no spelling of such a callback is told at once (``RDNA``).
+    public var needsApp: Bool {
+        if isChallenge || isTerminal { return true }
+        if case .onInitializeError = self { return true }
+        return false
+    }
 }
 
 /// Names of the IDV terminal/notification events on the wire: the seeds' `on…` callback names

@@ -1,8 +1,13 @@
 import IDVCore
 
-/// The OpenIDV client SDK: the seeds' `RDNA` API over the `idvd` wire protocol.
-/// Foundation (and FoundationNetworking on Linux) only, so it builds for iOS too.
+/// The OpenIDV client SDK: the seeds' `RDNA` API over the `idvd` wire protocol, in the five
+/// codelabs' exact spellings (their own `RDNAIDVService.swift` and `RDNAIDVDelegateManager.swift`
+/// compile and run unchanged with `import RELID`, docs/SEED-CONFORMANCE.md). Foundation (and
+/// FoundationNetworking on Linux) only, so it builds for iOS too.
 ///
+/// - Seed types: ``RDNAError`` (`errorString: String!`), ``RDNARequestStatus`` (`statusCode: Int32`),
+///   ``RDNAChallengeResponse``, ``RDNAIDVStatus``, ``RDNAIDVDownloadStatus``; the workflows' and
+///   modes' seed names (`.IDV_ACTIVATION`, `.CHALLENGE_OP_SET`, …) on ``RDNAIDVWorkflow`` / ``RDNAChallengeOpMode``.
 /// - ``RDNA``: the façade (`initialize`, `setUser`, `setActivationCode`, `setPassword`, the IDV
 ///   `set…` answers, the post-login `initiate…` calls, `resetAuthState`, `logOff`), each returning
 ///   the synchronous ``RDNAError`` at once, results as callbacks.

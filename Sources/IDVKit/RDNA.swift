@@ -23,9 +23,30 @@ public struct RDNAConfiguration: Sendable {
 ///
 /// Every call returns at once with an ``RDNAError`` (0 = accepted and sent; non-zero = refused
 /// locally, nothing sent: 1027 not initialized, 1022 a request is already in progress, 1002 the
-/// call does not answer the current challenge, 1025 bad argument or no capture provider). The real
-/// result arrives later as callbacks on the chosen queue (the delegates below) and on ``events``;
-/// the ``asyncAPI`` offers the same calls as `async` functions.
+/// call does not answer the current challenge, 1004 a post-login call before login, 1025 bad
+/// argument or no capture provider). The real result arrives later as callbacks on the chosen
+/// queue (the delegates below) and on ``events``; the ``asyncAPI`` offers the same calls as
+/// `async` functions.
+///
+/// **Where errors arrive.** An asynchronous failure reaches `onRequestFailed(api, error)` and, as
+/// the codelabs expect, the flow's own callback:
+/// - a refused answer (the server changed nothing), a capture that failed (1008), an LDA step that
+///   failed: the same challenge again, with the error where the callback has an `error` argument
+///   (`getUser`, `getActivationCode`, `getPassword`, the consent);
+/// - a network error (1028) or timeout (1029): the SDK asks the server where the session stands
+///   (`GET /v1/session`) and delivers that (the same or the next challenge); when the server
+///   cannot be reached, the same challenge again with the error;
+/// - an `initiate…`/`check…` call that the server refuses or cannot be reached: the flow's terminal
+///   event with the error (e.g. `onIDVActivatedCustomerKYCResponse(_, 400, 1022)`);
+/// - an expired or revoked session (1003/1004) during a post-login flow: the flow's terminal event.
+///
+/// **Missing callbacks.** When the app registered delegates (or core callbacks) but implements no
+/// spelling of a callback a running flow needs — a challenge, a terminal event, `onInitializeError`
+/// — the SDK logs it (``setLogHandler(_:)``) and reports `onRequestFailed(name, 1034)` at once. For a
+/// challenge (other than `getUser`) it then ends the flow on the server (`resetAuthState`) and
+/// delivers the end where the codelabs look: a post-login flow's terminal event with 1034 (status
+/// 400), or `getUser` with 1034 before login. Calls made through ``asyncAPI`` return their events to
+/// the caller and are never reported.
 ///
 /// Thread-safe: calls may come from any thread; requests run one at a time on a private serial
 /// queue; callbacks are delivered in order on the callback queue.
@@ -46,10 +67,12 @@ public final class RDNA: @unchecked Sendable {
     private var busy = false
 
     private var documentProvider: (any DocumentCaptureProvider)?
+    private var chipProvider: (any ChipReaderProvider)?
     private var selfieProvider: (any SelfieCaptureProvider)?
     private var useBackCamera = false
     private var ldaProvider: (any LDAProvider)?
     private var ldaError: LDAError?
+    private var logHandler: (@Sendable (String) -> Void)?
 
     /// Every callback as a typed value, in delivery order (buffers the newest 256 when nobody reads).
     public let events: AsyncStream<RDNAEvent>
@@ -69,8 +92,15 @@ public final class RDNA: @unchecked Sendable {
     public func setIDVBiometricManagementDelegate(_ d: (any RDNAIDVBiometricManagementCallbacks)?) { lock.withLock { delegates.biometric = d } }
     public func setIDVKYCManagementDelegate(_ d: (any RDNAIDVKYCManagementCallbacks)?) { lock.withLock { delegates.kyc = d } }
 
+    /// The delegates registered now (weak references), for tests.
+    var registeredDelegates: DelegateSet { lock.withLock { delegates } }
+
     /// The document capture used after `setIDVDocumentScanProcessStartConfirmation(true, …)`.
     public func setDocumentCaptureProvider(_ p: (any DocumentCaptureProvider)?) { lock.withLock { documentProvider = p } }
+    /// The eMRTD chip reading after each page capture (``FileChipReader`` on Linux, the app's NFC
+    /// stack on a phone): its files travel beside the pages as `chip` and the server verifies them
+    /// (docs/CHIP.md). nil (the default) or a provider returning nil: pages alone.
+    public func setChipReaderProvider(_ p: (any ChipReaderProvider)?) { lock.withLock { chipProvider = p } }
     /// The selfie capture used after `setIDVSelfieProcessStartConfirmation(true, …)`.
     public func setSelfieCaptureProvider(_ p: (any SelfieCaptureProvider)?) { lock.withLock { selfieProvider = p } }
 
@@ -80,6 +110,14 @@ public final class RDNA: @unchecked Sendable {
     /// (or the password fallback when the user declines or LDA is unavailable). Takes effect at the
     /// next `initialize`/`logOff`. Without one, LDA is off and logins use the password.
     public func setLDAProvider(_ p: (any LDAProvider)?) { lock.withLock { ldaProvider = p } }
+
+    /// Where the SDK's log lines go (missing callbacks, abandoned flows): nil (the default) writes
+    /// them to standard error. Lines carry callback names and codes only, never user data.
+    public func setLogHandler(_ h: (@Sendable (String) -> Void)?) { lock.withLock { logHandler = h } }
+
+    func log(_ line: String) {
+        if let h = lock.withLock({ logHandler }) { h(line) } else { FileHandle.standardError.write(Data("IDVKit: \(line)\n".utf8)) }
+    }
 
     /// Why the last LDA step produced no signature (nil after a signature, or before any LDA step):
     /// the SDK answered the server with the password fallback (or, for `setUserConsentForLDA`,
@@ -108,14 +146,56 @@ public final class RDNA: @unchecked Sendable {
         initialize(configuration, callbackQueue: callbackQueue, completion: nil)
     }
 
+    /// Seed 003 L291's `rdna.initialize(relid, host: host, port: port)`: starts a session with the
+    /// server at `host`:`port`, callbacks on the main queue (as ``initialize(_:callbackQueue:)``).
+    ///
+    /// - `relid`: the connection profile's agent identity (REL-ID's `agent_info`). OpenIDV servers
+    ///   identify an app by its session, so IDVKit accepts it and does not send it.
+    /// - `host`: a host name or address (`idv.example.com`, `127.0.0.1`, `::1`) — HTTPS — or a URL
+    ///   with its scheme (`http://127.0.0.1` for a plain-HTTP `idvd` on loopback).
+    /// - `port`: 1–65535.
+    ///
+    /// Sync errors: 1025 for an empty host, a URL that is not http(s), or a port out of range.
+    @discardableResult
+    public func initialize<Port: BinaryInteger>(_ relid: String, host: String, port: Port) -> RDNAError {
+        guard let url = Self.serverURL(host: host, port: port) else {
+            return RDNAError(.invalidArgument, "host must be a host name or an http(s) URL, and port 1–65535")
+        }
+        return initialize(RDNAConfiguration(serverURL: url), callbackQueue: .main)
+    }
+
+    /// The server ``initialize(_:host:port:)`` connects to: `https://host:port`, or
+    /// `scheme://host:port` when `host` names its scheme (`http`/`https`); an IPv6 address gets its
+    /// brackets. Nil for an empty host, another scheme, a path, a second port or a port outside 1–65535.
+    public static func serverURL<Port: BinaryInteger>(host: String, port: Port) -> URL? {
+        guard port >= 1, port <= 65535 else { return nil }
+        let h = host.trimmingCharacters(in: .whitespaces)
+        guard !h.isEmpty else { return nil }
+        var c: URLComponents
+        if h.contains("://") {
+            guard let parsed = URLComponents(string: h), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                  let name = parsed.host, !name.isEmpty, parsed.port == nil else { return nil }
+            c = URLComponents()
+            c.scheme = scheme
+            c.host = name
+        } else {
+            guard !h.contains("/") else { return nil }
+            c = URLComponents()
+            c.scheme = "https"
+            c.host = h.contains(":") && !h.hasPrefix("[") ? "[\(h)]" : h
+        }
+        c.port = Int(port)
+        return c.url
+    }
+
     func initialize(_ configuration: RDNAConfiguration, callbackQueue: DispatchQueue, completion: Completion?) -> RDNAError {
         guard let scheme = configuration.serverURL.scheme?.lowercased(), ["http", "https"].contains(scheme),
               configuration.serverURL.host != nil else {
-            return IDVError(.invalidArgument, "serverURL must be an http(s) URL with a host")
+            return RDNAError(.invalidArgument, "serverURL must be an http(s) URL with a host")
         }
-        guard configuration.requestTimeout > 0 else { return IDVError(.invalidArgument, "requestTimeout must be positive") }
+        guard configuration.requestTimeout > 0 else { return RDNAError(.invalidArgument, "requestTimeout must be positive") }
         let refused: RDNAError? = lock.withLock {
-            if busy { return IDVError(.flowInProgress, "A request is in progress") }
+            if busy { return RDNAError(.flowInProgress, "A request is in progress") }
             busy = true
             self.callbackQueue = callbackQueue
             self.configuration = configuration
@@ -128,9 +208,9 @@ public final class RDNA: @unchecked Sendable {
             let events: [RDNAEvent]
             do {
                 let env = try startSession()
-                if env.isRefusal { events = [.onInitializeError(env.error ?? IDVError(.internalError))] }
+                if env.isRefusal { events = [.onInitializeError(RDNAError(env.error ?? IDVError(.internalError)))] }
                 else { events = [.onInitialized(sessionID: env.session?.sessionID ?? "")] + absorb(env, api: "initialize") }
-            } catch { events = [.onInitializeError(Self.idvError(error))] }
+            } catch { events = [.onInitializeError(RDNAError(Self.idvError(error)))] }
             finish(events, completion)
         }
         return .none
@@ -140,7 +220,7 @@ public final class RDNA: @unchecked Sendable {
     @discardableResult
     public func setUser(_ userID: String) -> RDNAError { setUser(userID, completion: nil) }
     func setUser(_ userID: String, completion: Completion?) -> RDNAError {
-        guard !userID.isEmpty else { return IDVError(.invalidArgument, "the user id is empty") }
+        guard !userID.isEmpty else { return RDNAError(.invalidArgument, "the user id is empty") }
         return answer("setUser", mode: nil, completion: completion) { _ in [WireMapping.Key.userID: .string(userID)] }
     }
 
@@ -148,7 +228,7 @@ public final class RDNA: @unchecked Sendable {
     @discardableResult
     public func setActivationCode(_ code: String) -> RDNAError { setActivationCode(code, completion: nil) }
     func setActivationCode(_ code: String, completion: Completion?) -> RDNAError {
-        guard !code.isEmpty else { return IDVError(.invalidArgument, "the activation code is empty") }
+        guard !code.isEmpty else { return RDNAError(.invalidArgument, "the activation code is empty") }
         return answer("setActivationCode", mode: nil, completion: completion) { _ in [WireMapping.Key.activationCode: .string(code)] }
     }
 
@@ -158,7 +238,7 @@ public final class RDNA: @unchecked Sendable {
         setPassword(password, challengeMode: challengeMode, completion: nil)
     }
     func setPassword(_ password: String, challengeMode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
-        guard !password.isEmpty else { return IDVError(.invalidArgument, "the password is empty") }
+        guard !password.isEmpty else { return RDNAError(.invalidArgument, "the password is empty") }
         return answer("setPassword", mode: challengeMode, completion: completion) { _ in [WireMapping.Key.password: .string(password)] }
     }
 
@@ -177,8 +257,8 @@ public final class RDNA: @unchecked Sendable {
     func setUserConsentForLDA(_ shouldEnroll: Bool, completion: Completion?) -> RDNAError {
         if shouldEnroll {
             let (p, device) = lock.withLock { (ldaProvider, session?.deviceID) }
-            guard let p else { return IDVError(.invalidArgument, "LDA needs a device key: no LDAProvider is set") }
-            guard device != nil else { return IDVError(.invalidArgument, "LDA needs a registered device; this session has none") }
+            guard let p else { return RDNAError(.invalidArgument, "LDA needs a device key: no LDAProvider is set") }
+            guard device != nil else { return RDNAError(.invalidArgument, "LDA needs a registered device; this session has none") }
             return answer("setUserConsentForLDA", mode: nil, completion: completion) { [self] ch in
                 [WireMapping.Key.consent: true, WireMapping.Key.signature: .string(try ldaSignature(p, ch, purpose: .enrol).base64EncodedString())]
             }
@@ -205,7 +285,7 @@ public final class RDNA: @unchecked Sendable {
             if !env.isRefusal {
                 lock.withLock { token = nil; challenge = nil; session = nil }
                 let fresh = try startSession()
-                events += fresh.isRefusal ? [.onRequestFailed(api: "logOff", error: fresh.error ?? IDVError(.internalError))] : absorb(fresh, api: "logOff")
+                events += fresh.isRefusal ? [.onRequestFailed(api: "logOff", error: RDNAError(fresh.error ?? IDVError(.internalError)))] : absorb(fresh, api: "logOff")
             }
             return events
         }
@@ -221,27 +301,43 @@ public final class RDNA: @unchecked Sendable {
     }
     func setIDVDocumentScanProcessStartConfirmation(_ isConfirm: Bool, idvWorkflow: RDNAIDVWorkflow, completion: Completion?) -> RDNAError {
         let provider = lock.withLock { documentProvider }
-        if isConfirm && provider == nil { return IDVError(.invalidArgument, "no document capture provider is set") }
+        if isConfirm && provider == nil { return RDNAError(.invalidArgument, "no document capture provider is set") }
         return answer("setIDVDocumentScanProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
             guard ch.name == WireMapping.uploadIDVDocumentPages else { return [WireMapping.Key.isConfirm: .bool(isConfirm)] }
             return isConfirm ? try documentPayload(workflow: idvWorkflow) : [WireMapping.Key.cancel: true]
         }
     }
 
-    /// `{"pages": …}` from the document capture provider (1008 when it fails).
+    /// `{"pages": …}` from the document capture provider, with `"chip": …` from the chip reader
+    /// when one is set and reads a chip (1008 when either fails), or `{"cancel": true}` when the
+    /// user left the capture (``CaptureError/cancelledByUser``).
     private func documentPayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
-        guard let provider = lock.withLock({ documentProvider }) else { throw IDVError(.invalidArgument, "no document capture provider is set") }
-        do { return [WireMapping.Key.pages: WireMapping.pagesPayload(try provider.captureDocumentPages(workflow: workflow))] }
+        let (p, chips) = lock.withLock { (documentProvider, chipProvider) }
+        guard let provider = p else { throw IDVError(.invalidArgument, "no document capture provider is set") }
+        var payload: [String: JSONValue]
+        do { payload = [WireMapping.Key.pages: WireMapping.pagesPayload(try provider.captureDocumentPages(workflow: workflow))] }
+        catch where error.isUserCancellation { return [WireMapping.Key.cancel: true] }
         catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
+        let chip: CapturedChip?
+        do { chip = try chips?.readChip(workflow: workflow) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
+        if let chip {
+            guard let encoded = try? JSONValue(encoding: chip.payload) else { throw IDVError(.invalidImage, "chip reading: the files could not be encoded") }
+            payload[WireMapping.Key.chip] = encoded
+        }
+        return .object(payload)
     }
 
-    /// `{"frames": …, "fps": …}` from the selfie capture provider (1008 when it fails).
+    /// `{"frames": …, "fps": …, "meta_data": …}` from the selfie capture provider (1008 when it
+    /// fails), or `{"cancel": true}` when the user left the capture.
     private func selfiePayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
         let (p, back) = lock.withLock { (selfieProvider, useBackCamera) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no selfie capture provider is set") }
         do {
             let selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
-            return [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond)]
+            return [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond),
+                    WireMapping.Key.metaData: WireMapping.selfieMetaData(selfie, useBackCamera: back)]
+        } catch where error.isUserCancellation {
+            return [WireMapping.Key.cancel: true]
         } catch { throw IDVError(.invalidImage, "selfie capture: \(error.message)") }
     }
 
@@ -262,7 +358,7 @@ public final class RDNA: @unchecked Sendable {
     }
     func setIDVSelfieProcessStartConfirmation(_ isConfirm: Bool, useDeviceBackCamera: Bool, idvWorkflow: RDNAIDVWorkflow, completion: Completion?) -> RDNAError {
         let provider = lock.withLock { selfieProvider }
-        if isConfirm && provider == nil { return IDVError(.invalidArgument, "no selfie capture provider is set") }
+        if isConfirm && provider == nil { return RDNAError(.invalidArgument, "no selfie capture provider is set") }
         return answer("setIDVSelfieProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
             lock.withLock { useBackCamera = useDeviceBackCamera }
             guard ch.name == WireMapping.uploadIDVSelfieFrames else {
@@ -279,7 +375,7 @@ public final class RDNA: @unchecked Sendable {
         setIDVSelfieConfirmation(action, challenge: mode, completion: nil)
     }
     func setIDVSelfieConfirmation(_ action: String, challenge mode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
-        guard !action.isEmpty else { return IDVError(.invalidArgument, "the action key is empty") }
+        guard !action.isEmpty else { return RDNAError(.invalidArgument, "the action key is empty") }
         return answer("setIDVSelfieConfirmation", mode: mode, completion: completion) { _ in [WireMapping.Key.action: .string(action)] }
     }
 
@@ -302,17 +398,45 @@ public final class RDNA: @unchecked Sendable {
     }
 
     // MARK: Post-login initiations (seeds 000, 001, 003, 004)
+    //
+    // The seeds call them without an argument label (`rdna.initiateActivatedCustomerKYC(reason)`,
+    // seed 000 L543; seed 001 L356; seed 003 L389); the labelled forms are Swift-style aliases.
+    // Each starts a server flow (``WireMapping/flows``) on a logged-in session; a flow the app left
+    // open (e.g. a KYC selfie confirmation closed without an SDK call, seed 000 §1.5) is the
+    // server's to end when another starts.
 
+    /// Seed 000: starts the post-login KYC (workflow 6, mode 9) → `onIDVActivatedCustomerKYCResponse`.
     @discardableResult
-    public func initiateActivatedCustomerKYC(reason: String) -> RDNAError { startFlow("initiateActivatedCustomerKYC", [WireMapping.Key.reason: .string(reason)], completion: nil) }
+    public func initiateActivatedCustomerKYC(_ reason: String) -> RDNAError {
+        startFlow("initiateActivatedCustomerKYC", [WireMapping.Key.reason: .string(reason)], completion: nil)
+    }
     @discardableResult
-    public func initiateIDVAdditionalDocumentScan(reason: String) -> RDNAError { startFlow("initiateIDVAdditionalDocumentScan", [WireMapping.Key.reason: .string(reason)], completion: nil) }
+    public func initiateActivatedCustomerKYC(reason: String) -> RDNAError { initiateActivatedCustomerKYC(reason) }
+
+    /// Seed 003: starts the additional document scan (workflow 7, mode 10) → `onIDVAdditionalDocumentScan`.
+    @discardableResult
+    public func initiateIDVAdditionalDocumentScan(_ reason: String) -> RDNAError {
+        startFlow("initiateIDVAdditionalDocumentScan", [WireMapping.Key.reason: .string(reason)], completion: nil)
+    }
+    @discardableResult
+    public func initiateIDVAdditionalDocumentScan(reason: String) -> RDNAError { initiateIDVAdditionalDocumentScan(reason) }
+
+    /// Seeds 001/004: asks whether the user has a biometric template → `onIDVCheckUserBiometricTemplateStatus` (100 / 600).
     @discardableResult
     public func checkIDVUserBiometricTemplateStatus() -> RDNAError { startFlow("checkIDVUserBiometricTemplateStatus", .emptyObject, completion: nil) }
+
+    /// Seed 001: starts server biometric authentication (workflow 8, mode 25) → `onIDVServerBiometricAuthenticationResult`.
     @discardableResult
-    public func initiateIDVServerBiometricAuthentication(reason: String) -> RDNAError { startFlow("initiateIDVServerBiometricAuthentication", [WireMapping.Key.reason: .string(reason)], completion: nil) }
+    public func initiateIDVServerBiometricAuthentication(_ reason: String) -> RDNAError {
+        startFlow("initiateIDVServerBiometricAuthentication", [WireMapping.Key.reason: .string(reason)], completion: nil)
+    }
+    @discardableResult
+    public func initiateIDVServerBiometricAuthentication(reason: String) -> RDNAError { initiateIDVServerBiometricAuthentication(reason) }
+
+    /// Seed 004: starts the biometric opt-in (workflow 10, mode 6) → `onIDVBiometricOptInStatus`.
     @discardableResult
     public func initiateIDVBiometricOptIn() -> RDNAError { startFlow("initiateIDVBiometricOptIn", .emptyObject, completion: nil) }
+    /// Seed 004: starts the biometric opt-out (workflow 11, mode 7) → `onIDVBiometricOptOutStatus`.
     @discardableResult
     public func initiateIDVBiometricOptOut() -> RDNAError { startFlow("initiateIDVBiometricOptOut", .emptyObject, completion: nil) }
 
@@ -322,16 +446,39 @@ public final class RDNA: @unchecked Sendable {
     }
 
     func startFlow(_ api: String, _ payload: JSONValue, completion: Completion?) -> RDNAError {
-        guard let name = flowName(for: api) else { return IDVError(.invalidArgument, "no flow is mapped for \(api)") }
+        guard let name = flowName(for: api) else { return RDNAError(.invalidArgument, "no flow is mapped for \(api)") }
         return request(api, completion: completion, check: { [self] _ in
-            guard session?.loggedIn == true else { return IDVError(.unauthenticated, "\(api) needs a logged-in user") }
-            if let ch = challenge { return IDVError(.flowInProgress, "\(ch.name) is waiting for an answer") }
+            guard session?.loggedIn == true else { return RDNAError(.unauthenticated, "\(api) needs a logged-in user") }
             return nil
         }) { [self] tok in
-            let body = try transport!.encode(WireFlowStart(payload: payload))
             let path = "/v1/flows/" + (name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name)
-            return absorb(try transport!.envelope("POST", path, body: body, token: tok), api: api)
+            let env: WireEnvelope
+            do {
+                env = try transport!.envelope("POST", path, body: try transport!.encode(WireFlowStart(payload: payload)), token: tok)
+            } catch {
+                // The request may or may not have reached the server: ask where the session stands.
+                let e = Self.idvError(error)
+                if let now = resync(token: tok), now.challenge != nil || now.event != nil {
+                    return [.onRequestFailed(api: api, error: RDNAError(e))] + absorb(now, api: api)
+                }
+                return [.onRequestFailed(api: api, error: RDNAError(e))] + flowFailed(api, e)
+            }
+            if env.isRefusal {
+                let e = env.error ?? IDVError(.internalError)
+                if e.code == .unauthenticated || e.code == .sessionExpired { lock.withLock { challenge = nil } }
+                return [.onRequestFailed(api: api, error: RDNAError(e))] + flowFailed(api, e)
+            }
+            return absorb(env, api: api)
         }
+    }
+
+    /// The flow's terminal event carrying `e` (status 500 for network/timeouts/server failures,
+    /// 400 otherwise), so the codelabs' result handlers hear it (``RDNA`` "Where errors arrive").
+    private func flowFailed(_ api: String, _ e: IDVError) -> [RDNAEvent] {
+        let code = [.networkError, .timeout, .internalError].contains(e.code) ? RequestStatus.failed : RequestStatus.unableToProcess
+        let user = lock.withLock { session?.userID } ?? ""
+        return WireMapping.terminalEvent(forAPI: api, error: RDNAError(e), status: RDNARequestStatus(statusCode: Int32(code), statusMessage: e.errorString),
+                                         userID: user).map { [$0] } ?? []
     }
 
     // MARK: Machinery
@@ -341,8 +488,8 @@ public final class RDNA: @unchecked Sendable {
     private func request(_ api: String, completion: Completion?, check: (WireChallenge?) -> RDNAError?,
                          _ body: @escaping @Sendable (String) throws -> [RDNAEvent]) -> RDNAError {
         let (tok, refused): (String?, RDNAError?) = lock.withLock {
-            guard let token, transport != nil else { return (nil, IDVError(.notInitialized)) }
-            if busy { return (nil, IDVError(.flowInProgress, "A request is in progress")) }
+            guard let token, transport != nil else { return (nil, RDNAError(.notInitialized)) }
+            if busy { return (nil, RDNAError(.flowInProgress, "A request is in progress")) }
             if let e = check(challenge) { return (nil, e) }
             busy = true
             return (token, nil)
@@ -350,28 +497,76 @@ public final class RDNA: @unchecked Sendable {
         if let refused { return refused }
         work.async { [self] in
             var events: [RDNAEvent]
-            do { events = try body(tok!) } catch { events = [.onRequestFailed(api: api, error: Self.idvError(error))] }
+            do { events = try body(tok!) } catch { events = [.onRequestFailed(api: api, error: RDNAError(Self.idvError(error)))] }
             finish(events, completion)
         }
         return .none
     }
 
     /// An answer to the current challenge: checks locally that `api` answers it (and the mode),
-    /// then builds the payload on the work queue (captures run there) and posts it.
+    /// then builds the payload on the work queue (captures run there) and posts it. A failure is
+    /// delivered where the seeds look for it (``answerFailed(_:_:challenge:token:)``).
     private func answer(_ api: String, mode: RDNAChallengeOpMode?, completion: Completion?,
                         payload: @escaping @Sendable (WireChallenge) throws -> JSONValue) -> RDNAError {
-        guard let answerable = WireMapping.answers[api] else { return IDVError(.internalError, "\(api) is not mapped") }
+        guard let answerable = WireMapping.answers[api] else { return RDNAError(.internalError, "\(api) is not mapped") }
         return request(api, completion: completion, check: { ch in
-            guard let ch else { return IDVError(.wrongChallenge, "No challenge is waiting for \(api)") }
-            guard answerable.contains(ch.name) else { return IDVError(.wrongChallenge, "\(api) answers \(answerable[0]), but the server asks \(ch.name)") }
+            guard let ch else { return RDNAError(.wrongChallenge, "No challenge is waiting for \(api)") }
+            guard answerable.contains(ch.name) else { return RDNAError(.wrongChallenge, "\(api) answers \(answerable[0]), but the server asks \(ch.name)") }
             if let mode, mode.rawValue != ch.challengeMode {
-                return IDVError(.wrongChallenge, "\(ch.name) has challenge mode \(ch.challengeMode), not \(mode.rawValue)")
+                return RDNAError(.wrongChallenge, "\(ch.name) has challenge mode \(ch.challengeMode), not \(mode.rawValue)")
             }
             return nil
         }) { [self] tok in
             guard let ch = lock.withLock({ challenge }) else { return [] }
-            return try send(WireAnswer(to: ch, payload: try payload(ch)), api: api, token: tok)
+            do {
+                return try send(WireAnswer(to: ch, payload: try payload(ch)), api: api, token: tok)
+            } catch {
+                return answerFailed(api, Self.idvError(error), challenge: ch, token: tok)
+            }
         }
+    }
+
+    /// An answer that could not be made or carried (capture, LDA, network, timeout): network
+    /// failures first ask the server where the session stands; otherwise the challenge is still
+    /// open and comes again with the error.
+    private func answerFailed(_ api: String, _ e: IDVError, challenge ch: WireChallenge, token tok: String, resync allowed: Bool = true) -> [RDNAEvent] {
+        let failed = RDNAEvent.onRequestFailed(api: api, error: RDNAError(e))
+        if allowed, e.code == .networkError || e.code == .timeout, let now = resync(token: tok), !now.isRefusal {
+            return [failed] + absorb(now, api: api, resync: false)
+        }
+        return [failed] + again(ch, e)
+    }
+
+    /// A refused answer (nothing changed on the server): the same challenge again with the error;
+    /// a stale challenge (1002/1005) first asks the server for the current one; a session that is
+    /// gone (1003/1004) ends a post-login flow with its terminal event.
+    private func answerRefused(_ api: String, _ e: IDVError, challenge ch: WireChallenge, token tok: String?, resync allowed: Bool) -> [RDNAEvent] {
+        let failed = RDNAEvent.onRequestFailed(api: api, error: RDNAError(e))
+        switch e.code {
+        case .unauthenticated?, .sessionExpired?:
+            lock.withLock { challenge = nil }   // the session is gone; initialize again
+            return [failed] + (WireMapping.postLoginAPI(of: ch).map { flowFailed($0, e) } ?? [])
+        case .wrongChallenge?, .replayedAnswer?:
+            if allowed, let tok, let now = resync(token: tok), !now.isRefusal { return [failed] + absorb(now, api: api, resync: false) }
+            return [failed]
+        default:
+            return [failed] + again(ch, e)
+        }
+    }
+
+    /// `ch` delivered again with `e` as its error (the callback shows it where it has an error argument).
+    private func again(_ ch: WireChallenge, _ e: IDVError) -> [RDNAEvent] {
+        var c = ch
+        c.error = e
+        if c.name == WireName.getDeviceSignature { return [] }
+        return [WireMapping.event(for: c)]
+    }
+
+    /// `GET /v1/session`: the session and its current challenge as the server sees them; nil when
+    /// the server cannot be reached (or answers something else than an envelope).
+    private func resync(token tok: String) -> WireEnvelope? {
+        guard let t = lock.withLock({ transport }) else { return nil }
+        return try? t.envelope("GET", "/v1/session", body: nil, token: tok)
     }
 
     /// `POST /v1/sessions`, bound to this install's device when an ``LDAProvider`` is set and usable.
@@ -427,14 +622,16 @@ public final class RDNA: @unchecked Sendable {
         }
     }
 
-    /// Takes an envelope into the SDK state and turns it into events. A refusal changes nothing.
-    private func absorb(_ env: WireEnvelope, api: String) -> [RDNAEvent] {
+    /// Takes an envelope into the SDK state and turns it into events. A refusal changes nothing
+    /// (``answerRefused(_:_:challenge:token:resync:)`` decides what the app hears).
+    private func absorb(_ env: WireEnvelope, api: String, answering asked: WireChallenge? = nil, resync allowed: Bool = true) -> [RDNAEvent] {
         if env.isRefusal {
             let e = env.error ?? IDVError(.internalError)
+            if let asked { return answerRefused(api, e, challenge: asked, token: lock.withLock { token }, resync: allowed) }
             if e.code == .unauthenticated || e.code == .sessionExpired {
                 lock.withLock { challenge = nil }   // the session is gone; initialize again
             }
-            return [.onRequestFailed(api: api, error: e)]
+            return [.onRequestFailed(api: api, error: RDNAError(e))]
         }
         lock.withLock {
             if let t = env.session?.token { token = t }
@@ -442,6 +639,7 @@ public final class RDNA: @unchecked Sendable {
             if env.challenge != nil || env.event != nil { challenge = env.challenge }
         }
         var out: [RDNAEvent] = []
+        if let ended = env.ended { out.append(WireMapping.event(for: ended)) }
         if let ev = env.event { out.append(WireMapping.event(for: ev)) }
         if let ch = env.challenge {
             let firstAsk = ch.error == nil && (ch.status?.isSuccess ?? true)
@@ -458,21 +656,23 @@ public final class RDNA: @unchecked Sendable {
         return out
     }
 
-    /// Posts an answer on the route its challenge needs and absorbs the reply.
-    private func send(_ answer: WireAnswer, api: String, token tok: String) throws(IDVError) -> [RDNAEvent] {
-        guard let t = lock.withLock({ transport }) else { throw IDVError(.notInitialized) }
+    /// Posts an answer on the route its challenge needs and absorbs the reply (a refusal comes back
+    /// as the same challenge with the error, see ``answerRefused(_:_:challenge:token:resync:)``).
+    private func send(_ answer: WireAnswer, api: String, token tok: String, resync allowed: Bool = true) throws(IDVError) -> [RDNAEvent] {
+        guard let t = lock.withLock({ transport }), let asked = lock.withLock({ challenge }) else { throw IDVError(.notInitialized) }
         let route = WireMapping.route(for: answer.challenge)
-        return absorb(try t.envelope("POST", route.rawValue, body: try t.encode(answer), token: tok), api: api)
+        return absorb(try t.envelope("POST", route.rawValue, body: try t.encode(answer), token: tok), api: api, answering: asked, resync: allowed)
     }
 
     /// Answers an upload challenge with the capture provider's images (first ask after a confirm).
-    /// A failed capture is reported (1008) and the challenge stays open for the app's next confirm.
+    /// A failed capture is reported (1008) and the start challenge comes again (the upload
+    /// challenge stays open; the app's next confirm captures again).
     private func autoUpload(_ ch: WireChallenge, api: String, _ payload: () throws(IDVError) -> JSONValue) -> [RDNAEvent] {
         guard let tok = lock.withLock({ token }) else { return [] }
         do {
-            return try send(WireAnswer(to: ch, payload: try payload()), api: api, token: tok)
+            return try send(WireAnswer(to: ch, payload: try payload()), api: api, token: tok, resync: false)
         } catch {
-            return [.onRequestFailed(api: api, error: error)]
+            return answerFailed(api, error, challenge: ch, token: tok, resync: false)
         }
     }
 
@@ -492,13 +692,17 @@ public final class RDNA: @unchecked Sendable {
             payload = [WireMapping.Key.signature: .string(sig.base64EncodedString())]
         }
         do {
-            return try send(WireAnswer(to: ch, payload: payload), api: "deviceSignature", token: tok)
+            return try send(WireAnswer(to: ch, payload: payload), api: "deviceSignature", token: tok, resync: false)
         } catch {
-            return [.onRequestFailed(api: "deviceSignature", error: Self.idvError(error))]
+            return [.onRequestFailed(api: "deviceSignature", error: RDNAError(error))]
         }
     }
 
-    static func idvError(_ e: any Error) -> IDVError { (e as? IDVError) ?? IDVError(.internalError, "unexpected \(type(of: e))") }
+    static func idvError(_ e: any Error) -> IDVError {
+        if let e = e as? IDVError { return e }
+        if let e = e as? RDNAError { return e.idvError }
+        return IDVError(.internalError, "unexpected \(type(of: e))")
+    }
 
     private func finish(_ events: [RDNAEvent], _ completion: Completion?) {
         let (queue, d) = lock.withLock { () -> (DispatchQueue, DelegateSet) in
@@ -508,7 +712,47 @@ public final class RDNA: @unchecked Sendable {
         for e in events { eventSink.yield(e) }
         completion?(events)
         let box = DelegateBox(d)
-        queue.async { for e in events { e.dispatch(to: box.set) } }
+        let report = completion == nil && d.any
+        queue.async { [self] in
+            for e in events where !e.dispatch(to: box.set) && report && e.needsApp {
+                unhandled(e, box.set)
+            }
+        }
+    }
+
+    // MARK: Missing callbacks
+
+    /// A callback a running flow needs that the app implements in no spelling: log it, report it
+    /// (`onRequestFailed(name, 1034)`) and, for a challenge other than `getUser`, end the flow on
+    /// the server and deliver the end where the codelabs look (``RDNA`` "Missing callbacks").
+    /// Runs on the callback queue.
+    private func unhandled(_ e: RDNAEvent, _ d: DelegateSet) {
+        let spellings = e.callbackSpellings.joined(separator: " or ")
+        let err = RDNAError(.callbackNotImplemented, "The app does not implement \(spellings), which the running flow needs (\(e.name))")
+        log("\(e.name) arrived but the app implements none of \(spellings); reported as onRequestFailed 1034")
+        let report = RDNAEvent.onRequestFailed(api: e.name, error: err)
+        eventSink.yield(report)
+        _ = report.dispatch(to: d)
+        guard e.isChallenge else { return }
+        if case .getUser = e { return }
+        let asked = lock.withLock { challenge }
+        let refused = request("resetAuthState", completion: nil, check: { _ in nil }) { [self] tok in
+            let env = try transport!.envelope("POST", "/v1/session/reset", body: Data("{}".utf8), token: tok)
+            var events = absorb(env, api: "resetAuthState")
+            guard !env.isRefusal else { return events }
+            if let asked, let api = WireMapping.postLoginAPI(of: asked) {
+                log("ended the \(api) flow (\(e.name) has no callback in the app); delivering its terminal event with 1034")
+                events.removeAll { if case .onAuthStateReset = $0 { return true } else { return false } }
+                events += WireMapping.terminalEvent(forAPI: api, error: err, status: RDNARequestStatus(statusCode: Int32(RequestStatus.unableToProcess),
+                                                                                                      statusMessage: err.errorString),
+                                                    userID: lock.withLock { session?.userID } ?? "").map { [$0] } ?? []
+            } else {
+                log("ended the flow before login (\(e.name) has no callback in the app); delivering getUser with 1034")
+                events = events.map { if case let .getUser(r, _) = $0 { return .getUser(response: r, error: err) } else { return $0 } }
+            }
+            return events
+        }
+        if !refused.isSuccess { log("could not end the flow after \(e.name): \(refused.longErrorCode)") }
     }
 }
 

@@ -27,11 +27,11 @@ import Foundation
 /// `getPassword`; fallback → `getPassword`; an invalid signature → `getPassword` with error 1023
 /// (`getUserConsentForLDA` again with 1023 when enrolling).
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` | `getIDVDocumentScanProcessStartConfirmation` | answer | `{"is_confirm": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}]}` from the ``DocumentCaptureProvider`` |
+/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}], "chip"?: ChipFilesPayload}` from the ``DocumentCaptureProvider`` (and the ``ChipReaderProvider``, when set) |
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` |
 /// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double}` from the ``SelfieCaptureProvider`` |
+/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``) |
 /// | `setIDVSelfieProcessStartConfirmation(…)` when `uploadIDVSelfieFrames` is asked again | `uploadIDVSelfieFrames` | **upload** | `true`: `{"frames": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVSelfieConfirmation(_:challenge:)` | `getIDVSelfieConfirmation` | answer | `{"action": String}` (an offered key; `"true"` = `continue-flow`) |
 /// | `setIDVBiometricOptInConsent(_:challenge:)` | `getIDVBiometricOptInConsent` | answer | `{"is_opt_in": Bool}` |
@@ -47,17 +47,20 @@ import Foundation
 /// (`getIDVDocumentScanProcessStartConfirmation` / `getIDVSelfieProcessStartConfirmation`; the
 /// reason is in ``RDNA/currentChallenge``'s `error`/`status`), and the app's confirm (new capture)
 /// or cancel answers the `upload…` challenge. A capture provider that fails reports 1008 through
-/// `onRequestFailed`; the `upload…` challenge stays open and the app's confirm captures again.
+/// `onRequestFailed` and the start callback comes again; the `upload…` challenge stays open and the
+/// app's confirm captures again. A provider that throws ``CaptureError/cancelledByUser`` (the user
+/// closed the camera) answers the `upload…` challenge with `{"cancel": true}`: the step is cancelled
+/// as by the start screen's Close (146 before login, 240 after).
 ///
 /// Post-login initiations (`POST /v1/flows/{name}`, body `{"payload": {...}}`; override with
 /// ``RDNAConfiguration/flowNames``):
 ///
 /// | seed call | flow | start payload | ends with |
 /// |---|---|---|---|
-/// | `initiateActivatedCustomerKYC(reason:)` | `idv.postlogin.kyc` | `{"reason": String}` | `onIDVActivatedCustomerKYCResponse` |
-/// | `initiateIDVAdditionalDocumentScan(reason:)` | `idv.postlogin.document_scan` | `{"reason": String}` | `onIDVAdditionalDocumentScan` |
+/// | `initiateActivatedCustomerKYC(_:)` | `idv.postlogin.kyc` | `{"reason": String}` | `onIDVActivatedCustomerKYCResponse` |
+/// | `initiateIDVAdditionalDocumentScan(_:)` | `idv.postlogin.document_scan` | `{"reason": String}` | `onIDVAdditionalDocumentScan` |
 /// | `checkIDVUserBiometricTemplateStatus()` | `idv.template_status` | `{}` | `onIDVCheckUserBiometricTemplateStatus` |
-/// | `initiateIDVServerBiometricAuthentication(reason:)` | `idv.postlogin.server_biometric` | `{"reason": String}` | `onIDVServerBiometricAuthenticationResult` |
+/// | `initiateIDVServerBiometricAuthentication(_:)` | `idv.postlogin.server_biometric` | `{"reason": String}` | `onIDVServerBiometricAuthenticationResult` |
 /// | `initiateIDVBiometricOptIn()` | `idv.postlogin.optin` | `{}` | `onIDVBiometricOptInStatus` |
 /// | `initiateIDVBiometricOptOut()` | `idv.postlogin.optout` | `{}` | `onIDVBiometricOptOutStatus` |
 ///
@@ -115,11 +118,11 @@ public enum WireMapping {
     public enum Key {
         public static let userID = "user_id", activationCode = "activation_code", password = "password"
         public static let consent = "consent", signature = "signature", fallback = "fallback"
-        public static let isConfirm = "is_confirm", idvWorkflow = "idv_workflow", pages = "pages"
+        public static let isConfirm = "is_confirm", idvWorkflow = "idv_workflow", pages = "pages", chip = "chip"
         public static let pageIndex = "page_index", image = "image", frames = "frames", fps = "fps"
         public static let useBackCamera = "use_back_camera", action = "action", isOptIn = "is_opt_in"
         public static let status = "status", reason = "reason", capturedFrame = "captured_frame", cancel = "cancel"
-        public static let nonce = "nonce", challengeMode = "challenge_mode"
+        public static let nonce = "nonce", challengeMode = "challenge_mode", metaData = "meta_data"
     }
 
     /// Document pages as the upload payload's `pages` array.
@@ -130,6 +133,25 @@ public enum WireMapping {
     /// Selfie frames as the upload payload's `frames` array (oldest first).
     public static func framesPayload(_ selfie: CapturedSelfie) -> JSONValue {
         .array(selfie.frames.map { .string($0.base64EncodedString()) })
+    }
+
+    /// The capture's `meta_data` (seed 001 §6.2 `video.meta_data`, "device info"): what the SDK
+    /// knows about the capture, nothing about the person or the device's identity —
+    /// `{"sdk": "IDVKit", "sdk_version", "platform" (ios, macos, linux, …), "camera" (front/back),
+    /// "frame_count", "fps"}` (IDVCore ``SelfieCaptureMetadata``).
+    public static func selfieMetaData(_ selfie: CapturedSelfie, useBackCamera: Bool) -> JSONValue {
+        #if os(iOS)
+        let platform = "ios"
+        #elseif os(macOS)
+        let platform = "macos"
+        #elseif os(Linux)
+        let platform = "linux"
+        #else
+        let platform = "other"
+        #endif
+        let meta = SelfieCaptureMetadata(sdk: "IDVKit", sdkVersion: IDVKit.version, platform: platform, camera: useBackCamera ? "back" : "front",
+                                         frameCount: selfie.frames.count, framesPerSecond: selfie.framesPerSecond)
+        return (try? JSONValue(encoding: meta)) ?? .emptyObject
     }
 
     // MARK: Inbound
@@ -143,9 +165,12 @@ public enum WireMapping {
     }
 
     static func response(_ ch: WireChallenge) -> RDNAChallengeResponse {
-        RDNAChallengeResponse(status: ch.status ?? RequestStatus(statusCode: RequestStatus.success, statusMessage: "Success"),
+        RDNAChallengeResponse(status: RDNARequestStatus(ch.status ?? RequestStatus(statusCode: RequestStatus.success, statusMessage: "Success")),
                               challengeID: ch.challengeID, payloadJSON: jsonString(ch.payload))
     }
+
+    /// The client face of an optional wire error (no error → code 0).
+    static func err(_ e: IDVError?) -> RDNAError { RDNAError(e ?? .none) }
 
     static func workflow(_ ch: WireChallenge) -> IDVWorkflow? {
         IDVWorkflow(rawValue: ch.idvWorkflow ?? ch.payload[Key.idvWorkflow]?.intValue ?? -1)
@@ -155,13 +180,13 @@ public enum WireMapping {
 
     /// Table 3a: challenge name → event. A challenge with an unassigned mode/workflow becomes `.unknown`.
     static let inboundChallenges: [String: @Sendable (WireChallenge) -> RDNAEvent] = [
-        WireName.getUser: { .getUser(response: response($0), error: $0.error ?? .none) },
+        WireName.getUser: { .getUser(response: response($0), error: err($0.error)) },
         WireName.getActivationCode: {
-            .getActivationCode(userID: $0.userID ?? "", attemptsLeft: $0.attemptsLeft, response: response($0), error: $0.error ?? .none)
+            .getActivationCode(userID: $0.userID ?? "", attemptsLeft: $0.attemptsLeft, response: response($0), error: err($0.error))
         },
         WireName.getPassword: { ch in
             guard let mode = ChallengeOpMode(rawValue: ch.challengeMode) else { return unknown(ch) }
-            return .getPassword(userID: ch.userID ?? "", challengeMode: mode, attemptsLeft: ch.attemptsLeft, response: response(ch), error: ch.error ?? .none)
+            return .getPassword(userID: ch.userID ?? "", challengeMode: mode, attemptsLeft: ch.attemptsLeft, response: response(ch), error: err(ch.error))
         },
         WireName.getUserConsentForLDA: { .getUserConsentForLDA(userID: $0.userID ?? "", response: response($0)) },
         WireName.getIDVDocumentScanProcessStartConfirmation: { ch in
@@ -190,7 +215,7 @@ public enum WireMapping {
         },
         WireName.getIDVBiometricOptInConsent: { ch in
             guard let mode = ChallengeOpMode(rawValue: ch.challengeMode) else { return unknown(ch) }
-            return .getIDVBiometricOptInConsent(userID: ch.userID ?? "", response: response(ch), challengeMode: mode, error: ch.error ?? .none)
+            return .getIDVBiometricOptInConsent(userID: ch.userID ?? "", response: response(ch), challengeMode: mode, error: err(ch.error))
         },
         IDVEventName.onIDVOptInCapturedFrameConfirmation: {
             .onIDVOptInCapturedFrameConfirmation(capturedImage: $0.payload[Key.capturedFrame]?.stringValue ?? "")
@@ -209,24 +234,24 @@ public enum WireMapping {
         },
         WireName.onUserLoggedOff: { .onUserLoggedOff(userID: $0.userID) },
         WireName.onAuthStateReset: { _ in .onAuthStateReset },
-        IDVEventName.onIDVActivatedCustomerKYCResponse: { .onIDVActivatedCustomerKYCResponse(userID: $0.userID ?? "", status: $0.status, error: $0.error) },
+        IDVEventName.onIDVActivatedCustomerKYCResponse: { .onIDVActivatedCustomerKYCResponse(userID: $0.userID ?? "", status: RDNARequestStatus($0.status), error: RDNAError($0.error)) },
         IDVEventName.onIDVAdditionalDocumentScan: {
-            .onIDVAdditionalDocumentScan(userID: $0.userID ?? "", documentDetails: jsonString($0.payload), status: $0.status,
-                                         challengeMode: eventMode($0, default: .idvAdditionalDocumentScan), error: $0.error)
+            .onIDVAdditionalDocumentScan(userID: $0.userID ?? "", documentDetails: jsonString($0.payload), status: RDNARequestStatus($0.status),
+                                         challengeMode: eventMode($0, default: .idvAdditionalDocumentScan), error: RDNAError($0.error))
         },
         IDVEventName.onIDVCheckUserBiometricTemplateStatus: {
-            .onIDVCheckUserBiometricTemplateStatus(userID: $0.userID ?? "", idvResponse: jsonString($0.payload), status: $0.status, error: $0.error)
+            .onIDVCheckUserBiometricTemplateStatus(userID: $0.userID ?? "", idvResponse: jsonString($0.payload), status: RDNARequestStatus($0.status), error: RDNAError($0.error))
         },
         IDVEventName.onIDVServerBiometricAuthenticationResult: {
-            .onIDVServerBiometricAuthenticationResult(userID: $0.userID ?? "", idvResponse: jsonString($0.payload), status: $0.status, error: $0.error)
+            .onIDVServerBiometricAuthenticationResult(userID: $0.userID ?? "", idvResponse: jsonString($0.payload), status: RDNARequestStatus($0.status), error: RDNAError($0.error))
         },
         IDVEventName.onIDVBiometricOptInStatus: {
-            .onIDVBiometricOptInStatus(userID: $0.userID ?? "", idvResponse: jsonString($0.payload), status: $0.status,
-                                       challengeMode: eventMode($0, default: .biometricOptIn), error: $0.error)
+            .onIDVBiometricOptInStatus(userID: $0.userID ?? "", idvResponse: jsonString($0.payload), status: RDNARequestStatus($0.status),
+                                       challengeMode: eventMode($0, default: .biometricOptIn), error: RDNAError($0.error))
         },
         IDVEventName.onIDVBiometricOptOutStatus: {
-            .onIDVBiometricOptOutStatus(userID: $0.userID ?? "", idvResponse: jsonString($0.payload), status: $0.status,
-                                        challengeMode: eventMode($0, default: .biometricOptOut), error: $0.error)
+            .onIDVBiometricOptOutStatus(userID: $0.userID ?? "", idvResponse: jsonString($0.payload), status: RDNARequestStatus($0.status),
+                                        challengeMode: eventMode($0, default: .biometricOptOut), error: RDNAError($0.error))
         },
     ]
 
@@ -241,36 +266,134 @@ public enum WireMapping {
     }
 }
 
+extension WireMapping {
+    /// The flow a seed initiation starts, by its terminal event: the event the SDK delivers with an
+    /// error when the flow cannot start or run (``RDNA`` "Where errors arrive").
+    static func terminalEvent(forAPI api: String, error: RDNAError, status: RDNARequestStatus, userID: String) -> RDNAEvent? {
+        switch api {
+        case "initiateActivatedCustomerKYC": return .onIDVActivatedCustomerKYCResponse(userID: userID, status: status, error: error)
+        case "initiateIDVAdditionalDocumentScan":
+            return .onIDVAdditionalDocumentScan(userID: userID, documentDetails: "{}", status: status, challengeMode: .idvAdditionalDocumentScan, error: error)
+        case "checkIDVUserBiometricTemplateStatus":
+            return .onIDVCheckUserBiometricTemplateStatus(userID: userID, idvResponse: "{}", status: status, error: error)
+        case "initiateIDVServerBiometricAuthentication":
+            return .onIDVServerBiometricAuthenticationResult(userID: userID, idvResponse: "{}", status: status, error: error)
+        case "initiateIDVBiometricOptIn":
+            return .onIDVBiometricOptInStatus(userID: userID, idvResponse: "{}", status: status, challengeMode: .biometricOptIn, error: error)
+        case "initiateIDVBiometricOptOut":
+            return .onIDVBiometricOptOutStatus(userID: userID, idvResponse: "{}", status: status, challengeMode: .biometricOptOut, error: error)
+        default: return nil
+        }
+    }
+
+    /// The seed initiation whose flow a challenge belongs to (from its workflow, else its mode);
+    /// nil for the pre-login flows (activation, workflows 0–5) and the core challenges.
+    static func postLoginAPI(of ch: WireChallenge) -> String? {
+        switch ch.idvWorkflow ?? ch.payload[Key.idvWorkflow]?.intValue {
+        case IDVWorkflow.postLoginKYC.rawValue?: return "initiateActivatedCustomerKYC"
+        case IDVWorkflow.postLoginDocScanOnly.rawValue?: return "initiateIDVAdditionalDocumentScan"
+        case IDVWorkflow.postLoginSelfieBiometric.rawValue?: return "initiateIDVServerBiometricAuthentication"
+        case IDVWorkflow.postLoginOptIn.rawValue?: return "initiateIDVBiometricOptIn"
+        case IDVWorkflow.postLoginOptOut.rawValue?: return "initiateIDVBiometricOptOut"
+        default: break
+        }
+        switch ChallengeOpMode(rawValue: ch.challengeMode) {
+        case .idvPostLoginKYC?: return "initiateActivatedCustomerKYC"
+        case .idvAdditionalDocumentScan?: return "initiateIDVAdditionalDocumentScan"
+        case .idvServerBiometricAuthentication?: return "initiateIDVServerBiometricAuthentication"
+        case .biometricOptIn?: return "initiateIDVBiometricOptIn"
+        case .biometricOptOut?: return "initiateIDVBiometricOptOut"
+        default: return nil
+        }
+    }
+}
+
 extension RDNAEvent {
-    /// Table 4: delivers the event to the seeds' delegate method (a delegate that is not set
-    /// simply does not hear it, as in the seeds).
-    func dispatch(to d: DelegateSet) {
+    /// Table 4: delivers the event to the seeds' delegate method, trying the spellings in order
+    /// (``CallbackProbe``). Returns false when no registered delegate implements any spelling
+    /// (a delegate that is not set does not hear it, as in the seeds).
+    func dispatch(to d: DelegateSet) -> Bool {
+        func via<D>(_ delegate: D?, _ spellings: (D) -> [() -> Void]) -> Bool {
+            guard let delegate else { return false }
+            return CallbackProbe.first(spellings(delegate))
+        }
         switch self {
-        case let .onInitialized(sid): d.core?.onInitialized(sid)
-        case let .onInitializeError(e): d.core?.onInitializeError(e)
-        case let .getUser(r, e): d.core?.getUser(r, error: e)
-        case let .getActivationCode(u, a, r, e): d.core?.getActivationCode(u, attemptsLeft: a, response: r, error: e)
-        case let .getPassword(u, m, a, r, e): d.core?.getPassword(u, challengeMode: m, attemptsLeft: a, response: r, error: e)
-        case let .getUserConsentForLDA(u, r): d.core?.getUserConsentForLDA(u, response: r)
-        case let .onUserLoggedIn(u, s, dev): d.core?.onUserLoggedIn(u, sessionID: s, deviceID: dev)
-        case let .onUserLoggedOff(u): d.core?.onUserLoggedOff(u)
-        case .onAuthStateReset: d.core?.onAuthStateReset()
-        case let .onRequestFailed(api, e): d.core?.onRequestFailed(api, error: e)
-        case let .unknown(n, p): d.core?.onUnknownEvent(n, payloadJSON: p)
-        case let .getIDVDocumentScanProcessStartConfirmation(wf): d.document?.getIDVDocumentScanProcessStartConfirmation(wf)
-        case let .getIDVConfirmDocumentDetails(j, m): d.document?.getIDVConfirmDocumentDetails(j, challenge: m)
+        case let .onInitialized(sid):
+            let response = RDNAChallengeResponse(status: .success, challengeID: "", payloadJSON: "{}", sessionID: sid)
+            return via(d.core) { c in [{ c.onInitialized(response) }, { c.onInitialized() }, { c.onInitialized(sid) }] }
+        case let .onInitializeError(e): return via(d.core) { c in [{ c.onInitializeError(e) }] }
+        case let .getUser(r, e): return via(d.core) { c in [{ c.getUser(r, error: e) }] }
+        case let .getActivationCode(u, a, r, e): return via(d.core) { c in [{ c.getActivationCode(u, attemptsLeft: a, response: r, error: e) }] }
+        case let .getPassword(u, m, a, r, e): return via(d.core) { c in [{ c.getPassword(u, challengeMode: m, attemptsLeft: a, response: r, error: e) }] }
+        case let .getUserConsentForLDA(u, r): return via(d.core) { c in [{ c.getUserConsentForLDA(u, response: r) }] }
+        case let .onUserLoggedIn(u, s, dev): return via(d.core) { c in [{ c.onUserLoggedIn(u, sessionID: s, deviceID: dev) }] }
+        case let .onUserLoggedOff(u): return via(d.core) { c in [{ c.onUserLoggedOff(u) }] }
+        case .onAuthStateReset: return via(d.core) { c in [{ c.onAuthStateReset() }] }
+        case let .onRequestFailed(api, e): return via(d.core) { c in [{ c.onRequestFailed(api, error: e) }] }
+        case let .unknown(n, p): return via(d.core) { c in [{ c.onUnknownEvent(n, payloadJSON: p) }] }
+        case let .getIDVDocumentScanProcessStartConfirmation(wf):
+            return via(d.document) { c in [{ c.getIDVDocumentScanProcessStartConfirmation(wf) }] }
+        case let .getIDVConfirmDocumentDetails(j, m): return via(d.document) { c in [{ c.getIDVConfirmDocumentDetails(j, challenge: m) }] }
         case let .onIDVAdditionalDocumentScan(u, j, s, m, e):
-            d.document?.onIDVAdditionalDocumentScan(u, documentDetails: j, status: s, challenge: m, error: e)
-        case let .getIDVSelfieProcessStartConfirmation(wf): d.selfie?.getIDVSelfieProcessStartConfirmation(wf)
-        case let .getIDVSelfieConfirmation(j, m): d.selfie?.getIDVSelfieConfirmation(j, challenge: m)
-        case let .getIDVBiometricOptInConsent(u, r, m, e): d.biometric?.getIDVBiometricOptInConsent(u, response: r, challenge: m, error: e)
-        case let .onIDVCheckUserBiometricTemplateStatus(u, j, s, e): d.biometric?.onIDVCheckUserBiometricTemplateStatus(u, idvResponse: j, status: s, error: e)
+            return via(d.document) { c in [{ c.onIDVAdditionalDocumentScan(u, documentDetails: j, status: s, challenge: m, error: e) }] }
+        case let .getIDVSelfieProcessStartConfirmation(wf): return via(d.selfie) { c in [{ c.getIDVSelfieProcessStartConfirmation(wf) }] }
+        case let .getIDVSelfieConfirmation(j, m): return via(d.selfie) { c in [{ c.getIDVSelfieConfirmation(j, challenge: m) }] }
+        case let .getIDVBiometricOptInConsent(u, r, m, e):
+            return via(d.biometric) { c in [{ c.getIDVBiometricOpt(inConsent: u, response: r, challenge: m, error: e) },
+                                            { c.getIDVBiometricOptInConsent(u, response: r, challenge: m, error: e) }] }
+        case let .onIDVCheckUserBiometricTemplateStatus(u, j, s, e):
+            return via(d.biometric) { c in [{ c.onIDVCheckUserBiometricTemplateStatus(u, idvResponse: j, status: s, error: e) }] }
         case let .onIDVServerBiometricAuthenticationResult(u, j, s, e):
-            d.biometric?.onIDVServerBiometricAuthenticationResult(u, idvResponse: j, status: s, error: e)
-        case let .onIDVOptInCapturedFrameConfirmation(img): d.biometric?.onIDVOptInCapturedFrameConfirmation(img)
-        case let .onIDVBiometricOptInStatus(u, j, s, m, e): d.biometric?.onIDVBiometricOptInStatus(u, idvResponse: j, status: s, challengeMode: m, error: e)
-        case let .onIDVBiometricOptOutStatus(u, j, s, m, e): d.biometric?.onIDVBiometricOptOutStatus(u, idvResponse: j, status: s, challengeMode: m, error: e)
-        case let .onIDVActivatedCustomerKYCResponse(u, s, e): d.kyc?.onIDVActivatedCustomerKYCResponse(u, status: s, error: e)
+            return via(d.biometric) { c in [{ c.onIDVServerBiometricAuthenticationResult(u, idvResponse: j, status: s, error: e) }] }
+        case let .onIDVOptInCapturedFrameConfirmation(img):
+            return via(d.biometric) { c in [{ c.onIDVOptInCapturedFrameConfirmation(img) }, { c.onIDVOpt(inCapturedFrameConfirmation: img) }] }
+        case let .onIDVBiometricOptInStatus(u, j, s, m, e):
+            return via(d.biometric) { c in [{ c.onIDVBiometricOptInStatus(u, idvResponse: j, status: s, challengeMode: m, error: e) },
+                                            { c.onIDVBiometricOpt(inStatus: u, idvResponse: j, status: s, error: e) }] }
+        case let .onIDVBiometricOptOutStatus(u, j, s, m, e):
+            return via(d.biometric) { c in [{ c.onIDVBiometricOptOutStatus(u, idvResponse: j, status: s, challengeMode: m, error: e) },
+                                            { c.onIDVBiometricOptOutStatus(u, idvResponse: j, status: s, error: e) }] }
+        case let .onIDVActivatedCustomerKYCResponse(u, s, e):
+            return via(d.kyc) { c in [{ c.onIDVActivatedCustomerKYCResponse(u, status: s, error: e) }] }
+        }
+    }
+
+    /// The delegate method names the app could implement for this event (for the report when it
+    /// implements none), e.g. `getIDVBiometricOpt(inConsent:response:challenge:error:)`.
+    var callbackSpellings: [String] {
+        switch self {
+        case .onInitialized: return ["onInitialized(_:) [RDNAChallengeResponse]", "onInitialized()", "onInitialized(_:) [String]"]
+        case .onInitializeError: return ["onInitializeError(_:)"]
+        case .getUser: return ["getUser(_:error:)"]
+        case .getActivationCode: return ["getActivationCode(_:attemptsLeft:response:error:)"]
+        case .getPassword: return ["getPassword(_:challengeMode:attemptsLeft:response:error:)"]
+        case .getUserConsentForLDA: return ["getUserConsentForLDA(_:response:)"]
+        case .onUserLoggedIn: return ["onUserLoggedIn(_:sessionID:deviceID:)"]
+        case .onUserLoggedOff: return ["onUserLoggedOff(_:)"]
+        case .onAuthStateReset: return ["onAuthStateReset()"]
+        case .onRequestFailed: return ["onRequestFailed(_:error:)"]
+        case .unknown: return ["onUnknownEvent(_:payloadJSON:)"]
+        case .getIDVDocumentScanProcessStartConfirmation: return ["RDNAIDVDocumentProcessingCallbacks.getIDVDocumentScanProcessStartConfirmation(_:)"]
+        case .getIDVConfirmDocumentDetails: return ["RDNAIDVDocumentProcessingCallbacks.getIDVConfirmDocumentDetails(_:challenge:)"]
+        case .onIDVAdditionalDocumentScan: return ["RDNAIDVDocumentProcessingCallbacks.onIDVAdditionalDocumentScan(_:documentDetails:status:challenge:error:)"]
+        case .getIDVSelfieProcessStartConfirmation: return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:)"]
+        case .getIDVSelfieConfirmation: return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieConfirmation(_:challenge:)"]
+        case .getIDVBiometricOptInConsent:
+            return ["RDNAIDVBiometricManagementCallbacks.getIDVBiometricOpt(inConsent:response:challenge:error:)",
+                    "RDNAIDVBiometricManagementCallbacks.getIDVBiometricOptInConsent(_:response:challenge:error:)"]
+        case .onIDVCheckUserBiometricTemplateStatus: return ["RDNAIDVBiometricManagementCallbacks.onIDVCheckUserBiometricTemplateStatus(_:idvResponse:status:error:)"]
+        case .onIDVServerBiometricAuthenticationResult:
+            return ["RDNAIDVBiometricManagementCallbacks.onIDVServerBiometricAuthenticationResult(_:idvResponse:status:error:)"]
+        case .onIDVOptInCapturedFrameConfirmation:
+            return ["RDNAIDVBiometricManagementCallbacks.onIDVOptInCapturedFrameConfirmation(_:)",
+                    "RDNAIDVBiometricManagementCallbacks.onIDVOpt(inCapturedFrameConfirmation:)"]
+        case .onIDVBiometricOptInStatus:
+            return ["RDNAIDVBiometricManagementCallbacks.onIDVBiometricOptInStatus(_:idvResponse:status:challengeMode:error:)",
+                    "RDNAIDVBiometricManagementCallbacks.onIDVBiometricOpt(inStatus:idvResponse:status:error:)"]
+        case .onIDVBiometricOptOutStatus:
+            return ["RDNAIDVBiometricManagementCallbacks.onIDVBiometricOptOutStatus(_:idvResponse:status:challengeMode:error:)",
+                    "RDNAIDVBiometricManagementCallbacks.onIDVBiometricOptOutStatus(_:idvResponse:status:error:)"]
+        case .onIDVActivatedCustomerKYCResponse: return ["RDNAIDVKYCManagementCallbacks.onIDVActivatedCustomerKYCResponse(_:status:error:)"]
         }
     }
 }

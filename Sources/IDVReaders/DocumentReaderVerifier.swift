@@ -58,6 +58,6 @@ public struct DocumentReaderVerifier: DocumentVerifying {
                                    dateOfBirth: f.birthDate, sex: opt(f.sex), dateOfExpiry: f.expiryDate, personalNumber: opt(f.optionalData)),
             checks: r.checks, findings: r.findings, mrzValid: mrz?.valid ?? false,
             mrzCheckDigitsValid: !(mrz?.checkDigits.isEmpty ?? true) && (mrz?.checkDigits.allSatisfy(\.valid) ?? false),
-            portraitJPEG: r.portraitJPEG, pageImages: r.pagesJPEG)
+            portraitJPEG: r.portraitJPEG, pageImages: r.pagesJPEG, mrzLines: r.mrz.found ? (mrz?.lines ?? []) : [])
     }
 }

@@ -1,5 +1,6 @@
 import DocumentReader
 import Foundation
+import IDVCore
 import IDVEngine
 import MRZ
 
@@ -137,8 +138,8 @@ extension DocumentReport {
                                    warning_list: judged.warnings.map(DocumentWording.sentence),
                                    checks_performed: judged.checks.map { .init(check_name: DocumentWording.name($0.id), check_status: word($0.result),
                                                                               check_category: DocumentWording.category($0.id)) },
-                                   is_nfc_document: false, nfc_scan_status: "NOT_PERFORMED",
-                                   nfc_scan_status_reason: "Reading the chip is not supported yet."))
+                                   is_nfc_document: false, nfc_scan_status: DocumentScanStatus.notDone.rawValue,
+                                   nfc_scan_status_reason: ChipVerificationReason.noChipData.sentence))
     }
 }
 

@@ -5,13 +5,16 @@ import IDVCore
 import IDVEngine
 
 /// The production ``SelfieVerifying``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
-/// landmarks, blink and non-rigid-motion liveness, 128-d `dlib_face_recognition_resnet_model_v1`
-/// descriptor of the best frame), its report mapped to the engine's ``SelfieEvidence``; the verdict
-/// is the server's (``WorkflowPolicy``).
+/// landmarks, MiniFASNet texture PAD fused with blink/expression and non-rigid-motion cues by rule
+/// `texture-motion-v2`, capture quality, a template fused from the best frames' 128-d
+/// `dlib_face_recognition_resnet_model_v1` descriptors), its report mapped to the engine's
+/// ``SelfieEvidence``; the verdict is the server's (``WorkflowPolicy``). docs/LIVENESS.md.
 ///
 /// Errors mapped to the flows' retryable codes: undecodable frame or reference → 1008
-/// `invalidImage`, frame over the pixel limit → 1009 `imageTooLarge`, no face in the frames or in
-/// the document portrait → 1032 `noFaceFound`, no/too many frames → 1008 with the reason.
+/// `invalidImage`, frame over the pixel limit → 1009 `imageTooLarge`, no face in the frames (and
+/// no capture-quality issue to explain it) or in the document portrait → 1032 `noFaceFound`,
+/// no/too many frames → 1008 with the reason. A stored template that is neither version 1 nor 2
+/// → 1030 `internalError`.
 public struct FaceKitSelfieVerifier: SelfieVerifying {
     public let analyzer: SelfieAnalyzer
 
@@ -61,19 +64,21 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
         let analyzer = analyzer(framesPerSecond: framesPerSecond)
         let active = challenge.map(Self.activeChallenge)
         let report: LivenessReport
-        var match: FaceMatchEvidence?
+        var comparison: SelfieComparison?
         do {
             switch reference {
             case .none:
                 report = try analyzer.analyze(frames: frames, challenge: active)
             case let .portrait(p):
-                let c = try analyzer.verify(frames: frames, against: .portrait(p), challenge: active)
-                report = c.liveness
-                match = c.distance.map { FaceMatchEvidence(distance: $0, score: c.faceMatchScore) }
-            case let .template(t):
-                let c = try analyzer.verify(frames: frames, against: .template(t), challenge: active)
-                report = c.liveness
-                match = c.distance.map { FaceMatchEvidence(distance: $0, score: c.faceMatchScore) }
+                comparison = try analyzer.verify(frames: frames, against: .portrait(p), challenge: active)
+                report = comparison!.liveness
+            case let .template(bytes):
+                let stored: FaceTemplate
+                do { stored = try FaceTemplate(decoding: [UInt8](bytes)) } catch {
+                    throw IDVError(.internalError, "The stored template is not a FaceKit template (version 1 or 2)")
+                }
+                comparison = try analyzer.verify(frames: frames, against: .template(stored), challenge: active)
+                report = comparison!.liveness
             }
         } catch let e as LivenessError {
             switch e {
@@ -86,13 +91,61 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
                 throw IDVError(.internalError, "liveness configuration")
             }
         }
-        guard let embedding = report.bestFrameEmbedding else {
+        let issues = Self.captureIssues(report.quality)
+        // No face at all: a capture too dark/bright to find one in is evidence for a recapture;
+        // otherwise there is nothing to judge.
+        if report.bestFrameEmbedding == nil, issues.isEmpty {
             throw IDVError(.noFaceFound, "No face was found in the selfie frames")
         }
+        return Self.evidence(report, comparison: comparison, framesPerSecond: analyzer.configuration.frameRate)
+    }
+
+    /// The engine's evidence from FaceKit's report (and comparison, when there was a reference):
+    /// the fused liveness score with its rule, texture score and the motion-only score beside it;
+    /// the capture's fused template (version 2 bytes) and descriptor; the comparison's distance,
+    /// kind and FaceKit's calibrated distances for that kind (`FaceMatchCalibration.table`); the
+    /// capture-quality issues.
+    public static func evidence(_ report: LivenessReport, comparison: SelfieComparison?, framesPerSecond: Double) -> SelfieEvidence {
+        let probe = comparison?.probe ?? report.template ?? report.bestFrameEmbedding.map { FaceTemplate(descriptor: $0) }
+        var match: FaceMatchEvidence?
+        if let c = comparison, let d = c.distance {
+            let kind = c.kind.flatMap { FaceMatchKind(rawValue: $0.rawValue) }
+            let calibration = c.kind.map { k in
+                FaceMatchOperatingPoint.allCases.compactMap { point -> CalibratedDistance? in
+                    guard let p = MatchOperatingPoint(rawValue: point.rawValue) else { return nil }
+                    let t = FaceMatchCalibration.threshold(point, for: k)
+                    return CalibratedDistance(operatingPoint: p, maxDistance: t.distance, measuredFMR: t.measuredFMR, measuredFNMR: t.measuredFNMR)
+                }
+            } ?? []
+            match = FaceMatchEvidence(distance: d, score: c.faceMatchScore, kind: kind, calibration: calibration)
+        }
+        let pad = PADEvidence(rule: report.fusionRule.rawValue, textureScore: report.texture?.score, motionOnlyScore: report.motionScore)
         return SelfieEvidence(livenessScore: report.score, livenessCues: report.reasons.map { LivenessCue($0.rawValue) }, match: match,
                               frameCount: report.frameCount, trackedFrameCount: report.trackedFrameCount,
-                              framesPerSecond: analyzer.configuration.frameRate, bestFrameIndex: report.bestFrameIndex,
-                              bestFrameJPEG: report.bestFrameJPEG, embedding: embedding,
-                              model: "dlib_face_recognition_resnet_model_v1", challengeNonce: report.challengeNonce)
+                              framesPerSecond: framesPerSecond, bestFrameIndex: report.bestFrameIndex,
+                              bestFrameJPEG: report.bestFrameJPEG, embedding: probe?.descriptor ?? [],
+                              model: "dlib_face_recognition_resnet_model_v1", challengeNonce: report.challengeNonce,
+                              captureIssues: captureIssues(report.quality), pad: pad, template: probe.map { $0.encoded() } ?? [],
+                              templateFrames: probe?.sourceCount ?? 0)
+    }
+
+    /// FaceKit's quality issues as the engine's capture issues (eyes closed and a second face are
+    /// liveness evidence, not capture quality: they are left to the PAD cues).
+    static func captureIssues(_ q: CaptureQuality?) -> [CaptureIssue] {
+        var out: [CaptureIssue] = []
+        for i in q?.issues ?? [] {
+            let c: CaptureIssue?
+            switch i {
+            case .tooDark: c = .tooDark
+            case .tooBright: c = .tooBright
+            case .blurred: c = .blurred
+            case .faceTooSmall: c = .faceTooSmall
+            case .lowContrast: c = .lowContrast
+            case .headTurned, .headTiltedUpOrDown, .headTiltedSideways: c = .offPose
+            case .multipleFaces, .eyesClosed: c = nil
+            }
+            if let c, !out.contains(c) { out.append(c) }
+        }
+        return out
     }
 }

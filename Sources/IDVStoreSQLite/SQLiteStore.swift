@@ -166,6 +166,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         "ALTER TABLE activation_codes ADD COLUMN bound_session_id TEXT; ALTER TABLE activation_codes ADD COLUMN bound_until INTEGER;",
         // 4: verification links of the hosted page (SQLiteStore+Links.swift; IDVEngine/Links/VerificationLinks.swift).
         VerificationLinkMigrations.v4,
+        // 5: the operator's chip trust material (SQLiteStore+Trust.swift; docs/CHIP.md "Trust management").
+        TrustMaterialMigrations.v5,
     ]
 
     /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies

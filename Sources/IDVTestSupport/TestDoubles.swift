@@ -129,7 +129,7 @@ public struct TestDoubleSelfieVerifier: SelfieVerifying {
         let other: Int?
         switch reference {
         case let .portrait(p): other = people[TestImages.key(p)]?.0
-        case let .template(t): other = t.firstIndex(of: 1)
+        case let .template(t): other = (0..<t.count / 4).first { t[t.startIndex + 4 * $0 + 3] == 0x3F }   // version 1: 1.0f = 00 00 80 3F
         case .none: other = nil
         }
         let distance: Double? = reference == .none ? nil : (other == person ? 0.35 : 0.95)

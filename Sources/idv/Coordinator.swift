@@ -79,10 +79,10 @@ final class Coordinator: @unchecked Sendable {
             ui.fact("session_id", sid)
         case let .onInitializeError(e):
             ui.screen("initialize-error", "Could not start")
-            ui.fact("error", "\(e.longErrorCode) \(e.errorString)")
+            ui.fact("error", "\(e.longErrorCode) \(e.errorString ?? "")")
             stop(1, "initialize failed with \(e.longErrorCode)")
         case let .getUser(r, e):
-            if !e.isSuccess && flow != "start" { record("getUser", error: e.longErrorCode, status: r.status.statusCode, verdict: lastVerdict) }
+            if !e.isSuccess && flow != "start" { record("getUser", error: e.longErrorCode, status: r.status.code, verdict: lastVerdict) }
             flow = "start"; lastVerdict = nil
             interact { () throws(AppExit) in try screens.checkUser(response: r, error: e, answers: answers, service: service) }
         case let .getActivationCode(u, a, r, e):
@@ -111,10 +111,13 @@ final class Coordinator: @unchecked Sendable {
             dashboard()
         case let .onRequestFailed(api, e):
             ui.screen("request-failed", api)
-            ui.fact("error", "\(e.longErrorCode) \(e.errorString)")
+            ui.fact("error", "\(e.longErrorCode) \(e.errorString ?? "")")
             record("onRequestFailed:\(api)", error: e.longErrorCode, status: nil)
             failuresInARow += 1
             if failuresInARow > 3 { return stop(1, "giving up after repeated failures") }
+            // After a failed answer or initiation the SDK itself delivers what comes next (the same
+            // challenge again with the error, or the flow's terminal event): wait for it.
+            if Self.sdkDeliversFollowUp(api) { return }
             if let ch = lastChallenge, service.rdna.currentChallenge != nil { handle(ch) }
             else if service.rdna.isLoggedIn { dashboard() }
             else { stop(1, "no session to continue with") }
@@ -137,30 +140,38 @@ final class Coordinator: @unchecked Sendable {
             interact { () throws(AppExit) in try screens.optInFrame(image: img, answers: answers, service: service) }
         case let .onIDVAdditionalDocumentScan(u, json, s, m, e):
             let verdict = screens.result("docscan-result", "Additional document scan", userID: u, json: json, status: s, error: e, mode: m)
-            record(event.name, error: e.longErrorCode, status: s.statusCode, verdict: verdict)
+            record(event.name, error: e.longErrorCode, status: s.code, verdict: verdict)
             dashboard()
         case let .onIDVCheckUserBiometricTemplateStatus(u, json, s, e):
             let verdict = s.statusCode == 100 ? "TEMPLATE_EXISTS" : s.statusCode == 600 ? "NO_TEMPLATE" : nil
             _ = screens.result("template-status", "Biometric template status", userID: u, json: json, status: s, error: e, mode: nil)
-            record(event.name, error: e.longErrorCode, status: s.statusCode, verdict: verdict)
+            record(event.name, error: e.longErrorCode, status: s.code, verdict: verdict)
             dashboard()
         case let .onIDVServerBiometricAuthenticationResult(u, json, s, e):
             let verdict = screens.result("biometric-auth-result", "Server biometric authentication", userID: u, json: json, status: s, error: e, mode: nil)
-            record(event.name, error: e.longErrorCode, status: s.statusCode, verdict: verdict)
+            record(event.name, error: e.longErrorCode, status: s.code, verdict: verdict)
             dashboard()
         case let .onIDVBiometricOptInStatus(u, json, s, m, e):
             let verdict = screens.result("optin-result", "Biometric opt-in", userID: u, json: json, status: s, error: e, mode: m)
-            record(event.name, error: e.longErrorCode, status: s.statusCode, verdict: verdict ?? lastVerdict)
+            record(event.name, error: e.longErrorCode, status: s.code, verdict: verdict ?? lastVerdict)
             dashboard()
         case let .onIDVBiometricOptOutStatus(u, json, s, m, e):
             let verdict = screens.result("optout-result", "Biometric opt-out", userID: u, json: json, status: s, error: e, mode: m)
-            record(event.name, error: e.longErrorCode, status: s.statusCode, verdict: verdict)
+            record(event.name, error: e.longErrorCode, status: s.code, verdict: verdict)
             dashboard()
         case let .onIDVActivatedCustomerKYCResponse(u, s, e):
             _ = screens.result("kyc-result", "Activated customer KYC", userID: u, json: "{}", status: s, error: e, mode: .idvPostLoginKYC)
-            record(event.name, error: e.longErrorCode, status: s.statusCode, verdict: lastVerdict)
+            record(event.name, error: e.longErrorCode, status: s.code, verdict: lastVerdict)
             dashboard()
         }
+    }
+
+    /// True for the calls after whose failure IDVKit delivers a follow-up callback (an answer to a
+    /// challenge, a capture, an `initiate…`/`check…`); false for `resetAuthState`, `logOff`, the
+    /// SDK's own LDA answer and the reports of callbacks this app does not implement.
+    static func sdkDeliversFollowUp(_ api: String) -> Bool {
+        if ["resetAuthState", "logOff", "deviceSignature"].contains(api) { return false }
+        return api.hasPrefix("set") || api.hasPrefix("initiate") || api.hasPrefix("check") || api.hasSuffix("Capture")
     }
 
     /// The post-login menu.
@@ -185,7 +196,7 @@ final class Coordinator: @unchecked Sendable {
                 default: ui.fact("error", "unknown command '\(a)'"); continue
                 }
                 if e.isSuccess { return }
-                ui.fact("error", "\(e.longErrorCode) \(e.errorString)")
+                ui.fact("error", "\(e.longErrorCode) \(e.errorString ?? "")")
             }
         }
     }

@@ -9,8 +9,8 @@ struct Screens {
 
     private func challengeFacts(attemptsLeft: Int? = nil, response: RDNAChallengeResponse, error: RDNAError) {
         if let attemptsLeft { ui.fact("attempts_left", attemptsLeft < 0 ? "unlimited" : String(attemptsLeft)) }
-        ui.fact("status", "\(response.status.statusCode) \(response.status.statusMessage)")
-        if !error.isSuccess { ui.fact("error", "\(error.longErrorCode) \(error.errorString)") }
+        ui.fact("status", "\(response.status.statusCode) \(response.status.statusMessage ?? "")")
+        if !error.isSuccess { ui.fact("error", "\(error.longErrorCode) \(error.errorString ?? "")") }
     }
 
     /// Asks until the service accepts (sync 0).
@@ -19,7 +19,7 @@ struct Screens {
             let a = try answers.answer(for: screen, hint: hint)
             guard let e = act(a) else { ui.fact("error", "not one of: \(hint)"); continue }
             if e.isSuccess { return }
-            ui.fact("error", "\(e.longErrorCode) \(e.errorString)")
+            ui.fact("error", "\(e.longErrorCode) \(e.errorString ?? "")")
         }
     }
 
@@ -126,7 +126,7 @@ struct Screens {
             let d = try DocumentDetails(jsonString: json).responseData
             let i = d.documentInfo
             ui.fact("name", "\(i.givenName) \(i.surname)".trimmingCharacters(in: .whitespaces))
-            ui.fact("document_type", i.documentType)
+            ui.fact("document_type", i.documentType.rawValue)
             ui.fact("document_number", i.documentNumber)
             ui.fact("date_of_birth", i.dateOfBirth ?? "N/A")
             ui.fact("expiry_date", i.expiryDate ?? "N/A")
@@ -189,7 +189,7 @@ struct Screens {
             verdict = r.biometricResult.displayText.rawValue
             ui.fact("verdict", r.biometricResult.displayText.rawValue)
             ui.fact("match", r.biometricResult.displayText.isSuccess ? "Selfie matches with document image" : "Selfie does not match with document image")
-            if let c = r.biometricResult.resultCriteria { ui.fact("criteria", c) }
+            if let c = r.biometricResult.resultCriteria { ui.fact("criteria", c.rawValue) }
             if let f = r.faceMatcherResponse { ui.fact("face_match_score", String(format: "%.2f%%", f.score * 100)) }
             if let l = r.analyzeLivenessResponse?.video.livenessResult.score { ui.fact("liveness_score", "\(l)%") }
             if let img = r.analyzeLivenessResponse?.video.autocaptureResult?.selfieImage { save(img, "selfie") }
@@ -243,13 +243,18 @@ struct Screens {
         ui.screen(screen, title)
         ui.fact("user", userID)
         if let mode { ui.fact("challenge_mode", mode.description) }
-        ui.fact("status", "\(status.statusCode) \(status.statusMessage)")
-        ui.fact("error", "\(error.longErrorCode) \(error.errorString)")
+        ui.fact("status", "\(status.statusCode) \(status.statusMessage ?? "")")
+        ui.fact("error", "\(error.longErrorCode) \(error.errorString ?? "")")
         let v = (try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))) ?? .emptyObject
         let verdict = Self.find(v, "display_text")?.stringValue ?? Self.find(v, "overall_document_status")?.stringValue
         if let verdict { ui.fact("verdict", verdict) }
         if let s = Self.find(v, "face_matcher_response")?["score"]?.doubleValue { ui.fact("face_match_score", String(format: "%.2f%%", s * 100)) }
         if let s = Self.find(v, "liveness_result")?["score"]?.intValue { ui.fact("liveness_score", "\(s)%") }
+        if let nfc = Self.find(v, "is_nfc_document")?.boolValue {
+            // Seed 003's NFC rows: the chip's verification result (docs/CHIP.md).
+            ui.fact("nfc", "is_nfc_document=\(nfc) nfc_scan_status=\(Self.find(v, "nfc_scan_status")?.stringValue ?? "") "
+                    + "reason=\(Self.find(v, "nfc_scan_status_reason_code")?.stringValue ?? "")")
+        }
         for key in ["front_page", "back_page", "portrait_image"] {
             if let b64 = Self.find(v, key)?.stringValue { save(b64, "\(screen)-\(key.replacingOccurrences(of: "_", with: "-"))") }
         }

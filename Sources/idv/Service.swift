@@ -13,7 +13,7 @@ final class IDVService: @unchecked Sendable {
 
     @discardableResult
     private func log(_ api: String, _ e: RDNAError) -> RDNAError {
-        ui.fact("sync", "\(api) → \(e.longErrorCode)\(e.isSuccess ? "" : " (\(e.errorString))")")
+        ui.fact("sync", "\(api) → \(e.longErrorCode)\(e.isSuccess ? "" : " (\(e.errorString ?? ""))")")
         return e
     }
 

@@ -3,7 +3,7 @@ import IDVKit
 
 // The sample app: the codelabs' screens as a terminal app (screens / coordinator / service).
 let usage = """
-usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE]
+usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE] [--chip-dir DIR]
   Runs the codelabs' flows against an idvd server: check user, activation code, document and selfie
   screens, consent, password, and the dashboard (KYC, additional document scan, biometric
   authentication, template status, opt-in, opt-out, log off).
@@ -13,6 +13,9 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   wider permissions is refused) and enables LDA: the device is registered, 'lda-consent: yes'
   enrols it, and logins / opt-in / opt-out re-authentication ask 'lda-presence: y|n' instead of the
   password ('n', or LDA unavailable, falls back to the password screen).
+  --chip-dir DIR reads an eMRTD chip's files from DIR (EF_SOD.bin, EF_COM.bin, DG1.bin, DG2.bin … as
+  'idvd specimen --chip' writes them) after every document capture and sends them beside the pages:
+  the server verifies the chip (passive authentication), and the scan result shows the 'nfc' row.
   Screens: check-user, activation-code, set-password, verify-password, reauth-password, lda-consent, lda-presence,
   document-start (scan FRONT [BACK] | cancel), document-details (confirm | rescan),
   selfie-start (capture FOLDER [back] | cancel), selfie-confirmation (an offered key | close),
@@ -60,6 +63,14 @@ delegates.register(with: rdna)
 if let keyPath = opts["lda-key"] {
     let prompt = PresencePrompt(ui: ui, answers: answers, coordinator: coordinator)
     rdna.setLDAProvider(PlatformLDAProvider(keyFile: URL(fileURLWithPath: keyPath)) { prompt.ask($0) })
+}
+if let chipDir = opts["chip-dir"] {
+    var isDir: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: chipDir, isDirectory: &isDir), isDir.boolValue else {
+        FileHandle.standardError.write(Data("idv: --chip-dir \(chipDir) is not a folder\n".utf8))
+        exit(2)
+    }
+    rdna.setChipReaderProvider(FileChipReader(folder: URL(fileURLWithPath: chipDir)))
 }
 let callbacks = DispatchQueue(label: "idv.screens")
 let e = service.initialize(server, timeout: timeout, queue: callbacks)

@@ -18,6 +18,8 @@ let benchmarks: [Benchmark] = [
     .document,
     .liveness,
     .ocrb,
+    .nodes,
+    .audit,
     .chip,
 ]
 

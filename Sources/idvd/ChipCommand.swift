@@ -1,6 +1,7 @@
 import DocumentReader
 import EMRTD
 import FaceKit
+import IDVReaders
 import Imaging
 import Foundation
 
@@ -102,32 +103,6 @@ extension Command {
         }
         try ChipJSON.print(ChipVerifyOutput(report: report, page: pageView))
         return report.passiveAuthentication.passed ? 0 : 1
-    }
-}
-
-/// The chip portrait (DG2's first face) as a FaceKit image: JPEG through the project's decoder, JPEG 2000 through OpenJPEG.
-enum ChipPortrait {
-    /// `image` on a mid-grey canvas 50 % larger in each dimension, centred.
-    static func padded(_ image: Imaging.Image) throws -> Imaging.Image {
-        let rgb = image.rgb()
-        let w = image.width * 3 / 2, h = image.height * 3 / 2, x0 = (w - image.width) / 2, y0 = (h - image.height) / 2
-        var px = [UInt8](repeating: 128, count: w * h * 3)
-        rgb.pixels.withUnsafeBufferPointer { src in
-            for y in 0..<image.height {
-                let s = y * image.width * 3, d = ((y0 + y) * w + x0) * 3
-                px.replaceSubrange(d..<d + image.width * 3, with: src[s..<s + image.width * 3])
-            }
-        }
-        return try Imaging.Image(rgb: px, width: w, height: h)
-    }
-
-    static func image(_ face: DG2.Face) throws -> Imaging.Image {
-        switch face.imageDataType {
-        case .jpeg: return try Imaging.Image(data: Data(face.imageData))
-        case .jpeg2000:
-            let p = try JPEG2000.decode(face.imageData)
-            return try Imaging.Image(pixels: p.pixels, width: p.width, height: p.height, format: p.channels == 3 ? .rgb : .gray)
-        }
     }
 }
 

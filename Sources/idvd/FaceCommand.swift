@@ -7,14 +7,17 @@ extension Command {
     static let face = Command(name: "face", summary: "face detection, landmarks, quality and comparison on image files (JSON)") { args in
         let usage = """
             usage: idvd face detect IMAGE [--detector hog|cnn] [--embedding] [--landmarks]
-                   idvd face compare IMAGE_A IMAGE_B [--threshold D] [--detector hog|cnn] [--jitter N]
+                   idvd face compare IMAGE_A IMAGE_B [--operating-point fmr_0.1|fmr_0.01] [--threshold D]
+                                     [--detector hog|cnn] [--jitter N]
 
             detect   every face: box (pixels), detector score, head pose (degrees), eye/mouth aspect
                      ratios and quality measures; --landmarks adds the 5 and 68 points,
                      --embedding the 128-d descriptor.
             compare  the largest face of each image: distance, similarity (0–1) and match at the
-                     threshold (default \(FaceMatchPolicy.fromEnvironment().threshold), from
-                     IDV_FACE_MATCH_THRESHOLD or FaceMatchPolicy.lfwCalibratedThreshold).
+                     calibrated image-to-image threshold of the operating point (default
+                     \(FaceMatchPolicy.fromEnvironment().operatingPoint.rawValue): \(FaceMatchPolicy.fromEnvironment().threshold);
+                     IDV_FACE_MATCH_OPERATING_POINT); --threshold / IDV_FACE_MATCH_THRESHOLD
+                     set an uncalibrated distance instead.
             Models are read from IDV_MODELS_DIR or ~/.cache/openidv/models (scripts/bootstrap).
             """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else {
@@ -46,9 +49,15 @@ extension Command {
         case "compare":
             guard positional.count == 2 else { throw CLIError("compare takes IMAGE_A and IMAGE_B\n\n" + usage) }
             var policy = FaceMatchPolicy.fromEnvironment()
+            if let p = options["operating-point"] {
+                guard let point = FaceMatchOperatingPoint(rawValue: p) else {
+                    throw CLIError("--operating-point is one of \(FaceMatchOperatingPoint.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                policy.operatingPoint = point
+            }
             if let t = options["threshold"] {
                 guard let value = Double(t), value > 0, value < 2 else { throw CLIError("--threshold must be a distance in (0, 2)") }
-                policy.threshold = value
+                policy.thresholdOverride = value
             }
             let jitter = Int(options["jitter"] ?? "0") ?? -1
             guard (0...100).contains(jitter) else { throw CLIError("--jitter must be 0…100") }
@@ -143,7 +152,7 @@ enum FaceCLI {
 
 extension Benchmark {
     static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)") { args in
-        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help"])
+        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"])
         if o["help"] != nil {
             print("""
                 usage: idvd bench face [--pairs FILE] [--images DIR] [--limit N] [--threads N] [--repeat N]
@@ -152,6 +161,10 @@ extension Benchmark {
                   --limit N         only the first N usable pairs
                   --threads N       threads for the LFW descriptors (default 1; stages always use one)
                   --cache FILE      keep LFW descriptors in FILE between runs
+                  --probe-images K  multi-image templates: one reference image against K fused probe images
+                                    (default 3; 0 skips), thresholds fitted on --fit-folds (default 1,2,3) and
+                                    reported on the other folds; --template-cache FILE keeps its measures;
+                                    --flip averages each image's descriptor with its mirror image's
                 """)
             return 0
         }
@@ -168,8 +181,21 @@ extension Benchmark {
             let lfw = root.appendingPathComponent("../shared/testdata/lfw").standardizedFileURL
             let pairs = o["pairs"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("pairs.txt")
             let images = o["images"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("images")
-            try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
-                              threads: max(1, Int(o["threads"] ?? "1") ?? 1), cache: o["cache"].map { URL(fileURLWithPath: $0) })
+            let threads = max(1, Int(o["threads"] ?? "1") ?? 1)
+            let k = Int(o["probe-images"] ?? "3") ?? -1
+            guard (0...10).contains(k) else { throw CLIError("--probe-images needs 0…10") }
+            if o["probe-images"] == nil || o["with-pairs"] != nil {
+                try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
+                                  threads: threads, cache: o["cache"].map { URL(fileURLWithPath: $0) })
+            }
+            if k > 0, FileManager.default.fileExists(atPath: pairs.path) {
+                let fit = try Set((o["fit-folds"] ?? "1,2,3").split(separator: ",").map { s -> Int in
+                    guard let f = Int(s), (1...10).contains(f) else { throw CLIError("--fit-folds is a list of fold numbers, e.g. 1,2,3") }
+                    return f - 1
+                })
+                try FaceTemplateBench.run(engine: engine, pairsFile: pairs, imagesDir: images, k: k, fitFolds: fit, threads: threads,
+                                          cache: o["template-cache"].map { URL(fileURLWithPath: $0) }, flip: o["flip"] != nil)
+            }
         }
         return 0
     }

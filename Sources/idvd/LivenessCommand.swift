@@ -93,8 +93,12 @@ enum LivenessCLI {
     usage: idvd liveness analyze FRAMES_DIR|VIDEO [--fps N] [--start S] [--seconds S] [--threshold T]
                                  [--challenge TURN_LEFT,BLINK [--duration S]] [--best-frame OUT.jpg] [--frames]
            idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S] [--whole]
+           idvd liveness texture IMAGE...
+    texture prints the MiniFASNet texture PAD score (0–1, bona fide probability) of each image's largest face.
     make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
-    under hand-held perspective wobble, lighting drift and blur, as JPEG frames.
+    under hand-held perspective wobble, lighting drift and blur, as JPEG frames; with --screen phone|laptop|fills_view
+    --from VIDEO|FRAMES_DIR it writes "replay, screen": the clip re-shown on a simulated display (bezel,
+    perspective, pixel grid, gamma, glare, hand motion) and re-captured.
     A folder's JPEG/PNG frames are read in name order, taken --fps apart (default 10); a video is decoded by
     ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual,
     mouth_action_spread, eye_action_spread, …; exit 0 when live,
@@ -135,11 +139,46 @@ enum LivenessCLI {
         return report.live ? 0 : 1
     }
 
+    static func texture(_ args: [String]) throws -> Int32 {
+        let (_, paths) = try CLI.parseOptions(args)
+        guard !paths.isEmpty else { throw CLIError(analyzeUsage) }
+        let engine = try FaceEngine.shared()
+        let pad = try TexturePAD.shared()
+        struct Row: Encodable { let image: String; let faces: Int; let box: FaceBox?; let texture: TextureScore? }
+        var rows: [Row] = []
+        for path in paths {
+            let image = try FaceCLI.load(path)
+            let faces = try engine.detect(in: image, options: DetectionOptions(maxDimension: 640, smallImageDimension: 256))
+            let face = faces.max { $0.box.width * $0.box.height < $1.box.width * $1.box.height }
+            rows.append(Row(image: path, faces: faces.count, box: face?.box, texture: try face.map { try pad.score(in: image, box: $0.box) }))
+        }
+        try CLI.printJSON(rows)
+        return 0
+    }
+
     static func makeAttack(_ args: [String]) throws -> Int32 {
         let (o, _) = try CLI.parseOptions(args, flags: ["whole"])
         guard let from = o["from"], let out = o["out"] else { throw CLIError(analyzeUsage) }
         let count = try Int(o["frames"] ?? "30").flatMap { (1...1000).contains($0) ? $0 : nil } ?? { throw CLIError("--frames needs 1…1000") }()
         let seed = try UInt64(o["seed"] ?? "1") ?? { throw CLIError("--seed needs a non-negative integer") }()
+        if let screen = o["screen"] {
+            // "replay, screen": the video's frames re-shown on a simulated display and re-captured.
+            guard let device = ScreenReplayAttack.Device(rawValue: screen) else {
+                throw CLIError("--screen is one of \(ScreenReplayAttack.Device.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let fps = Double(o["fps"] ?? "10") ?? 10
+            let clip = try SelfieInput.frames(at: from, fps: fps, seconds: Double(count) / fps).prefix(count).map { try Image(data: $0) }
+            let replay = try ScreenReplayAttack.frames(from: clip, device: device, seed: seed, frameRate: fps)
+            let dir = URL(fileURLWithPath: out)
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            for (i, f) in replay.frames.enumerated() {
+                try f.jpegData(quality: 85).write(to: dir.appendingPathComponent(String(format: "frame_%03d.jpg", i + 1)))
+            }
+            struct Out: Encodable { let frames: Int; let seed: UInt64; let out: String; let species: String; let device: String; let coverage: Double; let pixel_pitch: Double }
+            try CLI.printJSON(Out(frames: replay.frames.count, seed: seed, out: dir.path, species: "replay, screen (simulated)",
+                                  device: device.rawValue, coverage: replay.setup.coverage, pixel_pitch: replay.setup.pixelPitch))
+            return 0
+        }
         var photo = try Image(data: Data(contentsOf: URL(fileURLWithPath: from)))
         // The print shows the face large, as a photo held up to a selfie camera would (--whole keeps the image).
         if o["whole"] == nil, let face = try FaceEngine.shared().detect(in: photo).first,
@@ -163,6 +202,7 @@ extension Command {
         switch args.first {
         case "analyze": return try LivenessCLI.analyze(Array(args.dropFirst()))
         case "make-attack": return try LivenessCLI.makeAttack(Array(args.dropFirst()))
+        case "texture": return try LivenessCLI.texture(Array(args.dropFirst()))
         case "-h", "--help": print(LivenessCLI.analyzeUsage); return 0
         default: throw CLIError(LivenessCLI.analyzeUsage)
         }
@@ -170,9 +210,13 @@ extension Command {
 
     static let selfie = Command(name: "selfie", summary: "selfie verify FRAMES_DIR|VIDEO --against PORTRAIT: liveness + face match") { args in
         let usage = """
-        usage: idvd selfie verify FRAMES_DIR|VIDEO --against PORTRAIT [--fps N] [--threshold T] [--match-threshold D]
-        Prints JSON: display_text (MATCHED / NOT_MATCHED / LIVENESS_FAILED), result_criteria, face_matcher_score (0–1),
-        distance, liveness_score (0–100), reasons. Exit 0 when MATCHED.
+        usage: idvd selfie verify FRAMES_DIR|VIDEO --against PORTRAIT [--fps N] [--threshold T]
+                                  [--operating-point fmr_0.1|fmr_0.01] [--match-threshold D]
+        Prints JSON: display_text (MATCHED / NOT_MATCHED / LIVENESS_FAILED, the server policy's verdict), result_criteria,
+        face_matcher_score (0–1), distance (capture's fused template to portrait), match_threshold (the operating
+        point's calibrated distance, default fmr_0.1; --match-threshold D: a fixed distance), match_kind,
+        liveness_score (0–100), reasons, capture_issues and recapture_code (1060–1065: the server would ask again).
+        Exit 0 when MATCHED.
         """
         guard args.first == "verify" else {
             if ["-h", "--help"].contains(args.first ?? "") { print(usage); return 0 }
@@ -190,24 +234,28 @@ extension Command {
         if let v = o["match-threshold"] {
             guard let d = Double(v), d > 0 else { throw CLIError("--match-threshold needs a positive number") }
             policy.faceMatchMaxDistance = d
+            policy.faceMatchOperatingPoint = nil
+        }
+        if let v = o["operating-point"] {
+            guard let p = MatchOperatingPoint(rawValue: v) else { throw CLIError("--operating-point must be fmr_0.1 or fmr_0.01") }
+            policy.faceMatchOperatingPoint = p
         }
         let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
         let v = try analyzer.verify(frames: frames, against: .portrait(portrait), challenge: try LivenessCLI.challenge(o))
-        let evidence = SelfieEvidence(livenessScore: v.livenessScore, livenessCues: v.reasons.map { LivenessCue($0.rawValue) },
-                                      match: v.distance.map { FaceMatchEvidence(distance: $0, score: v.faceMatchScore) },
-                                      frameCount: v.liveness.frameCount, trackedFrameCount: v.liveness.trackedFrameCount,
-                                      framesPerSecond: config.frameRate, bestFrameJPEG: v.bestFrameJPEG, embedding: v.embedding ?? [])
+        let evidence = FaceKitSelfieVerifier.evidence(v.liveness, comparison: v, framesPerSecond: config.frameRate)
         let judged = policy.judge(evidence, reference: .portrait(portrait), challenge: nil, now: Int(Date().timeIntervalSince1970))
         if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
         struct Out: Encodable {
             let display_text: String; let result_criteria: String; let face_matcher_score: Double; let distance: Double?
-            let match_threshold: Double; let liveness_score: Int; let live: Bool; let reasons: [String]; let best_frame_index: Int?
+            let match_threshold: Double?; let match_kind: String?; let liveness_score: Int; let live: Bool; let reasons: [String]
+            let best_frame_index: Int?; let capture_issues: [String]; let recapture_code: Int?
         }
-        try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria,
+        try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria.rawValue,
                               face_matcher_score: (v.faceMatchScore * 1000).rounded() / 1000,
-                              distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: policy.faceMatchMaxDistance,
-                              liveness_score: v.livenessScore, live: v.liveness.live, reasons: v.reasons.map(\.rawValue),
-                              best_frame_index: v.liveness.bestFrameIndex))
+                              distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: judged.matchThreshold,
+                              match_kind: v.kind?.rawValue, liveness_score: v.livenessScore, live: v.liveness.live,
+                              reasons: v.reasons.map(\.rawValue), best_frame_index: v.liveness.bestFrameIndex,
+                              capture_issues: evidence.captureIssues.map(\.rawValue), recapture_code: policy.recapture(evidence)?.errorCode.rawValue))
         return judged.verdict == .matched ? 0 : 1
     }
 }

@@ -21,7 +21,7 @@ extension Benchmark {
         let details = DocumentDetails(responseData: DocumentDetailsResponse(
             documentInfo: DocumentInfo(surname: "ERIKSSON", givenName: "ANNA MARIA", dateOfBirth: "1974-08-12",
                                        documentNumber: "L898902C3", expiryDate: "2032-04-15", issuingCountry: "UTO",
-                                       documentType: "PASSPORT", portraitImage: image),
+                                       documentType: .passport, portraitImage: image),
             documentPages: [DocumentPage(pageIndex: 0, image: image), DocumentPage(pageIndex: 1, image: image)],
             checksPerformed: [DocumentCheck(checkName: "MRZ Check Digits", result: .passed, category: "MRZ")],
             errors: [], warnings: [], overallStatus: .valid))

@@ -9,7 +9,7 @@ extension Command {
     static let serve = Command(name: "serve", summary: "run the idvd HTTP server (idvd serve --help lists every setting)") { args in
         if args.contains("--help") || args.contains("-h") {
             print("""
-            usage: idvd serve [--config FILE] [--port N] [--db PATH] [--set KEY=VALUE]...
+            usage: idvd serve [--config FILE] [--port N] [--db PATH|URL] [--set KEY=VALUE]...
 
             Runs the server until SIGTERM/SIGINT (then in-flight requests finish and the store closes).
             Prints one ready line on stdout: {"event":"listening","port":N,...}. Logs JSON lines on stderr.
@@ -19,8 +19,13 @@ extension Command {
 
               key                         environment variable              meaning
             \(ServerConfig.helpTable)
-            Options: --config FILE (or IDVD_CONFIG), --port N (= listen.port), --db PATH (= db.path),
+            Options: --config FILE (or IDVD_CONFIG), --port N (= listen.port), --db PATH|URL (= db.path),
             --set key=value (any setting). Argon2id production default: opslimit 3, memlimit 65536 KiB.
+
+            Store: a SQLite file (default), or a PostgreSQL URL, e.g. postgresql://idvd@db.internal:5432/idvd,
+            shared by any number of idvd nodes (README "Several nodes on PostgreSQL"). With PostgreSQL set
+            templates.key_file (the same key file on every node); the password goes in IDVD_DB_PASSWORD,
+            db.password_file (mode 0600) or PGPASSWORD, never on the command line.
             """)
             return 0
         }
@@ -30,15 +35,20 @@ extension Command {
         guard positional.isEmpty else { throw CLIError("unexpected argument '\(positional[0])'") }
         if let p = opts["port"] { overrides["listen.port"] = p }
         if let d = opts["db"] { overrides["db.path"] = d }
+        try StoreOpening.refusePasswordOnCommandLine(overrides["db.path"])
         let unknown = opts.keys.filter { !["port", "db", "config"].contains($0) }
         guard unknown.isEmpty else { throw CLIError("unknown option --\(unknown.sorted()[0]) (see idvd serve --help)") }
         let file = opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"]
         let config: ServerConfig
         do { config = try ServerConfig.load(file: file, overrides: overrides) } catch { throw CLIError("\(error)") }
+        // The composition root: the store (SQLite or PostgreSQL), libsodium, the production readers,
+        // the engine and HTTP. The store first: a node that cannot reach its database fails at once.
+        let store = try StoreOpening.open(config, mustExist: false, command: "serve")
+        StoreOpening.logOpened(store, config: config)
         if config.documentsWarmUp { DocumentReaderVerifier.warmUp() }
-        // The composition root: SQLite store, libsodium, the production readers, the engine and HTTP.
-        let registry = FlowRegistry.idv(try IDVServices.production(config: config))
-        return try ServerRunner.run(config: config, store: try config.openStore(), registry: registry, crypto: Sodium())
+        let registry: FlowRegistry
+        do { registry = FlowRegistry.idv(try IDVServices.production(config: config)) } catch { store.close(); throw error }
+        return try ServerRunner.run(config: config, store: store, registry: registry, crypto: Sodium())
     }
 
     /// Removes every `--set key=value` (repeatable) from `args`; returns the rest and the settings.

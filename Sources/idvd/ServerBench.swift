@@ -148,7 +148,7 @@ extension Benchmark {
         return (env.event?.name == WireName.onUserLoggedIn, requests)
     }
 
-    struct Stats { var latencies: [Double] = []; var failures = 0 }
+    struct Stats { var latencies: [Double] = []; var failures = 0; var note = "" }
 
     /// Runs `op` in a loop on `connections` threads — one `Thread` and one keep-alive connection
     /// each, all running at once — for `seconds`; collects per-op latency. (`concurrentPerform` would

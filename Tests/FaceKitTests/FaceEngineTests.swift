@@ -2,7 +2,6 @@ import Foundation
 import XCTest
 @testable import FaceKit
 import Imaging
-import IDVTestSupport
 
 /// Real faces (committed fixtures from `ageitgey/face_recognition` and Silent-Face-Anti-Spoofing)
 /// through the real dlib models. Skips with a message when the models are not installed.
@@ -10,7 +9,8 @@ final class FaceEngineTests: XCTestCase {
     static func engine() throws -> FaceEngine {
         let dir = FaceEngine.defaultModelsDirectory
         for model in FaceModel.allCases where !FileManager.default.fileExists(atPath: dir.appendingPathComponent(model.rawValue).path) {
-            throw TestData.missing("dlib model \(model.rawValue) is not in \(dir.path); run scripts/bootstrap")
+            if Fixtures.underCI { throw Fixtures.MissingData(description: "dlib model \(model.rawValue) is not in \(dir.path) (CI=true: a failure; run scripts/bootstrap)") }
+            throw XCTSkip("dlib model \(model.rawValue) is not in \(dir.path); run scripts/bootstrap")
         }
         return try FaceEngine.shared()
     }

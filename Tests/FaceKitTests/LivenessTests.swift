@@ -105,10 +105,11 @@ final class LivenessTests: XCTestCase {
     // MARK: Active challenges
 
     func testActiveChallengePerformedInOrderPasses() throws {
-        // The clip blinks at index 10, then turns to the subject's left (yaw +12…+19 from index 19).
-        let challenge = ActiveChallenge(nonce: "n1", actions: [.blink, .turnLeft], duration: 5, deadline: .distantFuture)
-        let report = try Self.analyzer(LivenessConfiguration(mode: .active)).analyze(frames: Self.frames("katie_live"), challenge: challenge)
-        XCTAssertEqual(report.completedActions, [.blink, .turnLeft])
+        // katie_turn (SadTalker KatieHill 0–5 s): frontal for 1.2 s, then a turn to the subject's
+        // right (yaw −22…−35° from index 13, held ~1 s), then a blink at index 45.
+        let challenge = ActiveChallenge(nonce: "n1", actions: [.turnRight, .blink], duration: 5, deadline: .distantFuture)
+        let report = try Self.analyzer(LivenessConfiguration(mode: .active)).analyze(frames: Self.frames("katie_turn"), challenge: challenge)
+        XCTAssertEqual(report.completedActions, [.turnRight, .blink])
         XCTAssertTrue(report.live, "\(report.reasons)")
         XCTAssertEqual(report.mode, .active)
         XCTAssertEqual(report.challengeNonce, "n1")
@@ -116,27 +117,64 @@ final class LivenessTests: XCTestCase {
 
     func testActiveChallengeWithAbsentOrMisorderedActionsFails() throws {
         let analyzer = try Self.analyzer(LivenessConfiguration(mode: .active))
-        let frames = try Self.frames("katie_live")
-        // The mouth never opens wide (inner-lip ratio stays below 0.35) in this cut.
+        let frames = try Self.frames("katie_turn")
+        // The mouth never opens wide (inner-lip ratio stays below 0.35) in katie_live.
         let absent = ActiveChallenge(nonce: "n2", actions: [.openMouth], duration: 5, deadline: .distantFuture)
-        let r1 = try analyzer.analyze(frames: frames, challenge: absent)
+        let r1 = try analyzer.analyze(frames: Self.frames("katie_live"), challenge: absent)
         XCTAssertFalse(r1.live)
         XCTAssertEqual(r1.reasons, [.challengeNotMet])
         XCTAssertEqual(r1.completedActions, [])
-        // The turn comes after the only blink, so "turn, then blink" is not met.
-        let misordered = ActiveChallenge(nonce: "n3", actions: [.turnLeft, .blink], duration: 5, deadline: .distantFuture)
+        // The blink comes after the turn, so "blink, then turn" is not met.
+        let misordered = ActiveChallenge(nonce: "n3", actions: [.blink, .turnRight], duration: 5, deadline: .distantFuture)
         let r2 = try analyzer.analyze(frames: frames, challenge: misordered)
         XCTAssertFalse(r2.live)
-        XCTAssertEqual(r2.completedActions, [.turnLeft])
+        XCTAssertEqual(r2.completedActions, [.blink])
         XCTAssertTrue(r2.reasons.contains(.challengeNotMet))
-        // Right actions, but the duration (1.5 s) ends before the turn (index 19).
-        let tooSlow = ActiveChallenge(nonce: "n4", actions: [.blink, .turnLeft], duration: 1.5, deadline: .distantFuture)
+        // Right actions, but the duration (3 s) ends before the blink (index 45).
+        let tooSlow = ActiveChallenge(nonce: "n4", actions: [.turnRight, .blink], duration: 3, deadline: .distantFuture)
         XCTAssertFalse(try analyzer.analyze(frames: frames, challenge: tooSlow).live)
         // Expired.
         let expired = ActiveChallenge(nonce: "n5", actions: [.blink], duration: 5, deadline: Date(timeIntervalSinceNow: -1))
         let r4 = try analyzer.analyze(frames: frames, challenge: expired)
         XCTAssertEqual(r4.score, 0)
         XCTAssertTrue(r4.reasons.contains(.challengeExpired))
+    }
+
+    /// The web helper's replay: a talking-face clip looped to 6 s sways its head ±20° both ways and
+    /// blinks; neither turn direction may be read from that, and a real turn answers only its own
+    /// direction.
+    func testHeadTurnsAreDirectionAndMagnitudeStrict() throws {
+        let analyzer = try Self.analyzer(LivenessConfiguration(mode: .active))
+        let looped = try Self.frames("katie_live") + Self.frames("katie_live")
+        XCTAssertEqual(looped.count, 60)
+        for turn in [ChallengeAction.turnRight, .turnLeft] {
+            let c = ActiveChallenge(nonce: "loop", actions: [turn, .blink], duration: 6, deadline: .distantFuture)
+            let r = try analyzer.analyze(frames: looped, challenge: c)
+            XCTAssertFalse(r.live, "\(turn) read from natural head sway")
+            XCTAssertEqual(r.completedActions, [], "\(turn)")
+        }
+        let wrongWay = ActiveChallenge(nonce: "w", actions: [.turnLeft, .blink], duration: 5, deadline: .distantFuture)
+        let r = try analyzer.analyze(frames: Self.frames("katie_turn"), challenge: wrongWay)
+        XCTAssertFalse(r.live)
+        XCTAssertEqual(r.completedActions, [])
+    }
+
+    func testTurnCueNeedsAHeldTurnWithoutASwingTheOtherWay() {
+        let base = 0.0
+        // 25° reached for one frame only: no turn; held three frames: a turn at its first frame.
+        let spike: [Double?] = [0, 1, 30, 2, 0, 1]
+        XCTAssertNil(LivenessCues.turn(yaw: spike, after: -1, baseline: base, direction: 1, degrees: 25, holdFrames: 3))
+        let held: [Double?] = [0, 1, 10, 27, 30, 28, 12]
+        XCTAssertEqual(LivenessCues.turn(yaw: held, after: -1, baseline: base, direction: 1, degrees: 25, holdFrames: 3), 3)
+        XCTAssertNil(LivenessCues.turn(yaw: held, after: -1, baseline: base, direction: -1, degrees: 25, holdFrames: 3))
+        XCTAssertNil(LivenessCues.turn(yaw: held, after: 3, baseline: base, direction: 1, degrees: 25, holdFrames: 3), "only after frame 3")
+        // A sway the other way first (−15° ≤ −12.5°) disqualifies the turn.
+        let sway: [Double?] = [0, -15, -5, 27, 30, 28]
+        XCTAssertNil(LivenessCues.turn(yaw: sway, after: -1, baseline: base, direction: 1, degrees: 25, holdFrames: 3))
+        // A missing frame inside the hold breaks it.
+        let gap: [Double?] = [0, 27, nil, 30, 28, 29]
+        XCTAssertEqual(LivenessCues.turn(yaw: gap, after: -1, baseline: base, direction: 1, degrees: 25, holdFrames: 3), 3)
+        XCTAssertEqual(LivenessCues.runningMedian([0, 30, 0, 20, 22, nil, 5]) as [Double?], [15, 0, 20, 20, 21, nil, 5])
     }
 
     func testActiveModeNeedsAChallenge() throws {
@@ -261,20 +299,24 @@ final class LivenessTests: XCTestCase {
         XCTAssertLessThan(attack.livenessScore, 50)
         XCTAssertFalse(attack.reasons.isEmpty)
 
-        // Re-comparison against the stored template of the first capture.
-        let template = try XCTUnwrap(matched.embedding)
-        let again = try analyzer.verify(frames: katie, against: .template(template))
+        // The capture's fused template is what was compared with the portrait (fused↔image).
+        XCTAssertEqual(matched.kind, .fusedToImage)
+        XCTAssertGreaterThan(try XCTUnwrap(matched.liveness.template).sourceCount, 1)
+        // Re-comparison against the stored (fused, version-2) template of the first capture.
+        let stored = try FaceTemplate(decoding: try XCTUnwrap(matched.probe).encoded())
+        let again = try analyzer.verify(frames: katie, against: .template(stored))
         XCTAssertEqual(try XCTUnwrap(again.distance), 0, accuracy: 1e-6)
+        XCTAssertEqual(again.kind, .fusedToFused)
         XCTAssertGreaterThan(again.faceMatchScore, 0.99)
     }
 
     func testBadReferencesAreRefusedBeforeAnalysis() throws {
         let analyzer = try Self.analyzer()
         let frames = [Data("never decoded".utf8)]
-        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template([0.1, 0.2]))) {
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [0.1, 0.2])))) {
             guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
         }
-        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template([Float](repeating: .nan, count: 128)))) {
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [Float](repeating: .nan, count: 128))))) {
             guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .portrait(Data("x".utf8)))) {

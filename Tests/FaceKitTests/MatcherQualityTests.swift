@@ -31,12 +31,35 @@ final class FaceMatcherTests: XCTestCase {
         XCTAssertFalse(try FaceMatcher.compare(a, b, policy: FaceMatchPolicy(threshold: 0.5)).match)
         XCTAssertTrue(try FaceMatcher.compare(a, b, policy: FaceMatchPolicy(threshold: 0.6)).match)
         XCTAssertEqual(FaceMatchPolicy.fromEnvironment(["IDV_FACE_MATCH_THRESHOLD": "0.45"]).threshold, 0.45)
-        XCTAssertEqual(FaceMatchPolicy.fromEnvironment(["IDV_FACE_MATCH_THRESHOLD": "lots"]).threshold,
-                       FaceMatchPolicy.lfwCalibratedThreshold)
+        XCTAssertEqual(FaceMatchPolicy.fromEnvironment(["IDV_FACE_MATCH_THRESHOLD": "lots"]), .default)
         XCTAssertEqual(FaceMatchPolicy.fromEnvironment([:]), .default)
-        // With the default policy, match ⇔ similarity ≥ 0.5.
+        let strict = FaceMatchPolicy.fromEnvironment(["IDV_FACE_MATCH_OPERATING_POINT": "fmr_0.01"])
+        XCTAssertEqual(strict.operatingPoint, .fmr1in10000)
+        XCTAssertEqual(strict.threshold(for: .fusedToImage), FaceMatchCalibration.threshold(.fmr1in10000, for: .fusedToImage).distance)
+        // The default names an operating point; its threshold comes from the calibrated table.
         let c = try FaceMatcher.compare(a, b)
-        XCTAssertEqual(c.match, c.similarity >= 0.5)
+        XCTAssertEqual(c.threshold, FaceMatchCalibration.threshold(.fmr1in1000, for: .imageToImage).distance)
+        XCTAssertEqual(c.match, c.distance <= c.threshold)
+    }
+
+    func testCalibratedTableIsCompleteAndOrdered() {
+        for kind in FaceComparisonKind.allCases {
+            let loose = FaceMatchCalibration.threshold(.fmr1in1000, for: kind)
+            let strict = FaceMatchCalibration.threshold(.fmr1in10000, for: kind)
+            // A lower target FMR is a smaller distance, and its measured FMR and FNMR are consistent.
+            XCTAssertLessThan(strict.distance, loose.distance, "\(kind)")
+            XCTAssertLessThanOrEqual(strict.measuredFMR, loose.measuredFMR, "\(kind)")
+            XCTAssertGreaterThanOrEqual(strict.measuredFNMR, loose.measuredFNMR, "\(kind)")
+            XCTAssertGreaterThan(strict.impostorComparisons, 10_000, "\(kind): enough impostors to resolve 0.01 %")
+            XCTAssertGreaterThan(strict.genuineComparisons, 50, "\(kind)")
+        }
+        // Averaged descriptors lie closer together: a fused template's thresholds are below the image ones.
+        for point in FaceMatchOperatingPoint.allCases {
+            XCTAssertLessThan(FaceMatchCalibration.threshold(point, for: .fusedToImage).distance,
+                              FaceMatchCalibration.threshold(point, for: .imageToImage).distance)
+            XCTAssertLessThan(FaceMatchCalibration.threshold(point, for: .fusedToFused).distance,
+                              FaceMatchCalibration.threshold(point, for: .fusedToImage).distance)
+        }
     }
 
     func testRealFacesAtTheDefaultThreshold() throws {

@@ -96,7 +96,7 @@ final class PayloadShapeTests: XCTestCase {
     func testServerBuiltSelfieDetailsOmitAbsentOptionals() throws {
         let selfie = SelfieDetails(
             responseData: SelfieAnalysis(
-                biometricResult: BiometricResult(displayText: .livenessFailed, resultCriteria: "LIVENESS"),
+                biometricResult: BiometricResult(displayText: .livenessFailed, resultCriteria: .liveness),
                 analyzeLivenessResponse: AnalyzeLivenessResponse(video: LivenessVideo(livenessResult: LivenessResult(score: 12))),
                 documentDetail: SelfieDocumentDetail(documentInfo: SelfieDocumentInfo(portraitImage: "AAAA", name: "JOHN DOE"))),
             actionButtons: ActionButtons(
@@ -112,7 +112,7 @@ final class PayloadShapeTests: XCTestCase {
         let details = DocumentDetails(responseData: DocumentDetailsResponse(
             documentInfo: DocumentInfo(surname: "ERIKSSON", givenName: "ANNA MARIA", dateOfBirth: "1974-08-12",
                                        documentNumber: "L898902C3", expiryDate: "2012-04-15", issuingCountry: "UTO",
-                                       documentType: "PASSPORT", nationality: "UTO", sex: "F", personalNumber: "ZE184226B"),
+                                       documentType: .passport, nationality: "UTO", sex: "F", personalNumber: "ZE184226B"),
             documentPages: [DocumentPage(pageIndex: 0, image: "AAEC/+==")],
             checksPerformed: [DocumentCheck(checkName: "Document Expiry", result: .failed, category: "EXPIRY")],
             errors: ["Document expired on 2012-04-15"], warnings: [], overallStatus: .invalid))

@@ -64,6 +64,26 @@ final class PayloadVocabularyTests: XCTestCase {
         XCTAssertEqual(IDVActionKey(selfieConfirmationAction: "false"), .other("false"))
         XCTAssertEqual(IDVActionKey(selfieConfirmationAction: "TRUE"), .other("TRUE"))
         XCTAssertEqual(IDVActionKey(selfieConfirmationAction: ""), .other(""))
+        // The seeds' boolean form: "false" rejects the selfie (seed 002 A4), exact and case-sensitive.
+        XCTAssertEqual(SelfieConfirmationAnswer("false"), .reject)
+        XCTAssertEqual(SelfieConfirmationAnswer("true"), .action(.continueFlow))
+        XCTAssertEqual(SelfieConfirmationAnswer("reinit-idv-selfie"), .action(.reinitSelfie))
+        XCTAssertEqual(SelfieConfirmationAnswer("FALSE"), .action(.other("FALSE")))
+    }
+
+    /// The capture's meta_data as the server keeps it: known, well-formed fields only.
+    func testSelfieCaptureMetadataSanitising() throws {
+        let full = try XCTUnwrap(SelfieCaptureMetadata(sanitising: ["sdk": "IDVKit", "sdk_version": "0.9.0+linux", "platform": "linux",
+                                                                    "camera": "back", "frame_count": 30, "fps": 10, "name": "Katie Hill"]))
+        XCTAssertEqual(full, SelfieCaptureMetadata(sdk: "IDVKit", sdkVersion: "0.9.0+linux", platform: "linux", camera: "back",
+                                                   frameCount: 30, framesPerSecond: 10))
+        XCTAssertEqual(try JSONValue(encoding: full), ["sdk": "IDVKit", "sdk_version": "0.9.0+linux", "platform": "linux", "camera": "back",
+                                                      "frame_count": 30, "fps": 10])
+        let odd = try XCTUnwrap(SelfieCaptureMetadata(sanitising: ["sdk": "Katie's phone", "sdk_version": .string(String(repeating: "9", count: 33)),
+                                                                   "platform": "", "camera": "FRONT", "frame_count": 10_001, "fps": 0]))
+        XCTAssertEqual(odd, SelfieCaptureMetadata())
+        XCTAssertNil(SelfieCaptureMetadata(sanitising: "iPhone"))
+        XCTAssertNil(SelfieCaptureMetadata(sanitising: [1, 2]))
     }
 
     func testIDVStatusRawValues() throws {

@@ -33,7 +33,7 @@ final class SeedExampleTests: XCTestCase {
         XCTAssertEqual(info.documentNumber, "AB123456")
         XCTAssertEqual(info.expiryDate, "2030-12-31")
         XCTAssertEqual(info.issuingCountry, "USA")
-        XCTAssertEqual(info.documentType, "PASSPORT")
+        XCTAssertEqual(info.documentType, .passport)
         XCTAssertEqual(info.portraitImage, "base64...")
         XCTAssertEqual(info.signatureImage, "base64...")
         XCTAssertNil(info.nationality)
@@ -59,7 +59,7 @@ final class SeedExampleTests: XCTestCase {
         let selfie = envelope.responseData
         let analysis = selfie.responseData
         XCTAssertEqual(analysis.biometricResult.displayText, .matched)
-        XCTAssertEqual(analysis.biometricResult.resultCriteria, "FACE_MATCH")
+        XCTAssertEqual(analysis.biometricResult.resultCriteria, .faceMatch)
         XCTAssertEqual(analysis.faceMatcherResponse?.score, 0.95)
         XCTAssertEqual(analysis.analyzeLivenessResponse?.video.livenessResult.score, 92)
         XCTAssertEqual(analysis.analyzeLivenessResponse?.video.autocaptureResult?.selfieImage, "base64_encoded_selfie")
@@ -106,8 +106,8 @@ final class SeedExampleTests: XCTestCase {
     func testSeed001ServerBiometricResultExample() throws {
         let text = T.stripComments(try T.fixture("seed001-L567-server-biometric-result.jsonc"))
         let result = try ServerBiometricAuthenticationResult(jsonString: text)
-        XCTAssertEqual(result.video?.workflowData, [:])
-        XCTAssertEqual(result.video?.metaData, [:])
+        XCTAssertEqual(result.video?.workflowData, SelfieWorkflowData())
+        XCTAssertEqual(result.video?.metaData, SelfieCaptureMetadata())
         XCTAssertEqual(result.video?.clientVersion, "1.0")
         let audit = result.idvAuditInfo
         XCTAssertEqual(audit.reason, "Server Biometric Authentication")

@@ -46,7 +46,7 @@ final class ActiveLivenessSDKTests: XCTestCase {
     func optInToSelfieStart(_ api: RDNAAsyncAPI) async throws -> [RDNAEvent] {
         var ev = try await api.initiateIDVBiometricOptIn()
         if case let .onRequestFailed(_, e)? = ev.last, e.longErrorCode == 1007 {
-            throw TestData.missing("this idvd does not offer the IDV workflows (1007: \(e.errorString))")
+            throw TestData.missing("this idvd does not offer the IDV workflows (1007: \(e.errorString ?? ""))")
         }
         guard case .getPassword(_, .biometricOptIn, _, _, _)? = ev.last else { XCTFail("\(ev.map(\.name))"); return ev }
         ev = try await api.setPassword(password, challengeMode: .biometricOptIn)

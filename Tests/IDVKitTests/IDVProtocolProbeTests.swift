@@ -51,7 +51,9 @@ struct ProtocolProbeKYCFlow: Flow {
             guard p["is_confirm"]?.boolValue == true else { throw IDVError(.malformedRequest, "is_confirm") }
         case .frames where p["cancel"]?.boolValue != true:
             guard p["fps"]?.doubleValue == 10,
-                  let frames = p["frames"]?.arrayValue, frames.count == 30, frames.allSatisfy({ Self.isJPEG($0.stringValue) }) else {
+                  let frames = p["frames"]?.arrayValue, frames.count == 30, frames.allSatisfy({ Self.isJPEG($0.stringValue) }),
+                  p["meta_data"] == ["sdk": "IDVKit", "sdk_version": .string(IDVKit.version), "platform": "linux", "camera": "front",
+                                     "frame_count": 30, "fps": 10] else {
                 throw IDVError(.malformedRequest, "frames")
             }
         case .confirm:
@@ -196,13 +198,21 @@ final class IDVProtocolProbeTests: XCTestCase {
         XCTAssertEqual(api, "documentCapture")
         XCTAssertEqual(e.longErrorCode, 1008)
         XCTAssertEqual(e.errorString, "document capture: page.jpg is not a JPEG or PNG image")
-        // The upload challenge stays open; confirming again with a good file captures again.
+        // The start confirmation comes again (the codelabs' screen shows again) while the upload
+        // challenge stays open; confirming again with a good file captures again.
+        guard case .getIDVDocumentScanProcessStartConfirmation(.postLoginKYC)? = rec.next() else { return XCTFail() }
         XCTAssertEqual(sdk.currentChallenge?.name, "uploadIDVDocumentPages")
         sdk.setDocumentCaptureProvider(ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("katie_portrait.jpg")]))
         XCTAssertEqual(sdk.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC).longErrorCode, 0)
         guard case .getIDVConfirmDocumentDetails(_, .idvPostLoginKYC)? = rec.next() else { return XCTFail() }
-        // A second flow while one is in progress: refused locally.
-        XCTAssertEqual(sdk.initiateIDVBiometricOptIn().longErrorCode, 1022)
+        // Another flow while one is in progress goes to the server (which decides about the open one),
+        // here the probe server, which offers no opt-in (1007): reported, and — as this app registered
+        // no biometric delegate for the opt-in's result — reported as a callback the app lacks (1034).
+        XCTAssertEqual(sdk.initiateIDVBiometricOptIn().longErrorCode, 0)
+        guard case let .onRequestFailed("initiateIDVBiometricOptIn", refused)? = rec.next() else { return XCTFail() }
+        XCTAssertEqual(refused.longErrorCode, 1007)
+        guard case let .onRequestFailed("onIDVBiometricOptInStatus", missing)? = rec.next() else { return XCTFail() }
+        XCTAssertEqual(missing.longErrorCode, 1034)
         // resetAuthState ends the flow: onAuthStateReset, no challenge, still logged in.
         XCTAssertEqual(sdk.resetAuthState().longErrorCode, 0)
         guard case .onAuthStateReset? = rec.next() else { return XCTFail() }

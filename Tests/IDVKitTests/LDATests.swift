@@ -205,10 +205,12 @@ final class LDATests: XCTestCase {
         _ = try await api.setActivationCode(code)
         var ev = try await api.setPassword(password, challengeMode: .set)
         guard case .getUserConsentForLDA? = ev.last else { return XCTFail("\(ev.map(\.name))") }
-        // The user declines the presence prompt: 240, nothing sent, the consent question stays open.
+        // The user declines the presence prompt: 240, nothing sent, the consent question stays open
+        // and is asked again.
         ev = try await api.setUserConsentForLDA(true)
-        guard case let .onRequestFailed("setUserConsentForLDA", e)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
+        guard case let .onRequestFailed("setUserConsentForLDA", e)? = ev.first else { return XCTFail("\(ev.map(\.name))") }
         XCTAssertEqual(e.longErrorCode, 240)
+        XCTAssertEqual(ev.map(\.name), ["onRequestFailed", "getUserConsentForLDA"])
         XCTAssertEqual(sdk.currentChallenge?.name, "getUserConsentForLDA")
         ev = try await api.setUserConsentForLDA(false)
         guard case let .onUserLoggedIn("pia", _, d)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
@@ -266,7 +268,7 @@ final class LDATests: XCTestCase {
         guard case .onIDVOptInCapturedFrameConfirmation? = ev.last else { return XCTFail("\(ev.map(\.name))") }
         ev = try await api.setIDVBiometricOptInConfirmation(.approved)
         guard case let .onIDVBiometricOptInStatus(_, _, ins, _, ine)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
-        XCTAssertEqual([ine.longErrorCode, ins.statusCode], [0, 100])
+        XCTAssertEqual([ine.longErrorCode, ins.code], [0, 100])
 
         // Opt-out with a declined presence prompt: password (mode 7) instead; then cancel by reset.
         presence.set(false)
@@ -282,7 +284,7 @@ final class LDATests: XCTestCase {
         ev = try await api.initiateIDVBiometricOptOut()
         XCTAssertFalse(ev.contains { $0.name == "getPassword" }, "\(ev.map(\.name))")
         guard case let .onIDVBiometricOptOutStatus(_, _, os, _, oe)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
-        XCTAssertEqual([oe.longErrorCode, os.statusCode], [0, 100])
+        XCTAssertEqual([oe.longErrorCode, os.code], [0, 100])
         XCTAssertEqual(presence.purposes, [.enrol, .reauthentication, .reauthentication, .reauthentication])
         ev = try await api.checkIDVUserBiometricTemplateStatus()
         guard case let .onIDVCheckUserBiometricTemplateStatus(_, _, ts, _)? = ev.last else { return XCTFail("\(ev.map(\.name))") }

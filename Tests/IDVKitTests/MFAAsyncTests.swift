@@ -38,17 +38,21 @@ final class MFAAsyncTests: XCTestCase {
         XCTAssertEqual(ev.map(\.name), ["onUserLoggedIn"])
 
         // Post-login initiation of a flow the server does not offer (mapped to an unknown name): refusal as an event.
+        // Reported, and delivered to the flow's own result callback with status 400.
         ev = try await api.initiateIDVServerBiometricAuthentication(reason: "payment")
-        guard case let .onRequestFailed("initiateIDVServerBiometricAuthentication", fe)? = ev.last else { return XCTFail("\(ev)") }
+        guard case let .onRequestFailed("initiateIDVServerBiometricAuthentication", fe)? = ev.first else { return XCTFail("\(ev)") }
         XCTAssertEqual(fe.longErrorCode, 1007)
+        guard case let .onIDVServerBiometricAuthenticationResult("carol", _, rs, re)? = ev.last, ev.count == 2 else { return XCTFail("\(ev)") }
+        XCTAssertEqual([re.longErrorCode, rs.code], [1007, 400])
 
         // The event stream saw the same events in the same order.
         var streamed: [String] = []
         for await e in sdk.events {
             streamed.append(e.name)
-            if streamed.count == 11 { break }
+            if streamed.count == 12 { break }
         }
         XCTAssertEqual(streamed, ["onInitialized", "getUser", "getActivationCode", "getPassword", "onUserLoggedIn",
-                                  "onUserLoggedOff", "getUser", "getPassword", "getPassword", "onUserLoggedIn", "onRequestFailed"])
+                                  "onUserLoggedOff", "getUser", "getPassword", "getPassword", "onUserLoggedIn", "onRequestFailed",
+                                  "onIDVServerBiometricAuthenticationResult"])
     }
 }

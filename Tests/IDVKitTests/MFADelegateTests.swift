@@ -92,11 +92,14 @@ final class MFADelegateTests: XCTestCase {
         XCTAssertEqual(sdk.setPassword(password, challengeMode: .verify).longErrorCode, 0)
         guard case .onUserLoggedIn("alice", _, _)? = rec.next() else { return XCTFail("expected onUserLoggedIn again") }
 
-        // Post-login initiation reaches the server; an unknown flow is refused (1007) as a callback.
+        // Post-login initiation reaches the server; an unknown flow is refused (1007): reported, and
+        // delivered to the flow's own result callback (where the codelabs look), status 400.
         XCTAssertEqual(sdk.initiateActivatedCustomerKYC(reason: "annual review").longErrorCode, 0)
         guard case let .onRequestFailed(api, fe)? = rec.next() else { return XCTFail("expected onRequestFailed") }
         XCTAssertEqual(api, "initiateActivatedCustomerKYC")
         XCTAssertEqual(fe.longErrorCode, 1007)
+        guard case let .onIDVActivatedCustomerKYCResponse("alice", ks, ke)? = rec.next() else { return XCTFail("expected the KYC response") }
+        XCTAssertEqual([ke.longErrorCode, ks.code], [1007, 400])
 
         // resetAuthState on a logged-in session with no flow: onAuthStateReset, still logged in.
         XCTAssertEqual(sdk.resetAuthState().longErrorCode, 0)

@@ -60,7 +60,7 @@ final class RealWorkflowTests: XCTestCase {
         // Seed 000 KYC: document → details → selfie → MATCHED → consent → event 0/100.
         ev = try await api.initiateActivatedCustomerKYC(reason: "annual review")
         if case let .onRequestFailed(_, e)? = ev.last, e.longErrorCode == 1007 {
-            throw TestData.missing("this idvd does not offer the IDV workflows yet (1007: \(e.errorString))")
+            throw TestData.missing("this idvd does not offer the IDV workflows yet (1007: \(e.errorString ?? ""))")
         }
         XCTAssertEqual(ev.last, .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: .postLoginKYC))
         ev = try await api.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC)
@@ -85,7 +85,7 @@ final class RealWorkflowTests: XCTestCase {
         guard case .getIDVBiometricOptInConsent? = ev.last else { return XCTFail("\(ev.map(\.name))") }
         ev = try await api.setIDVBiometricOptInConsent(true, challenge: .idvPostLoginKYC)
         guard case let .onIDVActivatedCustomerKYCResponse(_, s, e)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
-        XCTAssertEqual([e.longErrorCode, s.statusCode], [0, 100])
+        XCTAssertEqual([e.longErrorCode, s.code], [0, 100])
 
         // Template status: consent stored a template → 100.
         ev = try await api.checkIDVUserBiometricTemplateStatus()
@@ -97,7 +97,7 @@ final class RealWorkflowTests: XCTestCase {
         XCTAssertEqual(ev.last, .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: .postLoginDocScanOnly))
         ev = try await api.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginDocScanOnly)
         guard case let .onIDVAdditionalDocumentScan(_, json, ds, _, de)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
-        XCTAssertEqual([de.longErrorCode, ds.statusCode], [0, 100])
+        XCTAssertEqual([de.longErrorCode, ds.code], [0, 100])
         XCTAssertNoThrow(try AdditionalDocumentScanDetails(jsonString: json))
 
         // Seed 001: same person MATCHED, second person NOT_MATCHED, held photo LIVENESS_FAILED.
@@ -130,6 +130,6 @@ final class RealWorkflowTests: XCTestCase {
         XCTAssertTrue(ImageFiles.isImage(Data(base64Encoded: img) ?? Data()))
         ev = try await api.setIDVBiometricOptInConfirmation(.approved)
         guard case let .onIDVBiometricOptInStatus(_, _, ins, _, ine)? = ev.last else { return XCTFail("\(ev.map(\.name))") }
-        XCTAssertEqual([ine.longErrorCode, ins.statusCode], [0, 100])
+        XCTAssertEqual([ine.longErrorCode, ins.code], [0, 100])
     }
 }

@@ -163,6 +163,6 @@ final class EvidenceContractTests: XCTestCase {
         XCTAssertEqual(try server.store.query("SELECT count(*) FROM idv_media WHERE kind = 'embedding'").first?[0].int, before,
                        "no descriptor copy sealed for server biometric authentication")
         // The seed's spelling of the result criteria (seed 002 §6.2).
-        XCTAssertEqual(try e.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.resultCriteria, "FACE_MATCH")
+        XCTAssertEqual(try e.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.resultCriteria, .faceMatch)
     }
 }

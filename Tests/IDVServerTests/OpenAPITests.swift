@@ -54,7 +54,7 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(h.status, 200)
         let health = try JSONDecoder().decode(JSONValue.self, from: h.body)
         XCTAssertEqual(health["status"], "ok")
-        XCTAssertEqual(health["schema_version"], 4)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links
+        XCTAssertEqual(health["schema_version"], 5)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links; 5: chip trust material
         XCTAssertEqual(h.headers["x-request-id"]?.count, 32)
         _ = try http.request("GET", "/nope")
         let m = try http.request("GET", "/metrics")

@@ -37,7 +37,7 @@ final class WorkflowActivationTests: XCTestCase {
         let doc = try ch.payload.decode(DocumentDetails.self)
         XCTAssertEqual(doc.responseData.overallStatus, .valid)
         XCTAssertEqual(doc.responseData.documentInfo.surname, "OBAMA")
-        XCTAssertEqual(doc.responseData.documentInfo.documentType, "P")
+        XCTAssertEqual(doc.responseData.documentInfo.documentType, .passport)
         XCTAssertEqual(doc.responseData.documentPages.count, 1)
         XCTAssertEqual(Data(base64Encoded: try XCTUnwrap(doc.responseData.documentInfo.portraitImage)), try TestImages.obamaPassportPage())
         XCTAssertEqual(doc.responseData.checksPerformed.filter { $0.checkName == "Document not expired" }.map(\.result), [.passed])

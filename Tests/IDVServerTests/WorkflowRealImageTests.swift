@@ -1,3 +1,4 @@
+import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVEngine
@@ -136,7 +137,9 @@ final class WorkflowRealImageTests: XCTestCase {
         let e = try XCTUnwrap(try api.answer(["is_opt_in": true]).event)
         XCTAssertTrue(try e.payload.decode(KYCResponse.self).isSuccess)
         let t = try XCTUnwrap(try server.store.biometricTemplate(userID: "kat"))
-        XCTAssertEqual(try server.vault.openTemplate(t.sealed, userID: "kat").count, 128)
+        let stored = try FaceTemplate(decoding: try server.vault.openTemplateBytes(t.sealed, userID: "kat"))
+        XCTAssertEqual(stored.descriptor.count, 128)
+        XCTAssertEqual(stored.version, 2)
         XCTAssertEqual(t.model, "dlib_face_recognition_resnet_model_v1")
     }
 }

@@ -27,7 +27,7 @@ final class WorkflowServer {
     let clock = ManualClock()
 
     init(_ settings: [String: String] = [:], selfies: (any SelfieVerifying)? = nil, documents: (any DocumentVerifying)? = nil,
-         wallClock: Bool = false) throws {
+         wallClock: Bool = false, chips: (any ChipVerifying)? = nil) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-wf-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var o = ServerProcess.testSettings.merging(["db.path": dir.appendingPathComponent("idvd.sqlite").path, "listen.port": "0",
@@ -37,7 +37,7 @@ final class WorkflowServer {
         store = try config.openStore()
         vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
         let services = IDVServices(documents: try documents ?? TestDoubleDocumentVerifier(), selfies: try selfies ?? TestDoubleSelfieVerifier(),
-                                   vault: vault, policy: config.workflow)
+                                   vault: vault, policy: config.workflow, chips: chips)
         app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium(),
                            clock: wallClock ? SystemClock() : clock)
         port = try app.start()

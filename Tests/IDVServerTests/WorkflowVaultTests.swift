@@ -133,26 +133,26 @@ final class WorkflowVaultTests: XCTestCase {
         XCTAssertEqual(p.faceMatchMaxDistance, FaceMatchPolicy.lfwCalibratedThreshold)
         XCTAssertEqual(WorkflowPolicy.lfwCalibratedMaxDistance, FaceMatchPolicy.lfwCalibratedThreshold)
         XCTAssertEqual(p.faceMatchMaxDistance, 0.55)
-        XCTAssertEqual(verdict(v(0.55, 50), .template([])), .matched)
-        XCTAssertEqual(verdict(v(0.58, 99), .template([])), .notMatched)
-        XCTAssertEqual(verdict(v(0.1, 49), .template([])), .livenessFailed)
+        XCTAssertEqual(verdict(v(0.55, 50), .template(Data())), .matched)
+        XCTAssertEqual(verdict(v(0.58, 99), .template(Data())), .notMatched)
+        XCTAssertEqual(verdict(v(0.1, 49), .template(Data())), .livenessFailed)
         XCTAssertEqual(verdict(v(nil, 80), .none), .matched)
         XCTAssertEqual(verdict(v(nil, 80), .portrait(Data())), .notMatched)
         XCTAssertEqual(p.judge(v(nil, 80), reference: .portrait(Data()), challenge: nil, now: 0).reason, .noComparison)
         p.faceMatchMaxDistance = 0.5
-        XCTAssertEqual(verdict(v(0.55, 90), .template([])), .notMatched)
+        XCTAssertEqual(verdict(v(0.55, 90), .template(Data())), .notMatched)
         // An issued challenge the evidence does not name, or one past its deadline: LIVENESS_FAILED, score 0.
         let c = LivenessChallenge(nonce: "ab", actions: ["BLINK"], durationSeconds: 6, deadlineSeconds: 60, expiresAt: 100)
-        let unevaluated = p.judge(v(0.3, 90), reference: .template([]), challenge: c, now: 50)
+        let unevaluated = p.judge(v(0.3, 90), reference: .template(Data()), challenge: c, now: 50)
         XCTAssertEqual(unevaluated.verdict, .livenessFailed)
         XCTAssertEqual(unevaluated.reason, .challengeNotEvaluated)
         XCTAssertEqual(unevaluated.livenessScore, 0)
         XCTAssertEqual(unevaluated.cues, [.challengeNotEvaluated])
         var named = v(0.3, 90)
         named.challengeNonce = "ab"
-        XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 100).verdict, .matched)
-        XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 101).reason, .challengeExpired)
-        XCTAssertEqual(p.judge(named, reference: .template([]), challenge: c, now: 101).resultCriteria, "LIVENESS")
+        XCTAssertEqual(p.judge(named, reference: .template(Data()), challenge: c, now: 100).verdict, .matched)
+        XCTAssertEqual(p.judge(named, reference: .template(Data()), challenge: c, now: 101).reason, .challengeExpired)
+        XCTAssertEqual(p.judge(named, reference: .template(Data()), challenge: c, now: 101).resultCriteria, .liveness)
 
         let doc = DocumentVerification(fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "ERIKSSON",
                                                               givenNames: "ANNA MARIA", documentNumber: "L898902C3", dateOfExpiry: "2026-11-28"),

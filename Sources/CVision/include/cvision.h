@@ -1,6 +1,7 @@
-// CVision — a thin C interface over dlib (face detection, landmarks, 128-d embeddings); images
-// are decoded, resized and encoded by CImaging (cimaging.h). Plain C so Swift imports it
-// directly; the implementation is C++17 compiled at -O2 in every configuration. No C++ exception ever crosses this interface:
+// CVision — a thin C interface over dlib (face detection, landmarks, 128-d embeddings) and OpenCV's
+// dnn module (texture presentation-attack detection); images are decoded, resized and encoded by
+// CImaging (cimaging.h). Plain C so Swift imports it directly; the implementation is C++17 compiled
+// at -O2 in every configuration. No C++ exception ever crosses this interface:
 // every fallible function returns a `cv_status` and writes a message into the caller's buffer.
 //
 // Pixel buffers are 8-bit, interleaved, row-major without padding: `channels` is 1 (grey) or 3
@@ -32,7 +33,8 @@ typedef enum cv_status {
     CV_ERR_INVALID_ARGUMENT = 7,   ///< bad dimensions, rectangle or option
     CV_ERR_OUT_OF_MEMORY = 8,
     CV_ERR_MODEL = 9,              ///< a model file is missing or unreadable
-    CV_ERR_INTERNAL = 10,          ///< any other failure inside dlib or a codec
+    CV_ERR_INTERNAL = 10,          ///< any other failure inside dlib, OpenCV or a codec
+    CV_ERR_MODEL_INTEGRITY = 11,   ///< a model file's SHA-256 differs from the expected one (nothing was parsed)
 } cv_status;
 
 /// Statistics of a grey region for face quality: the rectangle (x, y, w, h) — clipped to the
@@ -97,6 +99,36 @@ cv_status cv_embed(cv_engine *engine, const uint8_t *rgb, int32_t width, int32_t
 /// `get_face_chip_details(shape, size, padding)` + `extract_image_chip`.
 cv_status cv_face_chip(const uint8_t *rgb, int32_t width, int32_t height, const double *xy, int32_t points,
                        int32_t size, double padding, uint8_t *out, char *message, size_t message_size);
+
+// MARK: - Texture PAD (OpenCV dnn)
+
+/// An ONNX face-crop classifier (e.g. MiniFASNet) loaded through OpenCV's dnn module; thread-safe
+/// (a pool of per-thread network copies built from the verified bytes).
+typedef struct cv_pad_model cv_pad_model;
+
+/// SHA-256 of a file's bytes as 64 lowercase hex digits (+ NUL) written to `hex_out` (65 bytes).
+cv_status cv_sha256_file(const char *path, char *hex_out, char *message, size_t message_size);
+
+/// Reads the ONNX file at `path`, checks the SHA-256 of the bytes read against `sha256_hex`
+/// (64 hex digits) and only then parses them (OpenCV `readNetFromONNX` from memory), so the
+/// network that runs is the one whose hash was checked. CV_ERR_MODEL_INTEGRITY on a mismatch,
+/// CV_ERR_MODEL when the file is missing or does not parse. Sets OpenCV to one thread per call.
+cv_status cv_pad_model_load(const char *path, const char *sha256_hex, cv_pad_model **out, char *message, size_t message_size);
+void cv_pad_model_destroy(cv_pad_model *model);
+/// Network copies created so far (for benchmarks).
+int32_t cv_pad_model_copies(cv_pad_model *model);
+
+/// The crop rectangle of the Silent-Face-Anti-Spoofing input protocol (`CropImage._get_new_box`):
+/// the box (exclusive right/bottom) scaled by `scale` about its centre, the scale capped so the
+/// crop fits the image, then shifted back inside it. Writes x, y, w, h in image pixels.
+cv_status cv_pad_crop_box(int32_t width, int32_t height, double left, double top, double right, double bottom,
+                          double scale, int32_t *x, int32_t *y, int32_t *w, int32_t *h);
+
+/// Classifies the face crop of an RGB image: `cv_pad_crop_box(…, scale)`, resized (bilinear) to
+/// `input_size`² pixels, BGR, raw 0–255 values, NCHW; writes the softmax of the `classes` logits.
+cv_status cv_pad_classify(cv_pad_model *model, const uint8_t *rgb, int32_t width, int32_t height, double left, double top,
+                          double right, double bottom, double scale, int32_t input_size, float *probabilities,
+                          int32_t classes, char *message, size_t message_size);
 
 #ifdef __cplusplus
 }

@@ -132,6 +132,40 @@ public enum LivenessCues {
         return (events, max(0, deepest))
     }
 
+    // MARK: Head turns (active challenges)
+
+    /// A series after a 3-frame running median (nil where the frame or both neighbours are
+    /// missing; at the ends, the median of what is there). Removes one-frame pose glitches.
+    public static func runningMedian(_ series: [Double?]) -> [Double?] {
+        series.indices.map { i in
+            guard series[i] != nil else { return nil }
+            let window = (max(0, i - 1)...min(series.count - 1, i + 1)).compactMap { series[$0] }
+            return median(window)
+        }
+    }
+
+    /// The frame where a deliberate head turn of the challenged direction completes, or nil.
+    ///
+    /// `yaw` is the (smoothed) yaw series in degrees, `direction` +1 for the subject's left
+    /// (`TURN_LEFT`, yaw rising), −1 for their right. The turn is the first frame after `after`
+    /// from which the yaw stays at least `degrees` beyond `baseline` in that direction for
+    /// `holdFrames` consecutive frames; and up to then the head must not have swung the other
+    /// way by half as much — natural head motion that sways both ways, as a replayed talking-face
+    /// video does, is not an answer to one direction. Returns the first frame of the hold.
+    public static func turn(yaw: [Double?], after: Int, baseline: Double, direction: Double, degrees: Double, holdFrames: Int) -> Int? {
+        let hold = max(1, holdFrames)
+        var start = max(0, after + 1)
+        while start + hold <= yaw.count {
+            let held = (start..<(start + hold)).allSatisfy { k in yaw[k].map { direction * ($0 - baseline) >= degrees } ?? false }
+            if held {
+                let swungBack = yaw[0..<(start + hold)].contains { v in v.map { direction * ($0 - baseline) <= -degrees / 2 } ?? false }
+                return swungBack ? nil : start
+            }
+            start += 1
+        }
+        return nil
+    }
+
     // MARK: Facial action (expression dynamics)
 
     /// How much a facial aspect ratio changes over a sequence: the spread between the 10th and

@@ -31,6 +31,9 @@ public enum LivenessReason: String, Sendable, Codable, CaseIterable, Hashable {
     case challengeNotMet = "CHALLENGE_NOT_MET"
     /// Active mode: the sequence arrived after the challenge's deadline. Blocking (score 0).
     case challengeExpired = "CHALLENGE_EXPIRED"
+    /// The texture PAD models (MiniFASNet) score the face as a print or a screen: the aggregated
+    /// bona fide probability is below `LivenessFusion.TextureLevels.line`.
+    case textureAttack = "TEXTURE_ATTACK"
     /// The score is below the configured threshold although no single cue failed outright.
     case lowScore = "LOW_SCORE"
 
@@ -38,7 +41,7 @@ public enum LivenessReason: String, Sendable, Codable, CaseIterable, Hashable {
     public var isBlocking: Bool {
         switch self {
         case .insufficientFrames, .noFace, .faceLost, .multipleFaces, .identityChanged, .challengeExpired: return true
-        case .noBlink, .rigidMotion, .challengeNotMet, .lowScore: return false
+        case .noBlink, .rigidMotion, .challengeNotMet, .textureAttack, .lowScore: return false
         }
     }
 }
@@ -56,7 +59,8 @@ public enum LivenessMode: String, Sendable, Codable, CaseIterable {
 /// One action of an `ActiveChallenge`.
 public enum ChallengeAction: String, Sendable, Codable, CaseIterable, Hashable {
     /// The subject turns their head to their own left (head-pose yaw rises by `turnDegrees` over
-    /// the sequence's start; the nose moves towards the image's right in an unmirrored frame).
+    /// the sequence's start, held `turnHoldSeconds`, with no half turn the other way first; the
+    /// nose moves towards the image's right in an unmirrored frame).
     case turnLeft = "TURN_LEFT"
     /// The subject turns their head to their own right (yaw falls by `turnDegrees`).
     case turnRight = "TURN_RIGHT"
@@ -173,10 +177,49 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// Largest descriptor distance between frames of one sequence. Default 0.6 (dlib's documented
     /// same-person line; looser than the match threshold, as pose and expression vary within a sequence).
     public var identityDistanceThreshold: Double
-    /// Head turn for `turnLeft`/`turnRight`, degrees of yaw from the sequence's start. Default 15.
+    /// Head turn for `turnLeft`/`turnRight`, degrees of (3-frame median) yaw from the first 0.5 s.
+    /// Default 25: an instructed turn reaches 30° and more, while talking-head footage sways
+    /// ±20° (the `katie_live` fixture: −8…+20° smoothed), which must not answer a challenge.
     public var turnDegrees: Double
+    /// How long the turn must be held beyond `turnDegrees`, seconds. Default 0.3.
+    public var turnHoldSeconds = 0.3
     /// Mouth aspect ratio for `openMouth`. Default 0.35.
     public var openMouthRatio: Double
+
+    // MARK: Texture PAD and fusion
+    /// Score frames with the texture PAD models (MiniFASNet, `TexturePAD`). Default true; false
+    /// gives the previous, motion-only method (`LivenessFusion.Rule.motion`).
+    public var texture = true
+    /// Frames scored by the texture models, spread evenly over the sequence (both models, about
+    /// 6 ms of one core per frame). Default 10 (docs/LIVENESS.md: on the development split the
+    /// 10th percentile over 10 frames decided every window as over all 30 did but one).
+    public var textureFrames = 10
+    /// The fusion rule (`LivenessFusion.Rule`). Default `.textureMotion`.
+    public var fusionRule = LivenessFusion.Rule.textureMotion
+    /// The texture cue's levels (chosen on the development split, docs/LIVENESS.md).
+    public var textureLevels = LivenessFusion.TextureLevels()
+
+    // MARK: Tracking cost
+    /// After the first detection the face is searched around its last box grown by this fraction
+    /// of its size on each side. Default 0.5. 0 searches every frame whole (the previous method).
+    public var trackingMargin = 0.5
+    /// Every n-th frame (from the first) is searched whole, for a second face. Default 5.
+    public var fullDetectionInterval = 5
+
+    // MARK: Face template
+    /// Frames whose descriptors are fused into the capture's template (`LivenessReport.template`):
+    /// the best frame and the next best eyes-open ones. Default 5.
+    public var templateFrames = 5
+    /// Least distance, in frames, between two template frames. Default 3 (0.3 s at 10 fps).
+    public var templateFrameSpacing = 3
+    /// Capture-quality limits the best frame is measured against (`CaptureQuality.issues`). Default
+    /// `FaceQualityRequirements()` with `minSharpness` 13: video frames are softer than stills, and
+    /// the development split's bona fide best frames reach 26 at the least (docs/LIVENESS.md).
+    public var qualityRequirements: FaceQualityRequirements = {
+        var r = FaceQualityRequirements()
+        r.minSharpness = 13
+        return r
+    }()
 
     // MARK: Best frame
     /// JPEG quality of `bestFrameJPEG`. Default 85.
@@ -190,7 +233,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
                 rigidResidualLevel: Double = 0.03, liveResidualLevel: Double = 0.06, residualSmoothingFrames: Int = 3,
                 mouthActionLevel: Double = 0.10, eyeActionLevel: Double = 0.30,
                 identitySamples: Int = 3, identityDistanceThreshold: Double = 0.6,
-                turnDegrees: Double = 15, openMouthRatio: Double = 0.35,
+                turnDegrees: Double = 25, openMouthRatio: Double = 0.35,
                 bestFrameJPEGQuality: Int = 85) {
         self.mode = mode
         self.threshold = threshold
@@ -233,6 +276,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
         try check(secondFaceAreaRatio > 0 && secondFaceAreaRatio.isFinite, "secondFaceAreaRatio must be positive")
         try check(identityDistanceThreshold > 0 && identityDistanceThreshold.isFinite, "identityDistanceThreshold must be positive")
         try check(turnDegrees > 0 && turnDegrees < 90, "turnDegrees must be in (0, 90)")
+        try check(turnHoldSeconds >= 0 && turnHoldSeconds <= 5, "turnHoldSeconds must be 0…5")
         try check(openMouthRatio > 0 && openMouthRatio.isFinite, "openMouthRatio must be positive")
         try check(liveResidualLevel > rigidResidualLevel && rigidResidualLevel > 0 && liveResidualLevel.isFinite,
                   "need 0 < rigidResidualLevel < liveResidualLevel")
@@ -242,6 +286,13 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
         try check(eyeActionLevel > 0 && eyeActionLevel.isFinite, "eyeActionLevel must be positive")
         try check(identitySamples >= 0, "identitySamples must not be negative")
         try check((1...100).contains(bestFrameJPEGQuality), "bestFrameJPEGQuality must be 1…100")
+        try check(textureFrames >= 1 && textureFrames <= maximumFrames, "textureFrames must be 1…maximumFrames")
+        try check(textureLevels.line > 0 && textureLevels.line < 1 && textureLevels.strong >= textureLevels.line && textureLevels.strong <= 1,
+                  "textureLevels need 0 < line < 1 and line ≤ strong ≤ 1")
+        try check(trackingMargin >= 0 && trackingMargin <= 3, "trackingMargin must be 0…3")
+        try check(fullDetectionInterval >= 1, "fullDetectionInterval must be at least 1")
+        try check(templateFrames >= 1 && templateFrames <= 30, "templateFrames must be 1…30")
+        try check(templateFrameSpacing >= 1, "templateFrameSpacing must be at least 1")
     }
 }
 
@@ -300,8 +351,21 @@ public struct FrameSummary: Sendable, Codable, Hashable {
     public var eyeAspectRatio: Double?
     /// Inner-lip mouth aspect ratio.
     public var mouthAspectRatio: Double?
-    /// Variance of the Laplacian of the face crop scaled to 128 px wide (grey levels²; higher is sharper).
+    /// Variance of the 4-neighbour Laplacian of the grey face box resampled to 128×128 (grey
+    /// levels²; higher is sharper), as `FaceQuality.sharpness`.
     public var sharpness: Double?
+    /// Mean grey level of the face box, 0–255 (`FaceQuality.brightness`).
+    public var brightness: Double?
+    /// RMS contrast of the face box, grey levels (`FaceQuality.contrast`).
+    public var contrast: Double?
+    /// Distance between the eye centres, pixels.
+    public var interEyeDistance: Double?
+    /// Mean grey level of the whole frame, 0–255 (also without a face: a dark capture shows here).
+    public var frameBrightness: Double?
+    /// Texture PAD bona fide probability of the tracked face (0…1), for the scored frames.
+    public var texture: Double?
+    /// Whether the whole frame was searched (else only the region around the last face box).
+    public var searchedWholeFrame: Bool = true
     /// Non-rigid residual of this frame against the reference frame, in inter-eye distances.
     public var residual: Double?
     /// The tracked face's 68 landmarks (dlib / iBUG 300-W order), frame pixels. Kept in memory for
@@ -309,8 +373,11 @@ public struct FrameSummary: Sendable, Codable, Hashable {
     public var landmarks68: [FacePoint]? = nil
 
     enum CodingKeys: String, CodingKey {
-        case index, width, height, tracked, box, pose, sharpness, residual
+        case index, width, height, tracked, box, pose, sharpness, residual, brightness, contrast, texture
         case faceCount = "face_count"
+        case interEyeDistance = "inter_eye_distance"
+        case frameBrightness = "frame_brightness"
+        case searchedWholeFrame = "searched_whole_frame"
         case eyeAspectRatio = "eye_aspect_ratio"
         case mouthAspectRatio = "mouth_aspect_ratio"
     }
@@ -379,4 +446,72 @@ public struct LivenessReport: Sendable, Codable, Hashable {
     public var bestFrameEmbedding: [Float]?
     /// Per-frame measurements.
     public var frames: [FrameSummary]
+
+    // MARK: Evidence of the fused method
+    /// Frame rate the timings were read at, frames per second.
+    public var frameRate: Double = 10
+    /// The fusion rule `score` comes from.
+    public var fusionRule: LivenessFusion.Rule = .motion
+    /// The cue strengths the rule combined (each 0…1, decision line 0.5).
+    public var fusionInputs: LivenessFusion.Inputs? = nil
+    /// The previous method's score (`LivenessFusion.Rule.motion`) on the same evidence.
+    public var motionScore: Int = 0
+    /// Texture PAD scores; nil when texture scoring is off.
+    public var texture: TextureEvidence? = nil
+    /// The capture's face template: descriptors of `templateFrameIndices` fused with
+    /// `templateWeights` (quality-weighted mean); nil without a face.
+    public var template: FaceTemplate? = nil
+    public var templateFrameIndices: [Int] = []
+    public var templateWeights: [Double] = []
+    /// Capture quality of the best frame (or of the frames, without a face).
+    public var quality: CaptureQuality? = nil
+    /// Thread CPU seconds per stage of this analysis.
+    public var stageTimes: SelfieStageTimes = .init()
+}
+
+/// What the texture PAD models said about a sequence.
+public struct TextureEvidence: Sendable, Codable, Hashable {
+    /// `TexturePADModel` raw values of the models averaged per frame.
+    public var models: [String]
+    /// Frames scored (0-based indices) and their bona fide probabilities (0…1), in order.
+    public var frames: [Int]
+    public var scores: [Double]
+    /// The 10th percentile of `scores` (nearest rank; of 10 frames the second lowest): the texture
+    /// cue's input — the face must look alive on nearly every scored frame. nil when no frame was scored.
+    public var score: Double?
+}
+
+/// The capture's quality evidence (ISO/IEC 29794-5 style measures of the best frame).
+public struct CaptureQuality: Sendable, Codable, Hashable {
+    /// The best frame's measures; nil without a tracked face.
+    public var bestFrame: FaceQuality?
+    /// Median over the frames of their mean grey level, 0–255.
+    public var frameBrightness: Double
+    /// The best frame's problems against `LivenessConfiguration.qualityRequirements` (without a
+    /// face: `tooDark` / `tooBright` from the frames' brightness). A capture with issues is one
+    /// to take again, whatever the match would say.
+    public var issues: [FaceQualityIssue]
+}
+
+/// Thread CPU seconds spent per stage of `SelfieAnalyzer.analyze` (one core's cost).
+public struct SelfieStageTimes: Sendable, Codable, Hashable {
+    /// JPEG/PNG decoding (every frame once, the embedded frames again).
+    public var decode = 0.0
+    /// Face detection (whole frames and regions of interest).
+    public var detect = 0.0
+    /// 68-point landmarks of the tracked face.
+    public var landmarks = 0.0
+    /// Face-box statistics (brightness, contrast, sharpness) and frame brightness.
+    public var quality = 0.0
+    /// Texture PAD (both models on the scored frames).
+    public var texture = 0.0
+    /// Motion, blink, expression cues.
+    public var cues = 0.0
+    /// 5-point landmarks and 128-d descriptors of the template and identity frames.
+    public var embed = 0.0
+    /// The best frame's JPEG.
+    public var encode = 0.0
+    /// Everything, including what is not listed.
+    public var total = 0.0
+    public init() {}
 }

@@ -1,3 +1,4 @@
+internal import CVision
 import Foundation
 import Imaging
 
@@ -12,17 +13,30 @@ import Imaging
 public struct SelfieAnalyzer: Sendable {
     public let engine: FaceEngine
     public let configuration: LivenessConfiguration
+    /// The texture PAD models; nil = `TexturePAD.shared()` (the bundled, SHA-256-checked files),
+    /// loaded on first use when `configuration.texture` is on.
+    public let texturePAD: TexturePAD?
 
-    public init(engine: FaceEngine, configuration: LivenessConfiguration = .init()) {
+    public init(engine: FaceEngine, configuration: LivenessConfiguration = .init(), texturePAD: TexturePAD? = nil) {
         self.engine = engine
         self.configuration = configuration
+        self.texturePAD = texturePAD
     }
 
     /// What a frame's tracking step found (internal).
     struct Observation {
         var summary: FrameSummary
+        /// The tracked face: box and 68 landmarks (5-point landmarks are computed only for the
+        /// frames whose descriptor is needed).
         var face: FaceAnalysis?
         var secondFace: Bool
+    }
+
+    /// Thread CPU seconds (CLOCK_THREAD_CPUTIME_ID) since an arbitrary origin.
+    static func cpuNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// Judges liveness of `frames` (JPEG or PNG each, in capture order, `configuration.frameRate` apart).
@@ -30,11 +44,13 @@ public struct SelfieAnalyzer: Sendable {
     /// - Parameters:
     ///   - challenge: an active challenge to evaluate; required in `.active` mode.
     ///   - now: the time the frames are judged at (checked against the challenge's deadline).
-    /// - Returns: the report; a sequence that cannot be live (too few frames, no face, …) is a
-    ///   report with reasons, not an error.
+    /// - Returns: the report (evidence: per-frame measurements and texture scores, cue strengths,
+    ///   the fused score, the fused face template, capture quality, stage times); a sequence that
+    ///   cannot be live (too few frames, no face, …) is a report with reasons, not an error.
     /// - Throws: `LivenessError.noFrames`, `.tooManyFrames` (before decoding anything),
     ///   `.invalidFrame` (a frame that is not a decodable image within `maximumFramePixels`),
-    ///   `.challengeRequired`, `.invalidConfiguration`; `FaceError` from the engine (e.g. missing models).
+    ///   `.challengeRequired`, `.invalidConfiguration`; `FaceError` from the engine (e.g. missing
+    ///   models, a texture model failing its SHA-256 check).
     public func analyze(frames: [Data], challenge: ActiveChallenge? = nil, now: Date = Date()) throws -> LivenessReport {
         let config = configuration
         try config.validate()
@@ -47,10 +63,13 @@ public struct SelfieAnalyzer: Sendable {
         if let challenge, !(challenge.duration > 0 && challenge.duration <= 3600) {
             throw LivenessError.invalidChallenge("duration must be in (0, 3600] seconds")
         }
-
-        let observations = try track(frames)
+        let pad = config.texture ? try texturePAD ?? TexturePAD.shared() : nil
+        let t0 = Self.cpuNow()
+        var times = SelfieStageTimes()
+        var observations = try track(frames, pad: pad, times: &times)
         var reasons: [LivenessReason] = []
         func add(_ r: LivenessReason) { if !reasons.contains(r) { reasons.append(r) } }
+        let tCues = Self.cpuNow()
 
         // Tracking verdicts.
         let tracked = observations.filter { $0.face != nil }
@@ -71,14 +90,13 @@ public struct SelfieAnalyzer: Sendable {
         // Non-rigid motion against the first tracked frame, on landmarks averaged over
         // `residualSmoothingFrames` neighbouring frames (the detector's per-frame jitter is
         // independent between frames and shrinks; real motion is coherent and stays).
-        var summaries = observations.map(\.summary)
         var residuals: [Double] = []
         let smoothed = Self.smoothedLandmarks(observations, window: config.residualSmoothingFrames)
         if let first = smoothed.firstIndex(where: { $0 != nil }), let reference = smoothed[first] {
             for i in (first + 1)..<observations.count {
                 guard let points = smoothed[i], let f = observations[i].face else { continue }
                 if let r = LivenessCues.planarResidual(from: reference, to: points, scale: max(1, f.interEyeDistance)) {
-                    summaries[i].residual = r
+                    observations[i].summary.residual = r
                     residuals.append(r)
                 }
             }
@@ -95,41 +113,75 @@ public struct SelfieAnalyzer: Sendable {
         let earLevel = LivenessCues.median(tracked.compactMap { $0.face?.eyeAspectRatio })
         let eyeSpread: Double? = tracked.count >= 3 && earLevel > 0
             ? LivenessCues.actionSpread(observations.map { $0.face.map { $0.eyeAspectRatio / earLevel } }) : nil
+        times.cues += Self.cpuNow() - tCues
 
-        // Best frame and identity consistency.
+        // Best frame, the fused template and identity consistency.
         let best = bestFrame(observations)
         var bestJPEG: Data?
         var bestEmbedding: [Float]?
         var identityDistance: Double?
-        if let best, let face = best.face {
-            let image = try decode(frames[best.summary.index], index: best.summary.index)
-            bestJPEG = try image.jpegData(quality: config.bestFrameJPEGQuality)
-            bestEmbedding = try engine.embedding(in: image, landmarks: face.landmarks5)
-            if let bestEmbedding, config.identitySamples > 0, tracked.count > 1 {
+        var template: FaceTemplate?
+        var templateFrames: [Int] = []
+        var templateWeights: [Double] = []
+        if let best, best.face != nil {
+            let picks = templatePicks(observations, best: best)
+            let bestSharpness = picks.compactMap { observations[$0].summary.sharpness }.max() ?? 0
+            var descriptors: [(index: Int, descriptor: [Float])] = []
+            // The template frames, then evenly spread identity samples not among them.
+            var identityPicks: [Int] = []
+            if config.identitySamples > 0, tracked.count > 1 {
                 let step = Double(tracked.count - 1) / Double(max(1, config.identitySamples - 1))
-                let picks = Set((0..<config.identitySamples).map { min(tracked.count - 1, Int((Double($0) * step).rounded())) })
-                for p in picks.sorted() where tracked[p].summary.index != best.summary.index {
-                    guard let f = tracked[p].face else { continue }
-                    let img = try decode(frames[tracked[p].summary.index], index: tracked[p].summary.index)
-                    let e = try engine.embedding(in: img, landmarks: f.landmarks5)
-                    identityDistance = max(identityDistance ?? 0, SelfieMatching.distance(e, bestEmbedding))
-                }
-                if let d = identityDistance, d > config.identityDistanceThreshold { add(.identityChanged) }
+                identityPicks = Set((0..<config.identitySamples).map { tracked[min(tracked.count - 1, Int((Double($0) * step).rounded()))].summary.index })
+                    .subtracting(picks).sorted()
             }
+            for index in picks + identityPicks {
+                guard let face = observations[index].face else { continue }
+                let tDecode = Self.cpuNow()
+                let image = try decode(frames[index], index: index)
+                let tEmbed = Self.cpuNow()
+                times.decode += tEmbed - tDecode
+                let five = try engine.landmarks(in: image, box: face.box, count: 5)
+                descriptors.append((index, try engine.embedding(in: image, landmarks: five)))
+                times.embed += Self.cpuNow() - tEmbed
+                if index == best.summary.index {
+                    let tJPEG = Self.cpuNow()
+                    bestJPEG = try image.jpegData(quality: config.bestFrameJPEGQuality)
+                    times.encode += Self.cpuNow() - tJPEG
+                }
+            }
+            bestEmbedding = descriptors.first { $0.index == best.summary.index }?.descriptor
+            let fusedFrames = descriptors.filter { picks.contains($0.index) }
+            templateFrames = fusedFrames.map(\.index)
+            templateWeights = fusedFrames.map {
+                FaceTemplate.qualityWeight(sharpness: observations[$0.index].summary.sharpness, bestSharpness: bestSharpness,
+                                           pose: observations[$0.index].summary.pose)
+            }
+            template = try? FaceTemplate.fused(fusedFrames.map(\.descriptor), weights: templateWeights)
+            if let bestEmbedding {
+                for d in descriptors where d.index != best.summary.index {
+                    identityDistance = max(identityDistance ?? 0, SelfieMatching.distance(d.descriptor, bestEmbedding))
+                }
+            }
+            if let d = identityDistance, d > config.identityDistanceThreshold { add(.identityChanged) }
         }
 
-        // Evidence strengths (decision line 0.5 each).
-        // Cue reasons are only given when there was motion to measure (two tracked frames or more).
+        // Texture PAD over the scored frames.
+        let textureScores = observations.compactMap { o in o.summary.texture.map { (o.summary.index, $0) } }
+        let texture: TextureEvidence? = pad == nil ? nil : TextureEvidence(
+            models: TexturePADModel.allCases.map(\.rawValue), frames: textureScores.map(\.0), scores: textureScores.map(\.1),
+            score: textureScores.isEmpty ? nil : LivenessCues.percentile(textureScores.map(\.1), 0.1))
+
+        // Cue strengths (decision line 0.5 each) and their fusion.
         let measurable = tracked.count >= 2
-        var strengths: [Double] = []
         let motion = Self.motionStrength(residual, rigid: config.rigidResidualLevel, live: config.liveResidualLevel)
         var completed: [ChallengeAction] = []
         let mode: LivenessMode = challenge == nil ? .passive : .active
+        var inputs = LivenessFusion.Inputs(facialAction: nil, challenge: nil, motion: motion,
+                                           texture: texture?.score.map { LivenessFusion.textureStrength($0, levels: config.textureLevels) })
         if let challenge {
             if now > challenge.deadline { add(.challengeExpired) }
             completed = completedActions(challenge, observations: observations, blinks: blinks)
-            strengths += challenge.actions.indices.map { $0 < completed.count ? 1 : 0 }
-            if completed.count < challenge.actions.count { add(.challengeNotMet) }
+            inputs.challenge = challenge.actions.indices.map { $0 < completed.count ? 1 : 0 }
         } else {
             let blinkStrength: Double
             if let deepest = blinks.map(\.depth).max() {
@@ -141,54 +193,72 @@ public struct SelfieAnalyzer: Sendable {
             // decision line; 0.5 at the configured level, 1.0 at twice it).
             let action = max((mouthSpread ?? 0) / config.mouthActionLevel, (eyeSpread ?? 0) / config.eyeActionLevel)
             let actionStrength = action < 1 ? 0.49 * action : 0.5 + 0.5 * min(1, action - 1)
-            let facial = max(blinkStrength, actionStrength)
-            if facial < 0.5, measurable { add(.noBlink) }
-            strengths.append(facial)
+            inputs.facialAction = max(blinkStrength, actionStrength)
         }
-        strengths.append(motion)
-        if motion < 0.5, measurable { add(.rigidMotion) }
-
-        let score: Int
-        if reasons.contains(where: \.isBlocking) {
-            score = 0
-        } else {
-            let mean = strengths.reduce(0, +) / Double(strengths.count)
-            score = strengths.allSatisfy({ $0 >= 0.5 })
-                ? min(100, max(50, 50 + Int((50 * (mean - 0.5) / 0.5).rounded())))
-                : min(49, max(0, Int((49 * mean).rounded())))
-        }
-        let live = score >= config.threshold && !reasons.contains(where: \.isBlocking)
+        let blocked = reasons.contains(where: \.isBlocking)
+        let rule = pad == nil ? LivenessFusion.Rule.motion : config.fusionRule
+        let outcome = LivenessFusion.apply(rule, inputs, levels: config.textureLevels, blocked: blocked, measurable: measurable)
+        let motionOutcome = LivenessFusion.apply(.motion, inputs, blocked: blocked, measurable: measurable)
+        outcome.failed.forEach(add)
+        let live = outcome.score >= config.threshold && !blocked
         if !live, reasons.isEmpty { add(.lowScore) }
-        return LivenessReport(live: live, score: score, threshold: config.threshold, mode: mode,
+
+        // Capture quality of the best frame (and of the frames when no face was found).
+        let quality = captureQuality(observations, best: best)
+        times.total = Self.cpuNow() - t0
+        return LivenessReport(live: live, score: outcome.score, threshold: config.threshold, mode: mode,
                               reasons: live ? [] : reasons, frameCount: frames.count, trackedFrameCount: tracked.count,
                               blinks: blinks, nonRigidResidual: residual,
                               mouthActionSpread: mouthSpread, eyeActionSpread: eyeSpread, identityDistance: identityDistance,
                               challengeNonce: challenge?.nonce, completedActions: completed,
                               bestFrameIndex: best?.summary.index, bestFrameJPEG: bestJPEG,
-                              bestFrameEmbedding: bestEmbedding, frames: summaries)
+                              bestFrameEmbedding: bestEmbedding, frames: observations.map(\.summary),
+                              frameRate: config.frameRate, fusionRule: rule, fusionInputs: inputs,
+                              motionScore: motionOutcome.score, texture: texture, template: template,
+                              templateFrameIndices: templateFrames, templateWeights: templateWeights,
+                              quality: quality, stageTimes: times)
     }
 
-    /// Liveness, then the 1:1 comparison of the best frame with `reference`: evidence only (the
-    /// verdict is the server's policy's, IDVEngine `WorkflowPolicy`).
+    /// Liveness, then the 1:1 comparison of the capture's template (descriptors of its best frames
+    /// fused, `LivenessReport.template`; the best frame's alone when only one was embedded) with
+    /// `reference`: evidence only (the verdict is the server's policy's, IDVEngine `WorkflowPolicy`).
     ///
-    /// - Returns: the liveness report and the descriptor distance (nil without a face in the frames).
+    /// - Returns: the liveness report, the descriptor distance and the comparison's kind (nil
+    ///   without a face in the frames).
     /// - Throws: `LivenessError.invalidReference`, `.referenceHasNoFace`, `.invalidTemplate` (checked
     ///   before the frames), and everything `analyze` throws.
     public func verify(frames: [Data], against reference: SelfieReference, challenge: ActiveChallenge? = nil,
                        now: Date = Date()) throws -> SelfieComparison {
-        let referenceEmbedding = try embedding(of: reference)
+        let referenceTemplate = try template(of: reference)
         let report = try analyze(frames: frames, challenge: challenge, now: now)
-        let distance = report.bestFrameEmbedding.map { SelfieMatching.distance($0, referenceEmbedding) }
-        return SelfieComparison(faceMatchScore: distance.map { SelfieMatching.score(distance: $0) } ?? 0, distance: distance, liveness: report)
+        var c = SelfieComparison(faceMatchScore: 0, distance: nil, liveness: report)
+        if let probe = c.probe {
+            let d = SelfieMatching.distance(probe.descriptor, referenceTemplate.descriptor)
+            c.distance = d
+            c.faceMatchScore = SelfieMatching.score(distance: d)
+            c.kind = FaceComparisonKind.of(probe, referenceTemplate)
+        }
+        return c
     }
 
-    /// The 128-d descriptor of the reference (the largest face of a portrait, or a template as given).
-    public func embedding(of reference: SelfieReference) throws -> [Float] {
+    /// The reference as a template: a portrait's largest face as a single descriptor, or the
+    /// stored template as given (checked: 128 finite components).
+    public func template(of reference: SelfieReference) throws -> FaceTemplate {
         switch reference {
         case .template(let t):
-            guard t.count == 128 else { throw LivenessError.invalidTemplate("expected 128 components, got \(t.count)") }
-            guard t.allSatisfy(\.isFinite) else { throw LivenessError.invalidTemplate("non-finite component") }
+            guard t.descriptor.count == 128 else { throw LivenessError.invalidTemplate("expected 128 components, got \(t.descriptor.count)") }
+            guard t.descriptor.allSatisfy(\.isFinite) else { throw LivenessError.invalidTemplate("non-finite component") }
             return t
+        case .portrait:
+            return FaceTemplate(descriptor: try embedding(of: reference))
+        }
+    }
+
+    /// The 128-d descriptor of the reference (the largest face of a portrait, or a template's descriptor).
+    public func embedding(of reference: SelfieReference) throws -> [Float] {
+        switch reference {
+        case .template:
+            return try template(of: reference).descriptor
         case .portrait(let data):
             let image: Image
             do { image = try Image(data: data) } catch let e as ImageError { throw LivenessError.invalidReference(e) }
@@ -206,20 +276,55 @@ public struct SelfieAnalyzer: Sendable {
         }
     }
 
-    /// Detection, landmarks and tracking of the largest face of the first frame that has one.
-    func track(_ frames: [Data]) throws -> [Observation] {
+    /// Detection, landmarks, quality measures and texture scores of the tracked face: the largest
+    /// face of the first frame that has one, then the largest near its last position.
+    ///
+    /// After the first detection the face is searched in a region of interest around its last box
+    /// (the box grown by `trackingMargin` on each side, detected at a scale that puts the face near
+    /// 120 px wide), falling back to the whole frame when it is not found there; every
+    /// `fullDetectionInterval`-th frame is searched whole, for a second face entering the view.
+    func track(_ frames: [Data], pad: TexturePAD?, times: inout SelfieStageTimes) throws -> [Observation] {
         let config = configuration
-        let options = AnalysisOptions(
-            detection: DetectionOptions(maxDimension: config.detectionMaxDimension, smallImageDimension: 256),
-            landmarks68: true, embedding: false, maxFaces: 4)
+        let full = DetectionOptions(maxDimension: config.detectionMaxDimension, smallImageDimension: 256)
         var last: FaceBox?
         var out: [Observation] = []
         out.reserveCapacity(frames.count)
+        let textureIndices = Self.spread(count: frames.count, picks: config.textureFrames)
         for (i, data) in frames.enumerated() {
+            var t = Self.cpuNow()
+            func lap(_ slot: inout Double) { let n = Self.cpuNow(); slot += n - t; t = n }
             let image = try decode(data, index: i)
-            let faces = try engine.analyze(image, options: options)
-            var summary = FrameSummary(index: i, width: image.width, height: image.height, faceCount: faces.count, tracked: false)
-            var chosen: FaceAnalysis?
+            let rgb = image.rgbPixels
+            lap(&times.decode)
+            var summary = FrameSummary(index: i, width: image.width, height: image.height, faceCount: 0, tracked: false)
+            var faces: [DetectedFace] = []
+            var searchedWhole = true
+            try rgb.withUnsafeBufferPointer { buffer in
+                if let lastBox = last, config.trackingMargin > 0, config.fullDetectionInterval > 1, i % config.fullDetectionInterval != 0,
+                   let roi = lastBox.expanded(by: config.trackingMargin).clipped(to: image.bounds), roi.width >= 40, roi.height >= 40 {
+                    let crop = try image.rgb().cropped(roi)
+                    let scale = min(1, 120 / max(1, lastBox.width))
+                    let options = DetectionOptions(maxDimension: max(64, Int((Double(max(roi.width, roi.height)) * scale).rounded())), upsample: 0)
+                    faces = try crop.rgbPixels.withUnsafeBufferPointer {
+                        try engine.detect(rgb: $0, width: crop.width, height: crop.height, options: options)
+                    }.map { f in
+                        var f = f
+                        f.box = FaceBox(left: f.box.left + Double(roi.x), top: f.box.top + Double(roi.y),
+                                        right: f.box.right + Double(roi.x), bottom: f.box.bottom + Double(roi.y))
+                        return f
+                    }
+                    searchedWhole = false
+                }
+                if faces.isEmpty {
+                    faces = try engine.detect(rgb: buffer, width: image.width, height: image.height, options: full)
+                    searchedWhole = true
+                }
+            }
+            faces.sort { $0.box.width * $0.box.height > $1.box.width * $1.box.height }
+            lap(&times.detect)
+            summary.faceCount = faces.count
+            summary.searchedWholeFrame = searchedWhole
+            var chosen: DetectedFace?
             if let lastBox = last {
                 // The largest face near where the tracked face was.
                 chosen = faces.first { $0.box.center.distance(to: lastBox.center) < 0.75 * max(lastBox.width, $0.box.width) }
@@ -227,23 +332,74 @@ public struct SelfieAnalyzer: Sendable {
                 chosen = faces.first
             }
             var second = false
+            var analysis: FaceAnalysis?
+            let gray = image.grayPixels
+            summary.frameBrightness = Self.meanLevel(gray)
             if let face = chosen {
                 last = face.box
                 let area = face.box.width * face.box.height
                 second = faces.contains { $0 != face && $0.box.width * $0.box.height >= config.secondFaceAreaRatio * area }
+                let points = try rgb.withUnsafeBufferPointer {
+                    try engine.landmarks(rgb: $0, width: image.width, height: image.height, box: face.box, count: 68)
+                }
+                let a = FaceAnalysis(box: face.box, confidence: face.confidence, detector: face.detector,
+                                     landmarks5: [], landmarks68: points, embedding: nil)
+                analysis = a
+                lap(&times.landmarks)
                 summary.tracked = true
                 summary.box = face.box
-                summary.pose = face.pose
-                summary.eyeAspectRatio = face.eyeAspectRatio
-                summary.mouthAspectRatio = face.mouthAspectRatio
-                summary.sharpness = Self.sharpness(image, box: face.box)
-                summary.landmarks68 = face.landmarks68
+                summary.pose = a.pose
+                summary.eyeAspectRatio = a.eyeAspectRatio
+                summary.mouthAspectRatio = a.mouthAspectRatio
+                summary.interEyeDistance = a.interEyeDistance
+                summary.landmarks68 = points
+                if let stats = Self.regionStatistics(gray, width: image.width, height: image.height, box: face.box) {
+                    summary.brightness = stats.mean
+                    summary.contrast = stats.stddev
+                    summary.sharpness = stats.laplacianVariance
+                }
+                lap(&times.quality)
+                if let pad, textureIndices.contains(i) {
+                    summary.texture = try rgb.withUnsafeBufferPointer {
+                        try pad.score(rgb: $0, width: image.width, height: image.height, box: face.box)
+                    }.bonaFide
+                    lap(&times.texture)
+                }
             } else if let lastBox = last {
                 second = faces.contains { $0.box.width * $0.box.height >= config.secondFaceAreaRatio * lastBox.width * lastBox.height }
             }
-            out.append(Observation(summary: summary, face: chosen, secondFace: second))
+            out.append(Observation(summary: summary, face: analysis, secondFace: second))
         }
         return out
+    }
+
+    /// `picks` frame indices of `0..<count` spread evenly (all of them when `picks ≥ count`).
+    static func spread(count: Int, picks: Int) -> Set<Int> {
+        guard picks > 0, count > 0 else { return [] }
+        guard picks < count else { return Set(0..<count) }
+        let step = Double(count - 1) / Double(max(1, picks - 1))
+        return Set((0..<picks).map { min(count - 1, Int((Double($0) * step).rounded())) })
+    }
+
+    /// Mean of every 4th grey level in both directions, 0–255.
+    static func meanLevel(_ gray: [UInt8]) -> Double {
+        guard !gray.isEmpty else { return 0 }
+        var sum = 0, n = 0
+        var i = 0
+        while i < gray.count { sum += Int(gray[i]); n += 1; i += 7 }
+        return Double(sum) / Double(max(1, n))
+    }
+
+    /// `cv_region_statistics` of the face box (resampled to 128×128): mean, RMS contrast and the
+    /// variance of the Laplacian, as `FaceQuality` measures them.
+    static func regionStatistics(_ gray: [UInt8], width: Int, height: Int, box: FaceBox) -> (mean: Double, stddev: Double, laplacianVariance: Double)? {
+        guard let rect = box.clipped(to: PixelRect(x: 0, y: 0, width: width, height: height)), rect.width >= 8, rect.height >= 8 else { return nil }
+        var mean = 0.0, sd = 0.0, lap = 0.0
+        let status = gray.withUnsafeBufferPointer {
+            cv_region_statistics($0.baseAddress, Int32(width), Int32(height), Int32(rect.x), Int32(rect.y),
+                                 Int32(rect.width), Int32(rect.height), 128, &mean, &sd, &lap)
+        }
+        return status == CV_OK ? (mean, sd, lap) : nil
     }
 
     /// Per frame, the mean of the 68 landmarks over the `window` frames centred on it (all of them
@@ -262,40 +418,74 @@ public struct SelfieAnalyzer: Sendable {
         }
     }
 
-    /// Variance of the Laplacian of the face box, scaled to 128 px wide, in grey levels².
-    static func sharpness(_ image: Image, box: FaceBox) -> Double? {
-        guard let rect = box.clipped(to: image.bounds), rect.width >= 8, rect.height >= 8,
-              let crop = try? image.cropped(rect).grayscale() else { return nil }
-        let h = max(8, Int((Double(rect.height) * 128 / Double(rect.width)).rounded()))
-        guard let scaled = try? crop.resized(width: 128, height: min(h, 512)) else { return nil }
-        return LivenessCues.laplacianVariance(gray: scaled.pixels, width: scaled.width, height: scaled.height)
-    }
-
     /// The sharpest, most frontal, eyes-open tracked frame.
     func bestFrame(_ observations: [Observation]) -> Observation? {
         let tracked = observations.filter { $0.face != nil }
         guard !tracked.isEmpty else { return nil }
         let maxSharp = tracked.compactMap(\.summary.sharpness).max() ?? 0
         let openLevel = LivenessCues.median(tracked.compactMap(\.summary.eyeAspectRatio))
-        func quality(_ o: Observation) -> Double {
-            let sharp = maxSharp > 0 ? ((o.summary.sharpness ?? 0) / maxSharp).squareRoot() : 1
-            let pose = o.summary.pose ?? HeadPose(yaw: 45, pitch: 45, roll: 45)
-            let frontal = max(0.05, 1 - (abs(pose.yaw) + 0.5 * abs(pose.pitch) + 0.25 * abs(pose.roll)) / 45)
-            let ear = o.summary.eyeAspectRatio ?? 0
-            let eyes = openLevel > 0 && ear >= 0.85 * openLevel ? 1.0 : 0.2
-            return sharp * frontal * eyes
+        return tracked.max { frameQuality($0, maxSharp: maxSharp, openLevel: openLevel) < frameQuality($1, maxSharp: maxSharp, openLevel: openLevel) }
+    }
+
+    /// Frames whose descriptors are fused into the capture's template: the best frame, then the
+    /// next best by the same quality measure, eyes open, at least `templateFrameSpacing` frames from
+    /// every frame already picked (neighbouring frames are near copies), up to `templateFrames`.
+    func templatePicks(_ observations: [Observation], best: Observation) -> [Int] {
+        let config = configuration
+        let tracked = observations.filter { $0.face != nil }
+        let maxSharp = tracked.compactMap(\.summary.sharpness).max() ?? 0
+        let openLevel = LivenessCues.median(tracked.compactMap(\.summary.eyeAspectRatio))
+        let ranked = tracked.filter { o in
+            openLevel <= 0 || (o.summary.eyeAspectRatio ?? 0) >= 0.85 * openLevel
+        }.sorted { frameQuality($0, maxSharp: maxSharp, openLevel: openLevel) > frameQuality($1, maxSharp: maxSharp, openLevel: openLevel) }
+        var picks = [best.summary.index]
+        for o in ranked where picks.count < config.templateFrames {
+            let i = o.summary.index
+            if picks.allSatisfy({ abs($0 - i) >= config.templateFrameSpacing }) { picks.append(i) }
         }
-        return tracked.max { quality($0) < quality($1) }
+        return picks
+    }
+
+    /// The best frame's quality measure: `√(sharpness / max sharpness) × frontal × eyes`.
+    func frameQuality(_ o: Observation, maxSharp: Double, openLevel: Double) -> Double {
+        let sharp = maxSharp > 0 ? ((o.summary.sharpness ?? 0) / maxSharp).squareRoot() : 1
+        let pose = o.summary.pose ?? HeadPose(yaw: 45, pitch: 45, roll: 45)
+        let frontal = max(0.05, 1 - (abs(pose.yaw) + 0.5 * abs(pose.pitch) + 0.25 * abs(pose.roll)) / 45)
+        let ear = o.summary.eyeAspectRatio ?? 0
+        let eyes = openLevel > 0 && ear >= 0.85 * openLevel ? 1.0 : 0.2
+        return sharp * frontal * eyes
+    }
+
+    /// The capture's quality evidence: the best frame's `FaceQuality` and its issues against
+    /// `qualityRequirements` (eyes-closed is not checked: the best frame is an eyes-open one when
+    /// there is one); without a tracked face, the frames' mean brightness against the same limits.
+    func captureQuality(_ observations: [Observation], best: Observation?) -> CaptureQuality {
+        let req = configuration.qualityRequirements
+        let frameLevel = LivenessCues.median(observations.compactMap(\.summary.frameBrightness))
+        guard let best, let face = best.face else {
+            var issues: [FaceQualityIssue] = []
+            if frameLevel < req.brightness.lowerBound { issues.append(.tooDark) }
+            if frameLevel > req.brightness.upperBound { issues.append(.tooBright) }
+            return CaptureQuality(bestFrame: nil, frameBrightness: frameLevel, issues: issues)
+        }
+        let s = best.summary
+        let q = FaceQuality(faceWidth: face.box.width, faceHeight: face.box.height, interEyeDistance: face.interEyeDistance,
+                            sharpness: s.sharpness ?? 0, brightness: s.brightness ?? 0, contrast: s.contrast ?? 0,
+                            yaw: s.pose?.yaw, pitch: s.pose?.pitch, roll: s.pose?.roll,
+                            rightEyeAspectRatio: nil, leftEyeAspectRatio: nil, faceCount: 1)
+        return CaptureQuality(bestFrame: q, frameBrightness: frameLevel, issues: q.issues(req))
     }
 
     /// The prefix of `challenge.actions` seen in order, each after the previous one, all within
     /// `challenge.duration` seconds of sequence time.
     func completedActions(_ challenge: ActiveChallenge, observations: [Observation], blinks: [BlinkEvent]) -> [ChallengeAction] {
         let config = configuration
-        let yaws = observations.map { $0.face?.pose?.yaw }
+        let yaws = LivenessCues.runningMedian(observations.map { $0.face?.pose?.yaw })
         let mars = observations.map { $0.face?.mouthAspectRatio }
-        let startYaws = yaws.compactMap { $0 }.prefix(3)
+        // The subject faces the camera when the capture starts: the baseline is the first 0.5 s.
+        let startYaws = yaws.compactMap { $0 }.prefix(max(3, Int((0.5 * config.frameRate).rounded())))
         let baseYaw = LivenessCues.median(Array(startYaws))
+        let hold = max(2, Int((config.turnHoldSeconds * config.frameRate).rounded()))
         let lastFrame = Int((challenge.duration * config.frameRate).rounded(.down))
         var cursor = -1
         var done: [ChallengeAction] = []
@@ -303,9 +493,9 @@ public struct SelfieAnalyzer: Sendable {
             var hit: Int?
             switch action {
             case .turnLeft:
-                hit = yaws.indices.first { $0 > cursor && (yaws[$0].map { $0 - baseYaw >= config.turnDegrees } ?? false) }
+                hit = LivenessCues.turn(yaw: yaws, after: cursor, baseline: baseYaw, direction: 1, degrees: config.turnDegrees, holdFrames: hold)
             case .turnRight:
-                hit = yaws.indices.first { $0 > cursor && (yaws[$0].map { baseYaw - $0 >= config.turnDegrees } ?? false) }
+                hit = LivenessCues.turn(yaw: yaws, after: cursor, baseline: baseYaw, direction: -1, degrees: config.turnDegrees, holdFrames: hold)
             case .blink:
                 hit = blinks.first { $0.startFrame > cursor }?.startFrame
             case .openMouth:

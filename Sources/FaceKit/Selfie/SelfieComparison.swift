@@ -4,8 +4,8 @@ import Foundation
 public enum SelfieReference: Sendable, Hashable {
     /// A portrait image (JPEG or PNG), e.g. the document portrait; its largest face is used.
     case portrait(Data)
-    /// A stored 128-d descriptor (dlib ResNet v1), e.g. the enrolled biometric template.
-    case template([Float])
+    /// A stored template (`FaceTemplate`, version 1 or 2), e.g. the enrolled biometric template.
+    case template(FaceTemplate)
 }
 
 /// 1:1 comparison of 128-d dlib descriptors for the selfie step, in one place: FaceKit's
@@ -28,20 +28,31 @@ public enum SelfieMatching {
     }
 }
 
-/// The selfie step's evidence: liveness, then the comparison of the best frame with the reference.
-/// No verdict: MATCHED / NOT_MATCHED / LIVENESS_FAILED is the server's policy's (IDVEngine).
+/// The selfie step's evidence: liveness, then the comparison of the capture's template (fused from
+/// its best frames, `LivenessReport.template`) with the reference. No verdict: MATCHED /
+/// NOT_MATCHED / LIVENESS_FAILED is the server's policy's (IDVEngine).
 public struct SelfieComparison: Sendable, Hashable {
     /// `face_matcher_response.score`, 0–1 (`SelfieMatching.score`); 0 without a face.
     public var faceMatchScore: Double
-    /// Descriptor distance between the best frame and the reference; nil without a face.
+    /// Descriptor distance between the capture's template and the reference; nil without a face.
     public var distance: Double?
+    /// What was compared (fused↔image against a portrait or a version-1 template, fused↔fused
+    /// against a fused stored template); nil without a face. Selects the row of
+    /// `FaceMatchCalibration.table` whose thresholds apply.
+    public var kind: FaceComparisonKind?
     /// The liveness analysis.
     public var liveness: LivenessReport
 
-    public init(faceMatchScore: Double, distance: Double?, liveness: LivenessReport) {
+    public init(faceMatchScore: Double, distance: Double?, kind: FaceComparisonKind? = nil, liveness: LivenessReport) {
         self.faceMatchScore = faceMatchScore
         self.distance = distance
+        self.kind = kind
         self.liveness = liveness
+    }
+
+    /// The capture's template (fused), or the best frame's descriptor as a single one; nil without a face.
+    public var probe: FaceTemplate? {
+        liveness.template ?? liveness.bestFrameEmbedding.map { FaceTemplate(descriptor: $0) }
     }
 
     /// `liveness_result.score`, 0–100.

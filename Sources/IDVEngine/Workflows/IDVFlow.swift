@@ -109,11 +109,21 @@ public struct IDVRun: Codable, Sendable, Equatable {
     /// Activation variants 1, 2, 4 with a template: the selfie is matched against it, no document step.
     public var againstTemplate = false
     public var portraitMedia: String?
+    /// Where `portraitMedia` came from (nil: no portrait kept).
+    public var portraitSource: PortraitSource?
     public var nameMedia: String?
     /// The sealed descriptor of a MATCHED selfie (the template on consent).
     public var embedding: KeptEmbedding?
     /// Re-authentication offered LDA already (a fallback goes to the password).
     public var ldaTried = false
+}
+
+/// Where the selfie's face reference came from (audited as `reference`).
+public enum PortraitSource: String, Codable, Sendable, Equatable {
+    /// The eMRTD chip's DG2 (passive authentication passed, DG1 equal to the printed MRZ).
+    case chip
+    /// The portrait cropped from the data page.
+    case page
 }
 
 /// A descriptor sealed in `idv_media` for enrolment.
@@ -147,8 +157,10 @@ public enum ReauthStep: Codable, Sendable, Equatable { case lda, password }
 public enum IDVInput: Sendable {
     case confirm(Bool)
     case cancel
-    case pages([Data])
-    case frames([Data], framesPerSecond: Double?)
+    /// Document pages, and the chip files sent beside them (nil: none).
+    case pages([Data], chip: ChipData?)
+    /// The frames (oldest first), their rate, and the capture's sanitised `meta_data`.
+    case frames([Data], framesPerSecond: Double?, metaData: SelfieCaptureMetadata?)
     case action(IDVActionKey)
     case optIn(Bool)
     case password(String)
@@ -176,6 +188,10 @@ struct Ending {
     static let expired = Ending(outcome: .expired, error: IDVError(.flowExpired), statusCode: RequestStatus.failed,
                                 statusMessage: IDVErrorCode.flowExpired.message, success: false)
     static let success = Ending(outcome: .completed, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true)
+    /// The client started another flow while this one waited (issue #15): ended as the seeds' Close
+    /// ends it, 240 (user cancelled), status 400.
+    static let superseded = Ending(outcome: .superseded, error: IDVError(.userCancelled), statusCode: RequestStatus.unableToProcess,
+                                   statusMessage: "Ended: another flow was started", success: false)
 }
 
 /// What a step component does next: stay in it asking, end the run, or hand over to the flow.
@@ -298,7 +314,24 @@ extension IDVFlowSteps {
             }
             pages[idx] = try Self.image(p["image"], "payload.pages[\(i)].image")
         }
-        return .pages(pages)
+        return .pages(pages, chip: try Self.chip(a.payload["chip"]))
+    }
+
+    /// The optional `payload.chip` of a document upload (IDVCore ``ChipFilesPayload``: base64 EF.SOD,
+    /// EF.COM, data groups 1…16; 4 MiB a file, 8 MiB together); 1001 when malformed — nothing stored.
+    static func chip(_ v: JSONValue?) throws -> ChipData? {
+        guard let v, !v.isNull else { return nil }
+        guard v.objectValue != nil else { throw IDVError(.malformedRequest, "payload.chip must be an object {sod, com, data_groups}") }
+        let p: ChipFilesPayload
+        do { p = try v.decode(ChipFilesPayload.self) } catch {
+            throw IDVError(.malformedRequest, "payload.chip must be {\"sod\": base64, \"com\": base64, \"data_groups\": {\"1\": base64, …}}")
+        }
+        do {
+            let d = try p.decoded()
+            return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups)
+        } catch {
+            throw IDVError(.malformedRequest, "payload.chip: \(error.description)")
+        }
     }
 
     func parseSelfieStart(_ a: WireAnswer) throws -> IDVInput {
@@ -307,8 +340,9 @@ extension IDVFlowSteps {
         return .confirm(ok)
     }
 
-    /// The selfie frames of an upload answer and its frame rate (`fps`: frames per second, a number
-    /// in (0, 240]; absent: the analyser's default); 1001 when malformed.
+    /// The selfie frames of an upload answer, its frame rate (`fps`: frames per second, a number
+    /// in (0, 240]; absent: the analyser's default) and its `meta_data` (an object, sanitised:
+    /// ``SelfieCaptureMetadata/init(sanitising:)``); 1001 when malformed.
     func parseFrames(_ a: WireAnswer) throws -> IDVInput {
         if try Self.isCancel(a) { return .cancel }
         guard let framesJSON = a.payload["frames"]?.arrayValue, !framesJSON.isEmpty else {
@@ -323,7 +357,12 @@ extension IDVFlowSteps {
             }
             fps = x
         }
-        return .frames(frames, framesPerSecond: fps)
+        var meta: SelfieCaptureMetadata?
+        if let v = a.payload["meta_data"], !v.isNull {
+            guard let m = SelfieCaptureMetadata(sanitising: v) else { throw IDVError(.malformedRequest, "payload.meta_data must be an object") }
+            meta = m
+        }
+        return .frames(frames, framesPerSecond: fps, metaData: meta)
     }
 
     func parseReauth(_ step: ReauthStep, _ a: WireAnswer, _ ch: PendingChallenge) throws -> IDVInput {
@@ -380,7 +419,8 @@ extension IDVFlowSteps {
             r.documentStatus = judged.status
             effects.append(audit(r, "document_read", ["result": .string(judged.status.rawValue), "attempt": .integer(r.documentAttempts),
                                                       "errors": .integer(judged.errors.count), "warnings": .integer(judged.warnings.count),
-                                                      "format": .string(doc.fields.format), "duration_ms": .integer(t.milliseconds)]))
+                                                      "format": .string(doc.fields.format), "duration_ms": .integer(t.milliseconds),
+                                                      "chip": doc.chip.map { .string(policy.chipReason($0).rawValue) } ?? .null]))
             return (.next, (doc, judged))
         }
     }
@@ -444,6 +484,15 @@ extension IDVFlowSteps {
             return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: e), nil)
         case let .success(t):
             let e = t.value
+            // A capture too dark, blurred, small or off-pose to decide on is asked again, not judged.
+            if let issue = policy.recapture(e) {
+                let error = IDVError(issue.errorCode)
+                effects.append(audit(r, "selfie_verified", ["result": .string("recapture"), "capture_issue": .string(issue.rawValue),
+                                                            "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
+                r.embedding = nil
+                if selfieLeft(r) <= 0 { return (.end(.exhausted("selfie")), nil) }
+                return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: error), nil)
+            }
             let j = policy.judge(e, reference: reference, challenge: challenge, now: facts.now)
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
@@ -452,13 +501,19 @@ extension IDVFlowSteps {
                 "result": .string(j.verdict.rawValue), "attempt": .integer(r.selfieAttempts),
                 "face_match_score": r.faceMatchScore.map { .number($0) } ?? .null, "liveness_score": .integer(j.livenessScore),
                 "reasons": .array(j.cues.prefix(8).map { .string($0.rawValue) }), "reason": .string(j.reason.rawValue),
+                "reference": r.portraitSource.map { .string($0.rawValue) } ?? .null,
                 "frames_per_second": .number(e.framesPerSecond), "duration_ms": .integer(t.milliseconds),
+                "pad_rule": e.pad.map { .string($0.rule) } ?? .null,
+                "texture_score": e.pad?.textureScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+                "motion_only_score": e.pad?.motionOnlyScore.map { .integer($0) } ?? .null,
+                "match_kind": e.match?.kind.map { .string($0.rawValue) } ?? .null,
+                "match_threshold": j.matchThreshold.map { .number($0) } ?? .null, "template_frames": .integer(e.templateFrames),
             ]))
             // The descriptor (for a template on consent) is sealed, never in the state — only by the
             // flows that can enrol it (server biometric authentication never creates a template).
             if j.verdict == .matched, !e.embedding.isEmpty, kind != .serverBiometric {
                 let id = env.newID()
-                effects.append(.sealMedia(id: id, kind: .embedding, bytes: e.embedding.flatMap { f in withUnsafeBytes(of: f.bitPattern.littleEndian) { Array($0) } }))
+                effects.append(.sealMedia(id: id, kind: .embedding, bytes: e.template.isEmpty ? SelfieEvidence.version1Template(e.embedding) : e.template))
                 r.embedding = KeptEmbedding(mediaID: id, model: e.model, dimensions: e.embedding.count)
             } else {
                 r.embedding = nil
@@ -560,6 +615,16 @@ extension IDVFlowSteps {
             "consent": r.consent.map { .bool($0) } ?? .null, "template_created": .bool(r.templateCreated),
             "scan_id": r.scanID.map { .string($0) } ?? .null,
         ])]
+    }
+
+    /// The client started flow `next` while this one waited (`POST /v1/flows/{name}`, issue #15;
+    /// seed 000 §1.5/§1.6: a Close that only navigates back leaves the flow open): ended with its
+    /// terminal event as a cancel ends it (240), audited `idv.superseded`. Activation (pre-login)
+    /// is never superseded.
+    public func supersede(_ state: State, by next: String, facts: Facts, env: FlowEnv) throws -> Transition<State>? {
+        guard kind != .activation else { return nil }
+        let r = state.run
+        return try endFor(r, .superseded, facts: facts, env: env).after([audit(r, "superseded", ["by_flow": .string(next)])])
     }
 
     /// Reset, log-off or session end: the transaction is recorded (abandoned, or expired/revoked

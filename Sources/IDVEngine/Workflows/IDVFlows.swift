@@ -52,12 +52,18 @@ extension IDVFlowSteps {
     }
 
     /// Server biometric authentication's end: `onIDVServerBiometricAuthenticationResult` (seed 001).
-    func endBiometric(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, judgement j: SelfieJudgement? = nil) throws -> Transition<State> {
+    /// `capture`: the upload this end answers — `video.workflow_data.frames` is its frame count (0
+    /// without one), `video.meta_data` its sanitised `meta_data`.
+    func endBiometric(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, judgement j: SelfieJudgement? = nil,
+                      capture: IDVInput? = nil) throws -> Transition<State> {
         let effects = closeTransaction(r, e, now: facts.now, runID: env.runID)
         let left = biometricAttemptsLeft(facts)
+        var frames = 0
+        var meta: SelfieCaptureMetadata?
+        if case let .frames(f, _, m)? = capture { frames = f.count; meta = m }
         let result = ServerBiometricAuthenticationResult(
-            video: ServerBiometricVideo(workflowData: ["workflow": .integer(IDVWorkflow.postLoginSelfieBiometric.rawValue),
-                                                       "frames": .integer(0)], clientVersion: "1.0"),
+            video: ServerBiometricVideo(workflowData: SelfieWorkflowData(workflow: IDVWorkflow.postLoginSelfieBiometric.rawValue, frames: frames),
+                                        metaData: meta, clientVersion: "1.0"),
             idvAuditInfo: auditInfo(r, now: facts.now, success: e.success), purpose: r.reason,
             attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: j != nil && !e.success ? max(0, left - 1) : left,
             biometricResult: j.map { BiometricResult(displayText: $0.verdict, resultCriteria: $0.resultCriteria) },
@@ -116,7 +122,8 @@ public struct IdentityFlow: IDVFlowSteps {
         case .selfie(.upload): return try parseFrames(a)
         case let .selfie(.confirm(offered)):
             guard let raw = a.payload["action"]?.stringValue else { throw IDVError(.malformedRequest, "payload.action (string) is required") }
-            let key = IDVActionKey(selfieConfirmationAction: raw)
+            // "false" rejects the selfie (seed 002 A4), whatever buttons were offered.
+            guard case let .action(key) = SelfieConfirmationAnswer(raw) else { return .confirm(false) }
             guard offered.contains(key) else {
                 throw IDVError(.actionNotOffered, "The action '\(raw.prefix(40))' was not offered (offered: \(offered.map(\.rawValue).joined(separator: ", ")))")
             }
@@ -127,8 +134,8 @@ public struct IdentityFlow: IDVFlowSteps {
 
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
         switch (state.step, input) {
-        case let (.document(.upload), .pages(pages)): return .document(pages: pages)
-        case let (.selfie(.upload(challenge)), .frames(frames, fps)):
+        case let (.document(.upload), .pages(pages, chip)): return .document(pages: pages, chip: chip)
+        case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
             let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
                 : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)
             return .selfie(frames: frames, framesPerSecond: fps, reference: reference, challenge: challenge, nameMedia: state.run.nameMedia)
@@ -146,11 +153,16 @@ public struct IdentityFlow: IDVFlowSteps {
         case .document(.upload):
             let (next, read) = try documentUpload(&r, input, evidence, facts, &effects)
             guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { .document($0) } }
-            // Keep (sealed) what the next steps need: the portrait for the match, the name for the selfie screen.
-            if let p = doc.portraitJPEG {
+            // Keep (sealed) what the next steps need: the portrait for the match — the chip's DG2 when
+            // the chip is authentic (docs/CHIP.md), else the page's — and the name for the selfie screen.
+            r.portraitMedia = nil
+            r.portraitSource = nil
+            let chipPortrait = policy.chipPortraitUsable(doc.chip) ? doc.chip?.portraitJPEG : nil
+            if let p = chipPortrait ?? doc.portraitJPEG {
                 let id = env.newID()
                 effects.append(.sealMedia(id: id, kind: .portrait, bytes: Array(p)))
                 r.portraitMedia = id
+                r.portraitSource = chipPortrait != nil ? .chip : .page
             }
             let display = [doc.fields.givenNames, doc.fields.surname].filter { !$0.isEmpty }.joined(separator: " ")
             let nameID = env.newID()
@@ -168,6 +180,9 @@ public struct IdentityFlow: IDVFlowSteps {
                 effects.append(audit(r, "document_confirmed", ["result": .string(r.documentStatus?.rawValue ?? "")]))
                 return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
             }
+            // Post-login KYC (mode 9): the details screen's Close is the cancel API and ends KYC
+            // with 240 (seed 000 §1.3, L1265–L1300); activation (mode 8) rescans.
+            if !ok, kind == .kyc { return try endFor(r, .cancelled(preLogin: false), facts: facts, env: env).after(effects) }
             // Rejected by the user, or an INVALID document "confirmed": the server does not accept it.
             if docLeft(r) <= 0 { return try endFor(r, .exhausted("document"), facts: facts, env: env) }
             effects.append(audit(r, "document_rescan", ["user_rejected": .bool(!ok)]))
@@ -205,6 +220,14 @@ public struct IdentityFlow: IDVFlowSteps {
                         spec(WireName.getIDVSelfieConfirmation, r, attemptsLeft: selfieLeft(r), payload: payload,
                              status: Self.status(RequestStatus.success, "Success")), effects)
         case .selfie(.confirm):
+            if case .confirm(false) = input {
+                // The user rejected the selfie: capture it again while attempts remain (seed 002 A4).
+                effects.append(audit(r, "selfie_rejected", ["verdict": r.verdict.map { .string($0.rawValue) } ?? .null,
+                                                            "selfie_attempts_left": .integer(selfieLeft(r))]))
+                r.embedding = nil
+                if selfieLeft(r) <= 0 { return try endFor(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
+                return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+            }
             guard case let .action(key) = input else { throw IDVError(.internalError, "selfie confirmation without an action") }
             effects.append(audit(r, "selfie_action", ["action": .string(key.rawValue), "verdict": r.verdict.map { .string($0.rawValue) } ?? .null]))
             switch key {
@@ -270,7 +293,7 @@ public struct DocumentScanFlow: IDVFlowSteps {
     }
 
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
-        if case .upload = state.step, case let .pages(pages) = input { return .document(pages: pages) }
+        if case .upload = state.step, case let .pages(pages, chip) = input { return .document(pages: pages, chip: chip) }
         return .none
     }
 
@@ -285,17 +308,20 @@ public struct DocumentScanFlow: IDVFlowSteps {
             let (next, read) = try documentUpload(&r, input, evidence, facts, &effects)
             guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { $0 } }
             let scanID = env.newID()
-            let stored = IDVReports.additionalScan(doc, judged: judged, withImages: false)
+            let stored = IDVReports.additionalScan(doc, judged: judged, withImages: false, policy: policy)
             effects.append(.saveDocumentScan(DocumentScanRecord(scanID: scanID, userID: r.userID, sessionID: facts.session.sessionID, runID: env.runID,
                                                                 idvWorkflow: r.idvWorkflow, reason: r.reason, overallStatus: judged.status.rawValue,
                                                                 sealedReport: nil, createdAt: facts.now),
                                              report: try stored.toJSONData()))
             r.scanID = scanID
-            let payload = try JSONValue(encoding: IDVReports.additionalScan(doc, judged: judged, withImages: true))
+            let payload = try JSONValue(encoding: IDVReports.additionalScan(doc, judged: judged, withImages: true, policy: policy))
+            // A read document is a processed scan — status 100 — whatever its checks found: seed 003's
+            // result screen shows `document_status` (ERROR with its error list); 400 would send the
+            // codelab to its "scan failed" alert (L461–L464, L1128–L1133). The run's outcome and
+            // audit still say whether the document was valid.
             let ok = judged.status != .invalid
-            return try end(r, Ending(outcome: ok ? .completed : .documentInvalid, error: .none,
-                                     statusCode: ok ? RequestStatus.success : RequestStatus.unableToProcess,
-                                     statusMessage: ok ? "Success" : "Document validation failed", success: ok),
+            return try end(r, Ending(outcome: ok ? .completed : .documentInvalid, error: .none, statusCode: RequestStatus.success,
+                                     statusMessage: ok ? "Success" : "Scanned; the document has errors", success: ok),
                            facts: facts, env: env, payload: payload).after(effects)
         case .confirm:
             throw IDVError(.internalError, "document scan in unexpected step")
@@ -336,7 +362,7 @@ public struct ServerBiometricFlow: IDVFlowSteps {
     }
 
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
-        if case let .upload(challenge) = state.step, case let .frames(frames, fps) = input {
+        if case let .upload(challenge) = state.step, case let .frames(frames, fps, _) = input {
             return .selfie(frames: frames, framesPerSecond: fps, reference: .template(orPortrait: nil), challenge: challenge, nameMedia: nil)
         }
         return .none
@@ -363,7 +389,7 @@ public struct ServerBiometricFlow: IDVFlowSteps {
             case .livenessFailed: ending = Ending(outcome: .livenessFailed, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: false)
             default: ending = Ending(outcome: .notMatched, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: false)
             }
-            return try endBiometric(r, ending, facts: facts, env: env, judgement: j).after(effects)
+            return try endBiometric(r, ending, facts: facts, env: env, judgement: j, capture: input).after(effects)
         case .confirm:
             throw IDVError(.internalError, "server biometric authentication in unexpected step")
         }
@@ -414,7 +440,7 @@ public struct OptInFlow: IDVFlowSteps {
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
         switch (state.step, input) {
         case let (.reauth(.password), .password(pw)): return .passwordCheck(pw)
-        case let (.selfie(.upload(challenge)), .frames(frames, fps)):
+        case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
             return .selfie(frames: frames, framesPerSecond: fps, reference: .none, challenge: challenge, nameMedia: nil)
         default: return .none
         }

@@ -27,7 +27,8 @@ enum IDVReports {
     static func documentDetails(_ doc: DocumentVerification, judged: DocumentJudgement) -> DocumentDetails {
         let f = doc.fields
         let info = DocumentInfo(surname: f.surname, givenName: f.givenNames, dateOfBirth: f.dateOfBirth, documentNumber: f.documentNumber,
-                                expiryDate: f.dateOfExpiry, issuingCountry: f.issuingState, documentType: f.documentType,
+                                expiryDate: f.dateOfExpiry, issuingCountry: f.issuingState,
+                                documentType: DocumentKind(icaoDocumentCode: f.documentType),
                                 portraitImage: b64(doc.portraitJPEG), nationality: f.nationality, sex: f.sex, personalNumber: f.personalNumber)
         let pages = doc.pageImages.enumerated().map { DocumentPage(pageIndex: $0.offset, image: $0.element.base64EncodedString()) }
         let overall: DocumentOverallStatus = judged.status == .valid ? .valid : judged.status == .invalid ? .invalid : .other("WARNING")
@@ -39,7 +40,19 @@ enum IDVReports {
     }
 
     /// Seed 003 §4: `onIDVAdditionalDocumentScan` payload. `withImages` false gives the stored form.
-    static func additionalScan(_ doc: DocumentVerification, judged: DocumentJudgement, withImages: Bool) -> AdditionalDocumentScanDetails {
+    /// Seed 003's NFC rows of a judged document: `is_nfc_document` (chip data was sent),
+    /// `nfc_scan_status` (`OK` authentic, `ERROR` when a chip finding made the document INVALID,
+    /// `WARNING` otherwise, `NOT DONE` without chip data), the reason's sentence and code.
+    static func nfcRows(_ doc: DocumentVerification, policy: WorkflowPolicy) -> (Bool, DocumentScanStatus, ChipVerificationReason) {
+        guard let chip = doc.chip else { return (false, .notDone, .noChipData) }
+        let reason = policy.chipReason(chip)
+        if chip.authentic { return (true, .ok, reason) }
+        let error = chip.failures.contains(where: policy.isError) || { if case .differs = chip.mrz { return true }; return false }()
+        return (true, error ? .error : .warning, reason)
+    }
+
+    static func additionalScan(_ doc: DocumentVerification, judged: DocumentJudgement, withImages: Bool,
+                               policy: WorkflowPolicy = WorkflowPolicy()) -> AdditionalDocumentScanDetails {
         let f = doc.fields
         typealias L = AdditionalDocumentScanDetails.Label
         var identity: [String: JSONValue] = [
@@ -56,6 +69,7 @@ enum IDVReports {
                              portraitImage: b64(doc.portraitJPEG))
             : DocumentImages()
         let overall: DocumentScanStatus = judged.status == .valid ? .ok : judged.status == .invalid ? .error : .warning
+        let nfc = nfcRows(doc, policy: policy)
         return AdditionalDocumentScanDetails(
             version: "1", identityData: identity,
             documentInfo: ScannedDocumentInfo(documentNumber: f.documentNumber, expiryDate: f.dateOfExpiry, issuingAuthority: f.issuingState,
@@ -65,7 +79,8 @@ enum IDVReports {
                 warningList: judged.warnings.map(DocumentWording.sentence),
                 checksPerformed: judged.checks.map { DocumentScanCheck(checkName: DocumentWording.name($0.id), checkStatus: scanStatus($0.result),
                                                                        checkCategory: DocumentWording.category($0.id)) },
-                isNFCDocument: false))
+                isNFCDocument: nfc.0, nfcScanStatus: nfc.1.rawValue, nfcScanStatusReason: nfc.2.sentence,
+                nfcScanStatusReasonCode: nfc.2.rawValue))
     }
 
     /// The `action_buttons` policy (ARCHITECTURE.md §5, seed 002 §6.3): what the server offers

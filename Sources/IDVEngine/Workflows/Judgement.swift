@@ -25,6 +25,12 @@ public enum DocumentReason: Sendable, Equatable {
     case checkDigitFailed
     /// Policy `idv.doc.require_portrait`: a flow that matches a selfie needs the document portrait.
     case portraitMissing
+    /// A passive-authentication step failed on the chip sent with the pages (docs/CHIP.md "The verdict rule").
+    case chip(ChipFailure)
+    /// DG1's MRZ differs from the MRZ printed on the page in these fields.
+    case chipMRZMismatch([String])
+    /// Chip data was sent without DG1 (or without a printed MRZ): the chip cannot be tied to the page.
+    case chipMRZNotCompared
 }
 
 /// The policy's document judgement: the verdict, the reasons that are errors (they make it
@@ -40,7 +46,7 @@ public struct DocumentJudgement: Sendable, Equatable {
 
 /// Why a selfie verdict is what it is (audited as `reason`).
 public enum SelfieReason: String, Sendable, Equatable {
-    /// MATCHED: live, and the descriptor distance is within `idv.face_match_max_distance`.
+    /// MATCHED: live, and the descriptor distance is within the operating point's distance.
     case matched
     /// MATCHED with no reference (an enrolment capture): live and one face.
     case liveWithoutReference = "live_without_reference"
@@ -52,7 +58,7 @@ public enum SelfieReason: String, Sendable, Equatable {
     case challengeExpired = "challenge_expired"
     /// NOT_MATCHED: no comparison with the reference could be measured.
     case noComparison = "no_comparison"
-    /// NOT_MATCHED: the descriptor distance is above `idv.face_match_max_distance`.
+    /// NOT_MATCHED: the descriptor distance is above the operating point's distance.
     case distanceAboveThreshold = "distance_above_threshold"
 }
 
@@ -66,8 +72,11 @@ public struct SelfieJudgement: Sendable, Equatable {
     public var cues: [LivenessCue]
     /// `face_matcher_response.score`, 0–1, when a comparison was measured.
     public var faceMatchScore: Double?
+    /// The distance line the match was judged with (``WorkflowPolicy/matchThreshold(_:)``), when a
+    /// comparison was measured.
+    public var matchThreshold: Double? = nil
     /// `biometric_result.result_criteria` (seed 002 §6.2): `LIVENESS` when liveness decided, else `FACE_MATCH`.
-    public var resultCriteria: String { verdict == .livenessFailed ? "LIVENESS" : "FACE_MATCH" }
+    public var resultCriteria: BiometricResultCriteria { BiometricResultCriteria(verdict: verdict) }
 }
 
 extension WorkflowPolicy {
@@ -77,6 +86,57 @@ extension WorkflowPolicy {
         cal.timeZone = TimeZone(identifier: "UTC")!
         let d = cal.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(now)))
         return String(format: "%04d-%02d-%02d", d.year ?? 1970, d.month ?? 1, d.day ?? 1)
+    }
+
+    // MARK: Chips (docs/CHIP.md "The verdict rule")
+
+    /// Whether a chip failure makes the document INVALID: a forged or altered chip (signature,
+    /// security object, a data-group hash, DG1/DG2 not signed), a revoked document signer; and the
+    /// issuer cases (CSCA unknown, a CSCA key that does not verify the DSC, no DSC, an algorithm
+    /// that cannot be checked) when `chip.require_trusted_csca` is set. Every other failure rules
+    /// out VALID (WARNING).
+    public func isError(_ f: ChipFailure) -> Bool {
+        switch f {
+        case .signatureInvalid, .securityObjectDigestMismatch, .dataGroupHashMismatch, .usedDataGroupNotSigned, .documentSignerRevoked:
+            return true
+        case .cscaUnknown, .cscaSignatureInvalid, .documentSignerMissing, .unsupportedAlgorithm:
+            return requireTrustedCSCA
+        case .otherDataGroupNotSigned, .documentSignerExpired, .documentSignerNotYetValid, .cscaExpired, .cscaNotYetValid:
+            return false
+        }
+    }
+
+    /// The wire reason of chip evidence (`nfc_scan_status_reason`): the first INVALID-making failure,
+    /// else the DG1 mismatch, else the first other failure; `passed` when authentic.
+    public func chipReason(_ c: ChipEvidence) -> ChipVerificationReason {
+        let reason = Self.reason(of:)
+        if let f = c.failures.first(where: isError) { return reason(f) }
+        if case .differs = c.mrz { return .mrzMismatch }
+        if let f = c.failures.first { return reason(f) }
+        return c.authentic ? .passed : .mrzNotCompared
+    }
+
+    /// The wire reason (`ChipVerificationReason`) of one chip failure.
+    public static func reason(of f: ChipFailure) -> ChipVerificationReason {
+            switch f {
+            case .signatureInvalid: return .signatureInvalid
+            case .securityObjectDigestMismatch: return .securityObjectDigestMismatch
+            case .documentSignerMissing: return .documentSignerMissing
+            case .unsupportedAlgorithm: return .unsupportedAlgorithm
+            case .dataGroupHashMismatch: return .dataGroupHashMismatch
+            case .usedDataGroupNotSigned, .otherDataGroupNotSigned: return .dataGroupNotSigned
+            case .cscaUnknown: return .cscaUnknown
+            case .cscaSignatureInvalid: return .cscaSignatureInvalid
+            case .documentSignerRevoked: return .documentSignerRevoked
+            case .documentSignerExpired, .documentSignerNotYetValid, .cscaExpired, .cscaNotYetValid: return .certificateNotValidNow
+            }
+    }
+
+    /// Whether the chip's DG2 portrait is the selfie's face reference: passive authentication
+    /// passed in full (chain to a trusted CSCA included), DG1 equals the printed MRZ, and DG2 has a face.
+    public func chipPortraitUsable(_ c: ChipEvidence?) -> Bool {
+        guard let c else { return false }
+        return c.authentic && c.portraitJPEG != nil
     }
 
     // MARK: Documents
@@ -129,7 +189,19 @@ extension WorkflowPolicy {
         let checkDigitShown = doc.checks.contains { $0.id.isCheckDigit && $0.result == .failed }
         let mrzFound = doc.check(.mrzPresent).map { $0.result == .passed } ?? true
         if rejectFailedCheckDigits, mrzFound, !doc.mrzCheckDigitsValid, !checkDigitShown { errors.append(.checkDigitFailed) }
-        if requirePortrait, needsPortrait, doc.portraitJPEG == nil { errors.append(.portraitMissing) }
+        if requirePortrait, needsPortrait, doc.portraitJPEG == nil, !chipPortraitUsable(doc.chip) { errors.append(.portraitMissing) }
+        if let chip = doc.chip {
+            for f in chip.failures { if isError(f) { errors.append(.chip(f)) } else { warnings.append(.chip(f)) } }
+            switch chip.mrz {
+            case .matches: break
+            case let .differs(fields): errors.append(.chipMRZMismatch(fields))
+            case .noDataGroup1, .noPrintedMRZ: warnings.append(.chipMRZNotCompared)
+            }
+            let outcome = CheckOutcome(.chipVerification, chip.authentic ? .passed : .failed, .chip(failures: chip.failures, mrz: chip.mrz))
+            if let i = checks.firstIndex(where: { $0.id == .chipVerification }) { checks[i] = outcome } else { checks.append(outcome) }
+        } else if let i = checks.firstIndex(where: { $0.id == .chipVerification }) {
+            checks[i] = CheckOutcome(.chipVerification, .notPerformed, .noChipData)
+        }
         let failed = checks.filter { $0.result == .failed }
         let invalid = !errors.isEmpty || !doc.mrzValid || failed.contains { invalidates($0.id) }
         let status: DocumentStatus = invalid ? .invalid : (warnings.isEmpty && failed.isEmpty ? .valid : .warning)
@@ -138,14 +210,28 @@ extension WorkflowPolicy {
 
     // MARK: Selfies
 
+    /// The distance line for a comparison: the analyser's calibrated distance for
+    /// ``faceMatchOperatingPoint`` and the comparison's kind, else ``faceMatchMaxDistance``.
+    public func matchThreshold(_ m: FaceMatchEvidence) -> Double {
+        if let p = faceMatchOperatingPoint, let c = m.calibrated(p) { return c.maxDistance }
+        return faceMatchMaxDistance
+    }
+
+    /// The capture issue that sends a selfie back to the user before any verdict (the first the
+    /// analyser reported), or nil when it can be judged (or ``recaptureOnPoorCapture`` is off).
+    /// The flow asks again with ``CaptureIssue/errorCode`` (its sentence is the code's message).
+    public func recapture(_ e: SelfieEvidence) -> CaptureIssue? {
+        recaptureOnPoorCapture ? e.captureIssues.first : nil
+    }
+
     /// The server's selfie verdict from the analyser's evidence against `reference`. With an
     /// issued active `challenge`, the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`)
     /// and arrive by its deadline at `now` (Unix seconds; else `CHALLENGE_EXPIRED`): either sets
     /// the reported liveness score to 0.
     ///
     /// LIVENESS_FAILED when the (reported) liveness score is below `livenessThreshold`; else MATCHED
-    /// with no reference, or when the descriptor distance is at most `faceMatchMaxDistance`; else
-    /// NOT_MATCHED.
+    /// with no reference, or when the descriptor distance is at most ``matchThreshold(_:)``; else
+    /// NOT_MATCHED. (A capture ``recapture(_:)`` names is asked again before this is called.)
     public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, now: Int) -> SelfieJudgement {
         var score = e.livenessScore
         var cues = e.livenessCues
@@ -170,12 +256,28 @@ extension WorkflowPolicy {
             verdict = .matched
             reason = .liveWithoutReference
         } else if let m = e.match {
-            verdict = m.distance <= faceMatchMaxDistance ? .matched : .notMatched
+            verdict = m.distance <= matchThreshold(m) ? .matched : .notMatched
             reason = verdict == .matched ? .matched : .distanceAboveThreshold
         } else {
             verdict = .notMatched
             reason = .noComparison
         }
-        return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score)
+        return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score,
+                               matchThreshold: e.match.map(matchThreshold))
+    }
+}
+
+extension CaptureIssue {
+    /// The code a recapture is asked with (IDVCore `IDVErrorCode`, 1060–1065; the sentence is its
+    /// `message`).
+    public var errorCode: IDVErrorCode {
+        switch self {
+        case .tooDark: return .selfieTooDark
+        case .tooBright: return .selfieTooBright
+        case .blurred: return .selfieBlurred
+        case .faceTooSmall: return .selfieFaceTooSmall
+        case .lowContrast: return .selfieLowContrast
+        case .offPose: return .selfieFaceNotFrontal
+        }
     }
 }

@@ -10,6 +10,8 @@ import IDVCore
 /// The identity fields read from a document (ICAO 9303 MRZ field names). Dates are ISO 8601
 /// `YYYY-MM-DD` (century resolved by the reader).
 public struct DocumentFields: Sendable, Equatable {
+    /// The MRZ document code (ICAO 9303 Part 3 §4.2.2), e.g. `P`, `I`, `ID`, `V`; the wire's
+    /// `document_type` is its ``DocumentKind``.
     public var documentType: String
     /// `TD1`, `TD2`, `TD3`, `MRVA`, `MRVB`.
     public var format: String
@@ -56,8 +58,14 @@ public struct DocumentVerification: Sendable, Equatable {
     public var portraitJPEG: Data?
     /// The page images as read (JPEG or PNG), index = page index.
     public var pageImages: [Data]
+    /// The MRZ lines as read and corrected from the page (empty when none), for the DG1 cross-check.
+    public var mrzLines: [String]
+    /// What the chip reader found on the chip files sent with the pages; nil when none were sent.
+    public var chip: ChipEvidence?
     public init(fields: DocumentFields, checks: [CheckOutcome], findings: [DocumentFinding] = [], mrzValid: Bool,
-                mrzCheckDigitsValid: Bool, portraitJPEG: Data?, pageImages: [Data]) {
+                mrzCheckDigitsValid: Bool, portraitJPEG: Data?, pageImages: [Data], mrzLines: [String] = [], chip: ChipEvidence? = nil) {
+        self.mrzLines = mrzLines
+        self.chip = chip
         self.fields = fields
         self.checks = checks
         self.findings = findings
@@ -81,12 +89,57 @@ public protocol DocumentVerifying: Sendable {
     func read(pages: [Data]) throws -> DocumentVerification
 }
 
+/// One piece of operator-loaded chip trust material as the store keeps it (CSCA certificate,
+/// CSCA master list, CRL, document signer certificate, ICAO PKD LDIF; docs/CHIP.md "Trust management").
+public struct TrustMaterialRecord: Sendable, Equatable {
+    /// `tm_` + the first 16 hex digits of `sha256`.
+    public var id: String
+    /// `csca_certificate`, `master_list`, `crl`, `document_signer_certificate`, `ldif` (EMRTD `TrustMaterialKind`).
+    public var kind: String
+    /// SHA-256 of `bytes`, hex (a file is kept once).
+    public var sha256: String
+    /// The file as imported.
+    public var bytes: Data
+    /// What it contributes: CSCA certificates, CRLs, document signer certificates.
+    public var cscas: Int
+    public var crls: Int
+    public var documentSigners: Int
+    /// The file name it was imported from (no directory), for the operator's listing.
+    public var sourceName: String
+    /// Unix seconds.
+    public var importedAt: Int
+    public init(id: String, kind: String, sha256: String, bytes: Data, cscas: Int, crls: Int, documentSigners: Int, sourceName: String, importedAt: Int) {
+        self.id = id
+        self.kind = kind
+        self.sha256 = sha256
+        self.bytes = bytes
+        self.cscas = cscas
+        self.crls = crls
+        self.documentSigners = documentSigners
+        self.sourceName = sourceName
+        self.importedAt = importedAt
+    }
+}
+
+/// Verifies eMRTD chip files (production adapter: IDVReaders `EMRTDChipVerifier` over EMRTD).
+///
+/// Passive authentication (ICAO 9303-11 §5.1) against `trust` at `now` (Unix seconds), DG1 against
+/// the printed MRZ `printedMRZ` (empty: no comparison), DG2's portrait decoded (JPEG or JPEG 2000)
+/// and re-encoded as JPEG. Errors: ``IDVError`` `.chipDataUnreadable` (1050) when EF.SOD is not a
+/// usable security object (truncated TLV, lengths past the end, garbage CMS) — the answer is refused
+/// and nothing is stored; anything else is an internal error.
+public protocol ChipVerifying: Sendable {
+    func verify(_ chip: ChipData, printedMRZ: [String], trust: [TrustMaterialRecord], now: Int) throws -> ChipEvidence
+}
+
 /// What a selfie is compared with.
 public enum MatchReference: Sendable, Equatable {
     /// The confirmed document's portrait (JPEG/PNG).
     case portrait(Data)
-    /// A stored face descriptor (e.g. 128-d dlib ResNet embedding).
-    case template([Float])
+    /// The user's stored template, as the analyser wrote it (``SelfieEvidence/template``: FaceKit
+    /// `FaceTemplate` version 2, or the bare 128 little-endian float32 of a version-1 template
+    /// stored before multi-frame templates); the analyser decodes it.
+    case template(Data)
     /// No comparison: liveness and a single face only (template enrolment).
     case none
 }
@@ -144,7 +197,11 @@ public struct IDVServices: Sendable {
     public var selfies: (any SelfieVerifying)?
     public var vault: any Vault
     public var policy: WorkflowPolicy
-    public init(documents: (any DocumentVerifying)?, selfies: (any SelfieVerifying)?, vault: any Vault, policy: WorkflowPolicy) {
+    /// The chip verifier (nil: chip data in a document answer is refused with 1033).
+    public var chips: (any ChipVerifying)?
+    public init(documents: (any DocumentVerifying)?, selfies: (any SelfieVerifying)?, vault: any Vault, policy: WorkflowPolicy,
+                chips: (any ChipVerifying)? = nil) {
+        self.chips = chips
         self.documents = documents
         self.selfies = selfies
         self.vault = vault
@@ -152,3 +209,14 @@ public struct IDVServices: Sendable {
     }
 }
 
+
+/// Where the operator's chip trust material is kept (SQLite migration 5 `trust_material`). A store
+/// without it serves chips with no trust (every chip is `csca_unknown`).
+public protocol TrustMaterialStore: Sendable {
+    /// Every record, oldest first.
+    func trustMaterials() throws -> [TrustMaterialRecord]
+    /// Adds `record`; false (nothing changed) when a record with the same `sha256` is kept already.
+    func addTrustMaterial(_ record: TrustMaterialRecord) throws -> Bool
+    /// Removes the record `id`; false when there is none.
+    func removeTrustMaterial(id: String) throws -> Bool
+}

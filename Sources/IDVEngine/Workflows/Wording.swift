@@ -1,4 +1,5 @@
 import Foundation
+import IDVCore
 
 /// The one table of words people read about a document: each check's name and category on the
 /// wire (`checks_performed`), the sentence saying what it measured (`idvd document read`), and the
@@ -84,7 +85,15 @@ public enum DocumentWording {
         case (.imageSharp, _), (.noGlareOnMRZ, _), (.resolution, _): return "Measured on the MRZ, which was not found."
         case let (.portraitFound, .portrait(search)): return portraitDetail(search)
         case (.portraitFound, _): return passed ? "A face was found on the document." : "No face was found on the document pages."
-        case (.chipVerification, _): return "Reading the chip (ICAO 9303-11) is not supported yet."
+        case (.chipVerification, .noChipData): return "No chip data was sent with the pages."
+        case let (.chipVerification, .chip(failures, mrz)):
+            if passed { return "Passive authentication (ICAO 9303-11) passed and DG1 equals the printed MRZ." }
+            var parts = failures.map(\.rawValue)
+            if case let .differs(fields) = mrz { parts.append("DG1 differs from the printed MRZ in " + fields.joined(separator: ", ")) }
+            if mrz == .noDataGroup1 { parts.append("no DG1 to compare with the printed MRZ") }
+            if mrz == .noPrintedMRZ { parts.append("no printed MRZ to compare DG1 with") }
+            return "The chip did not verify: " + parts.joined(separator: "; ") + "."
+        case (.chipVerification, _): return "This reader does not read the chip (ICAO 9303-11)."
         }
     }
 
@@ -95,7 +104,15 @@ public enum DocumentWording {
         case .expired: return "Document expired"
         case .checkDigitFailed: return "MRZ check digit failed"
         case .portraitMissing: return "No portrait found"
+        case let .chip(f): return sentence(f)
+        case .chipMRZMismatch: return ChipVerificationReason.mrzMismatch.sentence
+        case .chipMRZNotCompared: return ChipVerificationReason.mrzNotCompared.sentence
         }
+    }
+
+    /// The sentence of a chip failure (from the one table of chip reasons, `ChipVerificationReason.sentence`).
+    public static func sentence(_ f: ChipFailure) -> String {
+        WorkflowPolicy.reason(of: f).sentence
     }
 
     /// The sentence of a reader finding.

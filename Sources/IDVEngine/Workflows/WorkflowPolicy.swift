@@ -8,8 +8,13 @@ import IDVCore
 ///
 /// Verdicts are computed only here, from the analysers' raw scores (ARCHITECTURE.md §2: the server
 /// is the only judge):
-/// - `LIVENESS_FAILED` when the liveness score (0–100, ISO/IEC 30107-3 PAD) is below `idv.liveness_threshold`;
-/// - else `MATCHED` when the face descriptor distance is at most `idv.face_match_max_distance`;
+/// - a selfie capture with a capture-quality issue (too dark, too bright, blurred, face too small,
+///   low contrast, off pose) is asked again with that reason (`idv.selfie_recapture_on_poor_quality`);
+/// - `LIVENESS_FAILED` when the liveness score (0–100, ISO/IEC 30107-3 PAD: FaceKit's fused
+///   texture + motion score) is below `idv.liveness_threshold`;
+/// - else `MATCHED` when the face descriptor distance is at most the analyser's calibrated distance
+///   of `idv.face_match_operating_point` for the comparison's kind (or `idv.face_match_max_distance`
+///   when the operating point is `distance` or the evidence carries no calibration);
 /// - else `NOT_MATCHED`.
 public struct WorkflowPolicy: Sendable, Equatable {
     /// Largest Euclidean distance between 128-d face descriptors (dlib ResNet v1) that still
@@ -20,6 +25,19 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var faceMatchMaxDistance = WorkflowPolicy.lfwCalibratedMaxDistance
     /// The LFW-calibrated descriptor distance line (dlib ResNet v1), FaceKit's `FaceMatchPolicy.lfwCalibratedThreshold`.
     public static let lfwCalibratedMaxDistance = 0.55
+    /// The face-match operating point (ISO/IEC 19795-1): the verdict uses the distance the analyser
+    /// calibrated for this target FMR and the comparison's kind (``FaceMatchEvidence/calibration``).
+    /// Default `fmr_0.1` (NIST SP 800-63B's ceiling). FaceKit's figures (LFW, thresholds fitted on
+    /// the people of folds 1–3, measured on folds 4–5; docs/LIVENESS.md, bench/face.md): a selfie's
+    /// fused template against a portrait or a version-1 template (fused↔image) at `fmr_0.1`:
+    /// distance 0.502, FMR 0.048 %, FNMR 1.95 %; at `fmr_0.01`: 0.427, FMR 0.003 %, FNMR 17.4 %;
+    /// against a fused stored template (fused↔fused): 0.416 / 0.341. nil (`distance`): the fixed
+    /// ``faceMatchMaxDistance`` for every comparison.
+    public var faceMatchOperatingPoint: MatchOperatingPoint? = .fmr1in1000
+    /// A selfie capture the analyser reports unfit to decide on (``SelfieEvidence/captureIssues``)
+    /// is asked again with the issue's code (1060–1065), counting an attempt, instead of being
+    /// judged. Default true.
+    public var recaptureOnPoorCapture = true
     /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED`.
     public var livenessThreshold = 50
     /// Document policy: an expired document (date of expiry before today, UTC) is INVALID.
@@ -69,6 +87,10 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var activeChallengeDeadlineSeconds = 120
 
     public var activeLiveness: Bool { livenessMode == "active" }
+    /// `chip.require_trusted_csca`: a chip whose document signer does not chain to a trusted CSCA
+    /// (unknown CSCA, a CSCA key that does not verify it, no DSC, an algorithm that cannot be
+    /// checked) makes the document INVALID instead of WARNING (docs/CHIP.md "The verdict rule").
+    public var requireTrustedCSCA = false
 
     public init() {}
 
@@ -109,7 +131,18 @@ public struct WorkflowPolicy: Sendable, Equatable {
 
     /// The workflow settings (appended to ``ServerConfig/settings``).
     static let settings: [ServerConfig.Setting] = [
-        number("idv.face_match_max_distance", \.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED (default: the LFW-calibrated \(WorkflowPolicy.lfwCalibratedMaxDistance), FMR 0.11 %)"),
+        number("idv.face_match_max_distance", \.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED when idv.face_match_operating_point = distance or the analyser reports no calibration (default \(WorkflowPolicy.lfwCalibratedMaxDistance): one image against one, FMR 0.11 % on LFW)"),
+        ServerConfig.Setting(key: "idv.face_match_operating_point", env: ServerConfig.envName("idv.face_match_operating_point"),
+                             summary: "face-match operating point: fmr_0.1 (default), fmr_0.01 (the analyser's calibrated distances), or distance (idv.face_match_max_distance)",
+                             apply: { c, v in
+                                 let m = v.trimmingCharacters(in: .whitespaces).lowercased()
+                                 if m == "distance" { c.workflow.faceMatchOperatingPoint = nil; return }
+                                 guard let p = MatchOperatingPoint(rawValue: m) else {
+                                     throw IDVServerError.configuration("idv.face_match_operating_point must be fmr_0.1, fmr_0.01 or distance, got '\(v)'")
+                                 }
+                                 c.workflow.faceMatchOperatingPoint = p
+                             }, current: { $0.workflow.faceMatchOperatingPoint?.rawValue ?? "distance" }),
+        bool("idv.selfie_recapture_on_poor_quality", \.recaptureOnPoorCapture, "ask a too dark, bright, blurred, small or off-pose selfie capture again (1060–1065) instead of judging it"),
         int("idv.liveness_threshold", \.livenessThreshold, min: 0, max: 100, "liveness score (0–100) below which the verdict is LIVENESS_FAILED"),
         bool("idv.doc.reject_expired", \.rejectExpiredDocuments, "an expired document is INVALID"),
         bool("idv.doc.reject_check_digits", \.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
@@ -138,6 +171,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
                              }, current: { $0.workflow.livenessMode }),
         int("idv.active_challenge_duration_seconds", \.activeChallengeDurationSeconds, min: 2, max: 30, "active liveness: sequence time for the challenged actions, seconds"),
         int("idv.active_challenge_deadline_seconds", \.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
+        bool("chip.require_trusted_csca", \.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
     ]
 
     /// The key file actually used for a store at `dbPath`.

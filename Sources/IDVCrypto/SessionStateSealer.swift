@@ -1,6 +1,5 @@
 import Foundation
 import IDVCore
-import IDVCrypto
 import IDVEngine
 
 /// Seals a session's flow state (the flow stack and the current challenge with its payload —
@@ -12,9 +11,11 @@ import IDVEngine
 ///
 /// Stored form (the `sessions.state` column, a BLOB): `0x01 ‖ key id (16 ASCII hex) ‖ nonce (24) ‖
 /// ciphertext+tag`. A TEXT value is a state written before sealing existed (read once, sealed on
-/// the next write).
+/// the next write). Shared by both stores (IDVStoreSQLite, IDVStorePostgres), so a state sealed by one
+/// opens in the other under the same key file.
 public struct SessionStateSealer: Sendable {
-    let vault: TemplateVault
+    /// The derived session-state vault (its `keyID` names the subkey, not the key file's key).
+    package let vault: TemplateVault
     static let version: UInt8 = 1
 
     /// A sealer over `masterKey`'s derived session-state subkey.

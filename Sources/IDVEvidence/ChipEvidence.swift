@@ -1,0 +1,98 @@
+import Foundation
+
+// Chip evidence: what the eMRTD reader (EMRTD, ICAO 9303-10/-11) found on the chip files sent with
+// the document pages, in typed form. No verdict: `WorkflowPolicy` (IDVEngine) decides what each
+// failure means for the document (docs/CHIP.md "The verdict rule").
+
+/// The eMRTD files as a client sent them (ICAO 9303-10 LDS1 elementary files, bytes exactly as read).
+public struct ChipData: Sendable, Equatable {
+    /// EF.SOD (the document security object).
+    public var sod: Data
+    /// EF.COM (not signed; optional).
+    public var com: Data?
+    /// Data group number (1…16) → the EF's bytes.
+    public var dataGroups: [Int: Data]
+    public init(sod: Data, com: Data? = nil, dataGroups: [Int: Data] = [:]) {
+        self.sod = sod
+        self.com = com
+        self.dataGroups = dataGroups
+    }
+}
+
+/// Why a passive-authentication step (ICAO 9303-11 §5.1) did not succeed, one case per outcome:
+/// "CSCA unknown" (no trusted CSCA has the document signer's issuer name) is not "CSCA signature
+/// invalid" (one has the name, but its key does not verify the DSC), nor "signature invalid".
+public enum ChipFailure: String, Codable, Sendable, CaseIterable {
+    /// The SOD's CMS signature does not verify with the document signer's key.
+    case signatureInvalid = "signature_invalid"
+    /// The signed messageDigest attribute is not the digest of the LDS security object.
+    case securityObjectDigestMismatch = "security_object_digest_mismatch"
+    /// No document signer certificate: none embedded in the SOD, none in the trust material.
+    case documentSignerMissing = "document_signer_missing"
+    /// A signature or key algorithm that cannot be checked.
+    case unsupportedAlgorithm = "unsupported_algorithm"
+    /// A data group's hash differs from the one the SOD signs.
+    case dataGroupHashMismatch = "data_group_hash_mismatch"
+    /// DG1 or DG2 was presented but the SOD does not list it (what the flow uses is not authenticated).
+    case usedDataGroupNotSigned = "used_data_group_not_signed"
+    /// Another presented data group is not listed in the SOD.
+    case otherDataGroupNotSigned = "other_data_group_not_signed"
+    /// No trusted CSCA has the document signer's issuer name.
+    case cscaUnknown = "csca_unknown"
+    /// Trusted CSCAs have the issuer name, but none of their keys verifies the document signer certificate.
+    case cscaSignatureInvalid = "csca_signature_invalid"
+    /// The CSCA's CRL lists the document signer.
+    case documentSignerRevoked = "document_signer_revoked"
+    case documentSignerExpired = "document_signer_expired"
+    case documentSignerNotYetValid = "document_signer_not_yet_valid"
+    case cscaExpired = "csca_expired"
+    case cscaNotYetValid = "csca_not_yet_valid"
+}
+
+/// DG1's MRZ compared with the MRZ read from the page (ICAO 9303-10 §4.7.1: DG1 is the MRZ).
+public enum ChipMRZComparison: Sendable, Equatable {
+    /// Equal (whitespace and case ignored).
+    case matches
+    /// Different; the MRZ fields that differ (`document_number`, `birth_date`, …; `lines` when the layouts differ).
+    case differs([String])
+    /// No DG1 was sent (or it could not be parsed): nothing to compare.
+    case noDataGroup1
+    /// The page gave no MRZ lines to compare with.
+    case noPrintedMRZ
+}
+
+/// What the chip reader found: the passive-authentication failures (empty: passed), the DG1
+/// cross-check, the data groups presented and the portrait (DG2's first face, re-encoded as JPEG
+/// for the face matcher).
+public struct ChipEvidence: Sendable, Equatable {
+    /// Every failed step, in ICAO 9303-11 order (signature, hashes, chain, revocation, validity).
+    public var failures: [ChipFailure]
+    public var mrz: ChipMRZComparison
+    /// Data group numbers presented, ascending.
+    public var dataGroups: [Int]
+    /// The SOD's hash algorithm (`SHA-256`, …).
+    public var hashAlgorithm: String
+    /// SHA-256 fingerprints (hex) of the document signer and the CSCA it chains to, when known.
+    public var documentSignerFingerprint: String?
+    public var cscaFingerprint: String?
+    /// DG2's first face as JPEG; nil when DG2 was not sent or has no decodable face.
+    public var portraitJPEG: Data?
+    /// Files presented that could not be parsed (their hashes are still checked), by name (`DG2`, `EF.COM`).
+    public var unparsedFiles: [String]
+
+    public init(failures: [ChipFailure], mrz: ChipMRZComparison, dataGroups: [Int], hashAlgorithm: String,
+                documentSignerFingerprint: String? = nil, cscaFingerprint: String? = nil, portraitJPEG: Data? = nil,
+                unparsedFiles: [String] = []) {
+        self.failures = failures
+        self.mrz = mrz
+        self.dataGroups = dataGroups
+        self.hashAlgorithm = hashAlgorithm
+        self.documentSignerFingerprint = documentSignerFingerprint
+        self.cscaFingerprint = cscaFingerprint
+        self.portraitJPEG = portraitJPEG
+        self.unparsedFiles = unparsedFiles
+    }
+
+    /// Passive authentication passed (every step) and DG1 equals the printed MRZ.
+    public var authentic: Bool { failures.isEmpty && mrz == .matches }
+}

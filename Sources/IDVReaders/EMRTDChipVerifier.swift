@@ -1,0 +1,122 @@
+import EMRTD
+import Foundation
+import IDVCore
+import IDVEngine
+import Imaging
+
+/// The production ``ChipVerifying``: EMRTD's `ChipReader` (ICAO 9303-10 parsing, ICAO 9303-11 §5.1
+/// passive authentication with OpenSSL, DG1 against the printed MRZ) over the operator's trust
+/// material from the store, its findings in the engine's typed form (IDVEvidence ``ChipEvidence``).
+///
+/// The parsed trust (`CSCATrust`) is cached by the records' digests: importing or removing
+/// material takes effect on the next verification. A record that no longer parses (it was checked
+/// on import) is left out and logged by id.
+///
+/// Errors: EF.SOD not a usable security object (truncated TLV, lengths past the end, a declared
+/// length beyond the data, garbage CMS) → ``IDVError`` 1050 `chipDataUnreadable` naming the file
+/// and the structural fault (never its content).
+public final class EMRTDChipVerifier: ChipVerifying, @unchecked Sendable {
+    private let lock = NSLock()
+    private var cached: (key: [String], trust: CSCATrust)?
+
+    public init() {}
+
+    /// The trust of `records`: single certificates and CRLs first, then master lists and LDIF
+    /// files (checked against what is trusted already, as `idvd chip verify --trust` does).
+    public func trust(_ records: [TrustMaterialRecord]) -> CSCATrust {
+        let key = records.map(\.sha256)
+        lock.lock()
+        defer { lock.unlock() }
+        if let c = cached, c.key == key { return c.trust }
+        var trust = CSCATrust()
+        let first: Set<String> = [TrustMaterialKind.cscaCertificate.rawValue, TrustMaterialKind.crl.rawValue, TrustMaterialKind.documentSignerCertificate.rawValue]
+        for r in records.filter({ first.contains($0.kind) }) + records.filter({ !first.contains($0.kind) }) {
+            do { trust.add(try TrustMaterial([UInt8](r.bytes), trusted: trust)) } catch {
+                Log.event("trust material left out", level: "warning", ["trust_id": .string(r.id), "kind": .string(r.kind)])
+            }
+        }
+        cached = (key, trust)
+        return trust
+    }
+
+    public func verify(_ chip: ChipData, printedMRZ: [String], trust records: [TrustMaterialRecord], now: Int) throws -> ChipEvidence {
+        let files = ChipFiles(sod: [UInt8](chip.sod), com: chip.com.map { [UInt8]($0) }, dataGroups: chip.dataGroups.mapValues { [UInt8]($0) })
+        let report: ChipReport
+        do {
+            report = try ChipReader(trust: trust(records)).read(files, at: Date(timeIntervalSince1970: TimeInterval(now)),
+                                                                printedMRZ: printedMRZ.isEmpty ? nil : printedMRZ)
+        } catch let e as LDSError {
+            throw IDVError(.chipDataUnreadable, "The chip's EF.SOD is not a usable security object (\(e))")
+        } catch {
+            throw IDVError(.chipDataUnreadable, "The chip's EF.SOD is not a usable security object")
+        }
+        return Self.evidence(of: report, printedMRZ: printedMRZ, dataGroups: chip.dataGroups.keys.sorted())
+    }
+
+    /// The engine's evidence of a chip report.
+    public static func evidence(of report: ChipReport, printedMRZ: [String], dataGroups: [Int]) -> ChipEvidence {
+        let pa = report.passiveAuthentication
+        var failures: [ChipFailure] = []
+        for f in pa.failures {
+            switch f {
+            case .signatureInvalid: failures.append(.signatureInvalid)
+            case .securityObjectDigestMismatch: failures.append(.securityObjectDigestMismatch)
+            case .documentSignerMissing: failures.append(.documentSignerMissing)
+            case .unsupportedAlgorithm: failures.append(.unsupportedAlgorithm)
+            case .dataGroupHashMismatch: failures.append(.dataGroupHashMismatch)
+            case .dataGroupNotInSecurityObject:
+                let unsigned = pa.dataGroups.filter { $0.outcome == .notInSecurityObject }.map(\.dataGroup)
+                if unsigned.contains(where: { $0 == 1 || $0 == 2 }) { failures.append(.usedDataGroupNotSigned) }
+                if unsigned.contains(where: { $0 != 1 && $0 != 2 }) { failures.append(.otherDataGroupNotSigned) }
+            case .cscaUnknown: failures.append(.cscaUnknown)
+            case .cscaSignatureInvalid: failures.append(.cscaSignatureInvalid)
+            case .documentSignerRevoked: failures.append(.documentSignerRevoked)
+            case .documentSignerExpired: failures.append(.documentSignerExpired)
+            case .documentSignerNotYetValid: failures.append(.documentSignerNotYetValid)
+            case .cscaExpired: failures.append(.cscaExpired)
+            case .cscaNotYetValid: failures.append(.cscaNotYetValid)
+            }
+        }
+        let mrz: ChipMRZComparison
+        if printedMRZ.isEmpty { mrz = .noPrintedMRZ }
+        else if let c = report.mrzCrossCheck { mrz = c.outcome == .matches ? .matches : .differs(c.differingFields) }
+        else { mrz = .noDataGroup1 }
+        var unparsed = report.parseErrors.map { "\($0.file)" }
+        var portrait: Data?
+        if let face = report.portrait {
+            do { portrait = try ChipPortrait.image(face).jpegData(quality: 92) } catch { unparsed.append("DG2 image") }
+        }
+        return ChipEvidence(failures: failures, mrz: mrz, dataGroups: dataGroups, hashAlgorithm: pa.hashAlgorithm.rawValue,
+                            documentSignerFingerprint: pa.documentSigner?.fingerprint, cscaFingerprint: pa.chain.csca?.fingerprint,
+                            portraitJPEG: portrait, unparsedFiles: unparsed)
+    }
+}
+
+/// The chip portrait (DG2's first face, ISO/IEC 19794-5) as an image: JPEG through the project's
+/// decoder, JPEG 2000 through OpenJPEG (EMRTD `JPEG2000`).
+public enum ChipPortrait {
+    /// `image` on a mid-grey canvas 50 % larger in each dimension, centred (a chip or page portrait
+    /// is all face: the margin gives the face detector's window room around it).
+    public static func padded(_ image: Imaging.Image) throws -> Imaging.Image {
+        let rgb = image.rgb()
+        let w = image.width * 3 / 2, h = image.height * 3 / 2, x0 = (w - image.width) / 2, y0 = (h - image.height) / 2
+        var px = [UInt8](repeating: 128, count: w * h * 3)
+        rgb.pixels.withUnsafeBufferPointer { src in
+            for y in 0..<image.height {
+                let s = y * image.width * 3, d = ((y0 + y) * w + x0) * 3
+                px.replaceSubrange(d..<d + image.width * 3, with: src[s..<s + image.width * 3])
+            }
+        }
+        return try Imaging.Image(rgb: px, width: w, height: h)
+    }
+
+    /// DG2 face `face` decoded. Throws the decoder's error.
+    public static func image(_ face: DG2.Face) throws -> Imaging.Image {
+        switch face.imageDataType {
+        case .jpeg: return try Imaging.Image(data: Data(face.imageData))
+        case .jpeg2000:
+            let p = try JPEG2000.decode(face.imageData)
+            return try Imaging.Image(pixels: p.pixels, width: p.width, height: p.height, format: p.channels == 3 ? .rgb : .gray)
+        }
+    }
+}

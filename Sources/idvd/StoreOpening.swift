@@ -1,0 +1,60 @@
+import Foundation
+import IDVCore
+import IDVEngine
+import IDVStorePostgres
+import IDVStoreSQLite
+
+/// What `idvd` serves from: the workflow store with verification links (SQLite or PostgreSQL).
+typealias ServedStore = WorkflowStore & VerificationLinkStore
+
+/// Opens the store `db.path` names — a SQLite file, or PostgreSQL when it is a `postgresql://` URL —
+/// for `idvd serve` and every `idvd admin` command.
+enum StoreOpening {
+    /// Refuses a database password given on the command line (`--db`, `--set db.path=`): it would be
+    /// visible to every user in `ps` and stay in shell history. Environment and config file are fine.
+    static func refusePasswordOnCommandLine(_ value: String?) throws {
+        guard let value, DatabaseLocation(value).urlHasPassword else { return }
+        throw CLIError("the database URL on the command line carries a password (\(DatabaseLocation(value).redacted)); "
+                       + "pass it in IDVD_DB_PASSWORD, db.password_file (mode 0600) or PGPASSWORD instead")
+    }
+
+    /// `mustExist`: refuse a missing database (a SQLite file that is not there, a PostgreSQL database
+    /// without the OpenIDV schema) instead of creating it — every `idvd admin` command but `create-user`.
+    static func open(_ config: ServerConfig, mustExist: Bool, command: String) throws -> any ServedStore {
+        switch config.database {
+        case let .sqlite(path):
+            if mustExist, !FileManager.default.fileExists(atPath: path) {
+                throw CLIError("no database at \(path): `idvd \(command)` does not create one "
+                               + "(check --db / db.path; `idvd admin create-user` or `idvd serve` creates a new database)")
+            }
+            return try config.openStore()
+        case .postgres:
+            do {
+                return try config.openPostgresStore(createSchema: !mustExist)
+            } catch let e as IDVServerError {
+                throw CLIError("\(e)")
+            } catch let e as StoreError {
+                throw CLIError("\(e)" + (mustExist ? " (check --db / db.path)" : ""))
+            }
+        }
+    }
+
+    /// One log line naming the store (the URL redacted), for `idvd serve`'s stderr.
+    static func logOpened(_ store: any ServedStore, config: ServerConfig) {
+        var fields: [String: JSONValue] = ["schema_version": .integer((try? store.schemaVersion()) ?? 0)]
+        switch config.database {
+        case let .sqlite(path):
+            fields["engine"] = "sqlite"
+            fields["path"] = .string(path)
+        case .postgres:
+            fields["engine"] = "postgresql"
+            fields["url"] = .string(config.database.redacted)
+            fields["pool_size"] = .integer(config.db.poolSize)
+            if let pg = store as? PostgresStore {
+                if let v = try? pg.serverVersion() { fields["server_version"] = .integer(v) }
+                pg.logsStatisticsOnClose = true
+            }
+        }
+        Log.event("store opened", fields)
+    }
+}

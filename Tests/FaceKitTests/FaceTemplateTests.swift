@@ -1,0 +1,156 @@
+import Foundation
+import XCTest
+@testable import FaceKit
+
+/// The versioned template format, descriptor fusion and threshold calibration.
+final class FaceTemplateTests: XCTestCase {
+    func descriptor(_ seed: Float) -> [Float] { (0..<128).map { Float(sin(Double($0) * 0.37 + Double(seed))) * 0.1 } }
+
+    /// A version-1 blob exactly as the vault wrote it before templates were versioned: 128 LE float32.
+    func versionOneBytes(_ d: [Float]) -> [UInt8] {
+        var out: [UInt8] = []
+        for f in d { withUnsafeBytes(of: f.bitPattern.littleEndian) { out += $0 } }
+        return out
+    }
+
+    func testVersionOneTemplatesStillDecode() throws {
+        let d = descriptor(1)
+        let t = try FaceTemplate(decoding: versionOneBytes(d))
+        XCTAssertEqual(t.version, 1)
+        XCTAssertEqual(t.fusion, .single)
+        XCTAssertEqual(t.sourceCount, 1)
+        XCTAssertEqual(t.descriptor, d)
+        // Read back and written again it stays a version-1 blob.
+        XCTAssertEqual(t.encoded(), versionOneBytes(d))
+    }
+
+    func testVersionTwoRoundTrip() throws {
+        let t = try FaceTemplate.fused([descriptor(1), descriptor(2), descriptor(3)], weights: [1, 0.5, 0.25])
+        XCTAssertEqual(t.version, 2)
+        XCTAssertEqual(t.fusion, .qualityWeightedMean)
+        XCTAssertEqual(t.sourceCount, 3)
+        let bytes = t.encoded()
+        XCTAssertEqual(bytes.count, 8 + 512)
+        XCTAssertEqual(Array(bytes.prefix(4)), Array("IDVT".utf8))
+        XCTAssertEqual(try FaceTemplate(decoding: bytes), t)
+    }
+
+    func testFusionIsTheWeightedMean() throws {
+        let a = [Float](repeating: 0.2, count: 128), b = [Float](repeating: -0.1, count: 128)
+        XCTAssertEqual(try FaceTemplate.fused([a, b]).descriptor.first!, 0.05, accuracy: 1e-6)
+        XCTAssertEqual(try FaceTemplate.fused([a, b]).fusion, .mean)
+        XCTAssertEqual(try FaceTemplate.fused([a, b], weights: [3, 1]).descriptor.first!, 0.125, accuracy: 1e-6)
+        XCTAssertEqual(try FaceTemplate.fused([a]).fusion, .single)
+        XCTAssertEqual(try FaceTemplate.fused([a, b], weights: [2, 2]).fusion, .mean)
+    }
+
+    func testBadInputIsRefused() {
+        XCTAssertThrowsError(try FaceTemplate.fused([]))
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), Array(descriptor(2).prefix(127))]))
+        XCTAssertThrowsError(try FaceTemplate.fused([[Float](repeating: .nan, count: 128)]))
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), descriptor(2)], weights: [0, 0]))
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), descriptor(2)], weights: [1, -1]))
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1)], weights: [1, 1]))
+        XCTAssertThrowsError(try FaceTemplate(decoding: [1, 2, 3]))
+        XCTAssertThrowsError(try FaceTemplate(decoding: Array("IDVT".utf8) + [3, 1, 0, 1] + versionOneBytes(descriptor(1)))) { e in
+            XCTAssertEqual(e as? FaceTemplateError, .unsupportedVersion(3))
+        }
+        XCTAssertThrowsError(try FaceTemplate(decoding: Array("IDVT".utf8) + [2, 9, 0, 1] + versionOneBytes(descriptor(1)))) { e in
+            XCTAssertEqual(e as? FaceTemplateError, .unsupportedModel(9))
+        }
+        XCTAssertThrowsError(try FaceTemplate(decoding: versionOneBytes([Float](repeating: 1e20, count: 128))))
+    }
+
+    func testQualityWeight() {
+        let frontal = HeadPose(yaw: 0, pitch: 0, roll: 0)
+        XCTAssertEqual(FaceTemplate.qualityWeight(sharpness: 100, bestSharpness: 100, pose: frontal), 1)
+        XCTAssertEqual(FaceTemplate.qualityWeight(sharpness: 25, bestSharpness: 100, pose: frontal), 0.5, accuracy: 1e-12)
+        XCTAssertEqual(FaceTemplate.qualityWeight(sharpness: 100, bestSharpness: 100, pose: HeadPose(yaw: 22.5, pitch: 0, roll: 0)), 0.5, accuracy: 1e-12)
+        XCTAssertEqual(FaceTemplate.qualityWeight(sharpness: 100, bestSharpness: 100, pose: nil), 0.05, accuracy: 1e-12)
+    }
+
+    func testCalibrationThresholdAndRates() throws {
+        // 10 000 impostor distances 0.5, 0.5001, …: FMR 0.1 % allows 10 at or under the threshold.
+        let impostors = (0..<10_000).map { 0.5 + Double($0) * 1e-4 }.shuffled()
+        let t = try XCTUnwrap(FaceMatchCalibration.threshold(targetFMR: 0.001, impostorDistances: impostors))
+        XCTAssertEqual(impostors.filter { $0 <= t }.count, 10)
+        let genuine = [0.3, 0.4, 0.6, 0.7]
+        let r = FaceMatchCalibration.rates(threshold: t, genuine: genuine, impostor: impostors)
+        XCTAssertEqual(r.fmr, 0.001, accuracy: 1e-12)
+        XCTAssertEqual(r.fnmr, 0.5)
+        // A target below 1 / n puts the threshold under every impostor.
+        let tiny = try XCTUnwrap(FaceMatchCalibration.threshold(targetFMR: 1e-5, impostorDistances: impostors))
+        XCTAssertLessThan(tiny, 0.5)
+        XCTAssertNil(FaceMatchCalibration.threshold(targetFMR: 0.001, impostorDistances: []))
+        XCTAssertNil(FaceMatchCalibration.threshold(targetFMR: 0, impostorDistances: impostors))
+    }
+}
+
+/// The fusion rules of the liveness cues.
+final class LivenessFusionTests: XCTestCase {
+    let levels = LivenessFusion.TextureLevels()
+
+    func inputs(action: Double = 1, motion: Double = 1, texture: Double? = 1) -> LivenessFusion.Inputs {
+        LivenessFusion.Inputs(facialAction: action, challenge: nil, motion: motion, texture: texture)
+    }
+
+    func testTextureStrengthIsPiecewiseLinear() {
+        let l = LivenessFusion.TextureLevels(line: 0.4, strong: 0.9)
+        XCTAssertEqual(LivenessFusion.textureStrength(0, levels: l), 0)
+        XCTAssertEqual(LivenessFusion.textureStrength(0.2, levels: l), 0.25, accuracy: 1e-12)
+        XCTAssertEqual(LivenessFusion.textureStrength(0.4, levels: l), 0.5, accuracy: 1e-12)
+        XCTAssertEqual(LivenessFusion.textureStrength(0.7, levels: l), 0.75, accuracy: 1e-12)
+        XCTAssertEqual(LivenessFusion.textureStrength(1.2, levels: l), 1)
+    }
+
+    func testPreviousRuleIgnoresTexture() {
+        let o = LivenessFusion.apply(.motion, inputs(texture: 0), blocked: false)
+        XCTAssertEqual(o.score, 100)
+        XCTAssertEqual(o.failed, [])
+        let rigid = LivenessFusion.apply(.motion, inputs(motion: 0.3), blocked: false)
+        XCTAssertLessThan(rigid.score, 50)
+        XCTAssertEqual(rigid.failed, [.rigidMotion])
+    }
+
+    func testTextureAttackFailsWhateverTheMotion() {
+        let o = LivenessFusion.apply(.textureMotion, inputs(texture: 0.1), blocked: false)
+        XCTAssertLessThan(o.score, 50)
+        XCTAssertEqual(o.failed, [.textureAttack])
+        // Without texture evidence the rule cannot pass, but names no texture attack.
+        let none = LivenessFusion.apply(.textureMotion, inputs(texture: nil), blocked: false)
+        XCTAssertLessThan(none.score, 50)
+        XCTAssertEqual(none.failed, [])
+    }
+
+    func testBlockedScoresZeroAndFacialActionStaysRequired() {
+        XCTAssertEqual(LivenessFusion.apply(.textureMotion, inputs(), blocked: true).score, 0)
+        let noAction = LivenessFusion.apply(.textureMotion, inputs(action: 0.3), blocked: false)
+        XCTAssertLessThan(noAction.score, 50)
+        XCTAssertEqual(noAction.failed, [.noBlink])
+        let challenge = LivenessFusion.Inputs(facialAction: nil, challenge: [1, 0], motion: 1, texture: 1)
+        XCTAssertEqual(LivenessFusion.apply(.textureMotion, challenge, blocked: false).failed, [.challengeNotMet])
+    }
+
+    func testStrongTextureAndStrongActionStandInForMotion() {
+        let strong = LivenessFusion.textureStrength(0.95, levels: levels)
+        let stillButAlive = LivenessFusion.apply(.textureMotion, inputs(action: 0.8, motion: 0.3, texture: strong), blocked: false)
+        XCTAssertGreaterThanOrEqual(stillButAlive.score, 50)
+        XCTAssertEqual(stillButAlive.failed, [])
+        // A weak facial action (a print's false blink) does not stand in, however alive the texture.
+        let weakAction = LivenessFusion.apply(.textureMotion, inputs(action: 0.55, motion: 0.3, texture: strong), blocked: false)
+        XCTAssertLessThan(weakAction.score, 50)
+        XCTAssertEqual(weakAction.failed, [.rigidMotion])
+        // Texture above its line but below the strong level does not either.
+        let plain = LivenessFusion.textureStrength(0.8, levels: levels)
+        XCTAssertEqual(LivenessFusion.apply(.textureMotion, inputs(action: 1, motion: 0.3, texture: plain), blocked: false).failed, [.rigidMotion])
+        // The previous rule never substitutes.
+        XCTAssertEqual(LivenessFusion.apply(.motion, inputs(action: 1, motion: 0.3, texture: 1), blocked: false).failed, [.rigidMotion])
+    }
+
+    func testEveryCuePassingScoresAtLeastFifty() {
+        let o = LivenessFusion.apply(.textureMotion, inputs(action: 0.5, motion: 0.5, texture: 0.5), blocked: false)
+        XCTAssertEqual(o.score, 50)
+        XCTAssertEqual(o.failed, [])
+        XCTAssertEqual(LivenessFusion.apply(.textureMotion, inputs(), blocked: false).score, 100)
+    }
+}

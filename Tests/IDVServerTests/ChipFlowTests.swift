@@ -1,0 +1,237 @@
+import Foundation
+import IDVCore
+import IDVEngine
+import IDVTestSupport
+import XCTest
+
+/// The eMRTD chip in the document step, on a real `idvd serve` (real DocumentReader, real EMRTD
+/// passive authentication with OpenSSL, real FaceKit), with the chips `idvd specimen --chip` writes:
+/// the genuine chip of the printed specimen, its seven tampered variants, and the test PKI's CSCA
+/// and CRL imported with `idvd admin trust import`.
+final class ChipFlowTests: XCTestCase {
+    /// `idvd specimen` seed 9 (TD3, valid until 2032, portrait = the person of the selfie frames) with its chip.
+    static func specimen(in dir: URL) throws -> (page: Data, chip: URL, pki: URL) {
+        let r = try IDVDBinary.run(["specimen", "--format", "td3", "--seed", "9", "--out", dir.path, "--jpeg", "90", "--chip",
+                                    "--portrait", WorkflowRealImageTests.fixtures.appendingPathComponent("katie_portrait.jpg").path])
+        XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
+        return (try Data(contentsOf: dir.appendingPathComponent("specimen-9.jpg")), dir.appendingPathComponent("specimen-9.chip"),
+                dir.appendingPathComponent("test-pki"))
+    }
+
+    /// The chip files of `dir` as the document answer's `payload.chip` (IDVCore `ChipFilesPayload`).
+    static func chipPayload(_ dir: URL) throws -> JSONValue {
+        func b64(_ name: String) throws -> String { try Data(contentsOf: dir.appendingPathComponent(name)).base64EncodedString() }
+        var groups: [String: JSONValue] = [:]
+        for n in 1...16 where FileManager.default.fileExists(atPath: dir.appendingPathComponent("DG\(n).bin").path) {
+            groups[String(n)] = .string(try b64("DG\(n).bin"))
+        }
+        return ["sod": .string(try b64("EF_SOD.bin")), "com": .string(try b64("EF_COM.bin")), "data_groups": .object(groups)]
+    }
+
+    static func loggedIn(_ server: ServerProcess, _ user: String) throws -> API {
+        let code = try server.createUser(user)
+        let api = server.client()
+        try api.startSession()
+        try api.answer(["user_id": .string(user)])
+        try api.answer(["activation_code": .string(code)])
+        XCTAssertEqual(try api.answer(["password": "correct horse 42"]).event?.name, "onUserLoggedIn")
+        return api
+    }
+
+    /// One additional document scan (seed 003) of `page` with `chip`; its `document_status`.
+    static func scan(_ api: API, _ page: Data, chip: JSONValue, file: StaticString = #filePath, line: UInt = #line) throws -> DocumentScanStatusReport {
+        try api.startFlow("idv.postlogin.document_scan", ["reason": "Chip check"])
+        XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "uploadIDVDocumentPages", file: file, line: line)
+        let reply = try api.uploadChip(page, chip)
+        let event = try XCTUnwrap(reply.event, "\(String(describing: reply.error))", file: file, line: line)
+        return try event.payload.decode(AdditionalDocumentScanDetails.self).documentStatus
+    }
+
+    func testSpecimenChipsOnRealIdvdGenuineTamperedUntrustedAndRequired() throws {
+        try WorkflowRealImageTests.requireModels()
+        let server = try ServerProcess()
+        let (page, chipDir, pki) = try Self.specimen(in: server.dir)
+        try server.start()
+        // Trust from the store, imported into the running server's database: the test CSCA and its
+        // CRL (which revokes the "revoked-dsc" signer).
+        let imported = try XCTUnwrap(try server.admin(["trust", "import", pki.appendingPathComponent("csca.cer").path,
+                                                       pki.appendingPathComponent("csca.crl").path]).arrayValue)
+        XCTAssertEqual(imported.compactMap { $0["kind"]?.stringValue }, ["csca_certificate", "crl"])
+        let api = try Self.loggedIn(server, "nora")
+
+        // The genuine chip: passive authentication passes, DG1 equals the printed MRZ.
+        let genuine = try Self.scan(api, page, chip: try Self.chipPayload(chipDir))
+        XCTAssertEqual(genuine.isNFCDocument, true)
+        XCTAssertEqual(genuine.nfcScanStatus, "OK")
+        XCTAssertEqual(genuine.nfcScanStatusReasonCode, "passed")
+        XCTAssertEqual(genuine.nfcScanStatusReason, ChipVerificationReason.passed.sentence)
+        XCTAssertEqual(genuine.overallDocumentStatus, .ok, "\(genuine.errorList) \(genuine.warningList)")
+        XCTAssertEqual(genuine.checksPerformed.first { $0.checkName == "Chip verification" }?.checkStatus, .ok)
+
+        // Without chip data: the page alone, NOT DONE.
+        try api.startFlow("idv.postlogin.document_scan", ["reason": "Page only"])
+        try api.answer(["is_confirm": true])
+        let pageOnly = try XCTUnwrap(try api.uploadPages([page]).event).payload.decode(AdditionalDocumentScanDetails.self).documentStatus
+        XCTAssertEqual(pageOnly.isNFCDocument, false)
+        XCTAssertEqual(pageOnly.nfcScanStatus, "NOT DONE")
+        XCTAssertEqual(pageOnly.nfcScanStatusReasonCode, "no_chip_data")
+        XCTAssertEqual(pageOnly.checksPerformed.first { $0.checkName == "Chip verification" }?.checkStatus, .notDone)
+
+        // Every tampered variant fails with its own reason; forged or altered chips make the document INVALID.
+        let expected: [(String, DocumentScanStatus, String)] = [
+            ("dg1-byte-changed", .error, "data_group_hash_mismatch"),
+            ("dg2-swapped", .error, "data_group_hash_mismatch"),
+            ("security-object-changed", .error, "security_object_digest_mismatch"),
+            ("signature-corrupted", .error, "signature_invalid"),
+            ("revoked-dsc", .error, "document_signer_revoked"),
+            ("expired-dsc", .warning, "certificate_not_valid_now"),
+            ("wrong-csca-key", .warning, "csca_signature_invalid"),
+        ]
+        for (variant, status, code) in expected {
+            let s = try Self.scan(api, page, chip: try Self.chipPayload(chipDir.appendingPathComponent("variants/\(variant)")))
+            XCTAssertEqual(s.isNFCDocument, true, variant)
+            XCTAssertEqual(s.nfcScanStatusReasonCode, code, variant)
+            XCTAssertEqual(s.nfcScanStatus, status == .error ? "ERROR" : "WARNING", variant)
+            XCTAssertEqual(s.overallDocumentStatus, status, "\(variant): \(s.errorList) \(s.warningList)")
+            XCTAssertEqual(s.checksPerformed.first { $0.checkName == "Chip verification" }?.checkStatus, .error, variant)
+        }
+
+        // The CSCA removed (a running server uses the change at once): unknown CSCA is a WARNING.
+        let csca = try XCTUnwrap(imported.first { $0["kind"] == "csca_certificate" }?["id"]?.stringValue)
+        XCTAssertEqual(try server.admin(["trust", "remove", csca])["id"]?.stringValue, csca)
+        let untrusted = try Self.scan(api, page, chip: try Self.chipPayload(chipDir))
+        XCTAssertEqual(untrusted.nfcScanStatusReasonCode, "csca_unknown")
+        XCTAssertEqual(untrusted.overallDocumentStatus, .warning)
+        XCTAssertEqual(server.stop(), 0)
+
+        // With chip.require_trusted_csca the same chip makes the document INVALID.
+        let strict = try ServerProcess(settings: ["chip.require_trusted_csca": "true"], dir: server.dir)
+        try strict.start()
+        let api2 = try Self.loggedIn(strict, "otto")
+        let required = try Self.scan(api2, page, chip: try Self.chipPayload(chipDir))
+        XCTAssertEqual(required.nfcScanStatusReasonCode, "csca_unknown")
+        XCTAssertEqual(required.nfcScanStatus, "ERROR")
+        XCTAssertEqual(required.overallDocumentStatus, .error)
+        XCTAssertEqual(strict.stop(), 0)
+        let audit = try strict.admin(["audit", "--limit", "100000"])
+        let entries = try XCTUnwrap(audit["entries"]?.arrayValue)
+        XCTAssertEqual(entries.filter { $0["action"] == "admin.trust_import" }.count, 2)
+        XCTAssertEqual(entries.filter { $0["action"] == "admin.trust_remove" }.count, 1)
+        XCTAssertEqual(audit["chain_valid"], true)
+    }
+
+    /// KYC with the chip: the document confirmation carries the real "Chip verification" result, the
+    /// selfie is matched against DG2 (the confirmation shows exactly the portrait `idvd chip verify
+    /// --portrait-out` decodes from DG2) and the audit names the reference.
+    func testKYCWithChipMatchesTheSelfieAgainstTheChipPortrait() throws {
+        try WorkflowRealImageTests.requireModels()
+        let katie = try WorkflowRealImageTests.frames("katie_live")
+        let server = try ServerProcess()
+        let (page, chipDir, pki) = try Self.specimen(in: server.dir)
+        let dg2 = server.dir.appendingPathComponent("dg2.jpg")
+        let cli = try IDVDBinary.run(["chip", "verify", "--dir", chipDir.path, "--trust", pki.path, "--portrait-out", dg2.path])
+        XCTAssertEqual(cli.status, 0, String(decoding: cli.stderr, as: UTF8.self))
+        try server.start()
+        _ = try server.admin(["trust", "import", pki.appendingPathComponent("csca.cer").path])
+        let api = try Self.loggedIn(server, "kira")
+        try api.startFlow("idv.postlogin.kyc", ["reason": "KYC"])
+        try api.answer(["is_confirm": true])
+        let confirm = try XCTUnwrap(try api.uploadChip(page, try Self.chipPayload(chipDir)).challenge, server.serverLog())
+        XCTAssertEqual(confirm.name, "getIDVConfirmDocumentDetails")
+        let details = try confirm.payload.decode(DocumentDetails.self).responseData
+        XCTAssertEqual(details.checksPerformed.first { $0.checkName == "Chip verification" }?.result, .passed)
+        XCTAssertEqual(details.overallStatus, .valid, "\(details.errors) \(details.warnings)")
+        XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
+        try api.answer(["is_confirm": true])
+        let selfie = try XCTUnwrap(try api.uploadFrames(katie).challenge).payload.decode(SelfieDetails.self).responseData
+        XCTAssertEqual(selfie.biometricResult.displayText, .matched, server.serverLog())
+        let shown = try XCTUnwrap(selfie.documentDetail?.documentInfo.portraitImage)
+        XCTAssertEqual(Data(base64Encoded: shown), try Data(contentsOf: dg2), "the reference is DG2's portrait")
+        try api.answer(["action": "continue-flow"])
+        XCTAssertTrue(try XCTUnwrap(try api.answer(["is_opt_in": false]).event).payload.decode(KYCResponse.self).isSuccess)
+        XCTAssertEqual(server.stop(), 0)
+        let entries = try XCTUnwrap(try server.admin(["audit", "--limit", "100000"])["entries"]?.arrayValue)
+        XCTAssertEqual(entries.first { $0["action"] == "idv.selfie_verified" }?["details"]?["reference"], "chip")
+        XCTAssertEqual(entries.first { $0["action"] == "idv.document_read" }?["details"]?["chip"], "passed")
+    }
+
+    /// Bad chip input is refused clearly and changes nothing stored: not base64, an unknown data
+    /// group, a wrong shape (1001), an EF.SOD that is garbage CMS, truncated, or declares 1 GB (1050).
+    func testMalformedChipPayloadsAreRefusedWithNothingStored() throws {
+        let server = try ServerProcess()
+        let (page, chipDir, _) = try Self.specimen(in: server.dir)
+        try server.start()
+        let api = try Self.loggedIn(server, "ivan")
+        try api.startFlow("idv.postlogin.document_scan", ["reason": "Bad chips"])
+        let upload = try XCTUnwrap(try api.answer(["is_confirm": true]).challenge)
+        XCTAssertEqual(upload.name, "uploadIDVDocumentPages")
+        func auditCount() throws -> Int { try XCTUnwrap(try server.admin(["audit", "--limit", "100000"])["entries"]?.arrayValue).count }
+        let before = try auditCount()
+        let good = try Self.chipPayload(chipDir)
+        let sod = try Data(contentsOf: chipDir.appendingPathComponent("EF_SOD.bin"))
+        func with(sod bytes: Data) -> JSONValue { ["sod": .string(bytes.base64EncodedString()), "data_groups": good["data_groups"] ?? .emptyObject] }
+        let refusals: [(String, JSONValue, Int)] = [
+            ("not base64", ["sod": "%%% not base64 %%%"], 1001),
+            ("data group 17", ["sod": good["sod"] ?? .null, "data_groups": ["17": good["sod"] ?? .null]], 1001),
+            ("an array", .array([]), 1001),
+            ("garbage CMS", with(sod: Data((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })), 1050),
+            ("truncated", with(sod: sod.prefix(sod.count / 2)), 1050),
+            ("1 GB length", with(sod: Data([0x77, 0x84, 0x40, 0x00, 0x00, 0x00, 0x30, 0x00])), 1050),
+        ]
+        for (what, chip, code) in refusals {
+            let r = try api.answer(["pages": [["page_index": 0, "image": .string(page.base64EncodedString())]], "chip": chip],
+                                   to: upload, route: "/v1/session/upload")
+            XCTAssertEqual(r.error?.longErrorCode, code, "\(what): \(String(describing: r.error))")
+            XCTAssertNil(r.challenge, what)
+            XCTAssertFalse((r.error?.errorString ?? "").isEmpty, what)
+        }
+        XCTAssertEqual(try auditCount(), before, "nothing audited, nothing stored")
+        // The same challenge still takes a good answer, with all its attempts.
+        XCTAssertEqual(try XCTUnwrap(try api.current().challenge).attemptsLeft, upload.attemptsLeft)
+        let ok = try api.answer(["pages": [["page_index": 0, "image": .string(page.base64EncodedString())]], "chip": good],
+                                to: upload, route: "/v1/session/upload")
+        XCTAssertEqual(try XCTUnwrap(ok.event).payload.decode(AdditionalDocumentScanDetails.self).documentStatus.isNFCDocument, true)
+        XCTAssertEqual(server.stop(), 0)
+    }
+
+    /// `idvd admin trust import|list|remove`: checked before kept, kept once, listed, removed, audited;
+    /// a file that is not trust material (or a master list whose signer is not trusted) is refused with nothing kept.
+    func testTrustAdminCommands() throws {
+        let server = try ServerProcess()
+        let (_, chipDir, pki) = try Self.specimen(in: server.dir)
+        _ = try server.admin(["create-user", "root", "--no-idv"])
+        let csca = pki.appendingPathComponent("csca.cer").path, crl = pki.appendingPathComponent("csca.crl").path
+        // Not trust material: refused, nothing kept (the CSCA given with it is not kept either).
+        let bad = try IDVDBinary.run(["admin", "trust", "import", csca, chipDir.appendingPathComponent("DG1.bin").path, "--db", server.dbPath])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(String(decoding: bad.stderr, as: UTF8.self).contains("DG1.bin"), String(decoding: bad.stderr, as: UTF8.self))
+        XCTAssertEqual(try server.admin(["trust", "list"]).arrayValue?.count, 0)
+        let first = try XCTUnwrap(try server.admin(["trust", "import", csca, crl]).arrayValue)
+        XCTAssertEqual(first.map { $0["added"] }, [true, true])
+        XCTAssertEqual(first[0]["cscas"], 1)
+        XCTAssertEqual(first[1]["crls"], 1)
+        XCTAssertEqual(try XCTUnwrap(try server.admin(["trust", "import", csca]).arrayValue).first?["added"], false, "kept once")
+        let listed = try XCTUnwrap(try server.admin(["trust", "list"]).arrayValue)
+        XCTAssertEqual(listed.compactMap { $0["source_name"]?.stringValue }.sorted(), ["csca.cer", "csca.crl"])
+        let id = try XCTUnwrap(listed.first { $0["kind"] == "crl" }?["id"]?.stringValue)
+        XCTAssertEqual(try server.admin(["trust", "remove", id])["kind"], "crl")
+        XCTAssertEqual(try IDVDBinary.run(["admin", "trust", "remove", id, "--db", server.dbPath]).status, 2, "gone")
+        XCTAssertEqual(try server.admin(["trust", "list"]).arrayValue?.count, 1)
+        // A real master list (NL, ../shared/testdata/emrtd): its own CMS signature verifies, its signer is in the list.
+        let ml = try TestData.sharedFolder("emrtd/pki/nl-csca").appendingPathComponent("NL_MASTERLIST_20211207.mls")
+        let rows = try XCTUnwrap(try server.admin(["trust", "import", ml.path]).arrayValue)
+        XCTAssertEqual(rows.first?["kind"], "master_list")
+        XCTAssertEqual(rows.first?["cscas"], 306)
+        let entries = try XCTUnwrap(try server.admin(["audit", "--limit", "1000"])["entries"]?.arrayValue)
+        XCTAssertEqual(entries.filter { $0["action"] == "admin.trust_import" }.count, 3)
+        XCTAssertEqual(entries.filter { $0["action"] == "admin.trust_remove" }.first?["details"]?["trust_id"]?.stringValue, id)
+    }
+}
+
+extension API {
+    /// `uploadIDVDocumentPages` with one page and the chip files beside it.
+    @discardableResult
+    func uploadChip(_ page: Data, _ chip: JSONValue) throws -> Reply {
+        try answer(["pages": [["page_index": 0, "image": .string(page.base64EncodedString())]], "chip": chip], route: "/v1/session/upload")
+    }
+}

@@ -1,0 +1,68 @@
+import FaceKit
+import Foundation
+import IDVCore
+@testable import IDVEngine
+import IDVReaders
+import XCTest
+
+/// The selfie policy of issue 18: the face match is judged at a named operating point with the
+/// analyser's calibrated distance for the comparison's kind; a capture the analyser reports unfit
+/// is asked again with its own code (1060–1065) before any verdict.
+final class SelfiePolicyTests: XCTestCase {
+    static let calibrated = [CalibratedDistance(operatingPoint: .fmr1in1000, maxDistance: 0.502, measuredFMR: 0.00048, measuredFNMR: 0.0195),
+                             CalibratedDistance(operatingPoint: .fmr1in10000, maxDistance: 0.427, measuredFMR: 0.00003, measuredFNMR: 0.174)]
+
+    static func evidence(distance: Double, calibration: [CalibratedDistance] = calibrated, issues: [CaptureIssue] = []) -> SelfieEvidence {
+        SelfieEvidence(livenessScore: 80, match: FaceMatchEvidence(distance: distance, score: 0.5, kind: .fusedToImage, calibration: calibration),
+                       frameCount: 30, trackedFrameCount: 30, framesPerSecond: 10, bestFrameJPEG: nil, embedding: [], captureIssues: issues)
+    }
+
+    func testTheOperatingPointChoosesTheCalibratedDistance() {
+        var p = WorkflowPolicy()
+        XCTAssertEqual(p.faceMatchOperatingPoint, .fmr1in1000)
+        let e = Self.evidence(distance: 0.45)
+        let fmr1000 = p.judge(e, reference: .portrait(Data()), challenge: nil, now: 0)
+        XCTAssertEqual(fmr1000.verdict, .matched)
+        XCTAssertEqual(fmr1000.matchThreshold, 0.502)
+        p.faceMatchOperatingPoint = .fmr1in10000
+        let fmr10000 = p.judge(e, reference: .portrait(Data()), challenge: nil, now: 0)
+        XCTAssertEqual(fmr10000.verdict, .notMatched)
+        XCTAssertEqual(fmr10000.reason, .distanceAboveThreshold)
+        XCTAssertEqual(fmr10000.matchThreshold, 0.427)
+        // `distance`: the fixed line, for every kind; evidence without calibration uses it too.
+        p.faceMatchOperatingPoint = nil
+        XCTAssertEqual(p.judge(Self.evidence(distance: 0.53), reference: .portrait(Data()), challenge: nil, now: 0).matchThreshold, 0.55)
+        p.faceMatchOperatingPoint = .fmr1in1000
+        XCTAssertEqual(p.judge(Self.evidence(distance: 0.53, calibration: []), reference: .portrait(Data()), challenge: nil, now: 0).verdict, .matched)
+        XCTAssertEqual(p.judge(Self.evidence(distance: 0.53), reference: .portrait(Data()), challenge: nil, now: 0).verdict, .notMatched)
+    }
+
+    func testTheAdapterReportsFaceKitsCalibrationForTheKind() {
+        // Names shared by FaceKit and the engine's evidence agree word for word.
+        XCTAssertEqual(FaceMatchOperatingPoint.allCases.map(\.rawValue), MatchOperatingPoint.allCases.map(\.rawValue))
+        XCTAssertEqual(FaceComparisonKind.allCases.map(\.rawValue), FaceMatchKind.allCases.map(\.rawValue))
+        XCTAssertEqual(Self.calibrated.map(\.maxDistance), [FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToImage).distance,
+                                                            FaceMatchCalibration.threshold(.fmr1in10000, for: .fusedToImage).distance])
+    }
+
+    func testConfiguration() throws {
+        func load(_ o: [String: String]) throws -> WorkflowPolicy { try ServerConfig.load(file: nil, environment: [:], overrides: o).workflow }
+        XCTAssertEqual(try load([:]).faceMatchOperatingPoint, .fmr1in1000)
+        XCTAssertEqual(try load(["idv.face_match_operating_point": "fmr_0.01"]).faceMatchOperatingPoint, .fmr1in10000)
+        XCTAssertNil(try load(["idv.face_match_operating_point": "distance"]).faceMatchOperatingPoint)
+        XCTAssertThrowsError(try load(["idv.face_match_operating_point": "0.5"]))
+        XCTAssertTrue(try load([:]).recaptureOnPoorCapture)
+        XCTAssertFalse(try load(["idv.selfie_recapture_on_poor_quality": "false"]).recaptureOnPoorCapture)
+    }
+
+    func testPoorCapturesAreAskedAgainWithTheirOwnCode() {
+        var p = WorkflowPolicy()
+        XCTAssertNil(p.recapture(Self.evidence(distance: 0.3)))
+        XCTAssertEqual(p.recapture(Self.evidence(distance: 0.3, issues: [.tooDark, .blurred])), .tooDark)
+        let codes = CaptureIssue.allCases.map(\.errorCode)
+        XCTAssertEqual(codes.map(\.rawValue), Array(1060...1065))
+        XCTAssertTrue(codes.allSatisfy { $0.category == .media && !$0.message.isEmpty })
+        p.recaptureOnPoorCapture = false
+        XCTAssertNil(p.recapture(Self.evidence(distance: 0.3, issues: [.tooDark])))
+    }
+}
