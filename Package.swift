@@ -118,7 +118,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "MRZTests", dependencies: ["MRZ"]),
+        .testTarget(name: "MRZTests", dependencies: ["MRZ", "IDVTestSupport"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging", "IDVTestSupport"]),
         .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd"]),
@@ -139,7 +139,7 @@ let package = Package(
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.
         .testTarget(name: "IDVKitTests", dependencies: [
-            "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "idvd", "idv",
+            "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTestSupport", "idvd", "idv",
         ]),
         // The codelabs' own Swift (Tests/SeedApp/Seeds, extracted verbatim by scripts/extract-seed-swift),
         // built against IDVKit through `import RELID`, and the tests that drive it against a real idvd.
@@ -153,7 +153,7 @@ let package = Package(
         // The hosted page: its assets and routes, verification links, and every flow in headless
         // Chromium with a fake camera (Tests/IDVWebTests/browser, driven by Selenium).
         .testTarget(name: "IDVWebTests", dependencies: [
-            "IDVWeb", "IDVHTTP", "IDVEngine", "IDVCore", "IDVCrypto", "IDVTools", "CSQLite", "idvd",
+            "IDVWeb", "IDVHTTP", "IDVEngine", "IDVCore", "IDVCrypto", "IDVTools", "IDVTestSupport", "CSQLite", "idvd",
         ], exclude: ["browser"]),
     ],
     cxxLanguageStandard: .cxx17

@@ -14,6 +14,7 @@ typedef struct req_state {
     char *buf;
     size_t len, cap;
     int64_t limit;
+    long route;                      // stored by the limit callback (the application's matched route)
     int too_large;
     int responded;                   // a response was queued
     struct MHD_Response *pending;    // built early (body over limit) or by an offloaded job, not yet queued
@@ -90,6 +91,7 @@ static struct MHD_Response *build_response(daemon_box *box, struct MHD_Connectio
         .too_large = st->too_large,
         .connection = conn,
         .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+        .route = st->route,
     };
     cmhd_response resp = { .status = 500, .body = NULL, .body_len = 0, .content_kind = 0, .request_id = NULL };
     box->config.handler(box->config.ctx, &req, &resp);
@@ -117,7 +119,7 @@ static enum MHD_Result offload(daemon_box *box, struct MHD_Connection *conn, con
     job->req = (cmhd_request){
         .method = job->method, .url = job->url,
         .body = st->buf, .body_len = st->len, .too_large = 0,
-        .connection = NULL, .authorization = job->authorization,
+        .connection = NULL, .authorization = job->authorization, .route = st->route,
     };
     st->dispatched = 1;
     __atomic_add_fetch(&box->jobs, 1, __ATOMIC_SEQ_CST);
@@ -175,7 +177,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         if (st == NULL) return MHD_NO;
         *con_cls = st;
         __atomic_add_fetch(&box->active, 1, __ATOMIC_SEQ_CST);
-        st->limit = box->config.limit(box->config.ctx, method, url);
+        st->route = -1;
+        st->limit = box->config.limit(box->config.ctx, method, url, &st->route);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl != NULL) {
             char *end = NULL;
@@ -231,7 +234,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     if (st->responded) return MHD_YES;
     if (st->pending != NULL) return queue(conn, st, st->pending, st->pending_status);
     if (st->dispatched) return st->finished ? MHD_NO : MHD_YES;   // finished without a response: out of memory
-    if (box->config.offload != NULL && box->config.offload(box->config.ctx, method, url))
+    if (box->config.offload != NULL && box->config.offload(box->config.ctx, st->route))
         return offload(box, conn, url, method, st);
     int status = 500;
     struct MHD_Response *r = build_response(box, conn, url, method, st, &status);

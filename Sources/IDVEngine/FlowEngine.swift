@@ -88,17 +88,34 @@ public final class FlowEngine: Sendable {
     }
 
     /// Looks a token up: 1004 when unknown or revoked, 1003 when expired.
+    /// The session is read (and its sealed state opened) here once per request: the HTTP auth
+    /// stage calls this, and the engine's calls below take the record it returned.
     public func authenticate(_ token: String?) throws -> SessionRecord {
         guard let token, token.count <= 128 else { throw IDVError(.unauthenticated, "Missing bearer token") }
-        guard let s = try store.session(tokenHash: crypto.sha256Hex(token)) else { throw IDVError(.unauthenticated, "Unknown session token") }
+        return try usable(store.session(tokenHash: crypto.sha256Hex(token)))
+    }
+
+    private func usable(_ found: SessionRecord?) throws -> SessionRecord {
+        guard let s = found else { throw IDVError(.unauthenticated, "Unknown session token") }
         if s.revokedAt != nil { throw IDVError(.unauthenticated, "The session was logged off") }
         if s.isExpired(at: clock.now()) { throw IDVError(.sessionExpired) }
         return s
     }
 
+    /// The session as it stands once its lock is held: `probe` itself while the stored version is
+    /// still `probe`'s (one cheap version read, no second decryption — the common case), else read
+    /// and opened again (another request committed meanwhile) and checked as ``authenticate(_:)`` does.
+    func fresh(_ probe: SessionRecord) throws -> SessionRecord {
+        if try store.liveSessionVersion(sessionID: probe.sessionID) == probe.version { return try usable(probe) }
+        return try usable(store.session(tokenHash: probe.tokenHash))
+    }
+
     /// The session's current state (challenge, if any) — resumes after a reconnect or restart.
-    public func current(token: String?) throws -> EngineOutput {
-        var s = try authenticate(token)
+    public func current(token: String?) throws -> EngineOutput { try current(session: authenticate(token)) }
+
+    /// ``current(token:)`` for a session already authenticated (``authenticate(_:)``).
+    public func current(session: SessionRecord) throws -> EngineOutput {
+        var s = session
         let now = clock.now()
         try store.touchSession(sessionID: s.sessionID, at: now)
         s.lastSeenAt = max(s.lastSeenAt, now)
@@ -111,9 +128,13 @@ public final class FlowEngine: Sendable {
     /// upload challenges (``WireName/uploadChallenges``) go to `POST /v1/session/upload`, the rest
     /// to `POST /v1/session/answer`.
     public func answer(token: String?, _ answer: WireAnswer, viaUpload: Bool, requestID: String) throws -> EngineOutput {
-        let probe = try authenticate(token)
-        return try withSessionLock(probe.sessionID) {
-            let s = try authenticate(token)   // fresh after the lock
+        try self.answer(session: authenticate(token), answer, viaUpload: viaUpload, requestID: requestID)
+    }
+
+    /// ``answer(token:_:viaUpload:requestID:)`` for a session already authenticated (``authenticate(_:)``).
+    public func answer(session probe: SessionRecord, _ answer: WireAnswer, viaUpload: Bool, requestID: String) throws -> EngineOutput {
+        try withSessionLock(probe.sessionID) {
+            let s = try fresh(probe)
             guard let ch = s.state.challenge else {
                 if try store.consumedChallengeSession(answer.challengeID) != nil { throw IDVError(.replayedAnswer) }
                 throw IDVError(.wrongChallenge, "No challenge is pending on this session")
@@ -169,9 +190,13 @@ public final class FlowEngine: Sendable {
     /// over at `getUser` (user cleared); a logged-in session stays logged in with no challenge and
     /// gets the `onAuthStateReset` event.
     public func reset(token: String?, requestID: String) throws -> EngineOutput {
-        let probe = try authenticate(token)
-        return try withSessionLock(probe.sessionID) {
-            let s = try authenticate(token)
+        try reset(session: authenticate(token), requestID: requestID)
+    }
+
+    /// ``reset(token:requestID:)`` for a session already authenticated (``authenticate(_:)``).
+    public func reset(session probe: SessionRecord, requestID: String) throws -> EngineOutput {
+        try withSessionLock(probe.sessionID) {
+            let s = try fresh(probe)
             return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
                 try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
                 c.session.lastSeenAt = c.now
@@ -196,9 +221,13 @@ public final class FlowEngine: Sendable {
 
     /// Log-off: revokes the session (the token stops working) and abandons any flow.
     public func logoff(token: String?, requestID: String) throws -> EngineOutput {
-        let probe = try authenticate(token)
-        return try withSessionLock(probe.sessionID) {
-            let s = try authenticate(token)
+        try logoff(session: authenticate(token), requestID: requestID)
+    }
+
+    /// ``logoff(token:requestID:)`` for a session already authenticated (``authenticate(_:)``).
+    public func logoff(session probe: SessionRecord, requestID: String) throws -> EngineOutput {
+        try withSessionLock(probe.sessionID) {
+            let s = try fresh(probe)
             return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
                 try ensureUnchanged(s, else: IDVError(.wrongChallenge, "The session changed concurrently; retry"))
                 try abandonAll(.loggedOff, c)
@@ -219,9 +248,13 @@ public final class FlowEngine: Sendable {
     /// its pending challenge consumed), in the same transaction as the new start; a flow that
     /// cannot be superseded (``Flow/supersede(_:by:facts:env:)`` nil) is refused with 1022.
     public func startFlow(token: String?, name: String, input: JSONValue, requestID: String) throws -> EngineOutput {
-        let probe = try authenticate(token)
-        return try withSessionLock(probe.sessionID) {
-            let s = try authenticate(token)
+        try startFlow(session: authenticate(token), name: name, input: input, requestID: requestID)
+    }
+
+    /// ``startFlow(token:name:input:requestID:)`` for a session already authenticated (``authenticate(_:)``).
+    public func startFlow(session probe: SessionRecord, name: String, input: JSONValue, requestID: String) throws -> EngineOutput {
+        try withSessionLock(probe.sessionID) {
+            let s = try fresh(probe)
             guard s.loggedIn else { throw IDVError(.unauthenticated, "Log in before starting a flow") }
             guard let flow = registry.flow(name), flow.startableByClient else { throw IDVError(.notFound, "No startable flow of that name") }
             if let open = s.state.stack.last {

@@ -7,29 +7,24 @@ import Foundation
 ///   `attempts_exhausted`, `locked`, `reset`, … — whatever a flow reports)
 /// - `idvd_http_requests_in_flight` gauge (handlers running), `idvd_http_requests_queued` gauge
 ///   (requests waiting for one of the `http.workers` threads), `idvd_up` gauge.
+/// - `idvd_store_write_lock_wait_seconds` histogram: time each store transaction (and each write
+///   outside one) waited for the store's write lock (``Store/writeLockWaits()``; absent when the
+///   store does not measure it).
 public final class Metrics: @unchecked Sendable {
     private let lock = NSLock()
     private var requests: [String: Int] = [:]          // "route\u{0}method\u{0}status"
-    private var durations: [String: Histogram] = [:]   // route
+    private var durations: [String: DurationHistogram] = [:]   // route
     private var flows: [String: Int] = [:]             // "flow\u{0}outcome"
     /// Upper bounds of the latency buckets, seconds.
     public static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
-
-    struct Histogram {
-        var counts = [Int](repeating: 0, count: Metrics.buckets.count)
-        var sum = 0.0
-        var count = 0
-    }
 
     public init() {}
 
     public func observeRequest(route: String, method: String, status: Int, seconds: Double) {
         lock.lock(); defer { lock.unlock() }
         requests["\(route)\u{0}\(method)\u{0}\(status)", default: 0] += 1
-        var h = durations[route] ?? Histogram()
-        for (i, b) in Self.buckets.enumerated() where seconds <= b { h.counts[i] += 1 }
-        h.sum += seconds
-        h.count += 1
+        var h = durations[route] ?? DurationHistogram(buckets: Self.buckets)
+        h.observe(seconds)
         durations[route] = h
     }
 
@@ -42,8 +37,8 @@ public final class Metrics: @unchecked Sendable {
         s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
     }
 
-    /// The exposition text.
-    public func render(inFlight: Int, queued: Int) -> String {
+    /// The exposition text; `storeWriteLockWaits` from ``Store/writeLockWaits()``.
+    public func render(inFlight: Int, queued: Int, storeWriteLockWaits: DurationHistogram? = nil) -> String {
         lock.lock(); defer { lock.unlock() }
         var s = "# HELP idvd_up 1 while the server runs.\n# TYPE idvd_up gauge\nidvd_up 1\n"
         s += "# HELP idvd_http_requests_in_flight Requests being handled.\n# TYPE idvd_http_requests_in_flight gauge\n"
@@ -70,6 +65,37 @@ public final class Metrics: @unchecked Sendable {
             let p = k.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
             s += "idvd_flow_outcomes_total{flow=\"\(Self.esc(p[0]))\",outcome=\"\(Self.esc(p[1]))\"} \(v)\n"
         }
+        if let h = storeWriteLockWaits {
+            s += "# HELP idvd_store_write_lock_wait_seconds Time a store transaction or write waited for the write lock.\n"
+            s += "# TYPE idvd_store_write_lock_wait_seconds histogram\n"
+            for (i, b) in h.buckets.enumerated() { s += "idvd_store_write_lock_wait_seconds_bucket{le=\"\(b)\"} \(h.counts[i])\n" }
+            s += "idvd_store_write_lock_wait_seconds_bucket{le=\"+Inf\"} \(h.count)\n"
+            s += "idvd_store_write_lock_wait_seconds_sum \(h.sum)\nidvd_store_write_lock_wait_seconds_count \(h.count)\n"
+        }
         return s
+    }
+}
+
+/// A cumulative histogram of durations (seconds), in the Prometheus shape: `counts[i]` observations
+/// ≤ `buckets[i]`, plus their `sum` and `count`.
+public struct DurationHistogram: Sendable, Equatable {
+    /// Upper bounds, seconds, ascending.
+    public let buckets: [Double]
+    public private(set) var counts: [Int]
+    public private(set) var sum = 0.0
+    public private(set) var count = 0
+
+    /// Bounds for lock waits: 10 µs … 5 s (an uncontended wait is microseconds).
+    public static let lockWaitBuckets: [Double] = [0.00001, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5]
+
+    public init(buckets: [Double]) {
+        self.buckets = buckets
+        counts = [Int](repeating: 0, count: buckets.count)
+    }
+
+    public mutating func observe(_ seconds: Double) {
+        for (i, b) in buckets.enumerated() where seconds <= b { counts[i] += 1 }
+        sum += seconds
+        count += 1
     }
 }

@@ -81,6 +81,14 @@ public protocol Store: AnyObject, Sendable {
     func verifyAuditChain() throws -> Int?
     /// Number of audit-log entries (`idvd admin audit --verify`).
     func auditEntryCount() throws -> Int
+    /// Time spent waiting for the store's write lock so far (one observation per transaction), or
+    /// nil when the store does not measure it (the default). Served in `/metrics` as
+    /// `idvd_store_write_lock_wait_seconds`.
+    func writeLockWaits() -> DurationHistogram?
+}
+
+extension Store {
+    public func writeLockWaits() -> DurationHistogram? { nil }
 }
 
 /// Errors a ``Store`` throws.

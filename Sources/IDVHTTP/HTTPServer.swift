@@ -14,6 +14,36 @@ public struct HTTPRequest: Sendable {
     public let authorization: String?
     /// Values of `{name}` segments of the route pattern.
     public var pathParameters: [String: String] = [:]
+    /// The route that takes this request (nil: none does; the chain answers 404/405).
+    public internal(set) var route: Route?
+    /// The refusal a request gets before any handler runs (405, 413), or nil.
+    var refusal: IDVError?
+    /// This request's logger: the server's, with `request_id` (and, after auth, `session_id`).
+    public internal(set) var logger: Logger = .disabled
+    /// The session of a bearer route, opened once by the auth stage (``Middleware/auth(_:)``).
+    public internal(set) var session: SessionRecord?
+    /// The body decoded by the decode stage, for a route made with a body type.
+    var input: (any Sendable)?
+    /// When the server received the request (`DispatchTime` uptime nanoseconds).
+    let receivedAt: UInt64
+    /// Values inner stages hand back to outer ones (the log line's session id).
+    let scope = RequestScope()
+
+    init(method: String, path: String, body: Data, requestID: String, authorization: String?,
+         receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds) {
+        self.method = method
+        self.path = path
+        self.body = body
+        self.requestID = requestID
+        self.authorization = authorization
+        self.receivedAt = receivedAt
+    }
+
+    /// The authenticated session of a bearer route (the auth stage ran); 1004 otherwise.
+    public func authenticatedSession() throws -> SessionRecord {
+        guard let session else { throw IDVError(.unauthenticated, "Missing bearer token") }
+        return session
+    }
 
     /// The bearer token of `Authorization: Bearer <token>`, if present.
     public var bearerToken: String? {
@@ -73,28 +103,22 @@ public struct HTTPResponse: Sendable {
         }
     }
 
-    /// A refusal: an envelope carrying only `error`, with the HTTP status of ``httpStatus(for:)``.
+    /// A refusal: an envelope carrying only `error`, with the HTTP status of ``HTTPStatus/of(_:)``.
     public static func refusal(_ error: IDVError, requestID: String) -> HTTPResponse {
-        json(WireEnvelope(requestID: requestID, error: error), status: httpStatus(for: error.code ?? .internalError), errorCode: error.longErrorCode)
+        json(WireEnvelope(requestID: requestID, error: error), status: HTTPStatus.of(error.code ?? .internalError), errorCode: error.longErrorCode)
     }
 
-    /// The HTTP status of a refusal with this code (docs/PROTOCOL.md §Errors).
-    public static func httpStatus(for code: IDVErrorCode) -> Int {
-        switch code {
-        case .none: return 200
-        case .malformedRequest, .invalidArgument, .passwordPolicy, .invalidImage, .imageTooLarge: return 400
-        case .unauthenticated, .sessionExpired: return 401
-        case .userLocked, .deviceSignatureInvalid: return 403
-        case .notFound, .userNotFound, .templateNotFound: return 404
-        case .methodNotAllowed: return 405
-        case .wrongChallenge, .replayedAnswer, .userExists, .flowInProgress, .noActiveFlow, .templateExists, .actionNotOffered: return 409
-        case .payloadTooLarge: return 413
-        case .attemptsExhausted, .activationCodeExpired, .flowExpired, .linkInvalid: return 410
-        case .internalError: return 500
-        case .workflowUnavailable: return 503
-        default: return 400
-        }
+    /// An engine answer as an envelope (`status` 200, or 201 for a start); the challenge's or
+    /// event's own code becomes ``outcomeErrorCode``.
+    public static func envelope(_ out: EngineOutput, requestID: String, status: Int = 200) -> HTTPResponse {
+        var r = json(WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event, ended: out.ended),
+                     status: status)
+        r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
+        return r
     }
+
+    /// The HTTP status of a refusal with this code: ``HTTPStatus/of(_:)``.
+    public static func httpStatus(for code: IDVErrorCode) -> Int { HTTPStatus.of(code) }
 }
 
 /// Which body limit a route has (values from ``ServerConfig``).
@@ -122,11 +146,35 @@ public struct Route: Sendable {
     /// True for a route that answers at once (health, metrics): it runs on the libmicrohttpd pool
     /// thread that read it. Every other route runs on the server's worker threads (``ServerConfig/workers``).
     public let quick: Bool
-    public let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    /// Runs after the chain's stages (``Middleware``); what it throws becomes a refusal envelope.
+    public let handler: @Sendable (HTTPRequest) throws -> HTTPResponse
+    /// The body decoder of a route made with a body type (run by ``Middleware/decode``), or nil.
+    let decoder: (@Sendable (Data) throws -> any Sendable)?
+
+    /// A route whose JSON body is decoded once, by the chain's decode stage, into `body`'s type
+    /// and handed to `handler` (an empty body is `emptyBody`, or 1001 when nil).
+    public init<Body: Decodable & Sendable>(_ method: String, _ pattern: String, limit: BodyLimit = .json, operationID: String,
+                                            summary: String, request: String? = nil, response: String = "WireEnvelope",
+                                            bearer: Bool = false, quick: Bool = false, body: Body.Type, emptyBody: Body? = nil,
+                                            handler: @escaping @Sendable (HTTPRequest, Body) throws -> HTTPResponse) {
+        self.init(method, pattern, limit: limit, operationID: operationID, summary: summary, request: request, response: response,
+                  bearer: bearer, quick: quick, decoder: { try RequestDecoder.decode(Body.self, $0, emptyAs: emptyBody) }) { req in
+            guard let value = req.input as? Body else { throw IDVError(.internalError, "the body was not decoded") }
+            return try handler(req, value)
+        }
+    }
 
     public init(_ method: String, _ pattern: String, limit: BodyLimit = .json, operationID: String, summary: String,
                 request: String? = nil, response: String = "WireEnvelope", bearer: Bool = false, quick: Bool = false,
-                handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+                handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        self.init(method, pattern, limit: limit, operationID: operationID, summary: summary, request: request, response: response,
+                  bearer: bearer, quick: quick, decoder: nil, handler: handler)
+    }
+
+    private init(_ method: String, _ pattern: String, limit: BodyLimit, operationID: String, summary: String,
+                 request: String?, response: String, bearer: Bool, quick: Bool,
+                 decoder: (@Sendable (Data) throws -> any Sendable)?, handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        self.decoder = decoder
         self.method = method
         self.pattern = pattern
         self.bodyLimit = limit
@@ -175,6 +223,21 @@ public struct Router: Sendable {
         }
         return methods.isEmpty ? .notFound : .methodNotAllowed(methods)
     }
+
+    /// ``index(method:path:)`` when the path has routes for other methods only.
+    public static let otherMethods = -2
+
+    /// The index in ``routes`` of the route that takes `method path`; -1 when no route's pattern
+    /// fits the path, ``otherMethods`` when only other methods' do.
+    public func index(method: String, path: String) -> Int {
+        let segs = path.split(separator: "/", omittingEmptySubsequences: true)
+        var other = false
+        for (i, r) in routes.enumerated() where r.match(segs) != nil {
+            if r.method == method { return i }
+            other = true
+        }
+        return other ? Self.otherMethods : -1
+    }
 }
 
 /// The HTTP server over libmicrohttpd: internal polling thread, thread pool, epoll; per-route body
@@ -196,10 +259,17 @@ public final class HTTPServer: @unchecked Sendable {
     /// Runs the handlers of the routes that are not ``Route/quick``.
     private let workers: OperationQueue
 
-    public init(router: Router, config: ServerConfig, metrics: Metrics) {
+    /// The stages every request goes through before its handler (``Pipeline/standard(config:metrics:logger:authenticate:)``).
+    public let pipeline: Pipeline
+
+    /// `pipeline` nil: the standard chain whose auth stage refuses every bearer route (1004).
+    public init(router: Router, config: ServerConfig, metrics: Metrics, pipeline: Pipeline? = nil) {
         self.router = router
         self.config = config
         self.metrics = metrics
+        self.pipeline = pipeline ?? .standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http")) { _ in
+            throw IDVError(.unauthenticated, "This server has no sessions")
+        }
         workers = OperationQueue()
         workers.name = "idvd.http.workers"
         workers.maxConcurrentOperationCount = max(1, config.workers)
@@ -209,11 +279,15 @@ public final class HTTPServer: @unchecked Sendable {
     private struct Job: @unchecked Sendable { let pointer: OpaquePointer }
 
     /// Whether a complete request goes to the worker threads: every routed request but the quick
-    /// routes (unrouted ones are refused at once).
-    func offloads(method: String, path: String) -> Bool {
-        if case let .found(r, _) = router.match(method: method, path: path) { return !r.quick }
-        return false
+    /// routes (unrouted ones are refused at once). `route` is what ``limit(method:path:route:)`` stored.
+    func offloads(route: Int) -> Bool {
+        route >= 0 && route < router.routes.count && !router.routes[route].quick
     }
+
+    /// How many times a request's route was looked up: once per request (``limit(method:path:route:)``,
+    /// as its headers arrive); the offload decision and the handler reuse what it found.
+    var routeLookups: Int { lock.lock(); defer { lock.unlock() }; return lookups }
+    private var lookups = 0
 
     deinit {
         tlsStrings.forEach { free($0) }
@@ -225,15 +299,20 @@ public final class HTTPServer: @unchecked Sendable {
     /// Requests handed to the worker threads and not yet started (all ``ServerConfig/workers`` busy).
     public var requestsQueued: Int { lock.lock(); defer { lock.unlock() }; return queued }
 
-    func limit(method: String, path: String) -> Int64 {
-        switch router.match(method: method, path: path) {
-        case let .found(r, _):
-            switch r.bodyLimit {
-            case .json: return Int64(config.bodyLimit)
-            case .upload: return Int64(config.uploadLimit)
-            case let .bytes(n): return Int64(n)
-            }
-        default: return Int64(config.bodyLimit)
+    /// The body limit of a request, decided as its headers arrive; stores in `route` the index of the
+    /// route that takes it (``Router/index(method:path:)``: -1 none, -2 the path exists for other methods).
+    func limit(method: String, path: String, route: inout Int) -> Int64 {
+        lock.lock(); lookups += 1; lock.unlock()
+        route = router.index(method: method, path: path)
+        return limit(route: route)
+    }
+
+    func limit(route: Int) -> Int64 {
+        guard route >= 0 && route < router.routes.count else { return Int64(config.bodyLimit) }
+        switch router.routes[route].bodyLimit {
+        case .json: return Int64(config.bodyLimit)
+        case .upload: return Int64(config.uploadLimit)
+        case let .bytes(n): return Int64(n)
         }
     }
 
@@ -258,17 +337,20 @@ public final class HTTPServer: @unchecked Sendable {
             cfg.tls_key_pem = UnsafePointer(k)
         }
         cfg.ctx = Unmanaged.passUnretained(self).toOpaque()
-        cfg.limit = { ctx, method, url in
+        cfg.limit = { ctx, method, url, route in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
-            return server.limit(method: String(cString: method!), path: String(cString: url!))
+            var index = -1
+            let n = server.limit(method: String(cString: method!), path: String(cString: url!), route: &index)
+            route?.pointee = index
+            return n
         }
         cfg.handler = { ctx, req, resp in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
             server.handle(req!.pointee, resp!)
         }
-        cfg.offload = { ctx, method, url in
+        cfg.offload = { ctx, route in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
-            return server.offloads(method: String(cString: method!), path: String(cString: url!)) ? 1 : 0
+            return server.offloads(route: route) ? 1 : 0
         }
         cfg.dispatch = { ctx, job in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
@@ -316,33 +398,26 @@ public final class HTTPServer: @unchecked Sendable {
         defer { lock.lock(); inFlight -= 1; lock.unlock() }
         let method = String(cString: req.method)
         let path = String(cString: req.url)
-        let requestID = Self.requestID()
-        var routeName = "unmatched"
-        var response: HTTPResponse
-        if req.too_large != 0 {
-            if case let .found(r, _) = router.match(method: method, path: path) { routeName = r.pattern }
-            response = .refusal(IDVError(.payloadTooLarge, "The request body exceeds the limit of \(limit(method: method, path: path)) bytes for this route"), requestID: requestID)
+        let body = req.too_large == 0 && req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
+        var hr = HTTPRequest(method: method, path: path, body: body, requestID: Self.requestID(),
+                             authorization: req.authorization.map { String(cString: $0) }, receivedAt: start)
+        // The route found as the headers arrived (limit callback), not looked up again.
+        let index = req.route
+        if index >= 0 && index < router.routes.count {
+            let r = router.routes[index]
+            hr.route = r
+            hr.pathParameters = r.match(path.split(separator: "/", omittingEmptySubsequences: true)) ?? [:]
+        } else if index == Router.otherMethods {
+            let allowed = router.routes.filter { $0.match(path.split(separator: "/", omittingEmptySubsequences: true)) != nil }.map(\.method)
+            hr.refusal = IDVError(.methodNotAllowed, "Method \(method) not allowed; allowed: \(allowed.joined(separator: ", "))")
         } else {
-            switch router.match(method: method, path: path) {
-            case let .found(r, params):
-                routeName = r.pattern
-                let auth = req.authorization.map { String(cString: $0) }
-                let body = req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
-                var hr = HTTPRequest(method: method, path: path, body: body, requestID: requestID, authorization: auth)
-                hr.pathParameters = params
-                response = r.handler(hr)
-            case let .methodNotAllowed(allowed):
-                response = .refusal(IDVError(.methodNotAllowed, "Method \(method) not allowed; allowed: \(allowed.joined(separator: ", "))"), requestID: requestID)
-            case .notFound:
-                response = .refusal(IDVError(.notFound, "No route for \(method) on this path"), requestID: requestID)
-            }
+            hr.refusal = IDVError(.notFound, "No route for \(method) on this path")
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        metrics.observeRequest(route: routeName, method: method, status: response.status, seconds: seconds)
-        if config.logRequests {
-            Log.request(id: requestID, method: method, route: routeName, status: response.status,
-                        errorCode: response.errorCode, outcomeErrorCode: response.outcomeErrorCode, seconds: seconds)
+        if req.too_large != 0 {
+            hr.refusal = IDVError(.payloadTooLarge, "The request body exceeds the limit of \(limit(route: index)) bytes for this route")
         }
+        let requestID = hr.requestID
+        let response = pipeline.run(hr)
         let n = response.body.count
         let buf = malloc(max(n, 1))!
         response.body.withUnsafeBytes { if n > 0 { memcpy(buf, $0.baseAddress!, n) } }

@@ -22,7 +22,11 @@ public final class IDVServerApp: @unchecked Sendable {
         self.config = config
         self.store = store
         engine = FlowEngine(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, clock: clock)
-        http = HTTPServer(router: Router(Self.routes(self)), config: config, metrics: metrics)
+        let engine = engine
+        let pipeline = Pipeline.standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http")) { token in
+            try engine.authenticate(token)
+        }
+        http = HTTPServer(router: Router(Self.routes(self)), config: config, metrics: metrics, pipeline: pipeline)
     }
 
     /// Starts listening; returns the bound port.
@@ -32,51 +36,6 @@ public final class IDVServerApp: @unchecked Sendable {
     public func stop() {
         http.shutdown(grace: Double(config.shutdownGraceSeconds))
         store.close()
-    }
-
-    static let decoder = JSONDecoder()
-
-    static func decode<T: Decodable>(_ type: T.Type, _ body: Data, emptyAs empty: T? = nil) throws -> T {
-        if body.isEmpty || body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            if let empty { return empty }
-            throw IDVError(.malformedRequest, "A JSON body is required")
-        }
-        do {
-            return try decoder.decode(T.self, from: body)
-        } catch let DecodingError.keyNotFound(key, ctx) {
-            throw IDVError(.malformedRequest, "Missing field \((ctx.codingPath.map(\.stringValue) + [key.stringValue]).joined(separator: "."))")
-        } catch let DecodingError.typeMismatch(_, ctx) {
-            if ctx.codingPath.isEmpty { throw IDVError(.malformedRequest, "The body must be a JSON object") }
-            throw IDVError(.malformedRequest, "Wrong type at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
-        } catch let DecodingError.valueNotFound(_, ctx) {
-            if ctx.codingPath.isEmpty { throw IDVError(.malformedRequest, "The body must be a JSON object, not null") }
-            throw IDVError(.malformedRequest, "Null at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
-        } catch {
-            throw IDVError(.malformedRequest, "The body is not valid JSON")
-        }
-    }
-
-    /// Runs `body`, turning thrown errors into refusals (internal errors are logged by id only).
-    static func envelope(_ req: HTTPRequest, status: Int = 200, _ body: () throws -> EngineOutput) -> HTTPResponse {
-        do {
-            let out = try body()
-            var r = HTTPResponse.json(WireEnvelope(requestID: req.requestID, session: out.session, challenge: out.challenge, event: out.event,
-                                                          ended: out.ended), status: status)
-            r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
-            return r
-        } catch let e as IDVError {
-            return .refusal(e, requestID: req.requestID)
-        } catch let e as StoreError {
-            Log.event("store error", level: "error", ["request_id": .string(req.requestID), "kind": .string(storeKind(e))])
-            return .refusal(IDVError(.internalError), requestID: req.requestID)
-        } catch {
-            Log.event("internal error", level: "error", ["request_id": .string(req.requestID)])
-            return .refusal(IDVError(.internalError), requestID: req.requestID)
-        }
-    }
-
-    static func storeKind(_ e: StoreError) -> String {
-        switch e { case .conflict: return "conflict"; case .closed: return "closed"; case .database: return "database" }
     }
 
     static func routes(_ app: IDVServerApp) -> [Route] {
@@ -93,66 +52,50 @@ public final class IDVServerApp: @unchecked Sendable {
             },
             Route("GET", "/metrics", limit: .bytes(0), operationID: "metrics", summary: "Prometheus metrics (text format 0.0.4)",
                   response: "text/plain", quick: true) { [unowned app] _ in
-                HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Data(app.metrics.render(inFlight: app.http.requestsInFlight, queued: app.http.requestsQueued).utf8))
+                HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Data(app.metrics.render(inFlight: app.http.requestsInFlight, queued: app.http.requestsQueued,
+                                                                                          storeWriteLockWaits: app.store.writeLockWaits()).utf8))
             },
             Route("GET", "/openapi.json", limit: .bytes(0), operationID: "openapi", summary: "This API as an OpenAPI 3 document",
                   response: "OpenAPIDocument", quick: true) { [unowned app] _ in
                 HTTPResponse(status: 200, body: OpenAPI.document(routes: app.http.router.routes))
             },
             Route("POST", "/v1/devices", operationID: "registerDevice", summary: "Register an SDK install's Ed25519 public key",
-                  request: "WireDeviceRegistration", response: "WireDevice") { req in
-                do {
-                    let reg = try decode(WireDeviceRegistration.self, req.body)
-                    return .json(try engine.registerDevice(reg), status: 201)
-                } catch let e as IDVError {
-                    return .refusal(e, requestID: req.requestID)
-                } catch {
-                    return .refusal(IDVError(.internalError), requestID: req.requestID)
-                }
+                  request: "WireDeviceRegistration", response: "WireDevice", body: WireDeviceRegistration.self) { _, reg in
+                .json(try engine.registerDevice(reg), status: 201)
             },
             Route("POST", "/v1/sessions", operationID: "startSession",
                   summary: "Start a session (SDK initialize); returns the bearer token once and the first challenge (getUser)",
-                  request: "WireSessionStart") { req in
-                envelope(req, status: 201) {
-                    try engine.startSession(decode(WireSessionStart.self, req.body, emptyAs: WireSessionStart()), requestID: req.requestID)
-                }
+                  request: "WireSessionStart", body: WireSessionStart.self, emptyBody: WireSessionStart()) { req, start in
+                .envelope(try engine.startSession(start, requestID: req.requestID), requestID: req.requestID, status: 201)
             },
             Route("GET", "/v1/session", limit: .bytes(0), operationID: "getSession", summary: "The session and its current challenge",
                   bearer: true) { req in
-                envelope(req) { try engine.current(token: req.bearerToken) }
+                .envelope(try engine.current(session: req.authenticatedSession()), requestID: req.requestID)
             },
             Route("POST", "/v1/session/answer", operationID: "answerChallenge",
-                  summary: "Answer the current challenge (JSON answers, kilobytes)", request: "WireAnswer", bearer: true) { req in
-                envelope(req) {
-                    let token = req.bearerToken
-                    _ = try engine.authenticate(token)
-                    return try engine.answer(token: token, decode(WireAnswer.self, req.body), viaUpload: false, requestID: req.requestID)
-                }
+                  summary: "Answer the current challenge (JSON answers, kilobytes)", request: "WireAnswer", bearer: true,
+                  body: WireAnswer.self) { req, answer in
+                .envelope(try engine.answer(session: req.authenticatedSession(), answer, viaUpload: false, requestID: req.requestID),
+                          requestID: req.requestID)
             },
             Route("POST", "/v1/session/upload", limit: .upload, operationID: "answerChallengeWithUpload",
                   summary: "Answer the current challenge when the answer carries base64 images (megabytes)", request: "WireAnswer",
-                  bearer: true) { req in
-                envelope(req) {
-                    let token = req.bearerToken
-                    _ = try engine.authenticate(token)
-                    return try engine.answer(token: token, decode(WireAnswer.self, req.body), viaUpload: true, requestID: req.requestID)
-                }
+                  bearer: true, body: WireAnswer.self) { req, answer in
+                .envelope(try engine.answer(session: req.authenticatedSession(), answer, viaUpload: true, requestID: req.requestID),
+                          requestID: req.requestID)
             },
             Route("POST", "/v1/session/reset", operationID: "resetAuthState", summary: "resetAuthState: end any flow in progress",
                   bearer: true) { req in
-                envelope(req) { try engine.reset(token: req.bearerToken, requestID: req.requestID) }
+                .envelope(try engine.reset(session: req.authenticatedSession(), requestID: req.requestID), requestID: req.requestID)
             },
             Route("POST", "/v1/session/logoff", operationID: "logOff", summary: "Log off: revoke the session", bearer: true) { req in
-                envelope(req) { try engine.logoff(token: req.bearerToken, requestID: req.requestID) }
+                .envelope(try engine.logoff(session: req.authenticatedSession(), requestID: req.requestID), requestID: req.requestID)
             },
             Route("POST", "/v1/flows/{name}", operationID: "startFlow",
-                  summary: "Start a post-login flow by registry name on a logged-in session", request: "WireFlowStart", bearer: true) { req in
-                envelope(req) {
-                    let token = req.bearerToken
-                    _ = try engine.authenticate(token)
-                    let start = try decode(WireFlowStart.self, req.body, emptyAs: WireFlowStart())
-                    return try engine.startFlow(token: token, name: req.pathParameters["name"] ?? "", input: start.payload, requestID: req.requestID)
-                }
+                  summary: "Start a post-login flow by registry name on a logged-in session", request: "WireFlowStart", bearer: true,
+                  body: WireFlowStart.self, emptyBody: WireFlowStart()) { req, start in
+                .envelope(try engine.startFlow(session: req.authenticatedSession(), name: req.pathParameters["name"] ?? "",
+                                               input: start.payload, requestID: req.requestID), requestID: req.requestID)
             },
         ] + WebRoutes.routes(app)   // the hosted page and its links (Web/WebRoutes.swift)
     }

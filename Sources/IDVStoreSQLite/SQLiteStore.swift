@@ -23,13 +23,34 @@ enum SQLValue: Sendable, Equatable {
 private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// The default ``Store``: one SQLite file in WAL mode, prepared statements only (cached per SQL
-/// text), versioned migrations applied at open. One connection serialised by a recursive lock —
-/// SQLite calls take microseconds; nothing slow (Argon2id, image work) runs under the lock.
+/// text), versioned migrations applied at open. One WRITER connection serialised by a recursive
+/// lock — every write and every read inside a transaction — beside a few read-only READER
+/// connections (WAL lets them read the last commit while the writer writes): a read outside a
+/// transaction takes a free reader and never waits for the write lock. Nothing slow (Argon2id,
+/// image work) runs under the write lock; the time spent waiting for it is measured
+/// (``writeLockWaits()``, `idvd_store_write_lock_wait_seconds` in `/metrics`).
 public final class SQLiteStore: Store, @unchecked Sendable {
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
     private let lock = NSRecursiveLock()
     private var transactionDepth = 0
+    /// The thread inside the writer's transaction (guarded by `stateLock`): its reads stay on the writer.
+    private var transactionOwner: pthread_t?
+    private let stateLock = NSLock()
+    private var lockWaits = DurationHistogram(buckets: DurationHistogram.lockWaitBuckets)
+    private var readers: [Reader] = []
+    private var freeReaders: [Reader] = []
+    /// Read-only connections opened beside the writer (0 for an in-memory database).
+    public var readerCount: Int { stateLock.lock(); defer { stateLock.unlock() }; return readers.count }
+    private var readerReads = 0, writerReads = 0
+    /// Reads outside a transaction served by a reader connection, and those that found no reader
+    /// free (or none opened) and ran on the writer.
+    public var readRouting: (onReaders: Int, onWriter: Int) {
+        stateLock.lock(); defer { stateLock.unlock() }
+        return (readerReads, writerReads)
+    }
+    private var runs: [String: Int] = [:]
+    private var statesOpened = 0
     public let path: String
     /// Seals `sessions.state` at rest (flow stack + current challenge payload).
     let stateSealer: SessionStateSealer
@@ -160,7 +181,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// file readable or writable by group or others is refused (``StoreError/database(_:)`` naming
     /// the path and the `chmod 600` remedy): it holds sealed session state, audit rows and
     /// personal data, and a loosened mode is more likely a mistake than a choice.
-    public init(path: String, keyFile: String? = nil, previousKeyFiles: [String] = []) throws {
+    ///
+    /// `readers` read-only connections are opened beside the writer (none for `:memory:` and URI names).
+    public init(path: String, keyFile: String? = nil, previousKeyFiles: [String] = [], readers readerCount: Int = 4) throws {
         self.path = path
         try Self.secureFile(path)
         stateSealer = try SessionStateSealer.forStore(dbPath: path, keyFile: keyFile, previousKeyFiles: previousKeyFiles)
@@ -179,6 +202,65 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try exec("PRAGMA synchronous=NORMAL")
         try exec("PRAGMA foreign_keys=ON")
         try migrate()
+        if !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") {
+            for _ in 0..<max(0, readerCount) {
+                let r = try Reader(path: path)
+                readers.append(r)
+                freeReaders.append(r)
+            }
+        }
+    }
+
+    /// One read-only connection and its statement cache; used by one thread at a time (taken from
+    /// `freeReaders` under `stateLock`, then held under its own `lock` while it steps).
+    final class Reader {
+        let lock = NSLock()
+        var db: OpaquePointer?
+        var statements: [String: OpaquePointer] = [:]
+
+        init(path: String) throws {
+            var handle: OpaquePointer?
+            let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+            guard rc == SQLITE_OK, let handle else {
+                let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+                sqlite3_close(handle)
+                throw StoreError.database("cannot open a reader connection: \(msg)")
+            }
+            db = handle
+            sqlite3_busy_timeout(handle, 30_000)
+        }
+
+        func close() {
+            lock.lock(); defer { lock.unlock() }
+            for (_, s) in statements { sqlite3_finalize(s) }
+            statements.removeAll()
+            sqlite3_close(db)
+            db = nil
+        }
+    }
+
+    /// The write lock's waits so far: one observation per transaction and per write outside one
+    /// (seconds from asking for the lock — and, for a transaction, SQLite's `BEGIN IMMEDIATE`, which
+    /// waits for other processes' writers — to holding it).
+    public func writeLockWaits() -> DurationHistogram? {
+        stateLock.lock(); defer { stateLock.unlock() }
+        return lockWaits
+    }
+
+    private var ownsTransaction: Bool {
+        stateLock.lock(); defer { stateLock.unlock() }
+        guard let owner = transactionOwner else { return false }
+        return pthread_equal(owner, pthread_self()) != 0
+    }
+
+    private func observeWait(since t0: UInt64) {
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+        stateLock.lock(); lockWaits.observe(seconds); stateLock.unlock()
+    }
+
+    /// A statement that only reads (runs on a reader connection when one is free).
+    private static func isRead(_ sql: String) -> Bool {
+        sql.hasPrefix("SELECT") || sql == "PRAGMA user_version"
     }
 
     deinit { close() }
@@ -211,6 +293,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     public func close() {
         lock.lock(); defer { lock.unlock() }
+        stateLock.lock()
+        let all = readers
+        readers.removeAll()
+        freeReaders.removeAll()
+        stateLock.unlock()
+        for r in all { r.close() }   // waits for a reader in use to finish its statement
         guard let db else { return }
         for (_, s) in statements { sqlite3_finalize(s) }
         statements.removeAll()
@@ -272,11 +360,62 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
-    /// Runs a statement and returns its rows.
+    /// How many times each SQL text ran (since open or ``resetStatementCounts()``), and how many
+    /// sealed session states were opened: what shows one pass per request (one session read and
+    /// decryption, one template read per answer). Counting is a dictionary increment per statement.
+    public func statementCounts() -> (statements: [String: Int], sessionStatesOpened: Int) {
+        stateLock.lock(); defer { stateLock.unlock() }
+        return (runs, statesOpened)
+    }
+
+    public func resetStatementCounts() {
+        stateLock.lock(); defer { stateLock.unlock() }
+        runs.removeAll()
+        statesOpened = 0
+    }
+
+    /// Runs a statement and returns its rows: a read outside this thread's transaction on a free
+    /// reader connection; everything else on the writer, under the write lock.
     @discardableResult
     func query(_ sql: String, _ params: [SQLValue] = []) throws -> [[SQLValue]] {
+        if Self.isRead(sql), !ownsTransaction {
+            stateLock.lock()
+            runs[sql, default: 0] += 1
+            let reader = freeReaders.popLast()
+            if reader != nil { readerReads += 1 } else { writerReads += 1 }
+            stateLock.unlock()
+            if let reader {
+                reader.lock.lock()
+                defer {
+                    reader.lock.unlock()
+                    stateLock.lock()
+                    if readers.contains(where: { $0 === reader }) { freeReaders.append(reader) }
+                    stateLock.unlock()
+                }
+                guard let rdb = reader.db else { throw StoreError.closed }
+                let s: OpaquePointer
+                if let cached = reader.statements[sql] { s = cached } else {
+                    var p: OpaquePointer?
+                    guard sqlite3_prepare_v2(rdb, sql, -1, &p, nil) == SQLITE_OK, let p else {
+                        throw StoreError.database("prepare failed: \(String(cString: sqlite3_errmsg(rdb)))")
+                    }
+                    reader.statements[sql] = p
+                    s = p
+                }
+                return try step(s, params, rdb)
+            }
+        } else {
+            stateLock.lock(); runs[sql, default: 0] += 1; stateLock.unlock()
+        }
+        let t0 = DispatchTime.now().uptimeNanoseconds
         lock.lock(); defer { lock.unlock() }
-        let s = try statement(sql)
+        if transactionDepth == 0 && !Self.isRead(sql) { observeWait(since: t0) }
+        guard let db else { throw StoreError.closed }
+        return try step(try statement(sql), params, db)
+    }
+
+    /// Binds `params` to `s`, steps it to the end and returns its rows (reset after).
+    private func step(_ s: OpaquePointer, _ params: [SQLValue], _ db: OpaquePointer) throws -> [[SQLValue]] {
         defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
         bind(s, params)
         var rows: [[SQLValue]] = []
@@ -315,6 +454,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     public func withTransaction<T>(_ body: () throws -> T) throws -> T {
+        let t0 = DispatchTime.now().uptimeNanoseconds
         lock.lock(); defer { lock.unlock() }
         if transactionDepth > 0 {
             transactionDepth += 1
@@ -322,7 +462,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             return try body()
         }
         try exec("BEGIN IMMEDIATE")
+        observeWait(since: t0)
         transactionDepth = 1
+        stateLock.lock(); transactionOwner = pthread_self(); stateLock.unlock()
+        defer { stateLock.lock(); transactionOwner = nil; stateLock.unlock() }
         do {
             let result = try body()
             transactionDepth = 0
@@ -420,6 +563,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         let state: SessionFlowState
         switch r[11] {
         case let .blob(b):
+            stateLock.lock(); statesOpened += 1; stateLock.unlock()
             do { state = try stateSealer.open(b, sessionID: sessionID) } catch {
                 throw StoreError.database("session state does not open (wrong key, another session's row, or altered)")
             }

@@ -3,6 +3,7 @@ import XCTest
 @testable import DocumentReader
 import Imaging
 import IDVTools
+import IDVTestSupport
 
 /// `idvd document read --jsonl` as a real process (the `idvd` binary under .build, built by `swift build`).
 final class DocumentCommandTests: XCTestCase {
@@ -11,7 +12,7 @@ final class DocumentCommandTests: XCTestCase {
             let p = Paths.root.appendingPathComponent(".build/\(c)/idvd").path
             if FileManager.default.isExecutableFile(atPath: p) { return p }
         }
-        throw XCTSkip("idvd binary not found under .build (run `swift build --product idvd` first)")
+        throw TestData.missing("idvd binary not found under .build (run `swift build --product idvd` first)")
     }
 
     func run(_ args: [String]) throws -> (status: Int32, lines: [[String: Any]]) {

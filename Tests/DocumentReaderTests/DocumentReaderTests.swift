@@ -7,6 +7,7 @@ import Imaging
 import IDVTools
 import IDVReaders
 import IDVEngine
+import IDVTestSupport
 
 /// Paths relative to the package root.
 enum Paths {
@@ -14,11 +15,11 @@ enum Paths {
     static let fixtures = root.appendingPathComponent("Tests/Fixtures")
     static let shared = root.appendingPathComponent("../shared/testdata").standardized
 
-    /// The bytes of `relativePath` under ../shared/testdata; throws `XCTSkip` naming the file when
+    /// The bytes of `relativePath` under ../shared/testdata; throws ``TestData/missing(_:)`` (a skip locally, a failure under CI) naming the file when
     /// the shared test data is not there (a checkout without it skips, visibly, instead of failing).
     static func sharedData(_ relativePath: String) throws -> Data {
         let url = shared.appendingPathComponent(relativePath)
-        guard let data = try? Data(contentsOf: url) else { throw XCTSkip("shared test data not found at \(url.path); skipping \(url.lastPathComponent)") }
+        guard let data = try? Data(contentsOf: url) else { throw TestData.missing("shared test data not found at \(url.path); skipping \(url.lastPathComponent)") }
         return data
     }
 }
@@ -275,7 +276,7 @@ final class DocumentReaderTests: XCTestCase {
     func testRealSpecimens() throws {
         let tsv = Paths.shared.appendingPathComponent("mrz-images/ground_truth.tsv")
         guard let text = try? String(contentsOf: tsv, encoding: .utf8) else {
-            throw XCTSkip("shared test data not found at \(tsv.path); skipping the real specimens")
+            throw TestData.missing("shared test data not found at \(tsv.path); skipping the real specimens")
         }
         var exact = 0, total = 0
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {

@@ -6,6 +6,7 @@ import Imaging
 import IDVTools
 import IDVReaders
 import IDVEngine
+import IDVTestSupport
 
 /// The portrait must be the face of the document the MRZ belongs to (`MRZDocumentFrame`), not the
 /// first face anywhere in the photo: two specimens stacked in one photo, or a face pasted beside a
@@ -25,7 +26,7 @@ final class PortraitLocationTests: XCTestCase {
                                       expiryDate: "320917", optionalData: "")
 
     func engine() throws -> FaceEngine {
-        do { return try FaceEngine.shared() } catch { throw XCTSkip("FaceEngine unavailable (\(error)); the portrait location tests need the dlib models") }
+        do { return try FaceEngine.shared() } catch { throw TestData.missing("FaceEngine unavailable (\(error)); the portrait location tests need the dlib models") }
     }
 
     func rgb(_ fixture: String) throws -> RGBImage {

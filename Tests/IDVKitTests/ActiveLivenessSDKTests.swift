@@ -1,6 +1,7 @@
 import Foundation
 import IDVKit
 import XCTest
+import IDVTestSupport
 
 /// A selfie capture provider that records the challenge the SDK hands it and returns a frame folder.
 final class ChallengeRecordingCapture: SelfieCaptureProvider, @unchecked Sendable {
@@ -45,7 +46,7 @@ final class ActiveLivenessSDKTests: XCTestCase {
     func optInToSelfieStart(_ api: RDNAAsyncAPI) async throws -> [RDNAEvent] {
         var ev = try await api.initiateIDVBiometricOptIn()
         if case let .onRequestFailed(_, e)? = ev.last, e.longErrorCode == 1007 {
-            throw XCTSkip("this idvd does not offer the IDV workflows (1007: \(e.errorString ?? ""))")
+            throw TestData.missing("this idvd does not offer the IDV workflows (1007: \(e.errorString ?? ""))")
         }
         guard case .getPassword(_, .biometricOptIn, _, _, _)? = ev.last else { XCTFail("\(ev.map(\.name))"); return ev }
         ev = try await api.setPassword(password, challengeMode: .biometricOptIn)

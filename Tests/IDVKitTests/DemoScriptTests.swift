@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import IDVTestSupport
 
 /// `scripts/demo` — the sample app `idv` in scripted mode (the seeds' delegate API) through all five
 /// flows against a real `idvd` on loopback, on the committed selfie fixtures, a specimen passport from
@@ -10,7 +11,7 @@ final class DemoScriptTests: XCTestCase {
         let idvd = try Paths.binary("idvd")
         let bin = URL(fileURLWithPath: idvd).deletingLastPathComponent()
         guard FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("idv").path) else {
-            throw XCTSkip("idv binary not built beside idvd")
+            throw TestData.missing("idv binary not built beside idvd")
         }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")

@@ -1,6 +1,7 @@
 import Foundation
 import IDVKit
 import XCTest
+import IDVTestSupport
 
 /// Paths of the package and of the binaries `swift test` built (idvd, idv).
 enum Paths {
@@ -12,7 +13,7 @@ enum Paths {
         for p in [beside, packageRoot.appendingPathComponent(".build/debug/\(name)").path] where FileManager.default.isExecutableFile(atPath: p) {
             return p
         }
-        throw XCTSkip("\(name) binary not found beside the test bundle or under .build/debug (run `swift build` first)")
+        throw TestData.missing("\(name) binary not found beside the test bundle or under .build/debug (run `swift build` first)")
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import IDVKit
 import XCTest
+import IDVTestSupport
 
 /// Network errors, timeouts and server refusals arrive as callbacks with clear codes, never hangs.
 final class NetworkErrorTests: XCTestCase {
@@ -59,7 +60,7 @@ final class NetworkErrorTests: XCTestCase {
         let out = Pipe()
         py.standardOutput = out
         py.standardError = FileHandle.nullDevice
-        do { try py.run() } catch { throw XCTSkip("python3 is needed for the silent listener") }
+        do { try py.run() } catch { throw TestData.missing("python3 is needed for the silent listener") }
         defer { py.terminate(); py.waitUntilExit() }
         var line = Data()
         while !line.contains(0x0A) {

@@ -1,6 +1,7 @@
 import Foundation
 import IDVKit
 import XCTest
+import IDVTestSupport
 
 /// The five IDV flows through the async API against a real `idvd` whose workflow engine offers
 /// them (document reader + FaceKit with the dlib models). Skipped, with the reason, when this
@@ -20,7 +21,7 @@ final class RealWorkflowTests: XCTestCase {
         p.waitUntilExit()
         let png = out.appendingPathComponent("specimen-10.png")
         guard p.terminationStatus == 0, FileManager.default.fileExists(atPath: png.path) else {
-            throw XCTSkip("this build has no working `idvd specimen` (DocumentReader not merged)")
+            throw TestData.missing("this build has no working `idvd specimen` (DocumentReader not merged)")
         }
         return png
     }
@@ -59,7 +60,7 @@ final class RealWorkflowTests: XCTestCase {
         // Seed 000 KYC: document → details → selfie → MATCHED → consent → event 0/100.
         ev = try await api.initiateActivatedCustomerKYC(reason: "annual review")
         if case let .onRequestFailed(_, e)? = ev.last, e.longErrorCode == 1007 {
-            throw XCTSkip("this idvd does not offer the IDV workflows yet (1007: \(e.errorString ?? ""))")
+            throw TestData.missing("this idvd does not offer the IDV workflows yet (1007: \(e.errorString ?? ""))")
         }
         XCTAssertEqual(ev.last, .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: .postLoginKYC))
         ev = try await api.setIDVDocumentScanProcessStartConfirmation(true, idvWorkflow: .postLoginKYC)

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import IDVTestSupport
 
 /// The sample app `idv` against a real `idvd`: scripted mode for the MFA path, script errors, and
 /// one interactive activation under tmux (send-keys / capture-pane).
@@ -150,7 +151,7 @@ final class SampleAppTests: XCTestCase {
     }
 
     func testInteractiveActivationUnderTmux() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else { throw XCTSkip("tmux is not installed") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else { throw TestData.missing("tmux is not installed") }
         let server = try IDVDServer()
         try server.start()
         let code = try server.createUser("hana")

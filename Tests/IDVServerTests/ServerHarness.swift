@@ -7,6 +7,7 @@ import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
 import XCTest
+import IDVTestSupport
 
 /// Locates the `idvd` binary that `swift test` built next to the test bundle.
 enum IDVDBinary {
@@ -16,7 +17,7 @@ enum IDVDBinary {
         let beside = Bundle(for: ServerProcess.self).bundleURL.deletingLastPathComponent().appendingPathComponent("idvd").path
         for p in [beside, packageRoot.appendingPathComponent(".build/debug/idvd").path, packageRoot.appendingPathComponent(".build/release/idvd").path]
             where FileManager.default.isExecutableFile(atPath: p) { return p }
-        throw XCTSkip("idvd binary not found beside the test bundle or under .build (run `swift build` first)")
+        throw TestData.missing("idvd binary not found beside the test bundle or under .build (run `swift build` first)")
     }
 
     /// Runs `idvd <args>` to completion; returns exit status and stdout.

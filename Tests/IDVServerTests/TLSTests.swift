@@ -1,11 +1,12 @@
 import Foundation
 import IDVCore
 import XCTest
+import IDVTestSupport
 
 /// HTTPS with a certificate and key file (libmicrohttpd + GnuTLS), checked with curl against the CA.
 final class TLSTests: XCTestCase {
     func run(_ tool: String, _ args: [String]) throws -> (Int32, Data) {
-        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("\(tool) is not installed; TLS test skipped") }
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw TestData.missing("\(tool) is not installed; TLS test skipped") }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = args

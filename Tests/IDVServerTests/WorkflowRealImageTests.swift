@@ -20,7 +20,7 @@ final class WorkflowRealImageTests: XCTestCase {
     static func frames(_ dir: String) throws -> [Data] {
         let d = fixtures.appendingPathComponent(dir)
         let names = try FileManager.default.contentsOfDirectory(atPath: d.path).filter { $0.hasSuffix(".jpg") }.sorted()
-        guard names.count >= 10 else { throw XCTSkip("selfie fixture \(dir) missing") }
+        guard names.count >= 10 else { throw TestData.missing("selfie fixture \(dir) missing") }
         return try names.map { try Data(contentsOf: d.appendingPathComponent($0)) }
     }
 
@@ -30,7 +30,7 @@ final class WorkflowRealImageTests: XCTestCase {
         let dir = ProcessInfo.processInfo.environment["IDV_MODELS_DIR"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
         guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("dlib_face_recognition_resnet_model_v1.dat").path) else {
-            throw XCTSkip("dlib models not found in \(dir.path) (run scripts/bootstrap)")
+            throw TestData.missing("dlib models not found in \(dir.path) (run scripts/bootstrap)")
         }
     }
 

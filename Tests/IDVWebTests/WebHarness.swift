@@ -4,6 +4,7 @@ import IDVEngine
 import IDVHTTP
 import IDVTools
 import XCTest
+import IDVTestSupport
 
 /// Paths of the package, its fixtures and the `idvd` that `swift test` built.
 enum WebPaths {
@@ -22,7 +23,7 @@ enum WebPaths {
         for p in [beside, packageRoot.appendingPathComponent(".build/debug/idvd").path] where FileManager.default.isExecutableFile(atPath: p) {
             return p
         }
-        throw XCTSkip("idvd binary not found beside the test bundle or under .build/debug (run `swift build` first)")
+        throw TestData.missing("idvd binary not found beside the test bundle or under .build/debug (run `swift build` first)")
     }
 
     /// Runs a program to completion: (status, stdout, stderr). For programs with little on stderr.

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import IDVTestSupport
 
 /// `idvd mrz parse`, run as a real process (the binary `swift build` puts beside the test bundle).
 final class MRZCommandTests: XCTestCase {
@@ -9,7 +10,7 @@ final class MRZCommandTests: XCTestCase {
             let candidates = [bundle.appendingPathComponent("idvd"), bundle.deletingLastPathComponent().appendingPathComponent("idvd"),
                               Fixtures.testsDir.deletingLastPathComponent().appendingPathComponent(".build/debug/idvd")]
             guard let url = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-                throw XCTSkip("idvd not built (looked in \(candidates.map(\.path))); run `swift build` first")
+                throw TestData.missing("idvd not built (looked in \(candidates.map(\.path))); run `swift build` first")
             }
             return url
         }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import MRZ
+import IDVTestSupport
 
 /// Shared helpers for the MRZ tests: fixture paths (relative to this file, so `swift test` finds them
 /// from any working directory) and a parser with a fixed reference date.
@@ -18,7 +19,7 @@ enum Fixtures {
     static func sharedFile(_ relative: String) throws -> URL {
         let url = sharedTestData.appendingPathComponent(relative)
         guard FileManager.default.fileExists(atPath: url.path) else {
-            throw XCTSkip("shared test data absent: \(url.path) (see Tests/Fixtures/SOURCES.md)")
+            throw TestData.missing("shared test data absent: \(url.path) (see Tests/Fixtures/SOURCES.md)")
         }
         return url
     }

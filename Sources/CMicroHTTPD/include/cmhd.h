@@ -35,6 +35,7 @@ typedef struct cmhd_request {
     void *connection;          ///< opaque; pass to cmhd_header / cmhd_query — only while the handler runs
                                ///< on the pool thread (NULL for an offloaded request)
     const char *authorization; ///< the Authorization header, or NULL
+    long route;                ///< what the limit callback stored in `*route` for this request (the matched route)
 } cmhd_request;
 
 /// The handler's answer. `body` must be allocated with malloc (or be NULL); the wrapper frees it.
@@ -49,14 +50,16 @@ typedef struct cmhd_response {
 } cmhd_response;
 
 /// Returns the body limit in bytes for a request, decided from its method and path before any body byte is read.
-typedef int64_t (*cmhd_limit_fn)(void *ctx, const char *method, const char *url);
+/// It may store a value in `*route` (initially -1: e.g. the index of the route it matched); the wrapper hands
+/// it to `offload` and in `cmhd_request.route`, so the application matches each request's route once.
+typedef int64_t (*cmhd_limit_fn)(void *ctx, const char *method, const char *url, long *route);
 /// Handles one complete request (or an over-limit one, with too_large = 1).
 typedef void (*cmhd_handler_fn)(void *ctx, const cmhd_request *request, cmhd_response *response);
 
 /// One offloaded request: its connection is suspended until cmhd_job_finish is called, exactly once.
 typedef struct cmhd_job cmhd_job;
-/// 1 when the complete request `method url` should be handled off the pool thread (via `dispatch`).
-typedef int (*cmhd_offload_fn)(void *ctx, const char *method, const char *url);
+/// 1 when the complete request whose limit callback stored `route` should be handled off the pool thread (via `dispatch`).
+typedef int (*cmhd_offload_fn)(void *ctx, long route);
 /// Takes an offloaded request and returns at once; the application calls cmhd_job_finish(job, …)
 /// later, from any thread (calling it before returning is allowed too).
 typedef void (*cmhd_dispatch_fn)(void *ctx, cmhd_job *job);

@@ -52,18 +52,8 @@ enum WebRoutes {
             },
             Route("POST", WireLinks.redeemPath, operationID: "redeemLink",
                   summary: "Redeem a verification link: starts a session for the link's user (token only here) and answers getUser; 1040 when unknown, expired or used",
-                  request: "WireLinkRedeem", response: "WireLinkRedemption") { req in
-                do {
-                    let body = try IDVServerApp.decode(WireLinkRedeem.self, req.body)
-                    return .json(try engine.redeemLink(body.link, requestID: req.requestID), status: 201)
-                } catch let e as IDVError {
-                    return .refusal(e, requestID: req.requestID)
-                } catch let e as StoreError {
-                    Log.event("store error", level: "error", ["request_id": .string(req.requestID), "kind": .string(IDVServerApp.storeKind(e))])
-                    return .refusal(IDVError(.internalError), requestID: req.requestID)
-                } catch {
-                    return .refusal(IDVError(.internalError), requestID: req.requestID)
-                }
+                  request: "WireLinkRedeem", response: "WireLinkRedemption", body: WireLinkRedeem.self) { req, body in
+                .json(try engine.redeemLink(body.link, requestID: req.requestID), status: 201)
             },
         ]
     }
