@@ -107,16 +107,8 @@ public enum ServerRunner {
     /// `store` is closed when the server stops.
     public static func run(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto) throws -> Int32 {
         let app = IDVServerApp(config: config, store: store, registry: registry, crypto: crypto)
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
-        let stopSem = DispatchSemaphore(value: 0)
-        let sources = [SIGTERM, SIGINT].map { sig -> DispatchSourceSignal in
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { stopSem.signal() }
-            s.resume()
-            return s
-        }
+        let stop = try StopSignal.install()
         let port: Int
         do { port = try app.start() } catch { store.close(); throw error }
         let ready: JSONValue = ["event": "listening", "port": .integer(port), "address": .string(config.listenAddress),
@@ -144,12 +136,48 @@ public enum ServerRunner {
             t.resume()
             sweep = t
         }
-        stopSem.wait()
+        stop.wait()
         sweep?.cancel()
         Log.event("shutting down", ["in_flight": .integer(app.http.requestsInFlight)])
         app.stop()
-        sources.forEach { $0.cancel() }
         Log.event("stopped")
         return 0
+    }
+}
+
+/// SIGTERM and SIGINT as a self-pipe: the handler (async-signal-safe: one `write(2)`) wakes the
+/// thread in ``wait()``. Installed with `signal(2)` before the ready line is printed, so a signal
+/// that arrives at any moment after the ready line stops the server. (A Dispatch signal source was
+/// used before; on Linux one SIGTERM sent right after a request was occasionally lost and the
+/// server ran on, which hung a test harness waiting for it to exit.)
+enum StopSignal {
+    /// The pipe's write end, read by the handler; set once, before the handlers are installed.
+    nonisolated(unsafe) private static var writeFD: Int32 = -1
+
+    struct Waiter {
+        let readFD: Int32
+        /// Blocks until SIGTERM or SIGINT arrives (retrying reads a signal interrupted).
+        func wait() {
+            var byte: UInt8 = 0
+            while true {
+                let n = read(readFD, &byte, 1)
+                if n == 1 || (n < 0 && errno != EINTR) || n == 0 { return }
+            }
+        }
+    }
+
+    static func install() throws -> Waiter {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw IDVError(.internalError, "cannot create the stop-signal pipe (errno \(errno))") }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        writeFD = fds[1]
+        for sig in [SIGTERM, SIGINT] {
+            _ = signal(sig) { _ in
+                var byte: UInt8 = 1
+                _ = write(StopSignal.writeFD, &byte, 1)
+            }
+        }
+        return Waiter(readFD: fds[0])
     }
 }

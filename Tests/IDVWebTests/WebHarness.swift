@@ -92,9 +92,16 @@ final class WebServer {
         XCTAssertGreaterThan(port, 0)
     }
 
+    /// SIGTERM; a server still running 15 s later fails the test (and is killed) rather than hang it.
     func stop() {
         guard let p = process else { return }
         kill(p.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(15)
+        while p.isRunning && Date() < deadline { usleep(20_000) }
+        if p.isRunning {
+            XCTFail("idvd did not stop within 15 s of SIGTERM")
+            kill(p.processIdentifier, SIGKILL)
+        }
         p.waitUntilExit()
         process = nil
     }
