@@ -2,11 +2,7 @@
 SWIFT ?= swift
 export IDV_MODELS_DIR ?= $(HOME)/.cache/openidv/models
 
-<<<<<<< HEAD
-.PHONY: all bootstrap build release demo demo-pg test bench clean
-=======
-.PHONY: all bootstrap build release demo test bench fuzz clean
->>>>>>> docs
+.PHONY: all bootstrap build release demo demo-pg test bench fuzz clean
 
 all: build
 
