@@ -20,9 +20,14 @@ public final class Metrics: @unchecked Sendable {
 
     public init() {}
 
+    /// The methods HTTP defines (RFC 9110 §9.3, RFC 5789): the `method` label is one of these or
+    /// `other`, so a client's made-up method can neither break the exposition text nor add series.
+    public static let methodLabels: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]
+
     public func observeRequest(route: String, method: String, status: Int, seconds: Double) {
+        let methodLabel = Self.methodLabels.contains(method) ? method : "other"
         lock.lock(); defer { lock.unlock() }
-        requests["\(route)\u{0}\(method)\u{0}\(status)", default: 0] += 1
+        requests["\(route)\u{0}\(methodLabel)\u{0}\(status)", default: 0] += 1
         var h = durations[route] ?? DurationHistogram(buckets: Self.buckets)
         h.observe(seconds)
         durations[route] = h
@@ -48,7 +53,7 @@ public final class Metrics: @unchecked Sendable {
         s += "# HELP idvd_http_requests_total HTTP requests by route pattern, method and status.\n# TYPE idvd_http_requests_total counter\n"
         for (k, v) in requests.sorted(by: { $0.key < $1.key }) {
             let p = k.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
-            s += "idvd_http_requests_total{route=\"\(Self.esc(p[0]))\",method=\"\(p[1])\",status=\"\(p[2])\"} \(v)\n"
+            s += "idvd_http_requests_total{route=\"\(Self.esc(p[0]))\",method=\"\(Self.esc(p[1]))\",status=\"\(p[2])\"} \(v)\n"
         }
         s += "# HELP idvd_http_request_duration_seconds Request handling time by route pattern.\n# TYPE idvd_http_request_duration_seconds histogram\n"
         for (route, h) in durations.sorted(by: { $0.key < $1.key }) {
