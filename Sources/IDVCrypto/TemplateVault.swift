@@ -50,12 +50,15 @@ public final class TemplateVault: Vault {
         let fm = FileManager.default
         if !fm.fileExists(atPath: path) {
             guard createIfMissing else { throw VaultError.badKeyFile("\(path) does not exist") }
-            let hex = Crypto.hex(Crypto.randomBytes(32)) + "\n"
-            guard fm.createFile(atPath: path, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw VaultError.badKeyFile("cannot create \(path)")
-            }
+            // Created exclusively: of several processes starting on a new store at once, one writes
+            // the key and the others read that one (never two keys, one overwriting the other).
+            if let created = try? create(keyFile: path) { return created }
+            guard fm.fileExists(atPath: path) else { throw VaultError.badKeyFile("cannot create \(path)") }
         }
-        guard let data = fm.contents(atPath: path) else { throw VaultError.badKeyFile("cannot read \(path)") }
+        var contents = fm.contents(atPath: path)
+        // A key file another process created an instant ago may not hold its 65 bytes yet: up to 1 s.
+        if createIfMissing { for _ in 0..<100 where (contents?.count ?? 0) < 64 { usleep(10_000); contents = fm.contents(atPath: path) } }
+        guard let data = contents else { throw VaultError.badKeyFile("cannot read \(path)") }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let key = Self.unhex(text), key.count == 32 else {
             throw VaultError.badKeyFile("\(path) must hold 64 hexadecimal digits (a 32-byte key)")

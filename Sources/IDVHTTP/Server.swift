@@ -172,6 +172,14 @@ enum StopSignal {
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         writeFD = fds[1]
+        // A parent may have started us with the signals blocked (a mask inherited through fork/exec,
+        // e.g. from a thread of Swift's concurrency pool): unblock them here, so this thread — and
+        // every thread started after it — can take them.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGTERM)
+        sigaddset(&unblock, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         for sig in [SIGTERM, SIGINT] {
             _ = signal(sig) { _ in
                 var byte: UInt8 = 1

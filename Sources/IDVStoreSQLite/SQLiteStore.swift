@@ -310,17 +310,20 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try query("PRAGMA user_version").first?[0].int ?? 0
     }
 
+    /// Applies the missing migrations one transaction each, reading the version under the write
+    /// lock (`BEGIN IMMEDIATE`): of several processes opening a new file at once, one applies each
+    /// migration and the others find it applied.
     private func migrate() throws {
-        let current = try schemaVersion()
-        guard current <= Self.migrations.count else {
-            throw StoreError.database("schema version \(current) is newer than this build (\(Self.migrations.count))")
-        }
-        for v in current..<Self.migrations.count {
-            try withTransaction {
-                try exec(Self.migrations[v])
-                try exec("PRAGMA user_version = \(v + 1)")
+        while try withTransaction({ () -> Bool in
+            let current = try schemaVersion()
+            guard current <= Self.migrations.count else {
+                throw StoreError.database("schema version \(current) is newer than this build (\(Self.migrations.count))")
             }
-        }
+            guard current < Self.migrations.count else { return false }
+            try exec(Self.migrations[current])
+            try exec("PRAGMA user_version = \(current + 1)")
+            return true
+        }) {}
     }
 
     // MARK: Low level
