@@ -49,8 +49,11 @@ let package = Package(
         .target(name: "MRZ"),
         // Image codecs (libjpeg-turbo, libpng) behind a plain C header, beneath both readers.
         .target(name: "CImaging", cxxSettings: optimisedCXX,
-                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png")]),
+                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png"), .linkedLibrary("exif")]),
         .target(name: "Imaging", dependencies: ["CImaging"]),
+        // Tesseract (Debian libtesseract-dev; tessdata from tesseract-ocr-eng) behind a plain C header:
+        // the printed names of the visual zone, cross-checked with the MRZ's.
+        .target(name: "CTesseract", cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("tesseract")]),
         // dlib (face engine) and OpenCV dnn (texture PAD); Debian's OpenCV ships no pkg-config file
         // without the umbrella libopencv-dev, so its include folder is named here.
         .target(
@@ -79,7 +82,7 @@ let package = Package(
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
         // The OCR-B classifier's parameters (Resources/ocrb-lda.bin, written by `idvd ocrb train`) load at start-up.
-        .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "IDVEvidence", "CCairo"],
+        .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "IDVEvidence", "CCairo", "CTesseract"],
                 exclude: ["Resources/SOURCES.md"], resources: [.copy("Resources/ocrb-lda.bin")],
                 swiftSettings: [.unsafeFlags(["-O"])]),
         // Not part of serving: the specimen generator, augmentations, evaluation harnesses and the
@@ -99,11 +102,13 @@ let package = Package(
         // The hosted verification page: HTML, CSS and JavaScript modules as resources (no build step).
         .target(name: "IDVWeb", resources: [.copy("Assets")]),
         .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "IDVWeb", "CMicroHTTPD"]),
+        // The webhook delivery worker and signatures (docs/WEBHOOKS.md): URLSession (FoundationNetworking on Linux).
+        .target(name: "IDVWebhooks", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto"]),
         // FaceKit and DocumentReader behind the engine's analyser protocols.
         .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging", "EMRTD"]),
         // The one composition root: serve, admin, offline tools, benchmarks.
         .executableTarget(name: "idvd", dependencies: [
-            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders", "IDVTools", "IDVWebhooks",
             "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
         ]),
 
@@ -121,7 +126,7 @@ let package = Package(
         .testTarget(name: "MRZTests", dependencies: ["MRZ", "IDVTestSupport"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging", "IDVTestSupport"]),
-        .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd"]),
+        .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd", "IDVTestSupport"]),
         .testTarget(name: "DocumentReaderTests", dependencies: [
             "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVReaders", "IDVTestSupport",
         ]),
@@ -129,12 +134,13 @@ let package = Package(
         // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
         // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
         .testTarget(name: "IDVStoreTests", dependencies: [
-            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "idvd", "idv",
+            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport", "IDVWebhooks", "idvd", "idv",
         ]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
         .testTarget(name: "IDVServerTests", dependencies: [
             "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "IDVTestSupport", "FaceKit", "Imaging", "idvd",
+            "IDVWebhooks",
         ]),
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.
@@ -148,7 +154,7 @@ let package = Package(
         // to fix, so SeedApp alone is compiled with them suppressed.
         .target(name: "SeedApp", dependencies: ["RELID"], path: "Tests/SeedApp",
                 swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]),
-        .testTarget(name: "SeedConformanceTests", dependencies: ["SeedApp", "RELID", "IDVKit", "idvd"],
+        .testTarget(name: "SeedConformanceTests", dependencies: ["SeedApp", "RELID", "IDVKit", "IDVTestSupport", "idvd"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         // The hosted page: its assets and routes, verification links, and every flow in headless
         // Chromium with a fake camera (Tests/IDVWebTests/browser, driven by Selenium).

@@ -1,6 +1,9 @@
 #include "cmhd.h"
 #include <microhttpd.h>
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -23,19 +26,229 @@ typedef struct req_state {
     int finished;                    // the dispatched job has finished and set `pending`
 } req_state;
 
+/// A client's IP address as compared by the per-address cap: the 4 bytes of IPv4 (an IPv4-mapped
+/// IPv6 address counts as that IPv4 address) or the 16 of IPv6; len 0 for other families.
+typedef struct addr_key {
+    unsigned char bytes[16];
+    int len;
+} addr_key;
+
+static addr_key addr_key_of(const struct sockaddr *sa) {
+    addr_key k;
+    memset(&k, 0, sizeof k);
+    if (sa == NULL) return k;
+    if (sa->sa_family == AF_INET) {
+        memcpy(k.bytes, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        k.len = 4;
+    } else if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a)) { memcpy(k.bytes, a->s6_addr + 12, 4); k.len = 4; }
+        else { memcpy(k.bytes, a->s6_addr, 16); k.len = 16; }
+    }
+    return k;
+}
+
+static int addr_key_equal(const addr_key *a, const addr_key *b) {
+    return a->len != 0 && a->len == b->len && memcmp(a->bytes, b->bytes, (size_t)a->len) == 0;
+}
+
+/// Per-connection accounting for the slow-client deadlines and the per-address cap
+/// (MHD_OPTION_NOTIFY_CONNECTION).
+enum { PHASE_HEADER = 0, PHASE_BODY = 1, PHASE_HANDLING = 2 };
+typedef struct conn_state {
+    struct conn_state *prev, *next;
+    int fd;
+    addr_key addr;                   // the client's address (per-address cap)
+    int phase;                       // PHASE_*: what the connection is waiting for from the client
+    uint64_t phase_start_ms;         // when the phase began (monotonic)
+    uint64_t body_bytes;             // body bytes received in PHASE_BODY
+    int kept_alive;                  // a response was sent: PHASE_HEADER is the wait for the next request
+    int shut;                        // the reaper shut the socket down
+} conn_state;
+
 typedef struct daemon_box {
     struct MHD_Daemon *daemon;
     long active;                     // requests between their first callback and their completion (atomic)
     long jobs;                       // offloaded jobs dispatched and not yet finished (atomic)
     cmhd_config config;              // copied; strings owned by the caller for the daemon's life
+    pthread_mutex_t conns_lock;      // guards the list below and every conn_state in it
+    conn_state *conns;
+    long open;
+    long closed_header, closed_body;
+    long refused_per_address;        // connections refused by the per-address cap
+    pthread_t reaper;
+    int reaper_running;
+    int stopping;                    // atomic: the reaper ends
 } daemon_box;
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static conn_state *state_of(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci != NULL ? (conn_state *)ci->socket_context : NULL;
+}
+
+/// Moves the connection to `phase` (under the lock).
+static void set_phase(daemon_box *box, struct MHD_Connection *conn, int phase) {
+    conn_state *cs = state_of(conn);
+    if (cs == NULL) return;
+    pthread_mutex_lock(&box->conns_lock);
+    cs->phase = phase;
+    cs->phase_start_ms = now_ms();
+    cs->body_bytes = 0;
+    pthread_mutex_unlock(&box->conns_lock);
+}
+
+/// Counts body bytes; returns 0 when the body is slower than the minimum rate (the caller closes).
+static int body_progress(daemon_box *box, struct MHD_Connection *conn, size_t n) {
+    conn_state *cs = state_of(conn);
+    if (cs == NULL) return 1;
+    int ok = 1;
+    pthread_mutex_lock(&box->conns_lock);
+    cs->body_bytes += n;
+    unsigned int rate = box->config.min_body_bytes_per_second;
+    if (rate > 0) {
+        uint64_t grace = (box->config.header_deadline_seconds > 0 ? box->config.header_deadline_seconds : 1) * 1000u;
+        uint64_t elapsed = now_ms() - cs->phase_start_ms;
+        if (elapsed > grace && cs->body_bytes * 1000u < (uint64_t)rate * (elapsed - grace)) ok = 0;
+    }
+    if (!ok) box->closed_body++;
+    pthread_mutex_unlock(&box->conns_lock);
+    return ok;
+}
+
+static void notify_connection_cb(void *cls, struct MHD_Connection *conn, void **socket_context,
+                                 enum MHD_ConnectionNotificationCode code) {
+    daemon_box *box = (daemon_box *)cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_state *cs = (conn_state *)calloc(1, sizeof *cs);
+        if (cs == NULL) return;
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        cs->fd = ci != NULL ? ci->connect_fd : -1;
+        const union MHD_ConnectionInfo *ai = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        cs->addr = addr_key_of(ai != NULL ? ai->client_addr : NULL);
+        cs->phase = PHASE_HEADER;
+        cs->phase_start_ms = now_ms();
+        pthread_mutex_lock(&box->conns_lock);
+        cs->next = box->conns;
+        if (box->conns != NULL) box->conns->prev = cs;
+        box->conns = cs;
+        box->open++;
+        pthread_mutex_unlock(&box->conns_lock);
+        *socket_context = cs;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        // libmicrohttpd notifies before it closes the socket: once this returns, the reaper can no
+        // longer touch the descriptor (it shuts sockets down only under the same lock).
+        conn_state *cs = (conn_state *)*socket_context;
+        if (cs == NULL) return;
+        pthread_mutex_lock(&box->conns_lock);
+        if (cs->prev != NULL) cs->prev->next = cs->next; else box->conns = cs->next;
+        if (cs->next != NULL) cs->next->prev = cs->prev;
+        box->open--;
+        pthread_mutex_unlock(&box->conns_lock);
+        free(cs);
+        *socket_context = NULL;
+    }
+}
+
+/// The per-address cap (libmicrohttpd's accept policy callback, called for each accepted socket
+/// before its connection starts): refuses a client address that holds `per_ip_connection_limit`
+/// connections already, counting the refusal. The connections are those in the notify list, so
+/// nothing is counted twice or leaked whatever becomes of an admitted socket; accepts on other
+/// pool threads at the same instant may each be admitted (at most `threads` − 1 over the cap).
+/// O(open connections) per accept. (libmicrohttpd's own MHD_OPTION_PER_IP_CONNECTION_LIMIT
+/// refuses without telling the application, so its refusals could not be counted.)
+static enum MHD_Result accept_policy_cb(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+    (void)addrlen;
+    daemon_box *box = (daemon_box *)cls;
+    unsigned int limit = box->config.per_ip_connection_limit;
+    if (limit == 0) return MHD_YES;
+    addr_key k = addr_key_of(addr);
+    if (k.len == 0) return MHD_YES;
+    unsigned int held = 0;
+    pthread_mutex_lock(&box->conns_lock);
+    for (conn_state *cs = box->conns; cs != NULL && held < limit; cs = cs->next) {
+        if (addr_key_equal(&cs->addr, &k)) held++;
+    }
+    int refuse = held >= limit;
+    if (refuse) box->refused_per_address++;
+    pthread_mutex_unlock(&box->conns_lock);
+    return refuse ? MHD_NO : MHD_YES;
+}
+
+/// Every 200 ms: shuts down the sockets of connections whose header missed its deadline or whose
+/// body has gone silent below the minimum rate; libmicrohttpd then sees the connection end and
+/// closes it on its own thread.
+static void *reaper_main(void *arg) {
+    daemon_box *box = (daemon_box *)arg;
+    while (!__atomic_load_n(&box->stopping, __ATOMIC_SEQ_CST)) {
+        usleep(200000);
+        uint64_t now = now_ms();
+        uint64_t deadline = (uint64_t)box->config.header_deadline_seconds * 1000u;
+        unsigned int rate = box->config.min_body_bytes_per_second;
+        uint64_t grace = (box->config.header_deadline_seconds > 0 ? box->config.header_deadline_seconds : 1) * 1000u;
+        uint64_t keep_alive_ms = (uint64_t)(box->config.connection_timeout_seconds > 0 ? box->config.connection_timeout_seconds : 30) * 1000u;
+        pthread_mutex_lock(&box->conns_lock);
+        for (conn_state *cs = box->conns; cs != NULL; cs = cs->next) {
+            if (cs->shut || cs->fd < 0) continue;
+            uint64_t elapsed = now - cs->phase_start_ms;
+            int close_it = 0;
+            // A kept-alive connection may idle between requests up to the inactivity timeout (a
+            // client that keeps its connection for the next request); a fresh one gets the deadline.
+            uint64_t header_deadline = cs->kept_alive && deadline < keep_alive_ms ? keep_alive_ms : deadline;
+            if (cs->phase == PHASE_HEADER && deadline > 0 && elapsed > header_deadline) {
+                close_it = 1;
+                box->closed_header++;
+            } else if (cs->phase == PHASE_BODY && rate > 0 && elapsed > grace &&
+                       cs->body_bytes * 1000u < (uint64_t)rate * (elapsed - grace)) {
+                close_it = 1;
+                box->closed_body++;
+            }
+            if (close_it) {
+                shutdown(cs->fd, SHUT_RDWR);
+                cs->shut = 1;
+            }
+        }
+        pthread_mutex_unlock(&box->conns_lock);
+    }
+    return NULL;
+}
+
+long cmhd_connections_open(void *daemon) {
+    daemon_box *box = (daemon_box *)daemon;
+    pthread_mutex_lock(&box->conns_lock);
+    long n = box->open;
+    pthread_mutex_unlock(&box->conns_lock);
+    return n;
+}
+
+long cmhd_refused_per_address(void *daemon) {
+    daemon_box *box = (daemon_box *)daemon;
+    pthread_mutex_lock(&box->conns_lock);
+    long n = box->refused_per_address;
+    pthread_mutex_unlock(&box->conns_lock);
+    return n;
+}
+
+long cmhd_slow_closed(void *daemon, int which) {
+    daemon_box *box = (daemon_box *)daemon;
+    pthread_mutex_lock(&box->conns_lock);
+    long n = which == 0 ? box->closed_header : box->closed_body;
+    pthread_mutex_unlock(&box->conns_lock);
+    return n;
+}
 
 struct cmhd_job {
     daemon_box *box;
     struct MHD_Connection *conn;
     req_state *st;                   // lives until the completion callback, which cannot come while suspended
     cmhd_request req;
-    char *method, *url, *authorization;
+    char *method, *url, *authorization, *query;
+    char client[64];                 // the peer's address as text (cmhd_request.client_address)
 };
 
 static const char *kEmpty = "";
@@ -81,9 +294,27 @@ static struct MHD_Response *make_response(cmhd_response resp, int too_large, int
     return r;
 }
 
+static char *query_lines(struct MHD_Connection *conn);
+static char *dup_or_null(const char *s) { return s == NULL ? NULL : strdup(s); }
+
+/// Writes the connection's peer IP address as text into `out` ("" when unknown).
+static void client_address(struct MHD_Connection *conn, char *out, size_t n) {
+    out[0] = '\0';
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return;
+    const struct sockaddr *sa = info->client_addr;
+    if (sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)n);
+    } else if (sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)n);
+    }
+}
+
 /// Calls the Swift handler on this (pool) thread and turns its answer into an MHD_Response (not yet queued).
 static struct MHD_Response *build_response(daemon_box *box, struct MHD_Connection *conn, const char *url,
                                            const char *method, req_state *st, int *status_out) {
+    char client[64];
+    client_address(conn, client, sizeof client);
     cmhd_request req = {
         .method = method, .url = url,
         .body = st->too_large ? NULL : st->buf,
@@ -92,13 +323,63 @@ static struct MHD_Response *build_response(daemon_box *box, struct MHD_Connectio
         .connection = conn,
         .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
         .route = st->route,
+        .client_address = client,
     };
+    char *query = query_lines(conn);
+    req.query = query;
     cmhd_response resp = { .status = 500, .body = NULL, .body_len = 0, .content_kind = 0, .request_id = NULL };
     box->config.handler(box->config.ctx, &req, &resp);
+    free(query);
     return make_response(resp, st->too_large, status_out);
 }
 
-static char *dup_or_null(const char *s) { return s == NULL ? NULL : strdup(s); }
+
+/// A growing buffer for the query lines.
+typedef struct { char *buf; size_t len, cap; int failed; } qbuf;
+
+/// Makes room for `n` more bytes and a NUL; sets `failed` when memory is short.
+static int qgrow(qbuf *q, size_t n) {
+    if (q->failed) return 0;
+    if (q->len + n + 1 <= q->cap) return 1;
+    size_t cap = q->cap == 0 ? 256 : q->cap;
+    while (q->len + n + 1 > cap) cap *= 2;
+    char *b = (char *)realloc(q->buf, cap);
+    if (b == NULL) { q->failed = 1; return 0; }
+    q->buf = b;
+    q->cap = cap;
+    return 1;
+}
+
+/// Appends `s` with '%', '=' and '\n' escaped (so a line splits at its first '=').
+static void qput(qbuf *q, const char *s) {
+    for (; s != NULL && *s != '\0'; s++) {
+        const char *esc = *s == '%' ? "%25" : *s == '=' ? "%3D" : *s == '\n' ? "%0A" : NULL;
+        if (!qgrow(q, 3)) return;
+        if (esc) { memcpy(q->buf + q->len, esc, 3); q->len += 3; } else { q->buf[q->len++] = *s; }
+    }
+}
+
+static void qchar(qbuf *q, char c) { if (qgrow(q, 1)) q->buf[q->len++] = c; }
+
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    qbuf *q = (qbuf *)cls;
+    if (q->len > 8192) return MHD_NO;           // a query string this long is not ours: stop reading it
+    qput(q, key);
+    qchar(q, '=');
+    qput(q, value);
+    qchar(q, '\n');
+    return q->failed ? MHD_NO : MHD_YES;
+}
+
+/// The request's query arguments as "key=value\n" lines (malloc'ed), or NULL when there are none.
+static char *query_lines(struct MHD_Connection *conn) {
+    qbuf q = { NULL, 0, 0, 0 };
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, query_arg, &q);
+    if (q.failed || q.len == 0) { free(q.buf); return NULL; }
+    q.buf[q.len] = '\0';
+    return q.buf;
+}
 
 /// Suspends the connection and hands the request to the application's dispatcher. The connection
 /// comes back through cmhd_job_finish → MHD_resume_connection → access_cb, which queues st->pending.
@@ -112,14 +393,17 @@ static enum MHD_Result offload(daemon_box *box, struct MHD_Connection *conn, con
     job->method = strdup(method);
     job->url = strdup(url);
     job->authorization = dup_or_null(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+    job->query = query_lines(conn);
+    client_address(conn, job->client, sizeof job->client);
     if (job->method == NULL || job->url == NULL) {
-        free(job->method); free(job->url); free(job->authorization); free(job);
+        free(job->method); free(job->url); free(job->authorization); free(job->query); free(job);
         return MHD_NO;
     }
     job->req = (cmhd_request){
         .method = job->method, .url = job->url,
         .body = st->buf, .body_len = st->len, .too_large = 0,
-        .connection = NULL, .authorization = job->authorization, .route = st->route,
+        .connection = NULL, .authorization = job->authorization, .route = st->route, .query = job->query,
+        .client_address = job->client,
     };
     st->dispatched = 1;
     __atomic_add_fetch(&box->jobs, 1, __ATOMIC_SEQ_CST);
@@ -145,7 +429,7 @@ void cmhd_job_finish(cmhd_job *job, cmhd_response *response) {
     st->finished = 1;
     daemon_box *box = job->box;
     struct MHD_Connection *conn = job->conn;
-    free(job->method); free(job->url); free(job->authorization); free(job);
+    free(job->method); free(job->url); free(job->authorization); free(job->query); free(job);
     MHD_resume_connection(conn);     // orders the writes above before the pool thread's next look
     __atomic_sub_fetch(&box->jobs, 1, __ATOMIC_SEQ_CST);
 }
@@ -177,6 +461,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         if (st == NULL) return MHD_NO;
         *con_cls = st;
         __atomic_add_fetch(&box->active, 1, __ATOMIC_SEQ_CST);
+        set_phase(box, conn, PHASE_BODY);
         st->route = -1;
         st->limit = box->config.limit(box->config.ctx, method, url, &st->route);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -198,6 +483,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
+        if (!body_progress(box, conn, n)) return MHD_NO;   // slower than the minimum body rate: closed
         if (st->responded || st->too_large) {
             // Discard the excess; answer as soon as libmicrohttpd lets us.
             if (!st->responded && st->pending != NULL) queue(conn, st, st->pending, st->pending_status);
@@ -231,6 +517,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES;
     }
     // Final call: the whole request is in (or, for an offloaded request, its job has finished).
+    if (!st->dispatched) set_phase(box, conn, PHASE_HANDLING);
     if (st->responded) return MHD_YES;
     if (st->pending != NULL) return queue(conn, st, st->pending, st->pending_status);
     if (st->dispatched) return st->finished ? MHD_NO : MHD_YES;   // finished without a response: out of memory
@@ -245,10 +532,17 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 }
 
 static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe) {
-    (void)conn; (void)toe;
+    (void)toe;
     daemon_box *box = (daemon_box *)cls;
     req_state *st = (req_state *)*con_cls;
     if (st == NULL) return;
+    set_phase(box, conn, PHASE_HEADER);   // a kept-alive connection now waits for its next header
+    conn_state *cs = state_of(conn);
+    if (cs != NULL) {
+        pthread_mutex_lock(&box->conns_lock);
+        cs->kept_alive = 1;
+        pthread_mutex_unlock(&box->conns_lock);
+    }
     __atomic_sub_fetch(&box->active, 1, __ATOMIC_SEQ_CST);
     if (st->pending != NULL) MHD_destroy_response(st->pending);
     free(st->buf);
@@ -292,31 +586,35 @@ void *cmhd_start(const cmhd_config *config, char *error, size_t error_len) {
     if (tls) flags |= MHD_USE_TLS;
     unsigned int threads = config->threads > 0 ? config->threads : 1;
     unsigned int timeout = config->connection_timeout_seconds > 0 ? config->connection_timeout_seconds : 30;
-    struct MHD_Daemon *d;
+    pthread_mutex_init(&box->conns_lock, NULL);
+    // The options shared by both modes, then the optional limits (MHD_OPTION_ARRAY ends at MHD_OPTION_END).
+    struct MHD_OptionItem ops[16];
+    int n = 0;
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &addr };
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)threads, NULL };
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout, NULL };
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL };
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed_cb, box };
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify_connection_cb, box };
+    // The per-address cap is the accept policy callback's (accept_policy_cb), so its refusals are counted.
+    if (config->connection_limit > 0)
+        ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)config->connection_limit, NULL };
     if (tls) {
-        d = MHD_start_daemon(flags, config->port, NULL, NULL, access_cb, box,
-                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                             MHD_OPTION_THREAD_POOL_SIZE, threads,
-                             MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-                             MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-                             MHD_OPTION_NOTIFY_COMPLETED, completed_cb, box,
-                             MHD_OPTION_HTTPS_MEM_CERT, config->tls_cert_pem,
-                             MHD_OPTION_HTTPS_MEM_KEY, config->tls_key_pem,
-                             MHD_OPTION_END);
-    } else {
-        d = MHD_start_daemon(flags, config->port, NULL, NULL, access_cb, box,
-                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                             MHD_OPTION_THREAD_POOL_SIZE, threads,
-                             MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-                             MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-                             MHD_OPTION_NOTIFY_COMPLETED, completed_cb, box,
-                             MHD_OPTION_END);
+        ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)config->tls_cert_pem };
+        ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)config->tls_key_pem };
     }
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    struct MHD_Daemon *d = MHD_start_daemon(flags, config->port, accept_policy_cb, box, access_cb, box,
+                                            MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
     if (d == NULL) {
         snprintf(error, error_len, "MHD_start_daemon failed on %s:%u (port in use, bad TLS material, or no permission)",
                  config->address ? config->address : "127.0.0.1", (unsigned)config->port);
+        pthread_mutex_destroy(&box->conns_lock);
         free(box);
         return NULL;
+    }
+    if (config->header_deadline_seconds > 0 || config->min_body_bytes_per_second > 0) {
+        if (pthread_create(&box->reaper, NULL, reaper_main, box) == 0) box->reaper_running = 1;
     }
     box->daemon = d;
     return box;
@@ -343,7 +641,10 @@ void cmhd_stop(void *daemon) {
     daemon_box *box = (daemon_box *)daemon;
     // A suspended connection must not outlive the daemon: wait for the jobs (handlers always return).
     while (__atomic_load_n(&box->jobs, __ATOMIC_SEQ_CST) > 0) usleep(5000);
+    __atomic_store_n(&box->stopping, 1, __ATOMIC_SEQ_CST);
+    if (box->reaper_running) pthread_join(box->reaper, NULL);
     MHD_stop_daemon(box->daemon);
+    pthread_mutex_destroy(&box->conns_lock);
     free(box);
 }
 

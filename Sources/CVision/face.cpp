@@ -10,8 +10,13 @@
 #include <dlib/image_processing/frontal_face_detector.h>
 #include <dlib/image_transforms.h>
 
+#include <sodium.h>
+
+#include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <mutex>
 #include <string>
 #include <sys/stat.h>
@@ -98,6 +103,11 @@ struct ModelError {
     std::string text;
 };
 
+/// Thrown inside this file only; becomes CV_ERR_MODEL_INTEGRITY.
+struct IntegrityError {
+    std::string text;
+};
+
 full_object_detection shape_from(const double *xy, int points) {
     std::vector<point> parts(points);
     double l = 1e18, t = 1e18, r = -1e18, b = -1e18;
@@ -117,7 +127,9 @@ struct cv_engine {
     std::unique_ptr<shape_predictor> sp5, sp68;
     std::unique_ptr<anet_type> net;
     std::unique_ptr<mmod_net> cnn;
-    frontal_face_detector hog = get_frontal_face_detector();
+    // Set by cv_engine_create: the shipped serialised detector (frontal_face_detector.dat), or
+    // dlib's get_frontal_face_detector() when no file is given (the export tool, the equality test).
+    frontal_face_detector hog;
     std::vector<std::unique_ptr<Worker>> idle;
     int workers = 0;
 
@@ -208,6 +220,9 @@ template <typename Body> cv_status guarded(char *message, size_t message_size, B
     } catch (const ModelError &e) {
         set_message(message, message_size, e.text);
         return CV_ERR_MODEL;
+    } catch (const IntegrityError &e) {
+        set_message(message, message_size, e.text);
+        return CV_ERR_MODEL_INTEGRITY;
     } catch (const std::bad_alloc &) {
         set_message(message, message_size, "out of memory in the face engine");
         return CV_ERR_OUT_OF_MEMORY;
@@ -236,12 +251,73 @@ matrix<rgb_pixel> to_matrix(const uint8_t *rgb, int32_t width, int32_t height, d
 
 } // namespace
 
-extern "C" cv_status cv_engine_create(const char *models_dir, cv_engine **out, char *message, size_t message_size) {
+namespace {
+
+std::string hex_digest(const std::string &bytes) {
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(digest, reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size());
+    static const char *digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char b : digest) { out += digits[b >> 4]; out += digits[b & 15]; }
+    return out;
+}
+
+/// The HOG detector from `path` (dlib `serialize` of `get_frontal_face_detector()`), its bytes checked
+/// against `sha256_hex` before they are parsed.
+frontal_face_detector load_hog(const char *path, const char *sha256_hex) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ModelError{std::string("HOG face detector file ") + path + " not found or unreadable"};
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
+    std::string want(sha256_hex);
+    for (char &c : want) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string got = hex_digest(bytes);
+    if (got != want)
+        throw IntegrityError{std::string("HOG face detector file ") + path + " fails its SHA-256 check (got " + got +
+                             ", want " + want + "); it was altered or replaced: restore it from the repository"};
+    std::istringstream stream(bytes);
+    frontal_face_detector hog;
+    try {
+        deserialize(hog, stream);
+    } catch (const std::exception &e) {
+        throw ModelError{std::string("HOG face detector file ") + path + " does not parse (" + e.what() + ")"};
+    }
+    return hog;
+}
+
+} // namespace
+
+extern "C" cv_status cv_engine_create(const char *models_dir, const char *hog_path, const char *hog_sha256,
+                                      cv_engine **out, char *message, size_t message_size) {
     *out = nullptr;
+    if (hog_path && (!hog_sha256 || std::string(hog_sha256).size() != 64)) {
+        set_message(message, message_size, "face engine: a HOG detector file needs its 64-digit SHA-256");
+        return CV_ERR_INVALID_ARGUMENT;
+    }
     return guarded(message, message_size, [&] {
         auto e = std::make_unique<cv_engine>();
         e->dir = models_dir ? models_dir : ".";
+        e->hog = hog_path ? load_hog(hog_path, hog_sha256) : get_frontal_face_detector();
         *out = e.release();
+        return CV_OK;
+    });
+}
+
+extern "C" cv_status cv_hog_detector_export(const char *path, char *hex_out, char *message, size_t message_size) {
+    if (!path || !hex_out) {
+        set_message(message, message_size, "HOG export: a path and a 65-byte hash buffer are required");
+        return CV_ERR_INVALID_ARGUMENT;
+    }
+    return guarded(message, message_size, [&] {
+        std::ostringstream stream;
+        serialize(get_frontal_face_detector(), stream);
+        const std::string bytes = stream.str();
+        std::ofstream file(path, std::ios::binary | std::ios::trunc);
+        file.write(bytes.data(), std::streamsize(bytes.size()));
+        file.close();
+        if (!file) throw std::runtime_error(std::string("cannot write ") + path);
+        if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
+        std::snprintf(hex_out, 65, "%s", hex_digest(bytes).c_str());
         return CV_OK;
     });
 }

@@ -67,6 +67,27 @@ public struct DocumentReport: Sendable {
     /// "Today" of the reading (`DocumentReaderOptions.referenceDate`): the expiry and birth-date
     /// checks were measured against it.
     public var referenceDate = Date()
+    /// Where the reading's time went (for `idvd bench document`; not part of any payload).
+    public var timing = Timing()
+
+    /// Seconds spent in each stage of `DocumentReader.read` (wall clock, one thread).
+    public struct Timing: Sendable, Equatable {
+        /// Decoding the page images at the working size (`DocumentReaderOptions.workingMaxDimension`).
+        public var decode = 0.0
+        /// Locating and recognising the MRZ on every page, the re-read from the source included.
+        public var mrz = 0.0
+        /// Parsing, field checks and the MRZ band's image quality.
+        public var checks = 0.0
+        /// Turning pages upright and encoding the report's page images (`pagesJPEG`).
+        public var pageImages = 0.0
+        /// The portrait search (face detection) and the portrait crop.
+        public var portrait = 0.0
+        /// The visual-zone name cross-check (Tesseract).
+        public var visualZone = 0.0
+        public init() {}
+        /// All stages.
+        public var total: Double { decode + mrz + checks + pageImages + portrait + visualZone }
+    }
 
     /// The outcome of check `id`, if it was performed.
     public func check(_ id: DocumentCheckID) -> CheckOutcome? { checks.first { $0.id == id } }
@@ -92,6 +113,26 @@ public struct DocumentReaderOptions: Sendable {
     public var detectPortrait = true
     /// Below this cap height (pixels) the resolution check fails (OCR-B at 10 cpi needs ≈ 8 px).
     public var minimumCapHeight = 8.0
+    /// Pages whose longer side exceeds this are decoded scaled to it (`DocumentImage.decode`: DCT-scaled
+    /// JPEG, PNG row by row), which bounds time and memory per page; a small MRZ is read again from the
+    /// source's own pixels (`rereadCapHeight`). 2400 keeps every bench image (≤ 1874 px) at its own
+    /// size. nil: every page at its own size (the decode before this option; A/B figures only).
+    public var workingMaxDimension: Int? = 2400
+    /// An MRZ read with a smaller cap height (pixels) on a page decoded below its source's resolution
+    /// is read again from the source (`DocumentReport.rereadFromSource`) …
+    public var rereadCapHeight = 18.0
+    /// … at this cap height (or the source's own, if less): the glyph-shape specialists measure E/F
+    /// from 16 px (`GlyphShapeModel.minimumBarCapHeight`), and the training lines reach 28 px pitch.
+    public var rereadTargetCapHeight = 24.0
+    /// Where the portrait search starts. `.documentFrame` (default): inside the document the MRZ
+    /// belongs to (`MRZDocumentFrame.portraitRegion`), at `DocumentReader.portraitSearchPixelsPerMM`,
+    /// the whole page only when that finds no face; `.wholePage`: the whole page at FaceKit's default
+    /// size (the search before this option existed; kept for `idvd bench document` A/B figures).
+    public var portraitSearch = PortraitSearchStart.documentFrame
+    /// Whether to read the visual zone's names with Tesseract and cross-check them with the MRZ's
+    /// (`DocumentCheckID.namesMatchVisualZone`). Default true.
+    public var checkVisualZone = true
+    public enum PortraitSearchStart: String, Sendable, CaseIterable { case documentFrame = "document", wholePage = "page" }
     public init() {}
 }
 
@@ -103,8 +144,9 @@ extension DocumentReader {
         var findings: [DocumentFinding] = []
         var decoded: [(Int, DocumentImage)] = []
         var failures: [DocumentReport.PageFailure] = []
+        let started = DispatchTime.now().uptimeNanoseconds
         for (i, data) in pages.enumerated() {
-            do { decoded.append((i, try DocumentImage.decode(data))) } catch let ImageError.tooManyPixels(w, h, limit) {
+            do { decoded.append((i, try DocumentImage.decode(data, maxDimension: options.workingMaxDimension))) } catch let ImageError.tooManyPixels(w, h, limit) {
                 failures.append(.tooManyPixels(page: i, width: w, height: h, limit: limit))
                 findings.append(.pageTooLarge(page: i, width: w, height: h, limit: limit))
             } catch {
@@ -112,8 +154,10 @@ extension DocumentReader {
                 findings.append(.pageUndecodable(page: i, reason: "\(error)"))
             }
         }
+        let decodeTime = seconds(since: started)
         var report = read(images: decoded.map(\.1), pageIndices: decoded.map(\.0), options: options, initialFindings: findings)
         report.pageFailures = failures
+        report.timing.decode = decodeTime
         return report
     }
 
@@ -122,6 +166,14 @@ extension DocumentReader {
                             initialFindings: [DocumentFinding] = []) -> DocumentReport {
         var findings = initialFindings
         var checks: [CheckOutcome] = []
+        var timing = DocumentReport.Timing()
+        var stage = DispatchTime.now().uptimeNanoseconds
+        /// Adds the time since the last lap to `slot`.
+        func lap(_ slot: WritableKeyPath<DocumentReport.Timing, Double>) {
+            let now = DispatchTime.now().uptimeNanoseconds
+            timing[keyPath: slot] += Double(now - stage) / 1e9
+            stage = now
+        }
         let indices = pageIndices ?? Array(images.indices)
         // 1. MRZ: read every page, keep the most confident reading.
         var best: (reading: MRZReading, page: Int, image: DocumentImage)?
@@ -130,6 +182,15 @@ extension DocumentReader {
                 best = (r, indices[k], img)
             }
         }
+        // A small MRZ on a page decoded below its source's resolution is read again from the source,
+        // just its band, at the resolution the recogniser is best at; the band's reading is kept when
+        // the parser rates it higher (`MRZReader.candidateScore`). Quality is measured where it was read.
+        var measured: (image: GreyImage, reading: MRZReading)? = best.map { ($0.image.grey, $0.reading) }
+        if let b = best, let refined = Self.rereadFromSource(b.reading, b.image, options: options) {
+            best = (refined.page, b.page, b.image)
+            measured = (refined.band.grey, refined.reading)
+        }
+        lap(\.mrz)
         // The hand-over to the parser may report the reading as printed (`MRZReading.handOver`).
         let parser = MRZParser(options: .init(referenceDate: options.referenceDate))
         var handed: MRZResult?
@@ -142,8 +203,9 @@ extension DocumentReader {
                                                 meanConfidence: best?.reading.meanConfidence ?? 0,
                                                 lowConfidenceCells: best?.reading.confidences.flatMap { $0 }.filter { $0 < 0.5 }.count ?? 0,
                                                 angleDegrees: best?.reading.angleDegrees ?? 0,
-                                                capHeightPixels: best?.reading.geometry.first?.capHeight ?? 0, result: nil)
+                                                capHeightPixels: measured?.reading.geometry.first?.capHeight ?? 0, result: nil)
         var fields = MRZFields()
+        var doubtfulNames: [DocumentReport.DoubtfulCell] = [], doubtfulNamesAt = 0
         func check(_ id: DocumentCheckID, _ result: CheckResult, _ measured: CheckMeasurement = .none) {
             checks.append(CheckOutcome(id, result, measured))
         }
@@ -187,8 +249,9 @@ extension DocumentReader {
                 if let t = twinAmbiguity(w) { findings.append(t) }
             }
             // Names have no check digit: a letter whose rival the classifier gave real weight is unconfirmed.
-            let names = Self.doubtfulNameCells(best.reading, classes: classes)
-            if !names.isEmpty { findings.append(.uncertainName(cells: Array(names.prefix(3)), total: names.count)) }
+            // (reported after the visual-zone cross-check, which may confirm them, at this place in the list)
+            doubtfulNames = Self.doubtfulNameCells(best.reading, classes: classes)
+            doubtfulNamesAt = findings.count
             let number = fields.documentNumber
             if number.contains("O") && number.contains("0") { findings.append(.documentNumberMixesOAndZero) }
             // Well-formed fields (ICAO 9303-3 §4: character sets, dates, sex M/F/<): every parser error
@@ -249,13 +312,21 @@ extension DocumentReader {
                 if !fields.nationalityKnown && fields.nationality != fields.issuingState { findings.append(.unknownNationality(fields.nationality)) }
             }
         } else {
-            check(.mrzPresent, .failed)
+            // Glare over the MRZ hides it from the localiser: say glare, not "no MRZ", when a band of a
+            // page is saturated (`glareBand`).
+            let glare = images.map { Self.glareBand($0.grey) }.max() ?? 0
+            if glare >= Self.glareBandFraction {
+                check(.mrzPresent, .failed, .glare(saturatedFraction: glare))
+                findings.append(.glareHidesMRZ(saturatedFraction: glare))
+            } else {
+                check(.mrzPresent, .failed)
+                if !images.isEmpty { findings.append(.noMRZ) }
+            }
             check(.mrzReadable, .notPerformed, .noMRZ)
-            if !images.isEmpty { findings.append(.noMRZ) }
         }
         // 2. Image quality on the MRZ.
-        if let best {
-            let q = mrzQuality(best.image.grey, best.reading)
+        if let measured {
+            let q = mrzQuality(measured.image, measured.reading)
             check(.imageSharp, q.sharp ? .passed : .failed, .sharpness(q.sharpness, threshold: MRZQuality.sharpnessThreshold))
             check(.noGlareOnMRZ, q.glare ? .failed : .passed, .saturatedFraction(q.saturatedFraction))
             let resOK = section.capHeightPixels >= options.minimumCapHeight
@@ -274,19 +345,27 @@ extension DocumentReader {
         var engineError: (any Error)?
         var unpreparedPages = 0
         var faceOnlyOutside = false
+        lap(\.checks)
         for (k, img) in images.enumerated() {
             guard var page = try? Imaging.Image(rgb: img.rgb.pixels, width: img.rgb.width, height: img.rgb.height) else { unpreparedPages += 1; continue }
             if indices[k] == best?.page, quarter != 0 { page = page.rotated90(times: -quarter) }
             if let small = try? page.resized(maxDimension: options.pageMaxDimension), let jpeg = try? small.jpegData(quality: options.pageJPEGQuality) {
                 pagesJPEG.append(jpeg)
             }
+            lap(\.pageImages)
             var engine: FaceEngine?
             if options.detectPortrait, portrait == nil {
                 do { engine = try FaceEngine.shared() } catch { engineError = error }
             }
             if let engine {
                 portraitChecked = true
-                var faces = (try? engine.detect(in: page)) ?? []
+                let frame = indices[k] == best?.page ? best.flatMap { MRZDocumentFrame(reading: $0.reading) } : nil
+                // Where the MRZ's document is known, the search starts inside it, scaled so that a
+                // portrait is as large as the detector needs and no larger; the whole page is searched
+                // only when that finds nothing (to tell "no face" from "a face only outside").
+                var faces = options.portraitSearch == .wholePage ? []
+                    : frame.map { Self.facesInDocument($0, page: page, turns: -quarter, original: img.rgb, engine: engine) } ?? []
+                if faces.isEmpty { faces = (try? engine.detect(in: page)) ?? [] }
                 // On the page that carries the MRZ, only a face inside the document the MRZ belongs to
                 // is its portrait (`MRZDocumentFrame`: the page laid out from the MRZ's position, angle
                 // and pitch); of those the largest. A face only outside it (a second document in the
@@ -311,6 +390,7 @@ extension DocumentReader {
                     }
                 }
             }
+            lap(\.portrait)
         }
         if !options.detectPortrait {
             check(.portraitFound, .notPerformed, .portrait(.detectionOff))
@@ -333,10 +413,157 @@ extension DocumentReader {
             check(.portraitFound, portrait != nil ? .passed : .failed, .portrait(portrait != nil ? .found : .notFound))
             if portrait == nil && best != nil { findings.append(.noPortrait) }
         }
+        // 4. Names against the visual zone (names have no check digit).
+        if !options.checkVisualZone {
+            check(.namesMatchVisualZone, .notPerformed, .none)
+        } else if let best, let result = section.result, result.format != .unknown {
+            // TD1: the names are on the card's front (the other page) and perhaps above the MRZ (`cardCheck`).
+            let search: VisualZoneSearch
+            if let frame = MRZDocumentFrame(reading: best.reading), frame.mrzOnBack {
+                search = Self.cardCheck(pages: images.indices.map { (indices[$0], images[$0].grey) }, mrzPage: best.page,
+                                        reading: best.reading, result: result, frame: frame, quarterTurns: quarter)
+            } else {
+                search = Self.visualZoneCheck(page: best.image.grey, reading: best.reading, result: result)
+            }
+            var confirmed: [MRZNamePart] = []
+            var outcome = CheckResult.notPerformed
+            let comparedParts: [VisualZoneNamePart]?
+            switch search {
+            case let .compared(p), let .comparedOnCard(_, p): comparedParts = p
+            default: comparedParts = nil
+            }
+            if let compared = comparedParts {
+                let parts = VisualZoneNames.parts(result.lines, format: result.format)
+                for c in compared {
+                    switch c.outcome {
+                    case .agrees, .settled:
+                        if outcome == .notPerformed { outcome = .passed }
+                        confirmed += parts.filter { $0.field == c.field && $0.text == c.mrz }
+                        if c.outcome == .settled, c.winner == .visualZone, let printed = c.visualZone {
+                            // The settled name is the printed one: the report's field carries it.
+                            func replaced(_ s: String) -> String {
+                                var words = s.split(separator: " ").map(String.init)
+                                if let i = words.firstIndex(of: c.mrz) { words[i] = printed }
+                                return words.joined(separator: " ")
+                            }
+                            if c.field == .primaryIdentifier { fields.surname = replaced(fields.surname) } else { fields.givenNames = replaced(fields.givenNames) }
+                        }
+                    case .differs:
+                        outcome = .failed
+                        findings.append(.nameDiffersFromVisualZone(field: c.field, mrz: c.mrz, visualZone: c.visualZone ?? ""))
+                    case .notFound: break
+                    }
+                }
+            }
+            check(.namesMatchVisualZone, outcome == .passed && confirmed.isEmpty ? .notPerformed : outcome, .visualZone(search))
+            // A doubtful name letter inside a part the visual zone printed the same (or settled) is confirmed.
+            doubtfulNames = doubtfulNames.filter { d in
+                !confirmed.contains { $0.line == d.line - 1 && d.column - 1 >= $0.column && d.column - 1 < $0.column + $0.text.count }
+            }
+        } else {
+            check(.namesMatchVisualZone, .notPerformed, .visualZone(.noVisualZone))
+        }
+        if !doubtfulNames.isEmpty {
+            findings.insert(.uncertainName(cells: Array(doubtfulNames.prefix(3)), total: doubtfulNames.count), at: min(doubtfulNamesAt, findings.count))
+        }
+        lap(\.visualZone)
         check(.chipVerification, .notPerformed, .chipNotSupported)
-        return DocumentReport(mrz: section, fields: fields, portraitJPEG: portrait, pagesJPEG: pagesJPEG, checks: checks, findings: findings,
-                              referenceDate: options.referenceDate)
+        var report = DocumentReport(mrz: section, fields: fields, portraitJPEG: portrait, pagesJPEG: pagesJPEG, checks: checks, findings: findings,
+                                    referenceDate: options.referenceDate)
+        report.timing = timing
+        return report
     }
+
+    /// A page band (`glareBand`) at least this saturated says glare.
+    static let glareBandFraction = 0.25
+
+    /// Glare on a page without a readable MRZ: the largest share of saturated pixels (≥ 250, on a page
+    /// whose median is ≤ 235, so a white scan's paper is not glare) in any of the page's bands of an
+    /// eighth of its height (its width for a page on its side: both directions are tried), sampled
+    /// every other pixel. 0 for bright pages.
+    static func glareBand(_ g: GreyImage) -> Double {
+        guard g.width >= 16, g.height >= 16 else { return 0 }
+        var histogram = [Int](repeating: 0, count: 256)
+        var rows = [Int](repeating: 0, count: 8), cols = [Int](repeating: 0, count: 8)
+        var n = 0
+        g.pixels.withUnsafeBufferPointer { p in
+            for y in stride(from: 0, to: g.height, by: 2) {
+                let band = y * 8 / g.height
+                for x in stride(from: 0, to: g.width, by: 2) {
+                    let v = p[y * g.width + x]
+                    histogram[Int(v)] += 1
+                    n += 1
+                    if v >= 250 { rows[band] += 1; cols[x * 8 / g.width] += 1 }
+                }
+            }
+        }
+        var below = 0, median = 255
+        for (v, c) in histogram.enumerated() { below += c; if below * 2 >= n { median = v; break } }
+        guard median <= 235 else { return 0 }
+        let perBand = Double(n) / 8
+        return Double(max(rows.max() ?? 0, cols.max() ?? 0)) / perBand
+    }
+
+    static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+
+    /// `reading` of `image` read again from the page's source when its cap height is under
+    /// `DocumentReaderOptions.rereadCapHeight` and the source has more resolution: the band around the
+    /// MRZ lines (one pitch beyond the line ends, 1.5 cap heights beyond the outer lines) decoded at
+    /// `rereadTargetCapHeight`, read by `MRZReader.read`, and kept when `MRZReader.candidateScore`
+    /// rates it above the page's reading. Returns the band, its reading (band pixels) and the same
+    /// reading in page pixels; nil when nothing better came of it.
+    static func rereadFromSource(_ reading: MRZReading, _ image: DocumentImage, options: DocumentReaderOptions)
+        -> (band: DocumentImage, reading: MRZReading, page: MRZReading)? {
+        guard image.source != nil, image.scale < 1, let cap = reading.geometry.first?.capHeight, cap > 0,
+              cap < options.rereadCapHeight, let count = reading.lines.first?.count, count > 0 else { return nil }
+        var xs: [Double] = [], ys: [Double] = []
+        for g in reading.geometry {
+            for i in [-1.0, Double(count)] {
+                let (cx, cy) = g.centre(i)
+                for b in [-1.5, 1.5] { xs.append(cx - b * g.capHeight * g.dirY); ys.append(cy + b * g.capHeight * g.dirX) }
+            }
+        }
+        let x0 = max(0, Int(xs.min()!.rounded(.down))), y0 = max(0, Int(ys.min()!.rounded(.down)))
+        let x1 = min(image.rgb.width, Int(xs.max()!.rounded(.up)) + 1), y1 = min(image.rgb.height, Int(ys.max()!.rounded(.up)) + 1)
+        guard x1 > x0, y1 > y0 else { return nil }
+        let t = image.scale * options.rereadTargetCapHeight / cap
+        guard let (band, map) = image.redecode(PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0), outputPerSourcePixel: t),
+              let again = MRZReader.read(band.grey) else { return nil }
+        let parser = MRZParser(options: .init(correctionEnabled: false))
+        guard MRZReader.candidateScore(again, parser: parser).score > MRZReader.candidateScore(reading, parser: parser).score else { return nil }
+        return (band, again, again.mapped(k: map.k, x: map.x, y: map.y))
+    }
+
+    /// Faces the detector finds inside `frame`'s portrait region (`MRZDocumentFrame.portraitRegion`),
+    /// in `page` pixels (`page` is `original` turned clockwise by `turns` quarter turns). The region is
+    /// cut from the page and scaled to `portraitSearchPixelsPerMM` (the detector's 80-pixel window
+    /// then holds a portrait face of 13 mm; an ICAO 9303-3 portrait is 32–45 mm tall, its face box
+    /// 15–22 mm), never enlarged, and searched without upsampling.
+    static func facesInDocument(_ frame: MRZDocumentFrame, page: Imaging.Image, turns: Int, original: RGBImage,
+                                engine: FaceEngine) -> [DetectedFace] {
+        guard let r = frame.portraitRegion(width: original.width, height: original.height) else { return [] }
+        var xs: [Double] = [], ys: [Double] = []
+        for (x, y) in [(r.x, r.y), (r.x + r.width - 1, r.y), (r.x, r.y + r.height - 1), (r.x + r.width - 1, r.y + r.height - 1)] {
+            let p = MRZDocumentFrame.rotated(x: Double(x), y: Double(y), turns: turns, width: original.width, height: original.height)
+            xs.append(p.x); ys.append(p.y)
+        }
+        let rect = PixelRect(x: Int(xs.min()!), y: Int(ys.min()!), width: Int(xs.max()! - xs.min()!) + 1, height: Int(ys.max()! - ys.min()!) + 1)
+        guard let cut = rect.intersection(page.bounds), let crop = try? page.cropped(cut) else { return [] }
+        let z = min(1, portraitSearchPixelsPerMM / frame.pixelsPerMM)
+        let w = max(1, Int((Double(crop.width) * z).rounded())), h = max(1, Int((Double(crop.height) * z).rounded()))
+        guard let small = z < 1 ? try? crop.resized(width: w, height: h) : crop,
+              let found = try? engine.detect(in: small, options: DetectionOptions(maxDimension: max(w, h), upsample: 0)) else { return [] }
+        let (sx, sy) = (Double(crop.width) / Double(small.width), Double(crop.height) / Double(small.height))
+        return found.map { f in
+            var f = f
+            f.box = FaceBox(left: Double(cut.x) + (f.box.left + 0.5) * sx - 0.5, top: Double(cut.y) + (f.box.top + 0.5) * sy - 0.5,
+                            right: Double(cut.x) + (f.box.right + 0.5) * sx - 0.5, bottom: Double(cut.y) + (f.box.bottom + 0.5) * sy - 0.5)
+            return f
+        }
+    }
+
+    /// Resolution of the portrait search inside the document (`facesInDocument`), pixels per millimetre.
+    static let portraitSearchPixelsPerMM = 6.0
 
     /// Below this posterior a character without check-digit protection counts as unclear.
     public static let unclearConfidence = 0.5

@@ -83,6 +83,39 @@ public struct MRZDocumentFrame: Sendable {
         return mrzOnBack || p.across < firstLineAcross
     }
 
+    /// The page-image rectangle (pixels, clipped to a `width` × `height` page; nil when none of it is
+    /// on the page) enclosing every point where `holdsPortrait` can hold: the document above the
+    /// MRZ on TD3/TD2 data pages, the whole card on TD1. The portrait search looks there first.
+    public func portraitRegion(width: Int, height: Int) -> (x: Int, y: Int, width: Int, height: Int)? {
+        let across = mrzOnBack ? acrossRange : acrossRange.lowerBound...firstLineAcross
+        var xs: [Double] = [], ys: [Double] = []
+        for a in [alongRange.lowerBound, alongRange.upperBound] {
+            for c in [across.lowerBound, across.upperBound] {
+                // along · dir + across · (dir turned 90° clockwise on screen: (−dirY, dirX))
+                xs.append(originX + (a * dirX - c * dirY) * pixelsPerMM)
+                ys.append(originY + (a * dirY + c * dirX) * pixelsPerMM)
+            }
+        }
+        let x0 = max(0, Int(xs.min()!.rounded(.down))), y0 = max(0, Int(ys.min()!.rounded(.down)))
+        let x1 = min(width, Int(xs.max()!.rounded(.up))), y1 = min(height, Int(ys.max()!.rounded(.up)))
+        guard x1 > x0, y1 > y0 else { return nil }
+        return (x0, y0, x1 - x0, y1 - y0)
+    }
+
+    /// The point (`x`, `y`) of a `width` × `height` image in the image turned clockwise by `turns`
+    /// quarter turns (`Imaging.Image.rotated90(times:)`); the inverse of `unrotated`.
+    public static func rotated(x: Double, y: Double, turns: Int, width: Int, height: Int) -> (x: Double, y: Double) {
+        let t = ((turns % 4) + 4) % 4
+        var (px, py) = (x, y)
+        var w = Double(width), h = Double(height)
+        for _ in 0..<t {
+            // One clockwise quarter turn: (x, y) → (h − 1 − y, x) in the turned image.
+            (px, py) = (h - 1 - py, px)
+            swap(&w, &h)
+        }
+        return (px, py)
+    }
+
     /// The point (`x`, `y`) of an image that was turned clockwise by `turns` quarter turns
     /// (`Imaging.Image.rotated90(times:)`) from a `width` × `height` original, in the original's pixels.
     public static func unrotated(x: Double, y: Double, turns: Int, width: Int, height: Int) -> (x: Double, y: Double) {

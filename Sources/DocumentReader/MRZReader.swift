@@ -26,6 +26,16 @@ public struct MRZReading: Sendable, Equatable {
     /// made by `MRZReader`.
     public var posteriors: [[[Character: Double]]] = []
 
+    /// The same reading with its geometry in other pixel coordinates: point → k · point + (x, y).
+    public func mapped(k: Double, x: Double, y: Double) -> MRZReading {
+        var r = self
+        r.geometry = geometry.map { g in
+            LineGeometry(originX: k * g.originX + x, originY: k * g.originY + y, dirX: g.dirX, dirY: g.dirY,
+                         pitch: k * g.pitch, capHeight: k * g.capHeight, pitchSlope: k * g.pitchSlope)
+        }
+        return r
+    }
+
     /// Mean per-character confidence.
     public var meanConfidence: Double {
         let all = confidences.flatMap { $0 }

@@ -236,23 +236,66 @@ public enum Raster {
     }
 }
 
-/// A decoded page image: RGB pixels plus the grey version the reader works on.
+/// A decoded page image: RGB pixels plus the grey version the reader works on, decoded at a working
+/// size (`DocumentReaderOptions.workingMaxDimension`), with the encoded source kept so a stage that
+/// needs more resolution (the MRZ band, the portrait) can decode its part of the page again.
 public struct DocumentImage: Sendable {
     public let rgb: RGBImage
     public let grey: GreyImage
+    /// The encoded page this image was decoded from (nil for images made in memory).
+    public let source: Data?
+    /// Full-resolution size of the upright source, pixels (this image's own size without a source).
+    public let sourceWidth: Int, sourceHeight: Int
 
     public init(rgb: RGBImage) {
         self.rgb = rgb
         grey = rgb.grey
+        source = nil
+        (sourceWidth, sourceHeight) = (rgb.width, rgb.height)
     }
+
+    init(rgb: RGBImage, source: Data, sourceWidth: Int, sourceHeight: Int) {
+        self.rgb = rgb
+        grey = rgb.grey
+        self.source = source
+        (self.sourceWidth, self.sourceHeight) = (sourceWidth, sourceHeight)
+    }
+
+    /// This image's pixels per source pixel (1 when decoded at full size).
+    public var scale: Double { Double(rgb.width) / Double(max(1, sourceWidth)) }
 
     /// Decodes JPEG or PNG bytes with Imaging (libjpeg/libpng), applying the EXIF orientation, so a
     /// phone photo stored sideways arrives upright. Refuses images over `maxPixels` before allocating.
+    /// With `maxDimension`, a larger page is decoded scaled so its longer side is that many pixels
+    /// (`Imaging.Image.decode`: DCT-scaled JPEG, PNG row by row), at a cost about that of the output.
     /// Throws `Imaging.ImageError` (`.empty`, `.notAnImage`, `.unsupportedFormat`, `.truncated`,
     /// `.tooManyPixels`, `.corrupt`).
-    public static func decode(_ data: Data, maxPixels: Int = Raster.maxPixels) throws -> DocumentImage {
-        let image = try Imaging.Image(data: data, maxPixels: maxPixels)
-        return DocumentImage(rgb: RGBImage(width: image.width, height: image.height, pixels: image.rgbPixels))
+    public static func decode(_ data: Data, maxPixels: Int = Raster.maxPixels, maxDimension: Int? = nil) throws -> DocumentImage {
+        let d = try Imaging.Image.decode(data, maxPixels: maxPixels, maxDimension: maxDimension)
+        return DocumentImage(rgb: RGBImage(width: d.image.width, height: d.image.height, pixels: d.image.rgbPixels),
+                             source: data, sourceWidth: d.sourceWidth, sourceHeight: d.sourceHeight)
+    }
+
+    /// The part `rect` of the page (in this image's pixels) decoded again from the source with
+    /// `outputPerSourcePixel` output pixels per source pixel (at most 1: the source's own resolution),
+    /// and the map from the new image's pixels to this image's: page = k · pixel + (x, y). Nil without
+    /// a source, when the source offers less than 1.2× this image's resolution there, or when the part
+    /// cannot be decoded.
+    func redecode(_ rect: PixelRect, outputPerSourcePixel t: Double) -> (image: DocumentImage, toPage: (k: Double, x: Double, y: Double))? {
+        guard let source, min(1, t) > scale * 1.2 else { return nil }
+        let s = scale
+        // Page pixel p covers source [p/s, (p+1)/s): the rectangle in source pixels, clipped to the source.
+        let x0 = max(0, Int((Double(rect.x) / s).rounded(.down))), y0 = max(0, Int((Double(rect.y) / s).rounded(.down)))
+        let x1 = min(sourceWidth, Int((Double(rect.x + rect.width) / s).rounded(.up)))
+        let y1 = min(sourceHeight, Int((Double(rect.y + rect.height) / s).rounded(.up)))
+        guard x1 - x0 >= 8, y1 - y0 >= 8 else { return nil }
+        let region = PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        let target = Int((Double(max(region.width, region.height)) * min(1, t)).rounded(.up))
+        guard let d = try? Imaging.Image.decode(source, maxPixels: Int.max, maxDimension: target, region: region) else { return nil }
+        let image = DocumentImage(rgb: RGBImage(width: d.image.width, height: d.image.height, pixels: d.image.rgbPixels))
+        // New pixel b covers source [x0 + b/t, x0 + (b+1)/t): its centre is page pixel (x0 + (b + ½)/t)·s − ½.
+        let (tx, ty) = (d.scaleX, d.scaleY)
+        return (image, (s / tx, (Double(x0) + 0.5 / tx) * s - 0.5, (Double(y0) + 0.5 / ty) * s - 0.5))
     }
 
     /// Reads and decodes an image file. Throws `RasterError.unreadableFile` or a decoding error.

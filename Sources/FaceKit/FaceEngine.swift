@@ -196,14 +196,59 @@ public final class FaceEngine: @unchecked Sendable {
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
     }
 
-    /// Creates an engine over `modelsDirectory`. Nothing is loaded until first use or `preload`.
-    public init(modelsDirectory: URL = FaceEngine.defaultModelsDirectory) throws {
+    /// Where an engine's HOG face detector comes from.
+    public enum HOGDetectorSource: Sendable, Equatable {
+        /// `Models/dlib/frontal_face_detector.dat`, a FaceKit resource: dlib's frontal face detector
+        /// written by dlib's `serialize` (`idvd face export-hog-detector`; provenance and licence in
+        /// `Models/dlib/SOURCES.md`), checked against `FaceEngine.hogDetectorSHA256` and parsed with
+        /// `deserialize`: a few milliseconds.
+        case shipped
+        /// dlib's `get_frontal_face_detector()`, which decodes the same detector from compressed text
+        /// compiled into dlib: about 1.4 s of one core per engine (1.38–1.52 s user measured). For the
+        /// export tool and the test that the shipped file detects exactly what dlib's own does.
+        case builtIn
+        /// Another file written like the shipped one, which must hash to `sha256` (64 hex digits).
+        case file(URL, sha256: String)
+    }
+
+    /// SHA-256 of the shipped `frontal_face_detector.dat` (checked on the bytes parsed at every load).
+    public static let hogDetectorSHA256 = "f3f7aa833fb4a14a46fc48689f45b98d85ef72d6dfaf8bdc012b7d3c522a5426"
+
+    /// The shipped HOG detector file (`Sources/FaceKit/Models/dlib`, a resource of this module).
+    public static var bundledHOGDetector: URL {
+        Bundle.module.resourceURL!.appendingPathComponent("Models/dlib/frontal_face_detector.dat")
+    }
+
+    /// Creates an engine over `modelsDirectory` with the HOG detector from `hogDetector` (made now);
+    /// the model files load on first use or `preload`.
+    /// - Throws: `FaceError.modelIntegrity` when the detector file's hash differs (altered or
+    ///   replaced), `FaceError.modelUnavailable` when it is missing or does not parse,
+    ///   `FaceError.invalidArgument` for a hash that is not 64 hex digits.
+    public init(modelsDirectory: URL = FaceEngine.defaultModelsDirectory, hogDetector: HOGDetectorSource = .shipped) throws {
         var pointer: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
-        let status = cv_engine_create(modelsDirectory.path, &pointer, &message, message.count)
+        let status: cv_status
+        switch hogDetector {
+        case .shipped:
+            status = cv_engine_create(modelsDirectory.path, Self.bundledHOGDetector.path, Self.hogDetectorSHA256, &pointer, &message, message.count)
+        case .builtIn:
+            status = cv_engine_create(modelsDirectory.path, nil, nil, &pointer, &message, message.count)
+        case .file(let url, let sha256):
+            status = cv_engine_create(modelsDirectory.path, url.path, sha256, &pointer, &message, message.count)
+        }
         guard status == CV_OK, let pointer else { throw FaceError(status: status, message: message) }
         handle = pointer
         self.modelsDirectory = modelsDirectory
+    }
+
+    /// Writes dlib's `get_frontal_face_detector()` to `url` with dlib's `serialize` (how the shipped
+    /// `frontal_face_detector.dat` was made) and returns the file's SHA-256, 64 lowercase hex digits.
+    public static func exportHOGDetector(to url: URL) throws -> String {
+        var out = [CChar](repeating: 0, count: 65)
+        var message = [CChar](repeating: 0, count: 512)
+        let status = cv_hog_detector_export(url.path, &out, &message, message.count)
+        guard status == CV_OK else { throw FaceError(status: status, message: message) }
+        return messageString(out)
     }
 
     deinit { cv_engine_destroy(handle) }
@@ -222,6 +267,18 @@ public final class FaceEngine: @unchecked Sendable {
         let mask = models.reduce(Int32(0)) { $0 | $1.mask }
         let status = cv_engine_load(handle, mask, &message, message.count)
         guard status == CV_OK else { throw FaceError(status: status, message: message) }
+    }
+
+    /// The model files the selfie analysis reads (landmarks for liveness and alignment, the
+    /// descriptor network for matching); the CNN detector is optional.
+    public static let selfieModels: [FaceModel] = [.landmarks5, .landmarks68, .descriptor]
+
+    /// Which of `models` are missing or unreadable in `directory` (file checks only, nothing is
+    /// loaded): `idvd serve` checks this at start, so a missing file is logged once at start
+    /// instead of failing a flow mid-way.
+    public static func missingModels(_ models: [FaceModel] = selfieModels,
+                                     in directory: URL = FaceEngine.defaultModelsDirectory) -> [FaceModel] {
+        models.filter { !FileManager.default.isReadableFile(atPath: directory.appendingPathComponent($0.rawValue).path) }
     }
 
     /// Per-thread worker copies created so far (for benchmarks).

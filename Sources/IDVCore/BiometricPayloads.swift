@@ -337,6 +337,9 @@ public struct KYCResponse: IDVPayload {
 
     /// Seed 000 §3.5 dual validation: `long_error_code == 0` and `status_code` ∈ {100, 0}.
     public var isSuccess: Bool { error.isSuccess && status.isSuccess }
+    /// The server sent the KYC to human review (1130 `verificationUnderReview`, status 400): not
+    /// decided; the relying party hears the decision server to server.
+    public var isUnderReview: Bool { error.longErrorCode == IDVErrorCode.verificationUnderReview.rawValue }
 }
 
 // MARK: - RDNAChallengeResponse

@@ -50,6 +50,23 @@ import Foundation
 /// | 1063 | `selfieFaceTooSmall` | the face is too small in the selfie capture: take it again |
 /// | 1064 | `selfieLowContrast` | the selfie capture has too little contrast: take it again |
 /// | 1065 | `selfieFaceNotFrontal` | the face in the selfie capture is turned away: take it again |
+/// | 1080 | `documentGlare` | no machine-readable zone could be read and glare covers a band of the page: take it again |
+/// | 1100 | `analysisBusy` | the server's analysis pool (or its memory budget) is full: send the same upload again after `Retry-After` seconds |
+/// | 1101 | `analysisInProgress` | this session or user already has an analysis running or queued: wait for its answer, then retry |
+/// | 1102 | `uploadTooCostly` | the upload's images hold more pixels (summed over the request) or need more memory than one analysis may use |
+/// | 1130 | `verificationUnderReview` | the verification was sent to human review; the decision follows server to server |
+/// | 1131 | `clientUnauthenticated` | relying-party API: no, unknown or revoked client credentials |
+/// | 1132 | `scopeForbidden` | relying-party API: the client's scopes do not allow this call |
+/// | 1133 | `clientRateLimited` | relying-party API: the client sent more requests than its rate allows; retry later |
+/// | 1134 | `invalidCursor` | relying-party API: the pagination cursor or a time filter is not valid |
+/// | 1135 | `reviewAlreadyDecided` | the review case was already decided |
+/// | 1140 | `webhookURLRefused` | a webhook endpoint URL is not absolute https (plain http only to loopback, or with `webhooks.allow_http`) |
+/// | 1141 | `webhookEndpointNotFound` | no webhook endpoint has that id |
+/// | 1142 | `webhookEventNotFound` | no webhook event has that id (redeliver) |
+/// | 1110 | `sessionRateLimited` | too many new sessions from this client address or device: retry after `Retry-After` seconds (HTTP 429) |
+/// | 1111 | `authThrottled` | too many failed passwords or activation codes from this client (for this user, or across users): retry after `Retry-After` seconds (HTTP 429) |
+/// | 1112 | `activationRunsExhausted` | the activation code has started as many identity-verification runs as it allows: ask for a new code |
+/// | 1120 | `deviceNotFound` | the `device_id` a session start names is not registered (register it again: `POST /v1/devices`) |
 public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case none = 0
     case idvCancelledByUser = 146
@@ -96,6 +113,23 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case selfieFaceTooSmall = 1063
     case selfieLowContrast = 1064
     case selfieFaceNotFrontal = 1065
+    case documentGlare = 1080
+    case analysisBusy = 1100
+    case analysisInProgress = 1101
+    case uploadTooCostly = 1102
+    case verificationUnderReview = 1130
+    case clientUnauthenticated = 1131
+    case scopeForbidden = 1132
+    case clientRateLimited = 1133
+    case invalidCursor = 1134
+    case reviewAlreadyDecided = 1135
+    case webhookURLRefused = 1140
+    case webhookEndpointNotFound = 1141
+    case webhookEventNotFound = 1142
+    case sessionRateLimited = 1110
+    case authThrottled = 1111
+    case activationRunsExhausted = 1112
+    case deviceNotFound = 1120
 
     /// The default human-readable message for the code.
     public var message: String {
@@ -145,6 +179,23 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .selfieFaceTooSmall: return "Your face is too small in the selfie: hold the phone closer and take it again"
         case .selfieLowContrast: return "The selfie has too little contrast to check: face the light and take it again"
         case .selfieFaceNotFrontal: return "Your face is turned away in the selfie: look straight at the camera and take it again"
+        case .documentGlare: return "Glare hides the machine-readable zone: tilt the document away from the light and take it again"
+        case .analysisBusy: return "The server is busy analysing other uploads: send the same upload again in a moment"
+        case .analysisInProgress: return "An upload of yours is still being analysed: wait for its answer, then try again"
+        case .uploadTooCostly: return "The upload's images are too large to analyse: send fewer or smaller images"
+        case .verificationUnderReview: return "Your verification is being reviewed; you will be told the result"
+        case .clientUnauthenticated: return "The API client credentials are missing, unknown or revoked"
+        case .scopeForbidden: return "The API client's scopes do not allow this call"
+        case .clientRateLimited: return "Too many requests from this API client; retry later"
+        case .invalidCursor: return "The pagination cursor or time filter is not valid"
+        case .reviewAlreadyDecided: return "The review case was already decided"
+        case .webhookURLRefused: return "The webhook URL must be absolute https (plain http only to a loopback address, or with webhooks.allow_http)"
+        case .webhookEndpointNotFound: return "No webhook endpoint has that id"
+        case .webhookEventNotFound: return "No webhook event has that id"
+        case .sessionRateLimited: return "Too many new sessions from this device or network: wait a moment and try again"
+        case .authThrottled: return "Too many failed attempts from this device or network: wait a moment and try again"
+        case .activationRunsExhausted: return "This activation code has no identity-verification attempts left: ask for a new code"
+        case .deviceNotFound: return "The device is not registered on this server"
         }
     }
 
@@ -153,15 +204,20 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         switch self {
         case .none: return .none
         case .idvCancelledByUser, .userCancelled: return .cancelled
-        case .malformedRequest, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument: return .request
+        case .malformedRequest, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument, .clientRateLimited, .invalidCursor,
+             .webhookURLRefused, .webhookEndpointNotFound, .webhookEventNotFound, .deviceNotFound: return .request
         case .sessionExpired, .unauthenticated, .userLocked, .invalidActivationCode, .activationCodeExpired,
-             .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid, .linkInvalid: return .authentication
+             .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid, .linkInvalid,
+             .clientUnauthenticated, .scopeForbidden, .authThrottled, .activationRunsExhausted: return .authentication
+        case .sessionRateLimited: return .request
         case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound, .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred,
-             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal: return .media
+             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal, .documentGlare: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
-             .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable: return .flow
+             .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable, .verificationUnderReview,
+             .reviewAlreadyDecided: return .flow
         case .notInitialized, .networkError, .timeout, .callbackNotImplemented: return .client
-        case .internalError: return .server
+        case .internalError, .analysisBusy, .analysisInProgress: return .server
+        case .uploadTooCostly: return .media
         }
     }
 }

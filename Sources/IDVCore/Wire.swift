@@ -211,6 +211,12 @@ public struct WireDeviceRegistration: Codable, Equatable, Sendable {
     public var label: String?
     enum CodingKeys: String, CodingKey { case publicKey = "public_key", label }
     public init(publicKey: String, label: String? = nil) { self.publicKey = publicKey; self.label = label }
+    /// An optional field is absent or a string: an explicit `null` is refused (openapi.json says string).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        publicKey = try c.decode(String.self, forKey: .publicKey)
+        label = try c.decodeAbsentOrValue(String.self, forKey: .label)
+    }
 }
 
 /// Answer of `POST /v1/devices`.
@@ -227,12 +233,40 @@ public struct WireSessionStart: Codable, Equatable, Sendable {
     public var sdkVersion: String?
     enum CodingKeys: String, CodingKey { case deviceID = "device_id", sdkVersion = "sdk_version" }
     public init(deviceID: String? = nil, sdkVersion: String? = nil) { self.deviceID = deviceID; self.sdkVersion = sdkVersion }
+    /// Each field is absent or a string: an explicit `null` is refused (openapi.json says string).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        deviceID = try c.decodeAbsentOrValue(String.self, forKey: .deviceID)
+        sdkVersion = try c.decodeAbsentOrValue(String.self, forKey: .sdkVersion)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// nil when `key` is absent; its value otherwise — `null` throws `DecodingError.valueNotFound`
+    /// (unlike `decodeIfPresent`, which reads `null` as absent).
+    func decodeAbsentOrValue<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        contains(key) ? try decode(T.self, forKey: key) : nil
+    }
 }
 
 /// `POST /v1/flows/{name}`: starts a post-login flow on a logged-in session (e.g. KYC with a reason).
+///
+/// Shape: `{"payload": {…}}`. `payload` may be left out (or null) when decoding — `{}`, like an
+/// empty body, starts the flow with an empty object — and is always written when encoding.
 public struct WireFlowStart: Codable, Equatable, Sendable {
     public var payload: JSONValue
+    enum CodingKeys: String, CodingKey { case payload }
     public init(payload: JSONValue = .emptyObject) { self.payload = payload }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        payload = try c.decodeIfPresent(JSONValue.self, forKey: .payload) ?? .emptyObject
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(payload, forKey: .payload)
+    }
 }
 
 /// Local device authentication (LDA) signatures: what exactly the device signs.

@@ -94,6 +94,19 @@ public enum Crypto {
         return sig
     }
 
+    /// HMAC-SHA256 (RFC 2104 over SHA-256; libsodium `crypto_auth_hmacsha256_init/update/final`,
+    /// which takes a key of any length) of `message` under `key`, 32 bytes. Webhook signatures
+    /// (IDVCore ``WebhookSignature``, docs/WEBHOOKS.md).
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        precondition(ready)
+        var state = crypto_auth_hmacsha256_state()
+        var out = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
+        _ = crypto_auth_hmacsha256_init(&state, key, key.count)
+        _ = crypto_auth_hmacsha256_update(&state, message, UInt64(message.count))
+        crypto_auth_hmacsha256_final(&state, &out)
+        return out
+    }
+
     public static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     public static func base64url(_ bytes: [UInt8]) -> String { Hex.base64url(bytes) }

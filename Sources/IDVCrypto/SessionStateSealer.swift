@@ -23,14 +23,15 @@ public struct SessionStateSealer: Sendable {
         self.vault = try vault.derived(context: "idvsessn", subkeyID: 1)
     }
 
-    /// The sealer for a store at `dbPath`: the key file `keyFile` (created 0600 when missing) and
+    /// The sealer for a store at `dbPath`: the key file `keyFile` (created 0600 when missing; nil:
+    /// the default of ``KeyLocation``, apart from the database, or an old `<db.path>.key`) and
     /// the `previousKeyFiles` whose states it still opens (key rotation); an in-memory database
     /// (`:memory:`) gets a random key that lives with the process.
     public static func forStore(dbPath: String, keyFile: String?, previousKeyFiles: [String] = []) throws -> SessionStateSealer {
         if dbPath == ":memory:" || dbPath.isEmpty {
             return try SessionStateSealer(masterKey: TemplateVault(key: Crypto.randomBytes(32)))
         }
-        return try SessionStateSealer(masterKey: TemplateVault.load(keyFile: keyFile ?? dbPath + ".key", previousKeyFiles: previousKeyFiles,
+        return try SessionStateSealer(masterKey: TemplateVault.load(keyFile: keyFile ?? KeyLocation.resolve(dbPath: dbPath, configured: "").path, previousKeyFiles: previousKeyFiles,
                                                                     createIfMissing: true))
     }
 

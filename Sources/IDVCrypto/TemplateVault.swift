@@ -45,10 +45,19 @@ public final class TemplateVault: Vault {
     }
 
     /// Loads the key file (64 hex digits, surrounding whitespace ignored). With `createIfMissing`
-    /// a missing file is created with a fresh random key, mode 0600.
+    /// a missing file is created with a fresh random key, mode 0600 (its directory, when missing,
+    /// mode 0700). A key file that group or others may read or write is refused
+    /// (``VaultError/badKeyFile(_:)`` naming the path, its mode and `chmod 600`): whoever reads it
+    /// opens every template, kept image and session state.
     public static func load(keyFile path: String, createIfMissing: Bool) throws -> TemplateVault {
         let fm = FileManager.default
         if !fm.fileExists(atPath: path) {
+            if createIfMissing {
+                let dir = (path as NSString).deletingLastPathComponent
+                if !dir.isEmpty, !fm.fileExists(atPath: dir) {
+                    try? fm.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                }
+            }
             guard createIfMissing else { throw VaultError.badKeyFile("\(path) does not exist") }
             // Created exclusively: of several processes starting on a new store at once, one writes
             // the key and the others read that one (never two keys, one overwriting the other).
@@ -59,8 +68,9 @@ public final class TemplateVault: Vault {
         // A key file another process created an instant ago may not hold its 65 bytes yet: up to 1 s.
         if createIfMissing { for _ in 0..<100 where (contents?.count ?? 0) < 64 { usleep(10_000); contents = fm.contents(atPath: path) } }
         guard let data = contents else { throw VaultError.badKeyFile("cannot read \(path)") }
+        try refuseLooseMode(path)
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let key = Self.unhex(text), key.count == 32 else {
+        guard let key = Hex.decode(text), key.count == 32 else {
             throw VaultError.badKeyFile("\(path) must hold 64 hexadecimal digits (a 32-byte key)")
         }
         return try TemplateVault(key: key)
@@ -87,26 +97,15 @@ public final class TemplateVault: Vault {
         return try TemplateVault(key: key)
     }
 
-    static func unhex(_ s: String) -> [UInt8]? {
-        let u = Array(s.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        func nib(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
+    /// Throws ``VaultError/badKeyFile(_:)`` when `path` is readable or writable by group or others.
+    static func refuseLooseMode(_ path: String) throws {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw VaultError.badKeyFile("cannot read \(path)") }
+        let mode = Int(st.st_mode) & 0o777
+        if mode & 0o077 != 0 {
+            throw VaultError.badKeyFile("the key file \(path) is readable or writable by group or others (mode "
+                                        + String(mode, radix: 8) + "); run `chmod 600 \(path)`")
         }
-        var out = [UInt8]()
-        out.reserveCapacity(u.count / 2)
-        var i = 0
-        while i < u.count {
-            guard let h = nib(u[i]), let l = nib(u[i + 1]) else { return nil }
-            out.append(h << 4 | l)
-            i += 2
-        }
-        return out
     }
 
     /// A vault over a subkey derived from this vault's key with libsodium's `crypto_kdf`
@@ -162,8 +161,8 @@ public final class TemplateVault: Vault {
 private func createExclusively(_ path: String, mode: mode_t) -> Int32 { open(path, O_WRONLY | O_CREAT | O_EXCL, mode) }
 
 extension ServerConfig {
-    /// The template/media vault of this configuration: `templates.key_file` (default
-    /// `<db.path>.key` beside a SQLite file, created 0600 when missing; with PostgreSQL required and
+    /// The template/media vault of this configuration: `templates.key_file` (default for a SQLite
+    /// file: ``KeyLocation``, apart from the database, created 0600 when missing; with PostgreSQL required and
     /// never created — every node must read the same key — ``ServerConfig/storeKeyFile()``) and the
     /// retired `templates.previous_key_files`.
     public func openVault() throws -> TemplateVault {

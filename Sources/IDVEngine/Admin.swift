@@ -74,6 +74,49 @@ public struct Admin {
         }
     }
 
+    /// What `unlock-user` prints.
+    public struct Unlocked: Codable, Sendable {
+        public let userID: String
+        public let state: String
+        /// Whether the user was locked (or counting wrong passwords) before.
+        public let wasLocked: Bool
+        public let failedPasswordAttempts: Int
+        /// Clients' back-offs for this user that were cleared (counters in the store).
+        public let clientBackoffsCleared: Int
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id", state, wasLocked = "was_locked", failedPasswordAttempts = "failed_password_attempts"
+            case clientBackoffsCleared = "client_backoffs_cleared"
+        }
+    }
+
+    /// The operator's path out of a password lock (``PasswordLockout``): the user is active again
+    /// with the wrong-password count zeroed — the password, devices, sessions and template are kept
+    /// (no new activation code; `reset-user` is for a forgotten password). Audited
+    /// `admin.unlock_user`. Every client's back-off for the user ends too (the counters in the store;
+    /// a client's failure budget across users stays, docs/LIMITS.md). Throws 1016 for an unknown user, 1025 for a user
+    /// still pending activation.
+    public func unlockUser(_ userID: String, now: Int = Int(Date().timeIntervalSince1970)) throws -> Unlocked {
+        try store.withTransaction {
+            guard var user = try store.user(userID) else { throw IDVError(.userNotFound) }
+            guard user.state != .pendingActivation, user.passwordHash != nil else {
+                throw IDVError(.invalidArgument, "user \(userID) is pending activation: nothing to unlock")
+            }
+            let before = user.failedPasswordAttempts
+            let wasLocked = user.state == .locked
+            user.state = .active
+            user.failedPasswordAttempts = 0
+            user.lockedAt = nil
+            user.updatedAt = now
+            try store.saveUser(user)
+            let cleared = try store.deleteLimitCounters(keyPrefix: AbuseLimits.userPairPrefix(userID, crypto: crypto))
+            try store.appendAudit(action: "admin.unlock_user", userID: userID, sessionID: nil,
+                                  details: ["was_locked": .bool(wasLocked), "failed_attempts": .integer(before),
+                                            "client_backoffs_cleared": .integer(cleared)], at: now)
+            return Unlocked(userID: userID, state: user.state.rawValue, wasLocked: wasLocked, failedPasswordAttempts: 0,
+                            clientBackoffsCleared: cleared)
+        }
+    }
+
     /// One row of `list-users` (no secrets).
     public struct UserRow: Codable, Sendable {
         public let userID: String
@@ -83,16 +126,19 @@ public struct Admin {
         public let failedPasswordAttempts: Int
         public let devices: Int
         public let createdAt: Int
+        /// When a password lock ends (Unix seconds; absent when not locked, or locked until unlocked: `locked_until_unlocked`).
+        public var lockedUntil: Int? = nil
         enum CodingKeys: String, CodingKey {
             case userID = "user_id", state, activationRequiresIDV = "activation_requires_idv", idvWorkflow = "idv_workflow"
-            case failedPasswordAttempts = "failed_password_attempts", devices, createdAt = "created_at"
+            case failedPasswordAttempts = "failed_password_attempts", devices, createdAt = "created_at", lockedUntil = "locked_until"
         }
     }
 
     public func listUsers() throws -> [UserRow] {
         try store.users().map { u in
             UserRow(userID: u.userID, state: u.state.rawValue, activationRequiresIDV: u.activationRequiresIDV, idvWorkflow: u.idvWorkflow,
-                    failedPasswordAttempts: u.failedPasswordAttempts, devices: try store.devices(userID: u.userID).count, createdAt: u.createdAt)
+                    failedPasswordAttempts: u.failedPasswordAttempts, devices: try store.devices(userID: u.userID).count, createdAt: u.createdAt,
+                    lockedUntil: PasswordLockout.lockedUntil(u, config.limits).flatMap { $0 == Int.max ? nil : $0 })
         }
     }
 
@@ -116,14 +162,15 @@ public struct Admin {
     /// row is rewritten only if unchanged since it was read.
     public func rekey(vault: any Vault, now: Int = Int(Date().timeIntervalSince1970)) throws -> RekeyReport {
         guard let ws = store as? WorkflowStore else { throw IDVServerError.configuration("this store holds no sealed data") }
-        let before = try ws.sealedInventory(vault: vault)
+        let before = try withWebhookSecrets(ws.sealedInventory(vault: vault), vault: vault)
         guard before.unknown.isEmpty else {
             let tables = before.unknown.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }.joined(separator: ", ")
             throw IDVServerError.configuration("boxes sealed under a key that is neither templates.key_file nor one of templates.previous_key_files "
                                                + "(\(tables)); nothing was changed — add the old key file to templates.previous_key_files")
         }
-        let resealed = try ws.resealUnderCurrentKey(vault: vault, batchSize: 200)
-        let after = try ws.sealedInventory(vault: vault)
+        var resealed = try ws.resealUnderCurrentKey(vault: vault, batchSize: 200)
+        if store is any WebhookStore { resealed["webhook_endpoints"] = try resealWebhookSecrets(vault: vault) }
+        let after = try withWebhookSecrets(ws.sealedInventory(vault: vault), vault: vault)
         var details: [String: JSONValue] = ["key_id": .string(vault.keyID)]
         for (table, n) in resealed { details["resealed_" + table] = .integer(n) }
         try store.appendAudit(action: "admin.rekey", userID: nil, sessionID: nil, details: .object(details), at: now)

@@ -2,14 +2,21 @@ import Foundation
 import IDVCore
 
 /// Password policy (documented in docs/PROTOCOL.md §Passwords): at least `password.min_length`
-/// characters (default 8) and at most 128; at least one letter and one digit; no control
-/// characters; not equal to the user id (case-insensitive).
+/// characters (default 8) and at most 128 characters and 512 bytes of UTF-8; at least one letter
+/// and one digit; no control characters; not equal to the user id (case-insensitive). Any password
+/// answer over ``maxAnswerBytes`` bytes is refused (1001) before anything is hashed.
 public enum PasswordPolicy {
+    /// Largest new password, UTF-8 bytes.
+    public static let maxBytes = 512
+    /// Largest password answer accepted at all (verify, set, re-authenticate), characters and UTF-8 bytes.
+    public static let maxAnswerBytes = 1024
+
     /// nil when `password` meets the policy, else the reason (safe to show; never contains the password).
     public static func violation(_ password: String, userID: String, minLength: Int) -> String? {
         let n = password.count
         if n < minLength { return "The password must have at least \(minLength) characters" }
         if n > 128 { return "The password must have at most 128 characters" }
+        if password.utf8.count > maxBytes { return "The password must have at most \(maxBytes) bytes (UTF-8)" }
         if password.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) {
             return "The password must not contain control characters"
         }
@@ -27,14 +34,15 @@ public enum PasswordPolicy {
 public enum ActivationCodes {
     static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
-    /// A new code and its record (hash, salt, expiry, attempts).
+    /// A new code and its record (hash, salt, expiry, and `attempts_left` = the identity-verification
+    /// runs it may start, `activation.idv_runs`).
     public static func issue(userID: String, now: Int, config: ServerConfig, crypto: any EngineCrypto) -> (code: String, record: ActivationCodeRecord) {
         let raw = crypto.randomBytes(10).map { alphabet[Int($0) & 31] }
         let code = String(raw[0..<5]) + "-" + String(raw[5..<10])
         let salt = crypto.randomID()
         let rec = ActivationCodeRecord(userID: userID, codeHash: hash(code, salt: salt, crypto: crypto), salt: salt,
                                        expiresAt: now + config.activationCodeTTLSeconds,
-                                       attemptsLeft: config.activationCodeAttempts, createdAt: now)
+                                       attemptsLeft: config.limits.activationIDVRuns, createdAt: now)
         return (code, rec)
     }
 
@@ -110,6 +118,7 @@ public struct AuthFlow: Flow {
             throw IDVError(.malformedRequest, "payload.\(key) (string) is required")
         }
         guard !v.isEmpty, v.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have 1–\(max) characters") }
+        guard v.utf8.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have at most \(max) bytes (UTF-8)") }
         return v
     }
 
@@ -117,7 +126,7 @@ public struct AuthFlow: Flow {
         switch state {
         case .user: return .userID(try Self.requiredString(answer, "user_id", max: 128).trimmingCharacters(in: .whitespaces))
         case .activationCode: return .activationCode(try Self.requiredString(answer, "activation_code", max: 64))
-        case .setPassword, .verifyPassword: return .password(try Self.requiredString(answer, "password", max: 1024))
+        case .setPassword, .verifyPassword: return .password(try Self.requiredString(answer, "password", max: PasswordPolicy.maxAnswerBytes))
         case .lda:
             if answer.payload["fallback"]?.stringValue == "password" { return .ldaFallback }
             guard let sig = answer.payload["signature"]?.stringValue else {
@@ -139,6 +148,16 @@ public struct AuthFlow: Flow {
     }
 
     public func startSubject(_ input: JSONValue, session: SessionFacts) -> String? { nil }
+
+    /// Passwords and activation codes go past the engine's abuse limits first (1111 while the client backs off).
+    public func credential(_ state: State, input: Input) -> (kind: CredentialKind, userID: String)? {
+        switch (state, input) {
+        case let (.verifyPassword(uid), .password): return (.password, uid)
+        case let (.activationCode(uid), .activationCode): return (.activationCode, uid)
+        case let (.lda(uid), .ldaSignature): return (.deviceSignature, uid)
+        default: return nil
+        }
+    }
 
     /// Argon2id outside the transaction: hash a new password that meets the policy, or verify one.
     public func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest {
@@ -164,10 +183,17 @@ public struct AuthFlow: Flow {
              effects + [.setSessionUser(nil)])
     }
 
-    func askVerifyPassword(_ user: UserRecord, limit: Int, error: IDVError? = nil, _ effects: [Effect] = []) -> Transition<State> {
+    /// Wrong passwords left before this client backs off for `user`, or the user locks (whichever is first).
+    static func passwordsLeft(_ user: UserRecord, clientFailures: Int, facts: Facts, env: FlowEnv) -> Int {
+        max(0, min(env.config.passwordAttempts - clientFailures, facts.limits.passwordLockThreshold - user.failedPasswordAttempts))
+    }
+
+    func askVerifyPassword(_ user: UserRecord, facts: Facts, env: FlowEnv, clientFailures: Int? = nil, error: IDVError? = nil,
+                           _ effects: [Effect] = []) -> Transition<State> {
         .ask(.verifyPassword(userID: user.userID),
              ChallengeSpec(name: WireName.getPassword, mode: ChallengeOpMode.verify.rawValue,
-                           attemptsLeft: max(0, limit - user.failedPasswordAttempts), userID: user.userID,
+                           attemptsLeft: Self.passwordsLeft(user, clientFailures: clientFailures ?? facts.client.passwordFailures, facts: facts, env: env),
+                           userID: user.userID,
                            error: error, status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) }
                                ?? Self.status(RequestStatus.success, "Success")), effects)
     }
@@ -213,16 +239,19 @@ public struct AuthFlow: Flow {
         case (.verifyPassword, .password): return answerVerifyPassword(evidence: evidence, facts: facts, env: env)
         case (.lda, .ldaFallback):
             guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
-            return askVerifyPassword(user, limit: env.config.passwordAttempts)
+            return askVerifyPassword(user, facts: facts, env: env)
         case let (.lda(uid), .ldaSignature(sig, cid, nonce)):
             guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
-            guard user.state == .active else { return askUser(error: IDVError(.userLocked)) }
+            if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal) }
+            guard user.state != .pendingActivation else { return askUser(error: IDVError(.userLocked)) }
             guard Self.signatureValid(sig, challengeID: cid, nonce: nonce, facts: facts, env: env) else {
-                return askVerifyPassword(user, limit: env.config.passwordAttempts,
+                // Counted like a wrong password for this client (back-off, failure budget), not
+                // against the user: the password asked next is the user's own lock-out path.
+                return askVerifyPassword(user, facts: facts, env: env,
                                          error: IDVError(.deviceSignatureInvalid, "LDA failed; enter the password instead"),
-                                         [Self.audit("lda.signature_invalid", uid)])
+                                         [Self.audit("lda.signature_invalid", uid), .credentialFailed(.deviceSignature, userID: uid)])
             }
-            return Self.login(user, facts: facts)
+            return Self.login(user, facts: facts, [.credentialSucceeded(.deviceSignature, userID: uid)])
         case let (.ldaConsent(uid), .ldaConsent(consent, sig, cid, nonce)):
             guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
             var effects: [Effect] = []
@@ -247,43 +276,73 @@ public struct AuthFlow: Flow {
 
     func answerUser(_ id: String, facts: Facts, env: FlowEnv) -> Transition<State> {
         guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
+        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal) }
         switch user.state {
-        case .locked:
-            return askUser(error: IDVError(.userLocked, "The user is locked after too many failed attempts; contact support"))
         case .pendingActivation:
-            guard let code = facts.activationCode, code.usedAt == nil, code.attemptsLeft > 0, code.expiresAt > facts.now else {
+            guard let code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now else {
                 return askUser(error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
+            }
+            guard code.attemptsLeft > 0 || !user.activationRequiresIDV else { return askUser(error: IDVError(.activationRunsExhausted)) }
+            if let until = facts.client.codeBlockedUntil, until > facts.now {
+                return askUser(error: IDVError(.authThrottled, "Too many wrong activation codes from this device or network; "
+                                               + PasswordLockout.retryText(until: until, now: facts.now)))
             }
             if user.activationRequiresIDV && env.activationIDV[user.idvWorkflow] == nil {
                 return askUser(error: IDVError(.workflowUnavailable,
                     "Activation of this user needs IDV workflow \(user.idvWorkflow), which this server does not offer"))
             }
-            return .ask(.activationCode(userID: id), ChallengeSpec(name: WireName.getActivationCode, attemptsLeft: code.attemptsLeft, userID: id),
+            return .ask(.activationCode(userID: id), ChallengeSpec(name: WireName.getActivationCode, attemptsLeft: Self.codesLeft(code, user, facts: facts, env: env),
+                                                                   userID: id),
                         [.setSessionUser(id)])
-        case .active:
+        case .active, .locked:
             if let d = facts.device, d.userID == id, d.ldaEnabled { return askLDA(userID: id, env: env, [.setSessionUser(id)]) }
-            return askVerifyPassword(user, limit: env.config.passwordAttempts, [.setSessionUser(id)])
+            return askVerifyPassword(user, facts: facts, env: env, [.setSessionUser(id)])
         }
+    }
+
+    /// `attempts_left` of `getActivationCode`: the wrong codes this client may still send for the user
+    /// before it backs off, and (users activating with IDV) the identity-verification runs the code may still start.
+    static func codesLeft(_ code: ActivationCodeRecord, _ user: UserRecord, facts: Facts, env: FlowEnv, clientFailures: Int? = nil) -> Int {
+        let typing = env.config.activationCodeAttempts - (clientFailures ?? facts.client.codeFailures)
+        return max(0, user.activationRequiresIDV ? min(typing, code.attemptsLeft) : typing)
+    }
+
+    /// The 1011 a locked user, or a client backing off for the user, gets instead of a password challenge; nil when neither.
+    static func lockRefusal(_ user: UserRecord, facts: Facts) -> IDVError? {
+        if let until = PasswordLockout.lockedUntil(user, facts.limits), until > facts.now {
+            let when = until == Int.max ? "ask support to unlock it" : PasswordLockout.retryText(until: until, now: facts.now) + ", or ask support to unlock it"
+            return IDVError(.userLocked, "The user is locked after too many wrong passwords; " + when)
+        }
+        if user.state != .pendingActivation, let until = facts.client.passwordBlockedUntil, until > facts.now {
+            return IDVError(.userLocked, "Too many wrong passwords from this device or network; " + PasswordLockout.retryText(until: until, now: facts.now))
+        }
+        return nil
     }
 
     // MARK: getActivationCode
 
     func answerActivationCode(_ typed: String, userID uid: String, facts: Facts, env: FlowEnv) -> Transition<State> {
-        guard var code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now, code.attemptsLeft > 0 else {
+        guard var code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now else {
             return askUser(error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
         }
+        guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
         guard ActivationCodes.matches(typed, record: code, crypto: env.crypto) else {
-            code.attemptsLeft -= 1
-            if code.attemptsLeft <= 0 {
-                return askUser(error: IDVError(.attemptsExhausted, "No activation-code attempts left; ask for a new code"),
-                               [.saveActivationCode(code), Self.audit("activation.code_exhausted", uid),
+            // A wrong code never uses the code up (a stranger must not kill it): the client that sent
+            // it backs off for this user after `activation.code_attempts` (docs/LIMITS.md).
+            let failures = facts.client.codeFailures + 1
+            let left = Self.codesLeft(code, user, facts: facts, env: env, clientFailures: failures)
+            if failures >= env.config.activationCodeAttempts {
+                return askUser(error: IDVError(.authThrottled, "Too many wrong activation codes from this device or network; "
+                                               + PasswordLockout.retryText(until: facts.now + facts.client.nextCodeBackoff, now: facts.now)),
+                               [.credentialFailed(.activationCode, userID: uid),
+                                Self.audit("activation.code_backoff", uid, ["backoff_seconds": .integer(facts.client.nextCodeBackoff)]),
                                 .countOutcome(flow: name, outcome: .activationAttemptsExhausted)])
             }
             return .ask(.activationCode(userID: uid),
-                        ChallengeSpec(name: WireName.getActivationCode, attemptsLeft: code.attemptsLeft, userID: uid,
+                        ChallengeSpec(name: WireName.getActivationCode, attemptsLeft: left, userID: uid,
                                       error: IDVError(.invalidActivationCode),
                                       status: Self.status(RequestStatus.unableToProcess, IDVErrorCode.invalidActivationCode.message)),
-                        [.saveActivationCode(code), Self.audit("activation.code_wrong", uid, ["attempts_left": .integer(code.attemptsLeft)])])
+                        [.credentialFailed(.activationCode, userID: uid), Self.audit("activation.code_wrong", uid, ["attempts_left": .integer(left)])])
         }
         // Right code. It is bound to this session (not consumed) until activation completes; a
         // live binding held by another session refuses it — never two sessions on one code.
@@ -292,10 +351,19 @@ public struct AuthFlow: Flow {
                 "The activation code is in use in another session; finish or cancel it there, or wait until that session expires"),
                            [Self.audit("activation.code_in_use", uid)])
         }
+        if user.activationRequiresIDV {
+            // Each identity-verification run the code starts uses one of its `activation.idv_runs`.
+            guard code.attemptsLeft > 0 else {
+                return askUser(error: IDVError(.activationRunsExhausted), [.credentialSucceeded(.activationCode, userID: uid),
+                                                                           Self.audit("activation.idv_runs_exhausted", uid)])
+            }
+            guard env.activationIDV[user.idvWorkflow] != nil else { return askUser(error: IDVError(.workflowUnavailable)) }
+            code.attemptsLeft -= 1
+        }
         code.boundSessionID = facts.session.sessionID
         code.boundUntil = facts.session.absoluteExpiresAt
-        let bound: [Effect] = [.saveActivationCode(code), Self.audit("activation.code_accepted", uid)]
-        guard let user = facts.user else { return askUser(error: IDVError(.userNotFound), bound) }
+        let bound: [Effect] = [.saveActivationCode(code), .credentialSucceeded(.activationCode, userID: uid),
+                               Self.audit("activation.code_accepted", uid, user.activationRequiresIDV ? ["idv_runs_left": .integer(code.attemptsLeft)] : [:])]
         if user.activationRequiresIDV {
             guard let idvFlow = env.activationIDV[user.idvWorkflow] else { return askUser(error: IDVError(.workflowUnavailable), bound) }
             // The IDV hook: the workflow engine's flow runs here, on top of this one.
@@ -313,7 +381,7 @@ public struct AuthFlow: Flow {
         var effects = [Self.audit("activation.idv_ended", uid, ["flow": .string(child), "outcome": .string(result.outcome.rawValue),
                                                                 "error_code": .integer(result.errorCode)])]
         // IDV ended without success (cancel, attempts exhausted, expiry): release the code, which
-        // stays usable under its own wrong-code counter and expiry.
+        // stays usable for the identity-verification runs it has left (`activation.idv_runs`) until it expires.
         if var code = facts.activationCode, code.usedAt == nil, code.boundSessionID == facts.session.sessionID {
             code.boundSessionID = nil
             code.boundUntil = nil
@@ -356,28 +424,49 @@ public struct AuthFlow: Flow {
     }
 
     func answerVerifyPassword(evidence: Evidence, facts: Facts, env: FlowEnv) -> Transition<State> {
-        guard var user = facts.user, user.state != .pendingActivation else { return askUser(error: IDVError(.userNotFound)) }
-        let limit = env.config.passwordAttempts
-        if user.state == .locked { return askUser(error: IDVError(.userLocked)) }
+        guard let user = facts.user, user.state != .pendingActivation else { return askUser(error: IDVError(.userNotFound)) }
+        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal) }
         guard evidence.passwordMatches == true else {
-            user.failedPasswordAttempts += 1
-            user.updatedAt = facts.now
-            if user.failedPasswordAttempts >= limit {
-                user.state = .locked
-                user.lockedAt = facts.now
-                return askUser(error: IDVError(.userLocked, "Too many wrong passwords; the user is locked"),
-                               [.saveUser(user), Self.audit("user.locked", user.userID, ["failed_attempts": .integer(user.failedPasswordAttempts)]),
-                                .countOutcome(flow: name, outcome: .locked)])
-            }
-            return askVerifyPassword(user, limit: limit, error: IDVError(.invalidPassword),
-                                     [.saveUser(user), Self.audit("password.wrong", user.userID, ["attempts_left": .integer(limit - user.failedPasswordAttempts)])])
+            let wrong = Self.wrongPassword(user, facts: facts, env: env)
+            if let refusal = wrong.refusal { return askUser(error: refusal, wrong.effects) }
+            return askVerifyPassword(wrong.user, facts: facts, env: env, clientFailures: facts.client.passwordFailures + 1,
+                                     error: IDVError(.invalidPassword), wrong.effects)
         }
-        var effects: [Effect] = []
-        if user.failedPasswordAttempts != 0 {
-            user.failedPasswordAttempts = 0
-            user.updatedAt = facts.now
-            effects.append(.saveUser(user))
+        return Self.login(user, facts: facts, Self.rightPassword(user, facts: facts))
+    }
+
+    /// One wrong password for `user` from the request's client, on any path that checks one (login,
+    /// the LDA fallback, opt-in/opt-out re-authentication): the user's count (locked temporarily at
+    /// `password.lock_threshold`, ``PasswordLockout``) and the client's (it backs off for the user
+    /// after `password.attempts`). `refusal`: the 1011 to answer when either holds now.
+    static func wrongPassword(_ user: UserRecord, facts: Facts, env: FlowEnv) -> (user: UserRecord, refusal: IDVError?, effects: [Effect]) {
+        let (u, locked) = PasswordLockout.failed(user, now: facts.now, facts.limits)
+        var effects: [Effect] = [.saveUser(u), .credentialFailed(.password, userID: u.userID)]
+        if locked {
+            let until = PasswordLockout.lockedUntil(u, facts.limits) ?? facts.now
+            effects += [audit("user.locked", u.userID, ["failed_attempts": .integer(u.failedPasswordAttempts), "locked_until": .integer(until)]),
+                        .countOutcome(flow: FlowName.auth, outcome: .locked)]
+            return (u, lockRefusal(u, facts: facts), effects)
         }
-        return Self.login(user, facts: facts, effects)
+        let clientFailures = facts.client.passwordFailures + 1
+        if clientFailures >= env.config.passwordAttempts {
+            let seconds = facts.client.nextPasswordBackoff
+            effects += [audit("password.client_backoff", u.userID, ["failed_attempts": .integer(u.failedPasswordAttempts), "backoff_seconds": .integer(seconds)]),
+                        .countOutcome(flow: FlowName.auth, outcome: .backedOff)]
+            return (u, IDVError(.userLocked, "Too many wrong passwords from this device or network; "
+                                + PasswordLockout.retryText(until: facts.now + seconds, now: facts.now)), effects)
+        }
+        effects.append(audit("password.wrong", u.userID, ["attempts_left": .integer(passwordsLeft(u, clientFailures: clientFailures, facts: facts, env: env))]))
+        return (u, nil, effects)
+    }
+
+    /// A right password for `user`: the counts zeroed and a lock that had ended lifted (audited).
+    static func rightPassword(_ user: UserRecord, facts: Facts) -> [Effect] {
+        var effects: [Effect] = [.credentialSucceeded(.password, userID: user.userID)]
+        if let u = PasswordLockout.succeeded(user, now: facts.now) {
+            effects.insert(.saveUser(u), at: 0)
+            if user.state == .locked { effects.append(audit("user.unlocked", user.userID, ["by": "lock_ended"])) }
+        }
+        return effects
     }
 }

@@ -42,6 +42,16 @@ public struct ServerConfig: Sendable, Equatable {
     public var workflow = WorkflowPolicy()
     /// The hosted verification page and its links (Links/VerificationLinks.swift).
     public var web = WebSettings()
+    /// The analysis pool and its admission (`analysis.*`, Analysis.swift).
+    public var analysis = AnalysisSettings()
+    /// Slow and numerous clients: header deadline, body rate, connections per address (`http.*`, Analysis.swift).
+    public var clients = ClientLimits()
+    /// The relying-party API (RelyingParty/APIClients.swift).
+    public var rp = RelyingPartySettings()
+    /// Webhook delivery (Webhooks/Outbox.swift; docs/WEBHOOKS.md).
+    public var webhooks = WebhookSettings()
+    /// Abuse limits: session creation, failed authentication, user locks (Limits/AbuseLimits.swift, docs/LIMITS.md).
+    public var limits = LimitSettings()
 
     public init() {}
 
@@ -58,10 +68,12 @@ public struct ServerConfig: Sendable, Equatable {
         let current: @Sendable (ServerConfig) -> String
     }
 
-    private static func int(_ key: String, _ kp: WritableKeyPath<ServerConfig, Int> & Sendable, min: Int, _ summary: String) -> Setting {
+    private static func int(_ key: String, _ kp: WritableKeyPath<ServerConfig, Int> & Sendable, min: Int, max: Int = .max,
+                            _ summary: String) -> Setting {
         Setting(key: key, env: envName(key), summary: summary, apply: { c, v in
-            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min else {
-                throw IDVServerError.configuration("\(key) must be an integer ≥ \(min), got '\(v)'")
+            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min, n <= max else {
+                throw IDVServerError.configuration(max == .max ? "\(key) must be an integer ≥ \(min), got '\(v)'"
+                                                               : "\(key) must be an integer from \(min) to \(max), got '\(v)'")
             }
             c[keyPath: kp] = n
         }, current: { "\($0[keyPath: kp])" })
@@ -96,7 +108,7 @@ public struct ServerConfig: Sendable, Equatable {
     /// Every setting, in `--help` order.
     public static let settings: [Setting] = [
         string("listen.address", \.listenAddress, "IPv4 address to listen on"),
-        int("listen.port", \.port, min: 0, "TCP port (0 = any free port)"),
+        int("listen.port", \.port, min: 0, max: 65535, "TCP port, 0–65535 (0 = any free port)"),
         int("http.threads", \.threads, min: 1, "libmicrohttpd thread-pool size (epoll): network I/O and the quick routes"),
         int("http.workers", \.workers, min: 1, "handler threads for the routes that may take long (hashing, face match, document read); default 2 × cores, at least 4"),
         optionalString("tls.cert", \.tlsCertPath, "PEM certificate file; with tls.key enables HTTPS"),
@@ -108,15 +120,16 @@ public struct ServerConfig: Sendable, Equatable {
         int("session.absolute_seconds", \.sessionAbsoluteSeconds, min: 1, "session absolute expiry, seconds"),
         int("session.sweep_seconds", \.sessionSweepSeconds, min: 0, "idvd serve: purge expired/revoked sessions (closing their flow runs as expired) every N seconds; 0 = never"),
         int("activation.code_ttl_seconds", \.activationCodeTTLSeconds, min: 1, "activation-code lifetime, seconds"),
-        int("activation.code_attempts", \.activationCodeAttempts, min: 1, "wrong activation codes allowed before the code dies"),
-        int("password.attempts", \.passwordAttempts, min: 1, "wrong passwords before the user is locked"),
+        int("activation.code_attempts", \.activationCodeAttempts, min: 1, "wrong activation codes one client may send for a user before it backs off (limits.backoff_seconds, doubling); the code itself stays usable"),
+        int("password.attempts", \.passwordAttempts, min: 1, "wrong passwords one client may send for a user before it backs off (limits.backoff_seconds, doubling); the user locks at password.lock_threshold"),
         int("password.min_length", \.passwordMinLength, min: 1, "password policy: minimum length (characters)"),
         int("argon2.opslimit", \.argon2OpsLimit, min: 1, "Argon2id passes (crypto_pwhash opslimit)"),
         int("argon2.memlimit_kib", \.argon2MemLimitKiB, min: 8, "Argon2id memory, KiB (crypto_pwhash memlimit)"),
         int("shutdown.grace_seconds", \.shutdownGraceSeconds, min: 0, "on SIGTERM/SIGINT: wait this long for in-flight requests"),
         bool("log.requests", \.logRequests, "one JSON log line per request (true/false)"),
         bool("documents.warm_up", \.documentsWarmUp, "idvd serve: load the OCR-B classifier's shipped parameters (a few ms) in the background at start, not at the first document upload (true/false)"),
-    ] + DatabaseSettings.settings + WorkflowPolicy.settings + WebSettings.settings
+    ] + DatabaseSettings.settings + WorkflowPolicy.settings + WebSettings.settings + ReviewPolicy.settings + RelyingPartySettings.settings + WebhookSettings.settings + LimitSettings.settings
+      + AnalysisSettings.settings + ClientLimits.settings
 
     /// Applies one setting by key; throws on an unknown key or a bad value.
     public mutating func set(_ key: String, _ value: String) throws {

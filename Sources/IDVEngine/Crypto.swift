@@ -57,6 +57,37 @@ public enum Hex {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
+
+    /// Hex text (either case) → bytes; nil when not hex of even length.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let u = Array(text.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x61...0x66: return c - 0x57
+            case 0x41...0x46: return c - 0x37
+            default: return nil
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let h = nibble(u[i]), let l = nibble(u[i + 1]) else { return nil }
+            out.append(h << 4 | l)
+            i += 2
+        }
+        return out
+    }
+
+    /// base64url without padding (RFC 4648 §5) → bytes; nil when not base64url.
+    public static func base64urlDecode(_ text: String) -> [UInt8]? {
+        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
+        var b = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b.count % 4 != 0 { b += "=" }
+        return Data(base64Encoded: b).map { Array($0) }
+    }
 }
 
 /// A sealed (encrypted and authenticated) byte string: XChaCha20-Poly1305 (libsodium

@@ -94,15 +94,22 @@ extension ServerConfig {
     public var database: DatabaseLocation { DatabaseLocation(dbPath) }
 
     /// The key file that seals templates, kept images and session states for this store:
-    /// `templates.key_file`, or `<db.path>.key` beside a SQLite file. With PostgreSQL there is no
+    /// `templates.key_file`, or for a SQLite file the default apart from the database
+    /// (``KeyLocation``; an old `<db.path>.key` is still used). With PostgreSQL there is no
     /// default — every node must read the same key — so an unset `templates.key_file` throws
     /// ``IDVServerError/configuration(_:)``.
-    public func storeKeyFile() throws -> String {
-        if case .postgres = database, workflow.keyFile.isEmpty {
-            throw IDVServerError.configuration("templates.key_file must be set when db.path is a PostgreSQL URL: "
-                                               + "every idvd node on the database must use the same key file")
+    public func storeKeyFile() throws -> String { try keyLocation().path }
+
+    /// Where this store's key file is and how it was chosen (`idvd admin where`, the serve log).
+    public func keyLocation() throws -> KeyLocation {
+        if case .postgres = database {
+            guard !workflow.keyFile.isEmpty else {
+                throw IDVServerError.configuration("templates.key_file must be set when db.path is a PostgreSQL URL: "
+                                                   + "every idvd node on the database must use the same key file")
+            }
+            return KeyLocation(path: workflow.keyFile, source: .configured, defaultPath: nil)
         }
-        return workflow.resolvedKeyFile(dbPath: dbPath)
+        return try KeyLocation.resolve(dbPath: dbPath, configured: workflow.keyFile)
     }
 
     /// The PostgreSQL password from `IDVD_DB_PASSWORD` or `db.password_file` (first line; the file

@@ -18,6 +18,8 @@ public enum MediaKind: String, Codable, Sendable {
     case name
     /// The best selfie frame's face descriptor (little-endian float32): the template on consent.
     case embedding
+    /// The best selfie frame (JPEG), kept only for a run the policy sends to review.
+    case selfie
 }
 
 /// A change a flow asks for. The engine applies a transition's effects in order, inside the
@@ -48,4 +50,20 @@ public enum Effect: Sendable, Equatable {
     case saveDocumentScan(DocumentScanRecord, report: Data)
     /// Counts an outcome of `flow` that does not end its run (e.g. `locked`).
     case countOutcome(flow: String, outcome: FlowOutcome)
+    /// Opens a review case for the current run (RelyingParty/Review.swift); its media stay held
+    /// (no expiry) until the decision.
+    case openReview(ReviewCaseRecord)
+    /// A reviewer's decision: recorded on the case (compare-and-set: 1135 when already decided),
+    /// the run's outcome set, the run's held media released under the retention rules. The hook
+    /// point of the "review resolved" event.
+    case resolveReview(ReviewResolution)
+    /// Writes a webhook event to the outbox (Webhooks/Outbox.swift; docs/WEBHOOKS.md) in this
+    /// transaction: it exists iff the change it reports commits. `data.runID` nil: the current run.
+    /// `data` holds ids and codes only (``WebhookEventData``).
+    case publish(WebhookEventType, userID: String?, data: WebhookEventData)
+    /// A wrong password or activation code for `userID` from the request's client: counted by the
+    /// engine's ``AbuseLimits`` once the transaction commits (back-off, the client's budget).
+    case credentialFailed(CredentialKind, userID: String)
+    /// A right password or code for `userID`: the client's back-off history for the user is forgotten.
+    case credentialSucceeded(CredentialKind, userID: String)
 }

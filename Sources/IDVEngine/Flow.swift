@@ -74,8 +74,14 @@ public enum FlowOutcome: String, Codable, Sendable, CaseIterable {
     case userUnavailable = "user_unavailable"
     /// Counted, not a run's end: the user was locked after too many wrong passwords.
     case locked
-    /// Counted, not a run's end: the activation code's attempts ran out.
+    /// Counted, not a run's end: a client sent `activation.code_attempts` wrong codes for a user and backs off.
     case activationAttemptsExhausted = "activation_attempts_exhausted"
+    /// The policy sent the verification to human review (RelyingParty/Review.swift); a reviewer's
+    /// approval makes it `completed`, a rejection `review_rejected`.
+    case pendingReview = "pending_review"
+    case reviewRejected = "review_rejected"
+    /// Counted, not a run's end: a client sent `password.attempts` wrong passwords for a user and backs off.
+    case backedOff = "backed_off"
 }
 
 /// How a flow ended, for its caller (a `resume`) or, at the bottom of the stack, for the client.
@@ -151,6 +157,11 @@ public struct Facts: Sendable {
     /// Consecutive failed server biometric authentications of the subject within
     /// `idv.lockout_seconds` (loaded for flows with ``Flow/usesBiometricHistory``; else 0).
     public var biometricFailures: Int
+    /// What the abuse limits hold for the request's client and the subject (wrong passwords and
+    /// codes it sent for the subject, its back-off): loaded from ``AbuseLimits``.
+    public var client = ClientCredentialFacts()
+    /// The abuse-limit settings (``ServerConfig/limits``).
+    public var limits = LimitSettings()
 
     public init(now: Int, session: SessionFacts, user: UserRecord? = nil, activationCode: ActivationCodeRecord? = nil,
                 device: DeviceRecord? = nil, template: TemplateFacts? = nil, biometricFailures: Int = 0) {
@@ -339,6 +350,10 @@ public protocol Flow: Sendable {
     func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Input
     /// What to measure for `input` before the transaction, under `config`. Default: nothing.
     func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest
+    /// The credential `input` presents for a user (a password, an activation code), checked by the
+    /// engine's abuse limits BEFORE anything is hashed or compared (1111 when the client backs
+    /// off). Default: none.
+    func credential(_ state: State, input: Input) -> (kind: CredentialKind, userID: String)?
     /// The next step: pure in (state, input, evidence, facts).
     func reduce(_ state: State, input: Input, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State>
     /// Continues after the sub-flow `child` finished with `result`.
@@ -358,6 +373,7 @@ extension Flow {
     public var usesBiometricHistory: Bool { false }
     public func startSubject(_ input: JSONValue, session: SessionFacts) -> String? { session.userID }
     public func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest { .none }
+    public func credential(_ state: State, input: Input) -> (kind: CredentialKind, userID: String)? { nil }
     public func resume(_ state: State, child: String, result: FlowResult, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         throw IDVError(.internalError, "flow \(name) does not call sub-flows")
     }
@@ -379,6 +395,7 @@ struct PreparedAnswer {
     let subject: String?
     let usesBiometricHistory: Bool
     let request: EvidenceRequest
+    let credential: (kind: CredentialKind, userID: String)?
     let reduce: (Evidence, Facts, FlowEnv) throws -> ErasedTransition
 }
 
@@ -421,7 +438,8 @@ public struct AnyFlow: Sendable {
             let state = try decode(stateJSON)
             let input = try flow.parse(state, answer: answer, challenge: challenge)
             return PreparedAnswer(subject: flow.subject(state, input: input), usesBiometricHistory: flow.usesBiometricHistory,
-                                  request: flow.evidence(state, input: input, config: config)) { evidence, facts, env in
+                                  request: flow.evidence(state, input: input, config: config),
+                                  credential: flow.credential(state, input: input)) { evidence, facts, env in
                 try encode(try flow.reduce(state, input: input, evidence: evidence, facts: facts, env: env))
             }
         }
@@ -444,6 +462,9 @@ public struct FlowRegistry: Sendable {
     public internal(set) var services: IDVServices?
     /// ``IDVWorkflow`` raw value → name of the flow that runs the activation IDV steps (seed 002).
     public private(set) var activationIDV: [Int: String] = [:]
+    /// Names of flows this server knows but cannot offer (an analyser is missing, e.g. the dlib
+    /// model files): starting one answers 1033 `workflowUnavailable`, not 1007.
+    public internal(set) var unavailable: Set<String> = []
 
     public init() {}
 

@@ -25,6 +25,11 @@ public final class FlowEngine: Sendable {
     public let crypto: any EngineCrypto
     /// The engine's time (tests pass a ``ManualClock`` and advance it).
     public let clock: any Clock
+    /// The in-memory abuse limits (sessions per client and device, failed authentications, back-off).
+    public let limits: AbuseLimits
+    /// Admission of analyses (cost, memory budget, one per run and per user) and the analysis pool's
+    /// slots, from ``ServerConfig/analysis`` (Analysis.swift); IDVHTTP's pool shares it.
+    public let analysis: AnalysisLimiter
     private let stripes: [NSLock]
 
     public init(store: any Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics, crypto: any EngineCrypto,
@@ -35,6 +40,8 @@ public final class FlowEngine: Sendable {
         self.metrics = metrics
         self.crypto = crypto
         self.clock = clock
+        limits = AbuseLimits(config: config, store: store, crypto: crypto)
+        analysis = AnalysisLimiter(settings: config.analysis)
         stripes = (0..<64).map { _ in NSLock() }
     }
 
@@ -70,11 +77,14 @@ public final class FlowEngine: Sendable {
     // MARK: Sessions
 
     /// Starts a session (optionally bound to a registered device) and the authentication flow;
-    /// returns the token (only here) and the first challenge, `getUser`.
+    /// returns the token (only here) and the first challenge, `getUser`. New sessions per device are
+    /// limited (`limits.sessions_per_device`: ``ThrottledError`` 1110); per client address, the HTTP
+    /// chain's throttle stage limits them (``AbuseLimits/admitSession(address:now:)``).
     public func startSession(_ start: WireSessionStart, requestID: String) throws -> EngineOutput {
         let now = clock.now()
         if let did = start.deviceID {
-            guard try store.device(did) != nil else { throw IDVError(.invalidArgument, "unknown device_id; register it with POST /v1/devices") }
+            guard try store.device(did) != nil else { throw IDVError(.deviceNotFound, "unknown device_id; register it with POST /v1/devices") }
+            try limits.admitSession(deviceID: did, now: now)
         }
         let token = crypto.token()
         let s = SessionRecord(sessionID: crypto.randomID(), tokenHash: crypto.sha256Hex(token), deviceID: start.deviceID,
@@ -127,12 +137,17 @@ public final class FlowEngine: Sendable {
     /// 1001 malformed payload, 1003/1004 session. `viaUpload` says which route carried it: the
     /// upload challenges (``WireName/uploadChallenges``) go to `POST /v1/session/upload`, the rest
     /// to `POST /v1/session/answer`.
-    public func answer(token: String?, _ answer: WireAnswer, viaUpload: Bool, requestID: String) throws -> EngineOutput {
-        try self.answer(session: authenticate(token), answer, viaUpload: viaUpload, requestID: requestID)
+    public func answer(token: String?, _ answer: WireAnswer, viaUpload: Bool, requestID: String, client: String? = nil) throws -> EngineOutput {
+        try self.answer(session: authenticate(token), answer, viaUpload: viaUpload, requestID: requestID, client: client)
     }
 
-    /// ``answer(token:_:viaUpload:requestID:)`` for a session already authenticated (``authenticate(_:)``).
-    public func answer(session probe: SessionRecord, _ answer: WireAnswer, viaUpload: Bool, requestID: String) throws -> EngineOutput {
+    /// ``answer(token:_:viaUpload:requestID:client:)`` for a session already authenticated (``authenticate(_:)``).
+    /// `client`: the peer address (the abuse limits key on it with the session's device). An answer
+    /// presenting a password or activation code is refused with ``ThrottledError`` 1111 — before
+    /// anything is hashed or compared — while the client backs off for its user or has spent its
+    /// failure budget (``AbuseLimits/checkCredential(_:userID:client:now:)``).
+    public func answer(session probe: SessionRecord, _ answer: WireAnswer, viaUpload: Bool, requestID: String,
+                       client: String? = nil) throws -> EngineOutput {
         try withSessionLock(probe.sessionID) {
             let s = try fresh(probe)
             guard let ch = s.state.challenge else {
@@ -159,12 +174,14 @@ public final class FlowEngine: Sendable {
             }
             // The answer parsed once (uploads decoded once); a malformed one is refused here.
             let prepared = try flow.prepare(frame.state, answer, ch, config)
+            let identity = ClientIdentity(address: client, deviceID: s.deviceID)
+            if let (kind, uid) = prepared.credential { try limits.checkCredential(kind, userID: uid, client: identity, now: clock.now()) }
             // Measure outside any transaction; measure again if what it rested on changed before
             // the write transaction read the facts (a template replaced, a password changed).
             for _ in 0..<3 {
                 let evidence = try gather(prepared.request, subject: prepared.subject, runID: frame.runID)
                 do {
-                    return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
+                    return try committed(Commit(session: s, now: clock.now(), requestID: requestID, client: identity)) { c in
                         // Another process may have committed an answer since the session was read.
                         try ensureUnchanged(s, else: IDVError(.replayedAnswer, "Another answer to this challenge was accepted first"))
                         c.session.lastSeenAt = c.now
@@ -176,7 +193,7 @@ public final class FlowEngine: Sendable {
                             throw IDVError(.replayedAnswer, "Another answer to this challenge was accepted first")
                         }
                         c.session.version = s.version + 1
-                        return EngineOutput(session: wire(c.session), challenge: c.session.state.challenge?.wire, event: event)
+                        return EngineOutput(session: wire(c.session, token: c.issuedToken), challenge: c.session.state.challenge?.wire, event: event)
                     }
                 } catch is StaleEvidence {
                     continue
@@ -208,7 +225,10 @@ public final class FlowEngine: Sendable {
                 } else {
                     event = WireEvent(name: WireName.onAuthStateReset, userID: s.userID)
                 }
-                try apply(.audit(AuditAction("session.reset"), userID: nil, details: [:]), runID: nil, c)
+                // A session that never identified a user leaves no audit row of its own (docs/LIMITS.md).
+                if s.userID != nil || s.loggedIn {
+                    try apply(.audit(AuditAction("session.reset"), userID: nil, details: [:]), runID: nil, c)
+                }
                 guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else {
                     throw IDVError(.wrongChallenge, "The session changed concurrently; retry")
                 }
@@ -233,7 +253,9 @@ public final class FlowEngine: Sendable {
                 try abandonAll(.loggedOff, c)
                 c.session.revokedAt = c.now
                 c.session.lastSeenAt = c.now
-                try apply(.audit(AuditAction("session.logoff"), userID: nil, details: [:]), runID: nil, c)
+                if s.userID != nil || s.loggedIn {
+                    try apply(.audit(AuditAction("session.logoff"), userID: nil, details: [:]), runID: nil, c)
+                }
                 guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else {
                     throw IDVError(.wrongChallenge, "The session changed concurrently; retry")
                 }
@@ -247,23 +269,30 @@ public final class FlowEngine: Sendable {
     /// §1.5/§1.6) is ended first, with its terminal event in ``EngineOutput/ended`` (240, audited;
     /// its pending challenge consumed), in the same transaction as the new start; a flow that
     /// cannot be superseded (``Flow/supersede(_:by:facts:env:)`` nil) is refused with 1022.
-    public func startFlow(token: String?, name: String, input: JSONValue, requestID: String) throws -> EngineOutput {
-        try startFlow(session: authenticate(token), name: name, input: input, requestID: requestID)
+    public func startFlow(token: String?, name: String, input: JSONValue, requestID: String, client: String? = nil) throws -> EngineOutput {
+        try startFlow(session: authenticate(token), name: name, input: input, requestID: requestID, client: client)
     }
 
-    /// ``startFlow(token:name:input:requestID:)`` for a session already authenticated (``authenticate(_:)``).
-    public func startFlow(session probe: SessionRecord, name: String, input: JSONValue, requestID: String) throws -> EngineOutput {
+    /// ``startFlow(token:name:input:requestID:client:)`` for a session already authenticated (``authenticate(_:)``).
+    public func startFlow(session probe: SessionRecord, name: String, input: JSONValue, requestID: String,
+                          client: String? = nil) throws -> EngineOutput {
         try withSessionLock(probe.sessionID) {
             let s = try fresh(probe)
             guard s.loggedIn else { throw IDVError(.unauthenticated, "Log in before starting a flow") }
-            guard let flow = registry.flow(name), flow.startableByClient else { throw IDVError(.notFound, "No startable flow of that name") }
+            guard let flow = registry.flow(name), flow.startableByClient else {
+                if registry.unavailable.contains(name) {
+                    throw IDVError(.workflowUnavailable, "This server cannot run that flow now (an analyser is missing; see its log)")
+                }
+                throw IDVError(.notFound, "No startable flow of that name")
+            }
             if let open = s.state.stack.last {
                 guard s.state.stack.count == 1, let f = registry.flow(open.flow), f.startableByClient else { throw IDVError(.flowInProgress) }
             }
             // The run record, the flow's first effects and the session CAS commit together: a start
             // the flow refuses (e.g. a bad `reason`) leaves no flow run behind — and a superseded
             // flow open.
-            return try committed(Commit(session: s, now: clock.now(), requestID: requestID)) { c in
+            return try committed(Commit(session: s, now: clock.now(), requestID: requestID,
+                                        client: ClientIdentity(address: client, deviceID: s.deviceID))) { c in
                 try ensureUnchanged(s, else: IDVError(.flowInProgress, "The session changed concurrently; retry"))
                 c.session.lastSeenAt = c.now
                 let ended = try supersedeOpenFlow(by: flow.name, c)
@@ -286,10 +315,17 @@ public final class FlowEngine: Sendable {
         let now: Int
         let requestID: String
         var outcomes: [(flow: String, outcome: FlowOutcome)] = []
-        init(session: SessionRecord, now: Int, requestID: String) {
+        /// Who sent the request (the abuse limits' key).
+        let client: ClientIdentity
+        /// Credentials judged in this transaction (failed: true), counted by the limits once it commits.
+        var credentials: [(failed: Bool, kind: CredentialKind, userID: String)] = []
+        /// The session's new bearer token when this commit rotated it (at login), sent once in the answer.
+        var issuedToken: String?
+        init(session: SessionRecord, now: Int, requestID: String, client: ClientIdentity? = nil) {
             self.session = session
             self.now = now
             self.requestID = requestID
+            self.client = client ?? ClientIdentity(address: nil, deviceID: session.deviceID)
         }
     }
 
@@ -299,7 +335,15 @@ public final class FlowEngine: Sendable {
     /// Runs `body` as one store transaction; after it committed, counts the flow outcomes it
     /// produced (a rollback counts nothing).
     private func committed<T>(_ c: Commit, _ body: (Commit) throws -> T) throws -> T {
-        let result = try store.withTransaction { try body(c) }
+        let result = try store.withTransaction {
+            let r = try body(c)
+            // The credential limits count in the same transaction: once, and only if it commits.
+            for e in c.credentials {
+                if e.failed { try limits.recordFailure(e.kind, userID: e.userID, client: c.client, now: c.now) }
+                else { try limits.recordSuccess(e.kind, userID: e.userID, client: c.client) }
+            }
+            return r
+        }
         for o in c.outcomes { metrics.flowOutcome(flow: o.flow, outcome: o.outcome.rawValue) }
         return result
     }
@@ -321,8 +365,10 @@ public final class FlowEngine: Sendable {
     /// The facts of `subject` and the session, read inside the transaction.
     func loadFacts(subject: String?, biometric: Bool, _ c: Commit) throws -> Facts {
         var f = Facts(now: c.now, session: sessionFacts(c.session))
+        f.limits = config.limits
         if let did = c.session.deviceID { f.device = try store.device(did) }
         guard let uid = subject else { return f }
+        f.client = try limits.facts(userID: uid, client: c.client, now: c.now)
         f.user = try store.user(uid)
         if f.user?.state == .pendingActivation { f.activationCode = try store.activationCode(userID: uid) }
         if let ws = store as? any WorkflowStore {
@@ -442,6 +488,8 @@ public final class FlowEngine: Sendable {
         case let .audit(action, userID, details):
             var d = details
             d["request_id"] = .string(c.requestID)
+            // The run it belongs to: the relying-party read API lists a verification's audit records by it.
+            if let runID, d["run_id"] == nil { d["run_id"] = .string(runID) }
             try store.appendAudit(action: action.rawValue, userID: userID ?? c.session.userID, sessionID: c.session.sessionID,
                                   details: .object(d), at: c.now)
         case let .setSessionUser(uid):
@@ -449,6 +497,11 @@ public final class FlowEngine: Sendable {
         case let .logIn(uid):
             c.session.userID = uid
             c.session.loggedIn = true
+            // A new token at login (session fixation, OWASP ASVS 3.2.1): the token the session had
+            // before the password was checked stops working; the new one goes out once, in this answer.
+            let token = crypto.token()
+            c.session.tokenHash = crypto.sha256Hex(token)
+            c.issuedToken = token
             if let did = c.session.deviceID, var d = try store.device(did) {
                 if d.userID == nil { d.userID = uid }
                 d.lastUsedAt = c.now
@@ -485,12 +538,35 @@ public final class FlowEngine: Sendable {
             try workflowStore().saveDocumentScan(r)
         case let .countOutcome(flow, outcome):
             c.outcomes.append((flow, outcome))
+        case let .openReview(rc):
+            guard let rp = store as? any RelyingPartyStore else { throw IDVError(.internalError, "the store keeps no review cases") }
+            try rp.createReviewCase(rc)
+        case let .resolveReview(r):
+            guard let rp = store as? any RelyingPartyStore else { throw IDVError(.internalError, "the store keeps no review cases") }
+            guard try rp.decideReviewCase(r.caseID, decision: r.decision, reason: r.reason, reviewer: r.reviewer, at: r.decidedAt,
+                                          runOutcome: r.decision.outcome) else {
+                throw IDVError(.reviewAlreadyDecided)
+            }
+            let keep = config.workflow.mediaRetentionSeconds > 0 ? r.decidedAt + config.workflow.mediaRetentionSeconds : nil
+            try workflowStore().releaseMedia(runID: r.runID, keepUntil: keep)
+            c.outcomes.append((r.flow, r.decision.outcome))
+            // The relying party hears the decision (docs/WEBHOOKS.md `review.resolved`), in this
+            // transaction: ids and codes only, never the reviewer's free-text reason.
+            try enqueue(.reviewResolved, userID: r.userID, data: WebhookEventData(
+                flow: r.flow, runID: r.runID, outcome: r.decision.outcome, reviewID: r.caseID, decision: r.decision.rawValue),
+                runID: r.runID, now: c.now)
+        case let .publish(type, userID, data):
+            try enqueue(type, userID: userID ?? c.session.userID, data: data, runID: runID, now: c.now)
+        case let .credentialFailed(kind, uid):
+            c.credentials.append((true, kind, uid))
+        case let .credentialSucceeded(kind, uid):
+            c.credentials.append((false, kind, uid))
         }
     }
 
     // MARK: Evidence (outside any transaction)
 
-    static let retryableUploadErrors: Set<IDVErrorCode> = [.invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound]
+    static let retryableUploadErrors: Set<IDVErrorCode> = [.invalidImage, .imageTooLarge, .noDocumentFound, .documentGlare, .noFaceFound]
 
     /// Measures what `request` asks for: reads, decrypts and analyses without the write lock.
     func gather(_ request: EvidenceRequest, subject: String?, runID: String) throws -> Evidence {
@@ -505,6 +581,9 @@ public final class FlowEngine: Sendable {
                 guard let v = services?.chips else { throw IDVError(.workflowUnavailable, "this server does not verify chip data") }
                 verifier = v
             }
+            // Costed from the pages' headers and admitted before any pixel is decoded (1100/1101/1102).
+            let admitted = try analysis.admit(cost: services?.costing?.cost(pages: pages) ?? .zero, run: runID, user: subject)
+            defer { analysis.release(admitted) }
             do {
                 let (doc, ms) = try Self.timed { () throws -> DocumentVerification in
                     var doc = try reader.read(pages: pages)
@@ -513,6 +592,11 @@ public final class FlowEngine: Sendable {
                     if let chip, let verifier {
                         let trust = try (store as? any TrustMaterialStore)?.trustMaterials() ?? []
                         doc.chip = try verifier.verify(chip, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
+                        // An authentic chip's face against the page's printed one (a substituted photo).
+                        if let comparer = services?.portraits, doc.chip?.authentic == true,
+                           let printed = doc.portraitJPEG, let face = doc.chip?.portraitJPEG {
+                            doc.chipPortraitComparison = try? comparer.compare(printed: printed, chip: face)
+                        }
                     }
                     return doc
                 }
@@ -531,6 +615,9 @@ public final class FlowEngine: Sendable {
                 return e
             }
             e.reference = reference
+            // Costed from the frames' headers and admitted before any pixel is decoded (1100/1101/1102).
+            let admitted = try analysis.admit(cost: services?.costing?.cost(frames: frames) ?? .zero, run: runID, user: subject)
+            defer { analysis.release(admitted) }
             do {
                 let (v, ms) = try Self.timed { try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge) }
                 e.selfie = .success(Timed(v, milliseconds: ms))
@@ -590,15 +677,30 @@ public final class FlowEngine: Sendable {
         public var flowRunsClosed: Int
         /// Kept media rows past `idv.media_retention_seconds` deleted.
         public var mediaPurged: Int
-        enum CodingKeys: String, CodingKey { case sessions, flowRunsClosed = "flow_runs_closed", mediaPurged = "media_purged" }
+        /// Of ``sessions``, those that never identified a user: deleted with their flow runs, no
+        /// audit record each — one `session.anonymous_expired` record counts them per sweep.
+        public var anonymousSessions: Int = 0
+        /// Registered devices never bound to a user and unused for `limits.unbound_device_ttl_seconds`, deleted.
+        public var unboundDevices: Int = 0
+        /// Credential-limit counters (``LimitCounterRecord``) idle long enough to be forgotten, deleted.
+        public var limitCounters: Int = 0
+        enum CodingKeys: String, CodingKey {
+            case sessions, flowRunsClosed = "flow_runs_closed", mediaPurged = "media_purged", anonymousSessions = "anonymous_sessions"
+            case unboundDevices = "unbound_devices", limitCounters = "limit_counters"
+        }
     }
 
     /// The expiry sweep (`idvd serve` every `session.sweep_seconds`, `idvd admin purge-expired`):
     /// every session that is revoked or past idle/absolute expiry has its open flow runs closed —
     /// outcome `expired` (or `revoked`), audited with the run's `idv_audit_transaction_id`, its
     /// sealed media dropped — and its row deleted, one transaction per session guarded by the
-    /// session's version (a session answered meanwhile is left for the next sweep). Then kept media
-    /// past their retention are deleted. Logs counts only.
+    /// session's version (a session answered meanwhile is left for the next sweep). A session that
+    /// never identified a user (no user, not logged in) leaves nothing behind: its row and its
+    /// flow runs are deleted with no audit record of its own; one `session.anonymous_expired`
+    /// record per sweep counts them (`count`), so anonymous traffic adds at most one audit row per
+    /// sweep and the hash chain stays whole. Then registered devices never bound to a user and
+    /// unused for `limits.unbound_device_ttl_seconds` are deleted (counted, not audited: such a
+    /// device never belonged to anyone), and kept media past their retention. Logs counts only.
     public func purgeExpired(batch: Int = 500) throws -> PurgeReport {
         let now = clock.now()
         var report = PurgeReport(sessions: 0, flowRunsClosed: 0, mediaPurged: 0)
@@ -611,22 +713,46 @@ public final class FlowEngine: Sendable {
                 try withSessionLock(s.sessionID) {
                     let reason: AbandonReason = s.revokedAt != nil ? .revoked : .expired
                     let closed = s.state.stack.count
+                    let anonymous = s.userID == nil && !s.loggedIn
                     do {
                         try committed(Commit(session: s, now: now, requestID: "sweep-" + crypto.randomID(bytes: 8))) { c in
                             try abandonAll(reason, c)
-                            if closed > 0 || s.revokedAt == nil {
+                            if anonymous {
+                                try store.deleteAnonymousFlowRuns(sessionID: s.sessionID)
+                            } else if closed > 0 || s.revokedAt == nil {
                                 try apply(.audit(AuditAction("session.\(reason.rawValue)"), userID: nil, details: ["flow_runs_closed": .integer(closed)]),
                                           runID: nil, c)
                             }
                             guard try store.deleteSession(sessionID: s.sessionID, expectedVersion: s.version) else { throw SweepConflict() }
                         }
                         report.sessions += 1
-                        report.flowRunsClosed += closed
+                        if anonymous { report.anonymousSessions += 1 } else { report.flowRunsClosed += closed }
                     } catch is SweepConflict {
                         // Answered or revoked meanwhile: left for the next sweep.
                     }
                 }
             }
+        }
+        if report.anonymousSessions > 0 {
+            try store.appendAudit(action: "session.anonymous_expired", userID: nil, sessionID: nil,
+                                  details: ["count": .integer(report.anonymousSessions)], at: now)
+            metrics.flowOutcome(flow: "session", outcome: "anonymous_expired", count: report.anonymousSessions)
+        }
+        if config.limits.unboundDeviceTTLSeconds > 0 {
+            // After the sessions: a device's last session row is gone once that session expired.
+            let cutoff = now - config.limits.unboundDeviceTTLSeconds
+            while true {
+                let n = try store.deleteUnboundDevices(unusedSince: cutoff, limit: batch)
+                report.unboundDevices += n
+                if n < batch { break }
+            }
+        }
+        // Credential-limit counters idle past the budget's window and a pair's memory (docs/LIMITS.md).
+        let idleCutoff = now - limits.counterIdleSeconds
+        while true {
+            let n = try store.deleteIdleLimitCounters(updatedBefore: idleCutoff, now: now, limit: batch)
+            report.limitCounters += n
+            if n < batch { break }
         }
         if let ws = store as? any WorkflowStore { report.mediaPurged = try ws.purgeExpiredMedia(now: now) }
         return report

@@ -7,6 +7,8 @@ import Foundation
 ///   `attempts_exhausted`, `locked`, `reset`, … — whatever a flow reports)
 /// - `idvd_http_requests_in_flight` gauge (handlers running), `idvd_http_requests_queued` gauge
 ///   (requests waiting for one of the `http.workers` threads), `idvd_up` gauge.
+/// - `idvd_webhook_outbox_depth` gauge and `idvd_webhook_deliveries_total{result}` counter (while
+///   the webhook delivery worker runs; docs/WEBHOOKS.md).
 /// - `idvd_store_write_lock_wait_seconds` histogram: time each store transaction (and each write
 ///   outside one) waited for the store's write lock (``Store/writeLockWaits()``; absent when the
 ///   store does not measure it).
@@ -15,6 +17,8 @@ public final class Metrics: @unchecked Sendable {
     private var requests: [String: Int] = [:]          // "route\u{0}method\u{0}status"
     private var durations: [String: DurationHistogram] = [:]   // route
     private var flows: [String: Int] = [:]             // "flow\u{0}outcome"
+    private var webhookAttempts: [String: Int] = [:]   // result
+    private var webhookOutboxDepth: Int?
     /// Upper bounds of the latency buckets, seconds.
     public static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
@@ -33,9 +37,21 @@ public final class Metrics: @unchecked Sendable {
         durations[route] = h
     }
 
-    public func flowOutcome(flow: String, outcome: String) {
+    public func flowOutcome(flow: String, outcome: String, count: Int = 1) {
         lock.lock(); defer { lock.unlock() }
-        flows["\(flow)\u{0}\(outcome)", default: 0] += 1
+        flows["\(flow)\u{0}\(outcome)", default: 0] += count
+    }
+
+    /// One webhook delivery attempt ended: `delivered`, `retry` or `gave_up` (IDVWebhooks `WebhookDeliverer`).
+    public func webhookAttempt(result: String) {
+        lock.lock(); defer { lock.unlock() }
+        webhookAttempts[result, default: 0] += 1
+    }
+
+    /// Pending webhook deliveries in the store's outbox, as the delivery worker last counted them.
+    public func setWebhookOutboxDepth(_ n: Int) {
+        lock.lock(); defer { lock.unlock() }
+        webhookOutboxDepth = n
     }
 
     private static func esc(_ s: String) -> String {
@@ -69,6 +85,13 @@ public final class Metrics: @unchecked Sendable {
         for (k, v) in flows.sorted(by: { $0.key < $1.key }) {
             let p = k.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
             s += "idvd_flow_outcomes_total{flow=\"\(Self.esc(p[0]))\",outcome=\"\(Self.esc(p[1]))\"} \(v)\n"
+        }
+        if let depth = webhookOutboxDepth {
+            s += "# HELP idvd_webhook_outbox_depth Webhook deliveries pending in the outbox (as the delivery worker last counted).\n"
+            s += "# TYPE idvd_webhook_outbox_depth gauge\nidvd_webhook_outbox_depth \(depth)\n"
+            s += "# HELP idvd_webhook_deliveries_total Webhook delivery attempts by result (delivered, retry, gave_up).\n"
+            s += "# TYPE idvd_webhook_deliveries_total counter\n"
+            for r in ["delivered", "retry", "gave_up"] { s += "idvd_webhook_deliveries_total{result=\"\(r)\"} \(webhookAttempts[r] ?? 0)\n" }
         }
         if let h = storeWriteLockWaits {
             s += "# HELP idvd_store_write_lock_wait_seconds Time a store transaction or write waited for the write lock.\n"

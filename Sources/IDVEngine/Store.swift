@@ -49,7 +49,8 @@ public protocol Store: AnyObject, Sendable {
     func session(tokenHash: String) throws -> SessionRecord?
     /// Compare-and-set (see the type's contract). Returns false when the version moved (another
     /// answer won); then nothing was written. Throws ``StoreError/conflict`` when
-    /// `consuming` was already consumed.
+    /// `consuming` was already consumed. Writes the record's ``SessionRecord/tokenHash`` too (the
+    /// token is rotated at login: the pre-login token stops working).
     func updateSession(_ session: SessionRecord, expectedVersion: Int, consuming challengeID: String?) throws -> Bool
     /// Moves `last_seen_at` (idle expiry) without touching the version.
     func touchSession(sessionID: String, at time: Int) throws
@@ -67,9 +68,33 @@ public protocol Store: AnyObject, Sendable {
     /// `expectedVersion`; returns false (nothing deleted) otherwise.
     func deleteSession(sessionID: String, expectedVersion: Int) throws -> Bool
 
+    /// Deletes at most `limit` devices that no user is bound to (`user_id` NULL), last used (or,
+    /// never used, registered) before `unusedSince` (Unix seconds), and that no session row
+    /// names; returns how many. The expiry sweep's end of device registrations that never led to
+    /// a login (docs/LIMITS.md), so they are limited per address and also do not stay forever.
+    @discardableResult func deleteUnboundDevices(unusedSince: Int, limit: Int) throws -> Int
+
+    // MARK: Abuse-limit counters shared by every node (Limits/AbuseLimits.swift, docs/LIMITS.md)
+    /// The counters named by `keys` (keys without a counter are absent from the result).
+    func limitCounters(_ keys: [String]) throws -> [String: LimitCounterRecord]
+    /// Inserts `counter`, or replaces the one with its key.
+    func saveLimitCounter(_ counter: LimitCounterRecord) throws
+    /// Deletes the counter `key` (nothing when there is none).
+    func deleteLimitCounter(key: String) throws
+    /// Deletes every counter whose key starts with `keyPrefix`; returns how many.
+    @discardableResult func deleteLimitCounters(keyPrefix: String) throws -> Int
+    /// Deletes at most `limit` counters last updated before `updatedBefore` whose back-off ended by
+    /// `now` (Unix seconds); returns how many. The expiry sweep's end of idle limits.
+    @discardableResult func deleteIdleLimitCounters(updatedBefore: Int, now: Int, limit: Int) throws -> Int
+    /// How many counters are stored (`/metrics`: `idvd_limit_counters`).
+    func limitCounterCount() throws -> Int
+
     // MARK: Flow runs (outcomes for metrics and audit)
     func startFlowRun(_ run: FlowRunRecord) throws
     func endFlowRun(runID: String, at time: Int, outcome: FlowOutcome, errorCode: Int) throws
+    /// Deletes the flow runs of session `sessionID` that never had a user (`user_id` NULL): the
+    /// expiry sweep's end of a session that never identified one (docs/LIMITS.md). Returns how many.
+    @discardableResult func deleteAnonymousFlowRuns(sessionID: String) throws -> Int
 
     // MARK: Audit log (append-only, hash-chained)
     /// Appends an entry, chaining its hash to the previous one; returns the stored entry.
@@ -115,7 +140,8 @@ public enum UserState: String, Codable, Sendable, CaseIterable {
     case pendingActivation = "pending_activation"
     /// Activated: has a password; may log in.
     case active
-    /// Locked after too many failed password attempts (admin `reset-user` unlocks).
+    /// Locked after `password.lock_threshold` wrong passwords, until `locked_at` + the lock's
+    /// length (``PasswordLockout``; docs/LIMITS.md); `idvd admin unlock-user` unlocks at once.
     case locked
 }
 
@@ -128,7 +154,8 @@ public struct UserRecord: Codable, Sendable, Equatable {
     public var idvWorkflow: Int
     /// Argon2id string (libsodium `crypto_pwhash_str`), nil before activation.
     public var passwordHash: String?
-    /// Consecutive failed password verifications since the last success.
+    /// Consecutive wrong passwords since the last right one, on every path that checks one (login,
+    /// LDA fallback, opt-in/opt-out re-authentication).
     public var failedPasswordAttempts: Int
     public var lockedAt: Int?
     public var createdAt: Int
@@ -176,6 +203,30 @@ public struct ActivationCodeRecord: Codable, Sendable, Equatable {
         self.attemptsLeft = attemptsLeft
         self.usedAt = usedAt
         self.createdAt = createdAt
+    }
+}
+
+/// One abuse-limit counter in the store, so that every `idvd` node on one database counts
+/// together (``AbuseLimits``): a client's failure budget (a token bucket: `tokens` left at
+/// `updatedAt`) or the back-off of one (credential kind, user, client) pair (`failures` since its
+/// last back-off, `rounds` of back-off so far, `blockedUntil`). `key` is a table prefix and the
+/// SHA-256 of what it counts (`auth|…`, `pair|…`), so neither user ids nor addresses are stored.
+public struct LimitCounterRecord: Codable, Sendable, Equatable {
+    public var key: String
+    public var tokens: Double
+    public var failures: Int
+    public var rounds: Int
+    /// Unix seconds; 0 when the pair never backed off.
+    public var blockedUntil: Int
+    /// Unix seconds of the last change.
+    public var updatedAt: Int
+    public init(key: String, tokens: Double = 0, failures: Int = 0, rounds: Int = 0, blockedUntil: Int = 0, updatedAt: Int) {
+        self.key = key
+        self.tokens = tokens
+        self.failures = failures
+        self.rounds = rounds
+        self.blockedUntil = blockedUntil
+        self.updatedAt = updatedAt
     }
 }
 

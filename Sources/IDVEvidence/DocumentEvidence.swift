@@ -42,6 +42,9 @@ public enum DocumentCheckID: String, Codable, Sendable, CaseIterable {
     case portraitFound = "portrait_found"
     /// The chip (ICAO 9303-10/-11) was read and verified.
     case chipVerification = "chip_verification"
+    /// The MRZ's name parts were found printed in the visual zone (ICAO 9303-3 §6 transliteration):
+    /// passed when every part found agrees or was settled, failed when one differs unsettled.
+    case namesMatchVisualZone = "names_match_visual_zone"
 
     /// The id of the MRZ check digit named `name` by the MRZ module's layouts (`document_number`,
     /// `birth_date`, `expiry_date`, `optional_data`, `composite`); nil for another name.
@@ -100,6 +103,71 @@ public enum PortraitSearch: Sendable, Equatable {
     case noPageSearched
 }
 
+/// A name field of the MRZ (ICAO 9303-3 §4.6): the primary identifier (surname) or the secondary
+/// identifier (given names).
+public enum MRZNameField: String, Codable, Sendable, Equatable {
+    case primaryIdentifier = "primary_identifier"
+    case secondaryIdentifier = "secondary_identifier"
+}
+
+/// Which reading of a name part the reader kept when the MRZ and the visual zone differed.
+public enum NameSource: String, Codable, Sendable, Equatable {
+    case mrz
+    case visualZone = "visual_zone"
+}
+
+/// One name part (a word of a name field) of the MRZ compared with the printed visual zone.
+public struct VisualZoneNamePart: Codable, Sendable, Equatable {
+    public enum Outcome: String, Codable, Sendable, Equatable {
+        /// The visual zone prints the same word (after ICAO 9303-3 §6 transliteration).
+        case agrees
+        /// The two differ and the reader settled it (`winner`): one side's letters had the other's as
+        /// a real rival and the other side was sure.
+        case settled
+        /// The two differ and neither side can be shown right.
+        case differs
+        /// No word of the visual zone is near enough to compare.
+        case notFound = "not_found"
+    }
+    public var field: MRZNameField
+    /// The part as the MRZ reads it (A–Z).
+    public var mrz: String
+    /// The nearest visual-zone word, transliterated to A–Z (nil when `notFound`).
+    public var visualZone: String?
+    public var outcome: Outcome
+    /// `settled` only: which reading was kept (the report's name fields carry it).
+    public var winner: NameSource?
+    enum CodingKeys: String, CodingKey { case field, mrz, visualZone = "visual_zone", outcome, winner }
+    public init(field: MRZNameField, mrz: String, visualZone: String?, outcome: Outcome, winner: NameSource? = nil) {
+        self.field = field
+        self.mrz = mrz
+        self.visualZone = visualZone
+        self.outcome = outcome
+        self.winner = winner
+    }
+}
+
+/// How the visual-zone name cross-check went (`DocumentCheckID.namesMatchVisualZone`).
+public enum VisualZoneSearch: Sendable, Equatable {
+    /// The visual zone was read; each MRZ name part with its outcome.
+    case compared([VisualZoneNamePart])
+    /// No visual zone on the pages given (a page photographed too tightly around the MRZ, a format
+    /// without a name field).
+    case noVisualZone
+    /// A TD1 card (ICAO 9303-5): its names are printed on the front, the MRZ is on the back. The
+    /// card's other side and the MRZ side's own text above the MRZ were read; each MRZ name part with
+    /// its outcome, and the 0-based pages whose words were compared (the front first when given).
+    case comparedOnCard(pages: [Int], parts: [VisualZoneNamePart])
+    /// A TD1 card's MRZ side alone: no other page was given, and the MRZ side's text above the MRZ
+    /// prints none of the names.
+    case cardFrontNotGiven
+    /// A TD1 card's other side (0-based `page`) was read, but neither it nor the MRZ side prints any
+    /// of the MRZ's name parts near enough to compare.
+    case noNamesOnCardFront(page: Int)
+    /// The text recogniser could not start (`reason`: e.g. the Tesseract language data is missing).
+    case recogniserUnavailable(reason: String)
+}
+
 /// What a check measured: the values its result rests on (units in each case).
 public enum CheckMeasurement: Sendable, Equatable {
     /// Nothing beyond the result.
@@ -152,6 +220,11 @@ public enum CheckMeasurement: Sendable, Equatable {
     case noChipData
     /// `chipVerification`: the passive-authentication failures (empty: passed) and the DG1 cross-check.
     case chip(failures: [ChipFailure], mrz: ChipMRZComparison)
+    /// `namesMatchVisualZone`: how the visual zone's names compared with the MRZ's.
+    case visualZone(VisualZoneSearch)
+    /// `mrzPresent`: no MRZ was found, and glare (saturated pixels) covers this share (0…1) of the
+    /// page band where it was most dense — the MRZ may be under it.
+    case glare(saturatedFraction: Double)
 }
 
 /// One check: id, result, measurement.
@@ -195,6 +268,12 @@ public enum DocumentFinding: Sendable, Equatable {
     case pageUndecodable(page: Int, reason: String)
     /// No machine-readable zone on any page (and there was a page to look at).
     case noMRZ
+    /// No machine-readable zone was found and a band of the page is covered by glare
+    /// (`saturatedFraction` of it, 0…1): the MRZ is likely under the reflection.
+    case glareHidesMRZ(saturatedFraction: Double)
+    /// The MRZ's `field` part `mrz` differs from the visual zone's `visualZone` (transliterated) and
+    /// the reader could not settle which is right (names have no check digit).
+    case nameDiffersFromVisualZone(field: MRZNameField, mrz: String, visualZone: String)
     /// `count` MRZ characters could not be read with confidence (no check digit confirms them).
     case unclearCharacters(count: Int)
     /// The MRZ parser reports an error (a check digit fails, a character is not allowed…); `detail`

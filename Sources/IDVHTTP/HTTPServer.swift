@@ -12,30 +12,39 @@ public struct HTTPRequest: Sendable {
     public let requestID: String
     /// The `Authorization` header, if any.
     public let authorization: String?
+    /// The peer's IP address as text ("127.0.0.1"), nil when unknown: the per-client limits' key.
+    public let clientAddress: String?
     /// Values of `{name}` segments of the route pattern.
     public var pathParameters: [String: String] = [:]
     /// The route that takes this request (nil: none does; the chain answers 404/405).
     public internal(set) var route: Route?
-    /// The refusal a request gets before any handler runs (405, 413), or nil.
-    var refusal: IDVError?
+    /// The refusal a request gets before any handler runs (405, 413; 1100/1101 from the analysis
+    /// pool's admission, an ``AnalysisRefusal``), or nil.
+    var refusal: (any Error & Sendable)?
     /// This request's logger: the server's, with `request_id` (and, after auth, `session_id`).
     public internal(set) var logger: Logger = .disabled
     /// The session of a bearer route, opened once by the auth stage (``Middleware/auth(_:)``).
     public internal(set) var session: SessionRecord?
     /// The body decoded by the decode stage, for a route made with a body type.
     var input: (any Sendable)?
+    /// The query-string arguments (decoded). A request that repeats a key is refused (1025) before
+    /// any route sees it, since no route takes a list.
+    public internal(set) var query: [String: String] = [:]
+    /// The relying-party API client of a `/v1/rp/…` route, authenticated by ``Middleware/rpAuth(_:)``.
+    public internal(set) var rpClient: APIClientRecord?
     /// When the server received the request (`DispatchTime` uptime nanoseconds).
     let receivedAt: UInt64
     /// Values inner stages hand back to outer ones (the log line's session id).
     let scope = RequestScope()
 
-    init(method: String, path: String, body: Data, requestID: String, authorization: String?,
+    init(method: String, path: String, body: Data, requestID: String, authorization: String?, clientAddress: String? = nil,
          receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds) {
         self.method = method
         self.path = path
         self.body = body
         self.requestID = requestID
         self.authorization = authorization
+        self.clientAddress = clientAddress
         self.receivedAt = receivedAt
     }
 
@@ -46,7 +55,10 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The bearer token of `Authorization: Bearer <token>`, if present.
-    public var bearerToken: String? {
+    public var bearerToken: String? { Self.bearer(authorization) }
+
+    /// The token of an `Authorization: Bearer <token>` header value, if it is one.
+    static func bearer(_ authorization: String?) -> String? {
         guard let a = authorization, a.count > 7, a.prefix(7).lowercased() == "bearer " else { return nil }
         let t = a.dropFirst(7).trimmingCharacters(in: .whitespaces)
         return t.isEmpty ? nil : t
@@ -146,6 +158,10 @@ public struct Route: Sendable {
     /// True for a route that answers at once (health, metrics): it runs on the libmicrohttpd pool
     /// thread that read it. Every other route runs on the server's worker threads (``ServerConfig/workers``).
     public let quick: Bool
+    /// True for a route that carries heavy work (document pages, selfie frames): it runs on the
+    /// analysis threads (`analysis.threads`), admitted at once or refused with 1100/1101 and
+    /// `Retry-After` (``onAnalysisPool()``); never on the `http.workers` that light requests use.
+    public private(set) var analysis = false
     /// Runs after the chain's stages (``Middleware``); what it throws becomes a refusal envelope.
     public let handler: @Sendable (HTTPRequest) throws -> HTTPResponse
     /// The body decoder of a route made with a body type (run by ``Middleware/decode``), or nil.
@@ -190,6 +206,13 @@ public struct Route: Sendable {
 
     let segments: [String]
 
+    /// This route on the analysis threads (``analysis``).
+    public func onAnalysisPool() -> Route {
+        var r = self
+        r.analysis = true
+        return r
+    }
+
     func match(_ pathSegments: [Substring]) -> [String: String]? {
         guard pathSegments.count == segments.count else { return nil }
         var params: [String: String] = [:]
@@ -215,13 +238,30 @@ public struct Router: Sendable {
 
     public func match(method: String, path: String) -> Match {
         let segs = path.split(separator: "/", omittingEmptySubsequences: true)
-        var methods: [String] = []
         for r in routes {
             guard let params = r.match(segs) else { continue }
-            if r.method == method { return .found(r, params) }
-            methods.append(r.method)
+            if Self.takes(r, method) { return .found(r, params) }
         }
+        let methods = allowedMethods(path: path)
         return methods.isEmpty ? .notFound : .methodNotAllowed(methods)
+    }
+
+    /// Whether `route` takes `method`: its own method, and `HEAD` for a `GET` route (RFC 9110 §9.3.2:
+    /// the same answer without its body, which libmicrohttpd leaves out).
+    static func takes(_ route: Route, _ method: String) -> Bool {
+        route.method == method || (method == "HEAD" && route.method == "GET")
+    }
+
+    /// The methods the routes of `path` take, for a 405's `Allow` header (RFC 9110 §15.5.6): each
+    /// route's method, plus `HEAD` beside `GET`; sorted, no duplicates. Empty when no route fits.
+    public func allowedMethods(path: String) -> [String] {
+        let segs = path.split(separator: "/", omittingEmptySubsequences: true)
+        var methods = Set<String>()
+        for r in routes where r.match(segs) != nil {
+            methods.insert(r.method)
+            if r.method == "GET" { methods.insert("HEAD") }
+        }
+        return methods.sorted()
     }
 
     /// ``index(method:path:)`` when the path has routes for other methods only.
@@ -233,7 +273,7 @@ public struct Router: Sendable {
         let segs = path.split(separator: "/", omittingEmptySubsequences: true)
         var other = false
         for (i, r) in routes.enumerated() where r.match(segs) != nil {
-            if r.method == method { return i }
+            if Self.takes(r, method) { return i }
             other = true
         }
         return other ? Self.otherMethods : -1
@@ -256,15 +296,24 @@ public final class HTTPServer: @unchecked Sendable {
     private var queued = 0
     private var tlsStrings: [UnsafeMutablePointer<CChar>] = []
     private var addressCString: UnsafeMutablePointer<CChar>?
-    /// Runs the handlers of the routes that are not ``Route/quick``.
+    /// Runs the handlers of the routes that are not ``Route/quick`` nor ``Route/analysis``.
     private let workers: OperationQueue
+    /// Runs the handlers of the ``Route/analysis`` routes (uploads): `analysis.threads` threads of
+    /// their own, admitted by ``analysis`` — light requests never wait behind them.
+    private let analysisThreads: OperationQueue
+    /// Admission of the analysis routes (shared with the engine's cost and memory checks).
+    public let analysis: AnalysisLimiter
 
     /// The stages every request goes through before its handler (``Pipeline/standard(config:metrics:logger:authenticate:)``).
     public let pipeline: Pipeline
 
     /// `pipeline` nil: the standard chain whose auth stage refuses every bearer route (1004).
-    public init(router: Router, config: ServerConfig, metrics: Metrics, pipeline: Pipeline? = nil) {
+    public init(router: Router, config: ServerConfig, metrics: Metrics, pipeline: Pipeline? = nil, analysis: AnalysisLimiter? = nil) {
         self.router = router
+        self.analysis = analysis ?? AnalysisLimiter(settings: config.analysis)
+        analysisThreads = OperationQueue()
+        analysisThreads.name = "idvd.http.analysis"
+        analysisThreads.maxConcurrentOperationCount = max(1, self.analysis.settings.threads)
         self.config = config
         self.metrics = metrics
         self.pipeline = pipeline ?? .standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http")) { _ in
@@ -282,6 +331,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// routes (unrouted ones are refused at once). `route` is what ``limit(method:path:route:)`` stored.
     func offloads(route: Int) -> Bool {
         route >= 0 && route < router.routes.count && !router.routes[route].quick
+    }
+
+    /// Whether an offloaded request goes to the analysis threads (``Route/analysis``).
+    func analyses(route: Int) -> Bool {
+        route >= 0 && route < router.routes.count && router.routes[route].analysis
     }
 
     /// How many times a request's route was looked up: once per request (``limit(method:path:route:)``,
@@ -324,6 +378,11 @@ public final class HTTPServer: @unchecked Sendable {
         cfg.port = UInt16(clamping: config.port)
         cfg.threads = UInt32(config.threads)
         cfg.connection_timeout_seconds = 30
+        cfg.header_deadline_seconds = UInt32(clamping: config.clients.headerDeadlineSeconds)
+        cfg.min_body_bytes_per_second = UInt32(clamping: config.clients.minBodyBytesPerSecond)
+        cfg.per_ip_connection_limit = UInt32(clamping: config.clients.perAddressConnections)
+        cfg.connection_limit = UInt32(clamping: config.clients.connectionLimit)
+        Self.raiseOpenFileLimit(toFit: config.clients.connectionLimit)
         if config.tlsCertPath != nil || config.tlsKeyPath != nil {
             guard let cp = config.tlsCertPath, let kp = config.tlsKeyPath else {
                 throw IDVServerError.configuration("TLS needs both tls.cert and tls.key")
@@ -355,6 +414,11 @@ public final class HTTPServer: @unchecked Sendable {
         cfg.dispatch = { ctx, job in
             let server = Unmanaged<HTTPServer>.fromOpaque(ctx!).takeUnretainedValue()
             let handle = Job(pointer: job!)
+            let request = cmhd_job_request(handle.pointer).pointee
+            if server.analyses(route: request.route) {
+                server.dispatchAnalysis(handle, request)
+                return
+            }
             server.lock.lock(); server.queued += 1; server.lock.unlock()
             server.workers.addOperation {
                 server.lock.lock(); server.queued -= 1; server.lock.unlock()
@@ -371,6 +435,34 @@ public final class HTTPServer: @unchecked Sendable {
         return Int(cmhd_bound_port(d))
     }
 
+    /// Raises this process's soft open-file limit (RLIMIT_NOFILE) to fit `connections` sockets and
+    /// some room for the store and logs, up to the hard limit; never lowers it.
+    static func raiseOpenFileLimit(toFit connections: Int) {
+        var rl = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0 else { return }
+        let want = rlim_t(connections + 256)
+        guard rl.rlim_cur < want else { return }
+        rl.rlim_cur = min(want, rl.rlim_max)
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl)
+    }
+
+    /// The `/metrics` lines of the connections: `idvd_http_connections_open`,
+    /// `idvd_http_slow_clients_closed_total{reason="header_deadline"|"body_rate"}` and
+    /// `idvd_http_connections_refused_total{reason="per_address"}`.
+    public func connectionMetrics() -> String {
+        guard let d = daemon else { return "" }
+        var s = "# HELP idvd_http_connections_open Client connections open now.\n# TYPE idvd_http_connections_open gauge\n"
+        s += "idvd_http_connections_open \(cmhd_connections_open(d))\n"
+        s += "# HELP idvd_http_slow_clients_closed_total Connections closed for a header past http.header_deadline_seconds or a body below http.min_body_bytes_per_second.\n"
+        s += "# TYPE idvd_http_slow_clients_closed_total counter\n"
+        s += "idvd_http_slow_clients_closed_total{reason=\"header_deadline\"} \(cmhd_slow_closed(d, 0))\n"
+        s += "idvd_http_slow_clients_closed_total{reason=\"body_rate\"} \(cmhd_slow_closed(d, 1))\n"
+        s += "# HELP idvd_http_connections_refused_total Connections refused at accept: their client address held http.per_address_connections already.\n"
+        s += "# TYPE idvd_http_connections_refused_total counter\n"
+        s += "idvd_http_connections_refused_total{reason=\"per_address\"} \(cmhd_refused_per_address(d))\n"
+        return s
+    }
+
     /// Graceful stop: stop accepting, wait up to `grace` seconds for requests in flight, then stop.
     public func shutdown(grace: Double) {
         guard let d = daemon else { return }
@@ -380,6 +472,7 @@ public final class HTTPServer: @unchecked Sendable {
         while cmhd_active_requests(d) > 0 && Date() < deadline { usleep(10_000) }
         cmhd_stop(d)   // also waits for handlers still running on the worker threads
         workers.waitUntilAllOperationsAreFinished()
+        analysisThreads.waitUntilAllOperationsAreFinished()
         daemon = nil
     }
 
@@ -389,18 +482,91 @@ public final class HTTPServer: @unchecked Sendable {
         return Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
 
+    /// The wrapper's query lines (`key=value\n`, with `%`, `=` and line breaks escaped) as a dictionary.
+    /// `repeated`: the first key given more than once (its last value is in the dictionary).
+    static func queryArguments(_ lines: String) -> (arguments: [String: String], repeated: String?) {
+        var out: [String: String] = [:]
+        var repeated: String?
+        for line in lines.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let k = parts.first.flatMap({ String($0).removingPercentEncoding }), !k.isEmpty else { continue }
+            if repeated == nil, out[k] != nil { repeated = k }
+            out[k] = parts.count > 1 ? String(parts[1]).removingPercentEncoding ?? "" : ""
+        }
+        return (out, repeated)
+    }
+
     /// The libmicrohttpd version linked, e.g. "0.9.75".
     public static var libraryVersion: String { String(cString: cmhd_version()) }
 
-    private func handle(_ req: cmhd_request, _ out: UnsafeMutablePointer<cmhd_response>) {
+    /// The headers HTTP asks of some statuses, added to what the chain answered: `Allow` on every
+    /// 405 (RFC 9110 §15.5.6: the methods the path's routes take) and `WWW-Authenticate` on every 401
+    /// (RFC 6750 §3: `Bearer realm="idvd"`, with `error="invalid_token"` when a token was sent — unknown,
+    /// logged off or expired — and without when none was).
+    func protocolHeaders(_ response: HTTPResponse, method: String, path: String, bearer: Bool) -> HTTPResponse {
+        var r = response
+        if r.status == 405, r.headers["Allow"] == nil {
+            r.headers["Allow"] = router.allowedMethods(path: path).joined(separator: ", ")
+        }
+        if r.status == 401, r.headers["WWW-Authenticate"] == nil {
+            r.headers["WWW-Authenticate"] = bearer ? #"Bearer realm="idvd", error="invalid_token""# : #"Bearer realm="idvd""#
+        }
+        return r
+    }
+
+    /// Opens the session of an analysis route's bearer token before the upload may take a pool slot
+    /// (IDVServerApp: `FlowEngine.authenticate`), so a request without a live session is refused at
+    /// once and never waits in the analysis queue; the session is handed to the auth stage (opened
+    /// once per request). Nil: no check before admission (slots keyed by the Authorization header).
+    public var preauthenticate: (@Sendable (String?) throws -> SessionRecord)?
+
+    /// An upload: its session opened (``preauthenticate``), then admitted to the analysis threads
+    /// (one per session queued or running), or refused at once on this pool thread — 1004/1003,
+    /// 1101/1100 with `Retry-After` — its body never decoded.
+    private func dispatchAnalysis(_ handle: Job, _ request: cmhd_request) {
+        let authorization = request.authorization.map { String(cString: $0) }
+        var session: SessionRecord?
+        if let preauthenticate {
+            do {
+                session = try preauthenticate(HTTPRequest.bearer(authorization))
+            } catch {
+                var resp = cmhd_response()
+                self.handle(request, &resp, refusal: error as? IDVError ?? IDVError(.internalError))
+                cmhd_job_finish(handle.pointer, &resp)
+                return
+            }
+        }
+        let opened = session
+        switch analysis.enqueue(key: opened?.sessionID ?? authorization) {
+        case let .failure(refusal):
+            var resp = cmhd_response()
+            self.handle(request, &resp, refusal: refusal)
+            cmhd_job_finish(handle.pointer, &resp)
+        case let .success(ticket):
+            analysisThreads.addOperation { [self] in
+                analysis.start(ticket)
+                var resp = cmhd_response()
+                self.handle(cmhd_job_request(handle.pointer).pointee, &resp, session: opened)
+                analysis.finish(ticket)
+                cmhd_job_finish(handle.pointer, &resp)
+            }
+        }
+    }
+
+    private func handle(_ req: cmhd_request, _ out: UnsafeMutablePointer<cmhd_response>, refusal early: (any Error & Sendable)? = nil,
+                        session: SessionRecord? = nil) {
         let start = DispatchTime.now().uptimeNanoseconds
         lock.lock(); inFlight += 1; lock.unlock()
         defer { lock.lock(); inFlight -= 1; lock.unlock() }
         let method = String(cString: req.method)
         let path = String(cString: req.url)
-        let body = req.too_large == 0 && req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
+        let body = early == nil && req.too_large == 0 && req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
         var hr = HTTPRequest(method: method, path: path, body: body, requestID: Self.requestID(),
-                             authorization: req.authorization.map { String(cString: $0) }, receivedAt: start)
+                             authorization: req.authorization.map { String(cString: $0) },
+                             clientAddress: req.client_address.flatMap { p in let a = String(cString: p); return a.isEmpty ? nil : a },
+                             receivedAt: start)
+        var repeatedArgument: String?
+        if let q = req.query { (hr.query, repeatedArgument) = Self.queryArguments(String(cString: q)) }
         // The route found as the headers arrived (limit callback), not looked up again.
         let index = req.route
         if index >= 0 && index < router.routes.count {
@@ -408,16 +574,20 @@ public final class HTTPServer: @unchecked Sendable {
             hr.route = r
             hr.pathParameters = r.match(path.split(separator: "/", omittingEmptySubsequences: true)) ?? [:]
         } else if index == Router.otherMethods {
-            let allowed = router.routes.filter { $0.match(path.split(separator: "/", omittingEmptySubsequences: true)) != nil }.map(\.method)
-            hr.refusal = IDVError(.methodNotAllowed, "Method \(method) not allowed; allowed: \(allowed.joined(separator: ", "))")
+            hr.refusal = IDVError(.methodNotAllowed, "Method \(method) not allowed; allowed: \(router.allowedMethods(path: path).joined(separator: ", "))")
         } else {
             hr.refusal = IDVError(.notFound, "No route for \(method) on this path")
         }
         if req.too_large != 0 {
             hr.refusal = IDVError(.payloadTooLarge, "The request body exceeds the limit of \(limit(route: index)) bytes for this route")
         }
+        if hr.refusal == nil, let k = repeatedArgument {
+            hr.refusal = IDVError(.invalidArgument, "query argument '\(k.prefix(32))' is given more than once")
+        }
+        if let early { hr.refusal = early }
+        hr.session = session   // opened before admission (``preauthenticate``); the auth stage uses it
         let requestID = hr.requestID
-        let response = pipeline.run(hr)
+        let response = protocolHeaders(pipeline.run(hr), method: method, path: path, bearer: hr.bearerToken != nil)
         let n = response.body.count
         let buf = malloc(max(n, 1))!
         response.body.withUnsafeBytes { if n > 0 { memcpy(buf, $0.baseAddress!, n) } }

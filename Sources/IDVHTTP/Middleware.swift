@@ -12,10 +12,11 @@ import IDVEngine
 /// 3. ``metrics(_:)`` — `idvd_http_requests_total` and `idvd_http_request_duration_seconds`;
 /// 4. ``errorToEnvelope`` — a thrown error becomes a refusal envelope, its HTTP status from
 ///    ``HTTPStatus/of(_:)`` (so the stages above always see the final status);
-/// 5. ``auth(_:)`` — bearer routes: the session is looked up and opened here, once, and handed down
+/// 5. ``throttle(_:clock:)`` — the per-client-address limits (new sessions: 1110 + `Retry-After`);
+/// 6. ``auth(_:)`` — bearer routes: the session is looked up and opened here, once, and handed down
 ///    as ``HTTPRequest/session``; its id joins the log metadata;
-/// 6. ``decode`` — the route's JSON body decoded once into its typed value (``Route/init(_:_:limit:operationID:summary:request:response:bearer:quick:body:emptyBody:handler:)``);
-/// 7. the route's handler (or, for a request no route takes, its refusal: 404, 405, 413).
+/// 7. ``decode`` — the route's JSON body decoded once into its typed value (``Route/init(_:_:limit:operationID:summary:request:response:bearer:quick:body:emptyBody:handler:)``);
+/// 8. the route's handler (or, for a request no route takes, its refusal: 404, 405, 413).
 public struct Middleware: Sendable {
     public typealias Next = (HTTPRequest) throws -> HTTPResponse
     /// For logs and tests (`"request_id"`, `"log"`, …).
@@ -74,6 +75,12 @@ public struct Middleware: Sendable {
             return try next(req)
         } catch let e as IDVError {
             return .refusal(e, requestID: req.requestID)
+        } catch let t as ThrottledError {
+            var r = HTTPResponse.refusal(t.error, requestID: req.requestID)
+            r.headers["Retry-After"] = String(t.retryAfterSeconds)
+            return r
+        } catch let e as AnalysisRefusal {
+            return .refusal(e, requestID: req.requestID)
         } catch let e as StoreError {
             req.scopedLogger.error("store error", ["kind": .string(storeKind(e))])
             return .refusal(IDVError(.internalError), requestID: req.requestID)
@@ -88,6 +95,23 @@ public struct Middleware: Sendable {
         switch e { case .conflict: return "conflict"; case .closed: return "closed"; case .database: return "database" }
     }
 
+    /// The per-client-address limits of the HTTP edge (``AbuseLimits``, docs/LIMITS.md): `POST /v1/sessions`
+    /// and `POST /v1/links/redeem` (each starts a session) count against `limits.sessions_per_client`,
+    /// `POST /v1/devices` (a permanent row each) against `limits.devices_per_client`; beyond it the request is refused with 1110,
+    /// HTTP 429 and `Retry-After` before its body is decoded. Other routes pass (their limits are
+    /// the engine's: per device, per user and client).
+    public static func throttle(_ limits: AbuseLimits?, clock: any Clock) -> Middleware {
+        Middleware("throttle") { req, next in
+            guard let limits, req.refusal == nil, req.method == "POST", let pattern = req.route?.pattern else { return try next(req) }
+            switch pattern {
+            case "/v1/sessions", "/v1/links/redeem": try limits.admitSession(address: req.clientAddress, now: clock.now())
+            case "/v1/devices": try limits.admitDeviceRegistration(address: req.clientAddress, now: clock.now())
+            default: break
+            }
+            return try next(req)
+        }
+    }
+
     /// Bearer routes (``Route/requiresBearer``): `authenticate` (``FlowEngine/authenticate(_:)``) turns
     /// the token into the session — looked up and opened once per request — which the handler
     /// gets as ``HTTPRequest/session``. Throws 1004/1003 from `authenticate`. Other routes pass.
@@ -95,7 +119,8 @@ public struct Middleware: Sendable {
         Middleware("auth") { req, next in
             guard req.refusal == nil, req.route?.requiresBearer == true else { return try next(req) }
             var r = req
-            let session = try authenticate(req.bearerToken)
+            // An upload's session was opened before it was admitted to the analysis pool (HTTPServer.preauthenticate).
+            let session = try req.session ?? authenticate(req.bearerToken)
             r.session = session
             r.scope.sessionID = session.sessionID
             r.logger = r.logger.with("session_id", .string(session.sessionID))
@@ -119,11 +144,13 @@ public struct Pipeline: Sendable {
 
     public init(_ stages: [Middleware]) { self.stages = stages }
 
-    /// request id → log → metrics → error-to-envelope → auth → decode (see ``Middleware``).
-    public static func standard(config: ServerConfig, metrics: Metrics, logger: Logger,
+    /// request id → log → metrics → error-to-envelope → throttle → auth → decode (see ``Middleware``).
+    /// `limits` nil: no throttle stage limits anything (a server without sessions).
+    public static func standard(config: ServerConfig, metrics: Metrics, logger: Logger, limits: AbuseLimits? = nil,
+                                clock: any Clock = SystemClock(),
                                 authenticate: @escaping @Sendable (String?) throws -> SessionRecord) -> Pipeline {
         Pipeline([.requestID(logger: logger), .log(enabled: config.logRequests), .metrics(metrics), .errorToEnvelope,
-                  .auth(authenticate), .decode])
+                  .throttle(limits, clock: clock), .auth(authenticate), .decode])
     }
 
     /// Runs `request` through the stages and then its route's handler (or its refusal when no
@@ -139,7 +166,13 @@ public struct Pipeline: Sendable {
             let inner = next
             next = { req in try stage.run(req, inner) }
         }
-        do { return try next(request) } catch {
+        do { return try next(request) } catch let t as ThrottledError {
+            var r = HTTPResponse.refusal(t.error, requestID: request.requestID)
+            r.headers["Retry-After"] = String(t.retryAfterSeconds)
+            return r
+        } catch let e as AnalysisRefusal {
+            return .refusal(e, requestID: request.requestID)
+        } catch {
             return .refusal(error as? IDVError ?? IDVError(.internalError), requestID: request.requestID)
         }
     }
@@ -149,6 +182,8 @@ public struct Pipeline: Sendable {
 /// line's `session_id`). One per request, used by the thread handling that request only.
 public final class RequestScope: @unchecked Sendable {
     public internal(set) var sessionID: String?
+    /// The relying-party API client (``Middleware/rpAuth(_:)``), for the log line's `client_id`.
+    public internal(set) var clientID: String?
     init() {}
 }
 
@@ -162,21 +197,39 @@ public enum HTTPStatus {
         case .malformedRequest, .invalidArgument, .passwordPolicy, .invalidImage, .imageTooLarge: return 400
         case .unauthenticated, .sessionExpired: return 401
         case .userLocked, .deviceSignatureInvalid: return 403
-        case .notFound, .userNotFound, .templateNotFound: return 404
+        case .notFound, .userNotFound, .templateNotFound, .deviceNotFound: return 404
         case .methodNotAllowed: return 405
         case .wrongChallenge, .replayedAnswer, .userExists, .flowInProgress, .noActiveFlow, .templateExists, .actionNotOffered: return 409
         case .payloadTooLarge: return 413
-        case .attemptsExhausted, .activationCodeExpired, .flowExpired, .linkInvalid: return 410
+        case .attemptsExhausted, .activationCodeExpired, .flowExpired, .linkInvalid, .activationRunsExhausted: return 410
+        // Throttled (docs/LIMITS.md): the answer carries `Retry-After`.
+        case .sessionRateLimited, .authThrottled: return 429
         case .internalError: return 500
         case .workflowUnavailable: return 503
+        // Heavy-work admission (IDVEngine/Analysis): the pool or memory budget is full — 503 with
+        // Retry-After; this session/user already has one running — 429 with Retry-After; an upload
+        // whose images can never fit one analysis — 413.
+        case .analysisBusy: return 503
+        case .analysisInProgress: return 429
+        case .uploadTooCostly: return 413
         // Codes a flow answers inside a 200 challenge or event (a wrong password asked again, an
         // unreadable page, a cancelled flow); as a refusal they are the request's fault: 400.
-        case .idvCancelledByUser, .userCancelled, .invalidActivationCode, .invalidPassword, .noDocumentFound, .noFaceFound: return 400
+        case .idvCancelledByUser, .userCancelled, .invalidActivationCode, .invalidPassword, .noDocumentFound, .noFaceFound, .documentGlare: return 400
         // Upload verdicts: the chip data or the selfie capture is unusable — the step is asked again.
         case .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred, .selfieFaceTooSmall, .selfieLowContrast,
              .selfieFaceNotFrontal: return 400
+        // The relying-party API (IDVEngine/RelyingParty): client auth, scopes, rate, cursors, reviews;
+        // 1130 is the device's pending outcome inside a 200 event (as a refusal: 409, not decided yet).
+        case .clientUnauthenticated: return 401
+        case .scopeForbidden: return 403
+        case .clientRateLimited: return 429
+        case .invalidCursor: return 400
+        case .reviewAlreadyDecided, .verificationUnderReview: return 409
         // The SDK's own codes (no server sends them); 400 should one ever be refused with them.
         case .notInitialized, .networkError, .timeout, .callbackNotImplemented: return 400
+        // Webhook administration (`idvd admin webhook`; docs/WEBHOOKS.md).
+        case .webhookURLRefused: return 400
+        case .webhookEndpointNotFound, .webhookEventNotFound: return 404
         }
     }
 }
@@ -193,6 +246,8 @@ public enum RequestDecoder {
         }
         do {
             return try decoder.decode(T.self, from: body)
+        } catch let e as UnknownFieldError {
+            throw IDVError(.malformedRequest, "Unknown field \(e.path.prefix(64))")
         } catch let DecodingError.keyNotFound(key, ctx) {
             throw IDVError(.malformedRequest, "Missing field \((ctx.codingPath.map(\.stringValue) + [key.stringValue]).joined(separator: "."))")
         } catch let DecodingError.typeMismatch(_, ctx) {
@@ -201,6 +256,9 @@ public enum RequestDecoder {
         } catch let DecodingError.valueNotFound(_, ctx) {
             if ctx.codingPath.isEmpty { throw IDVError(.malformedRequest, "The body must be a JSON object, not null") }
             throw IDVError(.malformedRequest, "Null at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch let DecodingError.dataCorrupted(ctx) where !ctx.codingPath.isEmpty {
+            // Well-formed JSON whose value a field does not take (e.g. an enum's unknown case).
+            throw IDVError(.malformedRequest, "Invalid value at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
         } catch {
             throw IDVError(.malformedRequest, "The body is not valid JSON")
         }
@@ -209,5 +267,8 @@ public enum RequestDecoder {
 
 extension HTTPRequest {
     /// ``logger`` with what inner stages found (the session id, once auth opened the session).
-    var scopedLogger: Logger { scope.sessionID.map { logger.with("session_id", .string($0)) } ?? logger }
+    var scopedLogger: Logger {
+        let l = scope.sessionID.map { logger.with("session_id", .string($0)) } ?? logger
+        return scope.clientID.map { l.with("client_id", .string($0)) } ?? l
+    }
 }

@@ -8,7 +8,7 @@ import IDVEngine
 /// `GET /healthz`, `GET /metrics`, `GET /openapi.json`, `POST /v1/devices`, `POST /v1/sessions`,
 /// `GET /v1/session`, `POST /v1/session/answer`, `POST /v1/session/upload`, `POST /v1/session/reset`,
 /// `POST /v1/session/logoff`, `POST /v1/flows/{name}`; the hosted page `GET /verify`, `GET /verify/{asset}`
-/// and `POST /v1/links/redeem` (Web/WebRoutes.swift).
+/// and `POST /v1/links/redeem` (Web/WebRoutes.swift); the relying-party API `/v1/rp/…` (RPRoutes.swift).
 public final class IDVServerApp: @unchecked Sendable {
     public let config: ServerConfig
     public let store: Store
@@ -23,10 +23,17 @@ public final class IDVServerApp: @unchecked Sendable {
         self.store = store
         engine = FlowEngine(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, clock: clock)
         let engine = engine
-        let pipeline = Pipeline.standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http")) { token in
+        let standard = Pipeline.standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http"),
+                                         limits: engine.limits, clock: clock) { token in
             try engine.authenticate(token)
         }
-        http = HTTPServer(router: Router(Self.routes(self)), config: config, metrics: metrics, pipeline: pipeline)
+        // The relying-party API's own client auth (RPRoutes.swift), before the body is decoded.
+        var stages = standard.stages
+        let rpAuth = Middleware.rpAuth(RPClientAuthenticator(store: store, crypto: crypto, clock: clock, requestsPerMinute: config.rp.requestsPerMinute))
+        stages.insert(rpAuth, at: stages.firstIndex { $0.name == "decode" } ?? stages.endIndex)
+        let pipeline = Pipeline(stages)
+        http = HTTPServer(router: Router(Self.routes(self)), config: config, metrics: metrics, pipeline: pipeline, analysis: engine.analysis)
+        http.preauthenticate = { token in try engine.authenticate(token) }
     }
 
     /// Starts listening; returns the bound port.
@@ -45,19 +52,25 @@ public final class IDVServerApp: @unchecked Sendable {
                   quick: true) { [unowned app] _ in
                 do {
                     let v = try app.store.schemaVersion()
-                    return .json(["status": "ok", "version": .string(OpenIDV.version), "schema_version": .integer(v)] as JSONValue)
+                    // Degraded (still 200: light requests are served) while the analysis pool is full.
+                    let pool = app.engine.analysis.snapshot
+                    return .json(["status": pool.saturated ? "degraded" : "ok", "version": .string(OpenIDV.version), "schema_version": .integer(v),
+                                  "analysis": ["in_flight": .integer(pool.running), "queued": .integer(pool.queued),
+                                               "threads": .integer(pool.threads), "queue_limit": .integer(pool.queueLimit)]] as JSONValue)
                 } catch {
                     return .json(["status": "unavailable", "version": .string(OpenIDV.version)] as JSONValue, status: 503, errorCode: 1030)
                 }
             },
             Route("GET", "/metrics", limit: .bytes(0), operationID: "metrics", summary: "Prometheus metrics (text format 0.0.4)",
                   response: "text/plain", quick: true) { [unowned app] _ in
-                HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Data(app.metrics.render(inFlight: app.http.requestsInFlight, queued: app.http.requestsQueued,
-                                                                                          storeWriteLockWaits: app.store.writeLockWaits()).utf8))
+                let text = app.metrics.render(inFlight: app.http.requestsInFlight, queued: app.http.requestsQueued,
+                                              storeWriteLockWaits: app.store.writeLockWaits())
+                    + app.engine.limits.render() + app.engine.analysis.renderMetrics() + app.http.connectionMetrics()
+                return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Data(text.utf8))
             },
             Route("GET", "/openapi.json", limit: .bytes(0), operationID: "openapi", summary: "This API as an OpenAPI 3 document",
                   response: "OpenAPIDocument", quick: true) { [unowned app] _ in
-                HTTPResponse(status: 200, body: OpenAPI.document(routes: app.http.router.routes))
+                HTTPResponse(status: 200, body: OpenAPI.document(routes: app.http.router.routes, config: app.config))
             },
             Route("POST", "/v1/devices", operationID: "registerDevice", summary: "Register an SDK install's Ed25519 public key",
                   request: "WireDeviceRegistration", response: "WireDevice", body: WireDeviceRegistration.self) { _, reg in
@@ -75,15 +88,15 @@ public final class IDVServerApp: @unchecked Sendable {
             Route("POST", "/v1/session/answer", operationID: "answerChallenge",
                   summary: "Answer the current challenge (JSON answers, kilobytes)", request: "WireAnswer", bearer: true,
                   body: WireAnswer.self) { req, answer in
-                .envelope(try engine.answer(session: req.authenticatedSession(), answer, viaUpload: false, requestID: req.requestID),
-                          requestID: req.requestID)
+                .envelope(try engine.answer(session: req.authenticatedSession(), answer, viaUpload: false, requestID: req.requestID,
+                                            client: req.clientAddress), requestID: req.requestID)
             },
             Route("POST", "/v1/session/upload", limit: .upload, operationID: "answerChallengeWithUpload",
                   summary: "Answer the current challenge when the answer carries base64 images (megabytes)", request: "WireAnswer",
                   bearer: true, body: WireAnswer.self) { req, answer in
-                .envelope(try engine.answer(session: req.authenticatedSession(), answer, viaUpload: true, requestID: req.requestID),
-                          requestID: req.requestID)
-            },
+                .envelope(try engine.answer(session: req.authenticatedSession(), answer, viaUpload: true, requestID: req.requestID,
+                                            client: req.clientAddress), requestID: req.requestID)
+            }.onAnalysisPool(),
             Route("POST", "/v1/session/reset", operationID: "resetAuthState", summary: "resetAuthState: end any flow in progress",
                   bearer: true) { req in
                 .envelope(try engine.reset(session: req.authenticatedSession(), requestID: req.requestID), requestID: req.requestID)
@@ -95,9 +108,11 @@ public final class IDVServerApp: @unchecked Sendable {
                   summary: "Start a post-login flow by registry name on a logged-in session", request: "WireFlowStart", bearer: true,
                   body: WireFlowStart.self, emptyBody: WireFlowStart()) { req, start in
                 .envelope(try engine.startFlow(session: req.authenticatedSession(), name: req.pathParameters["name"] ?? "",
-                                               input: start.payload, requestID: req.requestID), requestID: req.requestID)
+                                               input: start.payload, requestID: req.requestID, client: req.clientAddress),
+                          requestID: req.requestID)
             },
         ] + WebRoutes.routes(app)   // the hosted page and its links (Web/WebRoutes.swift)
+            + RPRoutes.routes(app)  // the relying-party API (RPRoutes.swift)
     }
 }
 
@@ -105,7 +120,10 @@ public final class IDVServerApp: @unchecked Sendable {
 /// stdout: `{"event":"listening","port":N,"address":"…","tls":false}`.
 public enum ServerRunner {
     /// `store` is closed when the server stops.
-    public static func run(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto) throws -> Int32 {
+    /// `background`: started once the server listens (with the app, for its store and metrics);
+    /// what it returns is called at shutdown, before the store closes (the webhook deliverer).
+    public static func run(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto,
+                           background: ((IDVServerApp) throws -> (() -> Void))? = nil) throws -> Int32 {
         let app = IDVServerApp(config: config, store: store, registry: registry, crypto: crypto)
         signal(SIGPIPE, SIG_IGN)
         let stop = try StopSignal.install()
@@ -117,6 +135,8 @@ public enum ServerRunner {
         enc.outputFormatting = [.sortedKeys]
         FileHandle.standardOutput.write((try enc.encode(ready)) + Data("\n".utf8))
         Log.event("listening", ["port": .integer(port)])
+        let stopBackground: (() -> Void)?
+        do { stopBackground = try background?(app) } catch { app.stop(); throw error }
         // The expiry sweep (FlowEngine.purgeExpired): counts only in the log.
         var sweep: DispatchSourceTimer?
         if config.sessionSweepSeconds > 0 {
@@ -139,6 +159,7 @@ public enum ServerRunner {
         stop.wait()
         sweep?.cancel()
         Log.event("shutting down", ["in_flight": .integer(app.http.requestsInFlight)])
+        stopBackground?()
         app.stop()
         Log.event("stopped")
         return 0

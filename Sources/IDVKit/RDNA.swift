@@ -549,6 +549,11 @@ public final class RDNA: @unchecked Sendable {
         case .wrongChallenge?, .replayedAnswer?:
             if allowed, let tok, let now = resync(token: tok), !now.isRefusal { return [failed] + absorb(now, api: api, resync: false) }
             return [failed]
+        case .analysisBusy?, .analysisInProgress?, .uploadTooCostly?:
+            // The server was busy (1100/1101: its error_string says after how many seconds to retry)
+            // or the capture is too large to analyse (1102): nothing changed there, the upload
+            // challenge comes back with the error so the app captures or sends again.
+            return [failed] + again(ch, e)
         default:
             return [failed] + again(ch, e)
         }
@@ -570,13 +575,13 @@ public final class RDNA: @unchecked Sendable {
     }
 
     /// `POST /v1/sessions`, bound to this install's device when an ``LDAProvider`` is set and usable.
-    /// A stored `device_id` the server no longer knows (1025) is registered again, once.
+    /// A stored `device_id` the server no longer knows (1120; 1025 from servers before it) is registered again, once.
     private func startSession() throws(IDVError) -> WireEnvelope {
         guard let t = lock.withLock({ transport }), let cfg = lock.withLock({ configuration }) else { throw IDVError(.notInitialized) }
         let provider = lock.withLock { ldaProvider }
         var device = try provider.flatMap { p throws(IDVError) in try deviceID(p, transport: t, server: cfg.serverURL, fresh: false) }
         var env = try t.envelope("POST", "/v1/sessions", body: try t.encode(WireSessionStart(deviceID: device, sdkVersion: cfg.sdkVersion)), token: nil)
-        if env.isRefusal, env.error?.code == .invalidArgument, device != nil, let p = provider {
+        if env.isRefusal, env.error?.code == .deviceNotFound || env.error?.code == .invalidArgument, device != nil, let p = provider {
             device = try deviceID(p, transport: t, server: cfg.serverURL, fresh: true)
             env = try t.envelope("POST", "/v1/sessions", body: try t.encode(WireSessionStart(deviceID: device, sdkVersion: cfg.sdkVersion)), token: nil)
         }

@@ -46,6 +46,14 @@ public struct RDNAError: Error, Equatable, Sendable, CustomStringConvertible {
     public var code: IDVErrorCode? { IDVErrorCode(rawValue: longErrorCode) }
     /// `longErrorCode == 0`.
     public var isSuccess: Bool { longErrorCode == 0 }
+    /// The verification was sent to human review (1130): not a failure, not yet a success — the
+    /// relying party's backend hears the decision server to server; show "we are reviewing it".
+    public var isUnderReview: Bool { code == .verificationUnderReview }
+    /// The server refused the call because a limit holds (1110 too many new sessions from this
+    /// device or network, 1111 too many failed passwords or activation codes — HTTP 429 with
+    /// `Retry-After`): nothing changed; the same challenge comes again with this error, whose
+    /// ``errorString`` says when to retry. Wait that long before calling again.
+    public var isThrottled: Bool { code == .sessionRateLimited || code == .authThrottled }
     /// The wire form.
     public var idvError: IDVError {
         IDVError(longErrorCode: longErrorCode, shortErrorCode: shortErrorCode, errorString: errorString ?? "")

@@ -10,8 +10,9 @@ import MRZ
 ///
 /// Errors: no page usable and one over the decoder's pixel limit (`Raster.maxPixels`, FaceKit
 /// `ImageError.tooManyPixels`) → 1009 `imageTooLarge` naming the size and the limit; no page
-/// decodes as JPEG/PNG → 1008 `invalidImage`; no readable MRZ on any page → 1031
-/// `noDocumentFound` (both retryable in the flows). Everything else is in the report.
+/// decodes as JPEG/PNG → 1008 `invalidImage`; no readable MRZ on any page → 1080 `documentGlare`
+/// when glare covers a band of a page (`DocumentFinding.glareHidesMRZ`), else 1031
+/// `noDocumentFound` (all retryable in the flows). Everything else is in the report.
 public struct DocumentReaderVerifier: DocumentVerifying {
     public var options: DocumentReaderOptions
 
@@ -21,8 +22,10 @@ public struct DocumentReaderVerifier: DocumentVerifying {
     /// a few milliseconds, once per process) on a background thread and logs `document reader ready`
     /// with `load_ms`, so that a broken build shows at start rather than at the first upload. A
     /// document upload that arrives before it finishes waits on the same one-time initialisation.
-    /// Called by `idvd serve` when `documents.warm_up` is true.
+    /// Tesseract's first recogniser (the visual-zone check) starts at the same time on a thread of its
+    /// own (`DocumentReader.prepare`). Called by `idvd serve` when `documents.warm_up` is true.
     public static func warmUp() {
+        DocumentReader.prepare()
         Thread.detachNewThread {
             let start = DispatchTime.now().uptimeNanoseconds
             _ = OCRBClassifier.shared
@@ -42,6 +45,9 @@ public struct DocumentReaderVerifier: DocumentVerifying {
             throw IDVError(.invalidImage, "No page could be decoded as a JPEG/PNG image")
         }
         guard r.mrz.found, let mrz = r.mrz.result, mrz.format != .unknown else {
+            if r.findings.contains(where: { if case .glareHidesMRZ = $0 { return true }; return false }) {
+                throw IDVError(.documentGlare, "No machine-readable zone could be read; glare covers a band of the page")
+            }
             throw IDVError(.noDocumentFound, "No machine-readable zone was found on the pages")
         }
         return Self.evidence(of: r)

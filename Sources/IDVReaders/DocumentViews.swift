@@ -81,10 +81,12 @@ extension DocumentReport {
     /// The engine's evidence of this report (what ``DocumentReaderVerifier`` hands the flows).
     public var evidence: DocumentVerification { DocumentReaderVerifier.evidence(of: self) }
 
-    /// The policy's judgement of this report on its own (no selfie step: no portrait required),
-    /// as of `today` (ISO 8601, UTC; default: the reading's reference date).
-    public func judged(by policy: WorkflowPolicy = WorkflowPolicy(), today: String? = nil) -> DocumentJudgement {
-        policy.judge(evidence, today: today ?? WorkflowPolicy.utcDay(Int(referenceDate.timeIntervalSince1970)), needsPortrait: false)
+    /// The policy's judgement of this report, as of `today` (ISO 8601, UTC; default: the reading's
+    /// reference date): the server's one rule (`WorkflowPolicy.judge`), for the document step of a
+    /// flow that matches a selfie against the portrait when `needsPortrait` (activation, KYC: no
+    /// portrait → INVALID under `idv.doc.require_portrait`), else for the document-scan-only flow.
+    public func judged(by policy: WorkflowPolicy = WorkflowPolicy(), today: String? = nil, needsPortrait: Bool = false) -> DocumentJudgement {
+        policy.judge(evidence, today: today ?? WorkflowPolicy.utcDay(Int(referenceDate.timeIntervalSince1970)), needsPortrait: needsPortrait)
     }
 
     static func documentType(_ f: MRZFields) -> String {

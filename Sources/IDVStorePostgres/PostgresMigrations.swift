@@ -182,5 +182,93 @@ enum PostgresMigrations {
             imported_at BIGINT NOT NULL
         );
         """,
+        // 6: the relying-party API: API clients, review cases, read-model indexes (PostgresStore+RelyingParty.swift).
+        """
+        CREATE TABLE api_clients (
+            client_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            secret_hash TEXT NOT NULL,
+            salt TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            revoked_at BIGINT
+        );
+        CREATE TABLE review_cases (
+            case_id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            triggers TEXT NOT NULL,
+            opened_at BIGINT NOT NULL,
+            decided_at BIGINT,
+            decision TEXT,
+            decision_reason TEXT,
+            reviewer TEXT
+        );
+        CREATE INDEX review_cases_open ON review_cases(decided_at, opened_at);
+        CREATE INDEX flow_runs_user_started ON flow_runs(user_id, started_at);
+        CREATE INDEX audit_log_session ON audit_log(session_id);
+        """,
+        // 7: the webhook outbox: endpoints, events, deliveries (PostgresStore+Webhooks.swift; docs/WEBHOOKS.md).
+        """
+        CREATE TABLE webhook_endpoints (
+            endpoint_id TEXT PRIMARY KEY,
+            ord BIGINT GENERATED ALWAYS AS IDENTITY,
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            secret_ciphertext BYTEA NOT NULL,
+            secret_nonce BYTEA NOT NULL,
+            key_id TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE webhook_events (
+            event_id TEXT PRIMARY KEY,
+            type TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            user_id TEXT,
+            run_id TEXT,
+            body BYTEA NOT NULL
+        );
+        CREATE TABLE webhook_deliveries (
+            delivery_id TEXT PRIMARY KEY,
+            ord BIGINT GENERATED ALWAYS AS IDENTITY,
+            event_id TEXT NOT NULL REFERENCES webhook_events(event_id) ON DELETE CASCADE,
+            endpoint_id TEXT NOT NULL,
+            event_type TEXT NOT NULL,
+            state TEXT NOT NULL,
+            attempts BIGINT NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL,
+            next_attempt_at BIGINT,
+            last_attempt_at BIGINT,
+            last_status BIGINT,
+            last_error TEXT,
+            delivered_at BIGINT,
+            claimed_by TEXT,
+            claimed_until BIGINT
+        );
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries(state, next_attempt_at);
+        CREATE INDEX webhook_deliveries_event ON webhook_deliveries(event_id);
+        """,
+        // 8: SQLite's `audit_head` (the chain's head, checked by verify); PostgreSQL has had it since 1.
+        "SELECT 1;",
+        // 9: a webhook endpoint's previous secret during a rotation's overlap (`webhook rotate-secret`).
+        """
+        ALTER TABLE webhook_endpoints ADD COLUMN previous_ciphertext BYTEA;
+        ALTER TABLE webhook_endpoints ADD COLUMN previous_nonce BYTEA;
+        ALTER TABLE webhook_endpoints ADD COLUMN previous_key_id TEXT;
+        ALTER TABLE webhook_endpoints ADD COLUMN previous_until BIGINT;
+        """,
+        // 10: the credential-limit counters every node shares (PostgresStore+Limits.swift; docs/LIMITS.md).
+        """
+        CREATE TABLE limit_counters (
+            key TEXT PRIMARY KEY,
+            tokens_milli BIGINT NOT NULL,
+            failures BIGINT NOT NULL,
+            rounds BIGINT NOT NULL,
+            blocked_until BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL
+        );
+        CREATE INDEX limit_counters_updated ON limit_counters(updated_at);
+        """,
     ]
 }

@@ -55,6 +55,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     private let statsLock = NSLock()
     private var writeLockWait: Double = 0
     private var writeTransactions = 0
+    private var lockWaits = DurationHistogram(buckets: DurationHistogram.lockWaitBuckets)
 
     /// Migrations: index + 1 is the schema version. Mirrors `SQLiteStore.migrations` one for one.
     public static var migrationCount: Int { PostgresMigrations.all.count }
@@ -234,8 +235,18 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
     private func recordWriteLock(since t0: UInt64) {
         statsLock.lock(); defer { statsLock.unlock() }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         writeTransactions += 1
-        writeLockWait += Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+        writeLockWait += seconds
+        lockWaits.observe(seconds)
+    }
+
+    /// The cluster-wide write lock's waits on this node so far: one observation per write transaction
+    /// (seconds from `BEGIN` to holding `pg_advisory_xact_lock`, which waits for every node's writer).
+    /// Served in `/metrics` as `idvd_store_write_lock_wait_seconds`, as for SQLite.
+    public func writeLockWaits() -> DurationHistogram? {
+        statsLock.lock(); defer { statsLock.unlock() }
+        return lockWaits
     }
 
     /// What this node's store has waited for, since it opened: the write lock (seconds over all
@@ -373,9 +384,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
     public func updateSession(_ s: SessionRecord, expectedVersion: Int, consuming challengeID: String?) throws -> Bool {
         let sealed = try sealedState(s)
         return try withTransaction {
-            let n = try query("UPDATE sessions SET user_id=$1, device_id=$2, logged_in=$3, last_seen_at=$4, revoked_at=$5, version=$6, state=$7 WHERE session_id=$8 AND version=$9",
+            let n = try query("UPDATE sessions SET user_id=$1, device_id=$2, logged_in=$3, last_seen_at=$4, revoked_at=$5, version=$6, state=$7, token_hash=$10 WHERE session_id=$8 AND version=$9",
                               [PGValue(s.userID), PGValue(s.deviceID), .bool(s.loggedIn), PGValue(s.lastSeenAt), PGValue(s.revokedAt),
-                               PGValue(expectedVersion + 1), sealed, .text(s.sessionID), PGValue(expectedVersion)]).affected
+                               PGValue(expectedVersion + 1), sealed, .text(s.sessionID), PGValue(expectedVersion), .text(s.tokenHash)]).affected
             guard n == 1 else { return false }
             if let challengeID {
                 try query("INSERT INTO consumed_challenges (challenge_id, session_id, consumed_at) VALUES ($1,$2,$3)",
@@ -445,6 +456,22 @@ public final class PostgresStore: Store, @unchecked Sendable {
                   [PGValue(time), .text(outcome.rawValue), PGValue(errorCode), .text(runID)])
     }
 
+    @discardableResult
+    public func deleteUnboundDevices(unusedSince: Int, limit: Int) throws -> Int {
+        try query("""
+            DELETE FROM devices WHERE device_id IN (
+              SELECT d.device_id FROM devices d
+              WHERE d.user_id IS NULL AND COALESCE(d.last_used_at, d.created_at) < $1
+                AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.device_id = d.device_id)
+              LIMIT $2 FOR UPDATE OF d SKIP LOCKED)
+            """, [PGValue(unusedSince), PGValue(limit)]).affected
+    }
+
+    @discardableResult
+    public func deleteAnonymousFlowRuns(sessionID: String) throws -> Int {
+        try query("DELETE FROM flow_runs WHERE session_id = $1 AND user_id IS NULL", [.text(sessionID)]).affected
+    }
+
     // MARK: Audit
 
     static func canonicalJSON(_ v: JSONValue) -> String {
@@ -473,9 +500,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
         }
     }
 
-    private static let auditColumns = "seq, at, action, user_id, session_id, details, prev_hash, hash"
+    static let auditColumns = "seq, at, action, user_id, session_id, details, prev_hash, hash"
 
-    private func auditRow(_ r: PGRow) throws -> (AuditEntry, String) {
+    func auditRow(_ r: PGRow) throws -> (AuditEntry, String) {
         let detailsJSON = try r.text(5)
         let details = (try? JSONDecoder().decode(JSONValue.self, from: Data(detailsJSON.utf8))) ?? .null
         return (AuditEntry(seq: try r.int(0), at: try r.int(1), action: try r.text(2), userID: try r.optionalText(3), sessionID: try r.optionalText(4),

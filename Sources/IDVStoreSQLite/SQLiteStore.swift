@@ -36,6 +36,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     private var transactionDepth = 0
     /// The thread inside the writer's transaction (guarded by `stateLock`): its reads stay on the writer.
     private var transactionOwner: pthread_t?
+    /// How many statements run by ``exec(_:)`` failed with SQLITE_BUSY or SQLITE_LOCKED (read by
+    /// ``retryingBusyAtOpen(_:)`` to tell a transient lock from a real failure).
+    private var busyFailures = 0
     private let stateLock = NSLock()
     private var lockWaits = DurationHistogram(buckets: DurationHistogram.lockWaitBuckets)
     private var readers: [Reader] = []
@@ -168,6 +171,26 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         VerificationLinkMigrations.v4,
         // 5: the operator's chip trust material (SQLiteStore+Trust.swift; docs/CHIP.md "Trust management").
         TrustMaterialMigrations.v5,
+        // 6: the relying-party API: API clients, review cases, read-model indexes (SQLiteStore+RelyingParty.swift).
+        RelyingPartyMigrations.v6,
+        // 7: the webhook outbox: endpoints, events, deliveries (SQLiteStore+Webhooks.swift; docs/WEBHOOKS.md).
+        WebhookMigrations.v7,
+        // 8: the audit chain's head (last seq and hash), moved in the transaction of each append, so
+        // that deleting the newest entries is detected (PostgreSQL has had `audit_head` since 1).
+        """
+        CREATE TABLE audit_head (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            seq INTEGER NOT NULL,
+            hash TEXT NOT NULL
+        );
+        INSERT INTO audit_head (id, seq, hash) VALUES (1,
+            COALESCE((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0),
+            COALESCE((SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1), '\(AuditEntry.genesisHash)'));
+        """,
+        // 9: a webhook endpoint's previous secret during a rotation's overlap (SQLiteStore+Webhooks.swift).
+        WebhookMigrations.v9,
+        // 10: the credential-limit counters every node shares (SQLiteStore+Limits.swift; docs/LIMITS.md).
+        LimitMigrations.v10,
     ]
 
     /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies
@@ -198,10 +221,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         // Several idvd processes on one file serialise on the write lock (BEGIN IMMEDIATE) rather
         // than fail: an answer's transaction can include image analysis (≈1 s), so wait up to 30 s.
         sqlite3_busy_timeout(handle, 30_000)
-        try exec("PRAGMA journal_mode=WAL")
-        try exec("PRAGMA synchronous=NORMAL")
-        try exec("PRAGMA foreign_keys=ON")
-        try migrate()
+        try retryingBusyAtOpen { try exec("PRAGMA journal_mode=WAL") }
+        try retryingBusyAtOpen { try exec("PRAGMA synchronous=NORMAL") }
+        try retryingBusyAtOpen { try exec("PRAGMA foreign_keys=ON") }
+        try retryingBusyAtOpen { try migrate() }
         if !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") {
             for _ in 0..<max(0, readerCount) {
                 let r = try Reader(path: path)
@@ -313,6 +336,24 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Applies the missing migrations one transaction each, reading the version under the write
     /// lock (`BEGIN IMMEDIATE`): of several processes opening a new file at once, one applies each
     /// migration and the others find it applied.
+    /// Runs one opening step again while it fails only because another connection holds a lock,
+    /// for up to 30 s (the busy timeout). SQLite answers SQLITE_BUSY at once, without calling the
+    /// busy handler, where waiting could deadlock: `PRAGMA journal_mode=WAL` upgrades a shared lock,
+    /// and several processes opening a new file at once (or one closing it, which checkpoints)
+    /// meet exactly there. Any other failure is thrown at once.
+    private func retryingBusyAtOpen(_ step: () throws -> Void) throws {
+        let deadline = DispatchTime.now() + .seconds(30)
+        var pause: useconds_t = 1_000
+        while true {
+            let before = busyFailures
+            do { return try step() } catch {
+                guard busyFailures != before, DispatchTime.now() < deadline else { throw error }
+                usleep(pause)
+                pause = min(pause * 2, 50_000)
+            }
+        }
+    }
+
     private func migrate() throws {
         while try withTransaction({ () -> Bool in
             let current = try schemaVersion()
@@ -332,7 +373,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         guard let db else { throw StoreError.closed }
         var err: UnsafeMutablePointer<CChar>?
-        if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
+        let rc = sqlite3_exec(db, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            if rc & 0xff == SQLITE_BUSY || rc & 0xff == SQLITE_LOCKED { busyFailures += 1 }
             let msg = err.map { String(cString: $0) } ?? "error"
             sqlite3_free(err)
             throw StoreError.database(msg)
@@ -599,8 +642,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func updateSession(_ s: SessionRecord, expectedVersion: Int, consuming challengeID: String?) throws -> Bool {
         let sealed = try sealedState(s)
         return try withTransaction {
-            try query("UPDATE sessions SET user_id=?, device_id=?, logged_in=?, last_seen_at=?, revoked_at=?, version=?, state=? WHERE session_id=? AND version=?",
-                      [SQLValue(s.userID), SQLValue(s.deviceID), SQLValue(s.loggedIn), SQLValue(s.lastSeenAt), SQLValue(s.revokedAt),
+            try query("UPDATE sessions SET token_hash=?, user_id=?, device_id=?, logged_in=?, last_seen_at=?, revoked_at=?, version=?, state=? WHERE session_id=? AND version=?",
+                      [.text(s.tokenHash), SQLValue(s.userID), SQLValue(s.deviceID), SQLValue(s.loggedIn), SQLValue(s.lastSeenAt), SQLValue(s.revokedAt),
                        SQLValue(expectedVersion + 1), sealed, .text(s.sessionID), SQLValue(expectedVersion)])
             guard changes == 1 else { return false }
             if let challengeID {
@@ -657,6 +700,28 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                   [SQLValue(time), .text(outcome.rawValue), SQLValue(errorCode), .text(runID)])
     }
 
+    @discardableResult
+    public func deleteUnboundDevices(unusedSince: Int, limit: Int) throws -> Int {
+        try withTransaction {
+            try query("""
+                DELETE FROM devices WHERE device_id IN (
+                  SELECT d.device_id FROM devices d
+                  WHERE d.user_id IS NULL AND COALESCE(d.last_used_at, d.created_at) < ?
+                    AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.device_id = d.device_id)
+                  LIMIT ?)
+                """, [SQLValue(unusedSince), SQLValue(limit)])
+            return changes
+        }
+    }
+
+    @discardableResult
+    public func deleteAnonymousFlowRuns(sessionID: String) throws -> Int {
+        try withTransaction {
+            try query("DELETE FROM flow_runs WHERE session_id = ? AND user_id IS NULL", [.text(sessionID)])
+            return changes
+        }
+    }
+
     // MARK: Audit
 
     private static func canonicalJSON(_ v: JSONValue) -> String {
@@ -669,17 +734,20 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func appendAudit(action: String, userID: String?, sessionID: String?, details: JSONValue, at time: Int) throws -> AuditEntry {
         let detailsJSON = Self.canonicalJSON(details)
         return try withTransaction {
-            let last = try query("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").first
-            let seq = (last?[0].int ?? 0) + 1
-            let prev = last?[1].text ?? AuditEntry.genesisHash
+            // The chain continues from its head (not from the newest row: were rows deleted, the
+            // chain would silently continue from the survivors and hide the gap).
+            guard let head = try query("SELECT seq, hash FROM audit_head WHERE id = 1").first,
+                  let headSeq = head[0].int, let prev = head[1].text else { throw StoreError.database("audit_head has no row") }
+            let seq = headSeq + 1
             let hash = AuditEntry.chainHash(prevHash: prev, seq: seq, at: time, action: action, userID: userID, sessionID: sessionID, detailsJSON: detailsJSON)
             try query("INSERT INTO audit_log (seq, at, action, user_id, session_id, details, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?)",
                       [SQLValue(seq), SQLValue(time), .text(action), SQLValue(userID), SQLValue(sessionID), .text(detailsJSON), .text(prev), .text(hash)])
+            try query("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", [SQLValue(seq), .text(hash)])
             return AuditEntry(seq: seq, at: time, action: action, userID: userID, sessionID: sessionID, details: details, prevHash: prev, hash: hash)
         }
     }
 
-    private func auditRow(_ r: [SQLValue]) -> (AuditEntry, String) {
+    func auditRow(_ r: [SQLValue]) -> (AuditEntry, String) {
         let detailsJSON = r[5].text ?? "null"
         let details = (try? JSONDecoder().decode(JSONValue.self, from: Data(detailsJSON.utf8))) ?? .null
         return (AuditEntry(seq: r[0].int ?? 0, at: r[1].int ?? 0, action: r[2].text ?? "", userID: r[3].text, sessionID: r[4].text,
@@ -691,13 +759,23 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             .map { auditRow($0).0 }.reversed()
     }
 
+    /// The first seq where the chain breaks (an altered, reordered or missing entry), or nil when
+    /// it verifies; entries deleted from the end are found by comparing with the head
+    /// (`audit_head`, migration 6): then the answer is the first missing seq.
     public func verifyAuditChain() throws -> Int? {
         var prev = AuditEntry.genesisHash
+        var last = 0
         for r in try query("SELECT seq, at, action, user_id, session_id, details, prev_hash, hash FROM audit_log ORDER BY seq") {
             let (e, json) = auditRow(r)
             let expect = AuditEntry.chainHash(prevHash: prev, seq: e.seq, at: e.at, action: e.action, userID: e.userID, sessionID: e.sessionID, detailsJSON: json)
-            if e.prevHash != prev || e.hash != expect { return e.seq }
+            if e.prevHash != prev || e.hash != expect || e.seq != last + 1 { return e.seq }
             prev = e.hash
+            last = e.seq
+        }
+        if let head = try query("SELECT seq, hash FROM audit_head WHERE id = 1").first {
+            if head[0].int != last || head[1].text != prev { return last + 1 }
+        } else {
+            return last + 1   // the head row itself is gone
         }
         return nil
     }
@@ -706,6 +784,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 extension ServerConfig {
     /// The SQLite store of this configuration, its session states sealed under the same key files.
     public func openStore() throws -> SQLiteStore {
-        try SQLiteStore(path: dbPath, keyFile: workflow.resolvedKeyFile(dbPath: dbPath), previousKeyFiles: workflow.resolvedPreviousKeyFiles)
+        try SQLiteStore(path: dbPath, keyFile: storeKeyFile(), previousKeyFiles: workflow.resolvedPreviousKeyFiles)
     }
 }

@@ -68,7 +68,7 @@ public final class LoopbackHTTPClient {
             do {
                 if fd < 0 { try connect() }
                 try send(method, path, body: body, headers: headers)
-                return try readResponse()
+                return try readResponse(bodyless: method == "HEAD")
             } catch let e as ClientError {
                 lastError = e
                 disconnect()
@@ -115,8 +115,9 @@ public final class LoopbackHTTPClient {
         return true
     }
 
-    /// Reads one response (Content-Length bodies, or until close).
-    public func readResponse() throws -> Response {
+    /// Reads one response (Content-Length bodies, or until close). `bodyless`: the answer to a
+    /// `HEAD` request, whose `Content-Length` describes a body that is not sent (RFC 9110 §9.3.2).
+    public func readResponse(bodyless: Bool = false) throws -> Response {
         let sep: [UInt8] = [13, 10, 13, 10]
         var headerEnd: Int?
         while headerEnd == nil {
@@ -136,7 +137,9 @@ public final class LoopbackHTTPClient {
         }
         buffer.removeFirst(headerEnd! + 4)
         var body: [UInt8]
-        if let cl = headers["content-length"].flatMap({ Int($0) }) {
+        if bodyless {
+            body = []
+        } else if let cl = headers["content-length"].flatMap({ Int($0) }) {
             while buffer.count < cl { guard try fill() else { throw ClientError.io("connection closed in body") } }
             body = Array(buffer[0..<cl])
             buffer.removeFirst(cl)

@@ -15,6 +15,16 @@ public enum SpecimenFormat: String, Codable, Sendable, CaseIterable {
     public var sizeMM: (width: Double, height: Double) { self == .td1 ? (85.6, 53.98) : (125, 88) }
 }
 
+/// Which side of a TD1 card a rendering shows (ICAO 9303-5: the names and the portrait on the front,
+/// the MRZ on the back). TD3 data pages have one side (`render` ignores the side for them).
+public enum SpecimenSide: String, Codable, Sendable, CaseIterable {
+    /// Header, portrait and the visual-zone fields with their captions (surname, given names,
+    /// nationality, dates, sex, document number); no MRZ.
+    case front
+    /// A few non-name fields (height, date of issue, authority) above the MRZ.
+    case back
+}
+
 /// The fictional identity printed on a specimen. Dates are `YYMMDD`; codes are ICAO 9303-3 §5
 /// three-letter codes (the generator uses `UTO`, Utopia, and a few real ones).
 public struct SpecimenIdentity: Codable, Sendable, Equatable {
@@ -126,10 +136,12 @@ public enum SpecimenGenerator {
 
     /// Renders `identity` as a `format` document. `portrait` (any size) is centre-cropped into the
     /// portrait box; without one a neutral silhouette is drawn. Pass `mrzLines` to print other text
-    /// (e.g. deliberately wrong check digits) in the MRZ.
+    /// (e.g. deliberately wrong check digits) in the MRZ. `side` (TD1 only): render the card's front or
+    /// back alone, as a real card prints them; nil renders everything on one side (the corpora's layout).
     public static func render(_ identity: SpecimenIdentity, format: SpecimenFormat, portrait: RGBImage? = nil,
                               pixelsPerMM: Double = defaultPixelsPerMM, mrzLines: [String]? = nil,
-                              seed: UInt64 = 1) throws -> Specimen {
+                              seed: UInt64 = 1, side: SpecimenSide? = nil) throws -> Specimen {
+        let side = format == .td1 ? side : nil
         let lines = mrzLines ?? identity.mrzLines(format)
         let (wmm, hmm) = format.sizeMM
         let W = Int((wmm * pixelsPerMM).rounded()), H = Int((hmm * pixelsPerMM).rounded())
@@ -160,9 +172,11 @@ public enum SpecimenGenerator {
         }
         // The MRZ clear zone stays white-ish (ICAO 9303-3 §4.2: no background printing that hinders reading).
         let mrzTop = format == .td3 ? hmm - 18.5 : hmm - 17.5
-        cairo_set_source_rgb(cr, 0.97, 0.97, 0.95)
-        cairo_rectangle(cr, 0, mrzTop, wmm, hmm - mrzTop)
-        cairo_fill(cr)
+        if side != .front {
+            cairo_set_source_rgb(cr, 0.97, 0.97, 0.95)
+            cairo_rectangle(cr, 0, mrzTop, wmm, hmm - mrzTop)
+            cairo_fill(cr)
+        }
 
         // Header.
         let country = identity.issuingState == "UTO" ? "UTOPIA" : "SPECIMEN · \(identity.issuingState.replacingOccurrences(of: "<", with: ""))"
@@ -175,37 +189,58 @@ public enum SpecimenGenerator {
         cairo_move_to(cr, format == .td3 ? 40 : 28, format == .td3 ? 12 : 8.6)
         cairo_show_text(cr, title)
 
-        // Portrait.
-        let (px, py, pw, ph) = portraitBoxMM(format)
-        try drawPortrait(cr, portrait, x: px, y: py, w: pw, h: ph)
+        if side == .back {
+            // The back: fields without names above the MRZ.
+            let back: [(String, String)] = [
+                ("Height / Taille", String(format: "%.2f m", 1.5 + Double(rng.next() % 45) / 100)),
+                ("Date of issue / Date de délivrance", "\(1 + rng.next() % 28) MAR \(String(identity.expiryDate.prefix(2)))"),
+                ("Authority / Autorité", "MINISTRY OF THE INTERIOR"),
+            ]
+            var by = 14.0
+            for (label, value) in back {
+                cairo_set_source_rgb(cr, 0.35, 0.35, 0.4)
+                sans(cr, bold: false, size: 1.05)
+                cairo_move_to(cr, 6, by)
+                cairo_show_text(cr, label)
+                cairo_set_source_rgb(cr, 0.05, 0.05, 0.08)
+                sans(cr, bold: true, size: 1.8)
+                cairo_move_to(cr, 6, by + 1.95)
+                cairo_show_text(cr, value)
+                by += 5
+            }
+        } else {
+            // Portrait.
+            let (px, py, pw, ph) = portraitBoxMM(format)
+            try drawPortrait(cr, portrait, x: px, y: py, w: pw, h: ph)
 
-        // Visual inspection zone fields.
-        func date(_ s: String) -> String {
-            guard s.count == 6 else { return s }
-            let a = Array(s)
-            let months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
-            let m = Int(String(a[2...3])) ?? 1
-            return "\(String(a[4...5])) \(months[max(0, min(11, m - 1))]) \(String(a[0...1]))"
-        }
-        let fields: [(String, String)] = [
-            ("Surname / Nom", identity.surname), ("Given names / Prénoms", identity.givenNames),
-            ("Nationality / Nationalité", identity.nationality.replacingOccurrences(of: "<", with: "")),
-            ("Date of birth / Date de naissance", date(identity.birthDate)), ("Sex / Sexe", identity.sex == "<" ? "X" : identity.sex),
-            ("Document no. / No du document", identity.documentNumber), ("Date of expiry / Date d'expiration", date(identity.expiryDate)),
-        ]
-        let fx = format == .td3 ? 42.0 : 28.0
-        var fy = format == .td3 ? 18.0 : 11.6
-        let step = format == .td3 ? 7.6 : 3.55
-        for (label, value) in fields {
-            cairo_set_source_rgb(cr, 0.35, 0.35, 0.4)
-            sans(cr, bold: false, size: format == .td3 ? 1.8 : 1.05)
-            cairo_move_to(cr, fx, fy)
-            cairo_show_text(cr, label)
-            cairo_set_source_rgb(cr, 0.05, 0.05, 0.08)
-            sans(cr, bold: true, size: format == .td3 ? 3.0 : 1.8)
-            cairo_move_to(cr, fx, fy + (format == .td3 ? 3.4 : 1.95))
-            cairo_show_text(cr, value)
-            fy += step
+            // Visual inspection zone fields.
+            func date(_ s: String) -> String {
+                guard s.count == 6 else { return s }
+                let a = Array(s)
+                let months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+                let m = Int(String(a[2...3])) ?? 1
+                return "\(String(a[4...5])) \(months[max(0, min(11, m - 1))]) \(String(a[0...1]))"
+            }
+            let fields: [(String, String)] = [
+                ("Surname / Nom", identity.surname), ("Given names / Prénoms", identity.givenNames),
+                ("Nationality / Nationalité", identity.nationality.replacingOccurrences(of: "<", with: "")),
+                ("Date of birth / Date de naissance", date(identity.birthDate)), ("Sex / Sexe", identity.sex == "<" ? "X" : identity.sex),
+                ("Document no. / No du document", identity.documentNumber), ("Date of expiry / Date d'expiration", date(identity.expiryDate)),
+            ]
+            let fx = format == .td3 ? 42.0 : 28.0
+            var fy = format == .td3 ? 18.0 : 11.6
+            let step = format == .td3 ? 7.6 : 3.55
+            for (label, value) in fields {
+                cairo_set_source_rgb(cr, 0.35, 0.35, 0.4)
+                sans(cr, bold: false, size: format == .td3 ? 1.8 : 1.05)
+                cairo_move_to(cr, fx, fy)
+                cairo_show_text(cr, label)
+                cairo_set_source_rgb(cr, 0.05, 0.05, 0.08)
+                sans(cr, bold: true, size: format == .td3 ? 3.0 : 1.8)
+                cairo_move_to(cr, fx, fy + (format == .td3 ? 3.4 : 1.95))
+                cairo_show_text(cr, value)
+                fy += step
+            }
         }
 
         // Machine-readable zone in OCR-B: pitch 2.54 mm (ICAO 9303-3 §4.2.1).
@@ -217,7 +252,7 @@ public enum SpecimenGenerator {
         let left = (wmm - Double(format.lineLength) * pitch) / 2
         let spacing = format == .td3 ? 6.35 : 4.6
         let lastBaseline = hmm - (format == .td3 ? 4.2 : 3.0)
-        for (i, line) in lines.enumerated() {
+        for (i, line) in lines.enumerated() where side != .front {
             let baseline = lastBaseline - Double(lines.count - 1 - i) * spacing
             for (j, ch) in line.enumerated() {
                 cairo_move_to(cr, left + Double(j) * pitch, baseline)

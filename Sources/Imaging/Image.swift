@@ -112,6 +112,66 @@ public struct Image: Sendable, Equatable {
         pixels = Array(UnsafeBufferPointer(start: base, count: width * height * Int(bitmap.channels)))
     }
 
+    /// An image decoded at the size a stage needs (`Image.decode(_:maxPixels:applyOrientation:maxDimension:region:)`),
+    /// with the size of the image it came from.
+    public struct Decoded: Sendable {
+        /// The decoded pixels: `region` (the whole image when nil) scaled so its longer side is at most
+        /// the requested `maxDimension`.
+        public let image: Image
+        /// The full-resolution size of the upright source image, pixels.
+        public let sourceWidth: Int
+        public let sourceHeight: Int
+        /// The part of the upright source decoded, full-resolution pixels.
+        public let region: PixelRect
+        /// Output pixels per source pixel along x (≤ 1).
+        public var scaleX: Double { Double(image.width) / Double(region.width) }
+        /// Output pixels per source pixel along y (≤ 1).
+        public var scaleY: Double { Double(image.height) / Double(region.height) }
+    }
+
+    /// Decodes JPEG or PNG `data` at the resolution a stage needs: `region` of the upright image
+    /// (full-resolution pixels; nil for all of it) scaled so that its longer side is at most
+    /// `maxDimension` pixels (nil: full resolution), at a cost about that of the output. JPEG uses
+    /// libjpeg-turbo's DCT scaling by m/8 and decodes only the scanlines and iMCU columns of the
+    /// region; PNG is read row by row, each row resampled as it arrives, so peak memory is about the
+    /// output's (interlaced PNGs and progressive JPEGs are the exception: they are held whole while
+    /// decoding). Area averaging gives the exact size: round(w·s) × round(h·s), s = min(1,
+    /// maxDimension / max(w, h)). The pixel limit applies to the declared size, before allocating.
+    ///
+    /// - Throws: the errors of `init(data:maxPixels:applyOrientation:)`, and
+    ///   `ImageError.invalidArgument` when `region` is not inside the image or `maxDimension` < 1.
+    public static func decode(_ data: Data, maxPixels: Int = Image.defaultMaxPixels, applyOrientation: Bool = true,
+                              maxDimension: Int? = nil, region: PixelRect? = nil) throws -> Decoded {
+        if let maxDimension, maxDimension < 1 { throw ImageError.invalidArgument("maxDimension must be at least 1 (got \(maxDimension))") }
+        if let r = region, r.x < 0 || r.y < 0 || r.width < 1 || r.height < 1 || r.x > Int(Int32.max) - r.width || r.y > Int(Int32.max) - r.height {
+            throw ImageError.invalidArgument("decode region \(r) is not a rectangle inside the image")
+        }
+        var request = ci_decode_request()
+        request.max_pixels = UInt64(max(0, maxPixels))
+        request.apply_orientation = applyOrientation ? 1 : 0
+        request.max_dimension = Int32(clamping: maxDimension ?? 0)
+        if let r = region {
+            (request.region_x, request.region_y, request.region_width, request.region_height) = (Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height))
+        }
+        var bitmap = ci_bitmap()
+        var info = ci_image_info()
+        var message = [CChar](repeating: 0, count: 256)
+        let status = data.withUnsafeBytes { raw -> ci_status in
+            ci_image_decode_request(raw.bindMemory(to: UInt8.self).baseAddress, raw.count, &request, &bitmap, &info, &message, message.count)
+        }
+        defer { ci_free(bitmap.pixels) }
+        guard status == CI_OK, let base = bitmap.pixels else {
+            throw ImageError(status: status, message: messageString(message),
+                             width: Int(info.width), height: Int(info.height), limit: maxPixels)
+        }
+        let swap = applyOrientation && info.orientation >= 5
+        let sw = Int(swap ? info.height : info.width), sh = Int(swap ? info.width : info.height)
+        let w = Int(bitmap.width), h = Int(bitmap.height)
+        let image = Image(unchecked: Array(UnsafeBufferPointer(start: base, count: w * h * Int(bitmap.channels))),
+                          width: w, height: h, format: bitmap.channels == 1 ? .gray : .rgb)
+        return Decoded(image: image, sourceWidth: sw, sourceHeight: sh, region: region ?? PixelRect(x: 0, y: 0, width: sw, height: sh))
+    }
+
     /// Wraps interleaved RGB bytes (`width × height × 3`).
     /// - Throws: `ImageError.invalidArgument` when the count does not match or a side is not positive.
     public init(rgb: [UInt8], width: Int, height: Int) throws {

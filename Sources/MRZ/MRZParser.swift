@@ -227,6 +227,9 @@ public struct MRZParser: Sendable {
             if !decoded { applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors) }
             if withPosteriors { applied += Self.trailingFillers(&rows, layout: Layout.make(format, rows: rows, deviations: deviations), posteriors: post) }
             applied += Self.decodeCodes(&rows, layout: layout, format: format, posteriors: post)
+            // One entry per cell: a cell changed twice (a `«` normalised to `<`, then corrected by the
+            // decoder) is listed once, from what was read to what it holds now.
+            applied = Self.mergedChanges(applied, before: before)
             if !applied.isEmpty {
                 layout = Layout.make(format, rows: rows, deviations: deviations)
                 classes = layout.classMap(shape: shape)
@@ -436,6 +439,18 @@ public struct MRZParser: Sendable {
             }
         }
         return applied
+    }
+
+    /// `changes` with one entry per cell, in first-change order: the last change to a cell wins (its
+    /// character and source), and a cell that ends as it was read (`before`) has none.
+    static func mergedChanges(_ changes: [Corrector.Change], before: [[UInt8]]) -> [Corrector.Change] {
+        var out: [Corrector.Change] = []
+        var at: [Int: Int] = [:]
+        for c in changes {
+            let key = c.line << 16 | c.column
+            if let i = at[key] { out[i] = c } else { at[key] = out.count; out.append(c) }
+        }
+        return out.filter { before[$0.line][$0.column] != $0.to }
     }
 
     /// `«` can only be a filler wherever a filler may stand.

@@ -107,6 +107,11 @@ struct Screens {
         ui.fact("idv_workflow", workflow.description)
         ui.fact("guideline", Self.documentGuideline(workflow))
         rejectedCapture(service)
+        // Back here after confirming a document the server judged INVALID: say why (the server's status).
+        if let ch = service.rdna.currentChallenge, ch.name == "getIDVDocumentScanProcessStartConfirmation",
+           let s = ch.status, s.statusCode != 100, s.statusCode != 0, !s.statusMessage.isEmpty {   // 100: success
+            ui.fact("previous_document", "\(s.statusCode) \(s.statusMessage)")
+        }
         try ask("document-start", "scan FRONT.jpg [BACK.jpg] | cancel", answers: answers) { a in
             let parts = a.split(separator: " ").map(String.init)
             switch parts.first {

@@ -7,7 +7,7 @@ import EMRTD
 import IDVStoreSQLite
 
 extension Command {
-    static let admin = Command(name: "admin", summary: "administer users, links, keys, chip trust and the audit log (create-user, create-link, list-users, reset-user, audit, purge-expired, rekey, new-key, trust)") { args in
+    static let admin = Command(name: "admin", summary: "administer users, links, keys, chip trust, relying-party clients, reviews, webhooks and the audit log (create-user, create-link, list-users, reset-user, unlock-user, audit, purge-expired, rekey, new-key, trust, where, rp-client, review, webhook)") { args in
         let usage = """
         usage: idvd admin <subcommand> [--db PATH|URL | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
@@ -18,6 +18,8 @@ extension Command {
           list-users                                          list users (no secrets)
           reset-user <user_id>                                back to pending activation: clears password and lock,
                                                               unbinds devices, revokes sessions, prints a new code
+          unlock-user <user_id>                               end a password lock now (docs/LIMITS.md): active again, wrong-
+                                                              password count zeroed; password, devices and template kept
           audit [--limit N] [--verify]                        print the last N audit entries and verify the hash chain
                                                               (--verify: only the verdict; exit 1 when broken)
           purge-expired                                       delete expired/revoked sessions, closing their open flow
@@ -33,6 +35,10 @@ extension Command {
                                                               files are checked before any is kept; audited (docs/CHIP.md)
           trust list                                          the trust material kept (id, kind, counts, sha256)
           trust remove ID                                     forget one (audited); a running server uses the change at once
+        \(RPAdminCommand.usage)
+        \(WebhookAdminCommand.usage)
+          where                                               where the database and its key file live (and how each was
+                                                              chosen); says how to move a key that still sits beside the database
         The store and settings are the server's (db.path from --db, --config FILE, IDVD_DB / IDVD_DB_PATH, or
         ./idvd.sqlite; a postgresql:// URL works for every subcommand, with templates.key_file set and the
         password in IDVD_DB_PASSWORD, db.password_file or PGPASSWORD; activation.code_ttl_seconds and
@@ -40,11 +46,40 @@ extension Command {
         Only create-user creates the database when it does not exist (the first user of a new install);
         every other subcommand refuses a missing database file, or a PostgreSQL database without the
         OpenIDV schema (exit 2), so a mistyped --db is not mistaken for an empty store.
+        The key file (templates.key_file) lives apart from the database: by default a per-database file in
+        IDVD_KEY_DIR, $XDG_STATE_HOME/openidv/keys or ~/.local/state/openidv/keys; a key file group or
+        others can read is refused (chmod 600). An old <db.path>.key beside the database is still used,
+        with a warning saying how to move it (see `idvd admin where`).
+        create-link prints links for --port N (= listen.port) when web.public_url is not set.
         """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
+        let subcommands = ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "audit", "purge-expired", "rekey", "new-key", "trust",
+                           "where", "rp-client", "review", "webhook"]
+        // The subcommands whose options are checked here (rp-client, review and webhook check their own).
+        let optionsChecked = ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "audit", "purge-expired", "rekey", "new-key", "trust", "where"]
+        if args.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+            guard subcommands.contains(sub) else { throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)") }
+            // A group's subcommand (`webhook add --help`) gets its own lines when the usage has them.
+            if let verb = args.dropFirst().first, !verb.hasPrefix("-"), let own = adminUsage(of: "\(sub) \(verb)", in: usage, ifFound: true) {
+                print(own)
+            } else {
+                print(adminUsage(of: sub, in: usage) ?? usage)
+            }
+            return 0
+        }
         let (rest, settings) = try splitSettings(Array(args.dropFirst()))
         var overrides = settings
-        let (opts, pos) = try CLI.parseOptions(rest, flags: ["no-idv", "verify"])
+        // The options each subcommand checked here takes besides --db and --config.
+        let known: [String: Set<String>] = ["create-user": ["no-idv", "workflow"], "create-link": ["flow", "ttl", "port"],
+                                            "audit": ["limit", "verify"]]
+        let flags: Set<String> = ["no-idv", "verify", "images"]
+        let (opts, pos) = try CLI.parseOptions(rest, flags: flags,
+                                               valued: optionsChecked.contains(sub) ? Set(["db", "config"]).union(known[sub, default: []].subtracting(flags)) : nil,
+                                               command: "admin \(sub)")
+        if let bad = opts.keys.sorted().first(where: { !["db", "config"].contains($0) && !(known[sub]?.contains($0) ?? false) }),
+           optionsChecked.contains(sub) {
+            throw CLIError("unknown option --\(bad) for admin \(sub) (see idvd admin \(sub) --help)")
+        }
         if sub == "new-key" {   // needs no store
             guard pos.count == 1 else { throw CLIError("new-key needs exactly one file name") }
             do {
@@ -55,14 +90,20 @@ extension Command {
             } catch let e as VaultError { throw CLIError("\(e)") }
         }
         if let d = opts["db"] { overrides["db.path"] = d }
+        if let p = opts["port"] { overrides["listen.port"] = p }
         try StoreOpening.refusePasswordOnCommandLine(overrides["db.path"])
         let config: ServerConfig
         do {
             config = try ServerConfig.load(file: opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"], overrides: overrides)
         } catch { throw CLIError("\(error)") }
+        if sub == "where" {   // opens nothing: says where things are
+            guard pos.isEmpty else { throw CLIError("where takes no arguments") }
+            try CLI.printJSON(try Where(config))
+            return 0
+        }
         // Every subcommand of the switch below that opens the store (checked before opening it, so a
         // typo does not create or touch a database).
-        guard ["create-user", "create-link", "list-users", "reset-user", "purge-expired", "rekey", "trust", "audit"].contains(sub) else {
+        guard ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "purge-expired", "rekey", "trust", "audit", "rp-client", "review", "webhook"].contains(sub) else {
             throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)")
         }
         let store = try StoreOpening.open(config, mustExist: sub != "create-user", command: "admin \(sub)")
@@ -91,6 +132,9 @@ extension Command {
             case "reset-user":
                 guard pos.count == 1 else { throw CLIError("reset-user needs exactly one user id") }
                 try CLI.printJSON(admin.resetUser(pos[0]))
+            case "unlock-user":
+                guard pos.count == 1 else { throw CLIError("unlock-user needs exactly one user id") }
+                try CLI.printJSON(admin.unlockUser(pos[0]))
             case "purge-expired":
                 let vault = try config.openVault()
                 let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: vault, policy: config.workflow), metrics: Metrics(),
@@ -100,6 +144,14 @@ extension Command {
                 try CLI.printJSON(admin.rekey(vault: config.openVault()))
             case "trust":
                 return try TrustCommand.run(pos, admin: admin)
+            case "rp-client":
+                return try RPAdminCommand.rpClient(pos, opts, admin: admin)
+            case "review":
+                let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: try config.openVault(), policy: config.workflow),
+                                        metrics: Metrics(), crypto: Sodium())
+                return try RPAdminCommand.review(pos, opts, engine: engine)
+            case "webhook":
+                return try WebhookAdminCommand.run(pos, opts: opts, admin: admin, config: config)
             case "audit":
                 let limit = Int(opts["limit"] ?? "50") ?? 50
                 struct Out: Encodable { let entries: [AuditEntry]; let chain_valid: Bool; let first_invalid_seq: Int? }
@@ -175,5 +227,50 @@ enum TrustCommand {
                 id: "tm_" + sha.prefix(16), kind: m.kind.rawValue, sha256: sha, bytes: Data(b), cscas: m.cscas.count, crls: m.crls.count,
                 documentSigners: m.documentSigners.count, sourceName: (p as NSString).lastPathComponent, importedAt: now))
         }
+    }
+}
+
+/// The lines of the admin usage about `sub` (its line and the continuation lines under it), with
+/// the common options: what `idvd admin <sub> --help` prints.
+/// `sub`'s lines of the admin usage (its line and the indented lines under it) with a header and a
+/// footer; with `ifFound`, nil when the usage has no line for `sub`.
+func adminUsage(of sub: String, in usage: String, ifFound: Bool = false) -> String? {
+    let lines = usage.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    var out = ["usage: idvd admin \(sub) … [--db PATH|URL | --config FILE] [--set key=value]..."]
+    var inside = false
+    for l in lines.dropFirst() {
+        if l.hasPrefix("  \(sub) ") || l == "  \(sub)" { inside = true; out.append(l); continue }
+        if inside {
+            if l.hasPrefix("      ") && !l.trimmingCharacters(in: .whitespaces).isEmpty { out.append(l); continue }
+            inside = false
+        }
+    }
+    if ifFound && out.count == 1 { return nil }
+    out.append("The store and settings are the server's: see `idvd admin --help`.")
+    return out.joined(separator: "\n")
+}
+
+/// What `idvd admin where` prints: the database and the key file, each with how it was chosen.
+struct Where: Encodable {
+    struct DB: Encodable { let engine: String; let location: String; let exists: Bool? }
+    struct Key: Encodable {
+        let path: String; let source: String; let exists: Bool; let default_path: String?; let warning: String?
+    }
+    let database: DB
+    let key_file: Key
+    let previous_key_files: [String]
+
+    init(_ config: ServerConfig) throws {
+        switch config.database {
+        case let .sqlite(path):
+            database = DB(engine: "sqlite", location: path, exists: FileManager.default.fileExists(atPath: path))
+        case .postgres:
+            database = DB(engine: "postgresql", location: config.database.redacted, exists: nil)
+        }
+        let k: KeyLocation
+        do { k = try config.keyLocation() } catch { throw CLIError("\(error)") }
+        key_file = Key(path: k.path, source: k.source.rawValue, exists: FileManager.default.fileExists(atPath: k.path),
+                       default_path: k.defaultPath, warning: k.legacyWarning)
+        previous_key_files = config.workflow.resolvedPreviousKeyFiles
     }
 }

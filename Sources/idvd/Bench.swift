@@ -21,6 +21,7 @@ let benchmarks: [Benchmark] = [
     .nodes,
     .audit,
     .chip,
+    .webhooks,
 ]
 
 extension Command {
@@ -46,5 +47,63 @@ extension Command {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+}
+
+/// A child process's cost, measured by `Command.measureProcess`.
+struct ProcessCost {
+    /// Wall-clock seconds from `posix_spawn` to the child's exit (process start included).
+    var seconds: Double
+    /// The child's peak resident set size, bytes (`wait4`'s `ru_maxrss`).
+    var maxRSSBytes: Int
+    var exitStatus: Int32
+    /// The child's CPU time, seconds (`wait4`'s `ru_utime` and `ru_stime`).
+    var userSeconds = 0.0
+    var systemSeconds = 0.0
+}
+
+extension Command {
+    /// Runs `executable` with `arguments` (stdout and stderr to /dev/null) and measures it from spawn
+    /// to exit: wall time and the child's own peak RSS (`wait4`, so other children do not count).
+    static func measureProcess(_ executable: String, _ arguments: [String]) throws -> ProcessCost {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard rc == 0 else { throw CLIError("cannot start \(executable): \(String(cString: strerror(rc)))") }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw CLIError("wait4 failed: \(String(cString: strerror(errno)))") }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let exited = (status & 0x7f) == 0
+        func cpu(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return ProcessCost(seconds: seconds, maxRSSBytes: Int(usage.ru_maxrss) * 1024, exitStatus: exited ? (status >> 8) & 0xff : -1,
+                           userSeconds: cpu(usage.ru_utime), systemSeconds: cpu(usage.ru_stime))
+    }
+
+    /// Seconds since this process started (the kernel's start time in /proc/self/stat, 10 ms ticks,
+    /// against CLOCK_BOOTTIME); NaN when /proc cannot be read.
+    static func secondsSinceProcessStart() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return .nan }
+        // Fields after the command name (which may hold spaces): state is field 3, starttime field 22.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let ticks = Double(fields[19]) else { return .nan }
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// This process's own executable (for benchmarks that time a fresh `idvd` process).
+    static var selfExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 }

@@ -31,8 +31,11 @@ enum CLI {
     }
 
     /// Splits `--name value` / `--flag` options from positional arguments.
-    /// `flags` names options that take no value.
-    static func parseOptions(_ args: [String], flags: Set<String> = []) throws -> (options: [String: String], positional: [String]) {
+    /// `flags` names options that take no value. With `valued` (the options that take one), any
+    /// other name is refused as unknown here, before a missing value could be blamed for it;
+    /// `command` names the command in that message.
+    static func parseOptions(_ args: [String], flags: Set<String> = [], valued: Set<String>? = nil,
+                             command: String = "") throws -> (options: [String: String], positional: [String]) {
         var options: [String: String] = [:]
         var positional: [String] = []
         var i = 0
@@ -40,6 +43,12 @@ enum CLI {
             let a = args[i]
             if a.hasPrefix("--") && a.count > 2 {
                 let name = String(a.dropFirst(2))
+                if let valued {
+                    let bare = name.split(separator: "=", maxSplits: 1).first.map(String.init) ?? name
+                    guard valued.contains(bare) || flags.contains(bare) else {
+                        throw CLIError("unknown option --\(bare)" + (command.isEmpty ? "" : " (see idvd \(command) --help)"))
+                    }
+                }
                 if let eq = name.firstIndex(of: "=") {
                     options[String(name[..<eq])] = String(name[name.index(after: eq)...])
                 } else if flags.contains(name) {

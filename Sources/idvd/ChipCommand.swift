@@ -117,15 +117,10 @@ struct ChipPageComparison: Encodable {
     let portraitSimilarity: Double?
 
     static func compare(chip: Imaging.Image?, pagePortraitJPEG: Data?, printedMRZ: [String]?) throws -> ChipPageComparison {
-        let engine = try FaceEngine.shared()
-        let options = AnalysisOptions(landmarks68: false)
-        func descriptor(_ image: Imaging.Image?) throws -> [Float]? {
-            guard let image else { return nil }
-            // A chip or page portrait is all face: a grey margin gives the detector's window room around it.
-            return try engine.analyze(try ChipPortrait.padded(image), options: options).max { $0.box.width * $0.box.height < $1.box.width * $1.box.height }?.embedding
-        }
-        let a = try descriptor(chip)
-        let b = try descriptor(try pagePortraitJPEG.map { try Imaging.Image(data: $0) })
+        // The server's comparer (IDVReaders FaceKitPortraitComparer), so the CLI prints what the policy judges.
+        let comparer = FaceKitPortraitComparer(engine: try FaceEngine.shared())
+        let a = try chip.flatMap { try comparer.descriptor($0) }
+        let b = try pagePortraitJPEG.flatMap { try comparer.descriptor($0) }
         var distance: Double?, similarity: Double?
         if let a, let b {
             let c = try FaceMatcher.compare(a, b)

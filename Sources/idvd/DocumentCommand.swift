@@ -9,13 +9,26 @@ extension Command {
     static let document = Command(name: "document", summary: "read passport/ID page images: MRZ, fields, portrait, checks (JSON)") { args in
         let usage = """
         usage: idvd document read IMAGE [IMAGE2] [--shape internal|seed002|seed003] [--images] [--no-portrait]
+                                  [--flow selfie|document-scan] [--no-visual-zone] [--timing]
                idvd document read --jsonl IMAGE|DIR…      one compact report line per image (corpora)
-          IMAGE is a JPEG or PNG photo or scan of a passport page or ID card side, any orientation.
+          IMAGE is a JPEG or PNG photo or scan of a passport page or ID card side, any orientation; IMAGE2
+          the other side (for a TD1 card the front, whose printed names are cross-checked with the MRZ's).
           Prints the internal report (mrz.lines as read, mrz.valid, fields, checks_performed, errors,
           warnings, overall_status); --shape seed002 / seed003 prints the seed payloads instead
           (with Base64 images). --images adds Base64 images to the internal report.
+          --flow judges as the server's policy does in the document step of a flow that matches a selfie
+            (selfie, the default: activation and KYC — no portrait is INVALID) or of the document-scan-only
+            flow (document-scan: no portrait is a WARNING); one rule, `WorkflowPolicy.judge`.
+          --no-visual-zone  skip the cross-check of the names with the visual zone or the card front (Tesseract)
+          --working-size N|full  decode pages whose longer side exceeds N pixels at N (default 2400;
+            `full`: at their own size, as before scaled decoding existed — for A/B figures)
+          --portrait-search document|page  where the portrait search starts (default document: inside the
+            MRZ's document frame; page: the whole page, as before — for A/B figures)
           --debug-strips DIR writes the rectified MRZ of each image to DIR (NAME.mrz.png) and the cells
-            as the recogniser samples them (NAME.cells.png, one tile per cell of the fitted grid).
+            as the recogniser samples them (NAME.cells.png, one tile per cell of the fitted grid), and the
+            rectified visual zone given to Tesseract (NAME.viz.png).
+          --timing  prints to stderr, per document, the time from process start to the reading's start and
+            end and each stage's time (decode, MRZ, checks, page images, portrait, visual zone)
           --jsonl reads each IMAGE, and every file of each DIR (sorted by name, not recursive), as its own
             document. A file that cannot be read gets the line {"file":…,"error":…} and the batch goes on.
           Exit code 0 when the run completed: a report was produced (whatever its verdict) or, with --jsonl,
@@ -26,15 +39,22 @@ extension Command {
             print(usage)
             return args.isEmpty || args.first == "--help" || args.first == "-h" ? 0 : 2
         }
-        let (o, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "images", "no-portrait", "help"])
+        let (o, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"])
         if o["help"] != nil { print(usage); return 0 }
         guard !pos.isEmpty else { throw CLIError("no image given\n" + usage) }
         let shape = o["shape"] ?? "internal"
+        let flow = o["flow"] ?? "selfie"
+        guard ["selfie", "document-scan"].contains(flow) else { throw CLIError("--flow must be selfie or document-scan") }
         guard ["internal", "seed002", "seed003"].contains(shape) else { throw CLIError("--shape must be internal, seed002 or seed003") }
         let jsonl = o["jsonl"] != nil
         if !jsonl && pos.count > 2 { throw CLIError("at most two page images per document (use --jsonl for many documents)") }
         var options = DocumentReaderOptions()
         if o["no-portrait"] != nil { options.detectPortrait = false }
+        if o["no-visual-zone"] != nil { options.checkVisualZone = false }
+        try applyReaderOptions(o, to: &options)
+        // Tesseract starts on a second thread while the page is decoded and its MRZ read.
+        DocumentReader.prepare(options: options)
+        let timingWanted = o["timing"] != nil
         var documents: [[String]] = [pos]
         if jsonl {
             documents = []
@@ -63,7 +83,13 @@ extension Command {
                 }
                 pages.append(d)
             }
+            let readStart = Command.secondsSinceProcessStart()
             let report = DocumentReader.read(pages: pages, options: options)
+            if timingWanted {
+                let t = report.timing
+                FileHandle.standardError.write(Data(String(format: "timing %@: read started %.3f s after process start, stages decode %.3f, mrz %.3f, checks %.3f, page images %.3f, portrait %.3f, visual zone %.3f s (sum %.3f s), done %.3f s after process start\n",
+                    files[0], readStart, t.decode, t.mrz, t.checks, t.pageImages, t.portrait, t.visualZone, t.total, Command.secondsSinceProcessStart()).utf8))
+            }
             if jsonl, report.pageFailures.count == pages.count, !pages.isEmpty {
                 // Not a decodable image (truncated, corrupt, not JPEG/PNG): an error line, as for a missing file.
                 try CLI.printJSON(ErrorLine(file: files[0], error: report.findings.first.map(DocumentWording.sentence) ?? "cannot decode \(files[0])"),
@@ -76,11 +102,14 @@ extension Command {
                         let name = (f as NSString).lastPathComponent
                         try Raster.encodePNG(r.rectified(from: img.grey)).write(to: URL(fileURLWithPath: dir + "/" + name + ".mrz.png"))
                         try Raster.encodePNG(r.cellView(from: img.grey)).write(to: URL(fileURLWithPath: dir + "/" + name + ".cells.png"))
+                        if let frame = MRZDocumentFrame(reading: r), let viz = DocumentReader.visualZoneImage(img.grey, frame: frame) {
+                            try Raster.encodePNG(viz).write(to: URL(fileURLWithPath: dir + "/" + name + ".viz.png"))
+                        }
                     }
                 }
             }
             // The reader gives evidence; the verdict and the sentences are the server's policy's.
-            let judged = report.judged()
+            let judged = report.judged(needsPortrait: flow == "selfie" && options.detectPortrait)
             switch shape {
             case "seed002": try CLI.printJSON(report.seed002(judged), compact: jsonl)
             case "seed003": try CLI.printJSON(report.seed003(judged), compact: jsonl)
@@ -99,18 +128,106 @@ extension Command {
 }
 
 extension Benchmark {
+    /// The from-process-start figures of `bench document`: `count` fresh `idvd document read` runs on
+    /// `file` (median and range of wall time and peak RSS), one on a 64-megapixel page made from it
+    /// at the working size and one decoded in full, and PassportEye's on `file` when asked.
+    static func processFigures(first file: String, onePage: String, count: Int, passportEye: Bool) throws {
+        guard count > 0 else { return }
+        let me = Command.selfExecutable
+        func mb(_ b: Int) -> Double { Double(b) / 1_048_576 }
+        func runs(_ args: [String], _ n: Int) throws -> [ProcessCost] {
+            try (0..<n).map { _ in
+                let c = try Command.measureProcess(me, args)
+                guard c.exitStatus == 0 else { throw CLIError("idvd \(args.joined(separator: " ")) exited with \(c.exitStatus)") }
+                return c
+            }
+        }
+        @discardableResult
+        func line(_ label: String, _ c: [ProcessCost]) -> Double {
+            let t = c.map(\.seconds).sorted(), m = c.map(\.maxRSSBytes).sorted()
+            let u = c.map(\.userSeconds).sorted(), y = c.map(\.systemSeconds).sorted()
+            print(String(format: "%@: %d run(s), from process start to exit median %.3f s (%.3f–%.3f), CPU median %.3f s user + %.3f s sys, peak RSS median %.0f MB (%.0f–%.0f)",
+                         label, c.count, t[t.count / 2], t[0], t[t.count - 1], u[u.count / 2], y[y.count / 2],
+                         mb(m[m.count / 2]), mb(m[0]), mb(m[m.count - 1])))
+            return t[t.count / 2]
+        }
+        // One page, the full report (MRZ, portrait search, visual-zone names): in this process once
+        // warm (every model loaded), then as fresh processes (everything loaded per process).
+        let pageName = (onePage as NSString).lastPathComponent
+        let pageData = try Data(contentsOf: URL(fileURLWithPath: onePage))
+        _ = DocumentReader.read(pages: [pageData], options: DocumentReaderOptions())
+        let warm = (0..<count).map { _ in Command.measure { _ = DocumentReader.read(pages: [pageData], options: DocumentReaderOptions()) } }.sorted()
+        print(String(format: "idvd document read %@ in this process, warm: %d run(s), median %.3f s (%.3f–%.3f)",
+                     pageName, warm.count, warm[warm.count / 2], warm[0], warm[warm.count - 1]))
+        let fresh = line("idvd document read \(pageName) (one page, full report, fresh process)", try runs(["document", "read", onePage], count))
+        line("idvd document read \(pageName) --no-portrait --no-visual-zone (MRZ only)", try runs(["document", "read", onePage, "--no-portrait", "--no-visual-zone"], count))
+        var passportEyeFigure = "PassportEye 2.2.2 15.2 s (one run recorded in bench/DOCUMENT-BENCH.md, loaded machine, MRZ misread)"
+        defer {
+            print(String(format: "one page %@, full report: from process start %.3f s (median of %d), warm %.3f s per image; %@",
+                         pageName, fresh, count, warm[warm.count / 2], passportEyeFigure))
+        }
+        // A 64-megapixel page: the specimen enlarged to just under Raster.maxPixels, JPEG quality 90.
+        let source = try Imaging.Image(data: try Data(contentsOf: URL(fileURLWithPath: file)))
+        let k = (Double(Raster.maxPixels - 100_000) / Double(source.width * source.height)).squareRoot()
+        let big = try source.resized(width: Int(Double(source.width) * k), height: Int(Double(source.height) * k))
+        let path = NSTemporaryDirectory() + "idvd-bench-64mp-\(getpid()).jpg"
+        try big.jpegData(quality: 90).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let label = String(format: "%d × %d page (%.1f MP)", big.width, big.height, Double(big.width * big.height) / 1e6)
+        line("idvd document read \(label), decoded at the working size", try runs(["document", "read", path], 1))
+        line("idvd document read \(label), decoded in full (--working-size full)", try runs(["document", "read", path, "--working-size", "full"], 1))
+        guard passportEye else { return }
+        let python = "/usr/bin/python3"
+        guard (try? Command.measureProcess(python, ["-c", "import passporteye"]))?.exitStatus == 0 else {
+            print("PassportEye: not measured (python3 cannot import passporteye; pip install PassportEye==2.2.2)")
+            return
+        }
+        let pe = try Command.measureProcess(python, ["-c", "import sys; from passporteye import read_mrz; m = read_mrz(sys.argv[1]); print(m.to_dict() if m else None)", onePage])
+        print(String(format: "PassportEye read_mrz %@: 1 run, from process start to exit %.3f s, peak RSS %.0f MB", pageName, pe.seconds, mb(pe.maxRSSBytes)))
+        passportEyeFigure = String(format: "PassportEye read_mrz %.3f s from process start (1 run, measured now)", pe.seconds)
+    }
+}
+
+extension Command {
+    /// `--working-size N|full` and `--portrait-search document|page` (document read, bench document).
+    static func applyReaderOptions(_ o: [String: String], to options: inout DocumentReaderOptions) throws {
+        if let w = o["working-size"] {
+            if w == "full" { options.workingMaxDimension = nil } else {
+                guard let n = Int(w), n >= 64 else { throw CLIError("--working-size must be a number of pixels ≥ 64 or 'full', got '\(w)'") }
+                options.workingMaxDimension = n
+            }
+        }
+        if let p = o["portrait-search"] {
+            guard let v = DocumentReaderOptions.PortraitSearchStart(rawValue: p) else { throw CLIError("--portrait-search must be document or page, got '\(p)'") }
+            options.portraitSearch = v
+        }
+    }
+}
+
+extension Benchmark {
     static let document = Benchmark(name: "document", summary: "MRZ reading: success rate and time per image (specimens + generated corpus)") { args in
         let usage = """
         usage: idvd bench document [--corpus DIR] [--truth TSV] [--limit N] [--portrait] [--jsonl OUT]
+                                   [--working-size N|full] [--portrait-search document|page]
+                                   [--processes N] [--passporteye]
           --corpus DIR   images written by `idvd specimen --augment --count N --out DIR` (with .json truth)
           --truth TSV    real specimens: ground_truth.tsv (default ../shared/testdata/mrz-images/ground_truth.tsv)
           --portrait     time the full report (with face detection) instead of MRZ reading only
           --jsonl OUT    per-image results (file, expected, got, exact, ms) for side-by-side comparison
+          --working-size, --portrait-search   as for `idvd document read` (A/B figures)
+          --processes N  afterwards, time the full report of one page (specimens/100_pass-uto.jpg, else
+                         the first specimen) N times warm in this process and as N fresh `idvd document
+                         read` processes (from process start to exit, CPU and peak RSS of each; default
+                         5, 0 = none), printed beside PassportEye's figure; then one each on a
+                         64-megapixel page made from the first specimen, decoded at the working size
+                         and in full (the decode before scaled decoding)
+          --passporteye  also time one fresh PassportEye process (python3 -m passporteye's read_mrz)
+                         on the same specimen, when python3 can import passporteye
         Success = the MRZ lines after check-digit correction equal the truth exactly (so every field is
         exact). "Wrong but not flagged" = not exact, yet the report has a valid MRZ, no failed check
         but expiry and no warning (it would be VALID were the document in date). Time = decode + locate + recognise + parse, one thread, per image.
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["portrait", "help"])
+        let (o, pos) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"])
         if o["help"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
         struct Item { let file: String; let expected: [String]; let set: String }
         var items: [Item] = []
@@ -152,6 +269,12 @@ extension Benchmark {
         print(String(format: "OCR-B classifier: shipped parameters loaded in %.1f ms (once per process; trained offline by idvd ocrb train)", loadTime * 1000))
         var options = DocumentReaderOptions()
         options.detectPortrait = o["portrait"] != nil
+        try Command.applyReaderOptions(o, to: &options)
+        let processes = try o["processes"].map { v -> Int in
+            guard let n = Int(v), n >= 0 else { throw CLIError("--processes must be a count ≥ 0, got '\(v)'") }
+            return n
+        } ?? 5
+        var stages: [DocumentReport.Timing] = []
         var out: FileHandle?
         if let path = o["jsonl"] { _ = FileManager.default.createFile(atPath: path, contents: nil); out = FileHandle(forWritingAtPath: path) }
         struct Row: Encodable { let file: String; let set: String; let expected: [String]; let got: [String]; let exact: Bool; let ms: Double }
@@ -163,7 +286,8 @@ extension Benchmark {
                 if options.detectPortrait {
                     let r = DocumentReader.read(pages: [data], options: options)
                     got = r.mrz.result?.lines ?? []
-                } else if let img = try? DocumentImage.decode(data), let reading = MRZReader.read(img.grey) {
+                    stages.append(r.timing)
+                } else if let img = try? DocumentImage.decode(data, maxDimension: options.workingMaxDimension), let reading = MRZReader.read(img.grey) {
                     got = reading.parsed().lines   // exactly as DocumentReader.read parses it
                 }
             }
@@ -193,6 +317,16 @@ extension Benchmark {
                          set, r.ok, r.n, 100 * Double(r.ok) / Double(r.n), r.unflagged, 1000 * s.reduce(0, +) / Double(s.count),
                          1000 * s[s.count / 2], 1000 * s[min(s.count - 1, s.count * 95 / 100)]))
         }
+        if !stages.isEmpty {
+            func mean(_ k: KeyPath<DocumentReport.Timing, Double>) -> Double { 1000 * stages.map { $0[keyPath: k] }.reduce(0, +) / Double(stages.count) }
+            print(String(format: "full report, mean per image over %d (portrait search from the %@): decode %.1f ms, MRZ %.1f ms, checks + quality %.1f ms, "
+                         + "page images %.1f ms, portrait %.1f ms, visual-zone names %.1f ms = %.1f ms",
+                         stages.count, options.portraitSearch == .documentFrame ? "document frame" : "whole page", mean(\.decode), mean(\.mrz),
+                         mean(\.checks), mean(\.pageImages), mean(\.portrait), mean(\.visualZone), mean(\.total)))
+        }
+        let first = items.first { $0.set == "specimens" }?.file ?? items[0].file
+        try processFigures(first: first, onePage: items.first { $0.file.hasSuffix("specimens/100_pass-uto.jpg") }?.file ?? first,
+                           count: processes, passportEye: o["passporteye"] != nil)
         return 0
     }
 }

@@ -9,6 +9,7 @@ extension Command {
             usage: idvd face detect IMAGE [--detector hog|cnn] [--embedding] [--landmarks]
                    idvd face compare IMAGE_A IMAGE_B [--operating-point fmr_0.1|fmr_0.01] [--threshold D]
                                      [--detector hog|cnn] [--jitter N]
+                   idvd face export-hog-detector OUT
 
             detect   every face: box (pixels), detector score, head pose (degrees), eye/mouth aspect
                      ratios and quality measures; --landmarks adds the 5 and 68 points,
@@ -18,6 +19,9 @@ extension Command {
                      \(FaceMatchPolicy.fromEnvironment().operatingPoint.rawValue): \(FaceMatchPolicy.fromEnvironment().threshold);
                      IDV_FACE_MATCH_OPERATING_POINT); --threshold / IDV_FACE_MATCH_THRESHOLD
                      set an uncalibrated distance instead.
+            export-hog-detector  writes dlib's get_frontal_face_detector() with dlib's serialize to OUT
+                     and prints its SHA-256: how Sources/FaceKit/Models/dlib/frontal_face_detector.dat
+                     was made (Models/dlib/SOURCES.md).
             Models are read from IDV_MODELS_DIR or ~/.cache/openidv/models (scripts/bootstrap).
             """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else {
@@ -31,6 +35,10 @@ extension Command {
             detection.detector = kind
         }
         switch sub {
+        case "export-hog-detector":
+            guard positional.count == 1 else { throw CLIError("export-hog-detector takes OUT\n\n" + usage) }
+            print(try FaceEngine.exportHOGDetector(to: URL(fileURLWithPath: positional[0])))
+            return 0
         case "detect":
             guard positional.count == 1 else { throw CLIError("detect takes one IMAGE\n\n" + usage) }
             let engine = try FaceEngine.shared()

@@ -131,7 +131,17 @@ enum LivenessCLI {
         try config.apply(o)
         let start = Double(o["start"] ?? "0") ?? 0
         let seconds = o["seconds"].flatMap(Double.init) ?? Double(config.maximumFrames) / config.frameRate
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: p[0], isDirectory: &isDir), !isDir.boolValue,
+           SelfieInput.frameExtensions.contains((p[0] as NSString).pathExtension.lowercased()) {
+            throw CLIError("\(p[0]) is a single image: liveness is judged on a sequence of frames (a folder of JPEG/PNG frames "
+                           + "or a video); for one image see `idvd liveness texture` or `idvd face`\n\(analyzeUsage)")
+        }
         let frames = try SelfieInput.frames(at: p[0], fps: config.frameRate, start: start, seconds: seconds)
+        guard frames.count >= 2 else {
+            throw CLIError("\(p[0]) gave \(frames.count) frame\(frames.count == 1 ? "" : "s"): liveness needs a sequence of frames "
+                           + "(a folder of JPEG/PNG frames or a video)")
+        }
         let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
         let report = try analyzer.analyze(frames: frames, challenge: try challenge(o))
         if let out = o["best-frame"], let jpeg = report.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }

@@ -140,6 +140,8 @@ extension Benchmark {
         // threads, 16 workers and 16 connections keep one node from being limited by its own threads
         // (with 4/4/8, one node gave a third of two nodes' throughput). The same for every configuration.
         var settings = ["http.threads": "8", "http.workers": "16", "db.pool_size": "16", "log.requests": "false", "password.attempts": "1000000", "documents.warm_up": "false",
+                        "limits.sessions_per_client": "0", "limits.sessions_per_device": "0", "limits.auth_failures_per_client": "0",
+                        "limits.devices_per_client": "0",
                         "templates.key_file": keyFile, "session.sweep_seconds": "0"]
         if !production { settings["argon2.opslimit"] = "1"; settings["argon2.memlimit_kib"] = "8" }
         settings.merge(extra) { _, new in new }
@@ -218,10 +220,11 @@ extension Benchmark {
             let c = LoopbackHTTPClient(port: ports[i % ports.count])
             let dec = JSONDecoder(), enc = JSONEncoder()
             var env = try dec.decode(WireEnvelope.self, from: c.json("POST", "/v1/sessions", Data("{}".utf8)).body)
-            let token = env.session?.token ?? ""
+            var token = env.session?.token ?? ""
             for payload in [["user_id": .string(id)], ["password": .string(password)]] as [JSONValue] {
                 guard let ch = env.challenge else { break }
                 env = try dec.decode(WireEnvelope.self, from: c.json("POST", "/v1/session/answer", enc.encode(WireAnswer(to: ch, payload: payload)), bearer: token).body)
+                if let t = env.session?.token { token = t }   // rotated at login
             }
             tokens.append(token)
         }

@@ -4,6 +4,7 @@ import IDVEngine
 import IDVHTTP
 import IDVReaders
 import IDVStoreSQLite
+import IDVWebhooks
 
 extension Command {
     static let serve = Command(name: "serve", summary: "run the idvd HTTP server (idvd serve --help lists every setting)") { args in
@@ -31,13 +32,11 @@ extension Command {
         }
         let (rest, settings) = try splitSettings(args)
         var overrides = settings
-        let (opts, positional) = try CLI.parseOptions(rest)
+        let (opts, positional) = try CLI.parseOptions(rest, valued: ["port", "db", "config"], command: "serve")
         guard positional.isEmpty else { throw CLIError("unexpected argument '\(positional[0])'") }
         if let p = opts["port"] { overrides["listen.port"] = p }
         if let d = opts["db"] { overrides["db.path"] = d }
         try StoreOpening.refusePasswordOnCommandLine(overrides["db.path"])
-        let unknown = opts.keys.filter { !["port", "db", "config"].contains($0) }
-        guard unknown.isEmpty else { throw CLIError("unknown option --\(unknown.sorted()[0]) (see idvd serve --help)") }
         let file = opts["config"] ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"]
         let config: ServerConfig
         do { config = try ServerConfig.load(file: file, overrides: overrides) } catch { throw CLIError("\(error)") }
@@ -46,9 +45,20 @@ extension Command {
         let store = try StoreOpening.open(config, mustExist: false, command: "serve")
         StoreOpening.logOpened(store, config: config)
         if config.documentsWarmUp { DocumentReaderVerifier.warmUp() }
+        if config.workflow.acceptSpecimenDocuments {
+            Log.event("accepting ICAO specimen documents (issuing state or nationality UTO): a test-deployment setting; "
+                      + "production sets idv.doc.accept_specimen_documents=false (docs/idvd.production.json)", level: "warning")
+        }
         let registry: FlowRegistry
         do { registry = FlowRegistry.idv(try IDVServices.production(config: config)) } catch { store.close(); throw error }
-        return try ServerRunner.run(config: config, store: store, registry: registry, crypto: Sodium())
+        // The webhook outbox's delivery worker (docs/WEBHOOKS.md), on every node unless webhooks.deliver is off.
+        let vault = registry.services?.vault
+        return try ServerRunner.run(config: config, store: store, registry: registry, crypto: Sodium()) { app in
+            guard config.webhooks.deliver, let vault else { return {} }
+            let deliverer = WebhookDeliverer(store: store, vault: vault, settings: config.webhooks, metrics: app.metrics)
+            deliverer.start()
+            return { deliverer.stop() }
+        }
     }
 
     /// Removes every `--set key=value` (repeatable) from `args`; returns the rest and the settings.

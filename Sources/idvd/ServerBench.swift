@@ -13,7 +13,9 @@ extension Benchmark {
     /// installed). Prints requests/s and p50/p99 latency for `GET /healthz` and for a full password
     /// login (POST /v1/sessions → getUser → getPassword(VERIFY) → onUserLoggedIn).
     static let server = Benchmark(name: "server", summary: "HTTP server: req/s and p50/p99 for /healthz and a full password login") { args in
-        let (opts, _) = try CLI.parseOptions(args, flags: ["light-argon2", "no-wrk"])
+        let (opts, _) = try CLI.parseOptions(args, flags: ["light-argon2", "no-wrk", "heavy"])
+        // `--heavy`: heavy uploads beside light traffic (ServerHeavyBench.swift).
+        if opts["heavy"] != nil { return try heavyBeside(light: opts) }
         let seconds = Double(opts["seconds"] ?? "5") ?? 5
         let connections = Int(opts["connections"] ?? "8") ?? 8
         let threads = opts["threads"] ?? "4"
@@ -23,43 +25,18 @@ extension Benchmark {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("bench.sqlite").path
-        var settings = ["http.threads": threads, "log.requests": "true", "password.attempts": "1000000"]
+        var settings = ["http.threads": threads, "log.requests": "true", "password.attempts": "1000000",
+                        "limits.sessions_per_client": "0", "limits.sessions_per_device": "0",
+                        "limits.devices_per_client": "0"]
         if light { settings["argon2.opslimit"] = "1"; settings["argon2.memlimit_kib"] = "8" }
 
-        // Users, created offline before the server opens the file.
         var config = try ServerConfig.load(file: nil, overrides: settings.merging(["db.path": db]) { a, _ in a })
         config.activationCodeAttempts = 5
-        var codes: [(String, String)] = []
-        do {
-            let store = try SQLiteStore(path: db)
-            let admin = Admin(store: store, config: config, crypto: Sodium())
-            for i in 0..<connections {
-                let id = "bench\(i)"
-                codes.append((id, try admin.createUser(id, activationRequiresIDV: false).activationCode))
-            }
-            store.close()
-        }
-
-        // The server, as another process.
-        let server = Process()
-        // `--server PATH` serves with another idvd build (an A/B comparison on the same load).
-        server.executableURL = URL(fileURLWithPath: opts["server"] ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var sargs = ["serve", "--db", db, "--port", "0"]
-        for (k, v) in settings.sorted(by: { $0.key < $1.key }) { sargs += ["--set", "\(k)=\(v)"] }
-        server.arguments = sargs
-        let out = Pipe()
-        server.standardOutput = out
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        // Users created offline, then the server as another process (`--server PATH` serves with
+        // another idvd build: an A/B comparison on the same load).
+        let (server, port, codes) = try Self.startBenchServer(db: db, config: config, settings: settings,
+                                                              users: (0..<connections).map { "bench\($0)" }, executable: opts["server"])
         defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw CLIError("idvd serve did not start") }
-            line += chunk
-        }
-        let ready = try JSONDecoder().decode(JSONValue.self, from: line.prefix(while: { $0 != 0x0A }))
-        guard let port = ready["port"]?.intValue else { throw CLIError("no port on the ready line") }
         let password = "bench password 1"
 
         // Activate every user over HTTP (not timed).
@@ -135,6 +112,46 @@ extension Benchmark {
     }
 
     /// POST /v1/sessions, answer getUser, then each of `answers` in turn; ok when it ends in onUserLoggedIn.
+    /// The benches' server: `users` created offline in a new SQLite file at `db` (no IDV, so each
+    /// activates with its code alone), then `idvd serve` on a free loopback port as another process
+    /// (`executable`: this binary, or `--server PATH` for an A/B run against another build) with
+    /// `settings`. Returns the process, its port (from the ready line) and each user's activation code.
+    /// The caller stops it (`SIGTERM`, then waits).
+    static func startBenchServer(db: String, config: ServerConfig, settings: [String: String], users: [String],
+                                 executable: String?) throws -> (server: Process, port: Int, codes: [(String, String)]) {
+        var codes: [(String, String)] = []
+        do {
+            let store = try SQLiteStore(path: db)
+            let admin = Admin(store: store, config: config, crypto: Sodium())
+            for id in users { codes.append((id, try admin.createUser(id, activationRequiresIDV: false).activationCode)) }
+            store.close()
+        }
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: executable ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var sargs = ["serve", "--db", db, "--port", "0"]
+        for (k, v) in settings.sorted(by: { $0.key < $1.key }) { sargs += ["--set", "\(k)=\(v)"] }
+        server.arguments = sargs
+        let out = Pipe()
+        server.standardOutput = out
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        var line = Data()
+        while !line.contains(0x0A) {
+            let chunk = out.fileHandleForReading.availableData
+            guard !chunk.isEmpty else {
+                kill(server.processIdentifier, SIGTERM); server.waitUntilExit()
+                throw CLIError("idvd serve did not start")
+            }
+            line += chunk
+        }
+        let ready = try JSONDecoder().decode(JSONValue.self, from: line.prefix(while: { $0 != 0x0A }))
+        guard let port = ready["port"]?.intValue else {
+            kill(server.processIdentifier, SIGTERM); server.waitUntilExit()
+            throw CLIError("no port on the ready line")
+        }
+        return (server, port, codes)
+    }
+
     static func loginSteps(_ c: LoopbackHTTPClient, user: String, answers: [JSONValue]) throws -> (ok: Bool, requests: Int) {
         let dec = JSONDecoder(), enc = JSONEncoder()
         var env = try dec.decode(WireEnvelope.self, from: c.json("POST", "/v1/sessions", Data("{}".utf8)).body)

@@ -8,7 +8,8 @@ extension Command {
         let usage = """
         usage: idvd specimen [--format td1|td3|mixed] [--count N] [--seed S] [--out DIR] [--portrait FACE.jpg|png]
                              [--augment] [--width W --height H] [--mrz 'LINE1|LINE2[|LINE3]'] [--jpeg Q | --png]
-                             [--chip [--chip-jpeg] [--swap-portrait FACE.jpg|png] [--pki-seed N]]
+                             [--chip [--chip-jpeg] [--swap-portrait FACE.jpg|png] [--pki-seed N]] [--sides]
+                             [--front-surname NAME] [--mrz-surname NAME]
           Writes DIR/specimen-<seed>.png and DIR/specimen-<seed>.json (format, mrz_lines, identity,
           augmentation) for N documents with seeds S, S+1, …  (default: td3, 1, seed 1, out .).
           --augment places each document in a photo-like scene (rotation any angle, perspective,
@@ -20,8 +21,14 @@ extension Command {
           signer), its tampered variants in DIR/specimen-<seed>.chip/variants/<name>/, and the test PKI's CSCA
           certificate and CRL in DIR/test-pki/ (the trust to verify them with: idvd chip verify --trust DIR/test-pki).
           The swapped-DG2 variant uses --swap-portrait, else the portrait mirrored.
+          --sides renders each TD1 card as its two sides, as real cards print them (ICAO 9303-5): the front
+          (portrait, captioned names and data, no MRZ) to DIR/specimen-<seed>-front.EXT and the back (MRZ,
+          fields without names) to DIR/specimen-<seed>-back.EXT; the JSON lists both ("files"). TD3 pages
+          are written as without it.  --front-surname prints NAME on the front instead of the identity's
+          surname, --mrz-surname prints NAME in the MRZ (check digits stay valid: no TD1 check digit covers the
+          name) — a card whose MRZ and front disagree, for the name cross-check.
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h", "png", "chip", "chip-jpeg"])
+        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h", "png", "chip", "chip-jpeg", "sides"])
         if o["help"] != nil || o["h"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
         let formatName = o["format"] ?? "td3"
         guard ["td1", "td3", "mixed"].contains(formatName) else { throw CLIError("--format must be td1, td3 or mixed") }
@@ -38,7 +45,7 @@ extension Command {
         if let h = o["height"] { guard let v = Int(h), v >= 64, v <= 8000 else { throw CLIError("--height must be 64…8000") }; aug.canvasHeight = v }
         let fixedLines = o["mrz"].map { $0.split(separator: "|").map(String.init) }
         struct Truth: Encodable {
-            let file: String; let format: String; let seed: UInt64; let mrz_lines: [String]
+            let file: String; let files: [String]?; let format: String; let seed: UInt64; let mrz_lines: [String]
             let identity: SpecimenIdentity; let augmentation: Augmentation?; let chip: ChipSpecimenWriter.Truth?
         }
         let chipWriter = o["chip"] != nil ? try ChipSpecimenWriter(out: out, options: o) : nil
@@ -50,13 +57,22 @@ extension Command {
             if let fixedLines, fixedLines.count != format.lineCount || fixedLines.contains(where: { $0.count != format.lineLength }) {
                 throw CLIError("--mrz for \(format.rawValue) needs \(format.lineCount) lines of \(format.lineLength) characters")
             }
-            var specimen = try SpecimenGenerator.render(identity, format: format, portrait: portrait, mrzLines: fixedLines, seed: s)
+            let sides = o["sides"] != nil && format == .td1
+            var mrzIdentity = identity
+            if let m = o["mrz-surname"] { mrzIdentity.surname = m }
+            var specimen = try SpecimenGenerator.render(identity, format: format, portrait: portrait,
+                                                        mrzLines: fixedLines ?? (o["mrz-surname"] != nil ? mrzIdentity.mrzLines(format) : nil), seed: s,
+                                                        side: sides ? .back : nil)
+            var frontIdentity = identity
+            if let f = o["front-surname"] { frontIdentity.surname = f }
+            var front = sides ? try SpecimenGenerator.render(frontIdentity, format: format, portrait: portrait, seed: s, side: .front) : nil
             let chipTruth = try chipWriter?.write(specimen, name: "specimen-\(s)")
             var applied: Augmentation?
             if o["augment"] != nil {
                 var a = Augmentation.random(using: &rng)
                 a.canvasWidth = aug.canvasWidth; a.canvasHeight = aug.canvasHeight
                 specimen.image = a.apply(to: specimen.image, seed: s)
+                if let f = front { front?.image = a.apply(to: f.image, seed: s &+ 1_000_003) }
                 applied = a
             }
             var jpegQuality: Int? = o["augment"] != nil && o["png"] == nil ? 92 : nil
@@ -65,15 +81,20 @@ extension Command {
                 jpegQuality = v
             }
             let name = "specimen-\(s)"
-            let file = name + (jpegQuality == nil ? ".png" : ".jpg")
-            if let q = jpegQuality {
-                try DocumentImage(rgb: specimen.image).jpeg(maxDimension: 100_000, quality: q).write(to: URL(fileURLWithPath: out + "/" + file))
-            } else {
-                try Raster.encodePNG(specimen.image).write(to: URL(fileURLWithPath: out + "/" + file))
+            let ext = jpegQuality == nil ? ".png" : ".jpg"
+            let file = name + (sides ? "-back" : "") + ext
+            func write(_ image: RGBImage, _ file: String) throws {
+                if let q = jpegQuality {
+                    try DocumentImage(rgb: image).jpeg(maxDimension: 100_000, quality: q).write(to: URL(fileURLWithPath: out + "/" + file))
+                } else {
+                    try Raster.encodePNG(image).write(to: URL(fileURLWithPath: out + "/" + file))
+                }
             }
+            try write(specimen.image, file)
+            if let front { try write(front.image, name + "-front" + ext) }
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try enc.encode(Truth(file: file, format: format.rawValue, seed: s, mrz_lines: specimen.mrzLines,
+            try enc.encode(Truth(file: file, files: front == nil ? nil : [name + "-front" + ext, file], format: format.rawValue, seed: s, mrz_lines: specimen.mrzLines,
                                  identity: identity, augmentation: applied, chip: chipTruth))
                 .write(to: URL(fileURLWithPath: out + "/" + name + ".json"))
             if count > 1 && (i + 1) % 50 == 0 { CLI.stderr("specimen: \(i + 1)/\(count)") }

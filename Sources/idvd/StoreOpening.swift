@@ -5,7 +5,7 @@ import IDVStorePostgres
 import IDVStoreSQLite
 
 /// What `idvd` serves from: the workflow store with verification links (SQLite or PostgreSQL).
-typealias ServedStore = WorkflowStore & VerificationLinkStore
+typealias ServedStore = WorkflowStore & VerificationLinkStore & WebhookStore
 
 /// Opens the store `db.path` names — a SQLite file, or PostgreSQL when it is a `postgresql://` URL —
 /// for `idvd serve` and every `idvd admin` command.
@@ -54,6 +54,13 @@ enum StoreOpening {
                 if let v = try? pg.serverVersion() { fields["server_version"] = .integer(v) }
                 pg.logsStatisticsOnClose = true
             }
+        }
+        if let key = try? config.keyLocation() {
+            fields["key_file"] = .string(key.path)
+            fields["key_source"] = .string(key.source.rawValue)
+            Log.event("store opened", fields)
+            if let warning = key.legacyWarning { Log.event("key file beside the database", level: "warning", ["advice": .string(warning)]) }
+            return
         }
         Log.event("store opened", fields)
     }

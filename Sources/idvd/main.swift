@@ -9,6 +9,7 @@ let commands: [Command] = [
     .bench,
     .serve,
     .admin,
+    .webhook,
     .openapi,
     .mrz,
     .face,
@@ -57,7 +58,13 @@ guard let command = commands.first(where: { $0.name == name }) else {
     exit(2)
 }
 do {
-    exit(try command.run(Array(arguments.dropFirst())))
+    // `idvd <command> <sub> … --help`: the command's own usage, which lists its subcommands, exit 0
+    // (admin prints the one subcommand's lines itself).
+    let rest = Array(arguments.dropFirst())
+    if command.name != "admin", rest.count > 1, rest.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+        exit(try command.run(["--help"]))
+    }
+    exit(try command.run(rest))
 } catch let error as CLIError {
     CLI.stderr("idvd \(name): \(error.description)")
     exit(2)

@@ -68,4 +68,39 @@ final class DocumentCommandTests: XCTestCase {
         // Without --jsonl a missing file is a usage error (exit 2).
         XCTAssertEqual(try run(["document", "read", missing]).status, 2)
     }
+
+    /// One verdict rule (#22): `idvd document read` judges with the server's policy as the document step
+    /// of a flow that matches a selfie — a page whose document has no portrait is INVALID there, as the
+    /// server says — and, with `--flow document-scan`, as the document-scan-only flow (WARNING).
+    func testNoPortraitIsJudgedAsTheServerJudgesIt() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-verdict-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SeededRNG(seed: 5)
+        var id = SpecimenIdentity.random(.td3, using: &rng)
+        id.issuingState = "NLD"; id.nationality = "NLD"; id.expiryDate = "351231"
+        let spec = try SpecimenGenerator.render(id, format: .td3)   // the rendered portrait is a silhouette: no face
+        let file = dir.appendingPathComponent("page.jpg")
+        try DocumentImage(rgb: spec.image).jpeg(maxDimension: 10_000, quality: 90).write(to: file)
+        func status(_ extra: [String]) throws -> String? {
+            let r = try run(["document", "read", "--jsonl", file.path] + extra)
+            XCTAssertEqual(r.status, 0)
+            return (r.lines.first?["report"] as? [String: Any])?["overall_status"] as? String
+        }
+        guard try FaceKitAvailable.check() else { return }
+        XCTAssertEqual(try status([]), "INVALID")
+        XCTAssertEqual(try status(["--flow", "document-scan"]), "WARNING")
+    }
+}
+
+/// Whether FaceKit's models are installed (the portrait rule needs the detector).
+enum FaceKitAvailable {
+    static func check() throws -> Bool {
+        let dir = ProcessInfo.processInfo.environment["IDV_MODELS_DIR"] ?? (NSHomeDirectory() + "/.cache/openidv/models")
+        guard FileManager.default.fileExists(atPath: dir + "/shape_predictor_5_face_landmarks.dat") else {
+            throw TestData.missing("dlib models not in \(dir) (scripts/bootstrap installs them)")
+        }
+        return true
+    }
 }

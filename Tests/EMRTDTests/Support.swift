@@ -1,9 +1,10 @@
 import EMRTD
 import Foundation
+import IDVTestSupport
 import XCTest
 
 /// Where the shared eMRTD samples are (../shared/testdata/emrtd beside the checkout), and the rule for when
-/// they are missing: under CI (`CI=true`) a missing file fails the test; elsewhere it skips, naming the file.
+/// they are missing (``TestData/missing(_:)``): under CI a missing file fails the test; elsewhere it skips, naming the file.
 enum Samples {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let root = packageRoot.appendingPathComponent("../shared/testdata/emrtd").standardized
@@ -13,9 +14,7 @@ enum Samples {
     static func path(_ relative: String, under base: URL = root) throws -> String {
         let p = base.appendingPathComponent(relative).path
         guard FileManager.default.fileExists(atPath: p) else {
-            let why = "shared eMRTD sample not found at \(p)"
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw Missing(description: why + " (CI requires ../shared/testdata)") }
-            throw XCTSkip(why)
+            throw TestData.missing("shared eMRTD sample not found at \(p)")
         }
         return p
     }

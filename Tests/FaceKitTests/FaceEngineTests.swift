@@ -1,4 +1,5 @@
 import Foundation
+import IDVTestSupport
 import XCTest
 @testable import FaceKit
 import Imaging
@@ -9,8 +10,7 @@ final class FaceEngineTests: XCTestCase {
     static func engine() throws -> FaceEngine {
         let dir = FaceEngine.defaultModelsDirectory
         for model in FaceModel.allCases where !FileManager.default.fileExists(atPath: dir.appendingPathComponent(model.rawValue).path) {
-            if Fixtures.underCI { throw Fixtures.MissingData(description: "dlib model \(model.rawValue) is not in \(dir.path) (CI=true: a failure; run scripts/bootstrap)") }
-            throw XCTSkip("dlib model \(model.rawValue) is not in \(dir.path); run scripts/bootstrap")
+            throw TestData.missing("dlib model \(model.rawValue) is not in \(dir.path); run scripts/bootstrap")
         }
         return try FaceEngine.shared()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import IDVTestSupport
 import XCTest
 
 /// Locates committed fixtures (`Tests/Fixtures`) and shared test data (`../shared/testdata`)
@@ -13,19 +14,11 @@ enum Fixtures {
         try Data(contentsOf: faces.appendingPathComponent(name))
     }
 
-    /// Under CI (`CI=true`) missing data fails the test; elsewhere it skips it.
-    static var underCI: Bool { ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true" }
-
-    struct MissingData: Error, CustomStringConvertible { let description: String }
-
-    /// A folder or file of the shared test data; when absent, an `XCTSkip` naming it — or, under CI,
-    /// an error that fails the test (CI must have the data).
+    /// A folder or file of the shared test data; when absent, ``TestData/missing(_:)`` naming it (a
+    /// skip locally, a failure under CI: CI must have the data).
     static func shared(_ relative: String) throws -> URL {
         let url = sharedTestData.appendingPathComponent(relative)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            if underCI { throw MissingData(description: "shared test data \(url.path) is absent (CI=true: this is a failure)") }
-            throw XCTSkip("shared test data \(url.path) is absent; skipping")
-        }
+        guard FileManager.default.fileExists(atPath: url.path) else { throw TestData.missing("shared test data \(url.path) is absent") }
         return url
     }
 }

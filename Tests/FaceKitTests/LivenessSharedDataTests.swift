@@ -1,4 +1,5 @@
 import Foundation
+import IDVTestSupport
 import XCTest
 @testable import FaceKit
 
@@ -13,10 +14,7 @@ final class LivenessSharedDataTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else {
-            if Fixtures.underCI { throw Fixtures.MissingData(description: "/usr/bin/ffmpeg is absent (CI=true: a failure; scripts/bootstrap installs it)") }
-            throw XCTSkip("/usr/bin/ffmpeg is absent; skipping")
-        }
+        _ = try TestData.tool("/usr/bin/ffmpeg")
         process.arguments = ["-nostdin", "-v", "error", "-ss", String(start), "-i", video.path, "-t", String(seconds),
                              "-vf", "fps=10,scale='min(640,iw)':-2", "-q:v", "3", dir.appendingPathComponent("f_%03d.jpg").path]
         try process.run()

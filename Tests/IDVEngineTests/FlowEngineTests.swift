@@ -95,7 +95,7 @@ final class FlowEngineTests: XCTestCase {
         let (engine, store, config) = try makeEngine()
         let issued = try Admin(store: store, config: config, crypto: Sodium()).createUser("kim", activationRequiresIDV: false)
         let s = try engine.startSession(WireSessionStart(), requestID: "r")
-        let token = try XCTUnwrap(s.session.token)
+        var token = try XCTUnwrap(s.session.token)
         XCTAssertThrowsError(try engine.startFlow(token: token, name: "test.postlogin", input: .emptyObject, requestID: "r")) {
             XCTAssertEqual(($0 as? IDVError)?.code, .unauthenticated)
         }
@@ -103,8 +103,16 @@ final class FlowEngineTests: XCTestCase {
             try engine.answer(token: token, WireAnswer(to: XCTUnwrap(ch), payload: p), viaUpload: false, requestID: "r")
         }
         let c = try answer(s.challenge, ["user_id": "kim"])
+        XCTAssertNil(c.session.token, "the token goes out at start and at login only")
         let p = try answer(c.challenge, ["activation_code": .string(issued.activationCode)])
-        XCTAssertEqual(try answer(p.challenge, ["password": "post login 3"]).event?.name, "onUserLoggedIn")
+        let loggedIn = try answer(p.challenge, ["password": "post login 3"])
+        XCTAssertEqual(loggedIn.event?.name, "onUserLoggedIn")
+        // The token is rotated at login: the pre-login one stops working, the new one is sent once.
+        let rotated = try XCTUnwrap(loggedIn.session.token)
+        XCTAssertNotEqual(rotated, token)
+        XCTAssertThrowsError(try engine.current(token: token)) { XCTAssertEqual(($0 as? IDVError)?.code, .unauthenticated) }
+        token = rotated
+        XCTAssertTrue(try engine.current(token: token).session.loggedIn)
         XCTAssertThrowsError(try engine.startFlow(token: token, name: "test.idv.activation", input: .emptyObject, requestID: "r")) {
             XCTAssertEqual(($0 as? IDVError)?.code, .notFound, "sub-flows are not startable by clients")
         }
@@ -128,7 +136,7 @@ final class FlowEngineTests: XCTestCase {
         XCTAssertNotNil(PasswordPolicy.violation("alice123", userID: "ALICE123", minLength: 8))
         XCTAssertNotNil(PasswordPolicy.violation("abc\u{0}defg1", userID: "u", minLength: 8))
         var config = ServerConfig()
-        config.activationCodeAttempts = 4
+        config.limits.activationIDVRuns = 4
         let (code, rec) = ActivationCodes.issue(userID: "u", now: 1000, config: config, crypto: Sodium())
         XCTAssertTrue(ActivationCodes.matches(code, record: rec, crypto: Sodium()))
         XCTAssertTrue(ActivationCodes.matches(" " + code.lowercased() + " ", record: rec, crypto: Sodium()))

@@ -35,20 +35,34 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(spec.attemptsLeft, 2)
         var saved = user(failed: 1)
         saved.updatedAt = 500
-        XCTAssertEqual(t.effects, [.saveUser(saved), .audit(AuditAction("password.wrong"), userID: "ada", details: ["attempts_left": 2])])
+        XCTAssertEqual(t.effects, [.saveUser(saved), .credentialFailed(.password, userID: "ada"),
+                                   .audit(AuditAction("password.wrong"), userID: "ada", details: ["attempts_left": 2])])
     }
 
-    func testTheLastWrongPasswordLocksTheUserAndCountsIt() throws {
-        let facts = Facts(now: 500, session: session, user: user(failed: 2))
+    /// The client's `password.attempts`-th wrong password: the client backs off for the user (the
+    /// user stays active); at `password.lock_threshold` wrong passwords in all the user locks.
+    func testTheLastWrongPasswordOfAClientBacksItOffAndTheThresholdLocksTheUser() throws {
+        var facts = Facts(now: 500, session: session, user: user(failed: 2))
+        facts.client.passwordFailures = 2
         let t = try flow.reduce(.verifyPassword(userID: "ada"), input: .password("nope"), evidence: checked(false), facts: facts, env: env())
         guard case let .ask(state, spec) = t.step else { return XCTFail("\(t.step)") }
         XCTAssertEqual(state, .user)
         XCTAssertEqual(spec.error?.longErrorCode, IDVErrorCode.userLocked.rawValue)
-        guard case let .saveUser(locked) = t.effects.first else { return XCTFail("\(t.effects)") }
+        guard case let .saveUser(counted) = t.effects.first else { return XCTFail("\(t.effects)") }
+        XCTAssertEqual(counted.state, .active)
+        XCTAssertEqual(counted.failedPasswordAttempts, 3)
+        XCTAssertTrue(t.effects.contains(.credentialFailed(.password, userID: "ada")))
+        XCTAssertTrue(t.effects.contains(.countOutcome(flow: "auth", outcome: .backedOff)))
+        XCTAssertEqual(t.effects.last, .setSessionUser(nil))
+
+        facts.user = user(failed: facts.limits.passwordLockThreshold - 1)
+        facts.client.passwordFailures = 0
+        let l = try flow.reduce(.verifyPassword(userID: "ada"), input: .password("nope"), evidence: checked(false), facts: facts, env: env())
+        guard case let .saveUser(locked) = l.effects.first else { return XCTFail("\(l.effects)") }
         XCTAssertEqual(locked.state, .locked)
         XCTAssertEqual(locked.lockedAt, 500)
-        XCTAssertTrue(t.effects.contains(.countOutcome(flow: "auth", outcome: .locked)))
-        XCTAssertEqual(t.effects.last, .setSessionUser(nil))
+        XCTAssertEqual(PasswordLockout.lockedUntil(locked, facts.limits), 500 + facts.limits.passwordLockSeconds)
+        XCTAssertTrue(l.effects.contains(.countOutcome(flow: "auth", outcome: .locked)))
     }
 
     func testTheRightPasswordLogsInAndResetsTheCounter() throws {
@@ -60,7 +74,7 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(result.event?.payload["session_id"], "s1")
         var reset = user()
         reset.updatedAt = 500
-        XCTAssertEqual(t.effects, [.saveUser(reset), .logIn(userID: "ada")])
+        XCTAssertEqual(t.effects, [.saveUser(reset), .credentialSucceeded(.password, userID: "ada"), .logIn(userID: "ada")])
     }
 
     /// The evidence request is decided before any facts: a new password that breaks the policy is

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
+import FaceKit
 import IDVEngine
+import IDVReaders
 import IDVTestSupport
 import XCTest
 
@@ -196,6 +198,67 @@ final class ChipFlowTests: XCTestCase {
 
     /// `idvd admin trust import|list|remove`: checked before kept, kept once, listed, removed, audited;
     /// a file that is not trust material (or a master list whose signer is not trusted) is refused with nothing kept.
+    /// A substituted printed photo: the page printed with another face (same identity, so the same
+    /// MRZ) beside the genuine chip. Passive authentication passes and DG1 matches, but the printed
+    /// portrait is not DG2's face: the document is WARNING with the reason; the genuine page stays OK.
+    func testAPrintedPortraitThatIsNotTheChipsFaceMakesTheDocumentAWarning() throws {
+        try WorkflowRealImageTests.requireModels()
+        let server = try ServerProcess()
+        let (page, chipDir, pki) = try Self.specimen(in: server.dir)
+        let swapped = server.dir.appendingPathComponent("swapped")
+        let r = try IDVDBinary.run(["specimen", "--format", "td3", "--seed", "9", "--out", swapped.path, "--jpeg", "90",
+                                    "--portrait", IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/faces/obama-480p.jpg").path])
+        XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
+        let forged = try Data(contentsOf: swapped.appendingPathComponent("specimen-9.jpg"))
+        try server.start()
+        _ = try server.admin(["trust", "import", pki.appendingPathComponent("csca.cer").path])
+        let api = try Self.loggedIn(server, "pia")
+        let genuine = try Self.scan(api, page, chip: try Self.chipPayload(chipDir))
+        XCTAssertEqual(genuine.overallDocumentStatus, .ok, "\(genuine.warningList)")
+        let sentence = DocumentWording.sentence(DocumentReason.chipPortraitDiffers(distance: 0, threshold: 0))
+        let s = try Self.scan(api, forged, chip: try Self.chipPayload(chipDir))
+        XCTAssertEqual(s.nfcScanStatusReasonCode, "passed", "the chip itself is authentic")
+        XCTAssertEqual(s.overallDocumentStatus, .warning, "\(s.errorList) \(s.warningList)")
+        XCTAssertEqual(s.warningList, [sentence])
+    }
+
+    /// The production comparer on the real specimen chips and their printed pages (testdata/emrtd:
+    /// the same women): the holder's own pages within the image-to-image line at FMR 0.1 %, the
+    /// other woman's beyond it.
+    func testTheComparerTellsTheHolderFromAnotherPersonOnRealChipsAndPages() throws {
+        try WorkflowRealImageTests.requireModels()
+        let data = TestData.shared
+        let bdrChip = data.appendingPathComponent("emrtd/bsi2008-erika-mustermann")
+        let nldChip = data.appendingPathComponent("emrtd/nld-specimen-2006-loes-meulendijk")
+        let bdrPage = data.appendingPathComponent("mrz-images/specimens/100_pass-bdr.jpg")
+        let nldPage = data.appendingPathComponent("mrz-images/specimens/98_pass-nld.jpg")
+        for f in [bdrChip, nldChip, bdrPage, nldPage] where !FileManager.default.fileExists(atPath: f.path) {
+            throw TestData.missing("\(f.path) (shared test data)")
+        }
+        let comparer = FaceKitPortraitComparer(engine: try FaceEngine.shared())
+        func printed(_ page: URL) throws -> Data {
+            try XCTUnwrap(try DocumentReaderVerifier().read(pages: [Data(contentsOf: page)]).portraitJPEG, page.lastPathComponent)
+        }
+        // DG2's face as the server's chip reader decodes it (JPEG 2000 through OpenJPEG, re-encoded as JPEG).
+        func chipFace(_ dir: URL) throws -> Data {
+            let bsi = FileManager.default.fileExists(atPath: dir.appendingPathComponent("EF_SOD.bin").path)
+            let chip = ChipData(sod: try Data(contentsOf: dir.appendingPathComponent(bsi ? "EF_SOD.bin" : "ef011D.bin")),
+                                dataGroups: [2: try Data(contentsOf: dir.appendingPathComponent(bsi ? "Datagroup2.bin" : "ef0102.bin"))])
+            let evidence = try EMRTDChipVerifier().verify(chip, printedMRZ: [], trust: [], now: 1_700_000_000)
+            return try XCTUnwrap(evidence.portraitJPEG, dir.lastPathComponent)
+        }
+        let line = FaceMatchCalibration.threshold(.fmr1in1000, for: .imageToImage).distance
+        let same = [try comparer.compare(printed: printed(bdrPage), chip: chipFace(bdrChip)),
+                    try comparer.compare(printed: printed(nldPage), chip: chipFace(nldChip))].map { $0?.distance ?? 9 }
+        let crossed = [try comparer.compare(printed: printed(bdrPage), chip: chipFace(nldChip)),
+                       try comparer.compare(printed: printed(nldPage), chip: chipFace(bdrChip))].map { $0?.distance ?? 0 }
+        for d in same { XCTAssertLessThan(d, line, "the holder's own printed portrait: \(same)") }
+        for d in crossed { XCTAssertGreaterThan(d, line, "another person's: \(crossed)") }
+        let e = try XCTUnwrap(try comparer.compare(printed: printed(bdrPage), chip: chipFace(bdrChip)))
+        XCTAssertEqual(e.kind, .imageToImage)
+        XCTAssertEqual(e.calibrated(.fmr1in1000)?.maxDistance, line)
+    }
+
     func testTrustAdminCommands() throws {
         let server = try ServerProcess()
         let (_, chipDir, pki) = try Self.specimen(in: server.dir)

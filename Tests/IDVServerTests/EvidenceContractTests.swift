@@ -22,6 +22,40 @@ final class EvidenceContractTests: XCTestCase {
         return try Raster.encodePNG(try SpecimenGenerator.render(id, format: .td3).image)
     }
 
+    /// A TD1 card (IDVTools), its two sides as the KYC upload sends them (front, back), JPEG: the front
+    /// prints `frontSurname`, the back's MRZ the identity's surname.
+    static func cardSides(frontSurname: String = "ERIKSSON") throws -> [Data] {
+        let id = SpecimenIdentity(documentCode: "I<", issuingState: "UTO", surname: "ERIKSSON", givenNames: "ANNA MARIA",
+                                  documentNumber: "D23145890", nationality: "UTO", birthDate: "740812", sex: "F",
+                                  expiryDate: "340415")
+        var front = id
+        front.surname = frontSurname
+        func jpeg(_ s: Specimen) throws -> Data { try DocumentImage(rgb: s.image).jpeg(maxDimension: 10_000, quality: 92) }
+        return [try jpeg(try SpecimenGenerator.render(front, format: .td1, side: .front)),
+                try jpeg(try SpecimenGenerator.render(id, format: .td1, side: .back))]
+    }
+
+    /// #22: the name cross-check runs on TD1 cards too, from the front the upload carries. Through the
+    /// production reader and the one policy: a front whose surname differs from the MRZ's is WARNING
+    /// with the surname named (a sentence from the wording table); the same card with its own front
+    /// passes the check and is VALID.
+    func testCardFrontNameCrossCheckThroughThePolicy() throws {
+        var options = DocumentReaderOptions()
+        options.detectPortrait = false
+        let reader = DocumentReaderVerifier(options: options)
+        let policy = WorkflowPolicy()
+        let today = WorkflowPolicy.utcDay(Int(Date().timeIntervalSince1970))
+        let same = try reader.read(pages: try Self.cardSides())
+        XCTAssertEqual(same.checks.first { $0.id == .namesMatchVisualZone }?.result, .passed)
+        let ok = IDVReports.documentDetails(same, judged: policy.judge(same, today: today, needsPortrait: false)).responseData
+        XCTAssertEqual(ok.overallStatus, .valid, "\(ok.errors) \(ok.warnings)")
+        let other = try reader.read(pages: try Self.cardSides(frontSurname: "ERIKSEN"))
+        XCTAssertEqual(other.checks.first { $0.id == .namesMatchVisualZone }?.result, .failed)
+        let warned = IDVReports.documentDetails(other, judged: policy.judge(other, today: today, needsPortrait: false)).responseData
+        XCTAssertEqual(warned.overallStatus, .other("WARNING"), "\(warned.errors)")
+        XCTAssertTrue(warned.warnings.contains { $0.contains("surname") && $0.contains("ERIKSSON") && $0.contains("ERIKSEN") }, "\(warned.warnings)")
+    }
+
     /// Bug 1: every real report carried two expiry checks — the reader's "Document not expired" was
     /// not recognised by the report builder, which appended its own `document_not_expired`. Now the
     /// reader's typed check is the only one, in both seed shapes, and follows the policy's verdict.

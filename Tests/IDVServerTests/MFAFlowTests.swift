@@ -64,7 +64,13 @@ final class MFAFlowTests: XCTestCase {
         XCTAssertEqual(loggedIn.event?.status.statusCode, 100)
         XCTAssertNil(loggedIn.challenge)
         XCTAssertEqual(loggedIn.envelope?.session?.loggedIn, true)
-        XCTAssertNil(loggedIn.envelope?.session?.token, "the token is sent only once")
+        // The token is rotated at login (sent once, in this answer); the pre-login token stops working.
+        let preLogin = try XCTUnwrap(start.envelope?.session?.token)
+        let rotated = try XCTUnwrap(loggedIn.envelope?.session?.token, "the login answer carries the new token")
+        XCTAssertNotEqual(rotated, preLogin)
+        XCTAssertEqual(api.token, rotated)
+        XCTAssertEqual(try api.call("GET", "/v1/session", token: preLogin).status, 401)
+        XCTAssertNil(try api.current().envelope?.session?.token, "the token is sent only at start and at login")
         XCTAssertEqual(try api.current().envelope?.session?.loggedIn, true)
 
         // The activation code is one-time: a second activation attempt is refused at getUser.
@@ -94,7 +100,8 @@ final class MFAFlowTests: XCTestCase {
         let ok = try again.answer(["password": .string(password)])
         XCTAssertEqual(ok.event?.name, "onUserLoggedIn")
 
-        // Success reset the counter: a new login starts at 3, and three wrong passwords lock.
+        // Success reset the counter: a new login starts at 3, and three wrong passwords from one
+        // client make that client back off for the user (1011; docs/LIMITS.md) — the user stays active.
         let locker = server.client()
         try locker.startSession()
         XCTAssertEqual(try locker.answer(["user_id": "alice"]).challenge?.attemptsLeft, 3)
@@ -103,11 +110,11 @@ final class MFAFlowTests: XCTestCase {
         let locked = try locker.answer(["password": "nope nope 3"])
         XCTAssertEqual(locked.challenge?.name, "getUser")
         XCTAssertEqual(locked.challenge?.error?.longErrorCode, 1011)
-        // Locked even with the right password now.
+        // Refused from this client even with the right password now (it is not asked).
         let retry = try locker.answer(["user_id": "alice"])
         XCTAssertEqual(retry.challenge?.name, "getUser")
         XCTAssertEqual(retry.challenge?.error?.longErrorCode, 1011)
-        XCTAssertEqual(try server.admin(["list-users"]).arrayValue?.first?["state"], "locked")
+        XCTAssertEqual(try server.admin(["list-users"]).arrayValue?.first?["state"], "active")
 
         // reset-user: back to activation with a new code; the old code no longer works.
         let newCode = try XCTUnwrap(server.admin(["reset-user", "alice"])["activation_code"]?.stringValue)
@@ -119,14 +126,14 @@ final class MFAFlowTests: XCTestCase {
         XCTAssertEqual(audit["chain_valid"], true)
         let actions = audit["entries"]?.arrayValue?.compactMap { $0["action"]?.stringValue } ?? []
         for a in ["admin.create_user", "activation.code_wrong", "activation.code_accepted", "user.activated", "session.login",
-                  "session.logoff", "password.wrong", "user.locked", "admin.reset_user"] {
+                  "session.logoff", "password.wrong", "password.client_backoff", "admin.reset_user"] {
             XCTAssertTrue(actions.contains(a), "audit lacks \(a): \(actions)")
         }
 
         // Metrics count the logins; logs carry no secret.
         let metrics = String(decoding: try api.http.request("GET", "/metrics").body, as: UTF8.self)
         XCTAssertTrue(metrics.contains(#"idvd_flow_outcomes_total{flow="auth",outcome="logged_in"} 3"#), metrics)
-        XCTAssertTrue(metrics.contains(#"idvd_flow_outcomes_total{flow="auth",outcome="locked"} 1"#), metrics)
+        XCTAssertTrue(metrics.contains(#"idvd_flow_outcomes_total{flow="auth",outcome="backed_off"} 1"#), metrics)
         XCTAssertTrue(metrics.contains(#"idvd_http_requests_total{route="/v1/session/answer",method="POST",status="200"}"#))
         server.stop()
         let log = server.serverLog()
@@ -147,6 +154,8 @@ final class MFAFlowTests: XCTestCase {
         XCTAssertTrue(requests.allSatisfy { $0["outcome_error_code"] != nil })
     }
 
+    /// `activation.code_attempts` wrong codes make the CLIENT back off for the user (1111, docs/LIMITS.md);
+    /// the code is not killed (AbuseLimitsTests.testWrongActivationCodesBackOffAndTheCodeSurvives).
     func testActivationCodeAttemptsExhausted() throws {
         let server = try ServerProcess(settings: ["activation.code_attempts": "2"])
         try server.start()
@@ -157,11 +166,11 @@ final class MFAFlowTests: XCTestCase {
         XCTAssertEqual(try api.answer(["activation_code": "00000-00000"]).challenge?.attemptsLeft, 1)
         let dead = try api.answer(["activation_code": "00000-00001"])
         XCTAssertEqual(dead.challenge?.name, "getUser")
-        XCTAssertEqual(dead.challenge?.error?.longErrorCode, 1010)
-        // The right code is now useless too.
-        let expired = try api.answer(["user_id": "bob"])
-        XCTAssertEqual(expired.challenge?.name, "getUser")
-        XCTAssertEqual(expired.challenge?.error?.longErrorCode, 1013)
+        XCTAssertEqual(dead.challenge?.error?.longErrorCode, 1111)
+        // This client is refused the code step while it backs off (the right code is not even asked).
+        let backingOff = try api.answer(["user_id": "bob"])
+        XCTAssertEqual(backingOff.challenge?.name, "getUser")
+        XCTAssertEqual(backingOff.challenge?.error?.longErrorCode, 1111)
         _ = code
     }
 
@@ -222,6 +231,47 @@ final class MFAFlowTests: XCTestCase {
         let otherID = try other.registerDevice(publicKey: Crypto.ed25519KeyPair().publicKey)
         try other.startSession(deviceID: otherID)
         XCTAssertEqual(try other.answer(["user_id": "dave"]).challenge?.name, "getPassword")
+    }
+
+    /// Invalid device signatures back the client off for that user (429 1111 on the next
+    /// signature, the password fallback still open) and spend its failure budget; a valid one
+    /// from another client is unaffected (#21: every failed authentication is limited).
+    func testInvalidDeviceSignaturesBackTheClientOff() throws {
+        let server = try ServerProcess(settings: ["limits.auth_failures_per_client": "100"])
+        try server.start()
+        let code = try server.createUser("erin")
+        let keys = Crypto.ed25519KeyPair()
+        let api = server.client()
+        let deviceID = try api.registerDevice(publicKey: keys.publicKey)
+        try api.startSession(deviceID: deviceID)
+        try api.answer(["user_id": "erin"])
+        try api.answer(["activation_code": .string(code)])
+        let consent = try XCTUnwrap(try api.answer(["password": .string(password)]).challenge)
+        let sig = Crypto.signEd25519(message: Array(WireLDA.message(challengeID: consent.challengeID, nonce: consent.payload["nonce"]?.stringValue ?? "")),
+                                     secretKey: keys.secretKey)
+        XCTAssertEqual(try api.answer(["consent": true, "signature": .string(Data(sig).base64EncodedString())]).event?.name, "onUserLoggedIn")
+
+        let forged = Data(repeating: 1, count: 64).base64EncodedString()
+        let thief = server.client()
+        for attempt in 1...3 {
+            try thief.startSession(deviceID: deviceID)
+            XCTAssertEqual(try thief.answer(["user_id": "erin"]).challenge?.name, "getDeviceSignature", "attempt \(attempt)")
+            let bad = try thief.answer(["signature": .string(forged)])
+            XCTAssertEqual(bad.challenge?.name, "getPassword", "attempt \(attempt)")
+            XCTAssertEqual(bad.challenge?.error?.longErrorCode, 1023, "attempt \(attempt)")
+        }
+        // Backed off: the fourth signature is refused before it is verified; the fallback stays open.
+        try thief.startSession(deviceID: deviceID)
+        XCTAssertEqual(try thief.answer(["user_id": "erin"]).challenge?.name, "getDeviceSignature")
+        let refused = try thief.answer(["signature": .string(forged)])
+        XCTAssertEqual(refused.status, 429, String(decoding: refused.raw, as: UTF8.self))
+        XCTAssertEqual(refused.error?.longErrorCode, 1111)
+        XCTAssertNotNil(refused.headers["retry-after"])
+        let m = try AbuseAnalysisTests.metrics(server.port)
+        XCTAssertEqual(m["idvd_limit_refusals_total{limit=\"auth_backoff\"}"], 1)
+        XCTAssertEqual(try thief.answer(["fallback": "password"]).challenge?.name, "getPassword")
+        // The user is not locked by them: the right password logs in.
+        XCTAssertEqual(try thief.answer(["password": .string(password)]).event?.name, "onUserLoggedIn")
     }
 
     func testResetAuthStateReturnsToGetUser() throws {

@@ -68,10 +68,29 @@ final class MiddlewareTests: XCTestCase {
         return r
     }
 
+    /// Every decoding fault is named for what it is, by field path (never the value): well-formed
+    /// JSON with a value the field does not take is not "not valid JSON".
+    func testDecodeRefusalsNameTheFault() {
+        struct Body: Decodable { let decision: ReviewDecision; let reason: String }
+        func message(_ json: String) -> String? {
+            let result = Result { try RequestDecoder.decode(Body.self, Data(json.utf8)) }
+            guard case let .failure(error) = result else { return nil }
+            guard let e = error as? IDVError else { return "\(error)" }
+            XCTAssertEqual(e.longErrorCode, IDVErrorCode.malformedRequest.rawValue)
+            return e.errorString
+        }
+        XCTAssertEqual(message(#"{"decision":"maybe","reason":"x"}"#), "Invalid value at decision")
+        XCTAssertEqual(message(#"{"decision":"APPROVE","reason":"x"}"#), "Invalid value at decision")
+        XCTAssertEqual(message(#"{"reason":"x"}"#), "Missing field decision")
+        XCTAssertEqual(message(#"{"decision":1,"reason":"x"}"#), "Wrong type at decision")
+        XCTAssertEqual(message(#"{"decision":"approve""#), "The body is not valid JSON")
+        XCTAssertNil(message(#"{"decision":"approve","reason":"x"}"#))
+    }
+
     func testChainAuthenticatesOnceDecodesOnceAndLogsIDsNeverTheBody() throws {
         let log = MemoryLogHandler(), metrics = Metrics(), auth = LockedCounter()
         let chain = try pipeline(log, metrics, authCalls: auth)
-        XCTAssertEqual(chain.stages.map(\.name), ["request_id", "log", "metrics", "error_to_envelope", "auth", "decode"])
+        XCTAssertEqual(chain.stages.map(\.name), ["request_id", "log", "metrics", "error_to_envelope", "throttle", "auth", "decode"])
         let route = Route("POST", "/t/{x}", operationID: "t", summary: "t", bearer: true, body: Body.self) { req, body in
             XCTAssertEqual(try req.authenticatedSession().sessionID, "s-1")
             XCTAssertEqual(req.logger.metadata["request_id"], .string("rid-1"))

@@ -35,15 +35,39 @@ final class OpenAPITests: XCTestCase {
                 XCTAssertNotEqual(r.status, 405, "\(method) \(path) documented but not routed")
             }
         }
-        XCTAssertEqual(operations, 14)
+        XCTAssertEqual(operations, 24)
         // Every route is documented: the table and the document list the same operations.
         for p in ["/healthz", "/metrics", "/openapi.json", "/v1/devices", "/v1/sessions", "/v1/session", "/v1/session/answer",
                   "/v1/session/upload", "/v1/session/reset", "/v1/session/logoff", "/v1/flows/{name}",
-                  "/verify", "/verify/{asset}", "/v1/links/redeem"] {
+                  "/verify", "/verify/{asset}", "/v1/links/redeem",
+                  "/v1/rp/users/{user_id}", "/v1/rp/users/{user_id}/verifications", "/v1/rp/users/{user_id}/document-scans",
+                  "/v1/rp/users/{user_id}/consents", "/v1/rp/verifications", "/v1/rp/verifications/{verification_id}",
+                  "/v1/rp/verifications/{verification_id}/audit", "/v1/rp/reviews", "/v1/rp/reviews/{case_id}",
+                  "/v1/rp/reviews/{case_id}/decision"] {
             XCTAssertNotNil(paths[p], p)
         }
         // Undocumented paths are unknown routes.
         XCTAssertEqual(try http.request("GET", "/v2/session").status, 404)
+    }
+
+    /// `POST /v1/flows/{name}` with `{}` starts the flow as an empty body does (it was 1001 while
+    /// `payload` was required), and the document says `payload` is optional.
+    func testFlowStartWithAnEmptyObjectBodyStartsTheFlow() throws {
+        let server = try WorkflowServer()
+        let api = try server.loggedIn("flo")
+        for body in [Data("{}".utf8), Data(), Data(#"{"payload":{}}"#.utf8)] {
+            let r = try api.call("POST", "/v1/flows/\(FlowName.templateStatus)", body.isEmpty ? nil : body)
+            XCTAssertEqual(r.status, 200, String(decoding: r.raw, as: UTF8.self))
+            XCTAssertNil(r.error, String(decoding: r.raw, as: UTF8.self))
+            XCTAssertEqual(r.event?.status.statusCode, 600, "no template yet")
+        }
+        let bad = try api.call("POST", "/v1/flows/\(FlowName.templateStatus)", Data("[]".utf8))
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertEqual(bad.error?.longErrorCode, 1001)
+        let doc = try JSONDecoder().decode(JSONValue.self, from: try LoopbackHTTPClient(port: server.port).request("GET", "/openapi.json").body)
+        let schema = try XCTUnwrap(doc["components"]?["schemas"]?["WireFlowStart"])
+        XCTAssertNotNil(schema["properties"]?["payload"])
+        XCTAssertNil(schema["required"], "payload is optional")
     }
 
     func testHealthAndMetricsFormat() throws {
@@ -54,7 +78,7 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(h.status, 200)
         let health = try JSONDecoder().decode(JSONValue.self, from: h.body)
         XCTAssertEqual(health["status"], "ok")
-        XCTAssertEqual(health["schema_version"], 5)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links; 5: chip trust material
+        XCTAssertEqual(health["schema_version"], 10)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links; 5: chip trust material; 6: relying-party API; 7: webhook outbox; 8: SQLite audit head; 9: webhook secret rotation; 10: shared credential-limit counters
         XCTAssertEqual(h.headers["x-request-id"]?.count, 32)
         _ = try http.request("GET", "/nope")
         let m = try http.request("GET", "/metrics")

@@ -125,7 +125,9 @@ final class RefusalTests: XCTestCase {
         assertRefused(try api.call("GET", "/v1/session", token: "not-a-token"), status: 401, code: .unauthenticated)
         let anon = API(port: server.port)
         assertRefused(try anon.call("GET", "/v1/session"), status: 401, code: .unauthenticated)
-        assertRefused(try api.call("POST", "/v1/sessions", api.encode(WireSessionStart(deviceID: "ffff"))), status: 400, code: .invalidArgument)
+        assertRefused(try api.call("POST", "/v1/sessions", api.encode(WireSessionStart(deviceID: "ffff"))), status: 404, code: .deviceNotFound)
+        assertRefused(try api.call("POST", "/v1/sessions", Data(#"{"device_id":null}"#.utf8)), status: 400, code: .malformedRequest)
+        assertRefused(try api.call("POST", "/v1/sessions", Data(#"{"sdk_version":null}"#.utf8)), status: 400, code: .malformedRequest)
         try assertUnchanged(ch)
     }
 

@@ -68,6 +68,8 @@ final class RestartTests: XCTestCase {
         XCTAssertEqual(try again.current().error?.longErrorCode, 1003)
         let fresh = server.client()
         try fresh.startSession()
+        // The user's count survived (1 of password.lock_threshold), and so did this client's own
+        // count of password.attempts: it is a row in the store (docs/LIMITS.md), so 2 are left.
         XCTAssertEqual(try fresh.answer(["user_id": "hank"]).challenge?.attemptsLeft, 2)
         XCTAssertEqual(try fresh.answer(["password": "killed later 9"]).event?.name, "onUserLoggedIn")
     }

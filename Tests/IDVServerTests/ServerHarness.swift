@@ -13,7 +13,9 @@ import IDVTestSupport
 enum IDVDBinary {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// `IDVD_BINARY` (an A/B run against another build, e.g. main's), else the one beside the tests.
     static func path() throws -> String {
+        if let p = ProcessInfo.processInfo.environment["IDVD_BINARY"], !p.isEmpty { return p }
         let beside = Bundle(for: ServerProcess.self).bundleURL.deletingLastPathComponent().appendingPathComponent("idvd").path
         for p in [beside, packageRoot.appendingPathComponent(".build/debug/idvd").path, packageRoot.appendingPathComponent(".build/release/idvd").path]
             where FileManager.default.isExecutableFile(atPath: p) { return p }
@@ -21,10 +23,22 @@ enum IDVDBinary {
     }
 
     /// Runs `idvd <args>` to completion; returns exit status and stdout.
-    static func run(_ args: [String]) throws -> (status: Int32, stdout: Data, stderr: Data) {
+    /// What every `idvd` these tests run gets on top of the test's environment: the default key
+    /// directory (`IDVD_KEY_DIR`, KeyLocation) in the temp folder, so default key files of the
+    /// tests' databases do not pile up in ~/.local/state (serve and admin agree on it).
+    /// Set in this test process too (first use), so in-process stores (WorkflowServer) resolve the same default.
+    static let testEnvironment: [String: String] = {
+        let env = ["IDVD_KEY_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-keys").path]
+        for (k, v) in env { setenv(k, v, 1) }
+        return env
+    }()
+
+    /// `environment`: variables set on top of ``testEnvironment`` and this process's own.
+    static func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: Data, stderr: Data) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try path())
         p.arguments = args
+        p.environment = ProcessInfo.processInfo.environment.merging(testEnvironment) { _, n in n }.merging(environment) { _, n in n }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -44,6 +58,8 @@ final class ServerProcess {
     private(set) var process: Process?
     private(set) var port = 0
     var settings: [String: String]
+    /// Variables set for `idvd serve` and `idvd admin` on top of ``IDVDBinary/testEnvironment``.
+    var environment: [String: String] = [:]
 
     /// Light Argon2id parameters (the minimum) keep the suite fast; production defaults are documented.
     static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5",
@@ -56,6 +72,7 @@ final class ServerProcess {
         dbPath = d.appendingPathComponent("idvd.sqlite").path
         logPath = d.appendingPathComponent("server.log").path
         self.settings = Self.testSettings.merging(settings) { _, new in new }
+        _ = IDVDBinary.testEnvironment
     }
 
     /// Starts the server and waits for its ready line.
@@ -65,6 +82,7 @@ final class ServerProcess {
         var args = ["serve", "--db", dbPath, "--port", "0"]
         for (k, v) in settings.sorted(by: { $0.key < $1.key }) { args += ["--set", "\(k)=\(v)"] }
         p.arguments = args
+        p.environment = ProcessInfo.processInfo.environment.merging(IDVDBinary.testEnvironment) { _, n in n }.merging(environment) { _, n in n }
         let out = Pipe()
         p.standardOutput = out
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
@@ -107,7 +125,7 @@ final class ServerProcess {
     func admin(_ args: [String]) throws -> JSONValue {
         var a = ["admin"] + args + ["--db", dbPath]
         for (k, v) in settings.sorted(by: { $0.key < $1.key }) { a += ["--set", "\(k)=\(v)"] }
-        let r = try IDVDBinary.run(a)
+        let r = try IDVDBinary.run(a, environment: environment)
         guard r.status == 0 || args.first == "audit" else {
             throw NSError(domain: "admin", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: String(decoding: r.stderr, as: UTF8.self)])
         }
@@ -151,6 +169,8 @@ final class API {
         let status: Int
         let envelope: WireEnvelope?
         let raw: Data
+        /// Response headers, names lowercased (e.g. `retry-after`).
+        var headers: [String: String] = [:]
         var error: IDVError? { envelope?.error }
         var challenge: WireChallenge? { envelope?.challenge }
         var event: WireEvent? { envelope?.event }
@@ -159,7 +179,10 @@ final class API {
     func call(_ method: String, _ path: String, _ body: Data? = nil, token: String? = nil) throws -> Reply {
         let r = try http.json(method, path, body, bearer: token ?? self.token)
         let env = try? JSONDecoder().decode(WireEnvelope.self, from: r.body)
-        return Reply(status: r.status, envelope: env, raw: r.body)
+        // The token rotated at login comes in that answer's session: follow it, as IDVKit does
+        // (only for calls on this client's own token).
+        if token == nil, let t = env?.session?.token, self.token != nil { self.token = t }
+        return Reply(status: r.status, envelope: env, raw: r.body, headers: r.headers)
     }
 
     func encode<T: Encodable>(_ v: T) throws -> Data { try JSONEncoder().encode(v) }

@@ -72,14 +72,14 @@ final class WorkflowRealImageTests: XCTestCase {
         }
         let same = try authenticate(katie)
         XCTAssertEqual(same.biometricResult?.displayText, .matched)
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(same.faceMatcherResponse?.score), 0.5)
+        XCTAssertNil(same.faceMatcherResponse, "no score to the device (docs/LIMITS.md); it is in the audit")
         XCTAssertEqual(same.idvAuditInfo.status, .success)
         let other = try authenticate(aoc)
         XCTAssertEqual(other.biometricResult?.displayText, .notMatched)
-        XCTAssertLessThan(try XCTUnwrap(other.faceMatcherResponse?.score), 0.5)
+        XCTAssertNil(other.faceMatcherResponse)
         let photo = try authenticate(still)
         XCTAssertEqual(photo.biometricResult?.displayText, .livenessFailed)
-        XCTAssertLessThan(try XCTUnwrap(photo.analyzeLivenessResponse?.video.livenessResult.score), 50)
+        XCTAssertNil(photo.analyzeLivenessResponse)
         XCTAssertEqual(photo.attemptsLeft, 3)
 
         // Opt-out, then opt-out with no template.

@@ -28,6 +28,7 @@ final class WorkflowServer {
 
     init(_ settings: [String: String] = [:], selfies: (any SelfieVerifying)? = nil, documents: (any DocumentVerifying)? = nil,
          wallClock: Bool = false, chips: (any ChipVerifying)? = nil) throws {
+        _ = IDVDBinary.testEnvironment   // the default key directory, shared with the idvd these tests run
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-wf-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var o = ServerProcess.testSettings.merging(["db.path": dir.appendingPathComponent("idvd.sqlite").path, "listen.port": "0",

@@ -48,9 +48,12 @@ final class WorkflowVaultTests: XCTestCase {
         // A second store on the file keeps the WAL and shared-memory files in place while we look.
         let store = try SQLiteStore(path: db)
         _ = try store.schemaVersion()
-        for suffix in ["", "-wal", "-shm", ".key"] {
-            let mode = try FileManager.default.attributesOfItem(atPath: db + suffix)[.posixPermissions] as? Int
-            XCTAssertEqual(mode, 0o600, "\(db + suffix) has mode \(String(mode ?? -1, radix: 8))")
+        // The key file lives apart from the database (KeyLocation: IDVD_KEY_DIR in these tests).
+        let key = try KeyLocation.resolve(dbPath: db, configured: "").path
+        XCTAssertFalse(FileManager.default.fileExists(atPath: db + ".key"), "no key beside the database")
+        for path in ["", "-wal", "-shm"].map({ db + $0 }) + [key] {
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            XCTAssertEqual(mode, 0o600, "\(path) has mode \(String(mode ?? -1, radix: 8))")
         }
         store.close()
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db)
@@ -76,6 +79,7 @@ final class WorkflowVaultTests: XCTestCase {
             XCTAssertTrue(message.contains("no database at \(typo)"), message)
             XCTAssertFalse(FileManager.default.fileExists(atPath: typo), "\(sub) created the database")
             XCTAssertFalse(FileManager.default.fileExists(atPath: typo + ".key"), "\(sub) created a key file")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: try KeyLocation.defaultPath(dbPath: typo)), "\(sub) created a key file")
         }
         XCTAssertEqual(try IDVDBinary.run(["admin", "create-user", "ivy", "--db", typo]).status, 0)
         XCTAssertTrue(FileManager.default.fileExists(atPath: typo))
@@ -111,7 +115,14 @@ final class WorkflowVaultTests: XCTestCase {
         XCTAssertEqual(c.workflow.faceMatchMaxDistance, 0.5)
         XCTAssertTrue(c.workflow.continueAnywayAfterNotMatched)
         XCTAssertEqual(c.workflow.selfieAttempts, 5)
-        XCTAssertEqual(c.workflow.resolvedKeyFile(dbPath: "/x/idvd.sqlite"), "/x/idvd.sqlite.key")
+        // The default key file is not beside the database (KeyLocation); a configured one is used as is.
+        XCTAssertFalse(c.workflow.resolvedKeyFile(dbPath: "/x/idvd.sqlite").hasPrefix("/x/"), c.workflow.resolvedKeyFile(dbPath: "/x/idvd.sqlite"))
+        XCTAssertEqual(try KeyLocation.resolve(dbPath: "/x/idvd.sqlite", configured: "", environment: ["HOME": "/home/op"]).path
+                        .hasPrefix("/home/op/.local/state/openidv/keys/idvd.sqlite-"), true)
+        XCTAssertEqual(try KeyLocation.resolve(dbPath: "/x/idvd.sqlite", configured: "", environment: ["XDG_STATE_HOME": "/st", "HOME": "/h"]).path
+                        .hasPrefix("/st/openidv/keys/"), true)
+        XCTAssertEqual(try KeyLocation.resolve(dbPath: "/x/idvd.sqlite", configured: "/k/my.key", environment: [:]).path, "/k/my.key")
+        XCTAssertThrowsError(try KeyLocation.resolve(dbPath: "/x/idvd.sqlite", configured: "", environment: [:]))
         for (k, v) in [("idv.liveness_threshold", "101"), ("idv.face_match_max_distance", "-1"), ("idv.continue_anyway", "maybe"),
                        ("idv.selfie_attempts", "0"), ("idv.consent_text_version", "")] {
             XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: [k: v]), k)

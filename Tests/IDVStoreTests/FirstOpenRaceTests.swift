@@ -9,7 +9,7 @@ final class FirstOpenRaceTests: XCTestCase {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("first-open-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        for round in 0..<5 {
+        for round in 0..<40 {
             let path = dir.appendingPathComponent("store-\(round).sqlite").path
             let results = LockedResults()
             DispatchQueue.concurrentPerform(iterations: 8) { _ in

@@ -152,6 +152,14 @@ final class PostgresStoreContractTests: StoreContractTests {
         }
         XCTAssertEqual(try a.user("counter")?.failedPasswordAttempts, 60)
         XCTAssertEqual(a.waitStatistics.writeTransactions + b.waitStatistics.writeTransactions, 60)
+        // Each node's lock-wait histogram (`idvd_store_write_lock_wait_seconds`) has one observation per
+        // write transaction, and its sum is the total wait.
+        for s in [a, b] {
+            let h = try XCTUnwrap(s.writeLockWaits())
+            XCTAssertEqual(h.count, s.waitStatistics.writeTransactions)
+            XCTAssertEqual(h.sum, s.waitStatistics.writeLockWaitSeconds, accuracy: 1e-9)
+            XCTAssertEqual(h.counts.last, h.count, "every wait is under the last bound (5 s)")
+        }
     }
 
     func testASwallowedStatementErrorFailsTheTransactionAtCommit() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import IDVTestSupport
 import IDVStorePostgres
 import XCTest
 
@@ -42,11 +43,8 @@ enum ScratchPostgres {
     /// The server, or the test's failure (under CI) / skip (elsewhere) when there is none.
     static func require(file: StaticString = #filePath, line: UInt = #line) throws -> Server {
         do { return try server() } catch {
-            if ProcessInfo.processInfo.environment["CI"] == "true" {
-                XCTFail("PostgreSQL is required under CI: \(error)", file: file, line: line)
-                throw error
-            }
-            throw XCTSkip("no PostgreSQL for the PostgreSQL tests: \(error)")
+            if TestData.underCI { XCTFail("PostgreSQL is required under CI: \(error)", file: file, line: line) }
+            throw TestData.missing("no PostgreSQL for the PostgreSQL tests: \(error)")
         }
     }
 

@@ -144,6 +144,55 @@ class StoreContractTests: XCTestCase {
         XCTAssertThrowsError(try s.createDevice(d1))
     }
 
+    /// The sweep's end of device registrations that never led to a login: only devices without a
+    /// user, unused before the cutoff, that no session names — at most `limit` at a time.
+    func testOnlyOldUnboundDevicesWithoutSessionsAreDeleted() throws {
+        let s = try makeSubject().store
+        try s.createUser(user("alice"))
+        try s.createDevice(DeviceRecord(deviceID: "old1", publicKey: "AAAA", createdAt: 10))
+        try s.createDevice(DeviceRecord(deviceID: "old2", publicKey: "AAAA", createdAt: 20))
+        try s.createDevice(DeviceRecord(deviceID: "old3", publicKey: "AAAA", createdAt: 30))
+        try s.createDevice(DeviceRecord(deviceID: "recent", publicKey: "AAAA", createdAt: 10, lastUsedAt: 500))
+        try s.createDevice(DeviceRecord(deviceID: "bound", publicKey: "AAAA", userID: "alice", createdAt: 10))
+        try s.createDevice(DeviceRecord(deviceID: "in-session", publicKey: "AAAA", createdAt: 10))
+        var withDevice = session("s1")
+        withDevice.deviceID = "in-session"
+        try s.createSession(withDevice)
+        XCTAssertEqual(try s.deleteUnboundDevices(unusedSince: 100, limit: 2), 2, Self.storeName)
+        XCTAssertEqual(try s.deleteUnboundDevices(unusedSince: 100, limit: 2), 1)
+        XCTAssertEqual(try s.deleteUnboundDevices(unusedSince: 100, limit: 2), 0)
+        for gone in ["old1", "old2", "old3"] { XCTAssertNil(try s.device(gone), gone) }
+        for kept in ["recent", "bound", "in-session"] { XCTAssertNotNil(try s.device(kept), kept) }
+        XCTAssertEqual(try s.deleteUnboundDevices(unusedSince: 600, limit: 10), 1, "recent, once its last use is before the cutoff")
+        XCTAssertNil(try s.device("recent"))
+    }
+
+    /// The credential-limit counters every node shares: upsert, read several at once, delete, and
+    /// the sweep's idle delete that spares a back-off still running.
+    func testLimitCountersRoundTripAndOnlyIdleEndedOnesAreSwept() throws {
+        let s = try makeSubject().store
+        XCTAssertEqual(try s.limitCounters(["auth|x"]), [:])
+        try s.saveLimitCounter(LimitCounterRecord(key: "auth|a", tokens: 29.25, updatedAt: 100))
+        try s.saveLimitCounter(LimitCounterRecord(key: "pair|b", failures: 2, rounds: 1, blockedUntil: 900, updatedAt: 50))
+        try s.saveLimitCounter(LimitCounterRecord(key: "pair|c", failures: 1, updatedAt: 60))
+        var a = try XCTUnwrap(try s.limitCounters(["auth|a", "pair|b", "none"])["auth|a"], Self.storeName)
+        XCTAssertEqual(a.tokens, 29.25, accuracy: 0.001)
+        XCTAssertEqual(try s.limitCounters(["auth|a", "pair|b", "none"]).count, 2)
+        XCTAssertEqual(try s.limitCounters(["pair|b"])["pair|b"], LimitCounterRecord(key: "pair|b", failures: 2, rounds: 1, blockedUntil: 900, updatedAt: 50))
+        a.tokens = 28.25
+        a.updatedAt = 120
+        try s.saveLimitCounter(a)
+        XCTAssertEqual(try s.limitCounters(["auth|a"])["auth|a"]?.updatedAt, 120, "replaced, not duplicated")
+        XCTAssertEqual(try s.limitCounterCount(), 3)
+        // Idle before 110 and not blocked at 200: pair|c only (pair|b still backs off until 900).
+        XCTAssertEqual(try s.deleteIdleLimitCounters(updatedBefore: 110, now: 200, limit: 10), 1)
+        XCTAssertNil(try s.limitCounters(["pair|c"])["pair|c"])
+        XCTAssertEqual(try s.deleteIdleLimitCounters(updatedBefore: 110, now: 1000, limit: 10), 1, "once its back-off ended")
+        try s.deleteLimitCounter(key: "auth|a")
+        try s.deleteLimitCounter(key: "auth|a")
+        XCTAssertEqual(try s.limitCounterCount(), 0)
+    }
+
     // MARK: Sessions
 
     func testSessionStateRoundTripsSealedAndTheTokenFindsIt() throws {
@@ -379,6 +428,22 @@ class StoreContractTests: XCTestCase {
         XCTAssertEqual(try s.flowOutcomes(userID: "alice", flow: "idv.biometric", since: 0), [.matched, .notMatched], Self.storeName)
         XCTAssertEqual(try s.flowOutcomes(userID: "alice", flow: "idv.biometric", since: 250), [.matched])
         XCTAssertEqual(try s.flowOutcomes(userID: "bob", flow: "idv.biometric", since: 0), [])
+    }
+
+    /// The expiry sweep of a session that never identified a user deletes its runs without a user
+    /// — and only those, and only that session's (docs/LIMITS.md).
+    func testAnonymousFlowRunsOfOneSessionAreDeletedAndNothingElse() throws {
+        let s = try makeSubject().store
+        try s.startFlowRun(FlowRunRecord(runID: "a1", sessionID: "anon", userID: nil, flow: "auth", idvWorkflow: nil, startedAt: 100))
+        try s.startFlowRun(FlowRunRecord(runID: "a2", sessionID: "anon", userID: nil, flow: "auth", idvWorkflow: nil, startedAt: 110))
+        try s.startFlowRun(FlowRunRecord(runID: "k1", sessionID: "anon", userID: "alice", flow: "idv.biometric", idvWorkflow: 8, startedAt: 120))
+        try s.startFlowRun(FlowRunRecord(runID: "o1", sessionID: "other", userID: nil, flow: "auth", idvWorkflow: nil, startedAt: 100))
+        try s.endFlowRun(runID: "a1", at: 200, outcome: .reset, errorCode: 0)
+        try s.endFlowRun(runID: "k1", at: 200, outcome: .matched, errorCode: 0)
+        XCTAssertEqual(try s.deleteAnonymousFlowRuns(sessionID: "anon"), 2, Self.storeName)
+        XCTAssertEqual(try s.deleteAnonymousFlowRuns(sessionID: "anon"), 0)
+        XCTAssertEqual(try s.flowOutcomes(userID: "alice", flow: "idv.biometric", since: 0), [.matched], "a run with a user is kept")
+        XCTAssertEqual(try s.withTransaction { try s.deleteAnonymousFlowRuns(sessionID: "other") }, 1, "inside a transaction too")
     }
 
     func testTemplatesConsentsScansAndMediaRoundTrip() throws {

@@ -26,14 +26,14 @@ final class VerificationLinkTests: XCTestCase {
         XCTAssertEqual(link["url"]?.stringValue, "https://idv.example.com/verify/#link=\(token)")
         let now = Int(Date().timeIntervalSince1970)
         XCTAssertEqual(Double(link["expires_at"]?.intValue ?? 0), Double(now + 24 * 3600), accuracy: 5, "default lifetime: links.ttl_seconds")
-        let short = try server.adminJSON(["create-link", "pending", "--flow", "idv.postlogin.kyc", "--ttl", "90"])
-        XCTAssertEqual(short["flow"], "idv.postlogin.kyc")
+        let short = try server.adminJSON(["create-link", "pending", "--flow", "idv.activation", "--ttl", "90"])
+        XCTAssertEqual(short["flow"], "idv.activation")
         XCTAssertEqual(Double(short["expires_at"]?.intValue ?? 0), Double(now + 90), accuracy: 5)
 
         for (args, message) in [(["create-link", "nobody"], "(1016)"),
-                                (["create-link", "pending", "--flow", "idv.bogus"], "--flow must be one of"),
+                                (["create-link", "pending", "--flow", "idv.bogus"], "(--flow, flow) must be one of"),
                                 (["create-link", "pending", "--ttl", "0"], "--ttl must be a positive"),
-                                (["create-link", "pending", "--ttl", "99999999"], "--ttl must be 1…2592000"),
+                                (["create-link", "pending", "--ttl", "99999999"], "(--ttl, expires_in) must be 1…2592000"),
                                 (["create-link"], "exactly one user id")] {
             let r = try server.admin(args)
             XCTAssertEqual(r.status, 2, "\(args)")
@@ -56,10 +56,14 @@ final class VerificationLinkTests: XCTestCase {
         XCTAssertFalse(String(decoding: try JSONEncoder().encode(audit), as: UTF8.self).contains(token), "the audit never holds a token")
     }
 
-    func testActivationLinkForActiveUserIsRefusedAndLockedUserGetsNone() throws {
+    func testLinkFlowMustSuitTheUsersState() throws {
         let server = try WebServer()
         try server.start()
         let code = try XCTUnwrap(try server.adminJSON(["create-user", "amy", "--no-idv"])["activation_code"]?.stringValue)
+        // Pending activation: a KYC link would only ask for the activation code when redeemed.
+        let early = try server.admin(["create-link", "amy", "--flow", "idv.postlogin.kyc"])
+        XCTAssertEqual(early.status, 2)
+        XCTAssertTrue(early.stderr.contains("pending activation"), early.stderr)
         try activate(server, "amy", code: code)
         let r = try server.admin(["create-link", "amy", "--flow", "idv.activation"])
         XCTAssertEqual(r.status, 2)
@@ -71,11 +75,12 @@ final class VerificationLinkTests: XCTestCase {
     func activate(_ server: WebServer, _ user: String, code: String) throws {
         let http = server.http()
         var env = try JSONDecoder().decode(WireEnvelope.self, from: http.request("POST", "/v1/sessions", body: Data("{}".utf8)).body)
-        let token = try XCTUnwrap(env.session?.token)
+        var token = try XCTUnwrap(env.session?.token)
         for payload: JSONValue in [["user_id": .string(user)], ["activation_code": .string(code)], ["password": "Amy passes 2026"]] {
             let ch = try XCTUnwrap(env.challenge)
             let r = try http.json("POST", "/v1/session/answer", try JSONEncoder().encode(WireAnswer(to: ch, payload: payload)), bearer: token)
             env = try JSONDecoder().decode(WireEnvelope.self, from: r.body)
+            if let t = env.session?.token { token = t }   // rotated at login
         }
         XCTAssertEqual(env.event?.name, WireName.onUserLoggedIn)
     }

@@ -115,4 +115,20 @@ final class PosteriorDecodeTests: XCTestCase {
         print("posterior corpus (1,500): decoder \(decoded), rank-only \(ranked)")
         XCTAssertLessThan(decoded.wrong, max(1, ranked.wrong))
     }
+
+    /// A cell changed twice (a `«` normalised to `<`, then corrected by the decoder) is one
+    /// correction, from what was read to what the cell holds; a cell changed back to what was read
+    /// is none. (The fuzz input that showed the double listing is replayed by FuzzRegressionTests:
+    /// Tests/Fixtures/fuzz/mrz-decode/guillemet-corrected-twice.)
+    func testACellChangedTwiceIsListedOnce() {
+        let before: [[UInt8]] = [Array("AB<".utf8)]
+        let changes: [Corrector.Change] = [
+            .init(line: 0, column: 2, to: UInt8(ascii: "K"), source: .confusionTable, cost: 1),
+            .init(line: 0, column: 0, to: UInt8(ascii: "<"), source: .fillerNormalisation, cost: 0.5),
+            .init(line: 0, column: 0, to: UInt8(ascii: "X"), source: .ocrAlternative, cost: 0),
+            .init(line: 0, column: 2, to: UInt8(ascii: "<"), source: .ocrAlternative, cost: 0),
+        ]
+        let merged = MRZParser.mergedChanges(changes, before: before)
+        XCTAssertEqual(merged.map { "\($0.column) \(Character(UnicodeScalar($0.to))) \($0.source.rawValue)" }, ["0 X ocr_alternative"])
+    }
 }

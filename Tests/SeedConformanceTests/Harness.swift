@@ -1,4 +1,5 @@
 import Foundation
+import IDVTestSupport
 import RELID
 @testable import SeedApp
 import XCTest
@@ -19,13 +20,8 @@ enum Paths {
         throw missing("\(name) binary not found beside the test bundle or under .build/debug (run `swift build` first)")
     }
 
-    /// Missing test data: a failure under CI (`CI=true`), a visible skip elsewhere.
-    static func missing(_ why: String) -> Error {
-        if ProcessInfo.processInfo.environment["CI"] == "true" {
-            return NSError(domain: "SeedConformanceTests", code: 1, userInfo: [NSLocalizedDescriptionKey: why])
-        }
-        return XCTSkip(why)
-    }
+    /// Missing test data: a failure under CI, a visible skip elsewhere (``TestData/missing(_:)``).
+    static func missing(_ why: String) -> Error { TestData.missing(why) }
 }
 
 /// A real `idvd serve` on a free loopback port with a SQLite file in a temp folder.

@@ -1,4 +1,4 @@
-// CImaging — a thin C interface over the image codecs (libjpeg-turbo, libpng) and the pixel
+// CImaging — a thin C interface over the image codecs (libjpeg-turbo, libpng, libexif) and the pixel
 // operations beneath the readers (decode with limits checked before allocation, EXIF orientation,
 // resize, crop, grey/RGB conversion, JPEG/PNG encoding). Plain C so Swift imports it directly; the
 // implementation is C++17 compiled at -O2 in every configuration. No C++ exception ever crosses
@@ -60,10 +60,33 @@ void ci_free(void *pointer);
 /// Decodes JPEG or PNG bytes. Greyscale sources decode to 1 channel, everything else to RGB (alpha is
 /// composited on black, 16-bit samples reduced to 8, palettes expanded, CMYK converted). Refuses
 /// images whose declared width × height exceeds `max_pixels` before allocating pixel memory.
-/// When `apply_orientation` is non-zero the EXIF orientation (JPEG APP1, PNG eXIf) is applied so
-/// the result is upright.
+/// When `apply_orientation` is non-zero the EXIF orientation (JPEG APP1, PNG eXIf; read with libexif)
+/// is applied so the result is upright.
 ci_status ci_image_decode(const uint8_t *data, size_t count, uint64_t max_pixels, int apply_orientation,
                           ci_bitmap *out, ci_image_info *info, char *message, size_t message_size);
+
+/// What to decode: a part of the upright image, at most a given size.
+typedef struct ci_decode_request {
+    uint64_t max_pixels;       ///< refuse images whose declared width × height exceeds this (nothing allocated)
+    int32_t apply_orientation; ///< non-zero: apply the EXIF orientation; the region is then in upright pixels
+    int32_t max_dimension;     ///< the output's longer side at most this many pixels (0: the region's own size)
+    int32_t region_x;          ///< the part to decode, full-resolution pixels of the (upright) image;
+    int32_t region_y;          ///< region_width 0 means the whole image
+    int32_t region_width;
+    int32_t region_height;
+} ci_decode_request;
+
+/// Decodes the region of `request` (the whole image when its width is 0) scaled so that the longer
+/// side is at most `max_dimension`: the output is round(w·s) × round(h·s) of the region's w × h with
+/// s = min(1, max_dimension / max(w, h)). JPEG: libjpeg-turbo DCT scaling by m/8 (the smallest m
+/// that keeps at least the output size), only the needed scanlines and iMCU columns, then area
+/// averaging to the exact size — peak memory about the scaled region, not the image (progressive
+/// JPEGs still hold libjpeg's coefficient buffer of the whole image). PNG: row by row, each row of
+/// the region resampled as it arrives (memory: the output plus a row); interlaced PNGs are decoded
+/// whole, then cut and resampled. The whole image at full size decodes exactly as `ci_image_decode`.
+/// `CI_ERR_INVALID_ARGUMENT` when the region lies outside the image.
+ci_status ci_image_decode_request(const uint8_t *data, size_t count, const ci_decode_request *request,
+                                  ci_bitmap *out, ci_image_info *info, char *message, size_t message_size);
 
 /// Applies EXIF orientation `orientation` (1…8) to `src`; `dst` holds width × height × channels bytes
 /// and is width-by-height for 1–4, height-by-width for 5–8.

@@ -36,6 +36,10 @@ typedef struct cmhd_request {
                                ///< on the pool thread (NULL for an offloaded request)
     const char *authorization; ///< the Authorization header, or NULL
     long route;                ///< what the limit callback stored in `*route` for this request (the matched route)
+    const char *query;         ///< the query-string arguments as "key=value" lines ('\n'-separated; key and
+                               ///< value decoded, then '%', '=' and '\n' re-escaped as %25 %3D %0A), or NULL when none
+    const char *client_address; ///< the peer's IP address as text ("127.0.0.1", "::1"), or "" when unknown;
+                               ///< valid while the handler runs (the per-client limits key on it)
 } cmhd_request;
 
 /// The handler's answer. `body` must be allocated with malloc (or be NULL); the wrapper frees it.
@@ -79,6 +83,19 @@ typedef struct cmhd_config {
     cmhd_offload_fn offload;   ///< NULL: every request is handled on the pool thread
     cmhd_dispatch_fn dispatch; ///< required when offload is set
     void *ctx;
+    /// Slow clients (0 = off each). A connection whose first request header is not complete this
+    /// many seconds after it opened is closed; a kept-alive one, whose next header is not complete
+    /// max(this, connection_timeout_seconds) after its previous response was sent (the wrapper's own
+    /// accounting: a notify-connection callback and a reaper thread that shuts the socket down).
+    unsigned int header_deadline_seconds;
+    /// A body that arrives slower than this many bytes per second, measured after a grace of
+    /// `header_deadline_seconds` (at least 1 s) from its header, is cut off.
+    unsigned int min_body_bytes_per_second;
+    /// Connections one client IP address may hold (the wrapper's accept policy, which counts its
+    /// refusals: cmhd_refused_per_address); 0 = no limit.
+    unsigned int per_ip_connection_limit;
+    /// Connections the daemon holds at once (MHD_OPTION_CONNECTION_LIMIT); 0 = libmicrohttpd's default.
+    unsigned int connection_limit;
 } cmhd_config;
 
 /// Starts a daemon (internal polling thread, thread pool, epoll). Returns NULL on failure and writes
@@ -100,6 +117,13 @@ const cmhd_request *cmhd_job_request(cmhd_job *job);
 void cmhd_job_finish(cmhd_job *job, cmhd_response *response);
 /// Offloaded jobs dispatched and not yet finished.
 long cmhd_jobs_outstanding(void *daemon);
+/// Connections open now.
+long cmhd_connections_open(void *daemon);
+/// Connections refused because their address held per_ip_connection_limit connections, since start.
+long cmhd_refused_per_address(void *daemon);
+/// Connections closed because their header missed the deadline (`which` 0) or their body was
+/// slower than the minimum rate (`which` 1), since start.
+long cmhd_slow_closed(void *daemon, int which);
 /// The value of a request header (case-insensitive name), or NULL.
 const char *cmhd_header(void *connection, const char *name);
 /// The value of a query-string argument, or NULL.

@@ -62,8 +62,17 @@ enum {
 /// Detectors.
 enum { CV_DETECTOR_HOG = 0, CV_DETECTOR_CNN = 1 };
 
-/// Creates an engine reading model files from `models_dir`. Loads nothing yet.
-cv_status cv_engine_create(const char *models_dir, cv_engine **out, char *message, size_t message_size);
+/// Creates an engine reading model files from `models_dir`; those load lazily. The HOG detector is
+/// made now: from `hog_path` (dlib `serialize` of `get_frontal_face_detector()`, as written by
+/// `cv_hog_detector_export`), whose bytes must hash to `hog_sha256` (64 hex digits) before they are
+/// parsed (a few ms), or, when `hog_path` is NULL, by dlib's `get_frontal_face_detector()` itself,
+/// which decodes the detector from compressed text compiled into dlib (~1.4 s of one core).
+/// CV_ERR_MODEL_INTEGRITY when the file's hash differs; CV_ERR_MODEL when it is missing or does not parse.
+cv_status cv_engine_create(const char *models_dir, const char *hog_path, const char *hog_sha256,
+                           cv_engine **out, char *message, size_t message_size);
+/// Writes dlib's `get_frontal_face_detector()` to `path` with dlib's `serialize` (the shipped
+/// `frontal_face_detector.dat`) and its SHA-256 (64 hex digits and NUL) to `hex_out`.
+cv_status cv_hog_detector_export(const char *path, char *hex_out, char *message, size_t message_size);
 void cv_engine_destroy(cv_engine *engine);
 /// Loads the models in `mask` now (each file once per engine). CV_ERR_MODEL names a missing file.
 cv_status cv_engine_load(cv_engine *engine, int32_t mask, char *message, size_t message_size);

@@ -123,20 +123,27 @@ extension Admin {
     /// user pending activation, KYC for an active one), valid `ttlSeconds` (default
     /// `links.ttl_seconds`; 1 s … 30 days). Audited as `admin.create_link` (link id, flow, expiry).
     /// Throws 1016 unknown user, 1011 locked user, 1025 a flow that is not a link flow, an
-    /// activation link for a user who is already active, or a lifetime out of range.
+    /// activation link for a user who is already active, a post-login link for a user pending
+    /// activation, or a lifetime out of range.
     public func createLink(_ userID: String, flow: String? = nil, ttlSeconds: Int? = nil,
                            now: Int = Int(Date().timeIntervalSince1970)) throws -> IssuedLink {
         guard let links = store as? VerificationLinkStore else { throw IDVServerError.configuration("this store holds no verification links") }
         let ttl = ttlSeconds ?? config.web.linkTTLSeconds
         guard (1...WebSettings.maxLinkTTLSeconds).contains(ttl) else {
-            throw IDVError(.invalidArgument, "--ttl must be 1…\(WebSettings.maxLinkTTLSeconds) seconds")
+            throw IDVError(.invalidArgument, "the link's lifetime (--ttl, expires_in) must be 1…\(WebSettings.maxLinkTTLSeconds) seconds")
         }
         return try store.withTransaction {
             guard let user = try store.user(userID) else { throw IDVError(.userNotFound) }
-            if user.state == .locked { throw IDVError(.userLocked, "user \(userID) is locked; `idvd admin reset-user` first") }
+            if PasswordLockout.isLocked(user, now: now, config.limits) {
+                throw IDVError(.userLocked, "user \(userID) is locked after too many wrong passwords; `idvd admin unlock-user` first (docs/LIMITS.md)")
+            }
             let chosen = flow ?? (user.state == .pendingActivation ? WireLinks.activationFlow : WireLinks.defaultPostLoginFlow)
             guard WireLinks.flows.contains(chosen) else {
-                throw IDVError(.invalidArgument, "--flow must be one of \(WireLinks.flows.joined(separator: ", "))")
+                throw IDVError(.invalidArgument, "the flow (--flow, flow) must be one of \(WireLinks.flows.joined(separator: ", "))")
+            }
+            if chosen != WireLinks.activationFlow, user.state == .pendingActivation {
+                // Post-login flows need a logged-in user: redeeming would only ask for the activation code.
+                throw IDVError(.invalidArgument, "user \(userID) is pending activation; a \(chosen) link is for an active user (make an activation link first)")
             }
             if chosen == WireLinks.activationFlow, user.state != .pendingActivation {
                 throw IDVError(.invalidArgument, "user \(userID) is already active; an activation link is for a user pending activation")

@@ -116,6 +116,15 @@ public struct IDVRun: Codable, Sendable, Equatable {
     public var embedding: KeptEmbedding?
     /// Re-authentication offered LDA already (a fallback goes to the password).
     public var ldaTried = false
+    /// The review triggers of the last judged document and selfie (``WorkflowPolicy/reviewTriggers(document:judged:)``);
+    /// nil before judging. A KYC with any ends under review (RelyingParty/Review.swift).
+    public var reviewDocument: [ReviewTrigger]?
+    public var reviewSelfie: [ReviewTrigger]?
+    /// The sealed best frame of the last selfie, kept for the reviewer when a trigger applies.
+    public var selfieMedia: String?
+
+    /// Every review trigger that holds for the run now.
+    public var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }
 }
 
 /// Where the selfie's face reference came from (audited as `reference`).
@@ -190,6 +199,10 @@ struct Ending {
     static let success = Ending(outcome: .completed, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true)
     /// The client started another flow while this one waited (issue #15): ended as the seeds' Close
     /// ends it, 240 (user cancelled), status 400.
+    /// The policy sent the run to human review (a KYC with a ``ReviewTrigger``): the device hears
+    /// 1130 with status 400 (not decided); the relying party hears the decision server to server.
+    static let underReview = Ending(outcome: .pendingReview, error: IDVError(.verificationUnderReview), statusCode: RequestStatus.unableToProcess,
+                                    statusMessage: IDVErrorCode.verificationUnderReview.message, success: false)
     static let superseded = Ending(outcome: .superseded, error: IDVError(.userCancelled), statusCode: RequestStatus.unableToProcess,
                                    statusMessage: "Ended: another flow was started", success: false)
 }
@@ -369,7 +382,8 @@ extension IDVFlowSteps {
         if try Self.isCancel(a) { return .cancel }
         switch step {
         case .password:
-            guard let pw = a.payload["password"]?.stringValue, !pw.isEmpty, pw.count <= 1024 else {
+            guard let pw = a.payload["password"]?.stringValue, !pw.isEmpty, pw.count <= PasswordPolicy.maxAnswerBytes,
+                  pw.utf8.count <= PasswordPolicy.maxAnswerBytes else {
                 throw IDVError(.malformedRequest, "payload.password (string) or payload.cancel = true is required")
             }
             return .password(pw)
@@ -539,7 +553,8 @@ extension IDVFlowSteps {
             r.ldaTried = true
             return .ask(.lda, spec(WireName.getDeviceSignature, r, attemptsLeft: 1, payload: ["nonce": .string(env.nonce())]))
         }
-        return .ask(.password, spec(WireName.getPassword, r, attemptsLeft: reauthLeft(r), error: error,
+        let left = min(reauthLeft(r), facts.user.map { AuthFlow.passwordsLeft($0, clientFailures: facts.client.passwordFailures, facts: facts, env: env) } ?? reauthLeft(r))
+        return .ask(.password, spec(WireName.getPassword, r, attemptsLeft: left, error: error,
                                     status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) }
                                         ?? Self.status(RequestStatus.success, "Success")))
     }
@@ -560,16 +575,22 @@ extension IDVFlowSteps {
             effects.append(audit(r, "reauthenticated", ["method": "lda"]))
             return .next
         case .password:
-            guard let user = facts.user, user.state == .active else {
-                return .end(Ending(outcome: .userUnavailable, error: IDVError(.userLocked), statusCode: RequestStatus.failed,
-                                   statusMessage: IDVErrorCode.userLocked.message, success: false))
+            // The same count, lock and back-off as the login's password (AuthFlow.wrongPassword).
+            func unavailable(_ e: IDVError) -> StepResult<ReauthStep> {
+                .end(Ending(outcome: .userUnavailable, error: e, statusCode: RequestStatus.failed, statusMessage: e.errorString, success: false))
             }
+            guard let user = facts.user, user.state != .pendingActivation else { return unavailable(IDVError(.userLocked)) }
+            if let refusal = AuthFlow.lockRefusal(user, facts: facts) { return unavailable(refusal) }
             guard evidence.passwordMatches == true else {
                 r.reauthAttempts += 1
+                let wrong = AuthFlow.wrongPassword(user, facts: facts, env: env)
+                effects += wrong.effects
                 effects.append(audit(r, "reauth_failed", ["method": "password", "attempts_left": .integer(reauthLeft(r))]))
+                if let refusal = wrong.refusal { return unavailable(refusal) }
                 if reauthLeft(r) <= 0 { return .end(.exhausted("password")) }
                 return askReauth(&r, facts: facts, env: env, error: IDVError(.invalidPassword))
             }
+            effects += AuthFlow.rightPassword(user, facts: facts)
             effects.append(audit(r, "reauthenticated", ["method": "password"]))
             return .next
         default:
@@ -584,6 +605,9 @@ extension IDVFlowSteps {
                                                     sessionID: facts.session.sessionID, runID: env.runID, flow: name, idvWorkflow: r.idvWorkflow,
                                                     textVersion: policy.consentTextVersion, recordedAt: facts.now)))
         effects.append(audit(r, "consent_recorded", ["consent_id": .string(id), "granted": .bool(granted), "text_version": .string(policy.consentTextVersion)]))
+        effects.append(.publish(.consentChanged, userID: r.userID, data: WebhookEventData(
+            flow: name, idvWorkflow: r.idvWorkflow, idvAuditTransactionID: r.txn, consentID: id, consentKind: ConsentRecord.biometricTemplate,
+            granted: granted, consentTextVersion: policy.consentTextVersion)))
         return id
     }
 
@@ -594,6 +618,8 @@ extension IDVFlowSteps {
         effects.append(.saveTemplate(userID: r.userID, fromMedia: e.mediaID, model: e.model, consentID: consentID))
         r.templateCreated = true
         effects.append(audit(r, "template_created", ["consent_id": .string(consentID), "dimensions": .integer(e.dimensions)]))
+        effects.append(.publish(.templateCreated, userID: r.userID, data: WebhookEventData(
+            flow: name, idvWorkflow: r.idvWorkflow, idvAuditTransactionID: r.txn, consentID: consentID, templateModel: e.model)))
     }
 
     // MARK: Endings
@@ -605,9 +631,19 @@ extension IDVFlowSteps {
 
     /// The transaction's audit record (ids, codes, scores — no images or personal data) and the
     /// release of the run's media.
-    func closeTransaction(_ r: IDVRun, _ e: Ending, now: Int, runID: String) -> [Effect] {
+    /// `runOutcome`: the flow run's own outcome when it differs from the transaction record's (a run
+    /// abandoned by reset or log-off is recorded `abandoned` in the IDV transaction, its run `reset` /
+    /// `logged_off`): the webhook carries the run's, as the relying-party read API shows it.
+    func closeTransaction(_ r: IDVRun, _ e: Ending, now: Int, runID: String, runOutcome: FlowOutcome? = nil) -> [Effect] {
         let keep = policy.mediaRetentionSeconds > 0 ? now + policy.mediaRetentionSeconds : nil
-        return [.releaseMedia(keepUntil: keep), audit(r, "transaction", [
+        // A run under review keeps its media held (no expiry) until the reviewer decides.
+        let release: [Effect] = e.outcome == .pendingReview ? [] : [.releaseMedia(keepUntil: keep)]
+        // The relying party's webhook (docs/WEBHOOKS.md): the run's outcome and reason codes, no
+        // scores and no personal data. The template-status check only reads: no event.
+        let decided: [Effect] = kind == .templateStatus ? [] : [.publish(.verificationDecided, userID: r.userID, data: WebhookEventData(
+            flow: name, idvWorkflow: r.idvWorkflow, runID: runID, idvAuditTransactionID: r.txn, outcome: runOutcome ?? e.outcome, success: e.success,
+            longErrorCode: e.error.longErrorCode, statusCode: e.statusCode, documentStatus: r.documentStatus, verdict: r.verdict))]
+        return decided + release + [audit(r, "transaction", [
             "orchestration_use_case": .string(kind.useCase.rawValue), "idv_workflow": .integer(r.idvWorkflow), "run_id": .string(runID),
             "start_timestamp": .integer(r.startedAt), "end_timestamp": .integer(now),
             "outcome": .string(e.outcome.rawValue), "status": .string(e.success ? "SUCCESS" : "FAILURE"),
@@ -617,6 +653,7 @@ extension IDVFlowSteps {
             "document_attempts": .integer(r.documentAttempts), "selfie_attempts": .integer(r.selfieAttempts),
             "consent": r.consent.map { .bool($0) } ?? .null, "template_created": .bool(r.templateCreated),
             "scan_id": r.scanID.map { .string($0) } ?? .null,
+            "review_triggers": r.reviewTriggers.isEmpty ? .null : .array(r.reviewTriggers.map { .string($0.rawValue) }),
         ])]
     }
 
@@ -641,7 +678,8 @@ extension IDVFlowSteps {
                                     now: facts.now, runID: env.runID) + [.releaseMedia(keepUntil: nil)]
         case .reset, .loggedOff:
             return closeTransaction(state.run, Ending(outcome: .abandoned, error: .none, statusCode: RequestStatus.failed,
-                                                      statusMessage: "Abandoned", success: false), now: facts.now, runID: env.runID)
+                                                      statusMessage: "Abandoned", success: false), now: facts.now, runID: env.runID,
+                                    runOutcome: reason.outcome)
         }
     }
 }

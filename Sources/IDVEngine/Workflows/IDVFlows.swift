@@ -52,6 +52,9 @@ extension IDVFlowSteps {
     }
 
     /// Server biometric authentication's end: `onIDVServerBiometricAuthenticationResult` (seed 001).
+    /// No score oracle: the device gets the verdict (`biometric_result.display_text`, the one field
+    /// seed 001 reads) and what it rests on — never the face-match or liveness score, nor the
+    /// liveness cues; those stay in the audit (`idv.selfie_verified`, `idv.transaction`).
     /// `capture`: the upload this end answers — `video.workflow_data.frames` is its frame count (0
     /// without one), `video.meta_data` its sanitised `meta_data`.
     func endBiometric(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, judgement j: SelfieJudgement? = nil,
@@ -66,13 +69,8 @@ extension IDVFlowSteps {
                                         metaData: meta, clientVersion: "1.0"),
             idvAuditInfo: auditInfo(r, now: facts.now, success: e.success), purpose: r.reason,
             attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: j != nil && !e.success ? max(0, left - 1) : left,
-            biometricResult: j.map { BiometricResult(displayText: $0.verdict, resultCriteria: $0.resultCriteria) },
-            faceMatcherResponse: j?.faceMatchScore.map { FaceMatcherResponse(score: $0) },
-            analyzeLivenessResponse: j.map { AnalyzeLivenessResponse(video: LivenessVideo(livenessResult: LivenessResult(score: $0.livenessScore))) })
-        var payload = try JSONValue(encoding: result)
-        if let j, j.verdict == .livenessFailed {
-            payload = Self.setting(payload, ["analyze_liveness_response", "video", "liveness_result", "reasons"], .array(j.cues.map { .string($0.rawValue) }))
-        }
+            biometricResult: j.map { BiometricResult(displayText: $0.verdict, resultCriteria: $0.resultCriteria) })
+        let payload = try JSONValue(encoding: result)
         let event = WireEvent(name: WireName.onIDVServerBiometricAuthenticationResult, userID: r.userID, error: e.error,
                               status: Self.status(e.statusCode, e.statusMessage), payload: payload)
         return .finish(FlowResult(outcome: e.outcome, event: event, errorCode: e.error.longErrorCode), effects)
@@ -164,6 +162,13 @@ public struct IdentityFlow: IDVFlowSteps {
                 r.portraitMedia = id
                 r.portraitSource = chipPortrait != nil ? .chip : .page
             }
+            // The judged report (seed 003 shape, no images) is kept sealed for the relying party's read
+            // API (the verification's document fields and checks); the review triggers noted.
+            r.reviewDocument = policy.reviewTriggers(document: doc, judged: judged)
+            effects.append(.saveDocumentScan(DocumentScanRecord(scanID: env.newID(), userID: r.userID, sessionID: facts.session.sessionID, runID: env.runID,
+                                                                idvWorkflow: r.idvWorkflow, reason: r.reason, overallStatus: judged.status.rawValue,
+                                                                sealedReport: nil, createdAt: facts.now),
+                                             report: try IDVReports.additionalScan(doc, judged: judged, withImages: false, policy: policy).toJSONData()))
             let display = [doc.fields.givenNames, doc.fields.surname].filter { !$0.isEmpty }.joined(separator: " ")
             let nameID = env.newID()
             effects.append(.sealMedia(id: nameID, kind: .name, bytes: Array(display.utf8)))
@@ -195,6 +200,14 @@ public struct IdentityFlow: IDVFlowSteps {
             if evidence.referenceMissing { throw IDVError(.internalError, "no confirmed document portrait to match") }
             let (next, analysed) = try selfieUpload(&r, challenge: challenge, input, evidence, facts, env, &effects)
             guard let (e, j) = analysed else { return try lift(r, next, effects, facts: facts, env: env) { .selfie($0) } }
+            r.reviewSelfie = policy.reviewTriggers(selfie: e, judged: j)
+            r.selfieMedia = nil
+            if kind == .kyc, !r.reviewTriggers.isEmpty, let frame = e.bestFrameJPEG {
+                // Evidence for the reviewer: the best frame, sealed to this run, held until the decision.
+                let id = env.newID()
+                effects.append(.sealMedia(id: id, kind: .selfie, bytes: Array(frame)))
+                r.selfieMedia = id
+            }
             let documentStep = !r.againstTemplate
             let buttons = IDVReports.actionButtons(verdict: j.verdict, policy: policy, selfieLeft: selfieLeft(r), documentLeft: docLeft(r),
                                                    documentStep: documentStep)
@@ -202,19 +215,22 @@ public struct IdentityFlow: IDVFlowSteps {
             if offered.isEmpty { return try endFor(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
             var portrait: String?
             if case let .portrait(p)? = evidence.reference { portrait = p.base64EncodedString() }
+            // Seed 002's confirmation screen shows the scores: only for MATCHED, rounded
+            // (WorkflowPolicy.shownScores) — never for an attack verdict (no oracle to tune against).
+            let shown = WorkflowPolicy.shownScores(j)
             let details = SelfieDetails(
                 responseData: SelfieAnalysis(
                     biometricResult: BiometricResult(displayText: j.verdict, resultCriteria: j.resultCriteria),
-                    faceMatcherResponse: j.faceMatchScore.map { FaceMatcherResponse(score: $0) },
-                    analyzeLivenessResponse: AnalyzeLivenessResponse(video: LivenessVideo(
-                        livenessResult: LivenessResult(score: j.livenessScore),
-                        autocaptureResult: e.bestFrameJPEG.map { AutocaptureResult(selfieImage: $0.base64EncodedString()) })),
+                    faceMatcherResponse: shown?.faceMatch.map { FaceMatcherResponse(score: $0) },
+                    analyzeLivenessResponse: shown.map { AnalyzeLivenessResponse(video: LivenessVideo(
+                        livenessResult: LivenessResult(score: $0.liveness),
+                        autocaptureResult: e.bestFrameJPEG.map { AutocaptureResult(selfieImage: $0.base64EncodedString()) })) },
                     documentDetail: documentStep ? SelfieDocumentDetail(documentInfo: SelfieDocumentInfo(portraitImage: portrait, name: evidence.displayName)) : nil),
                 actionButtons: buttons, userID: r.userID)
             var payload = try JSONValue(encoding: details)
-            if j.verdict == .livenessFailed {
-                payload = Self.setting(payload, ["response_data", "analyze_liveness_response", "video", "liveness_result", "reasons"],
-                                       .array(j.cues.map { .string($0.rawValue) }))
+            let hints = WorkflowPolicy.retryHints(j)
+            if j.verdict == .livenessFailed, !hints.isEmpty {
+                payload = Self.setting(payload, ["response_data", "liveness_reasons"], .array(hints.map { .string($0) }))
             }
             return .ask(IDVState(run: r, step: .selfie(.confirm(offered: offered))),
                         spec(WireName.getIDVSelfieConfirmation, r, attemptsLeft: selfieLeft(r), payload: payload,
@@ -243,7 +259,7 @@ public struct IdentityFlow: IDVFlowSteps {
             default:
                 // Consent is asked only when a template could be created from this run (a MATCHED
                 // selfie against the document; not in the template variants, which matched the template).
-                if r.verdict == .matched, r.embedding != nil, !r.againstTemplate {
+                if r.verdict == .matched, r.embedding != nil, !r.againstTemplate, !underReview(r) {
                     return .ask(IDVState(run: r, step: .consent), spec(WireName.getIDVBiometricOptInConsent, r, attemptsLeft: -1, payload: [
                         "consent_text_version": .string(policy.consentTextVersion),
                         "consent_text": .string("Store a biometric template (a numeric face descriptor, not your photo), encrypted, to verify you later. You can withdraw this at any time (opt-out)."),
@@ -260,8 +276,20 @@ public struct IdentityFlow: IDVFlowSteps {
         }
     }
 
-    /// The positive end of activation / KYC (status 400 when continued without a match).
+    /// Whether this run ends under review instead of a decision: a KYC with a review trigger. (A run
+    /// under review asks no consent: a template is made only from a decided verification.)
+    func underReview(_ r: IDVRun) -> Bool { kind == .kyc && !r.reviewTriggers.isEmpty }
+
+    /// The positive end of activation / KYC (status 400 when continued without a match), or the
+    /// review case the policy asks for (``underReview(_:)``).
     func complete(_ r: IDVRun, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        if underReview(r) {
+            let rc = ReviewCaseRecord(caseID: "rev_" + env.newID(), runID: env.runID, userID: r.userID, flow: name, triggers: r.reviewTriggers,
+                                      openedAt: facts.now)
+            return try end(r, .underReview, facts: facts, env: env)
+                .after([.openReview(rc), audit(r, "review_opened", ["case_id": .string(rc.caseID),
+                                                                    "triggers": .array(rc.triggers.map { .string($0.rawValue) })])])
+        }
         let e = r.verdict == .matched ? Ending.success
             : Ending(outcome: kind == .activation ? .completed : .completedUnverified, error: .none, statusCode: RequestStatus.unableToProcess,
                      statusMessage: "Identity not verified: \(r.verdict?.rawValue ?? "")", success: false)
@@ -438,6 +466,11 @@ public struct OptInFlow: IDVFlowSteps {
         }
     }
 
+    public func credential(_ state: State, input: IDVInput) -> (kind: CredentialKind, userID: String)? {
+        if case .reauth(.password) = state.step, case .password = input { return (.password, state.run.userID) }
+        return nil
+    }
+
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
         switch (state.step, input) {
         case let (.reauth(.password), .password(pw)): return .passwordCheck(pw)
@@ -465,12 +498,12 @@ public struct OptInFlow: IDVFlowSteps {
                 if selfieLeft(r) <= 0 { return try end(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
                 return try lift(r, askSelfieUpload(r, challenge: nil, now: facts.now,
                                                    status: Self.status(RequestStatus.unableToProcess, BiometricVerdict.livenessFailed.rawValue),
-                                                   livenessReasons: j.verdict == .livenessFailed ? j.cues.map(\.rawValue) : nil),
+                                                   livenessReasons: j.verdict == .livenessFailed ? WorkflowPolicy.retryHints(j).nilIfEmpty : nil),
                                 effects, facts: facts, env: env) { .selfie($0) }
             }
             return .ask(IDVState(run: r, step: .frameConfirm), spec(WireName.onIDVOptInCapturedFrameConfirmation, r, attemptsLeft: selfieLeft(r), payload: [
                 "captured_frame": e.bestFrameJPEG.map { .string($0.base64EncodedString()) } ?? .null,
-                "liveness_score": .integer(j.livenessScore),
+                "liveness_score": .integer(WorkflowPolicy.shownScores(j)?.liveness ?? 0),
             ]), effects)
         case .selfie(.confirm):
             throw IDVError(.internalError, "opt-in in unexpected step")
@@ -520,6 +553,11 @@ public struct OptOutFlow: IDVFlowSteps {
         try parseReauth(state.step, a, challenge)
     }
 
+    public func credential(_ state: State, input: IDVInput) -> (kind: CredentialKind, userID: String)? {
+        if case .password = state.step, case .password = input { return (.password, state.run.userID) }
+        return nil
+    }
+
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
         if case .password = state.step, case let .password(pw) = input { return .passwordCheck(pw) }
         return .none
@@ -535,6 +573,8 @@ public struct OptOutFlow: IDVFlowSteps {
         effects.append(.deleteTemplate(userID: r.userID))
         effects.append(audit(r, "template_erased", ["erased": .bool(erased)]))
         if erased {
+            effects.append(.publish(.templateDeleted, userID: r.userID, data: WebhookEventData(
+                flow: name, idvWorkflow: r.idvWorkflow, idvAuditTransactionID: r.txn, consentID: facts.template?.consentID)))
             _ = recordConsent(r, granted: false, facts: facts, env: env, &effects)
             return try end(r, Ending(outcome: .templateErased, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true),
                            facts: facts, env: env, templateExists: false).after(effects)
@@ -605,11 +645,15 @@ extension FlowRegistry {
         if documents && selfies {
             register(IdentityFlow(.activation, services: services), activationFor: IDVWorkflow.allCases.filter(\.isPreLogin))
             register(IdentityFlow(.kyc, services: services))
+        } else {
+            unavailable.formUnion([IdentityFlow(.activation, services: services).name, IdentityFlow(.kyc, services: services).name])
         }
-        if documents { register(DocumentScanFlow(services: services)) }
+        if documents { register(DocumentScanFlow(services: services)) } else { unavailable.insert(DocumentScanFlow(services: services).name) }
         if selfies {
             register(ServerBiometricFlow(services: services))
             register(OptInFlow(services: services))
+        } else {
+            unavailable.formUnion([ServerBiometricFlow(services: services).name, OptInFlow(services: services).name])
         }
         register(OptOutFlow(services: services))
         register(TemplateStatusFlow(services: services))

@@ -25,12 +25,21 @@ public enum DocumentReason: Sendable, Equatable {
     case checkDigitFailed
     /// Policy `idv.doc.require_portrait`: a flow that matches a selfie needs the document portrait.
     case portraitMissing
+    /// Policy `idv.doc.accept_specimen_documents` off: the issuing state or nationality is ICAO's
+    /// fictional Utopia (`UTO`): a specimen, not a real document.
+    case specimenDocument
     /// A passive-authentication step failed on the chip sent with the pages (docs/CHIP.md "The verdict rule").
     case chip(ChipFailure)
     /// DG1's MRZ differs from the MRZ printed on the page in these fields.
     case chipMRZMismatch([String])
     /// Chip data was sent without DG1 (or without a printed MRZ): the chip cannot be tied to the page.
     case chipMRZNotCompared
+    /// The chip is authentic, but the portrait printed on the page is farther from DG2's face than
+    /// the match line (``WorkflowPolicy/matchThreshold(_:)`` for `image_to_image`): the printed photo
+    /// may have been replaced. A warning, not an error — a printed portrait photographed through a
+    /// laminate can be poor — so the relying party (or review) decides; the selfie is matched
+    /// against DG2 either way.
+    case chipPortraitDiffers(distance: Double, threshold: Double)
 }
 
 /// The policy's document judgement: the verdict, the reasons that are errors (they make it
@@ -144,12 +153,12 @@ extension WorkflowPolicy {
     /// Whether a reader finding is an error (the document is INVALID) or a warning (not VALID).
     public func isError(_ f: DocumentFinding) -> Bool {
         switch f {
-        case .pageTooLarge, .pageUndecodable, .noMRZ, .unclearCharacters, .mrzError, .missingRequiredFields,
+        case .pageTooLarge, .pageUndecodable, .noMRZ, .glareHidesMRZ, .unclearCharacters, .mrzError, .missingRequiredFields,
              .expired, .noExpiryDate, .invalidExpiryDate, .invalidBirthDate, .implausibleBirthDate:
             return true
         case .checkDigitTwin, .uncertainName, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
              .unknownIssuingState, .unknownNationality, .blurredMRZ, .glareOnMRZ, .smallMRZ, .portraitModelsMissing,
-             .portraitDetectorFailed, .faceOnlyOutsideDocument, .noPortrait:
+             .portraitDetectorFailed, .faceOnlyOutsideDocument, .noPortrait, .nameDiffersFromVisualZone:
             return false
         }
     }
@@ -163,7 +172,8 @@ extension WorkflowPolicy {
              .mrzCheckDigitOptionalData, .mrzCompositeCheckDigit, .mrzFieldsWellFormed, .requiredFieldsPresent,
              .documentNotExpired, .birthDatePlausible:
             return true
-        case .issuingStateCodeKnown, .nationalityCodeKnown, .imageSharp, .noGlareOnMRZ, .resolution, .portraitFound, .chipVerification:
+        case .issuingStateCodeKnown, .nationalityCodeKnown, .imageSharp, .noGlareOnMRZ, .resolution, .portraitFound, .chipVerification,
+             .namesMatchVisualZone:
             return false
         }
     }
@@ -190,12 +200,18 @@ extension WorkflowPolicy {
         let mrzFound = doc.check(.mrzPresent).map { $0.result == .passed } ?? true
         if rejectFailedCheckDigits, mrzFound, !doc.mrzCheckDigitsValid, !checkDigitShown { errors.append(.checkDigitFailed) }
         if requirePortrait, needsPortrait, doc.portraitJPEG == nil, !chipPortraitUsable(doc.chip) { errors.append(.portraitMissing) }
+        if !acceptSpecimenDocuments, doc.fields.issuingState == Self.specimenStateCode || doc.fields.nationality == Self.specimenStateCode {
+            errors.append(.specimenDocument)
+        }
         if let chip = doc.chip {
             for f in chip.failures { if isError(f) { errors.append(.chip(f)) } else { warnings.append(.chip(f)) } }
             switch chip.mrz {
             case .matches: break
             case let .differs(fields): errors.append(.chipMRZMismatch(fields))
             case .noDataGroup1, .noPrintedMRZ: warnings.append(.chipMRZNotCompared)
+            }
+            if chip.authentic, let m = doc.chipPortraitComparison, m.distance > matchThreshold(m) {
+                warnings.append(.chipPortraitDiffers(distance: m.distance, threshold: matchThreshold(m)))
             }
             let outcome = CheckOutcome(.chipVerification, chip.authentic ? .passed : .failed, .chip(failures: chip.failures, mrz: chip.mrz))
             if let i = checks.firstIndex(where: { $0.id == .chipVerification }) { checks[i] = outcome } else { checks.append(outcome) }

@@ -62,6 +62,9 @@ public struct DocumentVerification: Sendable, Equatable {
     public var mrzLines: [String]
     /// What the chip reader found on the chip files sent with the pages; nil when none were sent.
     public var chip: ChipEvidence?
+    /// The portrait printed on the page compared with the chip's DG2 face (``PortraitComparing``):
+    /// nil when there was no chip portrait, no printed portrait, no comparer, or no face in one of them.
+    public var chipPortraitComparison: FaceMatchEvidence?
     public init(fields: DocumentFields, checks: [CheckOutcome], findings: [DocumentFinding] = [], mrzValid: Bool,
                 mrzCheckDigitsValid: Bool, portraitJPEG: Data?, pageImages: [Data], mrzLines: [String] = [], chip: ChipEvidence? = nil) {
         self.mrzLines = mrzLines
@@ -132,6 +135,15 @@ public protocol ChipVerifying: Sendable {
     func verify(_ chip: ChipData, printedMRZ: [String], trust: [TrustMaterialRecord], now: Int) throws -> ChipEvidence
 }
 
+/// Compares the portrait printed on a document page with the chip's DG2 face (production adapter:
+/// IDVReaders `FaceKitPortraitComparer`, dlib ResNet descriptors, kind `image_to_image` with
+/// FaceKit's calibrated distances). Evidence only: the policy judges
+/// (``WorkflowPolicy/judge(_:today:needsPortrait:)``, reason `chipPortraitDiffers`). Returns nil
+/// when either image holds no face; throws for undecodable images.
+public protocol PortraitComparing: Sendable {
+    func compare(printed: Data, chip: Data) throws -> FaceMatchEvidence?
+}
+
 /// What a selfie is compared with.
 public enum MatchReference: Sendable, Equatable {
     /// The confirmed document's portrait (JPEG/PNG).
@@ -199,9 +211,16 @@ public struct IDVServices: Sendable {
     public var policy: WorkflowPolicy
     /// The chip verifier (nil: chip data in a document answer is refused with 1033).
     public var chips: (any ChipVerifying)?
+    /// Costs uploads from their images' headers before the analysers decode them (Analysis.swift);
+    /// nil: every upload costs nothing (test doubles).
+    public var costing: (any UploadCosting)?
+    /// Compares the printed portrait with an authentic chip's (nil: not compared).
+    public var portraits: (any PortraitComparing)?
     public init(documents: (any DocumentVerifying)?, selfies: (any SelfieVerifying)?, vault: any Vault, policy: WorkflowPolicy,
-                chips: (any ChipVerifying)? = nil) {
+                chips: (any ChipVerifying)? = nil, costing: (any UploadCosting)? = nil, portraits: (any PortraitComparing)? = nil) {
+        self.portraits = portraits
         self.chips = chips
+        self.costing = costing
         self.documents = documents
         self.selfies = selfies
         self.vault = vault

@@ -27,6 +27,7 @@ public enum DocumentWording {
         case .resolution: return "Resolution enough"
         case .portraitFound: return "Portrait found"
         case .chipVerification: return "Chip verification"
+        case .namesMatchVisualZone: return "Names match visual zone"
         }
     }
 
@@ -36,7 +37,7 @@ public enum DocumentWording {
         case .mrzPresent, .mrzReadable, .mrzCheckDigitDocumentNumber, .mrzCheckDigitBirthDate, .mrzCheckDigitExpiryDate,
              .mrzCheckDigitOptionalData, .mrzCompositeCheckDigit, .mrzFieldsWellFormed, .requiredFieldsPresent:
             return "MRZ"
-        case .documentNotExpired, .birthDatePlausible, .issuingStateCodeKnown, .nationalityCodeKnown: return "Data"
+        case .documentNotExpired, .birthDatePlausible, .issuingStateCodeKnown, .nationalityCodeKnown, .namesMatchVisualZone: return "Data"
         case .imageSharp, .noGlareOnMRZ, .resolution, .portraitFound: return "Image"
         case .chipVerification: return "Chip"
         }
@@ -47,6 +48,8 @@ public enum DocumentWording {
         let passed = c.result == .passed
         switch (c.id, c.measured) {
         case let (.mrzPresent, .page(p)): return "A machine-readable zone was found on page \(p + 1)."
+        case let (.mrzPresent, .glare(f)):
+            return String(format: "No machine-readable zone was found; glare covers %.0f %% of a band of the page, where it may be.", f * 100)
         case (.mrzPresent, _): return "No machine-readable zone was found."
         case (.mrzReadable, .unknownFormat): return "The text found does not form a known MRZ format."
         case let (.mrzReadable, .unclearCharacters(n)): return "\(n) character(s) are unclear and not confirmed by a check digit."
@@ -94,6 +97,37 @@ public enum DocumentWording {
             if mrz == .noPrintedMRZ { parts.append("no printed MRZ to compare DG1 with") }
             return "The chip did not verify: " + parts.joined(separator: "; ") + "."
         case (.chipVerification, _): return "This reader does not read the chip (ICAO 9303-11)."
+        case let (.namesMatchVisualZone, .visualZone(search)): return visualZoneDetail(search, passed: passed)
+        case (.namesMatchVisualZone, _): return "The names were not compared with the visual zone."
+        }
+    }
+
+    static func nameFieldLabel(_ f: MRZNameField) -> String { f == .primaryIdentifier ? "surname" : "given name" }
+
+    static func visualZoneDetail(_ s: VisualZoneSearch, passed: Bool) -> String {
+        switch s {
+        case .noVisualZone: return "No visual zone with the names on the pages given."
+        case .cardFrontNotGiven:
+            return "The names of an ID card are printed on its front; only the MRZ side was given, and it prints none of them."
+        case let .noNamesOnCardFront(page):
+            return "None of the MRZ's names was found printed on the card's front (page \(page + 1)) or above the MRZ."
+        case let .recogniserUnavailable(reason): return "The visual zone could not be read: \(reason)."
+        case let .comparedOnCard(pages, parts):
+            let detail = visualZoneDetail(.compared(parts), passed: passed).replacingOccurrences(of: "in the visual zone", with: "on the card")
+            return String(detail.dropLast()) + " (page(s) " + pages.map { String($0 + 1) }.joined(separator: ", ") + ")."
+        case let .compared(parts):
+            let agree = parts.filter { $0.outcome == .agrees }.count
+            let settled = parts.filter { $0.outcome == .settled }
+            let differ = parts.filter { $0.outcome == .differs }
+            let found = parts.count - parts.filter { $0.outcome == .notFound }.count
+            if found == 0 { return "None of the MRZ's \(parts.count) name part(s) was found printed in the visual zone." }
+            var out = "\(agree) of \(parts.count) MRZ name part(s) printed the same in the visual zone"
+            for p in settled {
+                out += "; the \(nameFieldLabel(p.field)) part read \(p.mrz) in the MRZ and \(p.visualZone ?? "?") in the visual zone: the "
+                    + (p.winner == .visualZone ? "visual zone's" : "MRZ's") + " reading was kept"
+            }
+            for p in differ { out += "; the \(nameFieldLabel(p.field)) part \(p.mrz) differs from the printed \(p.visualZone ?? "?")" }
+            return out + "."
         }
     }
 
@@ -104,9 +138,12 @@ public enum DocumentWording {
         case .expired: return "Document expired"
         case .checkDigitFailed: return "MRZ check digit failed"
         case .portraitMissing: return "No portrait found"
+        case .specimenDocument: return "This is a specimen document of ICAO's fictional state Utopia (UTO), not a real one"
         case let .chip(f): return sentence(f)
         case .chipMRZMismatch: return ChipVerificationReason.mrzMismatch.sentence
         case .chipMRZNotCompared: return ChipVerificationReason.mrzNotCompared.sentence
+        case .chipPortraitDiffers:
+            return "The portrait printed on the page does not look like the face stored on the chip; the printed photo may have been replaced. Compare the document with its holder."
         }
     }
 
@@ -121,6 +158,10 @@ public enum DocumentWording {
         case let .pageTooLarge(p, w, h, limit):
             return "Page \(p + 1) is too large: \(w)×\(h) pixels, the limit is \(limit) pixels (\(limit / 1_000_000) megapixels)."
         case let .pageUndecodable(p, reason): return "Page \(p + 1) could not be read as an image: \(reason)."
+        case .glareHidesMRZ:
+            return "No machine-readable zone could be read: glare covers part of the page. Tilt the document away from the light and photograph it again."
+        case let .nameDiffersFromVisualZone(field, mrz, printed):
+            return "The \(nameFieldLabel(field)) in the MRZ (\(mrz)) differs from the one printed on the page (\(printed)); names have no check digit, so compare them with the document."
         case .noMRZ:
             return "No machine-readable zone (the two or three lines of letters, digits and <<< at the bottom of the page) was found. Photograph the whole page, flat and in focus."
         case let .unclearCharacters(n):

@@ -46,6 +46,15 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var rejectFailedCheckDigits = true
     /// Document policy: flows that match a selfie need the document portrait; none → INVALID.
     public var requirePortrait = true
+    /// Document policy (`idv.doc.accept_specimen_documents`): a document of ICAO's fictional state
+    /// Utopia (`UTO`, ICAO 9303-3 §5: specimens only) as issuing state or nationality is judged like a
+    /// real one. A test-deployment setting: on in the code's default (the demo, the tests, `idvd
+    /// document read`), OFF in the production configuration shipped as `docs/idvd.production.json`,
+    /// where a UTO document is INVALID (`DocumentReason.specimenDocument`). `idvd serve` logs a
+    /// warning at start while it is on.
+    public var acceptSpecimenDocuments = true
+    /// ICAO 9303-3 §5's code of the fictional state on specimen documents.
+    public static let specimenStateCode = "UTO"
     /// `action_buttons` policy: offer "Continue Anyway" (`continue-flow`) after `NOT_MATCHED`
     /// (never after `LIVENESS_FAILED`). A continued unmatched flow never creates a template and
     /// reports status 400 where the flow reports a status.
@@ -65,8 +74,9 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// Version of the biometric consent text shown with `getIDVBiometricOptInConsent`; recorded
     /// with every consent.
     public var consentTextVersion = "openidv-biometric-consent-1"
-    /// File holding the 32-byte template/media key (64 hex digits). Empty: `<db.path>.key`,
-    /// created with mode 0600 when missing.
+    /// File holding the 32-byte template/media key (64 hex digits, mode 0600). Empty: the default
+    /// of ``KeyLocation`` (apart from the database; an old `<db.path>.key` is still used), created
+    /// with mode 0600 when missing.
     public var keyFile = ""
     /// Comma-separated key files of retired keys (key rotation): boxes sealed under them still open,
     /// and `idvd admin rekey` re-seals them under `keyFile`. Empty: none.
@@ -91,6 +101,8 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// (unknown CSCA, a CSCA key that does not verify it, no DSC, an algorithm that cannot be
     /// checked) makes the document INVALID instead of WARNING (docs/CHIP.md "The verdict rule").
     public var requireTrustedCSCA = false
+    /// Which evidence sends a KYC to human review instead of a decision (`review.*`; RelyingParty/Review.swift).
+    public var review = ReviewPolicy()
 
     public init() {}
 
@@ -147,6 +159,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
         bool("idv.doc.reject_expired", \.rejectExpiredDocuments, "an expired document is INVALID"),
         bool("idv.doc.reject_check_digits", \.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
         bool("idv.doc.require_portrait", \.requirePortrait, "document flows with a selfie need a portrait on the document"),
+        bool("idv.doc.accept_specimen_documents", \.acceptSpecimenDocuments, "judge documents of ICAO's fictional state UTO (specimens) like real ones; a test-deployment setting, false in docs/idvd.production.json"),
         bool("idv.continue_anyway", \.continueAnywayAfterNotMatched, "offer 'Continue Anyway' (continue-flow) after NOT_MATCHED"),
         int("idv.document_attempts", \.documentAttempts, min: 1, max: 20, "document uploads per flow"),
         int("idv.selfie_attempts", \.selfieAttempts, min: 1, max: 20, "selfie captures per flow"),
@@ -155,7 +168,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
         int("idv.lockout_seconds", \.biometricLockoutSeconds, min: 1, "window of the biometric failure count, seconds"),
         int("idv.flow_timeout_seconds", \.flowTimeoutSeconds, min: 1, "an IDV flow expires this long after it started, seconds"),
         string("idv.consent_text_version", \.consentTextVersion, allowEmpty: false, "version of the biometric consent text (recorded with each consent)"),
-        string("templates.key_file", \.keyFile, allowEmpty: true, "32-byte key file (64 hex digits) for templates and kept images; empty = <db.path>.key"),
+        string("templates.key_file", \.keyFile, allowEmpty: true, "32-byte key file (64 hex digits, mode 0600) for templates, kept images and session states; empty = a per-database file in IDVD_KEY_DIR or $XDG_STATE_HOME/openidv/keys (~/.local/state/openidv/keys), apart from the database; an old <db.path>.key is still used, with a warning (`idvd admin where`)"),
         string("templates.previous_key_files", \.previousKeyFiles, allowEmpty: true, "comma-separated key files of retired keys: still opened; `idvd admin rekey` re-seals under templates.key_file"),
         int("idv.media_retention_seconds", \.mediaRetentionSeconds, min: 0, "keep uploaded images (encrypted) this long after the flow ends; 0 = delete at flow end"),
         int("idv.max_pages", \.maxPages, min: 1, max: 8, "document pages per upload"),
@@ -174,11 +187,42 @@ public struct WorkflowPolicy: Sendable, Equatable {
         bool("chip.require_trusted_csca", \.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
     ]
 
-    /// The key file actually used for a store at `dbPath`.
-    public func resolvedKeyFile(dbPath: String) -> String { keyFile.isEmpty ? dbPath + ".key" : keyFile }
+    /// The scores a device may be shown (seed 002's selfie confirmation, seed 004's captured frame):
+    /// only for a `MATCHED` verdict, the face match rounded to 0.01 and the liveness score to a
+    /// multiple of 5 — an attack verdict (`LIVENESS_FAILED`, `NOT_MATCHED`) shows none, so the
+    /// device is no oracle to tune a presentation attack or an impostor against. The exact scores
+    /// stay in the audit. nil: show no score.
+    public static func shownScores(_ j: SelfieJudgement) -> (faceMatch: Double?, liveness: Int)? {
+        guard j.verdict == .matched else { return nil }
+        let face = j.faceMatchScore.map { min(1, max(0, ($0 * 100).rounded() / 100)) }
+        return (face, min(100, max(0, Int((Double(j.livenessScore) / 5).rounded()) * 5)))
+    }
+
+    /// Liveness reasons a device may be shown with `LIVENESS_FAILED`: only those that tell a real
+    /// person what to do differently (the challenged actions not seen or too late, no face, the
+    /// face left the frame or another one came in, too few frames) — never which presentation-attack
+    /// cue fired (`NO_BLINK`, `RIGID_MOTION`, `TEXTURE_ATTACK`, `LOW_SCORE`…), which stays in the audit.
+    public static func retryHints(_ j: SelfieJudgement) -> [String] {
+        j.cues.map(\.rawValue).filter(retryHintCues.contains)
+    }
+
+    /// The cues ``retryHints(_:)`` keeps.
+    public static let retryHintCues: Set<String> = ["CHALLENGE_NOT_MET", "CHALLENGE_EXPIRED", "CHALLENGE_NOT_EVALUATED", "INSUFFICIENT_FRAMES",
+                                                    "NO_FACE", "FACE_LOST", "MULTIPLE_FACES"]
+
+    /// The key file actually used for a SQLite store at `dbPath` (``KeyLocation/resolve(dbPath:configured:environment:)``;
+    /// `<db.path>.key` only when no key directory can be named — ``ServerConfig/storeKeyFile()`` refuses that case).
+    public func resolvedKeyFile(dbPath: String) -> String {
+        (try? KeyLocation.resolve(dbPath: dbPath, configured: keyFile).path) ?? dbPath + ".key"
+    }
 
     /// The retired key files (``previousKeyFiles`` split at commas, blanks dropped).
     public var resolvedPreviousKeyFiles: [String] {
         previousKeyFiles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
+}
+
+extension Array {
+    /// nil for an empty array (a payload field left out rather than sent empty).
+    var nilIfEmpty: [Element]? { isEmpty ? nil : self }
 }

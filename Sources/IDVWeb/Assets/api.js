@@ -62,6 +62,9 @@ export class Api {
       throw new ApiError('refusal', { code: err.long_error_code, serverText: err.error_string || '', httpStatus: response.status });
     }
     if (!response.ok) throw new ApiError('server', { httpStatus: response.status });
+    // A token arrives at session start and again, rotated, in the answer that logs the session in
+    // (the pre-login one stops working then): keep whichever answer carries one.
+    this.keepToken(env);
     return env;
   }
 

@@ -344,7 +344,7 @@ export function selfieConfirm(ctl, ch) {
   const live = r.analyze_liveness_response?.video;
   const faceScore = r.face_matcher_response?.score;
   const liveScore = live?.liveness_result?.score;
-  const reasons = live?.liveness_result?.reasons || [];
+  const reasons = r.liveness_reasons || live?.liveness_result?.reasons || [];
   const docName = r.document_detail?.document_info?.name;
   const buttonsCfg = ch.payload?.action_buttons || {};
   let cfg = matched ? buttonsCfg.success_button : buttonsCfg.failure_button;

@@ -1,0 +1,180 @@
+import Foundation
+import IDVEvidence
+import MRZ
+
+// The names of a TD1 card (ICAO 9303-5): the MRZ is on the back, the holder's names are printed on
+// the front (9303-5 §2, zone II, fields 04–05 "Surname" / "Given name(s)", each with its caption).
+// The card's other uploaded page is read with Tesseract (one block, PSM 6), turned as the MRZ
+// side was and resampled to `DocumentReader.cardPixelsPerMM` on the MRZ side's scale (both
+// sides photographed with the same camera); the words under or beside a name caption are compared
+// with the MRZ's name parts by the same rules as the TD3/TD2 visual zone (`VisualZoneNames.compare`).
+// The MRZ side's own text above the MRZ is read too: some cards print the names (or the name at
+// birth) there; uncaptioned, it can only confirm a name, never contradict one. At most three
+// Tesseract calls per document: the front, the front turned half way round when the first found
+// neither a caption nor a name, and the MRZ side unless the front showed every name part.
+
+enum CardNameCaptions {
+    /// Captions (A–Z forms, `NameTransliteration.forms`) that introduce a name field on ID cards:
+    /// ICAO 9303-5's English and French captions and those of the larger issuing languages.
+    static let captions: Set<String> = [
+        "SURNAME", "SURNAMES", "NAME", "NAMES", "GIVEN", "FORENAME", "FORENAMES", "NOM", "NOMS", "PRENOM", "PRENOMS",
+        "NACHNAME", "FAMILIENNAME", "VORNAME", "VORNAMEN", "APELLIDO", "APELLIDOS", "NOMBRE", "NOMBRES", "COGNOME",
+        "NOME", "NOMI", "ACHTERNAAM", "VOORNAMEN", "EFTERNAMN", "FORNAMN", "NAZWISKO", "IMIONA", "SUKUNIMI", "ETUNIMET",
+        "PRIJMENI", "JMENO", "APELIDO", "APELIDOS", "EPONYMO", "ONOMA",
+    ]
+
+    /// Whether `word` is (or, split at `/`, holds) a name caption.
+    static func isCaption(_ word: VisualZoneWord) -> Bool {
+        NameTransliteration.words(word.text).contains { piece in NameTransliteration.forms(piece).contains { captions.contains($0) } }
+    }
+
+    /// The words where a card prints its names: for each caption word (boxes known), the words to its
+    /// right on its line and those whose centre lies below it within 2.5 caption heights and that overlap
+    /// it sideways (within 2 caption heights); caption words themselves and words without a letter are left out. nil when no
+    /// caption is found (the caller then compares every word).
+    static func nameWords(_ words: [VisualZoneWord]) -> [VisualZoneWord]? {
+        let captionWords = words.filter { isCaption($0) && $0.bottom > $0.top }
+        guard !captionWords.isEmpty else { return nil }
+        var out: [VisualZoneWord] = []
+        // words without a letter (a lone `/`, dates, numbers) are no name
+        for w in words where !isCaption(w) && w.bottom > w.top
+            && NameTransliteration.words(w.text).contains(where: { !NameTransliteration.forms($0).isEmpty }) {
+            let cy = Double(w.top + w.bottom) / 2
+            let near = captionWords.contains { c in
+                let h = Double(c.bottom - c.top), ccy = Double(c.top + c.bottom) / 2
+                let sameLine = abs(cy - ccy) < 0.6 * h && w.left >= c.right
+                // below: the value line under a caption line ("Surname / Nom" over "ERIKSSON"), overlapping it
+                let below = cy > Double(c.bottom) && cy <= Double(c.bottom) + 2.5 * h
+                    && Double(w.right) >= Double(c.left) - 2 * h && Double(w.left) <= Double(c.right) + 2 * h
+                return sameLine || below
+            }
+            if near { out.append(w) }
+        }
+        return out
+    }
+}
+
+extension DocumentReader {
+    /// Longest side of the card front given to Tesseract, pixels (a TD1 card at
+    /// `cardPixelsPerMM` is 1284 px wide; the rest of the photo is kept up to this size).
+    static let cardFrontMaxDimension = 2400
+
+    /// Resolution of the card front given to Tesseract, pixels per millimetre: a TD1 card prints its
+    /// captions at ~1 mm and its values at ~1.8 mm, smaller than a passport's; on generated fronts at
+    /// 10 px/mm Tesseract misread the captions (`Sumame`) and lost given names, at 15 it read them all.
+    static let cardPixelsPerMM = 15.0
+
+    /// The page area of `frame` between `a0…a1` (along) and `c0…c1` (across), millimetres, rectified at
+    /// `visualZonePixelsPerMM` and flattened; nil when less than half of it lies on the page.
+    static func rectifiedZone(_ page: GreyImage, frame: MRZDocumentFrame, along a0: Double, _ a1: Double,
+                              across c0: Double, _ c1: Double) -> GreyImage? {
+        guard a1 > a0, c1 > c0 else { return nil }
+        let r = visualZonePixelsPerMM
+        let outW = Int(((a1 - a0) * r).rounded()), outH = Int(((c1 - c0) * r).rounded())
+        guard outW >= 16, outH >= 16 else { return nil }
+        var px = [UInt8](repeating: 255, count: outW * outH)
+        var inside = 0
+        let k = frame.pixelsPerMM
+        for y in 0..<outH {
+            let c = c0 + (Double(y) + 0.5) / r
+            for x in 0..<outW {
+                let a = a0 + (Double(x) + 0.5) / r
+                let sx = frame.originX + (a * frame.dirX - c * frame.dirY) * k
+                let sy = frame.originY + (a * frame.dirY + c * frame.dirX) * k
+                let v = page.sample(sx, sy, outside: -1)
+                if v >= 0 { inside += 1; px[y * outW + x] = UInt8(min(255, max(0, v.rounded()))) }
+            }
+        }
+        // Mostly off the page (a tightly cropped photo of the MRZ alone): nothing to read.
+        guard inside * 2 >= outW * outH else { return nil }
+        return flattened(GreyImage(width: outW, height: outH, pixels: px), window: Int(3 * r))
+    }
+
+    /// The text area of a TD1 card's MRZ side above the MRZ (ICAO 9303-5 zone VI-less back: the whole
+    /// card width less 1.5 mm each side, from 2 mm below the top edge to 2.8 mm above the first MRZ
+    /// line's centre); nil for TD3/TD2 frames or when it is off the page.
+    static func mrzSideTextImage(_ page: GreyImage, frame: MRZDocumentFrame) -> GreyImage? {
+        guard frame.mrzOnBack else { return nil }
+        let (w, h) = frame.sizeMM
+        let docLeft = -((w - 30 * 2.54) / 2 + 1.27)
+        return rectifiedZone(page, frame: frame, along: docLeft + 1.5, docLeft + w - 1.5,
+                             across: -(h - 5) + 2, frame.firstLineAcross - 2.8)
+    }
+
+    /// The card's other side as Tesseract gets it: `page` turned clockwise by `quarterTurns`, resampled
+    /// from `pixelsPerMM` (the MRZ side's scale, clamped to a factor of 0.4–2.5) to
+    /// `cardPixelsPerMM`, at most `cardFrontMaxDimension` on its longer side, and flattened.
+    static func cardFrontImage(_ page: GreyImage, quarterTurns: Int, pixelsPerMM: Double) -> GreyImage? {
+        let turned = page.rotated(quarterTurns: quarterTurns)
+        guard turned.width >= 16, turned.height >= 16, pixelsPerMM > 0 else { return nil }
+        var f = min(2.5, max(0.4, cardPixelsPerMM / pixelsPerMM))
+        f = min(f, Double(cardFrontMaxDimension) / Double(max(turned.width, turned.height)))
+        let outW = max(16, Int((Double(turned.width) * f).rounded())), outH = max(16, Int((Double(turned.height) * f).rounded()))
+        var px = [UInt8](repeating: 255, count: outW * outH)
+        for y in 0..<outH {
+            let sy = (Double(y) + 0.5) / f - 0.5
+            for x in 0..<outW {
+                px[y * outW + x] = UInt8(min(255, max(0, turned.sample((Double(x) + 0.5) / f - 0.5, sy).rounded())))
+            }
+        }
+        return flattened(GreyImage(width: outW, height: outH, pixels: px), window: Int(3 * cardPixelsPerMM))
+    }
+
+    /// The names of a TD1 card cross-checked with its MRZ (see the top of this file). `pages`: every
+    /// decoded page with its 0-based index; `mrzPage` the index of the MRZ side; `quarterTurns` the
+    /// turn that makes the MRZ side upright (applied to the other side too).
+    static func cardCheck(pages: [(index: Int, grey: GreyImage)], mrzPage: Int, reading: MRZReading, result: MRZResult,
+                          frame: MRZDocumentFrame, quarterTurns: Int) -> VisualZoneSearch {
+        let parts = VisualZoneNames.parts(result.lines, format: result.format)
+        guard !parts.isEmpty else { return .noVisualZone }
+        func found(_ c: [VisualZoneNamePart]) -> Int { c.filter { $0.outcome != .notFound }.count }
+        func compare(_ words: [VisualZoneWord]) -> [VisualZoneNamePart] {
+            VisualZoneNames.compare(parts, words: words, posteriors: reading.posteriors, confidences: reading.confidences)
+        }
+        // The front: the first other page.
+        var frontWords: [VisualZoneWord] = []
+        let front = pages.first { $0.index != mrzPage }
+        if let front {
+            for extra in [0, 2] {
+                guard let img = cardFrontImage(front.grey, quarterTurns: -quarterTurns + extra, pixelsPerMM: frame.pixelsPerMM) else { break }
+                let words: [VisualZoneWord]
+                switch VisualZoneRecogniser.shared.words(in: img, pixelsPerMM: cardPixelsPerMM) {
+                case let .failure(e): return .recogniserUnavailable(reason: e.reason)
+                case let .success(w): words = w
+                }
+                let named = CardNameCaptions.nameWords(words)
+                frontWords = named ?? words
+                // Turned the wrong way round, Tesseract finds neither a caption nor a name.
+                if named != nil || found(compare(words)) > 0 { break }
+            }
+        }
+        // The MRZ side's own text above the MRZ. Without a caption there it may print other people's
+        // names (parents, `HIJO DE JUAN / MARTA` on Spanish cards) and dates (`MAR` beside MAX): its
+        // words then only confirm a part the front did not show (an exact agreement), never differ.
+        var sideNamed: [VisualZoneWord] = [], sideLoose: [VisualZoneWord] = []
+        // (Not read when the front showed every part: one Tesseract call less.)
+        let frontShowsAll = front != nil && !compare(frontWords).contains { $0.outcome == .notFound }
+        if !frontShowsAll, let mrzSide = pages.first(where: { $0.index == mrzPage }), let img = mrzSideTextImage(mrzSide.grey, frame: frame) {
+            switch VisualZoneRecogniser.shared.words(in: img, pixelsPerMM: visualZonePixelsPerMM) {
+            case let .failure(e): return .recogniserUnavailable(reason: e.reason)
+            case let .success(words):
+                if let named = CardNameCaptions.nameWords(words) { sideNamed = named } else { sideLoose = words }
+            }
+        }
+        var compared = compare(frontWords + sideNamed)
+        var sideUsed = !sideNamed.isEmpty && found(compare(sideNamed)) > 0
+        if !sideLoose.isEmpty {
+            for (i, loose) in compare(sideLoose).enumerated() where compared[i].outcome == .notFound && loose.outcome == .agrees {
+                compared[i] = loose
+                sideUsed = true
+            }
+        }
+        if found(compared) == 0 {
+            return front.map { .noNamesOnCardFront(page: $0.index) } ?? .cardFrontNotGiven
+        }
+        var used: [Int] = []
+        if let front, found(compare(frontWords)) > 0 { used.append(front.index) }
+        if sideUsed { used.append(mrzPage) }
+        return .comparedOnCard(pages: used, parts: compared)
+    }
+}

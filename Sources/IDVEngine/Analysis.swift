@@ -1,0 +1,291 @@
+import Foundation
+import IDVCore
+
+// Heavy work kept apart from light work (issue #21 item 1). Document pages and selfie frames are
+// analysed on a pool of their own (IDVHTTP `AnalysisPool`, `analysis.threads` threads, at most
+// `analysis.queue_limit` waiting); every analysis is costed from its images' headers before a pixel
+// is decoded (``UploadCosting``) and admitted against a memory budget, one at a time per flow run and
+// per user. What does not fit is refused at once — 1100 `analysisBusy` (503) or 1101
+// `analysisInProgress` (429), both with `Retry-After` — or, when it can never fit, 1102
+// `uploadTooCostly` (413). docs/PROTOCOL.md §7 "Heavy work".
+
+/// The settings of the analysis pool and its admission (`analysis.*`, ``ServerConfig/analysis``).
+public struct AnalysisSettings: Sendable, Equatable {
+    /// Threads that run analyses (document reads, selfie analyses); default one less than the cores
+    /// (1 on 2 cores), so light requests keep a core.
+    public var threads = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
+    /// Analyses that may wait for a thread; one more is refused with 1100 at once.
+    public var queueLimit = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
+    /// Most pixels one request's images may hold, summed over every page or frame (megapixels):
+    /// the CPU cost of one analysis (150 VGA frames ≈ 46 MP).
+    public var maxRequestMegapixels = 64
+    /// Memory all analyses in flight may use together, MiB (estimated: ``AnalysisCost/bytes``).
+    public var memoryBudgetMiB = 512
+    /// Memory one analysis may use, MiB; an upload estimated above it is refused with 1102.
+    public var maxAnalysisMiB = 320
+    /// The longest `Retry-After` the server suggests, seconds.
+    public var maxRetryAfterSeconds = 30
+
+    public init() {}
+
+    public var maxRequestPixels: Int { maxRequestMegapixels * 1_000_000 }
+    public var memoryBudgetBytes: Int { memoryBudgetMiB << 20 }
+    public var maxAnalysisBytes: Int { maxAnalysisMiB << 20 }
+
+    static func int(_ key: String, _ kp: WritableKeyPath<AnalysisSettings, Int> & Sendable, min: Int, _ summary: String) -> ServerConfig.Setting {
+        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
+            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min else {
+                throw IDVServerError.configuration("\(key) must be an integer ≥ \(min), got '\(v)'")
+            }
+            c.analysis[keyPath: kp] = n
+        }, current: { "\($0.analysis[keyPath: kp])" })
+    }
+
+    static let settings: [ServerConfig.Setting] = [
+        int("analysis.threads", \.threads, min: 1, "threads that analyse document pages and selfie frames (never shared with light requests); default cores − 1, at least 1"),
+        int("analysis.queue_limit", \.queueLimit, min: 0, "analyses that may wait for an analysis thread; beyond it an upload is refused at once with 1100 (503, Retry-After); default 2 × analysis.threads"),
+        int("analysis.max_request_megapixels", \.maxRequestMegapixels, min: 1, "most pixels one upload's images may hold, summed over all pages or frames, read from the image headers before decoding (1102, 413)"),
+        int("analysis.memory_budget_mib", \.memoryBudgetMiB, min: 1, "estimated memory all analyses in flight may use together, MiB; an upload that does not fit now is refused with 1100 (503, Retry-After)"),
+        int("analysis.max_analysis_mib", \.maxAnalysisMiB, min: 1, "estimated memory one analysis may use, MiB (1102, 413 above it)"),
+        int("analysis.max_retry_after_seconds", \.maxRetryAfterSeconds, min: 1, "the longest Retry-After the server suggests on 1100/1101"),
+    ]
+}
+
+/// Limits on slow and numerous clients (`http.*`, ``ServerConfig/clients``), enforced by the
+/// libmicrohttpd wrapper (issue #21 item 7).
+public struct ClientLimits: Sendable, Equatable {
+    /// A connection must have sent a complete request header this long after it opened; otherwise
+    /// it is closed. A kept-alive connection gets max(this, 30 s — the inactivity timeout) after its
+    /// previous response. 0 = off (only the 30 s inactivity timeout).
+    public var headerDeadlineSeconds = 10
+    /// After the header, a body must arrive at least this fast (bytes/s, measured after a grace of
+    /// `headerDeadlineSeconds`); a slower one is closed. 0 = off.
+    public var minBodyBytesPerSecond = 4096
+    /// Connections one client address may hold at once (libmicrohttpd `MHD_OPTION_PER_IP_CONNECTION_LIMIT`);
+    /// more are refused at accept. 0 = no limit.
+    public var perAddressConnections = 64
+    /// Connections the server holds at once (`MHD_OPTION_CONNECTION_LIMIT`); `idvd serve` raises its
+    /// open-file limit to fit.
+    public var connectionLimit = 4096
+
+    public init() {}
+
+    static func int(_ key: String, _ kp: WritableKeyPath<ClientLimits, Int> & Sendable, min: Int, _ summary: String) -> ServerConfig.Setting {
+        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
+            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min else {
+                throw IDVServerError.configuration("\(key) must be an integer ≥ \(min), got '\(v)'")
+            }
+            c.clients[keyPath: kp] = n
+        }, current: { "\($0.clients[keyPath: kp])" })
+    }
+
+    static let settings: [ServerConfig.Setting] = [
+        int("http.header_deadline_seconds", \.headerDeadlineSeconds, min: 0, "a connection is closed when its request header is not complete this many seconds after it opened (a kept-alive one: max(this, 30) after its previous answer); 0 = off"),
+        int("http.min_body_bytes_per_second", \.minBodyBytesPerSecond, min: 0, "a request body slower than this (after a grace of http.header_deadline_seconds) is cut off (0 = off)"),
+        int("http.per_address_connections", \.perAddressConnections, min: 0, "connections one client IP address may hold at once (0 = no limit)"),
+        int("http.connection_limit", \.connectionLimit, min: 16, "connections the server holds at once; idvd serve raises its open-file limit to fit"),
+    ]
+}
+
+/// A refusal that carries a `Retry-After` (seconds): 1100 `analysisBusy`, 1101 `analysisInProgress`.
+public struct AnalysisRefusal: Error, Sendable, Equatable {
+    public var error: IDVError
+    public var retryAfterSeconds: Int
+    public init(_ code: IDVErrorCode, retryAfterSeconds: Int, _ detail: String) {
+        error = IDVError(code, "\(code.message) (\(detail); retry after \(retryAfterSeconds) s)")
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+}
+
+/// What one analysis costs, from its images' headers (no pixel decoded).
+public struct AnalysisCost: Sendable, Equatable {
+    /// Pixels of every image of the request, summed.
+    public var pixels: Int
+    /// Estimated peak memory of the analysis, bytes (``UploadCosting`` documents its model).
+    public var bytes: Int
+    public init(pixels: Int, bytes: Int) {
+        self.pixels = pixels
+        self.bytes = bytes
+    }
+    public static let zero = AnalysisCost(pixels: 0, bytes: 0)
+}
+
+/// Costs an upload from its images' headers before anything is decoded (production: IDVReaders
+/// `ImageHeaderCosting`, over Imaging's header reader).
+public protocol UploadCosting: Sendable {
+    /// Document pages (JPEG/PNG each).
+    func cost(pages: [Data]) -> AnalysisCost
+    /// Selfie frames (JPEG/PNG each), analysed one after another.
+    func cost(frames: [Data]) -> AnalysisCost
+}
+
+/// Admission and accounting of analyses: the pool's thread/queue slots (``enqueue(key:)``), the
+/// per-run/per-user rule and the memory budget (``admit(cost:run:user:)``), and their metrics.
+/// Thread-safe.
+public final class AnalysisLimiter: @unchecked Sendable {
+    public let settings: AnalysisSettings
+    private let lock = NSLock()
+    private var running = 0
+    private var queued = 0
+    private var queueKeys: Set<String> = []
+    private var activeRuns: Set<String> = []
+    private var activeUsers: Set<String> = []
+    private var memoryInUse = 0
+    /// Exponentially weighted mean of analysis time, seconds (for Retry-After).
+    private var meanSeconds = 2.0
+    private var refusals: [String: Int] = [:]
+    private var waits = DurationHistogram(buckets: AnalysisLimiter.waitBuckets)
+    private var durations = DurationHistogram(buckets: AnalysisLimiter.durationBuckets)
+    private var maxWait = 0.0
+
+    static let waitBuckets: [Double] = [0.001, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60]
+    static let durationBuckets: [Double] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+    /// The refusal reasons counted in `idvd_analysis_refusals_total{reason}`.
+    public static let reasons = ["queue_full", "in_progress", "memory_budget", "too_costly"]
+
+    public init(settings: AnalysisSettings) { self.settings = settings }
+
+    /// A slot taken in the pool (queued until ``start(_:)``).
+    public struct Ticket: Sendable {
+        let key: String?
+        let enqueuedAt: UInt64
+    }
+
+    /// The `Retry-After` to suggest now, seconds: the mean analysis time times the analyses ahead
+    /// per thread, 1 … `maxRetryAfterSeconds`. Call with the lock held.
+    private func retryAfterLocked() -> Int {
+        let ahead = Double(running + queued + 1) / Double(max(1, settings.threads))
+        return min(settings.maxRetryAfterSeconds, max(1, Int((meanSeconds * ahead).rounded(.up))))
+    }
+
+    private func refuseLocked(_ reason: String, _ code: IDVErrorCode, _ detail: String) -> AnalysisRefusal {
+        refusals[reason, default: 0] += 1
+        return AnalysisRefusal(code, retryAfterSeconds: retryAfterLocked(), detail)
+    }
+
+    /// Takes a pool slot for a request from `key` (its bearer token: one analysis queued or running
+    /// per session), or refuses at once: 1101 when `key` holds one, 1100 when every thread is busy
+    /// and `queueLimit` wait.
+    public func enqueue(key: String?) -> Result<Ticket, AnalysisRefusal> {
+        lock.lock(); defer { lock.unlock() }
+        if let key, queueKeys.contains(key) {
+            return .failure(refuseLocked("in_progress", .analysisInProgress, "this session's previous upload is still being analysed"))
+        }
+        if running + queued >= settings.threads + settings.queueLimit {
+            return .failure(refuseLocked("queue_full", .analysisBusy, "\(running) analyses running, \(queued) waiting"))
+        }
+        queued += 1
+        if let key { queueKeys.insert(key) }
+        return .success(Ticket(key: key, enqueuedAt: DispatchTime.now().uptimeNanoseconds))
+    }
+
+    /// The ticket's request leaves the queue for a thread; its wait is recorded.
+    public func start(_ t: Ticket) {
+        let wait = Double(DispatchTime.now().uptimeNanoseconds - t.enqueuedAt) / 1e9
+        lock.lock(); defer { lock.unlock() }
+        queued -= 1
+        running += 1
+        waits.observe(wait)
+        maxWait = max(maxWait, wait)
+    }
+
+    /// The ticket's request is answered.
+    public func finish(_ t: Ticket) {
+        lock.lock(); defer { lock.unlock() }
+        running -= 1
+        if let key = t.key { queueKeys.remove(key) }
+    }
+
+    /// An analysis admitted by ``admit(cost:run:user:)``; hand it to ``release(_:)``.
+    public struct Reservation: Sendable {
+        let bytes: Int
+        let run: String?
+        let user: String?
+        let startedAt: UInt64
+    }
+
+    /// Admits one analysis of `cost` for flow run `run` of user `user`, or refuses at once:
+    /// 1102 (plain ``IDVError``) when the request's pixels exceed `maxRequestMegapixels` or its
+    /// memory `maxAnalysisMiB` — it can never fit; 1101 when the run or the user has an analysis
+    /// in flight; 1100 when the memory budget cannot hold it now.
+    public func admit(cost: AnalysisCost, run: String?, user: String?) throws -> Reservation {
+        lock.lock(); defer { lock.unlock() }
+        if cost.pixels > settings.maxRequestPixels {
+            refusals["too_costly", default: 0] += 1
+            throw IDVError(.uploadTooCostly, "The upload's images hold \(cost.pixels) pixels together; the limit is \(settings.maxRequestPixels)")
+        }
+        if cost.bytes > settings.maxAnalysisBytes {
+            refusals["too_costly", default: 0] += 1
+            throw IDVError(.uploadTooCostly, "Analysing the upload would need about \(cost.bytes >> 20) MiB; one analysis may use \(settings.maxAnalysisMiB) MiB")
+        }
+        if let run, activeRuns.contains(run) {
+            throw refuseLocked("in_progress", .analysisInProgress, "this flow's previous upload is still being analysed")
+        }
+        if let user, activeUsers.contains(user) {
+            throw refuseLocked("in_progress", .analysisInProgress, "another upload of this user is still being analysed")
+        }
+        if memoryInUse + cost.bytes > settings.memoryBudgetBytes {
+            throw refuseLocked("memory_budget", .analysisBusy, "the analyses in flight hold the memory budget")
+        }
+        memoryInUse += cost.bytes
+        if let run { activeRuns.insert(run) }
+        if let user { activeUsers.insert(user) }
+        return Reservation(bytes: cost.bytes, run: run, user: user, startedAt: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    /// Gives back what ``admit(cost:run:user:)`` reserved; its time joins the mean used for Retry-After.
+    public func release(_ r: Reservation) {
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - r.startedAt) / 1e9
+        lock.lock(); defer { lock.unlock() }
+        memoryInUse -= r.bytes
+        if let run = r.run { activeRuns.remove(run) }
+        if let user = r.user { activeUsers.remove(user) }
+        durations.observe(seconds)
+        meanSeconds = 0.7 * meanSeconds + 0.3 * seconds
+    }
+
+    /// A snapshot for `/healthz` and tests.
+    public struct Snapshot: Sendable, Equatable {
+        public var running: Int
+        public var queued: Int
+        public var threads: Int
+        public var queueLimit: Int
+        public var memoryInUseBytes: Int
+        /// True when the next upload would be refused for want of a slot.
+        public var saturated: Bool
+    }
+
+    public var snapshot: Snapshot {
+        lock.lock(); defer { lock.unlock() }
+        return Snapshot(running: running, queued: queued, threads: settings.threads, queueLimit: settings.queueLimit,
+                        memoryInUseBytes: memoryInUse, saturated: running + queued >= settings.threads + settings.queueLimit)
+    }
+
+    /// The `/metrics` lines: `idvd_analysis_threads`, `idvd_analysis_in_flight`, `idvd_analysis_queue_depth`,
+    /// `idvd_analysis_queue_limit`, `idvd_analysis_memory_reserved_bytes`, `idvd_analysis_refusals_total{reason}`,
+    /// `idvd_analysis_wait_seconds` (histogram: time from arrival to an analysis thread),
+    /// `idvd_analysis_wait_seconds_max`, `idvd_analysis_duration_seconds` (histogram: admitted analyses).
+    public func renderMetrics() -> String {
+        lock.lock(); defer { lock.unlock() }
+        var s = "# HELP idvd_analysis_threads Threads that run analyses (analysis.threads).\n# TYPE idvd_analysis_threads gauge\n"
+        s += "idvd_analysis_threads \(settings.threads)\n"
+        s += "# HELP idvd_analysis_in_flight Uploads on an analysis thread now.\n# TYPE idvd_analysis_in_flight gauge\nidvd_analysis_in_flight \(running)\n"
+        s += "# HELP idvd_analysis_queue_depth Uploads waiting for an analysis thread.\n# TYPE idvd_analysis_queue_depth gauge\nidvd_analysis_queue_depth \(queued)\n"
+        s += "# HELP idvd_analysis_queue_limit Uploads that may wait (analysis.queue_limit).\n# TYPE idvd_analysis_queue_limit gauge\n"
+        s += "idvd_analysis_queue_limit \(settings.queueLimit)\n"
+        s += "# HELP idvd_analysis_memory_reserved_bytes Estimated memory reserved by admitted analyses.\n# TYPE idvd_analysis_memory_reserved_bytes gauge\n"
+        s += "idvd_analysis_memory_reserved_bytes \(memoryInUse)\n"
+        s += "# HELP idvd_analysis_refusals_total Uploads refused at admission, by reason.\n# TYPE idvd_analysis_refusals_total counter\n"
+        for r in Self.reasons { s += "idvd_analysis_refusals_total{reason=\"\(r)\"} \(refusals[r] ?? 0)\n" }
+        func histogram(_ name: String, _ help: String, _ h: DurationHistogram) {
+            s += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+            for (i, b) in h.buckets.enumerated() { s += "\(name)_bucket{le=\"\(b)\"} \(h.counts[i])\n" }
+            s += "\(name)_bucket{le=\"+Inf\"} \(h.count)\n\(name)_sum \(h.sum)\n\(name)_count \(h.count)\n"
+        }
+        histogram("idvd_analysis_wait_seconds", "Time an upload waited for an analysis thread.", waits)
+        s += "# HELP idvd_analysis_wait_seconds_max Longest wait for an analysis thread since start.\n# TYPE idvd_analysis_wait_seconds_max gauge\n"
+        s += "idvd_analysis_wait_seconds_max \(maxWait)\n"
+        histogram("idvd_analysis_duration_seconds", "Time of an admitted analysis (costing to evidence).", durations)
+        return s
+    }
+}

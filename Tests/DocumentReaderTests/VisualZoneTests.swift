@@ -1,0 +1,285 @@
+@testable import DocumentReader
+import Foundation
+import IDVEngine
+import IDVEvidence
+import IDVTestSupport
+import IDVTools
+import MRZ
+import XCTest
+
+/// The visual-zone name cross-check (#22): the MRZ's names compared with the names printed in the
+/// VIZ, read by Tesseract; a disagreement the reader cannot settle makes the document WARNING with
+/// the field named, a settled one records which source won.
+final class VisualZoneTests: XCTestCase {
+    static let options: DocumentReaderOptions = {
+        var o = DocumentReaderOptions()
+        o.detectPortrait = false
+        o.referenceDate = ISO8601DateFormatter().date(from: "2019-06-01T00:00:00Z")!
+        return o
+    }()
+
+    func visualZone(_ r: DocumentReport) -> (CheckOutcome, [VisualZoneNamePart])? {
+        guard let c = r.check(.namesMatchVisualZone) else { return nil }
+        if case let .visualZone(.compared(parts)) = c.measured { return (c, parts) }
+        if case let .visualZone(.recogniserUnavailable(reason)) = c.measured { XCTFail("Tesseract unavailable: \(reason)") }
+        return (c, [])
+    }
+
+    /// A rendered TD3 whose MRZ prints `mrzSurname` where the visual zone prints `id.surname`.
+    func render(surname: String, mrzSurname: String) throws -> (DocumentReport, SpecimenIdentity) {
+        var rng = SeededRNG(seed: 11)
+        var id = SpecimenIdentity.random(.td3, using: &rng)
+        id.surname = surname
+        id.givenNames = "ANNA MARIA"
+        var mrzID = id
+        mrzID.surname = mrzSurname
+        let spec = try SpecimenGenerator.render(id, format: .td3, pixelsPerMM: 10, mrzLines: mrzID.mrzLines(.td3))
+        let jpeg = try DocumentImage(rgb: spec.image).jpeg(maxDimension: 10_000, quality: 92)
+        return (DocumentReader.read(pages: [jpeg], options: Self.options), id)
+    }
+
+    /// The rendered specimen printing the same name in both zones: every part agrees; no warning from it.
+    func testRenderedSpecimenNamesAgree() throws {
+        let (r, _) = try render(surname: "KINGDOM", mrzSurname: "KINGDOM")
+        let (check, parts) = try XCTUnwrap(visualZone(r))
+        XCTAssertEqual(check.result, .passed, "\(parts)")
+        XCTAssertEqual(parts.map(\.mrz), ["KINGDOM", "ANNA", "MARIA"])
+        XCTAssertEqual(parts.map(\.outcome), [.agrees, .agrees, .agrees])
+        XCTAssertFalse(r.findings.contains { if case .nameDiffersFromVisualZone = $0 { return true }; return false })
+    }
+
+    /// The MRZ reads KINGOOM (printed so, a clean O: the classifier gives D nothing) while the visual
+    /// zone prints KINGDOM: neither side can be shown right, so the document is WARNING and the
+    /// warning names the surname and both readings.
+    func testMisreadNameIsAWarningNamingTheField() throws {
+        let (r, _) = try render(surname: "KINGDOM", mrzSurname: "KINGOOM")
+        XCTAssertEqual(r.fields.surname, "KINGOOM")
+        let (check, parts) = try XCTUnwrap(visualZone(r))
+        XCTAssertEqual(check.result, .failed, "\(parts)")
+        XCTAssertEqual(parts.first, VisualZoneNamePart(field: .primaryIdentifier, mrz: "KINGOOM", visualZone: "KINGDOM", outcome: .differs))
+        XCTAssertTrue(r.findings.contains(.nameDiffersFromVisualZone(field: .primaryIdentifier, mrz: "KINGOOM", visualZone: "KINGDOM")))
+        let judged = r.judged()
+        XCTAssertEqual(judged.status, .warning)
+        XCTAssertTrue(judged.warnings.map(DocumentWording.sentence).contains { $0.contains("surname") && $0.contains("KINGOOM") && $0.contains("KINGDOM") })
+        // The check digits all hold: nothing but the visual zone could have seen it.
+        XCTAssertEqual(r.mrz.result?.checkDigits.allSatisfy(\.valid), true)
+    }
+
+    /// The settlement rule on its own: a letter the OCR-B classifier gave the printed rival real
+    /// weight is settled for the visual zone; one it gave nothing, against a word Tesseract was unsure
+    /// of, for the MRZ; a sure MRZ letter against a sure printed word stays unsettled.
+    func testSettlementRule() {
+        let part = MRZNamePart(field: .primaryIdentifier, text: "KINGOOM", line: 0, column: 5, atFieldEnd: false)
+        func posteriors(o: Double, d: Double) -> [[[Character: Double]]] {
+            var row = [[Character: Double]](repeating: [:], count: 44)
+            row[5 + 4] = ["O": o, "D": d]   // KINGOOM's first O (line 1, column 10)
+            return [row, []]
+        }
+        func confidences(_ o: Double) -> [[Double]] { var row = [Double](repeating: 1, count: 44); row[9] = o; return [row, []] }
+        let word = { (conf: Double) in VisualZoneWord(text: "KINGDOM", confidence: conf, symbolConfidences: [Double](repeating: 95, count: 7), line: 0) }
+        // The classifier hesitated between O and D: the printed D wins.
+        var out = VisualZoneNames.compare([part], words: [word(92)], posteriors: posteriors(o: 0.8, d: 0.19), confidences: confidences(0.8))
+        XCTAssertEqual(out, [VisualZoneNamePart(field: .primaryIdentifier, mrz: "KINGOOM", visualZone: "KINGDOM", outcome: .settled, winner: .visualZone)])
+        // The classifier was sure of O and Tesseract unsure of the word: the MRZ wins.
+        out = VisualZoneNames.compare([part], words: [word(40)], posteriors: posteriors(o: 0.9999, d: 1e-6), confidences: confidences(0.9999))
+        XCTAssertEqual(out.first?.winner, .mrz)
+        XCTAssertEqual(out.first?.outcome, .settled)
+        // Both sure: unsettled.
+        out = VisualZoneNames.compare([part], words: [word(93)], posteriors: posteriors(o: 0.9999, d: 1e-6), confidences: confidences(0.9999))
+        XCTAssertEqual(out.first?.outcome, .differs)
+        // A word two letters off a 7-letter part is still compared; a different word is not.
+        out = VisualZoneNames.compare([part], words: [VisualZoneWord(text: "PASSPORT", confidence: 95, symbolConfidences: [], line: 0)],
+                                      posteriors: posteriors(o: 0.9, d: 0.1), confidences: confidences(0.9))
+        XCTAssertEqual(out.first?.outcome, .notFound)
+    }
+
+    /// ICAO 9303-3 §6: printed ÆVARSDÓTTIR / Þuríður / Ösp are AEVARSDOTTIR / THURIDUR / OESP in the
+    /// MRZ; printed Müller may be MUELLER or MULLER; O'Neill-Smith is ONEILL and SMITH.
+    func testTransliteration() {
+        XCTAssertEqual(Set(NameTransliteration.forms("Müller")), ["MUELLER", "MULLER"])
+        XCTAssertEqual(NameTransliteration.forms("Ævarsdóttir"), ["AEVARSDOTTIR"])
+        XCTAssertEqual(NameTransliteration.forms("Þuríður"), ["THURIDUR"])
+        XCTAssertEqual(NameTransliteration.forms("O'Neill"), ["ONEILL"])
+        XCTAssertEqual(NameTransliteration.words("O'Neill-Smith, Jr."), ["O'Neill", "Smith", "Jr."])
+        XCTAssertEqual(NameTransliteration.forms("España"), ["ESPANA", "ESPANXXA"])
+        XCTAssertEqual(NameTransliteration.forms("1971"), [])
+        // An English-model recogniser reads Þ as P and drops the diacritics: the MRZ's digraphs may stand for one letter.
+        XCTAssertTrue(VisualZoneNames.printedForms("THURIDUR").contains("PURIDUR"))
+        XCTAssertTrue(VisualZoneNames.printedForms("AEVARSDOTTIR").contains("AVARSDOTTIR"))
+    }
+
+    /// The real specimens (../shared/testdata/mrz-images, see its README): on every TD3/TD2 page the
+    /// cross-check runs and finds no unsettled disagreement (all their names are printed as in the MRZ);
+    /// on TD1 MRZ sides (no front given) the text above the MRZ is read and never differs. Measured: 24 pages with a visual zone,
+    /// 0 unsettled; Tesseract's own misreads (RABROUK, EROKSSON, ULESST, EXIKSSON) settled for the MRZ.
+    func testRealSpecimensHaveNoUnsettledDisagreement() throws {
+        let tsv = try String(decoding: Paths.sharedData("mrz-images/ground_truth.tsv"), as: UTF8.self)
+        var compared = 0, agreeing = 0, td1Sides = 0, td1Confirmed = 0
+        for line in tsv.split(separator: "\n") where !line.hasPrefix("#") {
+            let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard cols.count >= 3 else { continue }
+            let r = DocumentReader.read(pages: [try Paths.sharedData("mrz-images/" + cols[0])], options: Self.options)
+            guard r.mrz.result?.lines == cols[2].split(separator: "|").map(String.init) else { continue }   // misread MRZs are other tests' business
+            let (check, parts) = try XCTUnwrap(visualZone(r), cols[0])
+            if r.mrz.result?.format == .frenchNationalID {
+                XCTAssertEqual(check.result, .notPerformed, cols[0])
+                continue
+            }
+            if r.mrz.result?.format == .td1 {
+                // The MRZ side alone: its text above the MRZ is read; no false disagreement there.
+                XCTAssertNotEqual(check.result, .failed, "\(cols[0]): \(String(describing: check.measured))")
+                td1Sides += 1
+                if check.result == .passed { td1Confirmed += 1 }
+                continue
+            }
+            compared += 1
+            XCTAssertNotEqual(check.result, .failed, "\(cols[0]): \(parts)")
+            if check.result == .passed { agreeing += 1 }
+        }
+        print("visual zone: \(agreeing) of \(compared) exactly read TD2/TD3 specimens confirmed; TD1 MRZ sides: \(td1Confirmed) of \(td1Sides) confirmed by the text above the MRZ, none differs")
+        XCTAssertGreaterThanOrEqual(compared, 15)
+        XCTAssertGreaterThanOrEqual(agreeing, compared - 2, "names found in the visual zone on too few specimens")
+    }
+
+    // MARK: TD1 cards: the names on the front (ICAO 9303-5)
+
+    /// A rendered TD1 card's two sides, JPEG: the front printing `frontSurname` (default: the
+    /// identity's), the back's MRZ printing `mrzSurname` (default: the identity's).
+    static func card(seed: UInt64, frontSurname: String? = nil, mrzSurname: String? = nil) throws -> (front: Data, back: Data, identity: SpecimenIdentity) {
+        var rng = SeededRNG(seed: seed)
+        let id = SpecimenIdentity.random(.td1, using: &rng)
+        var frontID = id, mrzID = id
+        if let frontSurname { frontID.surname = frontSurname }
+        if let mrzSurname { mrzID.surname = mrzSurname }
+        let back = try SpecimenGenerator.render(id, format: .td1, pixelsPerMM: 10, mrzLines: mrzID.mrzLines(.td1), seed: seed, side: .back)
+        let front = try SpecimenGenerator.render(frontID, format: .td1, pixelsPerMM: 10, seed: seed, side: .front)
+        func jpeg(_ s: Specimen) throws -> Data { try DocumentImage(rgb: s.image).jpeg(maxDimension: 10_000, quality: 92) }
+        return (try jpeg(front), try jpeg(back), id)
+    }
+
+    /// The card's search evidence and check.
+    func cardSearch(_ r: DocumentReport) throws -> (CheckOutcome, VisualZoneSearch) {
+        let c = try XCTUnwrap(r.check(.namesMatchVisualZone))
+        guard case let .visualZone(search) = c.measured else { XCTFail("\(c.measured)"); return (c, .noVisualZone) }
+        if case let .recogniserUnavailable(reason) = search { XCTFail("Tesseract unavailable: \(reason)") }
+        return (c, search)
+    }
+
+    /// Both sides given (front first, as the KYC upload sends them, and the other way round): every
+    /// MRZ name part agrees with the front's captioned names; the front's page is recorded.
+    func testCardFrontNamesAgree() throws {
+        let card = try Self.card(seed: 7)
+        for (pages, frontPage) in [([card.front, card.back], 0), ([card.back, card.front], 1)] {
+            let r = DocumentReader.read(pages: pages, options: Self.options)
+            XCTAssertEqual(r.mrz.result?.format, .td1)
+            let (check, search) = try cardSearch(r)
+            guard case let .comparedOnCard(used, parts) = search else { return XCTFail("\(search)") }
+            XCTAssertEqual(check.result, .passed, "\(parts)")
+            XCTAssertEqual(used, [frontPage])
+            let expected = VisualZoneNames.parts(r.mrz.result?.lines ?? [], format: .td1).filter { $0.text.count >= 2 }.map(\.text)
+            XCTAssertEqual(parts.map(\.mrz), expected)
+            XCTAssertTrue(parts.allSatisfy { $0.outcome == .agrees }, "\(parts)")
+        }
+    }
+
+    /// The MRZ on the back reads KINGOOM (printed so) where the front prints KINGDOM: the document is
+    /// WARNING and the warning names the surname and both readings, as for a TD3.
+    func testCardFrontNameDiffersIsAWarningNamingTheField() throws {
+        let card = try Self.card(seed: 7, frontSurname: "KINGDOM", mrzSurname: "KINGOOM")
+        let r = DocumentReader.read(pages: [card.front, card.back], options: Self.options)
+        XCTAssertEqual(r.mrz.result?.checkDigits.allSatisfy(\.valid), true)
+        let (check, search) = try cardSearch(r)
+        guard case let .comparedOnCard(_, parts) = search else { return XCTFail("\(search)") }
+        XCTAssertEqual(check.result, .failed, "\(parts)")
+        XCTAssertEqual(parts.first, VisualZoneNamePart(field: .primaryIdentifier, mrz: "KINGOOM", visualZone: "KINGDOM", outcome: .differs))
+        XCTAssertTrue(r.findings.contains(.nameDiffersFromVisualZone(field: .primaryIdentifier, mrz: "KINGOOM", visualZone: "KINGDOM")))
+        let judged = r.judged()
+        XCTAssertEqual(judged.status, .warning)
+        XCTAssertTrue(judged.warnings.map(DocumentWording.sentence).contains { $0.contains("surname") && $0.contains("KINGOOM") && $0.contains("KINGDOM") })
+    }
+
+    /// The MRZ side alone: its text above the MRZ prints no name, so the check is not performed and
+    /// says the front was not given; a front without any of the names says so with its page.
+    func testCardWithoutItsFront() throws {
+        let card = try Self.card(seed: 7)
+        var r = DocumentReader.read(pages: [card.back], options: Self.options)
+        var (check, search) = try cardSearch(r)
+        XCTAssertEqual(search, .cardFrontNotGiven)
+        XCTAssertEqual(check.result, .notPerformed)
+        // Another card's back as the "front": none of this card's names on it.
+        let other = try Self.card(seed: 8)
+        r = DocumentReader.read(pages: [other.back, card.back], options: Self.options)
+        (check, search) = try cardSearch(r)
+        XCTAssertEqual(check.result, .notPerformed, "\(search)")
+        if case .noNamesOnCardFront = search {} else { XCTFail("\(search)") }
+        XCTAssertTrue(DocumentWording.detail(check).contains("front"), DocumentWording.detail(check))
+    }
+
+    /// Captions locate the name lines: words under "Surname / Nom" and beside "Given names:" are kept,
+    /// other words of the card are not; without a caption there is nothing to locate (nil).
+    func testCaptionsLocateTheNameLines() {
+        func w(_ t: String, _ l: Int, _ top: Int, _ r: Int, _ b: Int) -> VisualZoneWord {
+            VisualZoneWord(text: t, confidence: 90, symbolConfidences: [], line: 0, left: l, top: top, right: r, bottom: b)
+        }
+        let words = [w("Surname", 100, 100, 160, 110), w("/", 165, 100, 168, 110), w("Nom", 172, 100, 200, 110),
+                     w("ERIKSSON", 100, 118, 200, 136),
+                     w("Given", 100, 200, 140, 210), w("names:", 145, 200, 190, 210), w("ANNA", 200, 198, 250, 212),
+                     w("UTOPIA", 300, 20, 400, 50), w("1.72", 100, 300, 140, 315)]
+        XCTAssertEqual(CardNameCaptions.nameWords(words)?.map(\.text), ["ERIKSSON", "ANNA"])
+        XCTAssertNil(CardNameCaptions.nameWords([w("UTOPIA", 300, 20, 400, 50)]))
+    }
+
+    /// Generated TD1 pairs (front + back): no false disagreement, and a corrupted MRZ surname (one
+    /// letter changed, check digits still valid) is caught on every card whose front names were found.
+    func testGeneratedCardPairs() throws {
+        var passed = 0, notPerformed = 0, falseDiffers = 0, caught = 0, corrupted = 0
+        for seed in UInt64(300)..<308 {
+            let card = try Self.card(seed: seed)
+            let r = DocumentReader.read(pages: [card.front, card.back], options: Self.options)
+            guard r.mrz.result?.valid == true else { continue }
+            let (check, search) = try cardSearch(r)
+            switch check.result {
+            case .passed: passed += 1
+            case .failed: falseDiffers += 1; print("false differs, seed \(seed): \(search)")
+            default: notPerformed += 1
+            }
+            // One letter of the surname's first word changed (V for vowels, A otherwise).
+            var letters = Array(card.identity.surname.split(separator: " ")[0])
+            letters[1] = "AEIOU".contains(letters[1]) ? "V" : "A"
+            let bad = try Self.card(seed: seed, mrzSurname: String(letters) + card.identity.surname.dropFirst(letters.count))
+            let rb = DocumentReader.read(pages: [bad.front, bad.back], options: Self.options)
+            corrupted += 1
+            if rb.check(.namesMatchVisualZone)?.result == .failed { caught += 1 }
+        }
+        print("TD1 pairs: \(passed) passed, \(notPerformed) not performed, \(falseDiffers) falsely differ; corrupted surnames caught \(caught) of \(corrupted)")
+        XCTAssertEqual(falseDiffers, 0)
+        XCTAssertGreaterThanOrEqual(passed, 6)
+        XCTAssertEqual(caught, corrupted)
+    }
+
+    /// Skipping Tesseract's universal ambiguity table (CTesseract/ambigs.cpp: the legacy engine's, loaded
+    /// at every init, never read by LSTM recognition) changes nothing recognised: every word, its
+    /// confidence, its symbols' confidences and its line are the same with and without it, on the
+    /// rectified visual zones of the real TD2/TD3 specimens; and the skip really takes in this process.
+    func testSkippingUniversalAmbiguitiesRecognisesTheSameWords() throws {
+        let tsv = try String(decoding: Paths.sharedData("mrz-images/ground_truth.tsv"), as: UTF8.self)
+        let before = VisualZoneRecogniser.universalAmbigsSkipped
+        let skipping = VisualZoneRecogniser(), loading = VisualZoneRecogniser(universalAmbigs: true)
+        var zones = 0, words = 0
+        for line in tsv.split(separator: "\n") where !line.hasPrefix("#") {
+            let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard cols.count >= 3 else { continue }
+            let image = try DocumentImage.decode(Paths.sharedData("mrz-images/" + cols[0]))
+            guard let reading = MRZReader.read(image.grey), let frame = MRZDocumentFrame(reading: reading),
+                  let viz = DocumentReader.visualZoneImage(image.grey, frame: frame) else { continue }
+            let a = try skipping.words(in: viz, pixelsPerMM: DocumentReader.visualZonePixelsPerMM).get()
+            let b = try loading.words(in: viz, pixelsPerMM: DocumentReader.visualZonePixelsPerMM).get()
+            XCTAssertEqual(a, b, cols[0])
+            zones += 1
+            words += a.count
+        }
+        XCTAssertGreaterThanOrEqual(zones, 15)
+        XCTAssertGreaterThan(words, 100)
+        XCTAssertEqual(VisualZoneRecogniser.universalAmbigsSkipped, before + 1, "the skipping recogniser was made once, without the table")
+    }
+}

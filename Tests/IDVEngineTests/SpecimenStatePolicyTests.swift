@@ -1,0 +1,41 @@
+import Foundation
+import IDVCore
+import IDVEngine
+import IDVTestSupport
+import XCTest
+
+/// `idv.doc.accept_specimen_documents` (#22): ICAO's fictional state Utopia (`UTO`) is accepted like
+/// a real one only in test deployments — on in the code's default (demo, tests), off in the shipped
+/// production configuration, where a UTO document is INVALID with its own reason.
+final class SpecimenStatePolicyTests: XCTestCase {
+    func doc(state: String, nationality: String) -> DocumentVerification {
+        ReaderEvidence.passport(DocumentFields(documentType: "P", format: "TD3", issuingState: state, surname: "ERIKSSON", givenNames: "ANNA MARIA",
+                                               documentNumber: "L898902C3", nationality: nationality, dateOfExpiry: "2032-05-26"),
+                                page: Data([0xFF, 0xD8, 0xFF]), portrait: true)
+    }
+
+    func testUtopiaIsAcceptedOnlyWhereTheSettingIsOn() throws {
+        var policy = WorkflowPolicy()
+        XCTAssertTrue(policy.acceptSpecimenDocuments, "the code's default (demo, tests) accepts specimens")
+        XCTAssertEqual(policy.judge(doc(state: "UTO", nationality: "UTO"), today: "2026-12-01", needsPortrait: true).status, .valid)
+        policy.acceptSpecimenDocuments = false
+        for (s, n) in [("UTO", "UTO"), ("NLD", "UTO"), ("UTO", "NLD")] {
+            let j = policy.judge(doc(state: s, nationality: n), today: "2026-12-01", needsPortrait: true)
+            XCTAssertEqual(j.status, .invalid, "\(s)/\(n)")
+            XCTAssertEqual(j.errors, [.specimenDocument])
+            XCTAssertTrue(DocumentWording.sentence(.specimenDocument).contains("UTO"))
+        }
+        XCTAssertEqual(policy.judge(doc(state: "NLD", nationality: "NLD"), today: "2026-12-01", needsPortrait: true).status, .valid)
+    }
+
+    /// The production configuration shipped in docs/ turns it off; the key parses like every setting.
+    func testProductionConfigurationTurnsItOff() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = root.appendingPathComponent("docs/idvd.production.json").path
+        let production = try ServerConfig.load(file: file, environment: [:])
+        XCTAssertFalse(production.workflow.acceptSpecimenDocuments)
+        XCTAssertTrue(try ServerConfig.load(file: nil, environment: [:]).workflow.acceptSpecimenDocuments)
+        XCTAssertFalse(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS": "false"]).workflow.acceptSpecimenDocuments)
+        XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.doc.accept_specimen_documents": "maybe"]))
+    }
+}
