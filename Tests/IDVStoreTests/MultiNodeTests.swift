@@ -234,14 +234,20 @@ final class MultiNodeTests: XCTestCase {
             if i % 2 == 0 { try cl.answer(["user_id": "sweeper"]) }   // half of them inside a flow step
             tokens.append(try XCTUnwrap(cl.token))
         }
-        // Idle expiry after 2 s; every node sweeps every second.
-        let deadline = Date().addingTimeInterval(120)
+        // Idle expiry after 2 s; every node sweeps every second. `GET /v1/session` is activity (it
+        // resumes a session and moves its idle expiry), so the first look waits until every session is
+        // past its idle expiry: from then on each answers 1003 (expired, not touched) until swept (1004).
+        // (Looking every second from the start kept the last sessions alive for as long as the looks
+        // stayed under 2 s apart — what failed this test under CI's load, not a slow sweep.)
+        Thread.sleep(forTimeInterval: 3)
+        let deadline = Date().addingTimeInterval(60)
         var remaining = tokens
-        while !remaining.isEmpty && Date() < deadline {
-            Thread.sleep(forTimeInterval: 1)
+        while true {
             remaining = try remaining.filter { try WireClient(port: nodes[0].port, token: $0).current().code != 1004 }
+            if remaining.isEmpty || Date() >= deadline { break }
+            Thread.sleep(forTimeInterval: 1)
         }
-        XCTAssertEqual(remaining, [], "sessions not swept within 120 s")
+        XCTAssertEqual(remaining, [], "sessions not swept within 60 s of their idle expiry")
         let entries = try XCTUnwrap(c.admin(["audit", "--limit", "1000"]).json?["entries"]?.arrayValue)
         // Each expired session is closed once, by one node: the 15 that named a user with a record
         // each; the 15 that never did counted in `session.anonymous_expired` records (docs/LIMITS.md).
