@@ -80,11 +80,12 @@ public struct Admin {
         public let state: String
         /// Whether the user was locked (or counting wrong passwords) before.
         public let wasLocked: Bool
-        public let failedPasswordAttempts: Int
+        /// The wrong-password count before the unlock (it is zero after).
+        public let failedPasswordAttemptsCleared: Int
         /// Clients' back-offs for this user that were cleared (counters in the store).
         public let clientBackoffsCleared: Int
         enum CodingKeys: String, CodingKey {
-            case userID = "user_id", state, wasLocked = "was_locked", failedPasswordAttempts = "failed_password_attempts"
+            case userID = "user_id", state, wasLocked = "was_locked", failedPasswordAttemptsCleared = "failed_password_attempts_cleared"
             case clientBackoffsCleared = "client_backoffs_cleared"
         }
     }
@@ -112,7 +113,7 @@ public struct Admin {
             try store.appendAudit(action: "admin.unlock_user", userID: userID, sessionID: nil,
                                   details: ["was_locked": .bool(wasLocked), "failed_attempts": .integer(before),
                                             "client_backoffs_cleared": .integer(cleared)], at: now)
-            return Unlocked(userID: userID, state: user.state.rawValue, wasLocked: wasLocked, failedPasswordAttempts: 0,
+            return Unlocked(userID: userID, state: user.state.rawValue, wasLocked: wasLocked, failedPasswordAttemptsCleared: before,
                             clientBackoffsCleared: cleared)
         }
     }

@@ -90,10 +90,12 @@ extension Command {
                 FileHandle.standardError.write(Data(String(format: "timing %@: read started %.3f s after process start, stages decode %.3f, mrz %.3f, checks %.3f, page images %.3f, portrait %.3f, visual zone %.3f s (sum %.3f s), done %.3f s after process start\n",
                     files[0], readStart, t.decode, t.mrz, t.checks, t.pageImages, t.portrait, t.visualZone, t.total, Command.secondsSinceProcessStart()).utf8))
             }
-            if jsonl, report.pageFailures.count == pages.count, !pages.isEmpty {
-                // Not a decodable image (truncated, corrupt, not JPEG/PNG): an error line, as for a missing file.
-                try CLI.printJSON(ErrorLine(file: files[0], error: report.findings.first.map(DocumentWording.sentence) ?? "cannot decode \(files[0])"),
-                                  compact: true)
+            if report.pageFailures.count == pages.count, !pages.isEmpty {
+                // Not a decodable image (truncated, corrupt, not JPEG/PNG): an error line with --jsonl, as for a
+                // missing file; otherwise the same sentence on stderr and exit 2, as for a file that cannot be read.
+                let why = report.findings.first.map(DocumentWording.sentence) ?? "cannot decode \(files[0])"
+                guard jsonl else { throw CLIError("\(files.joined(separator: ", ")): \(why)") }
+                try CLI.printJSON(ErrorLine(file: files[0], error: why), compact: true)
                 continue
             }
             if let dir = o["debug-strips"] {

@@ -65,8 +65,11 @@ final class DocumentCommandTests: XCTestCase {
         XCTAssertNotNil(d.lines[0]["report"])
         XCTAssertNotNil(d.lines[1]["error"])
 
-        // Without --jsonl a missing file is a usage error (exit 2).
+        // Without --jsonl a missing file, and a file that is not a decodable image, exit 2 with no report.
         XCTAssertEqual(try run(["document", "read", missing]).status, 2)
+        let notImage = try run(["document", "read", "--no-portrait", trunc.path])
+        XCTAssertEqual(notImage.status, 2)
+        XCTAssertTrue(notImage.lines.isEmpty, "\(notImage.lines)")
     }
 
     /// One verdict rule (#22): `idvd document read` judges with the server's policy as the document step

@@ -244,6 +244,7 @@ final class AbuseLimitsTests: XCTestCase {
         XCTAssertNotNil(listed["locked_until"]?.intValue, "\(listed)")
         let unlocked = try server.admin(["unlock-user", "yan"])
         XCTAssertEqual(unlocked["was_locked"], true)
+        XCTAssertEqual(unlocked["failed_password_attempts_cleared"], 6, "the count before the unlock")
         XCTAssertEqual(unlocked["client_backoffs_cleared"], 1, "the stranger's back-off for yan (this test's one client address)")
         XCTAssertEqual(try server.admin(["list-users"]).arrayValue?.first?["state"], "active")
         try server.start()
