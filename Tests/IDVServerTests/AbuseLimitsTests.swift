@@ -66,7 +66,9 @@ final class AbuseLimitsTests: XCTestCase {
     /// main: each expired anonymous session left a `session.expired` audit record and a closed flow
     /// run forever (~450 bytes each).
     func testSessionsThatNeverIdentifiedAUserExpireWithoutPermanentRows() throws {
-        let server = try ServerProcess(settings: ["session.idle_seconds": "1", "session.sweep_seconds": "0",
+        // Idle 3 s (times are whole seconds, so a session may expire after 2 s and a bit): every gap
+        // between this test's requests stays well inside it on a loaded machine; 3.5 s later all expired.
+        let server = try ServerProcess(settings: ["session.idle_seconds": "3", "session.sweep_seconds": "0",
                                                   "limits.unbound_device_ttl_seconds": "1"])
         try server.start()
         try activate(server, "una")
@@ -84,7 +86,7 @@ final class AbuseLimitsTests: XCTestCase {
         try named.startSession()
         try named.answer(["user_id": "una"])   // identified: its rows are kept, as before
         let auditBefore = try XCTUnwrap(server.admin(["audit", "--verify"])["entries_checked"]?.intValue)
-        Thread.sleep(forTimeInterval: 2.2)
+        Thread.sleep(forTimeInterval: 3.5)
         let report = try server.admin(["purge-expired"])
         XCTAssertEqual(report["anonymous_sessions"]?.intValue, anonymous, "\(report)")
         XCTAssertEqual(report["sessions"]?.intValue, anonymous + 2, "the activation session and the identified one too: \(report)")
@@ -277,7 +279,8 @@ final class AbuseLimitsTests: XCTestCase {
 
     /// main: 5 wrong codes by a stranger killed a pending user's activation code for good (1010).
     func testWrongActivationCodesBackOffAndTheCodeSurvives() throws {
-        let server = try ServerProcess(settings: ["activation.code_attempts": "3", "limits.backoff_seconds": "1"])
+        // A 2 s back-off holds at least 1 s (whole seconds) — the next request is inside it — and is over after 2.2 s.
+        let server = try ServerProcess(settings: ["activation.code_attempts": "3", "limits.backoff_seconds": "2"])
         try server.start()
         let code = try server.createUser("zoe")
         let stranger = server.client()
@@ -289,7 +292,7 @@ final class AbuseLimitsTests: XCTestCase {
         XCTAssertEqual(backoff.name, "getUser")
         XCTAssertEqual(backoff.error?.longErrorCode, 1111)
         XCTAssertEqual(try stranger.answer(["user_id": "zoe"]).challenge?.error?.longErrorCode, 1111, "backing off")
-        Thread.sleep(forTimeInterval: 1.2)
+        Thread.sleep(forTimeInterval: 2.2)
         let owner = server.client()
         try owner.startSession()
         try owner.answer(["user_id": "zoe"])

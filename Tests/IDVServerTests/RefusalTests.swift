@@ -152,12 +152,13 @@ final class RefusalTests: XCTestCase {
 
     func testExpiredSession() throws {
         server = nil
-        let s = try ServerProcess(settings: ["session.idle_seconds": "1"])
+        // Idle 2 s: at least 1 s between the start and the first look (times are whole seconds), surely past after 3 s.
+        let s = try ServerProcess(settings: ["session.idle_seconds": "2"])
         try s.start()
         let c = s.client()
         try c.startSession()
         XCTAssertEqual(try c.current().status, 200)
-        sleep(2)
+        sleep(3)
         let r = try c.answer(["user_id": "x"])
         assertRefused(r, status: 401, code: .sessionExpired)
         assertRefused(try c.current(), status: 401, code: .sessionExpired)

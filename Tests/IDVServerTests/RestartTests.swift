@@ -37,7 +37,7 @@ final class RestartTests: XCTestCase {
     }
 
     func testSIGKILLKeepsCommittedStateAndExpiresCleanly() throws {
-        let server = try ServerProcess(settings: ["session.absolute_seconds": "8"])
+        let server = try ServerProcess(settings: ["session.absolute_seconds": "20"])   // the kill, restart and admin calls fit well inside
         try server.start()
         let code = try server.createUser("hank")
         let done = server.client()

@@ -64,7 +64,7 @@ final class StoreConcurrencyTests: XCTestCase {
         let holder = Thread {
             try? store.withTransaction {
                 holding.signal()
-                usleep(200_000)   // hold the write lock 0.2 s
+                usleep(1_000_000)   // hold the write lock 1 s (b starts well before it ends, even on a loaded machine)
             }
         }
         holder.start()
@@ -72,7 +72,7 @@ final class StoreConcurrencyTests: XCTestCase {
         try store.withTransaction { try store.createUser(Self.user("b")) }   // waits for the holder
         h = try XCTUnwrap(store.writeLockWaits())
         XCTAssertEqual(h.count - base.count, 3, "a, the holder, b")
-        XCTAssertGreaterThan(h.sum - base.sum, 0.1, "b waited for the holder's 0.2 s")
+        XCTAssertGreaterThan(h.sum - base.sum, 0.1, "b waited for the holder's 1 s")
         // /metrics text carries it.
         let text = Metrics().render(inFlight: 0, queued: 0, storeWriteLockWaits: h)
         XCTAssertTrue(text.contains("# TYPE idvd_store_write_lock_wait_seconds histogram"))
