@@ -102,17 +102,97 @@ final class VisualZoneRecogniser: @unchecked Sendable {
         guard n >= 0 else {
             return .failure(.init(reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
         }
-        return .success(out.prefix(Int(n)).map { w in
-            var w = w
-            let text = withUnsafeBytes(of: &w.text) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        return .success(out.prefix(Int(n)).map(Self.word))
+    }
+
+    /// How ``names(in:pixelsPerMM:settled:)`` read the zone.
+    enum NameReading: Sendable, Equatable {
+        /// Line by line from the top, stopping after `read` of the layout's `lines` text lines.
+        case lines(read: Int, of: Int)
+        /// The whole zone as one block (PSM 6), after `linesRead` lines had not settled it.
+        case wholeZone(linesRead: Int)
+    }
+
+    /// Most of the zone's text lines read one by one before the whole zone is read instead: names
+    /// stand in the upper part of a data page (ICAO 9303-4 §3.2, fields 06–07 after the header,
+    /// type, code and number).
+    static let lineBudgetFraction = 0.6
+
+    /// The visual zone's words, read as cheaply as the names allow: Tesseract's layout analysis
+    /// finds the text lines, which are recognised one by one from the top (PSM 7) until `settled`
+    /// says the words so far settle every name; when it does not after ``lineBudgetFraction`` of the
+    /// lines, the whole zone is recognised as one block (PSM 6, as ``words(in:pixelsPerMM:)``) and
+    /// those words alone are returned — so a page whose names the first lines do not settle is judged
+    /// exactly as by a whole-zone reading. On the specimens the names are settled after about a third of
+    /// the lines (bench/DOCUMENT-BENCH.md, session 8).
+    func names(in image: GreyImage, pixelsPerMM: Double,
+               settled: ([VisualZoneWord]) -> Bool) -> Result<(words: [VisualZoneWord], reading: NameReading), VisualZoneRecogniserError> {
+        let r: OpaquePointer
+        switch take() {
+        case let .success(x): r = x
+        case let .failure(e): return .failure(e)
+        }
+        defer { give(r) }
+        var message = [CChar](repeating: 0, count: 256)
+        func failure() -> VisualZoneRecogniserError {
+            .init(reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        var boxes = [ct_box](repeating: ct_box(), count: 200)
+        let n = image.pixels.withUnsafeBufferPointer { px in
+            ct_reader_begin(r, px.baseAddress, Int32(image.width), Int32(image.height), Int32(image.width),
+                            Int32((pixelsPerMM * 25.4).rounded()), &boxes, Int32(boxes.count), &message, message.count)
+        }
+        defer { ct_reader_end(r) }
+        guard n >= 0 else { return .failure(failure()) }
+        let capacity = 400
+        var out = [ct_word](repeating: ct_word(), count: capacity)
+        func recognise(_ psm: Int32, _ box: ct_box, line: Int) -> [VisualZoneWord]? {
+            let k = ct_reader_recognise(r, psm, box, Int32(line), &out, Int32(capacity), &message, message.count)
+            guard k >= 0 else { return nil }
+            return out.prefix(Int(k)).map(Self.word)
+        }
+        // Lines top to bottom; a small margin around each so that no ascender or descender is cut.
+        let lines = boxes.prefix(Int(n)).sorted { ($0.top, $0.left) < ($1.top, $1.left) }
+        let budget = Int((Double(lines.count) * Self.lineBudgetFraction).rounded(.up))
+        let pad = Int32(max(2, (pixelsPerMM * 0.4).rounded()))
+        var words: [VisualZoneWord] = []
+        var noisy = 0
+        for (i, b) in lines.prefix(budget).enumerated() {
+            guard let w = recognise(7, ct_box(left: b.left - pad, top: b.top - pad, right: b.right + pad, bottom: b.bottom + pad), line: i)
+            else { return .failure(failure()) }
+            words += w
+            if settled(words) { return .success((words, .lines(read: i + 1, of: lines.count))) }
+            // A line read poorly (guilloche, a tinted or busy background) means the rest will be too:
+            // the whole zone, read as one block, is read better there; stop spending on lines.
+            if w.isEmpty || w.map(\.confidence).reduce(0, +) / Double(w.count) < Self.poorLineConfidence {
+                noisy += 1
+                if noisy >= Self.poorLinesBeforeWholeZone { break }
             }
-            let symbols = withUnsafeBytes(of: &w.symbol_confidence) { raw in
-                Array(raw.bindMemory(to: Float.self).prefix(Int(w.symbol_count))).map(Double.init)
-            }
-            return VisualZoneWord(text: text, confidence: Double(w.confidence), symbolConfidences: symbols, line: Int(w.line),
-                                  left: Int(w.left), top: Int(w.top), right: Int(w.right), bottom: Int(w.bottom))
-        })
+        }
+        guard let whole = recognise(Self.blockSegmentation, ct_box(left: 0, top: 0, right: Int32(image.width), bottom: Int32(image.height)), line: 0)
+        else { return .failure(failure()) }
+        return .success((whole, .wholeZone(linesRead: min(budget, lines.count))))
+    }
+
+    /// A line whose words' mean Tesseract confidence (0–100) is under this reads poorly; after
+    /// ``poorLinesBeforeWholeZone`` such lines the line phase stops (set on the real specimens, where
+    /// guilloche lines read 0–50 and clean printed lines 85–96).
+    static let poorLineConfidence = 60.0
+    static let poorLinesBeforeWholeZone = 2
+
+    /// PSM 6, one uniform block: the whole-zone reading of ``names(in:pixelsPerMM:settled:)``.
+    static let blockSegmentation: Int32 = 6
+
+    private static func word(_ w: ct_word) -> VisualZoneWord {
+        var w = w
+        let text = withUnsafeBytes(of: &w.text) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        let symbols = withUnsafeBytes(of: &w.symbol_confidence) { raw in
+            Array(raw.bindMemory(to: Float.self).prefix(Int(w.symbol_count))).map(Double.init)
+        }
+        return VisualZoneWord(text: text, confidence: Double(w.confidence), symbolConfidences: symbols, line: Int(w.line),
+                              left: Int(w.left), top: Int(w.top), right: Int(w.right), bottom: Int(w.bottom))
     }
 }
 
@@ -389,10 +469,15 @@ extension DocumentReader {
         guard let frame = MRZDocumentFrame(reading: reading), let viz = visualZoneImage(page, frame: frame) else { return .noVisualZone }
         let parts = VisualZoneNames.parts(result.lines, format: result.format)
         guard !parts.isEmpty else { return .noVisualZone }
-        switch VisualZoneRecogniser.shared.words(in: viz, pixelsPerMM: visualZonePixelsPerMM) {
+        func compared(_ words: [VisualZoneWord]) -> [VisualZoneNamePart] {
+            VisualZoneNames.compare(parts, words: words, posteriors: reading.posteriors, confidences: reading.confidences)
+        }
+        // The lines read so far settle the names when every part agrees letter for letter (an exact
+        // printed word can only stay exact as more words come: reading on would not change it).
+        switch VisualZoneRecogniser.shared.names(in: viz, pixelsPerMM: visualZonePixelsPerMM,
+                                                 settled: { compared($0).allSatisfy { $0.outcome == .agrees } }) {
         case let .failure(e): return .recogniserUnavailable(reason: e.reason)
-        case let .success(words):
-            return .compared(VisualZoneNames.compare(parts, words: words, posteriors: reading.posteriors, confidences: reading.confidences))
+        case let .success((words, _)): return .compared(compared(words))
         }
     }
 }

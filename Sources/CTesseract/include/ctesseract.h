@@ -50,6 +50,22 @@ void ct_reader_destroy(ct_reader *reader);
 int32_t ct_reader_words(ct_reader *reader, const uint8_t *grey, int32_t width, int32_t height, int32_t stride,
                         int32_t ppi, ct_word *out, int32_t capacity, char *message, size_t message_size);
 
+/// A box in pixels of the image given to `ct_reader_begin` (right and bottom exclusive).
+typedef struct ct_box { int32_t left, top, right, bottom; } ct_box;
+
+/// Region by region recognition of one image (the visual zone's names line by line):
+/// `ct_reader_begin` gives the image (kept until `ct_reader_end`) and runs Tesseract's layout
+/// analysis only, writing up to `capacity` text-line boxes (top to bottom as Tesseract orders them)
+/// to `lines`; returns their number, or −1 (reason in `message`). `ct_reader_recognise` then
+/// recognises one region of that image with page segmentation `psm` (7 = one text line, 6 = one
+/// block) and writes its words as `ct_reader_words` does, line indices counted from `line_base`;
+/// −1 on failure. Boxes of words are in the whole image's pixels. `ct_reader_end` releases the image.
+int32_t ct_reader_begin(ct_reader *reader, const uint8_t *grey, int32_t width, int32_t height, int32_t stride, int32_t ppi,
+                        ct_box *lines, int32_t capacity, char *message, size_t message_size);
+int32_t ct_reader_recognise(ct_reader *reader, int32_t psm, ct_box box, int32_t line_base,
+                            ct_word *out, int32_t capacity, char *message, size_t message_size);
+void ct_reader_end(ct_reader *reader);
+
 #ifdef __cplusplus
 }
 #endif
