@@ -123,8 +123,9 @@ final class VisualZoneRecogniser: @unchecked Sendable {
     /// says the words so far settle every name; when it does not after ``lineBudgetFraction`` of the
     /// lines, the whole zone is recognised as one block (PSM 6, as ``words(in:pixelsPerMM:)``) and
     /// those words alone are returned — so a page whose names the first lines do not settle is judged
-    /// exactly as by a whole-zone reading. On the specimens the names are settled after about a third of
-    /// the lines (bench/DOCUMENT-BENCH.md, session 8).
+    /// exactly as by a whole-zone reading. 27 of 39 TD3/TD2 test pages were settled by the lines (the
+    /// clean ones, e.g. after 7 of 17 lines on 100_pass-uto); busy real pages mostly fall back
+    /// (bench/DOCUMENT-BENCH.md, session 8).
     func names(in image: GreyImage, pixelsPerMM: Double,
                settled: ([VisualZoneWord]) -> Bool) -> Result<(words: [VisualZoneWord], reading: NameReading), VisualZoneRecogniserError> {
         let r: OpaquePointer
