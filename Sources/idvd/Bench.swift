@@ -5,6 +5,9 @@ import Foundation
 struct Benchmark: Sendable {
     let name: String
     let summary: String
+    /// Whether `run(["--help"])` prints the benchmark's own usage (and runs nothing); otherwise
+    /// `idvd bench NAME --help` prints the name and summary.
+    var hasUsage = false
     let run: @Sendable ([String]) throws -> Int32
 }
 
@@ -39,7 +42,13 @@ extension Command {
         guard let b = benchmarks.first(where: { $0.name == name }) else {
             throw CLIError("unknown benchmark '\(name)'; known: \(benchmarks.map(\.name).joined(separator: ", "))")
         }
-        return try b.run(Array(args.dropFirst()))
+        let rest = Array(args.dropFirst())
+        if rest.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            if b.hasUsage { return try b.run(["--help"]) }
+            print("usage: idvd bench \(b.name)   (release build recommended)\n\n  \(b.summary)")
+            return 0
+        }
+        return try b.run(rest)
     }
 
     /// Wall-clock seconds of a closure, for benchmarks.

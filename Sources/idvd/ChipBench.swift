@@ -4,7 +4,7 @@ import IDVEngine
 import IDVReaders
 
 extension Benchmark {
-    static let chip = Benchmark(name: "chip", summary: "eMRTD passive authentication: per-step timings (idvd bench chip --help)") { args in
+    static let chip = Benchmark(name: "chip", summary: "eMRTD passive authentication: per-step timings (idvd bench chip --help)", hasUsage: true) { args in
         let usage = """
         usage: idvd bench chip [--iterations N] [--samples DIR]
           Times each passive-authentication step (ICAO 9303-11 §5.1) on a specimen chip of the test PKI

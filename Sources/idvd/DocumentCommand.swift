@@ -207,7 +207,7 @@ extension Command {
 }
 
 extension Benchmark {
-    static let document = Benchmark(name: "document", summary: "MRZ reading: success rate and time per image (specimens + generated corpus)") { args in
+    static let document = Benchmark(name: "document", summary: "MRZ reading: success rate and time per image (specimens + generated corpus)", hasUsage: true) { args in
         let usage = """
         usage: idvd bench document [--corpus DIR] [--truth TSV] [--limit N] [--portrait] [--jsonl OUT]
                                    [--working-size N|full] [--portrait-search document|page]
@@ -229,7 +229,9 @@ extension Benchmark {
         exact). "Wrong but not flagged" = not exact, yet the report has a valid MRZ, no failed check
         but expiry and no warning (it would be VALID were the document in date). Time = decode + locate + recognise + parse, one thread, per image.
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"])
+        let (o, pos) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"],
+                                            valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes"],
+                                            command: "bench document")
         if o["help"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
         struct Item { let file: String; let expected: [String]; let set: String }
         var items: [Item] = []

@@ -159,7 +159,7 @@ enum FaceCLI {
 // MARK: - idvd bench face
 
 extension Benchmark {
-    static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)") { args in
+    static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)", hasUsage: true) { args in
         let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"])
         if o["help"] != nil {
             print("""

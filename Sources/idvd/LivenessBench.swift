@@ -10,7 +10,7 @@ import Imaging
 ///
 /// The dev/eval split is fixed (docs/LIVENESS.md, "Data and split"): levels are chosen on dev only.
 extension Benchmark {
-    static let liveness = Benchmark(name: "liveness", summary: "PAD: APCER per species, BPCER, previous vs fused method, time per 3 s sequence") { args in
+    static let liveness = Benchmark(name: "liveness", summary: "PAD: APCER per species, BPCER, previous vs fused method, time per 3 s sequence", hasUsage: true) { args in
         let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "no-simulated", "help"])
         if o["help"] != nil {
             print("""

@@ -59,9 +59,9 @@ guard let command = commands.first(where: { $0.name == name }) else {
 }
 do {
     // `idvd <command> <sub> … --help`: the command's own usage, which lists its subcommands, exit 0
-    // (admin prints the one subcommand's lines itself).
+    // (admin and bench print the one subcommand's lines themselves).
     let rest = Array(arguments.dropFirst())
-    if command.name != "admin", rest.count > 1, rest.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+    if command.name != "admin", command.name != "bench", rest.count > 1, rest.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
         exit(try command.run(["--help"]))
     }
     exit(try command.run(rest))

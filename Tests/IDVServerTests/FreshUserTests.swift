@@ -150,11 +150,19 @@ final class FreshUserTests: XCTestCase {
             XCTAssertEqual(r.status, 0, "\(args): \(text(r.stderr))")
             XCTAssertTrue(text(r.stdout).contains("usage: idvd \(args[0])"), text(r.stdout))
         }
+        // A benchmark's --help prints that benchmark's usage (its own where it has one) and runs nothing.
+        for (bench, line) in [("document", "usage: idvd bench document [--corpus DIR]"), ("chip", "usage: idvd bench chip"),
+                              ("payload", "usage: idvd bench payload")] {
+            let r = try IDVDBinary.run(["bench", bench, "--help"])
+            XCTAssertEqual(r.status, 0, "\(bench): \(text(r.stderr))")
+            XCTAssertTrue(text(r.stdout).contains(line), "\(bench): \(text(r.stdout))")
+            XCTAssertFalse(text(r.stdout).contains("benchmarks:"), "\(bench): the list of all benchmarks instead of its usage")
+        }
         let unknown = try IDVDBinary.run(["admin", "list-users", "--nonsense", "1", "--db", "/nonexistent/x.sqlite"])
         XCTAssertEqual(unknown.status, 2)
         XCTAssertTrue(text(unknown.stderr).contains("unknown option --nonsense"), text(unknown.stderr))
         // An unknown last option is unknown, not "needs a value".
-        for args in [["serve", "--frob"], ["admin", "list-users", "--frob"]] {
+        for args in [["serve", "--frob"], ["admin", "list-users", "--frob"], ["bench", "document", "--frob"]] {
             let r = try IDVDBinary.run(args)
             XCTAssertEqual(r.status, 2, "\(args)")
             XCTAssertTrue(text(r.stderr).contains("unknown option --frob"), "\(args): \(text(r.stderr))")
