@@ -133,6 +133,7 @@ extension DocumentReader {
         }
         // The front: the first other page.
         var frontWords: [VisualZoneWord] = []
+        var frontCaptioned = false
         let front = pages.first { $0.index != mrzPage }
         if let front {
             for extra in [0, 2] {
@@ -144,6 +145,7 @@ extension DocumentReader {
                 }
                 let named = CardNameCaptions.nameWords(words)
                 frontWords = named ?? words
+                frontCaptioned = named != nil
                 // Turned the wrong way round, Tesseract finds neither a caption nor a name.
                 if named != nil || found(compare(words)) > 0 { break }
             }
@@ -167,6 +169,26 @@ extension DocumentReader {
             for (i, loose) in compare(sideLoose).enumerated() where compared[i].outcome == .notFound && loose.outcome == .agrees {
                 compared[i] = loose
                 sideUsed = true
+            }
+        }
+        // A captioned front that prints names, none of them near a part the MRZ has (another card's
+        // front, or one whose names were changed): each such part differs from the front's words
+        // that no part explains. Only the captioned words count; an uncaptioned front, or the MRZ
+        // side's text, prints too much else to contradict a name.
+        if let front, frontCaptioned {
+            let explained = Set(compared.compactMap(\.visualZone) + parts.map(\.text))
+            let unexplained = frontWords.flatMap { NameTransliteration.words($0.text) }.filter { piece in
+                let forms = NameTransliteration.forms(piece)
+                return forms.contains { $0.count >= 2 } && !forms.contains { explained.contains($0) }
+            }.compactMap { NameTransliteration.forms($0).first }
+            if !unexplained.isEmpty && compared.contains(where: { $0.outcome == .notFound }) {
+                let read = unexplained.joined(separator: " ")
+                for i in compared.indices where compared[i].outcome == .notFound {
+                    compared[i] = VisualZoneNamePart(field: compared[i].field, mrz: compared[i].mrz, visualZone: read, outcome: .differs)
+                }
+                var used = [front.index]
+                if sideUsed { used.append(mrzPage) }
+                return .comparedOnCard(pages: used, parts: compared)
             }
         }
         if found(compared) == 0 {

@@ -198,6 +198,30 @@ final class VisualZoneTests: XCTestCase {
         XCTAssertTrue(judged.warnings.map(DocumentWording.sentence).contains { $0.contains("surname") && $0.contains("KINGOOM") && $0.contains("KINGDOM") })
     }
 
+    /// A front whose names are not this MRZ's is a disagreement, not a missing front: another
+    /// person's front beside this card's back, and this card's front with only the surname changed,
+    /// make the document WARNING with the surname named and the front's words given.
+    func testCardFrontOfAnotherPersonIsAWarningNamingTheField() throws {
+        let card = try Self.card(seed: 7), other = try Self.card(seed: 8)
+        XCTAssertNotEqual(card.identity.surname, other.identity.surname)
+        let changed = try Self.card(seed: 7, frontSurname: "NAKAMURA")
+        for (pages, printed) in [([other.front, card.back], other.identity.surname), ([changed.front, changed.back], "NAKAMURA")] {
+            let r = DocumentReader.read(pages: pages, options: Self.options)
+            XCTAssertEqual(r.mrz.result?.valid, true)
+            let (check, search) = try cardSearch(r)
+            guard case let .comparedOnCard(used, parts) = search else { XCTFail("\(search)"); continue }
+            XCTAssertEqual(used.first, 0)
+            XCTAssertEqual(check.result, .failed, "\(parts)")
+            let surname = try XCTUnwrap(parts.first { $0.field == .primaryIdentifier })
+            XCTAssertEqual(surname.outcome, .differs, "\(parts)")
+            XCTAssertEqual(surname.mrz, card.identity.surname.split(separator: " ").first.map(String.init))
+            XCTAssertTrue(surname.visualZone?.contains(printed.split(separator: " ")[0]) == true, "\(parts)")
+            let judged = r.judged()
+            XCTAssertEqual(judged.status, .warning)
+            XCTAssertTrue(judged.warnings.map(DocumentWording.sentence).contains { $0.contains("surname") }, "\(judged.warnings)")
+        }
+    }
+
     /// The MRZ side alone: its text above the MRZ prints no name, so the check is not performed and
     /// says the front was not given; a front without any of the names says so with its page.
     func testCardWithoutItsFront() throws {
