@@ -242,7 +242,7 @@ public struct AuthFlow: Flow {
             return askVerifyPassword(user, facts: facts, env: env)
         case let (.lda(uid), .ldaSignature(sig, cid, nonce)):
             guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
-            if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal) }
+            if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
             guard user.state != .pendingActivation else { return askUser(error: IDVError(.userLocked)) }
             guard Self.signatureValid(sig, challengeID: cid, nonce: nonce, facts: facts, env: env) else {
                 // Counted like a wrong password for this client (back-off, failure budget), not
@@ -276,7 +276,7 @@ public struct AuthFlow: Flow {
 
     func answerUser(_ id: String, facts: Facts, env: FlowEnv) -> Transition<State> {
         guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
-        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal) }
+        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
         switch user.state {
         case .pendingActivation:
             guard let code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now else {
@@ -285,7 +285,8 @@ public struct AuthFlow: Flow {
             guard code.attemptsLeft > 0 || !user.activationRequiresIDV else { return askUser(error: IDVError(.activationRunsExhausted)) }
             if let until = facts.client.codeBlockedUntil, until > facts.now {
                 return askUser(error: IDVError(.authThrottled, "Too many wrong activation codes from this device or network; "
-                                               + PasswordLockout.retryText(until: until, now: facts.now)))
+                                               + PasswordLockout.retryText(until: until, now: facts.now)),
+                               [.limitRefused(.authBackoff)])
             }
             if user.activationRequiresIDV && env.activationIDV[user.idvWorkflow] == nil {
                 return askUser(error: IDVError(.workflowUnavailable,
@@ -307,14 +308,17 @@ public struct AuthFlow: Flow {
         return max(0, user.activationRequiresIDV ? min(typing, code.attemptsLeft) : typing)
     }
 
-    /// The 1011 a locked user, or a client backing off for the user, gets instead of a password challenge; nil when neither.
-    static func lockRefusal(_ user: UserRecord, facts: Facts) -> IDVError? {
+    /// The 1011 a locked user, or a client backing off for the user, gets instead of a password
+    /// challenge, with its effects (a client's back-off is counted as an `auth_backoff` refusal; a
+    /// locked user is the account's state, not a limit); nil when neither holds.
+    static func lockRefusal(_ user: UserRecord, facts: Facts) -> (error: IDVError, effects: [Effect])? {
         if let until = PasswordLockout.lockedUntil(user, facts.limits), until > facts.now {
             let when = until == Int.max ? "ask support to unlock it" : PasswordLockout.retryText(until: until, now: facts.now) + ", or ask support to unlock it"
-            return IDVError(.userLocked, "The user is locked after too many wrong passwords; " + when)
+            return (IDVError(.userLocked, "The user is locked after too many wrong passwords; " + when), [])
         }
         if user.state != .pendingActivation, let until = facts.client.passwordBlockedUntil, until > facts.now {
-            return IDVError(.userLocked, "Too many wrong passwords from this device or network; " + PasswordLockout.retryText(until: until, now: facts.now))
+            return (IDVError(.userLocked, "Too many wrong passwords from this device or network; " + PasswordLockout.retryText(until: until, now: facts.now)),
+                    [.limitRefused(.authBackoff)])
         }
         return nil
     }
@@ -425,7 +429,7 @@ public struct AuthFlow: Flow {
 
     func answerVerifyPassword(evidence: Evidence, facts: Facts, env: FlowEnv) -> Transition<State> {
         guard let user = facts.user, user.state != .pendingActivation else { return askUser(error: IDVError(.userNotFound)) }
-        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal) }
+        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
         guard evidence.passwordMatches == true else {
             let wrong = Self.wrongPassword(user, facts: facts, env: env)
             if let refusal = wrong.refusal { return askUser(error: refusal, wrong.effects) }
@@ -446,7 +450,7 @@ public struct AuthFlow: Flow {
             let until = PasswordLockout.lockedUntil(u, facts.limits) ?? facts.now
             effects += [audit("user.locked", u.userID, ["failed_attempts": .integer(u.failedPasswordAttempts), "locked_until": .integer(until)]),
                         .countOutcome(flow: FlowName.auth, outcome: .locked)]
-            return (u, lockRefusal(u, facts: facts), effects)
+            return (u, lockRefusal(u, facts: facts)?.error, effects)
         }
         let clientFailures = facts.client.passwordFailures + 1
         if clientFailures >= env.config.passwordAttempts {

@@ -66,4 +66,7 @@ public enum Effect: Sendable, Equatable {
     case credentialFailed(CredentialKind, userID: String)
     /// A right password or code for `userID`: the client's back-off history for the user is forgotten.
     case credentialSucceeded(CredentialKind, userID: String)
+    /// A request a flow refused because `limit` holds for its client (a back-off seen at `getUser`):
+    /// counted in `idvd_limit_refusals_total` once the transaction commits.
+    case limitRefused(AbuseLimit)
 }

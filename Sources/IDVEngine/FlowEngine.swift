@@ -319,6 +319,8 @@ public final class FlowEngine: Sendable {
         let client: ClientIdentity
         /// Credentials judged in this transaction (failed: true), counted by the limits once it commits.
         var credentials: [(failed: Bool, kind: CredentialKind, userID: String)] = []
+        /// Refusals the flows answered themselves, counted by the limits once the transaction commits.
+        var refusals: [AbuseLimit] = []
         /// The session's new bearer token when this commit rotated it (at login), sent once in the answer.
         var issuedToken: String?
         init(session: SessionRecord, now: Int, requestID: String, client: ClientIdentity? = nil) {
@@ -345,6 +347,7 @@ public final class FlowEngine: Sendable {
             return r
         }
         for o in c.outcomes { metrics.flowOutcome(flow: o.flow, outcome: o.outcome.rawValue) }
+        for l in c.refusals { limits.countRefusal(l) }
         return result
     }
 
@@ -561,6 +564,8 @@ public final class FlowEngine: Sendable {
             c.credentials.append((true, kind, uid))
         case let .credentialSucceeded(kind, uid):
             c.credentials.append((false, kind, uid))
+        case let .limitRefused(limit):
+            c.refusals.append(limit)
         }
     }
 

@@ -119,9 +119,12 @@ final class LimitsEngineTests: XCTestCase {
         XCTAssertEqual(try store.user("ada")?.state, .active)
         var owner = try Client(engine, "203.0.113.5")
         XCTAssertEqual(try owner.answer(["user_id": "ada"]).challenge?.name, "getPassword")
-        // The stranger, meanwhile, backs off.
+        // The stranger, meanwhile, backs off; the refusal at getUser is counted as the back-off limit's
+        // (the wrong password that started it is not a refusal).
+        XCTAssertTrue(engine.limits.render().contains(#"idvd_limit_refusals_total{limit="auth_backoff"} 0"#), engine.limits.render())
         var again = try Client(engine, "198.51.100.7")
         XCTAssertEqual(try again.answer(["user_id": "ada"]).challenge?.error?.longErrorCode, 1011)
+        XCTAssertTrue(engine.limits.render().contains(#"idvd_limit_refusals_total{limit="auth_backoff"} 1"#), engine.limits.render())
         XCTAssertEqual(owner.challenge?.name, "getPassword")
         XCTAssertEqual(try owner.answer(["password": "right pw 42"]).event?.name, "onUserLoggedIn")
 
@@ -261,6 +264,7 @@ final class LimitsEngineTests: XCTestCase {
             XCTAssertTrue(backoff?.errorString.contains(PasswordLockout.retryText(until: 30 << round, now: 0)) == true, "\(String(describing: backoff))")
             var blocked = try Client(engine, "198.51.100.7")
             XCTAssertEqual(try blocked.answer(["user_id": "pat"]).challenge?.error?.longErrorCode, 1111)
+            XCTAssertTrue(engine.limits.render().contains("idvd_limit_refusals_total{limit=\"auth_backoff\"} \(round + 1)"), engine.limits.render())
             clock.advance(by: 30 << round)
         }
         XCTAssertEqual(try store.activationCode(userID: "pat")?.attemptsLeft, 3, "wrong codes do not use the code up")

@@ -84,6 +84,21 @@ public struct ThrottledError: Error, Equatable, Sendable {
     }
 }
 
+/// An abuse limit, as `/metrics` names it (`idvd_limit_refusals_total{limit=…}`, docs/LIMITS.md).
+public enum AbuseLimit: String, CaseIterable, Sendable {
+    /// New sessions per client address per minute (`limits.sessions_per_client`), 1110.
+    case sessionClient = "session_client"
+    /// New sessions per device per minute (`limits.sessions_per_device`), 1110.
+    case sessionDevice = "session_device"
+    /// Device registrations per client address per minute (`limits.devices_per_client`), 1110.
+    case deviceClient = "device_client"
+    /// A client backing off for one user after wrong passwords, codes or device signatures
+    /// (`password.attempts`, `activation.code_attempts`, `limits.backoff_seconds`): 1111, or 1011 at `getUser`.
+    case authBackoff = "auth_backoff"
+    /// A client's failure budget across users (`limits.auth_failures_per_client`), 1111.
+    case authClient = "auth_client"
+}
+
 /// What a limit counts: wrong passwords, wrong activation codes, or invalid LDA device signatures
 /// (a device's Ed25519 signature over `getDeviceSignature`'s challenge that does not verify).
 public enum CredentialKind: String, Sendable, Codable, CaseIterable {
@@ -203,7 +218,7 @@ public final class AbuseLimits: @unchecked Sendable {
     private var sessionClients: [String: Bucket] = [:]
     private var sessionDevices: [String: Bucket] = [:]
     private var deviceClients: [String: Bucket] = [:]
-    private var refusals: [String: Int] = [:]
+    private var refusals: [AbuseLimit: Int] = [:]
 
     public init(config: ServerConfig, store: any Store, crypto: any EngineCrypto) {
         settings = config.limits
@@ -249,7 +264,7 @@ public final class AbuseLimits: @unchecked Sendable {
         if table.count > settings.maxTrackedKeys { table.removeAll(keepingCapacity: true) }
     }
 
-    private func refuse(_ limit: String, _ code: IDVErrorCode, _ message: String, retryAfter: Int) -> ThrottledError {
+    private func refuse(_ limit: AbuseLimit, _ code: IDVErrorCode, _ message: String, retryAfter: Int) -> ThrottledError {
         refusals[limit, default: 0] += 1
         return ThrottledError(IDVError(code, message + " (retry after \(max(1, retryAfter)) s)"), retryAfterSeconds: retryAfter)
     }
@@ -263,7 +278,7 @@ public final class AbuseLimits: @unchecked Sendable {
         let cap = settings.sessionsPerClientPerMinute
         prune(&sessionClients) { $0.at < now - 60 }
         if let wait = Self.take(&sessionClients, address, capacity: cap, window: 60, now: now) {
-            throw refuse("session_client", .sessionRateLimited, "Too many new sessions from this address", retryAfter: wait)
+            throw refuse(.sessionClient, .sessionRateLimited, "Too many new sessions from this address", retryAfter: wait)
         }
     }
 
@@ -273,7 +288,7 @@ public final class AbuseLimits: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         prune(&deviceClients) { $0.at < now - 60 }
         if let wait = Self.take(&deviceClients, address, capacity: settings.devicesPerClientPerMinute, window: 60, now: now) {
-            throw refuse("device_client", .sessionRateLimited, "Too many device registrations from this address", retryAfter: wait)
+            throw refuse(.deviceClient, .sessionRateLimited, "Too many device registrations from this address", retryAfter: wait)
         }
     }
 
@@ -283,7 +298,7 @@ public final class AbuseLimits: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         prune(&sessionDevices) { $0.at < now - 60 }
         if let wait = Self.take(&sessionDevices, deviceID, capacity: settings.sessionsPerDevicePerMinute, window: 60, now: now) {
-            throw refuse("session_device", .sessionRateLimited, "Too many new sessions for this device", retryAfter: wait)
+            throw refuse(.sessionDevice, .sessionRateLimited, "Too many new sessions for this device", retryAfter: wait)
         }
     }
 
@@ -319,14 +334,14 @@ public final class AbuseLimits: @unchecked Sendable {
             case .activationCode: what = "Too many wrong activation codes for this user from this client"
             case .deviceSignature: what = "Too many invalid device signatures for this user from this client; answer with the password"
             }
-            throw locked { refuse("auth_backoff", .authThrottled, what, retryAfter: b.blockedUntil - now) }
+            throw locked { refuse(.authBackoff, .authThrottled, what, retryAfter: b.blockedUntil - now) }
         }
         let cap = settings.authFailuresPerClient, window = settings.authFailureWindowSeconds
         for key in budgets {
             let c = Self.refilled(counters[key], key: key, capacity: cap, window: window, now: now)
             if c.tokens < 1 {
                 let wait = Int(((1 - c.tokens) / (Double(cap) / Double(max(1, window)))).rounded(.up))
-                throw locked { refuse("auth_client", .authThrottled, "Too many failed attempts from this client", retryAfter: wait) }
+                throw locked { refuse(.authClient, .authThrottled, "Too many failed attempts from this client", retryAfter: wait) }
             }
         }
     }
@@ -399,12 +414,18 @@ public final class AbuseLimits: @unchecked Sendable {
         try store.deleteLimitCounter(key: pairKey(kind, userID, pk))
     }
 
+    /// Counts a refusal the flows answered themselves (a back-off seen at `getUser`, answered 1011 or
+    /// 1111 in the challenge rather than thrown here), once its transaction committed.
+    public func countRefusal(_ limit: AbuseLimit) {
+        locked { refusals[limit, default: 0] += 1 }
+    }
+
     /// `/metrics` text: refusals by limit, keys tracked, and the configured limits.
     public func render() -> String {
         lock.lock(); defer { lock.unlock() }
         var s = "# HELP idvd_limit_refusals_total Requests refused by an abuse limit (1110, 1111), by limit.\n# TYPE idvd_limit_refusals_total counter\n"
-        for limit in ["session_client", "session_device", "device_client", "auth_backoff", "auth_client"] {
-            s += "idvd_limit_refusals_total{limit=\"\(limit)\"} \(refusals[limit] ?? 0)\n"
+        for limit in AbuseLimit.allCases {
+            s += "idvd_limit_refusals_total{limit=\"\(limit.rawValue)\"} \(refusals[limit] ?? 0)\n"
         }
         s += "# HELP idvd_limit_tracked_keys Client keys the in-memory limits of this process track, by table.\n# TYPE idvd_limit_tracked_keys gauge\n"
         for (name, n) in [("session_client", sessionClients.count), ("session_device", sessionDevices.count), ("device_client", deviceClients.count)] {

@@ -580,7 +580,10 @@ extension IDVFlowSteps {
                 .end(Ending(outcome: .userUnavailable, error: e, statusCode: RequestStatus.failed, statusMessage: e.errorString, success: false))
             }
             guard let user = facts.user, user.state != .pendingActivation else { return unavailable(IDVError(.userLocked)) }
-            if let refusal = AuthFlow.lockRefusal(user, facts: facts) { return unavailable(refusal) }
+            if let refusal = AuthFlow.lockRefusal(user, facts: facts) {
+                effects += refusal.effects
+                return unavailable(refusal.error)
+            }
             guard evidence.passwordMatches == true else {
                 r.reauthAttempts += 1
                 let wrong = AuthFlow.wrongPassword(user, facts: facts, env: env)
