@@ -1,0 +1,1 @@
+../../Fuzz/EMRTD/ChipFuzzSupport.swift
