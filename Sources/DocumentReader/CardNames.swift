@@ -93,7 +93,7 @@ extension DocumentReader {
     /// The text area of a TD1 card's MRZ side above the MRZ (ICAO 9303-5 zone VI-less back: the whole
     /// card width less 1.5 mm each side, from 2 mm below the top edge to 2.8 mm above the first MRZ
     /// line's centre); nil for TD3/TD2 frames or when it is off the page.
-    static func mrzSideTextImage(_ page: GreyImage, frame: MRZDocumentFrame) -> GreyImage? {
+    public static func cardMRZSideTextImage(_ page: GreyImage, frame: MRZDocumentFrame) -> GreyImage? {
         guard frame.mrzOnBack else { return nil }
         let (w, h) = frame.sizeMM
         let docLeft = -((w - 30 * 2.54) / 2 + 1.27)
@@ -104,7 +104,7 @@ extension DocumentReader {
     /// The card's other side as Tesseract gets it: `page` turned clockwise by `quarterTurns`, resampled
     /// from `pixelsPerMM` (the MRZ side's scale, clamped to a factor of 0.4–2.5) to
     /// `cardPixelsPerMM`, at most `cardFrontMaxDimension` on its longer side, and flattened.
-    static func cardFrontImage(_ page: GreyImage, quarterTurns: Int, pixelsPerMM: Double) -> GreyImage? {
+    public static func cardFrontImage(_ page: GreyImage, quarterTurns: Int, pixelsPerMM: Double) -> GreyImage? {
         let turned = page.rotated(quarterTurns: quarterTurns)
         guard turned.width >= 16, turned.height >= 16, pixelsPerMM > 0 else { return nil }
         var f = min(2.5, max(0.4, cardPixelsPerMM / pixelsPerMM))
@@ -156,7 +156,7 @@ extension DocumentReader {
         var sideNamed: [VisualZoneWord] = [], sideLoose: [VisualZoneWord] = []
         // (Not read when the front showed every part: one Tesseract call less.)
         let frontShowsAll = front != nil && !compare(frontWords).contains { $0.outcome == .notFound }
-        if !frontShowsAll, let mrzSide = pages.first(where: { $0.index == mrzPage }), let img = mrzSideTextImage(mrzSide.grey, frame: frame) {
+        if !frontShowsAll, let mrzSide = pages.first(where: { $0.index == mrzPage }), let img = cardMRZSideTextImage(mrzSide.grey, frame: frame) {
             switch VisualZoneRecogniser.shared.words(in: img, pixelsPerMM: visualZonePixelsPerMM) {
             case let .failure(e): return .recogniserUnavailable(reason: e.reason)
             case let .success(words):

@@ -26,7 +26,8 @@ extension Command {
             MRZ's document frame; page: the whole page, as before — for A/B figures)
           --debug-strips DIR writes the rectified MRZ of each image to DIR (NAME.mrz.png) and the cells
             as the recogniser samples them (NAME.cells.png, one tile per cell of the fitted grid), and the
-            rectified visual zone given to Tesseract (NAME.viz.png).
+            rectified visual zone given to Tesseract (NAME.viz.png; for a TD1 card the text above its MRZ,
+            and its front as Tesseract gets it upright, FRONT.front.png).
           --timing  prints to stderr, per document, the time from process start to the reading's start and
             end and each stage's time (decode, MRZ, checks, page images, portrait, visual zone)
           --jsonl reads each IMAGE, and every file of each DIR (sorted by name, not recursive), as its own
@@ -99,15 +100,27 @@ extension Command {
                 continue
             }
             if let dir = o["debug-strips"] {
-                for f in files {
-                    if let img = try? DocumentImage.decode(path: f), let r = MRZReader.read(img.grey) {
-                        let name = (f as NSString).lastPathComponent
-                        try Raster.encodePNG(r.rectified(from: img.grey)).write(to: URL(fileURLWithPath: dir + "/" + name + ".mrz.png"))
-                        try Raster.encodePNG(r.cellView(from: img.grey)).write(to: URL(fileURLWithPath: dir + "/" + name + ".cells.png"))
-                        if let frame = MRZDocumentFrame(reading: r), let viz = DocumentReader.visualZoneImage(img.grey, frame: frame) {
-                            try Raster.encodePNG(viz).write(to: URL(fileURLWithPath: dir + "/" + name + ".viz.png"))
-                        }
+                func write(_ image: GreyImage, _ file: String, _ suffix: String) throws {
+                    try Raster.encodePNG(image).write(to: URL(fileURLWithPath: dir + "/" + (file as NSString).lastPathComponent + suffix))
+                }
+                let decoded = files.map { f in (file: f, image: try? DocumentImage.decode(path: f)) }
+                // The first page with an MRZ; for a TD1 card the other page is its front.
+                var card: (file: String, frame: MRZDocumentFrame, turns: Int)?
+                for (f, img) in decoded {
+                    guard let img, let r = MRZReader.read(img.grey) else { continue }
+                    try write(r.rectified(from: img.grey), f, ".mrz.png")
+                    try write(r.cellView(from: img.grey), f, ".cells.png")
+                    guard let frame = MRZDocumentFrame(reading: r) else { continue }
+                    if frame.mrzOnBack {
+                        if let side = DocumentReader.cardMRZSideTextImage(img.grey, frame: frame) { try write(side, f, ".viz.png") }
+                        if card == nil { card = (f, frame, Int((r.angleDegrees / 90).rounded()) % 4) }
+                    } else if let viz = DocumentReader.visualZoneImage(img.grey, frame: frame) {
+                        try write(viz, f, ".viz.png")
                     }
+                }
+                if let card, let (f, img) = decoded.first(where: { $0.file != card.file }), let img,
+                   let front = DocumentReader.cardFrontImage(img.grey, quarterTurns: -card.turns, pixelsPerMM: card.frame.pixelsPerMM) {
+                    try write(front, f, ".front.png")
                 }
             }
             // The reader gives evidence; the verdict and the sentences are the server's policy's.

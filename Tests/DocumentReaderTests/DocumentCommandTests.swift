@@ -97,6 +97,37 @@ final class DocumentCommandTests: XCTestCase {
     }
 }
 
+extension DocumentCommandTests {
+    /// `--debug-strips DIR` writes what each stage saw: for a passport page its MRZ strip, cells and
+    /// visual zone; for a TD1 card (both sides given) the MRZ side's strip, cells and text above the
+    /// MRZ, and the front upright at the card scale Tesseract reads it at.
+    func testDebugStripsWritesEveryStageImageForPagesAndCards() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-strips-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let card = try VisualZoneTests.card(seed: 41)
+        let front = dir.appendingPathComponent("front.jpg"), back = dir.appendingPathComponent("back.jpg")
+        try card.front.write(to: front)
+        try card.back.write(to: back)
+        var rng = SeededRNG(seed: 7)
+        let page = dir.appendingPathComponent("page.jpg")
+        try DocumentImage(rgb: try SpecimenGenerator.render(SpecimenIdentity.random(.td3, using: &rng), format: .td3).image)
+            .jpeg(maxDimension: 10_000, quality: 90).write(to: page)
+        let out = dir.appendingPathComponent("strips")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        XCTAssertEqual(try run(["document", "read", "--no-portrait", "--debug-strips", out.path, front.path, back.path]).status, 0)
+        XCTAssertEqual(try run(["document", "read", "--no-portrait", "--debug-strips", out.path, page.path]).status, 0)
+        let written = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+        XCTAssertEqual(written, ["back.jpg.cells.png", "back.jpg.mrz.png", "back.jpg.viz.png", "front.jpg.front.png",
+                                 "page.jpg.cells.png", "page.jpg.mrz.png", "page.jpg.viz.png"])
+        // The front as Tesseract gets it: landscape, at 15 px/mm (a TD1 card is 85.6 mm wide).
+        let f = try DocumentImage.decode(path: out.appendingPathComponent("front.jpg.front.png").path).grey
+        XCTAssertGreaterThan(f.width, f.height)
+        XCTAssertEqual(Double(f.width), 85.6 * DocumentReader.cardPixelsPerMM, accuracy: 0.25 * 85.6 * DocumentReader.cardPixelsPerMM)
+    }
+}
+
 /// Whether FaceKit's models are installed (the portrait rule needs the detector).
 enum FaceKitAvailable {
     static func check() throws -> Bool {

@@ -161,7 +161,7 @@ public enum DocumentWording {
         case .glareHidesMRZ:
             return "No machine-readable zone could be read: glare covers part of the page. Tilt the document away from the light and photograph it again."
         case let .nameDiffersFromVisualZone(field, mrz, printed):
-            return "The \(nameFieldLabel(field)) in the MRZ (\(mrz)) differs from the one printed on the page (\(printed)); names have no check digit, so compare them with the document."
+            return "The \(nameFieldLabel(field)) in the MRZ (\(mrz)) differs from the one printed on the document (\(printed)); names have no check digit, so compare them with the document itself."
         case .noMRZ:
             return "No machine-readable zone (the two or three lines of letters, digits and <<< at the bottom of the page) was found. Photograph the whole page, flat and in focus."
         case let .unclearCharacters(n):
