@@ -9,46 +9,79 @@ import MRZ
 // sides photographed with the same camera); the words under or beside a name caption are compared
 // with the MRZ's name parts by the same rules as the TD3/TD2 visual zone (`VisualZoneNames.compare`).
 // The MRZ side's own text above the MRZ is read too: some cards print the names (or the name at
-// birth) there; uncaptioned, it can only confirm a name, never contradict one. At most three
-// Tesseract calls per document: the front, the front turned half way round when the first found
-// neither a caption nor a name, and the MRZ side unless the front showed every name part.
+// birth) there; uncaptioned, it can only confirm a name, never contradict one. A front with a
+// photo left of its text (zone V) is read again as its text column alone (`textColumn`): beside a
+// photo, one block merges the photo's rows with the name lines. At most five Tesseract calls per
+// document: the front and its column, the same turned half way round when the first found neither a
+// caption nor a name, and the MRZ side unless the front showed every name part.
 
 enum CardNameCaptions {
-    /// Captions (A–Z forms, `NameTransliteration.forms`) that introduce a name field on ID cards:
-    /// ICAO 9303-5's English and French captions and those of the larger issuing languages.
-    static let captions: Set<String> = [
-        "SURNAME", "SURNAMES", "NAME", "NAMES", "GIVEN", "FORENAME", "FORENAMES", "NOM", "NOMS", "PRENOM", "PRENOMS",
-        "NACHNAME", "FAMILIENNAME", "VORNAME", "VORNAMEN", "APELLIDO", "APELLIDOS", "NOMBRE", "NOMBRES", "COGNOME",
-        "NOME", "NOMI", "ACHTERNAAM", "VOORNAMEN", "EFTERNAMN", "FORNAMN", "NAZWISKO", "IMIONA", "SUKUNIMI", "ETUNIMET",
-        "PRIJMENI", "JMENO", "APELIDO", "APELIDOS", "EPONYMO", "ONOMA",
+    /// Captions (A–Z forms, `NameTransliteration.forms`) of the surname field (ICAO 9303-5 field 04)
+    /// in ICAO 9303-5's English and French and the larger issuing languages (German `Name` is the
+    /// surname too, but English `Name` is not: it stays in ``neutral``).
+    static let surnameCaptions: Set<String> = [
+        "SURNAME", "SURNAMES", "NOM", "NOMS", "NACHNAME", "FAMILIENNAME", "APELLIDO", "APELLIDOS", "COGNOME",
+        "ACHTERNAAM", "EFTERNAMN", "NAZWISKO", "SUKUNIMI", "PRIJMENI", "APELIDO", "APELIDOS", "EPONYMO",
     ]
+    /// Captions of the given-names field (ICAO 9303-5 field 05).
+    static let givenNameCaptions: Set<String> = [
+        "GIVEN", "FORENAME", "FORENAMES", "PRENOM", "PRENOMS", "VORNAME", "VORNAMEN", "NOMBRE", "NOMBRES", "NOME", "NOMI",
+        "VOORNAMEN", "FORNAMN", "IMIONA", "ETUNIMET", "JMENO", "ONOMA",
+    ]
+    /// Captions that introduce a name without saying which (`Name`, `Names`).
+    static let neutral: Set<String> = ["NAME", "NAMES"]
+    static let captions = surnameCaptions.union(givenNameCaptions).union(neutral)
 
     /// Whether `word` is (or, split at `/`, holds) a name caption.
     static func isCaption(_ word: VisualZoneWord) -> Bool {
         NameTransliteration.words(word.text).contains { piece in NameTransliteration.forms(piece).contains { captions.contains($0) } }
     }
 
+    /// The name field a caption word names: nil for a neutral caption (`Name`) or a non-caption.
+    static func field(ofCaption word: VisualZoneWord) -> MRZNameField? {
+        let forms = NameTransliteration.words(word.text).flatMap(NameTransliteration.forms)
+        let surname = forms.contains { surnameCaptions.contains($0) }, given = forms.contains { givenNameCaptions.contains($0) }
+        return surname == given ? nil : (surname ? .primaryIdentifier : .secondaryIdentifier)
+    }
+
     /// The words where a card prints its names: for each caption word (boxes known), the words to its
     /// right on its line and those whose centre lies below it within 2.5 caption heights and that overlap
-    /// it sideways (within 2 caption heights); caption words themselves and words without a letter are left out. nil when no
-    /// caption is found (the caller then compares every word).
+    /// it sideways (within 2 caption heights); caption words themselves and words without a letter are
+    /// left out. nil when no caption is found (the caller then compares every word).
     static func nameWords(_ words: [VisualZoneWord]) -> [VisualZoneWord]? {
+        captionedNames(words)?.map(\.word)
+    }
+
+    /// ``nameWords(_:)`` with the field each word's caption line names: the captions on the line of the
+    /// nearest caption word above or left of it (`Given names / Prénoms` is the given names; `Surname /
+    /// Nom` the surname); nil when that line's captions name neither field or both.
+    static func captionedNames(_ words: [VisualZoneWord]) -> [(word: VisualZoneWord, field: MRZNameField?)]? {
         let captionWords = words.filter { isCaption($0) && $0.bottom > $0.top }
         guard !captionWords.isEmpty else { return nil }
-        var out: [VisualZoneWord] = []
+        func centreY(_ w: VisualZoneWord) -> Double { Double(w.top + w.bottom) / 2 }
+        func height(_ w: VisualZoneWord) -> Double { Double(w.bottom - w.top) }
+        /// The field of the caption line `c` stands on.
+        func lineField(_ c: VisualZoneWord) -> MRZNameField? {
+            let fields = Set(captionWords.filter { abs(centreY($0) - centreY(c)) < 0.6 * height(c) }.compactMap(field(ofCaption:)))
+            return fields.count == 1 ? fields.first : nil
+        }
+        var out: [(word: VisualZoneWord, field: MRZNameField?)] = []
         // words without a letter (a lone `/`, dates, numbers) are no name
         for w in words where !isCaption(w) && w.bottom > w.top
             && NameTransliteration.words(w.text).contains(where: { !NameTransliteration.forms($0).isEmpty }) {
-            let cy = Double(w.top + w.bottom) / 2
-            let near = captionWords.contains { c in
-                let h = Double(c.bottom - c.top), ccy = Double(c.top + c.bottom) / 2
+            let cy = centreY(w)
+            let near = captionWords.filter { c in
+                let h = height(c), ccy = centreY(c)
                 let sameLine = abs(cy - ccy) < 0.6 * h && w.left >= c.right
                 // below: the value line under a caption line ("Surname / Nom" over "ERIKSSON"), overlapping it
                 let below = cy > Double(c.bottom) && cy <= Double(c.bottom) + 2.5 * h
                     && Double(w.right) >= Double(c.left) - 2 * h && Double(w.left) <= Double(c.right) + 2 * h
                 return sameLine || below
             }
-            if near { out.append(w) }
+            // The caption line nearest above (or beside) the word names its field.
+            if let nearest = near.min(by: { abs(cy - centreY($0)) < abs(cy - centreY($1)) }) {
+                out.append((w, lineField(nearest)))
+            }
         }
         return out
     }
@@ -120,6 +153,25 @@ extension DocumentReader {
         return flattened(GreyImage(width: outW, height: outH, pixels: px), window: Int(3 * cardPixelsPerMM))
     }
 
+    /// `front` with everything left of its text column blanked (white), when that column starts more
+    /// than 10 mm from the left edge (room for a portrait); nil otherwise, or when no word was read
+    /// well. The column starts 1 mm left of the leftmost caption word or well-read word (Tesseract's
+    /// confidence ≥ 85, three letters or more: the photo's texture reads as short words under 65).
+    static func textColumn(_ front: GreyImage, words: [VisualZoneWord]) -> GreyImage? {
+        let anchors = words.filter { w in
+            w.right > w.left && (CardNameCaptions.isCaption(w) || (w.confidence >= 85 && w.text.filter(\.isLetter).count >= 3))
+        }
+        guard let left = anchors.map(\.left).min() else { return nil }
+        let x0 = left - Int(cardPixelsPerMM.rounded())
+        guard Double(x0) > 10 * cardPixelsPerMM, x0 < front.width else { return nil }
+        var px = front.pixels
+        for y in 0..<front.height {
+            let row = y * front.width
+            for x in 0..<x0 { px[row + x] = 255 }
+        }
+        return GreyImage(width: front.width, height: front.height, pixels: px)
+    }
+
     /// The names of a TD1 card cross-checked with its MRZ (see the top of this file). `pages`: every
     /// decoded page with its 0-based index; `mrzPage` the index of the MRZ side; `quarterTurns` the
     /// turn that makes the MRZ side upright (applied to the other side too).
@@ -133,18 +185,30 @@ extension DocumentReader {
         }
         // The front: the first other page.
         var frontWords: [VisualZoneWord] = []
+        var frontFields: [MRZNameField?] = []
         var frontCaptioned = false
         let front = pages.first { $0.index != mrzPage }
         if let front {
             for extra in [0, 2] {
                 guard let img = cardFrontImage(front.grey, quarterTurns: -quarterTurns + extra, pixelsPerMM: frame.pixelsPerMM) else { break }
-                let words: [VisualZoneWord]
+                var words: [VisualZoneWord]
                 switch VisualZoneRecogniser.shared.words(in: img, pixelsPerMM: cardPixelsPerMM) {
                 case let .failure(e): return .recogniserUnavailable(reason: e.reason)
                 case let .success(w): words = w
                 }
-                let named = CardNameCaptions.nameWords(words)
-                frontWords = named ?? words
+                // The text column alone when something stands left of the captions (the portrait, zone
+                // V, on most cards): read as one block beside it, Tesseract merges the photo's rows
+                // with the name lines and loses names (`IMPOSTOR` read `ae`).
+                if let column = textColumn(img, words: words) {
+                    switch VisualZoneRecogniser.shared.words(in: column, pixelsPerMM: cardPixelsPerMM) {
+                    case let .failure(e): return .recogniserUnavailable(reason: e.reason)
+                    case let .success(w):
+                        if w.filter(CardNameCaptions.isCaption).count >= words.filter(CardNameCaptions.isCaption).count { words = w }
+                    }
+                }
+                let named = CardNameCaptions.captionedNames(words)
+                frontWords = named?.map(\.word) ?? words
+                frontFields = named?.map(\.field) ?? words.map { _ in nil }
                 frontCaptioned = named != nil
                 // Turned the wrong way round, Tesseract finds neither a caption nor a name.
                 if named != nil || found(compare(words)) > 0 { break }
@@ -175,17 +239,24 @@ extension DocumentReader {
         // front, or one whose names were changed): each such part differs from the front's words
         // that no part explains. Only the captioned words count; an uncaptioned front, or the MRZ
         // side's text, prints too much else to contradict a name.
+        // Each part is compared with the words under its own field's caption (`Surname`, `Given
+        // names`); words under a caption naming neither (`Name`) count for both.
         if let front, frontCaptioned {
             let explained = Set(compared.compactMap(\.visualZone) + parts.map(\.text))
-            let unexplained = frontWords.flatMap { NameTransliteration.words($0.text) }.filter { piece in
-                let forms = NameTransliteration.forms(piece)
-                return forms.contains { $0.count >= 2 } && !forms.contains { explained.contains($0) }
-            }.compactMap { NameTransliteration.forms($0).first }
-            if !unexplained.isEmpty && compared.contains(where: { $0.outcome == .notFound }) {
-                let read = unexplained.joined(separator: " ")
-                for i in compared.indices where compared[i].outcome == .notFound {
-                    compared[i] = VisualZoneNamePart(field: compared[i].field, mrz: compared[i].mrz, visualZone: read, outcome: .differs)
-                }
+            func unexplained(_ field: MRZNameField) -> [String] {
+                zip(frontWords, frontFields).filter { $0.1 == field || $0.1 == nil }.flatMap { NameTransliteration.words($0.0.text) }.filter { piece in
+                    let forms = NameTransliteration.forms(piece)
+                    return forms.contains { $0.count >= 2 } && !forms.contains { explained.contains($0) }
+                }.compactMap { NameTransliteration.forms($0).first }
+            }
+            var differs = false
+            for i in compared.indices where compared[i].outcome == .notFound {
+                let read = unexplained(compared[i].field)
+                guard !read.isEmpty else { continue }
+                compared[i] = VisualZoneNamePart(field: compared[i].field, mrz: compared[i].mrz, visualZone: read.joined(separator: " "), outcome: .differs)
+                differs = true
+            }
+            if differs {
                 var used = [front.index]
                 if sideUsed { used.append(mrzPage) }
                 return .comparedOnCard(pages: used, parts: compared)
