@@ -253,6 +253,10 @@ struct Screens {
         let v = (try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))) ?? .emptyObject
         let verdict = Self.find(v, "display_text")?.stringValue ?? Self.find(v, "overall_document_status")?.stringValue
         if let verdict { ui.fact("verdict", verdict) }
+        // Seed 003's result screen lists why a document is not valid (`error_list`, `warning_list`).
+        for (key, label) in [("error_list", "document_error"), ("warning_list", "document_warning")] {
+            for sentence in Self.find(v, key)?.arrayValue?.compactMap(\.stringValue) ?? [] { ui.fact(label, sentence) }
+        }
         if let s = Self.find(v, "face_matcher_response")?["score"]?.doubleValue { ui.fact("face_match_score", String(format: "%.2f%%", s * 100)) }
         if let s = Self.find(v, "liveness_result")?["score"]?.intValue { ui.fact("liveness_score", "\(s)%") }
         if let nfc = Self.find(v, "is_nfc_document")?.boolValue {

@@ -104,6 +104,29 @@ final class SampleAppTests: XCTestCase {
         XCTAssertEqual(mode, 0o600)
     }
 
+    /// The additional-document-scan result screen lists why the document is not valid (seed 003's
+    /// `error_list`), not just "Scanned; the document has errors": an expired real specimen page.
+    func testDocumentScanResultListsTheDocumentsErrors() throws {
+        let page = Paths.packageRoot.appendingPathComponent("../shared/testdata/mrz-images/specimens/100_pass-bdr.jpg").standardized
+        guard FileManager.default.fileExists(atPath: page.path) else { throw TestData.missing("shared test data not found at \(page.path)") }
+        let server = try IDVDServer()
+        try server.start()
+        let code = try server.createUser("hana")
+        let script = try writeScript("""
+        check-user: hana
+        activation-code: ${IDV_TEST_CODE}
+        set-password: Hana password 7
+        dashboard: docscan address change
+        document-start: scan \(page.path)
+        dashboard: quit
+        """, in: server.dir)
+        let r = try Self.runIDV(["--server", server.url.absoluteString, "--script", script, "--out", server.dir.appendingPathComponent("out").path],
+                                env: ["IDV_TEST_CODE": code])
+        XCTAssertEqual(r.status, 0, r.out)
+        XCTAssertTrue(results(r.out).contains { $0.hasPrefix("flow=docscan event=onIDVAdditionalDocumentScan error=0 status=100") }, r.out)
+        XCTAssertTrue(r.out.contains("document_error: The document has expired (2018-02-21)."), r.out)
+    }
+
     func testScriptForTheWrongScreenStopsWithExit3() throws {
         let server = try IDVDServer()
         try server.start()
