@@ -238,6 +238,17 @@ final class VisualZoneTests: XCTestCase {
         XCTAssertEqual(check.result, .notPerformed, "\(search)")
         if case .noNamesOnCardFront = search {} else { XCTFail("\(search)") }
         XCTAssertTrue(DocumentWording.detail(check).contains("front"), DocumentWording.detail(check))
+        // The policy: a front was given and shows none of the names — WARNING, the check failed, the
+        // page named; with no front given the names are merely unchecked (VALID, as a TD3 without a
+        // visual zone).
+        let judged = r.judged()
+        XCTAssertEqual(judged.status, .warning)
+        XCTAssertEqual(judged.checks.first { $0.id == .namesMatchVisualZone }?.result, .failed)
+        guard case let .noNamesOnCardFront(frontPage) = search else { return }
+        XCTAssertEqual(judged.warnings, [.cardFrontShowsNoName(page: frontPage)])
+        XCTAssertTrue(DocumentWording.sentence(.cardFrontShowsNoName(page: 0)).contains("front (page 1)"))
+        let backOnly = DocumentReader.read(pages: [card.back], options: Self.options).judged()
+        XCTAssertEqual(backOnly.status, .valid, "\(backOnly.warnings)")
     }
 
     /// Captions locate the name lines: words under "Surname / Nom" and beside "Given names:" are kept,

@@ -40,6 +40,10 @@ public enum DocumentReason: Sendable, Equatable {
     /// laminate can be poor — so the relying party (or review) decides; the selfie is matched
     /// against DG2 either way.
     case chipPortraitDiffers(distance: Double, threshold: Double)
+    /// A TD1 card's front was given (page, 0-based) but none of the MRZ's names was found printed on
+    /// it, nor above the MRZ: the names, which have no check digit, are unconfirmed by the one page
+    /// meant to show them (another card's side, or a front too poor to read). A warning.
+    case cardFrontShowsNoName(page: Int)
 }
 
 /// The policy's document judgement: the verdict, the reasons that are errors (they make it
@@ -217,6 +221,11 @@ extension WorkflowPolicy {
             if let i = checks.firstIndex(where: { $0.id == .chipVerification }) { checks[i] = outcome } else { checks.append(outcome) }
         } else if let i = checks.firstIndex(where: { $0.id == .chipVerification }) {
             checks[i] = CheckOutcome(.chipVerification, .notPerformed, .noChipData)
+        }
+        if let i = checks.firstIndex(where: { $0.id == .namesMatchVisualZone }),
+           case let .visualZone(.noNamesOnCardFront(page)) = checks[i].measured {
+            checks[i].result = .failed
+            warnings.append(.cardFrontShowsNoName(page: page))
         }
         let failed = checks.filter { $0.result == .failed }
         let invalid = !errors.isEmpty || !doc.mrzValid || failed.contains { invalidates($0.id) }

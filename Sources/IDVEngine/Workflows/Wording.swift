@@ -142,6 +142,8 @@ public enum DocumentWording {
         case let .chip(f): return sentence(f)
         case .chipMRZMismatch: return ChipVerificationReason.mrzMismatch.sentence
         case .chipMRZNotCompared: return ChipVerificationReason.mrzNotCompared.sentence
+        case let .cardFrontShowsNoName(page):
+            return "None of the names in the MRZ was found printed on the card's front (page \(page + 1)); names have no check digit, so compare them with the card itself, or photograph its front again."
         case .chipPortraitDiffers:
             return "The portrait printed on the page does not look like the face stored on the chip; the printed photo may have been replaced. Compare the document with its holder."
         }
