@@ -236,6 +236,27 @@ em_status em_cert_public_key(const em_cert *cert, em_bytes *out) {
     return ok ? EM_OK : EM_ERR_INTERNAL;
 }
 
+int em_cert_country(const em_cert *cert, int of_issuer, int index, char *out, size_t out_size) {
+    if (out_size > 0) out[0] = 0;
+    const X509_NAME *name = of_issuer ? X509_get_issuer_name(cert->x) : X509_get_subject_name(cert->x);
+    int pos = -1;
+    for (int k = 0; k <= index; k++) {
+        pos = X509_NAME_get_index_by_NID(name, NID_countryName, pos);
+        if (pos < 0) { ERR_clear_error(); return 0; }
+    }
+    const ASN1_STRING *value = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, pos));
+    unsigned char *utf8 = NULL;
+    int n = value ? ASN1_STRING_to_UTF8(&utf8, value) : -1;
+    if (n >= 0 && out_size > 0) {
+        size_t m = (size_t)n < out_size - 1 ? (size_t)n : out_size - 1;
+        memcpy(out, utf8, m);
+        out[m] = 0;
+    }
+    OPENSSL_free(utf8);
+    ERR_clear_error();
+    return 1;
+}
+
 int em_cert_issued_by_name(const em_cert *subject, const em_cert *issuer) {
     return X509_NAME_cmp(X509_get_issuer_name(subject->x), X509_get_subject_name(issuer->x)) == 0;
 }

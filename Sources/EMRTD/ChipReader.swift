@@ -108,6 +108,26 @@ public struct MRZCrossCheck: Codable, Sendable, Equatable {
     }
 }
 
+/// DG1's issuing state and the X.509 countryName values its certificates carry (ICAO 9303-3 §5 code →
+/// ISO 3166-1 alpha-2, `MRZ.CountryCodes.x509CountryNames`): what the signer certificates' countries
+/// (`PassiveAuthenticationEvidence.signerCountries`) are compared with. Evidence, no verdict.
+public struct IssuingStateEvidence: Codable, Sendable, Equatable {
+    /// DG1's issuing state, fillers removed (`NLD`, `D`, `UTO`); TD1, TD2 and TD3 all hold it in line 1, columns 3–5.
+    public var code: String
+    /// The countryName values (upper case) the issuing state's CSCA and document signers carry; empty when the code
+    /// has none known (an ICAO Part D organisation, an unknown code).
+    public var x509CountryNames: [String]
+
+    /// The issuing state of DG1 `lines`; nil when line 1 is shorter than 5 characters.
+    public init?(dg1 lines: [String]) {
+        guard let first = lines.first, first.count >= 5 else { return nil }
+        var s = Substring(String(Array(first)[2..<5]))
+        while s.last == "<" { s = s.dropLast() }
+        code = String(s)
+        x509CountryNames = CountryCodes.x509CountryNames(ofIssuingState: code)
+    }
+}
+
 /// Everything read from one chip: the parsed files, the passive-authentication evidence and, when the printed
 /// MRZ is given, the DG1 cross-check. Evidence, not a verdict.
 public struct ChipReport: Sendable {
@@ -123,6 +143,8 @@ public struct ChipReport: Sendable {
     public var securityObject: SecurityObject
     public var passiveAuthentication: PassiveAuthenticationEvidence
     public var mrzCrossCheck: MRZCrossCheck?
+    /// DG1's issuing state and its certificates' country (nil without a parsed DG1).
+    public var issuingState: IssuingStateEvidence?
 
     /// The first face image of DG2, if any.
     public var portrait: DG2.Face? { dg2?.faces.first }
@@ -152,7 +174,8 @@ public struct ChipReader: Sendable {
             com: com, dg1: dg1, dg2: parse(2, DG2.init), dg11: parse(11, DG11.init), dg12: parse(12, DG12.init),
             dg14: parse(14, DG14.init), dg15: parse(15, DG15.init), parseErrors: errors, securityObject: sod,
             passiveAuthentication: PassiveAuthentication.verify(sod, dataGroups: files.dataGroups, trust: trust, at: now),
-            mrzCrossCheck: printedMRZ.flatMap { p in dg1.map { MRZCrossCheck.compare(chip: $0.lines, printed: p) } })
+            mrzCrossCheck: printedMRZ.flatMap { p in dg1.map { MRZCrossCheck.compare(chip: $0.lines, printed: p) } },
+            issuingState: dg1.flatMap { IssuingStateEvidence(dg1: $0.lines) })
         return report
     }
 }
@@ -201,7 +224,7 @@ public enum EMRTDLibraries {
 
 extension ChipReport: Encodable {
     private enum Keys: String, CodingKey {
-        case passiveAuthentication, mrzCrossCheck, securityObject, com, dg1, dg2, dg11, dg12, dg14, dg15, parseErrors
+        case passiveAuthentication, mrzCrossCheck, issuingState, securityObject, com, dg1, dg2, dg11, dg12, dg14, dg15, parseErrors
     }
     private struct SecurityObjectView: Encodable {
         let version: Int; let hashAlgorithm: DigestAlgorithm; let dataGroups: [Int]; let ldsVersion: String?; let unicodeVersion: String?
@@ -220,6 +243,7 @@ extension ChipReport: Encodable {
         var c = encoder.container(keyedBy: Keys.self)
         try c.encode(passiveAuthentication, forKey: .passiveAuthentication)
         try c.encodeIfPresent(mrzCrossCheck, forKey: .mrzCrossCheck)
+        try c.encodeIfPresent(issuingState, forKey: .issuingState)
         let so = securityObject
         try c.encode(SecurityObjectView(version: so.version, hashAlgorithm: so.hashAlgorithm, dataGroups: so.dataGroupHashes.keys.sorted(),
                                         ldsVersion: so.ldsVersion, unicodeVersion: so.unicodeVersion,

@@ -93,6 +93,10 @@ public final class Certificate: @unchecked Sendable, CustomStringConvertible {
     public let serialNumber: [UInt8]
     public let subjectKeyIdentifier: [UInt8]?
     public let authorityKeyIdentifier: [UInt8]?
+    /// The countryName attribute values (X.520 id-at-countryName; ISO 3166-1 alpha-2 in ICAO 9303-12 §7.1)
+    /// of the subject and of the issuer name, as written (normally one; empty: the name has none).
+    public let subjectCountries: [String]
+    public let issuerCountries: [String]
 
     /// The parts of a certificate the evidence reports. Dates are UTC.
     public struct Info: Codable, Sendable, Equatable {
@@ -147,6 +151,17 @@ public final class Certificate: @unchecked Sendable, CustomStringConvertible {
         subjectKeyIdentifier = em_cert_subject_key_id(h, &b) == EM_OK ? takeBytes(b) : nil
         b = em_bytes()
         authorityKeyIdentifier = em_cert_authority_key_id(h, &b) == EM_OK ? takeBytes(b) : nil
+        func countries(ofIssuer: Int32) -> [String] {
+            var values: [String] = []
+            var buffer = [CChar](repeating: 0, count: 64)
+            // A name holds a handful of attributes; 16 bounds a pathological one.
+            while values.count < 16, em_cert_country(h, ofIssuer, Int32(values.count), &buffer, buffer.count) == 1 {
+                values.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+            return values
+        }
+        subjectCountries = countries(ofIssuer: 0)
+        issuerCountries = countries(ofIssuer: 1)
     }
 
     deinit { em_cert_free(handle) }

@@ -120,6 +120,29 @@ public struct ValidityEvidence: Codable, Sendable, Equatable {
     public var signingTimeWithinDocumentSignerValidity: Bool?
 }
 
+/// The countryName (X.520 id-at-countryName) of the certificates that signed the chip, as written. ICAO 9303-12
+/// §7.1 requires the CSCA's subject and the document signer's subject to carry the issuing state's ISO 3166-1
+/// alpha-2 code, and the document signer's issuer to be the CSCA's subject; so each value here should stand for
+/// DG1's issuing state. Evidence only: comparing them with the issuing state, and what a difference means, is
+/// the server's policy's (docs/CHIP.md "The signer's country").
+public struct SignerCountriesEvidence: Codable, Sendable, Equatable {
+    /// The document signer's subject countryName values (normally one; empty: none). Empty as well when there is
+    /// no document signer.
+    public var documentSigner: [String]
+    /// The countryName values of the document signer's issuer name (the CSCA it names).
+    public var documentSignerIssuer: [String]
+    /// The subject countryName values of the trusted CSCA the chain reached; nil when the chain is not trusted.
+    public var csca: [String]?
+
+    public init(documentSigner: [String], documentSignerIssuer: [String], csca: [String]?) {
+        self.documentSigner = documentSigner; self.documentSignerIssuer = documentSignerIssuer; self.csca = csca
+    }
+    /// The countries of `dsc` and of the trusted `csca`.
+    public init(documentSigner dsc: Certificate?, csca: Certificate?) {
+        self.init(documentSigner: dsc?.subjectCountries ?? [], documentSignerIssuer: dsc?.issuerCountries ?? [], csca: csca?.subjectCountries)
+    }
+}
+
 /// Passive authentication (ICAO 9303-11 §5.1) of one chip: evidence per step, and the failures found.
 /// `passed` means every step succeeded; what a failure means for the document is the policy's decision.
 public struct PassiveAuthenticationEvidence: Codable, Sendable, Equatable {
@@ -130,11 +153,13 @@ public struct PassiveAuthenticationEvidence: Codable, Sendable, Equatable {
     public var revocation: RevocationEvidence
     public var validity: ValidityEvidence
     public var documentSigner: CertificateSummary?
+    /// The countryName of the document signer, its issuer and the trusted CSCA (not judged here).
+    public var signerCountries: SignerCountriesEvidence
     public var failures: [PassiveAuthenticationFailure]
     public var passed: Bool { failures.isEmpty }
 
     enum CodingKeys: String, CodingKey {
-        case hashAlgorithm, signature, dataGroups, chain, revocation, validity, documentSigner, failures, passed
+        case hashAlgorithm, signature, dataGroups, chain, revocation, validity, documentSigner, signerCountries, failures, passed
     }
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -147,6 +172,7 @@ public struct PassiveAuthenticationEvidence: Codable, Sendable, Equatable {
         try c.encode(revocation, forKey: .revocation)
         try c.encode(validity, forKey: .validity)
         try c.encodeIfPresent(documentSigner, forKey: .documentSigner)
+        try c.encode(signerCountries, forKey: .signerCountries)
     }
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -157,12 +183,16 @@ public struct PassiveAuthenticationEvidence: Codable, Sendable, Equatable {
         revocation = try c.decode(RevocationEvidence.self, forKey: .revocation)
         validity = try c.decode(ValidityEvidence.self, forKey: .validity)
         documentSigner = try c.decodeIfPresent(CertificateSummary.self, forKey: .documentSigner)
+        signerCountries = try c.decodeIfPresent(SignerCountriesEvidence.self, forKey: .signerCountries)
+            ?? SignerCountriesEvidence(documentSigner: [], documentSignerIssuer: [], csca: nil)
         failures = try c.decode([PassiveAuthenticationFailure].self, forKey: .failures)
     }
     init(hashAlgorithm: DigestAlgorithm, signature: SignatureEvidence, dataGroups: [DataGroupHashEvidence], chain: ChainEvidence,
-         revocation: RevocationEvidence, validity: ValidityEvidence, documentSigner: CertificateSummary?, failures: [PassiveAuthenticationFailure]) {
+         revocation: RevocationEvidence, validity: ValidityEvidence, documentSigner: CertificateSummary?, signerCountries: SignerCountriesEvidence,
+         failures: [PassiveAuthenticationFailure]) {
         self.hashAlgorithm = hashAlgorithm; self.signature = signature; self.dataGroups = dataGroups; self.chain = chain
-        self.revocation = revocation; self.validity = validity; self.documentSigner = documentSigner; self.failures = failures
+        self.revocation = revocation; self.validity = validity; self.documentSigner = documentSigner; self.signerCountries = signerCountries
+        self.failures = failures
     }
 }
 
@@ -290,6 +320,7 @@ public enum PassiveAuthentication {
         }
         return PassiveAuthenticationEvidence(hashAlgorithm: sod.hashAlgorithm, signature: signature, dataGroups: hashes, chain: chain,
                                              revocation: revocation, validity: validity,
-                                             documentSigner: signer.map { CertificateSummary($0.0) }, failures: failures)
+                                             documentSigner: signer.map { CertificateSummary($0.0) },
+                                             signerCountries: SignerCountriesEvidence(documentSigner: signer?.0, csca: csca), failures: failures)
     }
 }

@@ -1,5 +1,6 @@
 import CEMRTD
 import Foundation
+import MRZ
 
 /// A private key held by OpenSSL, for the test PKI and specimen chips only.
 public final class SigningKey: @unchecked Sendable {
@@ -85,10 +86,13 @@ extension SignedData {
     }
 }
 
-/// A test PKI for the fictional state Utopia (UTO): a CSCA (brainpoolP384r1) and its document signers
-/// (prime256v1) — one good, one revoked by the CSCA's CRL, one expired — plus an impostor CSCA with the same
-/// name and another key, and a document signer it issued. Keys derive from `seed` (certificates differ in
-/// their ECDSA signatures only). Dates are fixed, so tests can check them at any time up to 2039.
+/// A test PKI for one issuing state — by default the fictional state Utopia (UTO, X.509 `C=UT`): a CSCA
+/// (brainpoolP384r1) and its document signers (prime256v1) — one good, one revoked by the CSCA's CRL, one
+/// expired — plus an impostor CSCA with the same name and another key, and a document signer it issued. Every
+/// certificate carries the state's country in its subject's countryName and the DSCs' issuer is the CSCA's
+/// subject, as ICAO 9303-12 §7.1 requires, so a chip it signs passes the signer-country check only for
+/// documents of that state. Keys derive from `seed` and the country (certificates differ in their ECDSA
+/// signatures only). Dates are fixed, so tests can check them at any time up to 2039.
 public struct TestPKI: Sendable {
     public let csca: Certificate
     public let cscaKey: SigningKey
@@ -103,8 +107,24 @@ public struct TestPKI: Sendable {
     public let impostorDocumentSignerKey: SigningKey
     /// The CSCA's CRL: lists the revoked document signer.
     public let crl: RevocationList
-    /// The CSCA name every certificate here uses.
-    public static let cscaName = "/C=UT/O=Republic of Utopia/OU=OpenIDV test PKI/CN=CSCA Utopia TEST"
+    /// The X.509 countryName (ISO 3166-1 alpha-2, or `UT` for Utopia) of every certificate here.
+    public let country: String
+    /// The CSCA name every certificate here uses (`cscaName(country:)`).
+    public let cscaName: String
+    /// Utopia's CSCA name.
+    public static let cscaName = cscaName(country: "UT")
+
+    /// The CSCA's name for `country`: Utopia's as it has always been, another state's
+    /// `/C=NL/O=OpenIDV specimen/OU=OpenIDV test PKI/CN=CSCA NLD TEST (OpenIDV specimen)`.
+    public static func cscaName(country: String) -> String {
+        country == "UT" ? "/C=UT/O=Republic of Utopia/OU=OpenIDV test PKI/CN=CSCA Utopia TEST"
+            : "/C=\(country)/O=OpenIDV specimen/OU=OpenIDV test PKI/CN=CSCA \(CountryCodes.alpha3(ofAlpha2: country) ?? country) TEST (OpenIDV specimen)"
+    }
+
+    /// The X.509 country a test PKI for documents of ICAO 9303-3 §5 issuing state `code` (fillers removed) uses:
+    /// the first of `CountryCodes.x509CountryNames` (`NLD` → `NL`, `D` → `DE`, `UTO` → `UT`); nil when the code
+    /// has none (a Part D organisation, `XXA`, an unknown code).
+    public static func country(ofIssuingState code: String) -> String? { CountryCodes.x509CountryNames(ofIssuingState: code).first }
 
     /// Midnight UTC of `s` ("YYYY-MM-DD").
     public static func day(_ s: String) -> Date {
@@ -113,14 +133,22 @@ public struct TestPKI: Sendable {
         return f.date(from: s)!
     }
 
-    public init(seed: UInt64 = 1) throws {
-        func key(_ role: String, _ curve: String) throws -> SigningKey { try SigningKey.ec(curve: curve, seed: "OpenIDV test PKI \(seed) \(role)") }
+    /// `country`: the X.509 countryName of the state (`UT`, `NL`, …; see `country(ofIssuingState:)`).
+    public init(seed: UInt64 = 1, country: String = "UT") throws {
+        self.country = country
+        let cscaName = Self.cscaName(country: country)
+        self.cscaName = cscaName
+        // Utopia's keys keep the labels they always had; another state's name its country.
+        let label = country == "UT" ? "OpenIDV test PKI \(seed)" : "OpenIDV test PKI \(seed) \(country)"
+        func key(_ role: String, _ curve: String) throws -> SigningKey { try SigningKey.ec(curve: curve, seed: "\(label) \(role)") }
         cscaKey = try key("csca", "brainpoolP384r1")
-        csca = try .issue(subject: Self.cscaName, serial: [0x01], notBefore: Self.day("2010-01-01"), notAfter: Self.day("2045-12-31"),
+        csca = try .issue(subject: cscaName, serial: [0x01], notBefore: Self.day("2010-01-01"), notAfter: Self.day("2045-12-31"),
                           isCA: true, keyUsage: ["keyCertSign", "cRLSign"], key: cscaKey, issuer: nil, digest: .sha384)
         func dsc(_ role: String, _ serial: UInt8, _ from: String, _ to: String, _ issuer: (Certificate, SigningKey)) throws -> (Certificate, SigningKey) {
             let k = try key(role, "prime256v1")
-            let c = try Certificate.issue(subject: "/C=UT/O=Republic of Utopia/OU=OpenIDV test PKI/CN=Document Signer Utopia TEST \(role)",
+            let subject = country == "UT" ? "/C=UT/O=Republic of Utopia/OU=OpenIDV test PKI/CN=Document Signer Utopia TEST \(role)"
+                : "/C=\(country)/O=OpenIDV specimen/OU=OpenIDV test PKI/CN=Document Signer \(country) TEST \(role)"
+            let c = try Certificate.issue(subject: subject,
                                           serial: [0x10, serial], notBefore: Self.day(from), notAfter: Self.day(to), isCA: false,
                                           keyUsage: ["digitalSignature"], key: k, issuer: issuer, digest: .sha384)
             return (c, k)
@@ -129,7 +157,7 @@ public struct TestPKI: Sendable {
         (revokedDocumentSigner, revokedDocumentSignerKey) = try dsc("revoked", 2, "2024-01-01", "2039-12-31", (csca, cscaKey))
         (expiredDocumentSigner, expiredDocumentSignerKey) = try dsc("expired", 3, "2012-01-01", "2014-12-31", (csca, cscaKey))
         let impostorKey = try key("impostor csca", "brainpoolP384r1")
-        impostorCSCA = try .issue(subject: Self.cscaName, serial: [0x01], notBefore: Self.day("2010-01-01"), notAfter: Self.day("2045-12-31"),
+        impostorCSCA = try .issue(subject: cscaName, serial: [0x01], notBefore: Self.day("2010-01-01"), notAfter: Self.day("2045-12-31"),
                                   isCA: true, keyUsage: ["keyCertSign", "cRLSign"], key: impostorKey, issuer: nil, digest: .sha384)
         (impostorDocumentSigner, impostorDocumentSignerKey) = try dsc("impostor", 4, "2024-01-01", "2039-12-31", (impostorCSCA, impostorKey))
         crl = try .issue(issuer: csca, key: cscaKey, revoked: [revokedDocumentSigner], revocationDate: Self.day("2025-01-01"),
@@ -165,6 +193,10 @@ public enum SpecimenChip {
         case expiredDocumentSigner = "expired-dsc"
         /// Signed by a document signer issued by a key that claims the CSCA's name.
         case wrongCSCAKey = "wrong-csca-key"
+        /// Signed by the good document signer of another state's CSCA, which the trust also holds (Utopia's; the
+        /// Netherlands' for a Utopian document): every passive-authentication step passes, but the signer's
+        /// country is not DG1's issuing state (ICAO 9303-12 §7.1), which the server's policy rejects.
+        case foreignCSCA = "foreign-csca"
 
         /// What passive authentication reports for this variant against `TestPKI.trust` (any time 2025–2039).
         public var expectedFailures: [PassiveAuthenticationFailure] {
@@ -177,8 +209,11 @@ public enum SpecimenChip {
             case .revokedDocumentSigner: return [.documentSignerRevoked]
             case .expiredDocumentSigner: return [.documentSignerExpired]
             case .wrongCSCAKey: return [.cscaSignatureInvalid]
+            case .foreignCSCA: return []
             }
         }
+        /// Whether the variant's signer country differs from DG1's issuing state (the policy's `signer_country_mismatch`).
+        public var signerCountryDiffers: Bool { self == .foreignCSCA }
         /// The data group whose hash mismatches, for the two data-group variants.
         public var mismatchedDataGroup: Int? { self == .dg1ByteChanged ? 1 : self == .dg2Swapped ? 2 : nil }
     }
@@ -194,8 +229,13 @@ public enum SpecimenChip {
         }
     }
 
-    /// The chip files of `variant`. `swappedFace` is the other person's face for `.dg2Swapped`.
-    public static func make(mrzLines: [String], face: Face, swappedFace: Face, pki: TestPKI, variant: Variant,
+    /// The state whose test PKI signs `.foreignCSCA` for a document of a state with X.509 country `country`:
+    /// Utopia (`UT`), or the Netherlands (`NL`) for Utopia's own documents.
+    public static func foreignCountry(for country: String) -> String { country == "UT" ? "NL" : "UT" }
+
+    /// The chip files of `variant`, signed under `pki` (the test PKI of the document's issuing state). `swappedFace`
+    /// is the other person's face for `.dg2Swapped`; `foreign` the other state's test PKI for `.foreignCSCA`.
+    public static func make(mrzLines: [String], face: Face, swappedFace: Face, pki: TestPKI, foreign: TestPKI? = nil, variant: Variant,
                             signingTime: Date = TestPKI.day("2025-03-01")) throws -> ChipFiles {
         let dg1 = DG1.encode(lines: mrzLines)
         let dg2 = DG2.encode(image: face.image, type: face.type, width: face.width, height: face.height)
@@ -205,6 +245,9 @@ public enum SpecimenChip {
         case .revokedDocumentSigner: (signer, key) = (pki.revokedDocumentSigner, pki.revokedDocumentSignerKey)
         case .expiredDocumentSigner: (signer, key) = (pki.expiredDocumentSigner, pki.expiredDocumentSignerKey)
         case .wrongCSCAKey: (signer, key) = (pki.impostorDocumentSigner, pki.impostorDocumentSignerKey)
+        case .foreignCSCA:
+            guard let foreign else { throw LDSError.invalid(.sod, "the foreign-csca variant needs another state's test PKI") }
+            (signer, key) = (foreign.documentSigner, foreign.documentSignerKey)
         default: (signer, key) = (pki.documentSigner, pki.documentSignerKey)
         }
         let time = variant == .expiredDocumentSigner ? TestPKI.day("2013-06-01") : signingTime

@@ -79,6 +79,10 @@ public enum ChipVerificationReason: OpenStringVocabulary {
     case documentSignerMissing
     case certificateNotValidNow
     case unsupportedAlgorithm
+    /// The country of the certificates that signed the chip (the document signer's subject or issuer, the
+    /// trusted CSCA's subject) is not the document's issuing state, or the document signer names no country
+    /// (ICAO 9303-12 §7.1): another state's signer vouched for this document.
+    case signerCountryMismatch
     case other(String)
 
     public var rawValue: String {
@@ -98,6 +102,7 @@ public enum ChipVerificationReason: OpenStringVocabulary {
         case .documentSignerMissing: return "document_signer_missing"
         case .certificateNotValidNow: return "certificate_not_valid_now"
         case .unsupportedAlgorithm: return "unsupported_algorithm"
+        case .signerCountryMismatch: return "signer_country_mismatch"
         case let .other(s): return s
         }
     }
@@ -105,7 +110,7 @@ public enum ChipVerificationReason: OpenStringVocabulary {
     public static let knownValues: [ChipVerificationReason] = [
         .noChipData, .passed, .unreadable, .signatureInvalid, .securityObjectDigestMismatch, .dataGroupHashMismatch,
         .dataGroupNotSigned, .mrzMismatch, .mrzNotCompared, .documentSignerRevoked, .cscaUnknown, .cscaSignatureInvalid,
-        .documentSignerMissing, .certificateNotValidNow, .unsupportedAlgorithm,
+        .documentSignerMissing, .certificateNotValidNow, .unsupportedAlgorithm, .signerCountryMismatch,
     ]
 
     /// The sentence shown to a person (the seed-003 "Reason" row).
@@ -122,7 +127,19 @@ public enum ChipVerificationReason: OpenStringVocabulary {
         case .cscaUnknown, .cscaSignatureInvalid, .documentSignerMissing: return "The chip's issuer could not be confirmed."
         case .certificateNotValidNow: return "The chip's signing certificate is not valid at this time."
         case .unsupportedAlgorithm: return "The chip uses a signature method that cannot be checked."
+        case .signerCountryMismatch: return "The chip was signed by another country than the one that issued the document."
         case .other: return "The chip could not be verified."
         }
+    }
+
+    /// The sentence of `signerCountryMismatch` naming the countries (codes only): the one a certificate of the
+    /// signer carries (`signerCountries`, X.509 countryName; empty: it names none) and the document's issuing
+    /// state (ICAO 9303-3 §5 code). Any other reason: `sentence`.
+    public func sentence(signerCountries: [String], issuingState: String) -> String {
+        guard case .signerCountryMismatch = self else { return sentence }
+        if signerCountries.isEmpty {
+            return "The chip's signing certificate names no country, so it cannot be shown to come from \(issuingState), the document's issuing state."
+        }
+        return "The chip was signed under \(signerCountries.joined(separator: "/")), not by \(issuingState), the state that issued the document."
     }
 }

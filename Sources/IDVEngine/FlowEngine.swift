@@ -598,7 +598,7 @@ public final class FlowEngine: Sendable {
                         let trust = try (store as? any TrustMaterialStore)?.trustMaterials() ?? []
                         doc.chip = try verifier.verify(chip, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
                         // An authentic chip's face against the page's printed one (a substituted photo).
-                        if let comparer = services?.portraits, doc.chip?.authentic == true,
+                        if let comparer = services?.portraits, let c = doc.chip, services?.policy.chipAuthentic(c) ?? c.authentic,
                            let printed = doc.portraitJPEG, let face = doc.chip?.portraitJPEG {
                             doc.chipPortraitComparison = try? comparer.compare(printed: printed, chip: face)
                         }

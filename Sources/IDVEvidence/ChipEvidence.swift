@@ -61,6 +61,55 @@ public enum ChipMRZComparison: Sendable, Equatable {
     case noPrintedMRZ
 }
 
+/// The countries of the certificates that signed the chip, beside DG1's issuing state: the evidence of
+/// ICAO 9303-12 §7.1's rule that the CSCA's and the document signer's subject carry the issuing state's
+/// country (countryName, ISO 3166-1 alpha-2) and that the document signer's issuer is the CSCA's subject.
+/// Values as the certificates write them; the comparison is the policy's (`WorkflowPolicy.signerCountryMismatch`).
+public struct ChipSignerCountries: Sendable, Equatable {
+    /// DG1's issuing state (ICAO 9303-3 §5 code, fillers removed: `NLD`, `D`, `UTO`).
+    public var issuingState: String
+    /// The countryName values (upper case) that issuing state's certificates carry (`NLD` → `NL`, `D` → `DE`,
+    /// `RKS` → `XK`, `KS`; MRZ `CountryCodes.x509CountryNames`); empty when none is known.
+    public var expectedCountries: [String]
+    /// The document signer's subject countryName values (empty: it has none).
+    public var documentSigner: [String]
+    /// The countryName values of the document signer's issuer name.
+    public var documentSignerIssuer: [String]
+    /// The trusted CSCA's subject countryName values; nil when the chain to a trusted CSCA was not established.
+    public var csca: [String]?
+
+    public init(issuingState: String, expectedCountries: [String], documentSigner: [String], documentSignerIssuer: [String], csca: [String]?) {
+        self.issuingState = issuingState
+        self.expectedCountries = expectedCountries
+        self.documentSigner = documentSigner
+        self.documentSignerIssuer = documentSignerIssuer
+        self.csca = csca
+    }
+}
+
+/// Which signer certificate's country does not stand for DG1's issuing state, what it says, and the issuing
+/// state (codes only): the policy's finding (`WorkflowPolicy.signerCountryMismatch`).
+public struct ChipSignerCountryMismatch: Sendable, Equatable {
+    public enum Certificate: String, Sendable, Equatable {
+        /// The document signer's subject.
+        case documentSigner = "document_signer"
+        /// The document signer's issuer name (the CSCA it names).
+        case documentSignerIssuer = "document_signer_issuer"
+        /// The trusted CSCA's subject.
+        case csca
+    }
+    public var certificate: Certificate
+    /// The certificate's countryName values; empty when it has none.
+    public var countries: [String]
+    /// DG1's issuing state.
+    public var issuingState: String
+    public init(certificate: Certificate, countries: [String], issuingState: String) {
+        self.certificate = certificate
+        self.countries = countries
+        self.issuingState = issuingState
+    }
+}
+
 /// What the chip reader found: the passive-authentication failures (empty: passed), the DG1
 /// cross-check, the data groups presented and the portrait (DG2's first face, re-encoded as JPEG
 /// for the face matcher).
@@ -79,10 +128,13 @@ public struct ChipEvidence: Sendable, Equatable {
     public var portraitJPEG: Data?
     /// Files presented that could not be parsed (their hashes are still checked), by name (`DG2`, `EF.COM`).
     public var unparsedFiles: [String]
+    /// The signer certificates' countries and DG1's issuing state; nil when there is no DG1 or no document
+    /// signer (nothing to compare: the MRZ comparison or `documentSignerMissing` already says why).
+    public var signerCountries: ChipSignerCountries?
 
     public init(failures: [ChipFailure], mrz: ChipMRZComparison, dataGroups: [Int], hashAlgorithm: String,
                 documentSignerFingerprint: String? = nil, cscaFingerprint: String? = nil, portraitJPEG: Data? = nil,
-                unparsedFiles: [String] = []) {
+                unparsedFiles: [String] = [], signerCountries: ChipSignerCountries? = nil) {
         self.failures = failures
         self.mrz = mrz
         self.dataGroups = dataGroups
@@ -91,8 +143,10 @@ public struct ChipEvidence: Sendable, Equatable {
         self.cscaFingerprint = cscaFingerprint
         self.portraitJPEG = portraitJPEG
         self.unparsedFiles = unparsedFiles
+        self.signerCountries = signerCountries
     }
 
-    /// Passive authentication passed (every step) and DG1 equals the printed MRZ.
+    /// Passive authentication passed (every step) and DG1 equals the printed MRZ. The policy adds its
+    /// signer-country rule (`WorkflowPolicy.chipAuthentic`), which is what the verdicts use.
     public var authentic: Bool { failures.isEmpty && mrz == .matches }
 }

@@ -218,8 +218,9 @@ public enum CheckMeasurement: Sendable, Equatable {
     case chipNotSupported
     /// `chipVerification`: no chip data was sent with the pages.
     case noChipData
-    /// `chipVerification`: the passive-authentication failures (empty: passed) and the DG1 cross-check.
-    case chip(failures: [ChipFailure], mrz: ChipMRZComparison)
+    /// `chipVerification`: the passive-authentication failures (empty: passed), the DG1 cross-check and the
+    /// policy's signer-country finding (nil: the signers' country is the issuing state's, or nothing to compare).
+    case chip(failures: [ChipFailure], mrz: ChipMRZComparison, signerCountry: ChipSignerCountryMismatch? = nil)
     /// `namesMatchVisualZone`: how the visual zone's names compared with the MRZ's.
     case visualZone(VisualZoneSearch)
     /// `mrzPresent`: no MRZ was found, and glare (saturated pixels) covers this share (0…1) of the

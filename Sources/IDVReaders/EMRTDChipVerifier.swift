@@ -86,9 +86,16 @@ public final class EMRTDChipVerifier: ChipVerifying, @unchecked Sendable {
         if let face = report.portrait {
             do { portrait = try ChipPortrait.image(face).jpegData(quality: 92) } catch { unparsed.append("DG2 image") }
         }
+        // The signer certificates' countries beside DG1's issuing state (ICAO 9303-12 §7.1), when both exist.
+        var countries: ChipSignerCountries?
+        if let state = report.issuingState, pa.documentSigner != nil {
+            let c = pa.signerCountries
+            countries = ChipSignerCountries(issuingState: state.code, expectedCountries: state.x509CountryNames, documentSigner: c.documentSigner,
+                                            documentSignerIssuer: c.documentSignerIssuer, csca: pa.chain.outcome == .trusted ? c.csca : nil)
+        }
         return ChipEvidence(failures: failures, mrz: mrz, dataGroups: dataGroups, hashAlgorithm: pa.hashAlgorithm.rawValue,
                             documentSignerFingerprint: pa.documentSigner?.fingerprint, cscaFingerprint: pa.chain.csca?.fingerprint,
-                            portraitJPEG: portrait, unparsedFiles: unparsed)
+                            portraitJPEG: portrait, unparsedFiles: unparsed, signerCountries: countries)
     }
 }
 

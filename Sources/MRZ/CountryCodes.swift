@@ -1,23 +1,40 @@
 import Foundation
 
-/// Country and organisation codes accepted in the issuing-state and nationality fields.
-enum CountryCodes {
-    /// ISO 3166-1 alpha-3 (249 codes, as in Debian's iso-codes 3166-1 table).
-    static let iso3166Alpha3: Set<String> = Set([
-        "ABW AFG AGO AIA ALA ALB AND ARE ARG ARM ASM ATA ATF ATG AUS AUT AZE BDI BEL BEN",
-        "BES BFA BGD BGR BHR BHS BIH BLM BLR BLZ BMU BOL BRA BRB BRN BTN BVT BWA CAF CAN",
-        "CCK CHE CHL CHN CIV CMR COD COG COK COL COM CPV CRI CUB CUW CXR CYM CYP CZE DEU",
-        "DJI DMA DNK DOM DZA ECU EGY ERI ESH ESP EST ETH FIN FJI FLK FRA FRO FSM GAB GBR",
-        "GEO GGY GHA GIB GIN GLP GMB GNB GNQ GRC GRD GRL GTM GUF GUM GUY HKG HMD HND HRV",
-        "HTI HUN IDN IMN IND IOT IRL IRN IRQ ISL ISR ITA JAM JEY JOR JPN KAZ KEN KGZ KHM",
-        "KIR KNA KOR KWT LAO LBN LBR LBY LCA LIE LKA LSO LTU LUX LVA MAC MAF MAR MCO MDA",
-        "MDG MDV MEX MHL MKD MLI MLT MMR MNE MNG MNP MOZ MRT MSR MTQ MUS MWI MYS MYT NAM",
-        "NCL NER NFK NGA NIC NIU NLD NOR NPL NRU NZL OMN PAK PAN PCN PER PHL PLW PNG POL",
-        "PRI PRK PRT PRY PSE PYF QAT REU ROU RUS RWA SAU SDN SEN SGP SGS SHN SJM SLB SLE",
-        "SLV SMR SOM SPM SRB SSD STP SUR SVK SVN SWE SWZ SXM SYC SYR TCA TCD TGO THA TJK",
-        "TKL TKM TLS TON TTO TUN TUR TUV TWN TZA UGA UKR UMI URY USA UZB VAT VCT VEN VGB",
-        "VIR VNM VUT WLF WSM YEM ZAF ZMB ZWE",
-    ].flatMap { $0.split(separator: " ").map(String.init) })
+/// Country and organisation codes accepted in the issuing-state and nationality fields, and the
+/// X.509 countryName (ISO 3166-1 alpha-2) each stands for in the issuing state's certificates.
+public enum CountryCodes {
+    /// ISO 3166-1 alpha-3 → alpha-2, every officially assigned code (249, as in Debian's iso-codes
+    /// 3166-1 table, `iso_3166-1.json`). The alpha-3 code is what ICAO 9303-3 §5 puts in the MRZ; the
+    /// alpha-2 code is the countryName (X.520 id-at-countryName) that ICAO 9303-12 §7.1.1 requires in
+    /// the subject of the state's CSCA and document signer certificates.
+    static let iso3166: [String: String] = Dictionary(uniqueKeysWithValues: [
+        "ABW:AW AFG:AF AGO:AO AIA:AI ALA:AX ALB:AL AND:AD ARE:AE ARG:AR ARM:AM ASM:AS ATA:AQ ATF:TF",
+        "ATG:AG AUS:AU AUT:AT AZE:AZ BDI:BI BEL:BE BEN:BJ BES:BQ BFA:BF BGD:BD BGR:BG BHR:BH BHS:BS",
+        "BIH:BA BLM:BL BLR:BY BLZ:BZ BMU:BM BOL:BO BRA:BR BRB:BB BRN:BN BTN:BT BVT:BV BWA:BW CAF:CF",
+        "CAN:CA CCK:CC CHE:CH CHL:CL CHN:CN CIV:CI CMR:CM COD:CD COG:CG COK:CK COL:CO COM:KM CPV:CV",
+        "CRI:CR CUB:CU CUW:CW CXR:CX CYM:KY CYP:CY CZE:CZ DEU:DE DJI:DJ DMA:DM DNK:DK DOM:DO DZA:DZ",
+        "ECU:EC EGY:EG ERI:ER ESH:EH ESP:ES EST:EE ETH:ET FIN:FI FJI:FJ FLK:FK FRA:FR FRO:FO FSM:FM",
+        "GAB:GA GBR:GB GEO:GE GGY:GG GHA:GH GIB:GI GIN:GN GLP:GP GMB:GM GNB:GW GNQ:GQ GRC:GR GRD:GD",
+        "GRL:GL GTM:GT GUF:GF GUM:GU GUY:GY HKG:HK HMD:HM HND:HN HRV:HR HTI:HT HUN:HU IDN:ID IMN:IM",
+        "IND:IN IOT:IO IRL:IE IRN:IR IRQ:IQ ISL:IS ISR:IL ITA:IT JAM:JM JEY:JE JOR:JO JPN:JP KAZ:KZ",
+        "KEN:KE KGZ:KG KHM:KH KIR:KI KNA:KN KOR:KR KWT:KW LAO:LA LBN:LB LBR:LR LBY:LY LCA:LC LIE:LI",
+        "LKA:LK LSO:LS LTU:LT LUX:LU LVA:LV MAC:MO MAF:MF MAR:MA MCO:MC MDA:MD MDG:MG MDV:MV MEX:MX",
+        "MHL:MH MKD:MK MLI:ML MLT:MT MMR:MM MNE:ME MNG:MN MNP:MP MOZ:MZ MRT:MR MSR:MS MTQ:MQ MUS:MU",
+        "MWI:MW MYS:MY MYT:YT NAM:NA NCL:NC NER:NE NFK:NF NGA:NG NIC:NI NIU:NU NLD:NL NOR:NO NPL:NP",
+        "NRU:NR NZL:NZ OMN:OM PAK:PK PAN:PA PCN:PN PER:PE PHL:PH PLW:PW PNG:PG POL:PL PRI:PR PRK:KP",
+        "PRT:PT PRY:PY PSE:PS PYF:PF QAT:QA REU:RE ROU:RO RUS:RU RWA:RW SAU:SA SDN:SD SEN:SN SGP:SG",
+        "SGS:GS SHN:SH SJM:SJ SLB:SB SLE:SL SLV:SV SMR:SM SOM:SO SPM:PM SRB:RS SSD:SS STP:ST SUR:SR",
+        "SVK:SK SVN:SI SWE:SE SWZ:SZ SXM:SX SYC:SC SYR:SY TCA:TC TCD:TD TGO:TG THA:TH TJK:TJ TKL:TK",
+        "TKM:TM TLS:TL TON:TO TTO:TT TUN:TN TUR:TR TUV:TV TWN:TW TZA:TZ UGA:UG UKR:UA UMI:UM URY:UY",
+        "USA:US UZB:UZ VAT:VA VCT:VC VEN:VE VGB:VG VIR:VI VNM:VN VUT:VU WLF:WF WSM:WS YEM:YE ZAF:ZA",
+        "ZMB:ZM ZWE:ZW",
+    ].flatMap { $0.split(separator: " ").map { pair -> (String, String) in
+        let p = pair.split(separator: ":")
+        return (String(p[0]), String(p[1]))
+    } })
+
+    /// ISO 3166-1 alpha-3 (the keys of ``iso3166``).
+    static let iso3166Alpha3: Set<String> = Set(iso3166.keys)
 
     /// Doc 9303-3 §5 codes outside ISO 3166-1 (Parts A–E) and the specimen state Utopia.
     static let icao: Set<String> = [
@@ -28,6 +45,45 @@ enum CountryCodes {
         "XXA", "XXB", "XXC", "XXX",                             // Part E: stateless, refugee, unspecified
         "UTO",                                                  // specimen documents (Utopia)
     ]
+
+    /// The X.509 countryName values the certificates of the ICAO codes outside ISO 3166-1 carry
+    /// (ICAO 9303-12 §7.1.1 asks for the issuing state's ISO 3166-1 alpha-2 code; these have none, or
+    /// another one, so the code their signers use in practice is listed):
+    /// - `D` (Germany, Part A): `DE`, as every German CSCA and DSC (the BSI 2008 test DSC: C=DE).
+    /// - `GBD` `GBN` `GBO` `GBP` `GBS` (British nationals of several kinds, Part A): `GB`, the United
+    ///   Kingdom's CSCA issues for them.
+    /// - `RKS` (Kosovo, Part A): `XK` (the user-assigned code the EU and others use for Kosovo) and
+    ///   `KS`, which Kosovo's own CSCA carries (`CN=CSCA-KOSOVO, O=GV, C=KS` in the NL master list of 2021-12-07).
+    /// - `EUE` (European Union, Part B): `EU` (`CN=EU Laissez Passer CSCA, C=EU` in that list).
+    /// - `UNO` `UNA` `UNK` (United Nations, Part C): `UN` and `ZZ` (that list holds a
+    ///   `CN=United Nations CSCA` under each).
+    /// - `UTO` (ICAO's specimen state Utopia): `UT`, as OpenIDV's test PKI (`TestPKI`) and the usual
+    ///   Utopia test certificates.
+    /// The Part D organisations (`XBA` … `XOM`, `XPO`) have no code here: no signer country is known
+    /// for them, so a chip they issue cannot be tied to its signer's country. Part E (`XXA` … `XXX`)
+    /// are nationalities, never an issuing state.
+    static let icaoCountryNames: [String: [String]] = [
+        "D": ["DE"], "GBD": ["GB"], "GBN": ["GB"], "GBO": ["GB"], "GBP": ["GB"], "GBS": ["GB"],
+        "RKS": ["XK", "KS"], "EUE": ["EU"], "UNO": ["UN", "ZZ"], "UNA": ["UN", "ZZ"], "UNK": ["UN", "ZZ"],
+        "UTO": ["UT"],
+    ]
+
+    /// The ISO 3166-1 alpha-2 code of an ISO 3166-1 alpha-3 code (`NLD` → `NL`); nil for any other string,
+    /// ICAO's own codes (`D`, `UTO`, …) included.
+    public static func alpha2(ofAlpha3 code: String) -> String? { iso3166[code] }
+
+    /// The ISO 3166-1 alpha-3 code of an alpha-2 code (`NL` → `NLD`, case ignored); nil for an unassigned one.
+    public static func alpha3(ofAlpha2 code: String) -> String? { alpha3ByAlpha2[code.uppercased()] }
+    static let alpha3ByAlpha2: [String: String] = Dictionary(uniqueKeysWithValues: iso3166.map { ($0.value, $0.key) })
+
+    /// The X.509 countryName values (upper case) that the CSCA and document signer certificates of the
+    /// state or organisation with ICAO 9303-3 §5 code `issuingState` (fillers removed: `D`, `NLD`)
+    /// carry: the ISO 3166-1 alpha-2 code (ICAO 9303-12 §7.1.1), or ``icaoCountryNames`` for ICAO's
+    /// own codes. Empty when none is known (a Part D organisation, Part E, an unknown code).
+    public static func x509CountryNames(ofIssuingState issuingState: String) -> [String] {
+        if let a2 = iso3166[issuingState] { return [a2] }
+        return icaoCountryNames[issuingState] ?? []
+    }
 
     /// Whether `code` (fillers already removed) is a known issuing-state / nationality code.
     static func isKnown(_ code: String) -> Bool { iso3166Alpha3.contains(code) || icao.contains(code) }

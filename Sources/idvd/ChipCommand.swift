@@ -1,6 +1,7 @@
 import DocumentReader
 import EMRTD
 import FaceKit
+import IDVEngine
 import IDVReaders
 import Imaging
 import Foundation
@@ -19,7 +20,11 @@ extension Command {
           --page reads the data page image (DocumentReader): its MRZ is the printed MRZ for the DG1 cross-check
           (unless --mrz is given) and its portrait is compared with DG2's (FaceKit descriptors: distance, similarity).
           --at checks dates at that day (UTC) instead of now. --portrait-out writes DG2's first face image.
-          Prints the typed evidence as JSON. Exit 0: passive authentication passed; 1: it failed; 2: unusable input.
+          Prints the typed evidence as JSON, and under "policy" what the server's default policy makes of it: the
+          chip reason code (nfc_scan_status_reason_code) and its sentence, and any signer-country mismatch (the
+          document signer's or CSCA's countryName is not DG1's issuing state, ICAO 9303-12 §7.1).
+          Exit 0: passive authentication passed and the signer's country is the issuing state's; 1: either
+          failed; 2: unusable input.
         """
         guard let sub = args.first, sub == "verify" else {
             print(usage)
@@ -101,8 +106,17 @@ extension Command {
                 try data.write(to: URL(fileURLWithPath: out))
             } catch { throw CLIError("--portrait-out: \(error)") }
         }
-        try ChipJSON.print(ChipVerifyOutput(report: report, page: pageView))
-        return report.passiveAuthentication.passed ? 0 : 1
+        // The server's own judge, so the CLI reports what a document upload would (IDVEngine WorkflowPolicy).
+        let policy = WorkflowPolicy()
+        let evidence = EMRTDChipVerifier.evidence(of: report, printedMRZ: mrz ?? [], dataGroups: files.dataGroups.keys.sorted())
+        let reason = policy.chipReason(evidence)
+        let mismatch = policy.signerCountryMismatch(evidence)
+        let verdict = ChipPolicyView(reasonCode: reason.rawValue, reason: DocumentWording.sentence(reason, chip: evidence, policy: policy),
+                                     signerCountryMismatch: mismatch.map {
+                                         .init(certificate: $0.certificate.rawValue, countries: $0.countries, issuingState: $0.issuingState)
+                                     })
+        try ChipJSON.print(ChipVerifyOutput(report: report, page: pageView, policy: verdict))
+        return report.passiveAuthentication.passed && mismatch == nil ? 0 : 1
     }
 }
 
@@ -132,15 +146,27 @@ struct ChipPageComparison: Encodable {
     }
 }
 
-/// What `idvd chip verify` prints: the chip report, and with --page the page comparison under "page".
+/// What the server's policy makes of the chip evidence (IDVEngine `WorkflowPolicy`, default settings): the wire
+/// reason code and sentence, and the signer-country finding.
+struct ChipPolicyView: Encodable {
+    let reasonCode: String
+    let reason: String
+    let signerCountryMismatch: Mismatch?
+    struct Mismatch: Encodable { let certificate: String; let countries: [String]; let issuingState: String }
+}
+
+/// What `idvd chip verify` prints: the chip report, with --page the page comparison under "page", and the
+/// policy's reading under "policy".
 struct ChipVerifyOutput: Encodable {
     let report: ChipReport
     let page: ChipPageComparison?
-    enum Keys: String, CodingKey { case page }
+    let policy: ChipPolicyView
+    enum Keys: String, CodingKey { case page, policy }
     func encode(to encoder: Encoder) throws {
         try report.encode(to: encoder)
         var c = encoder.container(keyedBy: Keys.self)
         try c.encodeIfPresent(page, forKey: .page)
+        try c.encode(policy, forKey: .policy)
     }
 }
 

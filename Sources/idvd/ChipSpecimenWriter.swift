@@ -5,36 +5,61 @@ import Imaging
 import Foundation
 
 /// `idvd specimen --chip`: the chip files of each specimen document, their tampered variants, and the test PKI.
-struct ChipSpecimenWriter {
+/// Each chip is signed under a test CSCA of the document's own issuing state (X.509 `C` = the state's ISO 3166-1
+/// alpha-2 code, ICAO 9303-12 §7.1; `UT` for Utopia), made when a state first appears; `test-pki/csca.cer` and
+/// `test-pki/csca.crl` are PEM bundles of every CSCA and CRL made so far (the foreign-csca variant's state's too).
+final class ChipSpecimenWriter {
     let out: String
-    let pki: TestPKI
+    let seed: UInt64
     let jpeg: Bool
     let swapPortrait: RGBImage?
+    /// X.509 country → its test PKI, in the order made.
+    private var pkis: [(country: String, pki: TestPKI)] = []
 
     /// What the specimen's ground-truth JSON says about its chip.
     struct Truth: Encodable {
         let directory: String
         let trust: String
         let portrait_format: String
+        /// The X.509 country of the CSCA and DSC that signed the chip (the issuing state's; Utopia's `UT` when the
+        /// issuing state has none, e.g. `XXA`).
+        let csca_country: String
+        /// Whether that country does not stand for DG1's issuing state: the server's policy then rejects the
+        /// genuine chip too (`signer_country_mismatch`).
+        let signer_country_differs: Bool
         /// Variant name → its directory and the failures passive authentication reports for it.
         let variants: [String: Variant]
-        struct Variant: Encodable { let directory: String; let expected_failures: [String]; let mismatched_data_group: Int? }
+        struct Variant: Encodable {
+            let directory: String; let expected_failures: [String]; let mismatched_data_group: Int?; let signer_country_differs: Bool
+        }
     }
 
     init(out: String, options o: [String: String]) throws {
         self.out = out
         guard let seed = UInt64(o["pki-seed"] ?? "1") else { throw CLIError("--pki-seed must be a non-negative integer") }
-        pki = try TestPKI(seed: seed)
+        self.seed = seed
         jpeg = o["chip-jpeg"] != nil
         if let p = o["swap-portrait"] {
             do { swapPortrait = try DocumentImage.decode(path: p).rgb } catch { throw CLIError("--swap-portrait: \(error)") }
         } else {
             swapPortrait = nil
         }
+        try FileManager.default.createDirectory(atPath: out + "/test-pki", withIntermediateDirectories: true)
+    }
+
+    /// The test PKI of X.509 country `country`, made (and added to the test-pki bundles) on first use.
+    func pki(_ country: String) throws -> TestPKI {
+        if let p = pkis.first(where: { $0.country == country }) { return p.pki }
+        let p = try TestPKI(seed: seed, country: country)
+        pkis.append((country, p))
+        func pem(_ label: String, _ der: [UInt8]) -> String {
+            let b64 = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+            return "-----BEGIN \(label)-----\n\(b64)\n-----END \(label)-----\n"
+        }
         let dir = out + "/test-pki"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try Data(pki.csca.der).write(to: URL(fileURLWithPath: dir + "/csca.cer"))
-        try Data(pki.crl.der).write(to: URL(fileURLWithPath: dir + "/csca.crl"))
+        try Data(pkis.map { pem("CERTIFICATE", $0.pki.csca.der) }.joined().utf8).write(to: URL(fileURLWithPath: dir + "/csca.cer"))
+        try Data(pkis.map { pem("X509 CRL", $0.pki.crl.der) }.joined().utf8).write(to: URL(fileURLWithPath: dir + "/csca.crl"))
+        return p
     }
 
     func face(_ rgb: RGBImage) throws -> SpecimenChip.Face {
@@ -61,15 +86,21 @@ struct ChipSpecimenWriter {
         let other = try face(swapPortrait ?? Self.mirrored(portrait))
         let chipDir = name + ".chip"
         var variants: [String: Truth.Variant] = [:]
+        let state = IssuingStateEvidence(dg1: specimen.mrzLines)
+        let own = state.flatMap { TestPKI.country(ofIssuingState: $0.code) }
+        let pki = try self.pki(own ?? "UT")
+        let foreign = try self.pki(SpecimenChip.foreignCountry(for: pki.country))
         for v in SpecimenChip.Variant.allCases {
-            let files = try SpecimenChip.make(mrzLines: specimen.mrzLines, face: main, swappedFace: other, pki: pki, variant: v)
+            let files = try SpecimenChip.make(mrzLines: specimen.mrzLines, face: main, swappedFace: other, pki: pki, foreign: foreign, variant: v)
             let rel = v == .genuine ? chipDir : chipDir + "/variants/" + v.rawValue
             try SpecimenChip.write(files, to: out + "/" + rel)
             if v != .genuine {
                 variants[v.rawValue] = Truth.Variant(directory: rel, expected_failures: v.expectedFailures.map(\.rawValue),
-                                                     mismatched_data_group: v.mismatchedDataGroup)
+                                                     mismatched_data_group: v.mismatchedDataGroup,
+                                                     signer_country_differs: own == nil || v.signerCountryDiffers)
             }
         }
-        return Truth(directory: chipDir, trust: "test-pki", portrait_format: jpeg ? "jpeg" : "jpeg2000", variants: variants)
+        return Truth(directory: chipDir, trust: "test-pki", portrait_format: jpeg ? "jpeg" : "jpeg2000", csca_country: pki.country,
+                     signer_country_differs: own == nil, variants: variants)
     }
 }

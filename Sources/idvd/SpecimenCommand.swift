@@ -18,8 +18,9 @@ extension Command {
           Output is PNG, or JPEG with --jpeg QUALITY (default for --augment: JPEG 92; --png forces PNG).
           --chip also writes the eMRTD chip of each document: DIR/specimen-<seed>.chip/ (EF_COM, DG1 = the printed
           MRZ, DG2 = the printed portrait in JPEG 2000, or JPEG with --chip-jpeg, EF_SOD signed by a test document
-          signer), its tampered variants in DIR/specimen-<seed>.chip/variants/<name>/, and the test PKI's CSCA
-          certificate and CRL in DIR/test-pki/ (the trust to verify them with: idvd chip verify --trust DIR/test-pki).
+          signer of a test CSCA of the document's own issuing state, C=NL for NLD, C=UT for UTO), its tampered variants
+          in DIR/specimen-<seed>.chip/variants/<name>/ (foreign-csca: signed under another state's CSCA), and the test
+          CSCAs and CRLs in DIR/test-pki/ (the trust to verify them with: idvd chip verify --trust DIR/test-pki).
           The swapped-DG2 variant uses --swap-portrait, else the portrait mirrored.
           --sides renders each TD1 card as its two sides, as real cards print them (ICAO 9303-5): the front
           (portrait, captioned names and data, no MRZ) to DIR/specimen-<seed>-front.EXT and the back (MRZ,

@@ -6,14 +6,22 @@ final class ChipCommandTests: XCTestCase {
     struct Truth: Decodable {
         let mrz_lines: [String]
         let chip: Chip
-        struct Chip: Decodable { let directory: String; let trust: String; let variants: [String: Variant] }
-        struct Variant: Decodable { let directory: String; let expected_failures: [String] }
+        struct Chip: Decodable {
+            let directory: String; let trust: String; let variants: [String: Variant]; let csca_country: String; let signer_country_differs: Bool
+        }
+        struct Variant: Decodable { let directory: String; let expected_failures: [String]; let signer_country_differs: Bool }
     }
     struct Output: Decodable {
         let passive_authentication: PA
         let mrz_cross_check: Cross?
-        struct PA: Decodable { let passed: Bool; let failures: [String] }
+        let issuing_state: State?
+        let policy: Policy
+        struct PA: Decodable { let passed: Bool; let failures: [String]; let signer_countries: Countries }
+        struct Countries: Decodable, Equatable { let document_signer: [String]; let document_signer_issuer: [String]; let csca: [String]? }
         struct Cross: Decodable { let outcome: String }
+        struct State: Decodable { let code: String; let x509_country_names: [String] }
+        struct Policy: Decodable { let reason_code: String; let reason: String; let signer_country_mismatch: Mismatch? }
+        struct Mismatch: Decodable, Equatable { let certificate: String; let countries: [String]; let issuing_state: String }
     }
 
     func testSpecimenChipsVerifyWithTheCLIAndEveryVariantFailsAsItsTruthSays() throws {
@@ -30,13 +38,34 @@ final class ChipCommandTests: XCTestCase {
             let out = try JSONDecoder().decode(Output.self, from: ok.stdout)
             XCTAssertTrue(out.passive_authentication.passed)
             XCTAssertEqual(out.mrz_cross_check?.outcome, "matches")
+            XCTAssertEqual(out.policy.reason_code, "passed")
+            XCTAssertNil(out.policy.signer_country_mismatch)
+            // Signed under the test CSCA of the document's own issuing state.
+            let state = try XCTUnwrap(out.issuing_state)
+            XCTAssertEqual(state.x509_country_names, [truth.chip.csca_country])
+            XCTAssertFalse(truth.chip.signer_country_differs)
+            let c = truth.chip.csca_country
+            XCTAssertEqual(out.passive_authentication.signer_countries, Output.Countries(document_signer: [c], document_signer_issuer: [c], csca: [c]))
             XCTAssertTrue(FileManager.default.fileExists(atPath: "\(dir)/portrait-\(seed).png"))
-            XCTAssertEqual(truth.chip.variants.count, 7)
+            XCTAssertEqual(truth.chip.variants.count, 8)
             for (name, v) in truth.chip.variants {
                 let r = try IDVD.run(["chip", "verify", "--dir", dir + "/" + v.directory, "--trust", trust])
                 XCTAssertEqual(r.status, 1, "\(name): \(r.stderr)")
-                XCTAssertEqual(try JSONDecoder().decode(Output.self, from: r.stdout).passive_authentication.failures, v.expected_failures, name)
+                let o = try JSONDecoder().decode(Output.self, from: r.stdout)
+                XCTAssertEqual(o.passive_authentication.failures, v.expected_failures, name)
+                XCTAssertEqual(v.signer_country_differs, name == "foreign-csca", name)
+                XCTAssertEqual(o.policy.signer_country_mismatch != nil, v.signer_country_differs, name)
             }
+            // Another state's trusted CSCA vouching for this document: passive authentication passes, the
+            // server's policy refuses it with its own reason, naming both countries.
+            let foreign = try XCTUnwrap(truth.chip.variants["foreign-csca"])
+            let f = try JSONDecoder().decode(Output.self, from: try IDVD.run(["chip", "verify", "--dir", dir + "/" + foreign.directory, "--trust", trust,
+                                                                               "--mrz"] + truth.mrz_lines).stdout)
+            XCTAssertTrue(f.passive_authentication.passed)
+            XCTAssertEqual(f.policy.reason_code, "signer_country_mismatch")
+            let other = c == "UT" ? "NL" : "UT"
+            XCTAssertEqual(f.policy.signer_country_mismatch, Output.Mismatch(certificate: "document_signer", countries: [other], issuing_state: state.code))
+            XCTAssertTrue(f.policy.reason.contains(other) && f.policy.reason.contains(state.code), f.policy.reason)
         }
     }
 

@@ -1,4 +1,5 @@
 @testable import EMRTD
+import MRZ
 import XCTest
 
 /// The real chip files in ../shared/testdata/emrtd give exactly the results its SOURCES.md predicts.
@@ -33,6 +34,11 @@ final class RealSampleTests: XCTestCase {
         XCTAssertEqual(pa.validity.documentSigner, .valid)
         XCTAssertEqual(pa.failures, [.dataGroupNotInSecurityObject, .cscaUnknown])
         XCTAssertFalse(pa.passed)
+        // Countries (ICAO 9303-12 §7.1): the DSC says C=DE; its issuer "CN=CSCA BDR TEST 19.09.07" names none; no
+        // trusted CSCA. DG1's issuing state is ICAO's `D` (9303-3 §5), whose certificates carry DE.
+        XCTAssertEqual(pa.signerCountries, SignerCountriesEvidence(documentSigner: ["DE"], documentSignerIssuer: [], csca: nil))
+        XCTAssertEqual(r.issuingState?.code, "D")
+        XCTAssertEqual(r.issuingState?.x509CountryNames, ["DE"])
         // Today the DSC has long expired as well.
         XCTAssertEqual(try ChipReader(trust: CSCATrust()).read(files, at: Samples.day("2026-01-01")).passiveAuthentication.failures,
                        [.dataGroupNotInSecurityObject, .cscaUnknown, .documentSignerExpired])
@@ -60,7 +66,11 @@ final class RealSampleTests: XCTestCase {
         let d = "bsi-tr03105-5-hjp-erika-mustermann/"
         let files = ChipFiles(sod: try Samples.bytes(d + "EF_SOD.bin"), com: try Samples.bytes(d + "EF_COM.bin"),
                               dataGroups: [1: try Samples.bytes(d + "Datagroup1.bin"), 14: try Samples.bytes(d + "Datagroup14.bin")])
-        let pa = try ChipReader(trust: CSCATrust()).read(files, at: Samples.day("2014-06-01")).passiveAuthentication
+        let r = try ChipReader(trust: CSCATrust()).read(files, at: Samples.day("2014-06-01"))
+        let pa = r.passiveAuthentication
+        XCTAssertEqual(pa.signerCountries, SignerCountriesEvidence(documentSigner: ["DE"], documentSignerIssuer: ["DE"], csca: nil))
+        XCTAssertEqual(r.issuingState, IssuingStateEvidence(dg1: ["P<D<<"]))
+        XCTAssertEqual(r.issuingState?.x509CountryNames, ["DE"])
         XCTAssertEqual(pa.hashAlgorithm, .sha256)
         XCTAssertEqual(pa.signature.outcome, .valid)
         XCTAssertEqual(pa.signature.signer?.signatureAlgorithm, "rsassaPss")
@@ -88,6 +98,9 @@ final class RealSampleTests: XCTestCase {
         XCTAssertEqual(outcomes(pa), [1: .matches, 2: .matches, 15: .matches])
         XCTAssertEqual(pa.chain.outcome, .cscaUnknown)
         XCTAssertEqual(pa.failures, [.cscaUnknown])
+        XCTAssertEqual(pa.signerCountries, SignerCountriesEvidence(documentSigner: ["NL"], documentSignerIssuer: ["NL"], csca: nil))
+        XCTAssertEqual(r.issuingState?.code, "NLD")
+        XCTAssertEqual(r.issuingState?.x509CountryNames, ["NL"])
         XCTAssertEqual(r.dg1?.mrz.fields.surname, "MEULENDIJK")
         let face = try XCTUnwrap(r.portrait)
         XCTAssertEqual(face.imageData, try Samples.bytes(d + "DG2_face_extracted.jp2"))
@@ -108,9 +121,13 @@ final class RealSampleTests: XCTestCase {
     func testNZLSODAgainstTheMasterListsNZCSCAs() throws {
         let trust = try CSCATrust.load(paths: [try Samples.path("pki/nl-csca")])
         let files = ChipFiles(sod: try Samples.bytes("nzl-2013-sod-only/NZ2013_EF_SOD.BIN"))
-        let pa = try ChipReader(trust: trust).read(files, at: Samples.day("2013-06-01")).passiveAuthentication
+        let r = try ChipReader(trust: trust).read(files, at: Samples.day("2013-06-01"))
+        let pa = r.passiveAuthentication
         XCTAssertEqual(pa.signature.outcome, .valid)
         XCTAssertEqual(pa.chain.outcome, .cscaSignatureInvalid)
+        // C=NZ on the DSC and its issuer; no CSCA verified it, so no CSCA country; no DG1, so no issuing state.
+        XCTAssertEqual(pa.signerCountries, SignerCountriesEvidence(documentSigner: ["NZ"], documentSignerIssuer: ["NZ"], csca: nil))
+        XCTAssertNil(r.issuingState)
         XCTAssertGreaterThanOrEqual(pa.chain.candidates, 1)
         XCTAssertEqual(pa.revocation.outcome, .notChecked)
         XCTAssertEqual(Set(pa.dataGroups.map(\.outcome)), [.notPresented])
@@ -172,5 +189,26 @@ final class RealSampleTests: XCTestCase {
         XCTAssertEqual(r.parseErrors.map(\.file), [.dataGroup(2)])
         XCTAssertEqual(r.passiveAuthentication.dataGroups.first { $0.dataGroup == 2 }?.outcome, .mismatch)
         XCTAssertThrowsError(try JPEG2000.decode(Array("garbage".utf8) + Array(repeating: 0, count: 20)))
+    }
+
+    /// The 306 CSCAs of the NL master list (100 states) each carry one countryName, and every one is an assigned
+    /// ISO 3166-1 alpha-2 code (upper or lower case: `al`, `gb`, `ro`, `si` occur) or one of the codes the
+    /// signer-country table lists for ICAO's own codes (`EU`, `UN`/`ZZ`, `KS`); a CSCA's issuer carries its subject's.
+    func testMasterListCSCAsCarryTheirStatesCountry() throws {
+        let ml = try MasterList(try Samples.bytes("pki/nl-csca/NL_MASTERLIST_20211207.mls"))
+        XCTAssertEqual(ml.certificates.count, 306)
+        let exceptions = Set(["EUE", "UNO", "RKS"].flatMap(CountryCodes.x509CountryNames(ofIssuingState:)))
+        XCTAssertEqual(exceptions, ["EU", "UN", "ZZ", "XK", "KS"])
+        var seen = Set<String>()
+        for c in ml.certificates {
+            XCTAssertEqual(c.subjectCountries.count, 1, c.info.subject)
+            let code = c.subjectCountries.first?.uppercased() ?? ""
+            XCTAssertTrue(CountryCodes.alpha3(ofAlpha2: code) != nil || exceptions.contains(code), c.info.subject)
+            XCTAssertEqual(c.issuerCountries.map { $0.uppercased() }, [code], c.info.subject)
+            seen.insert(code)
+        }
+        XCTAssertTrue(seen.isSuperset(of: ["NL", "DE", "NZ", "EU", "UN", "ZZ", "KS"]), "\(seen.sorted())")
+        // Hong Kong's and Macao's CSCAs carry CN: their passports' issuing state is CHN.
+        XCTAssertTrue(ml.certificates.contains { $0.info.subject.contains("Hong Kong") && $0.subjectCountries == ["CN"] })
     }
 }

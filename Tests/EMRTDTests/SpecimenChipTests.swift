@@ -36,6 +36,12 @@ final class SpecimenChipTests: XCTestCase {
         XCTAssertEqual(pa.documentSigner?.info.curve, "prime256v1")
         XCTAssertEqual(pa.chain.csca?.info.curve, "brainpoolP384r1")
         XCTAssertEqual(r.mrzCrossCheck?.outcome, .matches)
+        // The signers' countries (ICAO 9303-12 §7.1) and DG1's issuing state, as evidence.
+        XCTAssertEqual(pa.signerCountries, SignerCountriesEvidence(documentSigner: ["UT"], documentSignerIssuer: ["UT"], csca: ["UT"]))
+        XCTAssertEqual(r.issuingState, IssuingStateEvidence(dg1: mrz))
+        XCTAssertEqual(r.issuingState?.code, "UTO")
+        XCTAssertEqual(r.issuingState?.x509CountryNames, ["UT"])
+        XCTAssertEqual(try ChipReader(trust: CSCATrust()).read(files).passiveAuthentication.signerCountries.csca, nil, "no trusted CSCA: no CSCA country")
         XCTAssertEqual(r.dg1?.lines, mrz)
         XCTAssertEqual(r.com?.dataGroups, [1, 2])
         let px = try JPEG2000.decode(try XCTUnwrap(r.portrait).imageData)
@@ -60,11 +66,15 @@ final class SpecimenChipTests: XCTestCase {
 
     func testEveryTamperedVariantFailsWithItsOwnReason() throws {
         let pki = try Self.pki.get()
+        let foreign = try TestPKI(seed: 7, country: SpecimenChip.foreignCountry(for: pki.country))
+        XCTAssertEqual(foreign.country, "NL")
+        var trust = pki.trust
+        trust.add(try TrustMaterial(foreign.csca.der))
         let face = try Self.face(tint: 0), swapped = try Self.face(tint: 1)
         var seen: Set<String> = []
         for v in SpecimenChip.Variant.allCases {
-            let files = try SpecimenChip.make(mrzLines: mrz, face: face, swappedFace: swapped, pki: pki, variant: v)
-            let pa = try ChipReader(trust: pki.trust).read(files, at: Samples.day("2026-01-01")).passiveAuthentication
+            let files = try SpecimenChip.make(mrzLines: mrz, face: face, swappedFace: swapped, pki: pki, foreign: foreign, variant: v)
+            let pa = try ChipReader(trust: trust).read(files, at: Samples.day("2026-01-01")).passiveAuthentication
             XCTAssertEqual(pa.failures, v.expectedFailures, "\(v)")
             if let n = v.mismatchedDataGroup {
                 XCTAssertEqual(pa.dataGroups.filter { $0.outcome == .mismatch }.map(\.dataGroup), [n], "\(v)")
@@ -79,10 +89,16 @@ final class SpecimenChipTests: XCTestCase {
                 XCTAssertEqual(pa.signature.outcome, .valid)
             case .securityObjectChanged: XCTAssertEqual(pa.signature.outcome, .securityObjectDigestMismatch)
             case .signatureCorrupted: XCTAssertEqual(pa.signature.outcome, .invalid)
+            case .foreignCSCA:
+                // Every step passes: only the countries tell that the Netherlands' signer signed a Utopian document.
+                XCTAssertEqual(pa.chain.outcome, .trusted)
+                XCTAssertEqual(pa.chain.csca?.fingerprint, foreign.csca.fingerprint)
+                XCTAssertEqual(pa.signerCountries, SignerCountriesEvidence(documentSigner: ["NL"], documentSignerIssuer: ["NL"], csca: ["NL"]))
             default: break
             }
+            XCTAssertEqual(pa.signerCountries.documentSigner == ["UT"], !v.signerCountryDiffers, "\(v)")
             // Each variant's evidence is distinct from every other's.
-            let key = pa.failures.map(\.rawValue).joined(separator: ",") + "/" + "\(v.mismatchedDataGroup ?? 0)"
+            let key = pa.failures.map(\.rawValue).joined(separator: ",") + "/" + "\(v.mismatchedDataGroup ?? 0)" + "/" + pa.signerCountries.documentSigner.joined()
             XCTAssertTrue(seen.insert(key).inserted, "\(v) repeats \(key)")
         }
     }
@@ -189,5 +205,24 @@ final class SpecimenChipTests: XCTestCase {
         XCTAssertThrowsError(try TrustMaterial(Array("hello".utf8))) { e in
             guard case .unreadable = e as? TrustError else { return XCTFail("\(e)") }
         }
+    }
+
+    /// A test PKI of another state carries that state's country in every certificate (ICAO 9303-12 §7.1) and a
+    /// name of its own; Utopia's keeps its name.
+    func testTestPKIOfAStateCarriesItsCountry() throws {
+        let nl = try TestPKI(seed: 7, country: "NL")
+        XCTAssertEqual(nl.csca.subjectCountries, ["NL"])
+        XCTAssertEqual(nl.csca.issuerCountries, ["NL"])
+        XCTAssertEqual(nl.documentSigner.subjectCountries, ["NL"])
+        XCTAssertEqual(nl.documentSigner.issuerCountries, ["NL"])
+        XCTAssertTrue(nl.csca.info.subject.contains("CN=CSCA NLD TEST (OpenIDV specimen)"), nl.csca.info.subject)
+        XCTAssertEqual(try Self.pki.get().cscaName, TestPKI.cscaName)
+        XCTAssertEqual(TestPKI.country(ofIssuingState: "NLD"), "NL")
+        XCTAssertEqual(TestPKI.country(ofIssuingState: "D"), "DE")
+        XCTAssertEqual(TestPKI.country(ofIssuingState: "UTO"), "UT")
+        XCTAssertNil(TestPKI.country(ofIssuingState: "XXA"))
+        XCTAssertEqual(IssuingStateEvidence(dg1: ["P<D<<MUSTERMANN<<ERIKA<<<<<<<<<<<<<<<<<<<<<<", "C11T002JM4D<<9608122F1310317<<<<<<<<<<<<<<<6"])?.code, "D")
+        XCTAssertEqual(IssuingStateEvidence(dg1: ["I<NLDXI85935F86999999990<<<<<<", "7208148F1108268NLD<<<<<<<<<<<4", "VAN<DER<STEEN<<MARIANNE<LOUISE"]),
+                       IssuingStateEvidence(dg1: ["P<NLD"]))
     }
 }

@@ -81,4 +81,60 @@ final class ChipPolicyTests: XCTestCase {
         XCTAssertFalse(judged(doc(chip([]), portrait: false), needsPortrait: true).errors.contains(.portraitMissing))
         XCTAssertTrue(judged(doc(chip([.cscaUnknown]), portrait: false), needsPortrait: true).errors.contains(.portraitMissing))
     }
+
+    /// ICAO 9303-12 §7.1: the document signer's and the trusted CSCA's country must be DG1's issuing state's.
+    /// Another state's trusted signer is INVALID with its own reason and a sentence naming both codes.
+    func testSignerCountryOfAnotherStateIsInvalidWithItsOwnReason() {
+        func countries(_ dsc: [String], issuer: [String]? = nil, csca: [String]?, state: String = "NLD", expected: [String] = ["NL"]) -> ChipEvidence {
+            var c = chip([])
+            c.signerCountries = ChipSignerCountries(issuingState: state, expectedCountries: expected, documentSigner: dsc,
+                                                    documentSignerIssuer: issuer ?? dsc, csca: csca)
+            return c
+        }
+        let p = WorkflowPolicy()
+        // The genuine case (also lower case, as some CSCAs write it) passes.
+        for ok in [countries(["NL"], csca: ["NL"]), countries(["nl"], csca: ["nl"]), countries(["DE"], issuer: [], csca: nil, state: "D", expected: ["DE"])] {
+            XCTAssertNil(p.signerCountryMismatch(ok))
+            XCTAssertTrue(p.chipAuthentic(ok))
+            XCTAssertEqual(judged(doc(ok)).status, .valid)
+            XCTAssertEqual(p.chipReason(ok), .passed)
+        }
+        // The repro: an NLD passport signed under Utopia's trusted CSCA.
+        let foreign = countries(["UT"], csca: ["UT"])
+        let m = ChipSignerCountryMismatch(certificate: .documentSigner, countries: ["UT"], issuingState: "NLD")
+        XCTAssertEqual(p.signerCountryMismatch(foreign), m)
+        XCTAssertTrue(foreign.authentic, "every passive-authentication step passed")
+        XCTAssertFalse(p.chipAuthentic(foreign))
+        XCTAssertFalse(p.chipPortraitUsable(foreign), "another state's chip portrait is no reference")
+        let j = judged(doc(foreign))
+        XCTAssertEqual(j.status, .invalid)
+        XCTAssertEqual(j.errors, [.chipSignerCountryMismatch(m)])
+        XCTAssertEqual(j.checks.first { $0.id == .chipVerification }?.result, .failed)
+        XCTAssertEqual(p.chipReason(foreign), .signerCountryMismatch)
+        XCTAssertTrue(p.chipIsError(foreign))
+        let sentence = DocumentWording.sentence(.chipSignerCountryMismatch(m))
+        XCTAssertTrue(sentence.contains("UT") && sentence.contains("NLD"), sentence)
+        XCTAssertEqual(DocumentWording.sentence(.signerCountryMismatch, chip: foreign, policy: p), sentence)
+        XCTAssertEqual(ChipVerificationReason(rawValue: "signer_country_mismatch"), .signerCountryMismatch)
+        XCTAssertTrue(ChipVerificationReason.knownValues.contains(.signerCountryMismatch))
+        // An untrusted chain does not hide it, nor does a DSC naming the right country under another CSCA.
+        XCTAssertEqual(p.signerCountryMismatch(countries(["UT"], csca: nil))?.certificate, .documentSigner)
+        XCTAssertEqual(p.signerCountryMismatch(countries(["NL"], issuer: ["UT"], csca: nil))?.certificate, .documentSignerIssuer)
+        XCTAssertEqual(p.signerCountryMismatch(countries(["NL"], issuer: ["NL"], csca: ["UT"]))?.certificate, .csca)
+        XCTAssertEqual(p.signerCountryMismatch(countries(["NL", "UT"], csca: ["NL"]))?.countries, ["NL", "UT"], "every value must correspond")
+        // A DSC without a countryName fails (ICAO 9303-12 requires it); so does a trusted CSCA without one.
+        let noC = countries([], issuer: ["NL"], csca: ["NL"])
+        XCTAssertEqual(p.signerCountryMismatch(noC), ChipSignerCountryMismatch(certificate: .documentSigner, countries: [], issuingState: "NLD"))
+        XCTAssertTrue(DocumentWording.sentence(.chipSignerCountryMismatch(p.signerCountryMismatch(noC)!)).contains("names no country"))
+        XCTAssertEqual(p.signerCountryMismatch(countries(["NL"], issuer: [], csca: []))?.certificate, .csca)
+        // An issuing state with no known X.509 country (a Part D organisation) cannot be tied to any signer.
+        XCTAssertEqual(p.signerCountryMismatch(countries(["UT"], csca: ["UT"], state: "XPO", expected: []))?.issuingState, "XPO")
+        // Under a CSCA-unknown warning the mismatch still makes it INVALID, and is the reason.
+        var both = countries(["UT"], csca: nil)
+        both.failures = [.cscaUnknown]
+        XCTAssertEqual(judged(doc(both)).status, .invalid)
+        XCTAssertEqual(p.chipReason(both), .signerCountryMismatch)
+        // Nothing to compare (no DG1 or no DSC): no finding; the other reasons already hold.
+        XCTAssertNil(p.signerCountryMismatch(chip([.documentSignerMissing])))
+    }
 }

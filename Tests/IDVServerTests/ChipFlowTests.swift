@@ -2,13 +2,14 @@ import Foundation
 import IDVCore
 import FaceKit
 import IDVEngine
+import EMRTD
 import IDVReaders
 import IDVTestSupport
 import XCTest
 
 /// The eMRTD chip in the document step, on a real `idvd serve` (real DocumentReader, real EMRTD
 /// passive authentication with OpenSSL, real FaceKit), with the chips `idvd specimen --chip` writes:
-/// the genuine chip of the printed specimen, its seven tampered variants, and the test PKI's CSCA
+/// the genuine chip of the printed specimen, its eight tampered variants, and the test PKI's CSCAs
 /// and CRL imported with `idvd admin trust import`.
 final class ChipFlowTests: XCTestCase {
     /// `idvd specimen` seed 9 (TD3, valid until 2032, portrait = the person of the selfie frames) with its chip.
@@ -88,6 +89,9 @@ final class ChipFlowTests: XCTestCase {
             ("revoked-dsc", .error, "document_signer_revoked"),
             ("expired-dsc", .warning, "certificate_not_valid_now"),
             ("wrong-csca-key", .warning, "csca_signature_invalid"),
+            // Signed under another state's CSCA (the Netherlands', trusted too): every passive-authentication step
+            // passes, but the signer's country is not the Utopian document's (ICAO 9303-12 §7.1).
+            ("foreign-csca", .error, "signer_country_mismatch"),
         ]
         for (variant, status, code) in expected {
             let s = try Self.scan(api, page, chip: try Self.chipPayload(chipDir.appendingPathComponent("variants/\(variant)")))
@@ -96,6 +100,10 @@ final class ChipFlowTests: XCTestCase {
             XCTAssertEqual(s.nfcScanStatus, status == .error ? "ERROR" : "WARNING", variant)
             XCTAssertEqual(s.overallDocumentStatus, status, "\(variant): \(s.errorList) \(s.warningList)")
             XCTAssertEqual(s.checksPerformed.first { $0.checkName == "Chip verification" }?.checkStatus, .error, variant)
+            if variant == "foreign-csca" {
+                XCTAssertEqual(s.nfcScanStatusReason, "The chip was signed under NL, not by UTO, the state that issued the document.")
+                XCTAssertTrue(s.errorList.contains(s.nfcScanStatusReason ?? "-"), "\(s.errorList)")
+            }
         }
 
         // The CSCA removed (a running server uses the change at once): unknown CSCA is a WARNING.
@@ -271,8 +279,9 @@ final class ChipFlowTests: XCTestCase {
         XCTAssertEqual(try server.admin(["trust", "list"]).arrayValue?.count, 0)
         let first = try XCTUnwrap(try server.admin(["trust", "import", csca, crl]).arrayValue)
         XCTAssertEqual(first.map { $0["added"] }, [true, true])
-        XCTAssertEqual(first[0]["cscas"], 1)
-        XCTAssertEqual(first[1]["crls"], 1)
+        // PEM bundles: Utopia's test CSCA (the specimen's issuing state) and the Netherlands' (the foreign-csca variant's).
+        XCTAssertEqual(first[0]["cscas"], 2)
+        XCTAssertEqual(first[1]["crls"], 2)
         XCTAssertEqual(try XCTUnwrap(try server.admin(["trust", "import", csca]).arrayValue).first?["added"], false, "kept once")
         let listed = try XCTUnwrap(try server.admin(["trust", "list"]).arrayValue)
         XCTAssertEqual(listed.compactMap { $0["source_name"]?.stringValue }.sorted(), ["csca.cer", "csca.crl"])
@@ -288,6 +297,28 @@ final class ChipFlowTests: XCTestCase {
         let entries = try XCTUnwrap(try server.admin(["audit", "--limit", "1000"])["entries"]?.arrayValue)
         XCTAssertEqual(entries.filter { $0["action"] == "admin.trust_import" }.count, 3)
         XCTAssertEqual(entries.filter { $0["action"] == "admin.trust_remove" }.first?["details"]?["trust_id"]?.stringValue, id)
+    }
+
+    /// The real chips (../shared/testdata/emrtd) through the server's evidence and policy: each signer's country is
+    /// its document's issuing state (BSI 2008 and HJP: DG1 `D`, DSC C=DE; NL 2006: NLD, C=NL), so no
+    /// signer-country mismatch; their other findings (CSCA unknown, expired DSC) are unchanged.
+    func testRealChipsSignersCountryIsTheirIssuingStates() throws {
+        let root = try TestData.sharedFolder("emrtd")
+        let trust = try CSCATrust.load(paths: [root.appendingPathComponent("pki/nl-csca").path])
+        let policy = WorkflowPolicy()
+        for (dir, state, dsc) in [("bsi2008-erika-mustermann", "D", ["DE"]), ("bsi-tr03105-5-hjp-erika-mustermann", "D", ["DE"]),
+                                  ("nld-specimen-2006-loes-meulendijk", "NLD", ["NL"])] {
+            let files = try ChipFiles.read(directory: root.appendingPathComponent(dir).path)
+            let report = try ChipReader(trust: trust).read(files, at: Date(timeIntervalSince1970: 1_200_000_000))
+            let e = EMRTDChipVerifier.evidence(of: report, printedMRZ: [], dataGroups: files.dataGroups.keys.sorted())
+            let c = try XCTUnwrap(e.signerCountries, dir)
+            XCTAssertEqual(c.issuingState, state, dir)
+            XCTAssertEqual(c.documentSigner, dsc, dir)
+            XCTAssertEqual(c.expectedCountries, dsc, dir)
+            XCTAssertNil(c.csca, "\(dir): no trusted CSCA")
+            XCTAssertNil(policy.signerCountryMismatch(e), dir)
+            XCTAssertNotEqual(policy.chipReason(e), .signerCountryMismatch, dir)
+        }
     }
 }
 

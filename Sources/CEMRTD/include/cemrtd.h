@@ -84,6 +84,9 @@ em_status em_cert_subject_key_id(const em_cert *cert, em_bytes *out);
 em_status em_cert_authority_key_id(const em_cert *cert, em_bytes *out);
 /// The subject public key (SubjectPublicKeyInfo DER).
 em_status em_cert_public_key(const em_cert *cert, em_bytes *out);
+/// The `index`-th countryName attribute (X.520 id-at-countryName, 2.5.4.6) of the certificate's subject
+/// (`of_issuer` 0) or issuer name (`of_issuer` 1), as UTF-8 (at most `out_size` - 1 bytes): 1 found, 0 none.
+int em_cert_country(const em_cert *cert, int of_issuer, int index, char *out, size_t out_size);
 /// 1 when `subject`'s issuer name equals `issuer`'s subject name (X.509 name comparison), else 0.
 int em_cert_issued_by_name(const em_cert *subject, const em_cert *issuer);
 /// 1 when the two certificates have equal subject names, else 0.

@@ -46,9 +46,8 @@ enum IDVReports {
     static func nfcRows(_ doc: DocumentVerification, policy: WorkflowPolicy) -> (Bool, DocumentScanStatus, ChipVerificationReason) {
         guard let chip = doc.chip else { return (false, .notDone, .noChipData) }
         let reason = policy.chipReason(chip)
-        if chip.authentic { return (true, .ok, reason) }
-        let error = chip.failures.contains(where: policy.isError) || { if case .differs = chip.mrz { return true }; return false }()
-        return (true, error ? .error : .warning, reason)
+        if policy.chipAuthentic(chip) { return (true, .ok, reason) }
+        return (true, policy.chipIsError(chip) ? .error : .warning, reason)
     }
 
     static func additionalScan(_ doc: DocumentVerification, judged: DocumentJudgement, withImages: Bool,
@@ -79,7 +78,7 @@ enum IDVReports {
                 warningList: judged.warnings.map(DocumentWording.sentence),
                 checksPerformed: judged.checks.map { DocumentScanCheck(checkName: DocumentWording.name($0.id), checkStatus: scanStatus($0.result),
                                                                        checkCategory: DocumentWording.category($0.id)) },
-                isNFCDocument: nfc.0, nfcScanStatus: nfc.1.rawValue, nfcScanStatusReason: nfc.2.sentence,
+                isNFCDocument: nfc.0, nfcScanStatus: nfc.1.rawValue, nfcScanStatusReason: DocumentWording.sentence(nfc.2, chip: doc.chip, policy: policy),
                 nfcScanStatusReasonCode: nfc.2.rawValue))
     }
 

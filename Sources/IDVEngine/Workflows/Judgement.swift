@@ -32,6 +32,9 @@ public enum DocumentReason: Sendable, Equatable {
     case chip(ChipFailure)
     /// DG1's MRZ differs from the MRZ printed on the page in these fields.
     case chipMRZMismatch([String])
+    /// The chip's signer certificates do not carry DG1's issuing state as their country
+    /// (``WorkflowPolicy/signerCountryMismatch(_:)``): another state's signer vouched for the document.
+    case chipSignerCountryMismatch(ChipSignerCountryMismatch)
     /// Chip data was sent without DG1 (or without a printed MRZ): the chip cannot be tied to the page.
     case chipMRZNotCompared
     /// The chip is authentic, but the portrait printed on the page is farther from DG2's face than
@@ -119,14 +122,56 @@ extension WorkflowPolicy {
         }
     }
 
+    /// The signer-country rule (ICAO 9303-12 §7.1: the CSCA's and the document signer's subject carry the
+    /// issuing state's countryName, ISO 3166-1 alpha-2, and the DSC's issuer is the CSCA's subject): the first
+    /// signer certificate whose country does not stand for DG1's issuing state (`expectedCountries`, compared
+    /// without regard to case as RFC 5280 §7.1 compares PrintableString), in this order:
+    /// - the document signer's subject — also when it names no country: ICAO 9303-12 requires one, and a
+    ///   DSC without it cannot be tied to the issuing state;
+    /// - the document signer's issuer name, when it names a country (the BSI 2008 test DSC's issuer
+    ///   `CN=CSCA BDR TEST 19.09.07` names none; when the chain is trusted the CSCA's subject is checked);
+    /// - the trusted CSCA's subject, when the chain reached one (also when it names no country).
+    /// An issuing state with no known X.509 country (an ICAO Part D organisation such as `XPO`, `XXA`, an
+    /// unknown code) has nothing to correspond to, so its document signer is a mismatch: no signer can be
+    /// shown to be that state's. Nil when every country corresponds, or nothing was compared (no DG1, no DSC).
+    public func signerCountryMismatch(_ c: ChipEvidence) -> ChipSignerCountryMismatch? {
+        guard let s = c.signerCountries else { return nil }
+        let expected = Set(s.expectedCountries.map { $0.uppercased() })
+        func corresponds(_ values: [String]) -> Bool { !values.isEmpty && values.allSatisfy { expected.contains($0.uppercased()) } }
+        if !corresponds(s.documentSigner) {
+            return ChipSignerCountryMismatch(certificate: .documentSigner, countries: s.documentSigner, issuingState: s.issuingState)
+        }
+        if !s.documentSignerIssuer.isEmpty, !corresponds(s.documentSignerIssuer) {
+            return ChipSignerCountryMismatch(certificate: .documentSignerIssuer, countries: s.documentSignerIssuer, issuingState: s.issuingState)
+        }
+        if let csca = s.csca, !corresponds(csca) {
+            return ChipSignerCountryMismatch(certificate: .csca, countries: csca, issuingState: s.issuingState)
+        }
+        return nil
+    }
+
+    /// Whether the chip is authentic for the verdicts: passive authentication passed, DG1 equals the
+    /// printed MRZ (``ChipEvidence/authentic``) and the signers' country is the issuing state's.
+    public func chipAuthentic(_ c: ChipEvidence) -> Bool { c.authentic && signerCountryMismatch(c) == nil }
+
     /// The wire reason of chip evidence (`nfc_scan_status_reason`): the first INVALID-making failure,
-    /// else the DG1 mismatch, else the first other failure; `passed` when authentic.
+    /// else a signer-country mismatch, else the DG1 mismatch, else the first other failure; `passed` when
+    /// authentic.
     public func chipReason(_ c: ChipEvidence) -> ChipVerificationReason {
         let reason = Self.reason(of:)
         if let f = c.failures.first(where: isError) { return reason(f) }
+        if signerCountryMismatch(c) != nil { return .signerCountryMismatch }
         if case .differs = c.mrz { return .mrzMismatch }
         if let f = c.failures.first { return reason(f) }
-        return c.authentic ? .passed : .mrzNotCompared
+        return chipAuthentic(c) ? .passed : .mrzNotCompared
+    }
+
+    /// Whether chip evidence makes the document INVALID (seed 003 `nfc_scan_status` `ERROR`): an
+    /// INVALID-making failure, a signer-country mismatch, or DG1 differing from the printed MRZ.
+    public func chipIsError(_ c: ChipEvidence) -> Bool {
+        if c.failures.contains(where: isError) || signerCountryMismatch(c) != nil { return true }
+        if case .differs = c.mrz { return true }
+        return false
     }
 
     /// The wire reason (`ChipVerificationReason`) of one chip failure.
@@ -149,7 +194,7 @@ extension WorkflowPolicy {
     /// passed in full (chain to a trusted CSCA included), DG1 equals the printed MRZ, and DG2 has a face.
     public func chipPortraitUsable(_ c: ChipEvidence?) -> Bool {
         guard let c else { return false }
-        return c.authentic && c.portraitJPEG != nil
+        return chipAuthentic(c) && c.portraitJPEG != nil
     }
 
     // MARK: Documents
@@ -209,15 +254,19 @@ extension WorkflowPolicy {
         }
         if let chip = doc.chip {
             for f in chip.failures { if isError(f) { errors.append(.chip(f)) } else { warnings.append(.chip(f)) } }
+            let countryMismatch = signerCountryMismatch(chip)
+            if let m = countryMismatch { errors.append(.chipSignerCountryMismatch(m)) }
             switch chip.mrz {
             case .matches: break
             case let .differs(fields): errors.append(.chipMRZMismatch(fields))
             case .noDataGroup1, .noPrintedMRZ: warnings.append(.chipMRZNotCompared)
             }
-            if chip.authentic, let m = doc.chipPortraitComparison, m.distance > matchThreshold(m) {
+            let authentic = chip.authentic && countryMismatch == nil
+            if authentic, let m = doc.chipPortraitComparison, m.distance > matchThreshold(m) {
                 warnings.append(.chipPortraitDiffers(distance: m.distance, threshold: matchThreshold(m)))
             }
-            let outcome = CheckOutcome(.chipVerification, chip.authentic ? .passed : .failed, .chip(failures: chip.failures, mrz: chip.mrz))
+            let outcome = CheckOutcome(.chipVerification, authentic ? .passed : .failed,
+                                       .chip(failures: chip.failures, mrz: chip.mrz, signerCountry: countryMismatch))
             if let i = checks.firstIndex(where: { $0.id == .chipVerification }) { checks[i] = outcome } else { checks.append(outcome) }
         } else if let i = checks.firstIndex(where: { $0.id == .chipVerification }) {
             checks[i] = CheckOutcome(.chipVerification, .notPerformed, .noChipData)

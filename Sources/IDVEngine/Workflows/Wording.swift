@@ -89,9 +89,14 @@ public enum DocumentWording {
         case let (.portraitFound, .portrait(search)): return portraitDetail(search)
         case (.portraitFound, _): return passed ? "A face was found on the document." : "No face was found on the document pages."
         case (.chipVerification, .noChipData): return "No chip data was sent with the pages."
-        case let (.chipVerification, .chip(failures, mrz)):
+        case let (.chipVerification, .chip(failures, mrz, signerCountry)):
             if passed { return "Passive authentication (ICAO 9303-11) passed and DG1 equals the printed MRZ." }
             var parts = failures.map(\.rawValue)
+            if let m = signerCountry {
+                let name = m.certificate == .documentSigner ? "the document signer" : m.certificate == .csca ? "the CSCA" : "the document signer's issuer"
+                parts.append("\(name) names country " + (m.countries.isEmpty ? "none" : m.countries.joined(separator: "/"))
+                             + ", not the issuing state \(m.issuingState) (ICAO 9303-12)")
+            }
             if case let .differs(fields) = mrz { parts.append("DG1 differs from the printed MRZ in " + fields.joined(separator: ", ")) }
             if mrz == .noDataGroup1 { parts.append("no DG1 to compare with the printed MRZ") }
             if mrz == .noPrintedMRZ { parts.append("no printed MRZ to compare DG1 with") }
@@ -144,9 +149,20 @@ public enum DocumentWording {
         case .chipMRZNotCompared: return ChipVerificationReason.mrzNotCompared.sentence
         case let .cardFrontShowsNoName(page):
             return "None of the names in the MRZ was found printed on the card's front (page \(page + 1)); names have no check digit, so compare them with the card itself, or photograph its front again."
+        case let .chipSignerCountryMismatch(m):
+            return ChipVerificationReason.signerCountryMismatch.sentence(signerCountries: m.countries, issuingState: m.issuingState)
         case .chipPortraitDiffers:
             return "The portrait printed on the page does not look like the face stored on the chip; the printed photo may have been replaced. Compare the document with its holder."
         }
+    }
+
+    /// The sentence of the chip's wire reason (`nfc_scan_status_reason`): `reason.sentence`, naming the
+    /// countries for a signer-country mismatch.
+    public static func sentence(_ reason: ChipVerificationReason, chip: ChipEvidence?, policy: WorkflowPolicy) -> String {
+        if case .signerCountryMismatch = reason, let c = chip, let m = policy.signerCountryMismatch(c) {
+            return reason.sentence(signerCountries: m.countries, issuingState: m.issuingState)
+        }
+        return reason.sentence
     }
 
     /// The sentence of a chip failure (from the one table of chip reasons, `ChipVerificationReason.sentence`).
