@@ -140,6 +140,6 @@ public enum ChipVerificationReason: OpenStringVocabulary {
         if signerCountries.isEmpty {
             return "The chip's signing certificate names no country, so it cannot be shown to come from \(issuingState), the document's issuing state."
         }
-        return "The chip was signed under \(signerCountries.joined(separator: "/")), not by \(issuingState), the state that issued the document."
+        return "The chip was signed by a certificate of country \(signerCountries.joined(separator: "/")), not of \(issuingState), the state that issued the document; another state cannot vouch for it."
     }
 }

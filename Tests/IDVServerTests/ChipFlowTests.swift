@@ -101,7 +101,7 @@ final class ChipFlowTests: XCTestCase {
             XCTAssertEqual(s.overallDocumentStatus, status, "\(variant): \(s.errorList) \(s.warningList)")
             XCTAssertEqual(s.checksPerformed.first { $0.checkName == "Chip verification" }?.checkStatus, .error, variant)
             if variant == "foreign-csca" {
-                XCTAssertEqual(s.nfcScanStatusReason, "The chip was signed under NL, not by UTO, the state that issued the document.")
+                XCTAssertEqual(s.nfcScanStatusReason, "The chip was signed by a certificate of country NL, not of UTO, the state that issued the document; another state cannot vouch for it.")
                 XCTAssertTrue(s.errorList.contains(s.nfcScanStatusReason ?? "-"), "\(s.errorList)")
             }
         }
