@@ -31,6 +31,14 @@ enum CardNameCaptions {
     /// Captions that introduce a name without saying which (`Name`, `Names`).
     static let neutral: Set<String> = ["NAME", "NAMES"]
     static let captions = surnameCaptions.union(givenNameCaptions).union(neutral)
+    /// Words of the other fields' captions of a data page (ICAO 9303-4 §2.3 zone I–II: nationality,
+    /// sex, dates and place of birth, issue and expiry, authority, document number), English and
+    /// French: never a name, even on a name's value line (pages that print two fields side by side).
+    static let otherFieldCaptionWords: Set<String> = [
+        "NATIONALITY", "NATIONALITE", "SEX", "SEXE", "DATE", "BIRTH", "NAISSANCE", "PLACE", "LIEU", "ISSUE", "DELIVRANCE",
+        "EXPIRY", "EXPIRATION", "AUTHORITY", "AUTORITE", "PASSPORT", "PASSEPORT", "TYPE", "CODE", "NUMBER", "NO", "DOCUMENT",
+        "PERSONAL", "PERSONNEL", "HOLDER", "SIGNATURE", "TITULAIRE", "HEIGHT", "TAILLE",
+    ]
 
     /// Whether `word` is (or, split at `/`, holds) a name caption.
     static func isCaption(_ word: VisualZoneWord) -> Bool {
@@ -84,6 +92,122 @@ enum CardNameCaptions {
             }
         }
         return out
+    }
+
+    /// ``captionedNames(_:)`` kept to each caption's value line: a word beside its caption, or on the
+    /// first line of text below it. A word with another line between it and its caption (the next
+    /// field's caption and value, on pages that print captions small and close: `03 Nationality` then
+    /// `CESKA REPUBLIKA` under `02 Given names` on a Czech passport) is left out. `words`: every word
+    /// read, in the image's pixels.
+    static func valueLineNames(_ words: [VisualZoneWord]) -> [(word: VisualZoneWord, field: MRZNameField?)]? {
+        guard let named = captionedNames(words) else { return nil }
+        let captionWords = words.filter { isCaption($0) && $0.bottom > $0.top }
+        func centreY(_ w: VisualZoneWord) -> Double { Double(w.top + w.bottom) / 2 }
+        func height(_ w: VisualZoneWord) -> Double { Double(w.bottom - w.top) }
+        func overlapsSideways(_ a: VisualZoneWord, _ b: VisualZoneWord) -> Bool { a.right >= b.left && a.left <= b.right }
+        return named.filter { entry in
+            let w = entry.word, cy = centreY(w)
+            if NameTransliteration.words(w.text).contains(where: { NameTransliteration.forms($0).contains { otherFieldCaptionWords.contains($0) } }) {
+                return false
+            }
+            // its caption: the nearest caption word above or beside it (as captionedNames chose)
+            guard let c = captionWords.filter({ c in
+                let h = height(c)
+                return (abs(cy - centreY(c)) < 0.6 * h && w.left >= c.right)
+                    || (cy > Double(c.bottom) && cy <= Double(c.bottom) + 2.5 * h
+                        && Double(w.right) >= Double(c.left) - 2 * h && Double(w.left) <= Double(c.right) + 2 * h)
+            }).min(by: { abs(cy - centreY($0)) < abs(cy - centreY($1)) }) else { return false }
+            if abs(cy - centreY(c)) < 0.6 * height(c) { return true }   // beside it
+            // below it: nothing read between the caption's bottom and the word's top, over the word's width
+            return !words.contains { x in
+                x != w && x.bottom > x.top && centreY(x) > Double(c.bottom) && Double(x.bottom) < Double(w.top) + 0.25 * height(w)
+                    && overlapsSideways(x, w)
+            }
+        }
+    }
+
+    /// Whether the printed `word` (A–Z) may be a misreading of one of `parts` rather than another name:
+    /// a piece of one (a part cut at an edge or split by the recogniser) or within
+    /// ``VisualZoneNames/maxDistance(_:)`` letters of one.
+    static func misread(of parts: [MRZNamePart], _ word: String) -> Bool {
+        parts.contains { p in
+            p.text.contains(word) || VisualZoneNames.align(Array(p.text), Array(word)).distance <= VisualZoneNames.maxDistance(p.text.count)
+        }
+    }
+
+    /// Uncaptioned data pages (captions too small or blurred for Tesseract, names read): ICAO 9303-4
+    /// §3.2 prints the surname (zone II field 06) on a value line just above the given names (field
+    /// 07), aligned on the same left edge. When one field's part agrees with a located word and a part
+    /// of the other field is not found, the confident words (word confidence ≥ `minimumConfidence`,
+    /// letters only, no caption word, none that a part explains) on the nearest line above (for the
+    /// surname) or below (for the given names) that word — within 3 of its heights, starting within
+    /// 2 of them of its left edge — contradict that part, which becomes `.differs`. nil when none is.
+    static func adjacentLineContradicting(_ compared: [VisualZoneNamePart], parts: [MRZNamePart], words: [VisualZoneWord],
+                                          minimumConfidence: Double) -> [VisualZoneNamePart]? {
+        let located = words.filter { $0.bottom > $0.top }
+        func centreY(_ w: VisualZoneWord) -> Double { Double(w.top + w.bottom) / 2 }
+        func forms(_ w: VisualZoneWord) -> [String] { NameTransliteration.words(w.text).flatMap(NameTransliteration.forms) }
+        /// A located word printing an agreeing part of `field`.
+        func anchor(_ field: MRZNameField) -> VisualZoneWord? {
+            let agreeing = compared.filter { $0.field == field && $0.outcome == .agrees }
+            return located.first { w in
+                let f = Set(forms(w))
+                return agreeing.contains { !VisualZoneNames.printedForms($0.mrz).isDisjoint(with: f) }
+            }
+        }
+        let explained = Set(compared.compactMap(\.visualZone) + parts.map(\.text))
+        func contradicting(near a: VisualZoneWord, above: Bool) -> [String] {
+            let h = Double(a.bottom - a.top), cy = centreY(a)
+            let candidates = located.filter { w in
+                let d = above ? cy - centreY(w) : centreY(w) - cy
+                return d > 0.6 * h && d <= 3 * h && abs(Double(w.left - a.left)) <= 2 * h
+            }
+            guard let nearest = candidates.min(by: { abs(centreY($0) - cy) < abs(centreY($1) - cy) }) else { return [] }
+            let line = located.filter { abs(centreY($0) - centreY(nearest)) < 0.6 * h && $0.left >= nearest.left }
+            return line.filter { w in
+                w.confidence >= minimumConfidence && !isCaption(w)
+                    && !forms(w).contains { otherFieldCaptionWords.contains($0) || explained.contains($0) || misread(of: parts, $0) }
+                    && NameTransliteration.words(w.text).allSatisfy { piece in NameTransliteration.forms(piece).contains { $0.count >= 2 } }
+            }.compactMap { forms($0).first }
+        }
+        var out = compared, differs = false
+        for i in out.indices where out[i].outcome == .notFound {
+            let surname = out[i].field == .primaryIdentifier
+            guard let a = anchor(surname ? .secondaryIdentifier : .primaryIdentifier) else { continue }
+            let read = contradicting(near: a, above: surname)
+            guard !read.isEmpty else { continue }
+            out[i] = VisualZoneNamePart(field: out[i].field, mrz: out[i].mrz, visualZone: read.joined(separator: " "), outcome: .differs)
+            differs = true
+        }
+        return differs ? out : nil
+    }
+
+    /// The parts `compared` left `.notFound` that captioned words contradict: a document that prints
+    /// names under its captions, none of them near a part the MRZ has (another document's page, or a
+    /// name changed on one side), makes each such part `.differs`, with the words under its own
+    /// field's caption (`Surname`, `Given names`; a neutral `Name` counts for both) that no part
+    /// explains. A word explains nothing when it is a part of the MRZ or the printed form already
+    /// compared with one. Only words of at least 2 letters whose Tesseract word confidence is at
+    /// least `minimumConfidence` (0–100) count. nil when no part is contradicted.
+    /// `named`: ``captionedNames(_:)``'s words with their fields.
+    static func contradicting(_ compared: [VisualZoneNamePart], parts: [MRZNamePart],
+                              named: [(word: VisualZoneWord, field: MRZNameField?)], minimumConfidence: Double = 0) -> [VisualZoneNamePart]? {
+        let explained = Set(compared.compactMap(\.visualZone) + parts.map(\.text))
+        func unexplained(_ field: MRZNameField) -> [String] {
+            named.filter { ($0.field == field || $0.field == nil) && $0.word.confidence >= minimumConfidence }
+                .flatMap { NameTransliteration.words($0.word.text) }.filter { piece in
+                    let forms = NameTransliteration.forms(piece)
+                    return forms.contains { $0.count >= 2 } && !forms.contains { explained.contains($0) || misread(of: parts, $0) }
+                }.compactMap { NameTransliteration.forms($0).first }
+        }
+        var out = compared, differs = false
+        for i in out.indices where out[i].outcome == .notFound {
+            let read = unexplained(out[i].field)
+            guard !read.isEmpty else { continue }
+            out[i] = VisualZoneNamePart(field: out[i].field, mrz: out[i].mrz, visualZone: read.joined(separator: " "), outcome: .differs)
+            differs = true
+        }
+        return differs ? out : nil
     }
 }
 
@@ -241,26 +365,11 @@ extension DocumentReader {
         // side's text, prints too much else to contradict a name.
         // Each part is compared with the words under its own field's caption (`Surname`, `Given
         // names`); words under a caption naming neither (`Name`) count for both.
-        if let front, frontCaptioned {
-            let explained = Set(compared.compactMap(\.visualZone) + parts.map(\.text))
-            func unexplained(_ field: MRZNameField) -> [String] {
-                zip(frontWords, frontFields).filter { $0.1 == field || $0.1 == nil }.flatMap { NameTransliteration.words($0.0.text) }.filter { piece in
-                    let forms = NameTransliteration.forms(piece)
-                    return forms.contains { $0.count >= 2 } && !forms.contains { explained.contains($0) }
-                }.compactMap { NameTransliteration.forms($0).first }
-            }
-            var differs = false
-            for i in compared.indices where compared[i].outcome == .notFound {
-                let read = unexplained(compared[i].field)
-                guard !read.isEmpty else { continue }
-                compared[i] = VisualZoneNamePart(field: compared[i].field, mrz: compared[i].mrz, visualZone: read.joined(separator: " "), outcome: .differs)
-                differs = true
-            }
-            if differs {
-                var used = [front.index]
-                if sideUsed { used.append(mrzPage) }
-                return .comparedOnCard(pages: used, parts: compared)
-            }
+        if let front, frontCaptioned,
+           let contradicted = CardNameCaptions.contradicting(compared, parts: parts, named: Array(zip(frontWords, frontFields))) {
+            var used = [front.index]
+            if sideUsed { used.append(mrzPage) }
+            return .comparedOnCard(pages: used, parts: contradicted)
         }
         if found(compared) == 0 {
             return front.map { .noNamesOnCardFront(page: $0.index) } ?? .cardFrontNotGiven

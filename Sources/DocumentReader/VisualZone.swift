@@ -412,6 +412,10 @@ extension DocumentReader {
     /// 2–3 mm cap height becomes 20–30 px, where Tesseract's LSTM reads best.
     static let visualZonePixelsPerMM = 10.0
 
+    /// Least Tesseract word confidence (0–100) of a captioned word that contradicts an MRZ name part
+    /// not found in a data page's visual zone (``CardNameCaptions/contradicting(_:parts:named:minimumConfidence:)``).
+    static let contradictingWordConfidence = 85.0
+
     /// The visual zone of `frame`'s document (TD3/TD2/MRV data pages: right of the portrait zone and
     /// above the MRZ, ICAO 9303-4 §2.3 / 9303-6) cut from `page` and rectified along the MRZ's
     /// direction at `visualZonePixelsPerMM`; nil for TD1 (its names are on the front: `cardCheck`) or
@@ -478,7 +482,20 @@ extension DocumentReader {
         switch VisualZoneRecogniser.shared.names(in: viz, pixelsPerMM: visualZonePixelsPerMM,
                                                  settled: { compared($0).allSatisfy { $0.outcome == .agrees } }) {
         case let .failure(e): return .recogniserUnavailable(reason: e.reason)
-        case let .success((words, _)): return .compared(compared(words))
+        case let .success((words, _)):
+            let c = compared(words)
+            guard c.contains(where: { $0.outcome == .notFound }) else { return .compared(c) }
+            // A part not found is contradicted by another name the page prints where that field's
+            // name stands: under its caption, or — captions unread — on the value line beside the
+            // other field's agreeing name (a different name in the MRZ than on the page).
+            if let named = CardNameCaptions.valueLineNames(words) {
+                if let contradicted = CardNameCaptions.contradicting(c, parts: parts, named: named, minimumConfidence: contradictingWordConfidence) {
+                    return .compared(contradicted)
+                }
+            } else if let contradicted = CardNameCaptions.adjacentLineContradicting(c, parts: parts, words: words, minimumConfidence: contradictingWordConfidence) {
+                return .compared(contradicted)
+            }
+            return .compared(c)
         }
     }
 }

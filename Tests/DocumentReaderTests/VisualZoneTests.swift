@@ -25,14 +25,16 @@ final class VisualZoneTests: XCTestCase {
         return (c, [])
     }
 
-    /// A rendered TD3 whose MRZ prints `mrzSurname` where the visual zone prints `id.surname`.
-    func render(surname: String, mrzSurname: String) throws -> (DocumentReport, SpecimenIdentity) {
+    /// A rendered TD3 whose MRZ prints `mrzSurname` where the visual zone prints `id.surname` (and
+    /// `mrzGivenNames` for the given names ANNA MARIA, when given).
+    func render(surname: String, mrzSurname: String, mrzGivenNames: String? = nil) throws -> (DocumentReport, SpecimenIdentity) {
         var rng = SeededRNG(seed: 11)
         var id = SpecimenIdentity.random(.td3, using: &rng)
         id.surname = surname
         id.givenNames = "ANNA MARIA"
         var mrzID = id
         mrzID.surname = mrzSurname
+        if let mrzGivenNames { mrzID.givenNames = mrzGivenNames }
         let spec = try SpecimenGenerator.render(id, format: .td3, pixelsPerMM: 10, mrzLines: mrzID.mrzLines(.td3))
         let jpeg = try DocumentImage(rgb: spec.image).jpeg(maxDimension: 10_000, quality: 92)
         return (DocumentReader.read(pages: [jpeg], options: Self.options), id)
@@ -63,6 +65,86 @@ final class VisualZoneTests: XCTestCase {
         XCTAssertTrue(judged.warnings.map(DocumentWording.sentence).contains { $0.contains("surname") && $0.contains("KINGOOM") && $0.contains("KINGDOM") })
         // The check digits all hold: nothing but the visual zone could have seen it.
         XCTAssertEqual(r.mrz.result?.checkDigits.allSatisfy(\.valid), true)
+    }
+
+    /// An MRZ naming another person than the page (a name far from every printed word, so no part is
+    /// found nearby): the name printed under the part's own caption contradicts it. Found by a
+    /// fresh-user trial: the page printed NAKAMURA, the MRZ said SMITH, and the document came out
+    /// VALID ("1 of 2 parts printed the same"). The surname, a given name, and the whole name.
+    func testMRZNamingAnotherPersonIsAWarningNamingTheField() throws {
+        let (r, _) = try render(surname: "NAKAMURA", mrzSurname: "SMITH")
+        let (check, parts) = try XCTUnwrap(visualZone(r))
+        XCTAssertEqual(check.result, .failed, "\(parts)")
+        XCTAssertEqual(parts.first, VisualZoneNamePart(field: .primaryIdentifier, mrz: "SMITH", visualZone: "NAKAMURA", outcome: .differs))
+        XCTAssertEqual(parts.dropFirst().map(\.outcome), [.agrees, .agrees])
+        XCTAssertEqual(r.judged().status, .warning)
+        XCTAssertTrue(r.judged().warnings.map(DocumentWording.sentence).contains { $0.contains("surname") && $0.contains("SMITH") && $0.contains("NAKAMURA") })
+
+        let (g, _) = try render(surname: "NAKAMURA", mrzSurname: "NAKAMURA", mrzGivenNames: "JOHN")
+        let (gc, gparts) = try XCTUnwrap(visualZone(g))
+        XCTAssertEqual(gc.result, .failed, "\(gparts)")
+        XCTAssertEqual(gparts.map(\.outcome), [.agrees, .differs], "\(gparts)")
+        XCTAssertEqual(gparts.last?.field, .secondaryIdentifier)
+        XCTAssertEqual(gparts.last?.visualZone, "ANNA MARIA")
+
+        let (w, _) = try render(surname: "NAKAMURA", mrzSurname: "SMITH", mrzGivenNames: "JOHN")
+        let (wc, wparts) = try XCTUnwrap(visualZone(w))
+        XCTAssertEqual(wc.result, .failed, "\(wparts)")
+        XCTAssertEqual(wparts.map(\.outcome), [.differs, .differs], "\(wparts)")
+        XCTAssertEqual(w.judged().status, .warning)
+    }
+
+    /// The contradiction rules on words alone. Under captions: only each caption's value line counts
+    /// (not the next field's caption and value below it), only confident words (≥ 85), and never a
+    /// word that may be a misreading of a part (ONKWO for OKONKWO) or another field's caption word.
+    /// Captions unread (a blurred page): the confident line just above an agreeing given name
+    /// contradicts a surname not found, and just below an agreeing surname a given name.
+    func testContradictionRules() {
+        func w(_ t: String, _ l: Int, _ top: Int, _ r: Int, _ b: Int, _ conf: Double = 95) -> VisualZoneWord {
+            VisualZoneWord(text: t, confidence: conf, symbolConfidences: [], line: 0, left: l, top: top, right: r, bottom: b)
+        }
+        let parts = VisualZoneNames.parts(["P<UTOIMPOSTOR<<INGRID<<<<<<<<<<<<<<<<<<<<<<<<<"], format: .td3)
+        XCTAssertEqual(parts.map(\.text), ["IMPOSTOR", "INGRID"])
+        func outcome(_ words: [VisualZoneWord]) -> [VisualZoneNamePart] {
+            let c = VisualZoneNames.compare(parts, words: words, posteriors: [], confidences: [])
+            if let named = CardNameCaptions.valueLineNames(words) {
+                return CardNameCaptions.contradicting(c, parts: parts, named: named, minimumConfidence: DocumentReader.contradictingWordConfidence) ?? c
+            }
+            return CardNameCaptions.adjacentLineContradicting(c, parts: parts, words: words, minimumConfidence: DocumentReader.contradictingWordConfidence) ?? c
+        }
+        let captioned = [w("Surname", 100, 100, 160, 110), w("/", 165, 100, 168, 110), w("Nom", 172, 100, 200, 110),
+                         w("OCONNOR", 100, 116, 220, 136),
+                         w("Given", 100, 150, 140, 160), w("names", 145, 150, 190, 160), w("INGRID", 100, 166, 200, 186)]
+        XCTAssertEqual(outcome(captioned).map(\.outcome), [.differs, .agrees])
+        XCTAssertEqual(outcome(captioned).first?.visualZone, "OCONNOR")
+        // unsure of the other name: not contradicted
+        var unsure = captioned
+        unsure[3].confidence = 60
+        XCTAssertEqual(outcome(unsure).map(\.outcome), [.notFound, .agrees])
+        // the surname's own value line unread, the next field's caption and value below it are no name
+        let nextField = [w("Surname", 100, 100, 160, 110), w("Nom", 172, 100, 200, 110),
+                         w("Nationality", 100, 114, 170, 122), w("CESKA", 100, 124, 180, 134),
+                         w("Given", 300, 100, 340, 110), w("names", 345, 100, 390, 110), w("INGRID", 300, 116, 400, 136)]
+        XCTAssertEqual(outcome(nextField).map(\.outcome), [.notFound, .agrees])
+        // a piece of the part (its end cut off or split) is a misreading, not another name
+        let piece = [w("Surname", 100, 100, 160, 110), w("IMPOST", 100, 116, 200, 136),
+                     w("Given", 100, 150, 140, 160), w("INGRID", 100, 166, 200, 186)]
+        XCTAssertEqual(outcome(piece).map(\.outcome), [.notFound, .agrees])
+
+        // captions unread (blurred page): the value lines alone
+        let uncaptioned = [w("PASSPORT", 100, 20, 250, 40), w("OCONNOR", 100, 100, 220, 120), w("INGRID", 102, 150, 200, 170),
+                           w("SWE", 104, 200, 150, 220)]
+        XCTAssertEqual(outcome(uncaptioned).map(\.outcome), [.differs, .agrees])
+        XCTAssertEqual(outcome(uncaptioned).first?.visualZone, "OCONNOR")
+        // nothing above but the header, far away: nothing to contradict
+        let headerOnly = [w("PASSPORT", 100, 20, 250, 40), w("INGRID", 102, 150, 200, 170)]
+        XCTAssertEqual(outcome(headerOnly).map(\.outcome), [.notFound, .agrees])
+        // the given names not found: the line below an agreeing surname
+        let givenParts = VisualZoneNames.parts(["P<UTOOCONNOR<<JOHN<<<<<<<<<<<<<<<<<<<<<<<<<<<<"], format: .td3)
+        let c = VisualZoneNames.compare(givenParts, words: uncaptioned, posteriors: [], confidences: [])
+        let g = CardNameCaptions.adjacentLineContradicting(c, parts: givenParts, words: uncaptioned, minimumConfidence: 85)
+        XCTAssertEqual(g?.map(\.outcome), [.agrees, .differs])
+        XCTAssertEqual(g?.last?.visualZone, "INGRID")
     }
 
     /// The settlement rule on its own: a letter the OCR-B classifier gave the printed rival real
