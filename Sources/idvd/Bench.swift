@@ -39,6 +39,7 @@ extension Command {
             benchmarks.forEach { print($0.name) }
             return benchmarks.isEmpty ? 1 : 0
         }
+        try CLI.refuseOptionForSubcommand(name, command: "bench")
         guard let b = benchmarks.first(where: { $0.name == name }) else {
             throw CLIError("unknown benchmark '\(name)'; known: \(benchmarks.map(\.name).joined(separator: ", "))")
         }

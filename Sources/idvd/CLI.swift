@@ -31,11 +31,12 @@ enum CLI {
     }
 
     /// Splits `--name value` / `--flag` options from positional arguments.
-    /// `flags` names options that take no value. With `valued` (the options that take one), any
-    /// other name is refused as unknown here, before a missing value could be blamed for it;
-    /// `command` names the command in that message.
-    static func parseOptions(_ args: [String], flags: Set<String> = [], valued: Set<String>? = nil,
-                             command: String = "") throws -> (options: [String: String], positional: [String]) {
+    /// `flags` names options that take no value, `valued` the options that take one; any other name
+    /// is refused as unknown here (exit 2), before a missing value could be blamed for it. `command`
+    /// names the command in that message. `valued: nil` accepts any option: for callers that check
+    /// the names themselves.
+    static func parseOptions(_ args: [String], flags: Set<String> = [], valued: Set<String>?,
+                             command: String) throws -> (options: [String: String], positional: [String]) {
         var options: [String: String] = [:]
         var positional: [String] = []
         var i = 0
@@ -64,5 +65,25 @@ enum CLI {
             i += 1
         }
         return (options, positional)
+    }
+
+    /// A group command's first argument (`idvd document --bogus`) that is an option where a
+    /// subcommand belongs: refused as an unknown option rather than as an unknown subcommand.
+    static func refuseOptionForSubcommand(_ first: String?, command: String) throws {
+        guard let first, first.hasPrefix("-"), !["-h", "--help"].contains(first) else { return }
+        let bare = first.drop { $0 == "-" }.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+        throw CLIError("unknown option \(first.hasPrefix("--") ? "--" : "-")\(bare) (see idvd \(command) --help)")
+    }
+
+    /// For commands that take no arguments (`idvd version`, `codes`, `openapi`): `--help` / `-h`
+    /// prints `usage` (true: the caller returns 0); any other argument is refused (exit 2).
+    static func noArguments(_ args: [String], usage: String, command: String) throws -> Bool {
+        guard let first = args.first else { return false }
+        if args.contains("--help") || args.contains("-h") { print(usage); return true }
+        if first.hasPrefix("-") {
+            let bare = first.drop { $0 == "-" }.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            throw CLIError("unknown option --\(bare) (see idvd \(command) --help)")
+        }
+        throw CLIError("unexpected argument '\(first)' (idvd \(command) takes no arguments)")
     }
 }

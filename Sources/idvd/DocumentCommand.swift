@@ -36,11 +36,13 @@ extension Command {
           every file got its line (report or error line); 2 on usage errors and, without --jsonl, when a
           file cannot be read.
         """
+        try CLI.refuseOptionForSubcommand(args.first, command: "document")
         guard args.first == "read" else {
             print(usage)
             return args.isEmpty || args.first == "--help" || args.first == "-h" ? 0 : 2
         }
-        let (o, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"])
+        let (o, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"],
+                                            valued: ["shape", "flow", "working-size", "portrait-search", "debug-strips"], command: "document read")
         if o["help"] != nil { print(usage); return 0 }
         guard !pos.isEmpty else { throw CLIError("no image given\n" + usage) }
         let shape = o["shape"] ?? "internal"

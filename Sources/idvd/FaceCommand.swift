@@ -24,11 +24,13 @@ extension Command {
                      was made (Models/dlib/SOURCES.md).
             Models are read from IDV_MODELS_DIR or ~/.cache/openidv/models (scripts/bootstrap).
             """
+        try CLI.refuseOptionForSubcommand(args.first, command: "face")
         guard let sub = args.first, !["-h", "--help"].contains(sub) else {
             print(usage)
             return args.isEmpty ? 2 : 0
         }
-        let (options, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["embedding", "landmarks"])
+        let (options, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["embedding", "landmarks"],
+                                                         valued: ["detector", "operating-point", "threshold", "jitter"], command: "face \(sub)")
         var detection = DetectionOptions()
         if let name = options["detector"] {
             guard let kind = FaceDetectorKind(rawValue: name) else { throw CLIError("--detector must be hog or cnn") }
@@ -160,7 +162,9 @@ enum FaceCLI {
 
 extension Benchmark {
     static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)", hasUsage: true) { args in
-        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"])
+        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"],
+                                          valued: ["pairs", "images", "limit", "threads", "repeat", "cache", "stage-image", "probe-images",
+                                                   "fit-folds", "template-cache"], command: "bench face")
         if o["help"] != nil {
             print("""
                 usage: idvd bench face [--pairs FILE] [--images DIR] [--limit N] [--threads N] [--repeat N]

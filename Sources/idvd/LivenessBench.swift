@@ -11,7 +11,9 @@ import Imaging
 /// The dev/eval split is fixed (docs/LIVENESS.md, "Data and split"): levels are chosen on dev only.
 extension Benchmark {
     static let liveness = Benchmark(name: "liveness", summary: "PAD: APCER per species, BPCER, previous vs fused method, time per 3 s sequence", hasUsage: true) { args in
-        let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "no-simulated", "help"])
+        let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "no-simulated", "help"],
+                                          valued: ["data", "fps", "threshold", "mode", "max-frames", "seconds", "lfw", "dump", "texture-frames",
+                                                   "tracking-margin"], command: "bench liveness")
         if o["help"] != nil {
             print("""
                 usage: idvd bench liveness [--data DIR] [--fps N] [--seconds S] [--lfw N] [--dump FILE.jsonl]

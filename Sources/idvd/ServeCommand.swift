@@ -86,7 +86,12 @@ extension Command {
         return (rest, settings)
     }
 
-    static let openapi = Command(name: "openapi", summary: "print the OpenAPI 3 document of the HTTP API") { _ in
+    static let openapi = Command(name: "openapi", summary: "print the OpenAPI 3 document of the HTTP API") { args in
+        let usage = """
+        usage: idvd openapi
+          Prints the OpenAPI 3 document of the standard server's HTTP API (JSON; openapi.json in the checkout).
+        """
+        if try CLI.noArguments(args, usage: usage, command: "openapi") { return 0 }
         FileHandle.standardOutput.write(try standardOpenAPIDocument())
         FileHandle.standardOutput.write(Data("\n".utf8))
         return 0

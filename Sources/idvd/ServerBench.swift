@@ -13,7 +13,8 @@ extension Benchmark {
     /// installed). Prints requests/s and p50/p99 latency for `GET /healthz` and for a full password
     /// login (POST /v1/sessions → getUser → getPassword(VERIFY) → onUserLoggedIn).
     static let server = Benchmark(name: "server", summary: "HTTP server: req/s and p50/p99 for /healthz and a full password login") { args in
-        let (opts, _) = try CLI.parseOptions(args, flags: ["light-argon2", "no-wrk", "heavy"])
+        let (opts, _) = try CLI.parseOptions(args, flags: ["light-argon2", "no-wrk", "heavy"],
+                                             valued: ["seconds", "connections", "threads", "server", "uploaders", "frames", "light"], command: "bench server")
         // `--heavy`: heavy uploads beside light traffic (ServerHeavyBench.swift).
         if opts["heavy"] != nil { return try heavyBeside(light: opts) }
         let seconds = Double(opts["seconds"] ?? "5") ?? 5
