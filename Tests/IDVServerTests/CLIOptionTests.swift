@@ -3,7 +3,8 @@ import XCTest
 
 /// The `idvd` command line's operator-facing papercuts, through the real binary: every command and
 /// subcommand refuses an unknown option (exit 2, "unknown option --NAME") before doing anything;
-/// `codes`, `openapi` and `version` have a usage and take no arguments.
+/// `codes`, `openapi` and `version` have a usage and take no arguments; `admin audit --limit` is
+/// checked; and a typo does not leave a new, empty database behind.
 final class CLIOptionTests: XCTestCase {
     func tempDir() throws -> URL {
         let d = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-cli-\(UUID().uuidString)")
@@ -34,7 +35,17 @@ final class CLIOptionTests: XCTestCase {
             ["webhook", "--bogus"], ["webhook", "verify", "--bogus", "x"],
             ["serve", "--bogus", "x", "--db", db],
             ["bench", "--bogus"],
+            ["admin", "--bogus"],
         ]
+        for sub in ["create-user u1", "create-link u1", "list-users", "reset-user u1", "unlock-user u1", "audit", "purge-expired", "rekey",
+                    "new-key k", "trust list", "trust import f", "trust remove x", "where", "rp-client create", "rp-client list",
+                    "rp-client revoke c", "review list", "review show c", "review decide c", "webhook add", "webhook list",
+                    "webhook rotate-secret e", "webhook remove e", "webhook deliveries", "webhook redeliver e"] {
+            cases.append(["admin"] + sub.split(separator: " ").map(String.init) + ["--bogus", "x", "--db", db])
+        }
+        // An option another admin subcommand takes is still unknown here.
+        cases += [["admin", "list-users", "--limit", "3", "--db", db], ["admin", "create-user", "u1", "--verify", "--db", db],
+                  ["admin", "review", "list", "--decision", "approve", "--db", db], ["admin", "webhook", "add", "--limit", "3", "--db", db]]
         let list = try IDVDBinary.run(["bench", "--list"])
         XCTAssertEqual(list.status, 0)
         let names = text(list.stdout).split(separator: "\n").map(String.init)
@@ -72,5 +83,56 @@ final class CLIOptionTests: XCTestCase {
         XCTAssertTrue(text(try IDVDBinary.run(["version"]).stdout).hasPrefix("idvd "))
         XCTAssertNoThrow(try JSONSerialization.jsonObject(with: try IDVDBinary.run(["codes"]).stdout))
         XCTAssertNoThrow(try JSONSerialization.jsonObject(with: try IDVDBinary.run(["openapi"]).stdout))
+    }
+
+    /// `admin audit --limit`: -5, 0, abc and 1.5 are refused with one clear message (exit 2); a
+    /// positive N prints at most N entries.
+    func testAuditLimitMustBeAPositiveInteger() throws {
+        let dir = try tempDir()
+        let db = dir.appendingPathComponent("idvd.sqlite").path
+        for u in ["ada", "bob", "cy"] {
+            let r = try IDVDBinary.run(["admin", "create-user", u, "--db", db])
+            XCTAssertEqual(r.status, 0, text(r.stderr))
+        }
+        for bad in ["-5", "0", "abc", "1.5", ""] {
+            let r = try IDVDBinary.run(["admin", "audit", "--limit", bad, "--db", db])
+            XCTAssertEqual(r.status, 2, "--limit \(bad): \(text(r.stderr))")
+            XCTAssertTrue(text(r.stderr).contains("--limit must be a positive integer"), "--limit \(bad): \(text(r.stderr))")
+            XCTAssertEqual(text(r.stdout), "")
+        }
+        let r = try IDVDBinary.run(["admin", "audit", "--limit", "2", "--db", db])
+        XCTAssertEqual(r.status, 0, text(r.stderr))
+        let entries = try XCTUnwrap((try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])?["entries"] as? [Any])
+        XCTAssertEqual(entries.count, 2)
+        let verify = try IDVDBinary.run(["admin", "audit", "--verify", "--limit=1", "--db", db])
+        XCTAssertEqual(verify.status, 0, text(verify.stderr))
+    }
+
+    /// `admin create-user` and `serve` check their arguments and settings before they open
+    /// (and so create) the SQLite file: a typo leaves no idvd.sqlite behind. The valid command still
+    /// creates it.
+    func testTyposLeaveNoNewDatabase() throws {
+        let dir = try tempDir()
+        let db = dir.appendingPathComponent("idvd.sqlite").path
+        let cases: [[String]] = [
+            ["admin", "create-user", "--db", db],
+            ["admin", "create-user", "ada", "bob", "--db", db],
+            ["admin", "create-user", "a b", "--db", db],
+            ["admin", "create-user", "ada", "--workflow", "9", "--db", db],
+            ["admin", "create-user", "ada", "--workflow", "x", "--db", db],
+            ["admin", "create-user", "ada", "--set", "no.such_setting=1", "--db", db],
+            ["serve", "stray", "--db", db],
+            ["serve", "--port", "http", "--db", db],
+            ["serve", "--set", "no.such_setting=1", "--db", db],
+        ]
+        for args in cases {
+            let r = try IDVDBinary.run(args)
+            XCTAssertNotEqual(r.status, 0, "\(args): \(text(r.stdout))")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: db), "\(args) left \(db) behind: \(text(r.stderr))")
+            try? FileManager.default.removeItem(atPath: db)
+        }
+        let ok = try IDVDBinary.run(["admin", "create-user", "ada", "--workflow", "1", "--no-idv", "--db", db])
+        XCTAssertEqual(ok.status, 0, text(ok.stderr))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: db))
     }
 }
