@@ -108,12 +108,15 @@ final class CLIOptionTests: XCTestCase {
         XCTAssertEqual(verify.status, 0, text(verify.stderr))
     }
 
-    /// `admin create-user` and `serve` check their arguments and settings before they open
+    /// `admin create-user` and `serve` check their arguments, settings and key file before they open
     /// (and so create) the SQLite file: a typo leaves no idvd.sqlite behind. The valid command still
     /// creates it.
     func testTyposLeaveNoNewDatabase() throws {
         let dir = try tempDir()
         let db = dir.appendingPathComponent("idvd.sqlite").path
+        let looseKey = dir.appendingPathComponent("loose.key").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: looseKey, contents: Data(repeating: 7, count: 32),
+                                                     attributes: [.posixPermissions: 0o644]))
         let cases: [[String]] = [
             ["admin", "create-user", "--db", db],
             ["admin", "create-user", "ada", "bob", "--db", db],
@@ -121,9 +124,11 @@ final class CLIOptionTests: XCTestCase {
             ["admin", "create-user", "ada", "--workflow", "9", "--db", db],
             ["admin", "create-user", "ada", "--workflow", "x", "--db", db],
             ["admin", "create-user", "ada", "--set", "no.such_setting=1", "--db", db],
+            ["admin", "create-user", "ada", "--set", "templates.key_file=\(looseKey)", "--db", db],
             ["serve", "stray", "--db", db],
             ["serve", "--port", "http", "--db", db],
             ["serve", "--set", "no.such_setting=1", "--db", db],
+            ["serve", "--set", "templates.key_file=\(looseKey)", "--port", "0", "--db", db],
         ]
         for args in cases {
             let r = try IDVDBinary.run(args)
