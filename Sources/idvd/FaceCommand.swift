@@ -169,6 +169,7 @@ extension Benchmark {
             print("""
                 usage: idvd bench face [--pairs FILE] [--images DIR] [--limit N] [--threads N] [--repeat N]
                                        [--cache FILE] [--stage-image FILE] [--stages-only | --lfw-only]
+                                       [--probe-images K [--fit-folds LIST] [--template-cache FILE] [--flip] [--with-pairs]]
                   --pairs/--images  an LFW-format pairs list and image folder (default ../shared/testdata/lfw)
                   --limit N         only the first N usable pairs
                   --threads N       threads for the LFW descriptors (default 1; stages always use one)
@@ -176,7 +177,8 @@ extension Benchmark {
                   --probe-images K  multi-image templates: one reference image against K fused probe images
                                     (default 3; 0 skips), thresholds fitted on --fit-folds (default 1,2,3) and
                                     reported on the other folds; --template-cache FILE keeps its measures;
-                                    --flip averages each image's descriptor with its mirror image's
+                                    --flip averages each image's descriptor with its mirror image's;
+                                    --with-pairs also runs the one-image-pair LFW verification
                 """)
             return 0
         }

@@ -18,11 +18,13 @@ extension Benchmark {
             print("""
                 usage: idvd bench liveness [--data DIR] [--fps N] [--seconds S] [--lfw N] [--dump FILE.jsonl]
                                            [--texture-frames N] [--tracking-margin M] [--no-simulated] [--verbose]
+                                           [--threshold T] [--mode passive|active] [--max-frames N]
                   --data DIR          shared test data (default ../shared/testdata)
                   --dump FILE         one JSON line per sequence: cue strengths, texture per frame, scores, quality, times
                   --texture-frames N  frames scored by the texture models (default \(LivenessConfiguration().textureFrames))
                   --tracking-margin M 0 = detect every frame whole (the previous tracking)
                   --no-simulated      skip the simulated screen re-captures (faster)
+                  --threshold, --mode, --max-frames   as for `idvd liveness analyze`
                 """)
             return 0
         }

@@ -85,7 +85,7 @@ extension Benchmark {
     /// check-digit-blind confusions such as 1↔L, 6↔G, `<`↔K, or two that cancel). The `codes` row
     /// misreads one or two issuing-state / nationality cells (letter look-alikes included) with
     /// posteriors and counts recovered, left unknown (reported), wrong but listed, wrong corrections.
-    static let mrz = Benchmark(name: "mrz", summary: "MRZ parses per second, clean, OCR-corrupted and posterior-decoded") { args in
+    static let mrz = Benchmark(name: "mrz", summary: "MRZ parses per second, clean, OCR-corrupted and posterior-decoded", options: "[--count N]") { args in
         let (opts, _) = try CLI.parseOptions(args, valued: ["count"], command: "bench mrz")
         let count = Int(opts["count"] ?? "") ?? 20_000
         var generator = MRZSampleGenerator(seed: 20_261_129)

@@ -12,7 +12,7 @@ extension Benchmark {
     /// from this process (our own keep-alive load generator; also `wrk` for the light endpoint when
     /// installed). Prints requests/s and p50/p99 latency for `GET /healthz` and for a full password
     /// login (POST /v1/sessions → getUser → getPassword(VERIFY) → onUserLoggedIn).
-    static let server = Benchmark(name: "server", summary: "HTTP server: req/s and p50/p99 for /healthz and a full password login") { args in
+    static let server = Benchmark(name: "server", summary: "HTTP server: req/s and p50/p99 for /healthz and a full password login", options: "[--seconds S] [--connections N] [--threads N] [--light-argon2] [--no-wrk] [--server PATH]\n--heavy [--uploaders N] [--frames N] [--seconds S] [--light N] [--server PATH]") { args in
         let (opts, _) = try CLI.parseOptions(args, flags: ["light-argon2", "no-wrk", "heavy"],
                                              valued: ["seconds", "connections", "threads", "server", "uploaders", "frames", "light"], command: "bench server")
         // `--heavy`: heavy uploads beside light traffic (ServerHeavyBench.swift).

@@ -140,4 +140,51 @@ final class CLIOptionTests: XCTestCase {
         XCTAssertEqual(ok.status, 0, text(ok.stderr))
         XCTAssertTrue(FileManager.default.fileExists(atPath: db))
     }
+
+    /// `idvd bench NAME --help`: its usage lines list every option its parse accepts (the table
+    /// below, read from each benchmark's parse code), and every option they list is accepted
+    /// (`--OPTION 1 --bogus` is refused for --bogus, not for OPTION; nothing runs).
+    func testBenchUsageListsEveryOptionItAccepts() throws {
+        let accepted: [String: Set<String>] = [
+            "payload": ["image-kb", "iterations"],
+            "server": ["seconds", "connections", "threads", "light-argon2", "no-wrk", "server", "heavy", "uploaders", "frames", "light"],
+            "mrz": ["count"],
+            "face": ["pairs", "images", "limit", "threads", "repeat", "cache", "stage-image", "probe-images", "fit-folds", "template-cache",
+                     "stages-only", "lfw-only", "flip", "with-pairs"],
+            "workflow": ["frames", "iterations", "document"],
+            "document": ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes", "portrait", "passporteye"],
+            "liveness": ["data", "fps", "threshold", "mode", "max-frames", "seconds", "lfw", "dump", "texture-frames", "tracking-margin",
+                         "verbose", "no-simulated"],
+            "ocrb": ["seed", "lines", "train"],
+            "nodes": ["seconds", "connections", "nodes", "argon2", "db", "server", "async-commit", "set"],
+            "audit": ["records", "writers", "appends", "db", "async-commit"],
+            "chip": ["iterations", "samples"],
+            "webhooks": ["events", "batch", "poll-ms"],
+        ]
+        let names = text(try IDVDBinary.run(["bench", "--list"]).stdout).split(separator: "\n").map(String.init)
+        XCTAssertEqual(Set(names), Set(accepted.keys), "a benchmark without a row here")
+        let option = try NSRegularExpression(pattern: "--[a-z0-9-]+")
+        for name in names {
+            let r = try IDVDBinary.run(["bench", name, "--help"])
+            XCTAssertEqual(r.status, 0, "\(name): \(text(r.stderr))")
+            // The usage block: the "usage:" line and its continuation lines ("[…", "idvd bench …").
+            var block: [String] = []
+            for line in text(r.stdout).split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+                let t = line.trimmingCharacters(in: .whitespaces)
+                if block.isEmpty ? t.hasPrefix("usage: idvd bench \(name)") : (t.hasPrefix("[") || t.hasPrefix("idvd bench \(name)")) {
+                    block.append(line)
+                } else if !block.isEmpty { break }
+            }
+            let usage = block.joined(separator: "\n")
+            let listed = Set(option.matches(in: usage, range: NSRange(usage.startIndex..., in: usage)).map {
+                String(usage[Range($0.range, in: usage)!].dropFirst(2))
+            })
+            XCTAssertEqual(listed.subtracting(["help"]), accepted[name], "\(name): usage lists \(listed.sorted()) in:\n\(usage)")
+            for o in listed.sorted() {
+                let t = try IDVDBinary.run(["bench", name, "--\(o)", o == "set" ? "a=b" : "1", "--bogus"])
+                XCTAssertEqual(t.status, 2, "bench \(name) --\(o)")
+                XCTAssertTrue(text(t.stderr).contains("unknown option --bogus"), "bench \(name) --\(o): \(text(t.stderr))")
+            }
+        }
+    }
 }
