@@ -28,7 +28,9 @@ extension Benchmark {
         let db = dir.appendingPathComponent("bench.sqlite").path
         var settings = ["http.threads": threads, "log.requests": "true", "password.attempts": "1000000",
                         "limits.sessions_per_client": "0", "limits.sessions_per_device": "0",
-                        "limits.devices_per_client": "0"]
+                        "limits.devices_per_client": "0",
+                        // The key file in the bench's own folder (removed with it), not in ~/.local/state.
+                        "templates.key_file": dir.appendingPathComponent("templates.key").path]
         if light { settings["argon2.opslimit"] = "1"; settings["argon2.memlimit_kib"] = "8" }
 
         var config = try ServerConfig.load(file: nil, overrides: settings.merging(["db.path": db]) { a, _ in a })
@@ -122,7 +124,7 @@ extension Benchmark {
                                  executable: String?) throws -> (server: Process, port: Int, codes: [(String, String)]) {
         var codes: [(String, String)] = []
         do {
-            let store = try SQLiteStore(path: db)
+            let store = try config.openStore()
             let admin = Admin(store: store, config: config, crypto: Sodium())
             for id in users { codes.append((id, try admin.createUser(id, activationRequiresIDV: false).activationCode)) }
             store.close()

@@ -31,8 +31,9 @@ extension Benchmark {
         let config = try ServerConfig.load(file: nil, environment: [:], overrides: [
             "db.path": tmp.appendingPathComponent("b.sqlite").path, "listen.port": "0", "log.requests": "false",
             "argon2.opslimit": "1", "argon2.memlimit_kib": "8", "idv.biometric_attempts": "100",
+            "templates.key_file": tmp.appendingPathComponent("templates.key").path,   // not in ~/.local/state
         ])
-        let store = try SQLiteStore(path: config.dbPath)
+        let store = try config.openStore()
         let services = try IDVServices.production(config: config)
         guard services.selfies != nil else { throw CLIError("the selfie analyser is unavailable (dlib models missing?)") }
         let app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium())
