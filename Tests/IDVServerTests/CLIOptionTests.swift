@@ -109,8 +109,8 @@ final class CLIOptionTests: XCTestCase {
     }
 
     /// `admin create-user` and `serve` check their arguments, settings and key file before they open
-    /// (and so create) the SQLite file: a typo leaves no idvd.sqlite behind. The valid command still
-    /// creates it.
+    /// (and so create) the SQLite file, and `serve` removes the file it created when it then cannot
+    /// listen: a typo leaves no idvd.sqlite behind. The valid command still creates it.
     func testTyposLeaveNoNewDatabase() throws {
         let dir = try tempDir()
         let db = dir.appendingPathComponent("idvd.sqlite").path
@@ -136,6 +136,14 @@ final class CLIOptionTests: XCTestCase {
             XCTAssertFalse(FileManager.default.fileExists(atPath: db), "\(args) left \(db) behind: \(text(r.stderr))")
             try? FileManager.default.removeItem(atPath: db)
         }
+        // A start that fails at the listening socket (the port is another server's) removes the file it made.
+        let other = try ServerProcess()
+        try other.start()
+        defer { _ = other.stop() }
+        let taken = try IDVDBinary.run(["serve", "--port", "\(other.port)", "--set", "documents.warm_up=false", "--db", db])
+        XCTAssertNotEqual(taken.status, 0, text(taken.stdout))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: db), "a failed start left \(db) behind: \(text(taken.stderr))")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("idvd.sqlite") }, [])
         let ok = try IDVDBinary.run(["admin", "create-user", "ada", "--workflow", "1", "--no-idv", "--db", db])
         XCTAssertEqual(ok.status, 0, text(ok.stderr))
         XCTAssertTrue(FileManager.default.fileExists(atPath: db))
