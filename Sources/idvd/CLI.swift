@@ -34,7 +34,8 @@ enum CLI {
     /// `flags` names options that take no value, `valued` the options that take one; any other name
     /// is refused as unknown here (exit 2), before a missing value could be blamed for it. `command`
     /// names the command in that message. `valued: nil` accepts any option: for callers that check
-    /// the names themselves.
+    /// the names themselves. With `valued`, a single-dash word (`-x`) is refused as unknown too;
+    /// `-h` is `--help` where `flags` has "help".
     static func parseOptions(_ args: [String], flags: Set<String> = [], valued: Set<String>?,
                              command: String) throws -> (options: [String: String], positional: [String]) {
         var options: [String: String] = [:]
@@ -59,6 +60,13 @@ enum CLI {
                     options[name] = args[i + 1]
                     i += 1
                 }
+            } else if valued != nil, a == "-h" || a == "-help" {
+                // `-h` where a command reads its options here: its --help, when it has one.
+                guard flags.contains("help") else { throw CLIError("unknown option -h" + (command.isEmpty ? "" : " (see idvd \(command) --help)")) }
+                options["help"] = "true"
+            } else if valued != nil, a.count > 1, a.hasPrefix("-"), a.dropFirst().first?.isLetter == true {
+                // `-x`: a mistyped option, not a file or a value (`-5` and `-` stay positional).
+                throw CLIError("unknown option \(a)" + (command.isEmpty ? "" : " (see idvd \(command) --help)"))
             } else {
                 positional.append(a)
             }

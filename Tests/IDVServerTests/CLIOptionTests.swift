@@ -51,15 +51,22 @@ final class CLIOptionTests: XCTestCase {
         let names = text(list.stdout).split(separator: "\n").map(String.init)
         XCTAssertTrue(names.contains("server") && names.contains("nodes"), text(list.stdout))
         for b in names { cases.append(["bench", b, "--bogus", "x"]) }
+        // A single-dash word is a mistyped option, not a file name.
+        cases += [["document", "read", "-x"], ["specimen", "-x"], ["mrz", "parse", "-q"], ["face", "detect", "img.jpg", "-v"],
+                  ["admin", "create-user", "-u", "--db", db]]
         for args in cases {
             let r = try IDVDBinary.run(args)
             let option = args.contains("--bogus") || args.contains("--bogus=1") ? "--bogus"
-                : args.first { $0.hasPrefix("--") && $0 != "--db" }!
+                : args.first { $0.hasPrefix("-") && $0 != "--db" }!
             XCTAssertEqual(r.status, 2, "\(args): \(text(r.stderr))")
             XCTAssertTrue(text(r.stderr).contains("unknown option \(option)"), "\(args): \(text(r.stderr))")
             XCTAssertEqual(text(r.stdout), "", "\(args): printed on stdout")
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [], "a refused command made files")
+        // -h is --help where a command's own parse reads it (specimen exited 2 with its usage).
+        let h = try IDVDBinary.run(["specimen", "-h"])
+        XCTAssertEqual(h.status, 0, text(h.stderr))
+        XCTAssertTrue(text(h.stdout).hasPrefix("usage: idvd specimen"), text(h.stdout))
     }
 
     /// `codes`, `openapi` and `version`: --help / -h print a usage line (not the JSON or the
