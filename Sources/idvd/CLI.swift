@@ -36,7 +36,9 @@ enum CLI {
     /// names the command in that message. `valued: nil` accepts any option: for callers that check
     /// the names themselves. With `valued`, a single-dash word (`-x`) is refused as unknown too;
     /// `-h` is `--help` where `flags` has "help".
-    static func parseOptions(_ args: [String], flags: Set<String> = [], valued: Set<String>?,
+    /// `takesArguments: false`: a command of options only (a benchmark), which refuses a positional
+    /// argument instead of ignoring it.
+    static func parseOptions(_ args: [String], flags: Set<String> = [], valued: Set<String>?, takesArguments: Bool = true,
                              command: String) throws -> (options: [String: String], positional: [String]) {
         var options: [String: String] = [:]
         var positional: [String] = []
@@ -71,6 +73,9 @@ enum CLI {
                 positional.append(a)
             }
             i += 1
+        }
+        if !takesArguments, let first = positional.first {
+            throw CLIError("unexpected argument '\(first)'" + (command.isEmpty ? "" : " (see idvd \(command) --help)"))
         }
         return (options, positional)
     }

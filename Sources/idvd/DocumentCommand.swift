@@ -244,10 +244,10 @@ extension Benchmark {
         exact). "Wrong but not flagged" = not exact, yet the report has a valid MRZ, no failed check
         but expiry and no warning (it would be VALID were the document in date). Time = decode + locate + recognise + parse, one thread, per image.
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"],
+        let (o, _) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"],
                                             valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes"],
-                                            command: "bench document")
-        if o["help"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
+                                            takesArguments: false, command: "bench document")
+        if o["help"] != nil { print(usage); return 0 }
         struct Item { let file: String; let expected: [String]; let set: String }
         var items: [Item] = []
         // Default: the shared test data beside the checkout, found from the working directory or,

@@ -164,7 +164,7 @@ extension Benchmark {
     static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)", hasUsage: true) { args in
         let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"],
                                           valued: ["pairs", "images", "limit", "threads", "repeat", "cache", "stage-image", "probe-images",
-                                                   "fit-folds", "template-cache"], command: "bench face")
+                                                   "fit-folds", "template-cache"], takesArguments: false, command: "bench face")
         if o["help"] != nil {
             print("""
                 usage: idvd bench face [--pairs FILE] [--images DIR] [--limit N] [--threads N] [--repeat N]

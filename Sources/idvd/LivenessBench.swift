@@ -13,7 +13,7 @@ extension Benchmark {
     static let liveness = Benchmark(name: "liveness", summary: "PAD: APCER per species, BPCER, previous vs fused method, time per 3 s sequence", hasUsage: true) { args in
         let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "no-simulated", "help"],
                                           valued: ["data", "fps", "threshold", "mode", "max-frames", "seconds", "lfw", "dump", "texture-frames",
-                                                   "tracking-margin"], command: "bench liveness")
+                                                   "tracking-margin"], takesArguments: false, command: "bench liveness")
         if o["help"] != nil {
             print("""
                 usage: idvd bench liveness [--data DIR] [--fps N] [--seconds S] [--lfw N] [--dump FILE.jsonl]

@@ -170,7 +170,7 @@ enum LivenessCLI {
 
     static func makeAttack(_ args: [String]) throws -> Int32 {
         let (o, _) = try CLI.parseOptions(args, flags: ["whole"], valued: ["from", "out", "frames", "seed", "screen", "fps"],
-                                          command: "liveness make-attack")
+                                          takesArguments: false, command: "liveness make-attack")
         guard let from = o["from"], let out = o["out"] else { throw CLIError(analyzeUsage) }
         let count = try Int(o["frames"] ?? "30").flatMap { (1...1000).contains($0) ? $0 : nil } ?? { throw CLIError("--frames needs 1…1000") }()
         let seed = try UInt64(o["seed"] ?? "1") ?? { throw CLIError("--seed needs a non-negative integer") }()

@@ -86,7 +86,7 @@ extension Benchmark {
     /// misreads one or two issuing-state / nationality cells (letter look-alikes included) with
     /// posteriors and counts recovered, left unknown (reported), wrong but listed, wrong corrections.
     static let mrz = Benchmark(name: "mrz", summary: "MRZ parses per second, clean, OCR-corrupted and posterior-decoded", options: "[--count N]") { args in
-        let (opts, _) = try CLI.parseOptions(args, valued: ["count"], command: "bench mrz")
+        let (opts, _) = try CLI.parseOptions(args, valued: ["count"], takesArguments: false, command: "bench mrz")
         let count = Int(opts["count"] ?? "") ?? 20_000
         var generator = MRZSampleGenerator(seed: 20_261_129)
         let clean = (0..<count).map { _ in generator.next().lines }

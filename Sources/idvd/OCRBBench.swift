@@ -4,7 +4,7 @@ import IDVTools
 
 extension Benchmark {
     static let ocrb = Benchmark(name: "ocrb", summary: "OCR-B classifier: load time of the shipped parameters (--train: training time), held-out accuracy per class, posterior calibration", options: "[--train] [--seed N] [--lines N]") { args in
-        let opts = try CLI.parseOptions(args, flags: ["train"], valued: ["seed", "lines"], command: "bench ocrb").options
+        let opts = try CLI.parseOptions(args, flags: ["train"], valued: ["seed", "lines"], takesArguments: false, command: "bench ocrb").options
         let seed = UInt64(opts["seed"] ?? "999") ?? 999
         let lines = Int(opts["lines"] ?? "3") ?? 3
         var clf: OCRBClassifier?

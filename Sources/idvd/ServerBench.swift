@@ -14,7 +14,7 @@ extension Benchmark {
     /// login (POST /v1/sessions → getUser → getPassword(VERIFY) → onUserLoggedIn).
     static let server = Benchmark(name: "server", summary: "HTTP server: req/s and p50/p99 for /healthz and a full password login", options: "[--seconds S] [--connections N] [--threads N] [--light-argon2] [--no-wrk] [--server PATH]\n--heavy [--uploaders N] [--frames N] [--seconds S] [--light N] [--server PATH]") { args in
         let (opts, _) = try CLI.parseOptions(args, flags: ["light-argon2", "no-wrk", "heavy"],
-                                             valued: ["seconds", "connections", "threads", "server", "uploaders", "frames", "light"], command: "bench server")
+                                             valued: ["seconds", "connections", "threads", "server", "uploaders", "frames", "light"], takesArguments: false, command: "bench server")
         // `--heavy`: heavy uploads beside light traffic (ServerHeavyBench.swift).
         if opts["heavy"] != nil { return try heavyBeside(light: opts) }
         let seconds = Double(opts["seconds"] ?? "5") ?? 5

@@ -17,7 +17,7 @@ extension Benchmark {
     /// Document: `--document FILE` (a page photo, e.g. `idvd specimen --seed 9 --jpeg 90`); N
     /// additional-document-scan steps (pages upload → `onIDVAdditionalDocumentScan`).
     static let workflow = Benchmark(name: "workflow", summary: "IDV flow steps over HTTP: selfie step (liveness + match) and document step", options: "[--frames DIR] [--iterations N] [--document FILE]") { args in
-        let (o, _) = try CLI.parseOptions(args, valued: ["frames", "iterations", "document"], command: "bench workflow")
+        let (o, _) = try CLI.parseOptions(args, valued: ["frames", "iterations", "document"], takesArguments: false, command: "bench workflow")
         let dir = o["frames"] ?? "Tests/Fixtures/selfie/katie_live"
         guard let n = Int(o["iterations"] ?? "5"), (1...1000).contains(n) else { throw CLIError("--iterations must be in 1...1000") }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()

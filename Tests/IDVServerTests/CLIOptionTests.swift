@@ -63,6 +63,13 @@ final class CLIOptionTests: XCTestCase {
             XCTAssertEqual(text(r.stdout), "", "\(args): printed on stdout")
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [], "a refused command made files")
+        // A benchmark (and liveness make-attack) takes options only: a stray argument is refused, nothing runs.
+        for args in names.map({ ["bench", $0, "stray"] }) + [["liveness", "make-attack", "--from", "a.jpg", "--out", dir.path, "stray"]] {
+            let r = try IDVDBinary.run(args)
+            XCTAssertEqual(r.status, 2, "\(args): \(text(r.stderr))")
+            XCTAssertTrue(text(r.stderr).contains("unexpected argument 'stray'"), "\(args): \(text(r.stderr))")
+            XCTAssertEqual(text(r.stdout), "", "\(args): printed on stdout")
+        }
         // -h is --help where a command's own parse reads it (specimen exited 2 with its usage).
         let h = try IDVDBinary.run(["specimen", "-h"])
         XCTAssertEqual(h.status, 0, text(h.stderr))
