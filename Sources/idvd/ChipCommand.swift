@@ -34,7 +34,11 @@ extension Command {
         var sod: String?, com: String?, dir: String?, portraitOut: String?, page: String?, at: Date?
         var dgs: [Int: String] = [:], trust: [String] = [], mrz: [String]?
         var i = 1
-        let rest = Array(args)
+        // `--name=value` as `--name value`, as CLI.parseOptions reads it (not for --mrz, which takes lines).
+        let rest = args.flatMap { a -> [String] in
+            guard a.hasPrefix("--"), !a.hasPrefix("--mrz"), let eq = a.firstIndex(of: "=") else { return [a] }
+            return [String(a[..<eq]), String(a[a.index(after: eq)...])]
+        }
         func value(_ name: String) throws -> String {
             guard i + 1 < rest.count else { throw CLIError("\(name) needs a value") }
             i += 1

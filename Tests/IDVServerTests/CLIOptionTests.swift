@@ -29,7 +29,7 @@ final class CLIOptionTests: XCTestCase {
             ["liveness", "--bogus"], ["liveness", "analyze", "--bogus", "x"], ["liveness", "texture", "--bogus"],
             ["liveness", "make-attack", "--bogus", "x"],
             ["selfie", "--bogus"], ["selfie", "verify", "--bogus", "x"],
-            ["chip", "--bogus"], ["chip", "verify", "--bogus"],
+            ["chip", "--bogus"], ["chip", "verify", "--bogus"], ["chip", "verify", "--sod=x.bin", "--bogus=1"],
             ["ocrb", "--bogus"], ["ocrb", "train", "--bogus", "x"], ["ocrb", "check", "--bogus", "x"],
             ["specimen", "--bogus", "x"],
             ["webhook", "--bogus"], ["webhook", "verify", "--bogus", "x"],
