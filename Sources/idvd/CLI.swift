@@ -83,9 +83,13 @@ enum CLI {
     /// A group command's first argument (`idvd document --bogus`) that is an option where a
     /// subcommand belongs: refused as an unknown option rather than as an unknown subcommand.
     static func refuseOptionForSubcommand(_ first: String?, command: String) throws {
-        guard let first, first.hasPrefix("-"), !["-h", "--help"].contains(first) else { return }
-        let bare = first.drop { $0 == "-" }.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-        throw CLIError("unknown option \(first.hasPrefix("--") ? "--" : "-")\(bare) (see idvd \(command) --help)")
+        guard let first, first.count > 1, first.hasPrefix("-"), !["-h", "--help"].contains(first) else { return }
+        throw CLIError("unknown option \(optionName(first)) (see idvd \(command) --help)")
+    }
+
+    /// An option as typed, without any `=value`: `--name`, `-x`.
+    static func optionName(_ arg: String) -> String {
+        arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
     }
 
     /// For commands that take no arguments (`idvd version`, `codes`, `openapi`): `--help` / `-h`
@@ -93,10 +97,7 @@ enum CLI {
     static func noArguments(_ args: [String], usage: String, command: String) throws -> Bool {
         guard let first = args.first else { return false }
         if args.contains("--help") || args.contains("-h") { print(usage); return true }
-        if first.hasPrefix("-") {
-            let bare = first.drop { $0 == "-" }.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-            throw CLIError("unknown option --\(bare) (see idvd \(command) --help)")
-        }
+        if first.count > 1, first.hasPrefix("-") { throw CLIError("unknown option \(optionName(first)) (see idvd \(command) --help)") }
         throw CLIError("unexpected argument '\(first)' (idvd \(command) takes no arguments)")
     }
 }

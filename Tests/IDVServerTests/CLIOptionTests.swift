@@ -52,7 +52,7 @@ final class CLIOptionTests: XCTestCase {
         XCTAssertTrue(names.contains("server") && names.contains("nodes"), text(list.stdout))
         for b in names { cases.append(["bench", b, "--bogus", "x"]) }
         // A single-dash word is a mistyped option, not a file name.
-        cases += [["document", "read", "-x"], ["specimen", "-x"], ["mrz", "parse", "-q"], ["face", "detect", "img.jpg", "-v"],
+        cases += [["document", "read", "-x"], ["specimen", "-x"], ["codes", "-x"], ["document", "-x"], ["mrz", "parse", "-q"], ["face", "detect", "img.jpg", "-v"],
                   ["admin", "create-user", "-u", "--db", db]]
         for args in cases {
             let r = try IDVDBinary.run(args)
