@@ -55,8 +55,6 @@ extension Command {
         guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
         let subcommands = ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "audit", "purge-expired", "rekey", "new-key", "trust",
                            "where", "rp-client", "review", "webhook"]
-        // The subcommands whose options are checked here (rp-client, review and webhook check their own).
-        let optionsChecked = ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "audit", "purge-expired", "rekey", "new-key", "trust", "where"]
         if args.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
             guard subcommands.contains(sub) else { throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)") }
             // A group's subcommand (`webhook add --help`) gets its own lines when the usage has them.
@@ -67,19 +65,17 @@ extension Command {
             }
             return 0
         }
+        try CLI.refuseOptionForSubcommand(sub, command: "admin")
+        guard subcommands.contains(sub) else { throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)") }
         let (rest, settings) = try splitSettings(Array(args.dropFirst()))
         var overrides = settings
-        // The options each subcommand checked here takes besides --db and --config.
-        let known: [String: Set<String>] = ["create-user": ["no-idv", "workflow"], "create-link": ["flow", "ttl", "port"],
-                                            "audit": ["limit", "verify"]]
-        let flags: Set<String> = ["no-idv", "verify", "images"]
-        let (opts, pos) = try CLI.parseOptions(rest, flags: flags,
-                                               valued: optionsChecked.contains(sub) ? Set(["db", "config"]).union(known[sub, default: []].subtracting(flags)) : nil,
+        // A group's verb (rp-client create, webhook add, …): its first positional argument, found
+        // leniently here only to choose which options are known.
+        let verb = (try? CLI.parseOptions(rest, flags: adminFlags, valued: nil, command: ""))?.positional.first
+        let known = adminOptions(sub: sub, verb: verb)
+        let (opts, pos) = try CLI.parseOptions(rest, flags: known.flags, valued: known.valued.union(["db", "config"]),
                                                command: "admin \(sub)")
-        if let bad = opts.keys.sorted().first(where: { !["db", "config"].contains($0) && !(known[sub]?.contains($0) ?? false) }),
-           optionsChecked.contains(sub) {
-            throw CLIError("unknown option --\(bad) for admin \(sub) (see idvd admin \(sub) --help)")
-        }
+        try checkAdminArguments(sub, pos, opts)
         if sub == "new-key" {   // needs no store
             guard pos.count == 1 else { throw CLIError("new-key needs exactly one file name") }
             do {
@@ -112,28 +108,14 @@ extension Command {
         do {
             switch sub {
             case "create-user":
-                guard pos.count == 1 else { throw CLIError("create-user needs exactly one user id") }
-                var wf = IDVWorkflow.activation
-                if let w = opts["workflow"] {
-                    guard let raw = Int(w), let v = IDVWorkflow(rawValue: raw) else { throw CLIError("--workflow must be a workflow raw value (0–5)") }
-                    wf = v
-                }
-                try CLI.printJSON(admin.createUser(pos[0], activationRequiresIDV: opts["no-idv"] == nil, idvWorkflow: wf))
+                try CLI.printJSON(admin.createUser(pos[0], activationRequiresIDV: opts["no-idv"] == nil, idvWorkflow: try createUserWorkflow(opts)))
             case "create-link":
-                guard pos.count == 1 else { throw CLIError("create-link needs exactly one user id") }
-                var ttl: Int?
-                if let t = opts["ttl"] {
-                    guard let v = Int(t), v >= 1 else { throw CLIError("--ttl must be a positive number of seconds") }
-                    ttl = v
-                }
-                try CLI.printJSON(admin.createLink(pos[0], flow: opts["flow"], ttlSeconds: ttl))
+                try CLI.printJSON(admin.createLink(pos[0], flow: opts["flow"], ttlSeconds: try createLinkTTL(opts)))
             case "list-users":
                 try CLI.printJSON(admin.listUsers())
             case "reset-user":
-                guard pos.count == 1 else { throw CLIError("reset-user needs exactly one user id") }
                 try CLI.printJSON(admin.resetUser(pos[0]))
             case "unlock-user":
-                guard pos.count == 1 else { throw CLIError("unlock-user needs exactly one user id") }
                 try CLI.printJSON(admin.unlockUser(pos[0]))
             case "purge-expired":
                 let vault = try config.openVault()
@@ -153,7 +135,7 @@ extension Command {
             case "webhook":
                 return try WebhookAdminCommand.run(pos, opts: opts, admin: admin, config: config)
             case "audit":
-                let limit = Int(opts["limit"] ?? "50") ?? 50
+                let limit = try auditLimit(opts["limit"])
                 struct Out: Encodable { let entries: [AuditEntry]; let chain_valid: Bool; let first_invalid_seq: Int? }
                 let bad = try store.verifyAuditChain()
                 if opts["verify"] != nil {
@@ -161,7 +143,7 @@ extension Command {
                     try CLI.printJSON(Verdict(chain_valid: bad == nil, first_invalid_seq: bad, entries_checked: try store.auditEntryCount()))
                     return bad == nil ? 0 : 1
                 }
-                try CLI.printJSON(Out(entries: try store.auditEntries(limit: max(1, limit)), chain_valid: bad == nil, first_invalid_seq: bad))
+                try CLI.printJSON(Out(entries: try store.auditEntries(limit: limit), chain_valid: bad == nil, first_invalid_seq: bad))
                 return bad == nil ? 0 : 1
             default:
                 throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)")
@@ -170,6 +152,77 @@ extension Command {
             throw CLIError("\(e.errorString) (\(e.longErrorCode))")
         }
         return 0
+    }
+}
+
+/// What `idvd admin` checks before it opens a store: the options each subcommand takes, and its
+/// arguments, so a typo neither creates nor touches a database.
+extension Command {
+    /// Every flag (option without a value) of any admin subcommand.
+    static let adminFlags: Set<String> = ["no-idv", "verify", "images"]
+
+    /// The options `admin SUB` (a group's `SUB VERB`) takes besides --db, --config and --set.
+    static func adminOptions(sub: String, verb: String?) -> (valued: Set<String>, flags: Set<String>) {
+        let table: [String: (valued: Set<String>, flags: Set<String>)] = [
+            "create-user": (["workflow"], ["no-idv"]), "create-link": (["flow", "ttl", "port"], []), "audit": (["limit"], ["verify"]),
+            "rp-client create": (["name", "scope"], []),
+            "review list": (["state"], []), "review show": ([], ["images"]), "review decide": (["decision", "reason"], []),
+            "webhook add": (["url", "events"], []), "webhook rotate-secret": (["overlap"], []),
+            "webhook deliveries": (["limit", "state", "event"], []),
+        ]
+        if let verb, let own = table["\(sub) \(verb)"] { return own }
+        if let own = table[sub] { return own }
+        return ([], [])
+    }
+
+    /// The positional arguments and option values of `admin SUB`, checked before any store is opened.
+    static func checkAdminArguments(_ sub: String, _ pos: [String], _ opts: [String: String]) throws {
+        switch sub {
+        case "create-user":
+            guard pos.count == 1 else { throw CLIError("create-user needs exactly one user id") }
+            try checkUserID(pos[0])
+            _ = try createUserWorkflow(opts)
+        case "create-link":
+            guard pos.count == 1 else { throw CLIError("create-link needs exactly one user id") }
+            _ = try createLinkTTL(opts)
+        case "reset-user", "unlock-user":
+            guard pos.count == 1 else { throw CLIError("\(sub) needs exactly one user id") }
+        case "list-users", "purge-expired", "rekey", "audit", "where":
+            guard pos.isEmpty else { throw CLIError("\(sub) takes no arguments (unexpected '\(pos[0])')") }
+            if sub == "audit" { _ = try auditLimit(opts["limit"]) }
+        case "new-key":
+            guard pos.count == 1 else { throw CLIError("new-key needs exactly one file name") }
+        default:   // trust, rp-client, review, webhook check their verbs and arguments themselves
+            break
+        }
+    }
+
+    /// A user id as `Admin` accepts one (the same rule and words as its refusal).
+    static func checkUserID(_ id: String) throws {
+        guard Admin.validUserID(id) else { throw CLIError("user id must be 1–128 characters of letters, digits and . _ - @") }
+    }
+
+    /// `admin create-user --workflow RAW` (default: activation): a pre-login workflow.
+    static func createUserWorkflow(_ opts: [String: String]) throws -> IDVWorkflow {
+        guard let w = opts["workflow"] else { return .activation }
+        guard let raw = Int(w), let v = IDVWorkflow(rawValue: raw), v.isPreLogin else {
+            throw CLIError("--workflow must be a pre-login workflow raw value (0–5; see idvd codes)")
+        }
+        return v
+    }
+
+    /// `admin create-link --ttl S` (nil: links.ttl_seconds).
+    static func createLinkTTL(_ opts: [String: String]) throws -> Int? {
+        guard let t = opts["ttl"] else { return nil }
+        guard let v = Int(t), v >= 1 else { throw CLIError("--ttl must be a positive number of seconds") }
+        return v
+    }
+
+    /// `admin audit --limit N`: a positive integer (default 50).
+    static func auditLimit(_ value: String?) throws -> Int {
+        guard let value else { return 50 }
+        guard let n = Int(value), n >= 1 else { throw CLIError("--limit must be a positive integer (the number of entries), got '\(value)'") }
+        return n
     }
 }
 

@@ -8,6 +8,10 @@ struct Benchmark: Sendable {
     /// Whether `run(["--help"])` prints the benchmark's own usage (and runs nothing); otherwise
     /// `idvd bench NAME --help` prints the name and summary.
     var hasUsage = false
+    /// For a benchmark without its own usage: the options `idvd bench NAME --help` lists after
+    /// the name (every option its parse accepts), e.g. `[--iterations N]`; a second usage line may
+    /// follow after a newline.
+    var options = ""
     let run: @Sendable ([String]) throws -> Int32
 }
 
@@ -39,13 +43,16 @@ extension Command {
             benchmarks.forEach { print($0.name) }
             return benchmarks.isEmpty ? 1 : 0
         }
+        try CLI.refuseOptionForSubcommand(name, command: "bench")
         guard let b = benchmarks.first(where: { $0.name == name }) else {
             throw CLIError("unknown benchmark '\(name)'; known: \(benchmarks.map(\.name).joined(separator: ", "))")
         }
         let rest = Array(args.dropFirst())
         if rest.contains(where: { $0 == "--help" || $0 == "-h" }) {
             if b.hasUsage { return try b.run(["--help"]) }
-            print("usage: idvd bench \(b.name)   (release build recommended)\n\n  \(b.summary)")
+            let lines = b.options.split(separator: "\n").map { "idvd bench \(b.name) " + $0 }
+            print("usage: " + (lines.isEmpty ? ["idvd bench \(b.name)"] : lines).joined(separator: "\n       ")
+                  + "\n  (release build recommended)\n\n  \(b.summary)")
             return 0
         }
         return try b.run(rest)

@@ -31,11 +31,15 @@ enum CLI {
     }
 
     /// Splits `--name value` / `--flag` options from positional arguments.
-    /// `flags` names options that take no value. With `valued` (the options that take one), any
-    /// other name is refused as unknown here, before a missing value could be blamed for it;
-    /// `command` names the command in that message.
-    static func parseOptions(_ args: [String], flags: Set<String> = [], valued: Set<String>? = nil,
-                             command: String = "") throws -> (options: [String: String], positional: [String]) {
+    /// `flags` names options that take no value, `valued` the options that take one; any other name
+    /// is refused as unknown here (exit 2), before a missing value could be blamed for it. `command`
+    /// names the command in that message. `valued: nil` accepts any option: for callers that check
+    /// the names themselves. With `valued`, a single-dash word (`-x`) is refused as unknown too;
+    /// `-h` is `--help` where `flags` has "help".
+    /// `takesArguments: false`: a command of options only (a benchmark), which refuses a positional
+    /// argument instead of ignoring it.
+    static func parseOptions(_ args: [String], flags: Set<String> = [], valued: Set<String>?, takesArguments: Bool = true,
+                             command: String) throws -> (options: [String: String], positional: [String]) {
         var options: [String: String] = [:]
         var positional: [String] = []
         var i = 0
@@ -58,11 +62,42 @@ enum CLI {
                     options[name] = args[i + 1]
                     i += 1
                 }
+            } else if valued != nil, a == "-h" || a == "-help" {
+                // `-h` where a command reads its options here: its --help, when it has one.
+                guard flags.contains("help") else { throw CLIError("unknown option -h" + (command.isEmpty ? "" : " (see idvd \(command) --help)")) }
+                options["help"] = "true"
+            } else if valued != nil, a.count > 1, a.hasPrefix("-"), a.dropFirst().first?.isLetter == true {
+                // `-x`: a mistyped option, not a file or a value (`-5` and `-` stay positional).
+                throw CLIError("unknown option \(a)" + (command.isEmpty ? "" : " (see idvd \(command) --help)"))
             } else {
                 positional.append(a)
             }
             i += 1
         }
+        if !takesArguments, let first = positional.first {
+            throw CLIError("unexpected argument '\(first)'" + (command.isEmpty ? "" : " (see idvd \(command) --help)"))
+        }
         return (options, positional)
+    }
+
+    /// A group command's first argument (`idvd document --bogus`) that is an option where a
+    /// subcommand belongs: refused as an unknown option rather than as an unknown subcommand.
+    static func refuseOptionForSubcommand(_ first: String?, command: String) throws {
+        guard let first, first.count > 1, first.hasPrefix("-"), !["-h", "--help"].contains(first) else { return }
+        throw CLIError("unknown option \(optionName(first)) (see idvd \(command) --help)")
+    }
+
+    /// An option as typed, without any `=value`: `--name`, `-x`.
+    static func optionName(_ arg: String) -> String {
+        arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
+    }
+
+    /// For commands that take no arguments (`idvd version`, `codes`, `openapi`): `--help` / `-h`
+    /// prints `usage` (true: the caller returns 0); any other argument is refused (exit 2).
+    static func noArguments(_ args: [String], usage: String, command: String) throws -> Bool {
+        guard let first = args.first else { return false }
+        if args.contains("--help") || args.contains("-h") { print(usage); return true }
+        if first.count > 1, first.hasPrefix("-") { throw CLIError("unknown option \(optionName(first)) (see idvd \(command) --help)") }
+        throw CLIError("unexpected argument '\(first)' (idvd \(command) takes no arguments)")
     }
 }

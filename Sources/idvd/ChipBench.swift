@@ -15,8 +15,8 @@ extension Benchmark {
           loading the NL master list as trust.
           Prints median and 95th percentile in milliseconds (one thread).
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["help", "h"])
-        if o["help"] != nil || o["h"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
+        let (o, _) = try CLI.parseOptions(args, flags: ["help", "h"], valued: ["iterations", "samples"], takesArguments: false, command: "bench chip")
+        if o["help"] != nil || o["h"] != nil { print(usage); return 0 }
         guard let n = Int(o["iterations"] ?? "200"), n >= 1, n <= 100_000 else { throw CLIError("--iterations must be 1…100000") }
         let samples = o["samples"] ?? ChipBenchData.defaultSamples()
 

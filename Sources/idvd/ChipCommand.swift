@@ -26,6 +26,7 @@ extension Command {
           Exit 0: passive authentication passed and the signer's country is the issuing state's; 1: either
           failed; 2: unusable input.
         """
+        try CLI.refuseOptionForSubcommand(args.first, command: "chip")
         guard let sub = args.first, sub == "verify" else {
             print(usage)
             return args.first.map { ["-h", "--help"].contains($0) } == true ? 0 : 2
@@ -33,7 +34,11 @@ extension Command {
         var sod: String?, com: String?, dir: String?, portraitOut: String?, page: String?, at: Date?
         var dgs: [Int: String] = [:], trust: [String] = [], mrz: [String]?
         var i = 1
-        let rest = Array(args)
+        // `--name=value` as `--name value`, as CLI.parseOptions reads it (not for --mrz, which takes lines).
+        let rest = args.flatMap { a -> [String] in
+            guard a.hasPrefix("--"), !a.hasPrefix("--mrz"), let eq = a.firstIndex(of: "=") else { return [a] }
+            return [String(a[..<eq]), String(a[a.index(after: eq)...])]
+        }
         func value(_ name: String) throws -> String {
             guard i + 1 < rest.count else { throw CLIError("\(name) needs a value") }
             i += 1
@@ -66,7 +71,10 @@ extension Command {
                 mrz = lines
             default:
                 if a.hasPrefix("--dg"), let n = Int(a.dropFirst(4)), (1...16).contains(n) { dgs[n] = try value(a) }
-                else { throw CLIError("unknown option \(a)\n\(usage)") }
+                else if a.hasPrefix("-") {
+                    let bare = a.split(separator: "=", maxSplits: 1).first.map(String.init) ?? a
+                    throw CLIError("unknown option \(bare) (see idvd chip verify --help)")
+                } else { throw CLIError("unexpected argument '\(a)' (see idvd chip verify --help)") }
             }
             i += 1
         }

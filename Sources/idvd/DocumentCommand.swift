@@ -36,11 +36,13 @@ extension Command {
           every file got its line (report or error line); 2 on usage errors and, without --jsonl, when a
           file cannot be read.
         """
+        try CLI.refuseOptionForSubcommand(args.first, command: "document")
         guard args.first == "read" else {
             print(usage)
             return args.isEmpty || args.first == "--help" || args.first == "-h" ? 0 : 2
         }
-        let (o, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"])
+        let (o, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"],
+                                            valued: ["shape", "flow", "working-size", "portrait-search", "debug-strips"], command: "document read")
         if o["help"] != nil { print(usage); return 0 }
         guard !pos.isEmpty else { throw CLIError("no image given\n" + usage) }
         let shape = o["shape"] ?? "internal"
@@ -242,10 +244,10 @@ extension Benchmark {
         exact). "Wrong but not flagged" = not exact, yet the report has a valid MRZ, no failed check
         but expiry and no warning (it would be VALID were the document in date). Time = decode + locate + recognise + parse, one thread, per image.
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"],
+        let (o, _) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"],
                                             valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes"],
-                                            command: "bench document")
-        if o["help"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
+                                            takesArguments: false, command: "bench document")
+        if o["help"] != nil { print(usage); return 0 }
         struct Item { let file: String; let expected: [String]; let set: String }
         var items: [Item] = []
         // Default: the shared test data beside the checkout, found from the working directory or,

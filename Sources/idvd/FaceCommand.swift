@@ -24,11 +24,13 @@ extension Command {
                      was made (Models/dlib/SOURCES.md).
             Models are read from IDV_MODELS_DIR or ~/.cache/openidv/models (scripts/bootstrap).
             """
+        try CLI.refuseOptionForSubcommand(args.first, command: "face")
         guard let sub = args.first, !["-h", "--help"].contains(sub) else {
             print(usage)
             return args.isEmpty ? 2 : 0
         }
-        let (options, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["embedding", "landmarks"])
+        let (options, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["embedding", "landmarks"],
+                                                         valued: ["detector", "operating-point", "threshold", "jitter"], command: "face \(sub)")
         var detection = DetectionOptions()
         if let name = options["detector"] {
             guard let kind = FaceDetectorKind(rawValue: name) else { throw CLIError("--detector must be hog or cnn") }
@@ -160,11 +162,14 @@ enum FaceCLI {
 
 extension Benchmark {
     static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)", hasUsage: true) { args in
-        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"])
+        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"],
+                                          valued: ["pairs", "images", "limit", "threads", "repeat", "cache", "stage-image", "probe-images",
+                                                   "fit-folds", "template-cache"], takesArguments: false, command: "bench face")
         if o["help"] != nil {
             print("""
                 usage: idvd bench face [--pairs FILE] [--images DIR] [--limit N] [--threads N] [--repeat N]
                                        [--cache FILE] [--stage-image FILE] [--stages-only | --lfw-only]
+                                       [--probe-images K [--fit-folds LIST] [--template-cache FILE] [--flip] [--with-pairs]]
                   --pairs/--images  an LFW-format pairs list and image folder (default ../shared/testdata/lfw)
                   --limit N         only the first N usable pairs
                   --threads N       threads for the LFW descriptors (default 1; stages always use one)
@@ -172,7 +177,8 @@ extension Benchmark {
                   --probe-images K  multi-image templates: one reference image against K fused probe images
                                     (default 3; 0 skips), thresholds fitted on --fit-folds (default 1,2,3) and
                                     reported on the other folds; --template-cache FILE keeps its measures;
-                                    --flip averages each image's descriptor with its mirror image's
+                                    --flip averages each image's descriptor with its mirror image's;
+                                    --with-pairs also runs the one-image-pair LFW verification
                 """)
             return 0
         }

@@ -11,16 +11,20 @@ import Imaging
 /// The dev/eval split is fixed (docs/LIVENESS.md, "Data and split"): levels are chosen on dev only.
 extension Benchmark {
     static let liveness = Benchmark(name: "liveness", summary: "PAD: APCER per species, BPCER, previous vs fused method, time per 3 s sequence", hasUsage: true) { args in
-        let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "no-simulated", "help"])
+        let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "no-simulated", "help"],
+                                          valued: ["data", "fps", "threshold", "mode", "max-frames", "seconds", "lfw", "dump", "texture-frames",
+                                                   "tracking-margin"], takesArguments: false, command: "bench liveness")
         if o["help"] != nil {
             print("""
                 usage: idvd bench liveness [--data DIR] [--fps N] [--seconds S] [--lfw N] [--dump FILE.jsonl]
                                            [--texture-frames N] [--tracking-margin M] [--no-simulated] [--verbose]
+                                           [--threshold T] [--mode passive|active] [--max-frames N]
                   --data DIR          shared test data (default ../shared/testdata)
                   --dump FILE         one JSON line per sequence: cue strengths, texture per frame, scores, quality, times
                   --texture-frames N  frames scored by the texture models (default \(LivenessConfiguration().textureFrames))
                   --tracking-margin M 0 = detect every frame whole (the previous tracking)
                   --no-simulated      skip the simulated screen re-captures (faster)
+                  --threshold, --mode, --max-frames   as for `idvd liveness analyze`
                 """)
             return 0
         }

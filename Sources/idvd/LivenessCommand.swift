@@ -125,7 +125,9 @@ enum LivenessCLI {
     }
 
     static func analyze(_ args: [String]) throws -> Int32 {
-        let (o, p) = try CLI.parseOptions(args, flags: ["frames"])
+        let (o, p) = try CLI.parseOptions(args, flags: ["frames"],
+                                          valued: ["fps", "threshold", "mode", "max-frames", "start", "seconds", "challenge", "duration", "best-frame"],
+                                          command: "liveness analyze")
         guard p.count == 1 else { throw CLIError(analyzeUsage) }
         var config = LivenessConfiguration()
         try config.apply(o)
@@ -150,7 +152,7 @@ enum LivenessCLI {
     }
 
     static func texture(_ args: [String]) throws -> Int32 {
-        let (_, paths) = try CLI.parseOptions(args)
+        let (_, paths) = try CLI.parseOptions(args, valued: [], command: "liveness texture")
         guard !paths.isEmpty else { throw CLIError(analyzeUsage) }
         let engine = try FaceEngine.shared()
         let pad = try TexturePAD.shared()
@@ -167,7 +169,8 @@ enum LivenessCLI {
     }
 
     static func makeAttack(_ args: [String]) throws -> Int32 {
-        let (o, _) = try CLI.parseOptions(args, flags: ["whole"])
+        let (o, _) = try CLI.parseOptions(args, flags: ["whole"], valued: ["from", "out", "frames", "seed", "screen", "fps"],
+                                          takesArguments: false, command: "liveness make-attack")
         guard let from = o["from"], let out = o["out"] else { throw CLIError(analyzeUsage) }
         let count = try Int(o["frames"] ?? "30").flatMap { (1...1000).contains($0) ? $0 : nil } ?? { throw CLIError("--frames needs 1…1000") }()
         let seed = try UInt64(o["seed"] ?? "1") ?? { throw CLIError("--seed needs a non-negative integer") }()
@@ -209,6 +212,7 @@ enum LivenessCLI {
 
 extension Command {
     static let liveness = Command(name: "liveness", summary: "selfie liveness (PAD): analyze FRAMES_DIR|VIDEO, make-attack") { args in
+        try CLI.refuseOptionForSubcommand(args.first, command: "liveness")
         switch args.first {
         case "analyze": return try LivenessCLI.analyze(Array(args.dropFirst()))
         case "make-attack": return try LivenessCLI.makeAttack(Array(args.dropFirst()))
@@ -228,11 +232,14 @@ extension Command {
         liveness_score (0–100), reasons, capture_issues and recapture_code (1060–1065: the server would ask again).
         Exit 0 when MATCHED.
         """
+        try CLI.refuseOptionForSubcommand(args.first, command: "selfie")
         guard args.first == "verify" else {
             if ["-h", "--help"].contains(args.first ?? "") { print(usage); return 0 }
             throw CLIError(usage)
         }
-        let (o, p) = try CLI.parseOptions(Array(args.dropFirst()))
+        let (o, p) = try CLI.parseOptions(Array(args.dropFirst()),
+                                          valued: ["against", "fps", "threshold", "mode", "max-frames", "match-threshold", "operating-point",
+                                                   "challenge", "duration", "best-frame"], command: "selfie verify")
         guard p.count == 1, let against = o["against"] else { throw CLIError(usage) }
         var config = LivenessConfiguration()
         try config.apply(o)

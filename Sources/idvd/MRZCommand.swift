@@ -14,11 +14,13 @@ extension Command {
               --expiry-window N     years an expiry date may lie in the future (default 20)
             Exit status: 0 when every MRZ is valid, 1 when one is not, 2 on a usage error.
             """
+        try CLI.refuseOptionForSubcommand(args.first, command: "mrz")
         guard args.first == "parse" else {
             if args.isEmpty || ["-h", "--help"].contains(args[0]) { print(usage); return args.isEmpty ? 2 : 0 }
             throw CLIError("unknown mrz subcommand '\(args[0])'\n" + usage)
         }
-        let (opts, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "no-correct", "help"])
+        let (opts, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "no-correct", "help"],
+                                                        valued: ["reference-date", "expiry-window"], command: "mrz parse")
         if opts["help"] != nil { print(usage); return 0 }
         var options = MRZParser.Options()
         if opts["no-correct"] != nil { options.correctionEnabled = false }
@@ -83,8 +85,8 @@ extension Benchmark {
     /// check-digit-blind confusions such as 1↔L, 6↔G, `<`↔K, or two that cancel). The `codes` row
     /// misreads one or two issuing-state / nationality cells (letter look-alikes included) with
     /// posteriors and counts recovered, left unknown (reported), wrong but listed, wrong corrections.
-    static let mrz = Benchmark(name: "mrz", summary: "MRZ parses per second, clean, OCR-corrupted and posterior-decoded") { args in
-        let (opts, _) = try CLI.parseOptions(args)
+    static let mrz = Benchmark(name: "mrz", summary: "MRZ parses per second, clean, OCR-corrupted and posterior-decoded", options: "[--count N]") { args in
+        let (opts, _) = try CLI.parseOptions(args, valued: ["count"], takesArguments: false, command: "bench mrz")
         let count = Int(opts["count"] ?? "") ?? 20_000
         var generator = MRZSampleGenerator(seed: 20_261_129)
         let clean = (0..<count).map { _ in generator.next().lines }

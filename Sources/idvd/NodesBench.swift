@@ -87,9 +87,10 @@ extension Benchmark {
     /// session) and of a full password login (3 requests, each a write transaction), with the p99 of
     /// the password answer alone under that load. Argon2id is light by default so the store, not
     /// hashing, is what is measured (`--argon2 production` for the CPU-bound case).
-    static let nodes = Benchmark(name: "nodes", summary: "1 node on SQLite vs 1 and N nodes on one PostgreSQL: light-request and full-flow throughput, answer p99") { args in
+    static let nodes = Benchmark(name: "nodes", summary: "1 node on SQLite vs 1 and N nodes on one PostgreSQL: light-request and full-flow throughput, answer p99", options: "[--seconds S] [--connections N] [--nodes N] [--argon2 production] [--db URL] [--server PATH] [--async-commit] [--set key=value]...") { args in
         let (rest, extra) = try Command.splitSettings(args)
-        let (opts, _) = try CLI.parseOptions(rest, flags: ["async-commit"])
+        let (opts, _) = try CLI.parseOptions(rest, flags: ["async-commit"], valued: ["seconds", "connections", "nodes", "argon2", "db", "server"],
+                                             takesArguments: false, command: "bench nodes")
         let seconds = Double(opts["seconds"] ?? "5") ?? 5
         let connections = Int(opts["connections"] ?? "8") ?? 8
         let nodeCount = max(2, Int(opts["nodes"] ?? "2") ?? 2)
@@ -304,8 +305,9 @@ extension Benchmark {
     /// split over two store instances — two connection pools, as two nodes — so appends race across
     /// "nodes" for the chain head), and `idvd admin audit --verify` checks the whole chain as an
     /// operator runs it. Prints entries/s and seconds. SQLite always; PostgreSQL as for `idvd bench nodes`.
-    static let audit = Benchmark(name: "audit", summary: "audit chain: append rate (batched, and concurrent writers over 2 pools) and `admin audit --verify` time (SQLite, PostgreSQL)") { args in
-        let (opts, _) = try CLI.parseOptions(args, flags: ["async-commit"])
+    static let audit = Benchmark(name: "audit", summary: "audit chain: append rate (batched, and concurrent writers over 2 pools) and `admin audit --verify` time (SQLite, PostgreSQL)",
+                                options: "[--records N] [--writers N] [--appends N] [--db URL] [--async-commit]") { args in
+        let (opts, _) = try CLI.parseOptions(args, flags: ["async-commit"], valued: ["records", "writers", "appends", "db"], takesArguments: false, command: "bench audit")
         guard let n = Int(opts["records"] ?? "100000"), n >= 1 else { throw CLIError("--records must be a positive number") }
         guard let writers = Int(opts["writers"] ?? "8"), writers >= 1 else { throw CLIError("--writers must be a positive number") }
         guard let appends = Int(opts["appends"] ?? "250"), appends >= 1 else { throw CLIError("--appends must be a positive number") }

@@ -3,8 +3,8 @@ import Foundation
 import IDVTools
 
 extension Benchmark {
-    static let ocrb = Benchmark(name: "ocrb", summary: "OCR-B classifier: load time of the shipped parameters (--train: training time), held-out accuracy per class, posterior calibration") { args in
-        let opts = try CLI.parseOptions(args, flags: ["train"]).options
+    static let ocrb = Benchmark(name: "ocrb", summary: "OCR-B classifier: load time of the shipped parameters (--train: training time), held-out accuracy per class, posterior calibration", options: "[--train] [--seed N] [--lines N]") { args in
+        let opts = try CLI.parseOptions(args, flags: ["train"], valued: ["seed", "lines"], takesArguments: false, command: "bench ocrb").options
         let seed = UInt64(opts["seed"] ?? "999") ?? 999
         let lines = Int(opts["lines"] ?? "3") ?? 3
         var clf: OCRBClassifier?

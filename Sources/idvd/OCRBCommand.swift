@@ -15,11 +15,13 @@ extension Command {
             Needs Cairo, fontconfig and the OCR B font; reading documents needs none of them.
             Exit status: 0 done / identical, 1 different, 2 usage error or no OCR B font.
             """
+        try CLI.refuseOptionForSubcommand(args.first, command: "ocrb")
         guard let sub = args.first, ["train", "check"].contains(sub) else {
             if args.isEmpty || ["-h", "--help"].contains(args[0]) { print(usage); return args.isEmpty ? 2 : 0 }
             throw CLIError("unknown ocrb subcommand '\(args[0])'\n" + usage)
         }
-        let (o, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["help"])
+        let (o, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["help"], valued: ["seed", "lines-per-pitch", "out"],
+                                                    command: "ocrb \(sub)")
         if o["help"] != nil { print(usage); return 0 }
         guard let seed = UInt64(o["seed"] ?? "1") else { throw CLIError("--seed must be a non-negative integer") }
         guard let lines = Int(o["lines-per-pitch"] ?? "12"), (1...100).contains(lines) else { throw CLIError("--lines-per-pitch must be 1–100") }

@@ -8,8 +8,8 @@ extension Benchmark {
     /// through IDVCore's `toJSONString()` / `init(jsonString:)`, and, for comparison, Foundation's
     /// plain `JSONDecoder` (which lacks field-naming errors). Prints payload size, median seconds per
     /// operation and MB/s as JSON.
-    static let payload = Benchmark(name: "payload", summary: "IDVCore payload JSON encode/decode (DocumentDetails with images)") { args in
-        let (options, _) = try CLI.parseOptions(args)
+    static let payload = Benchmark(name: "payload", summary: "IDVCore payload JSON encode/decode (DocumentDetails with images)", options: "[--image-kb N] [--iterations N]") { args in
+        let (options, _) = try CLI.parseOptions(args, valued: ["image-kb", "iterations"], takesArguments: false, command: "bench payload")
         guard let imageKB = Int(options["image-kb"] ?? "1024"), (1...65_536).contains(imageKB) else {
             throw CLIError("--image-kb must be an integer in 1...65536")
         }

@@ -13,6 +13,8 @@ extension Command {
             usage: idvd serve [--config FILE] [--port N] [--db PATH|URL] [--set KEY=VALUE]...
 
             Runs the server until SIGTERM/SIGINT (then in-flight requests finish and the store closes).
+            Arguments and settings are checked before the store is opened; a SQLite file this start
+            created is removed again when the server then cannot listen (port in use, bad TLS material).
             Prints one ready line on stdout: {"event":"listening","port":N,...}. Logs JSON lines on stderr.
 
             Settings, lowest precedence first: defaults < --config FILE (flat JSON object of the keys
@@ -42,7 +44,34 @@ extension Command {
         do { config = try ServerConfig.load(file: file, overrides: overrides) } catch { throw CLIError("\(error)") }
         // The composition root: the store (SQLite or PostgreSQL), libsodium, the production readers,
         // the engine and HTTP. The store first: a node that cannot reach its database fails at once.
+        // A SQLite file this run creates is removed again when the server then fails to start (port
+        // in use, bad TLS material, …) before it listened: a failed start leaves no empty database.
+        var newFile: String?
+        if case let .sqlite(path) = config.database, !FileManager.default.fileExists(atPath: path) { newFile = path }
         let store = try StoreOpening.open(config, mustExist: false, command: "serve")
+        let listened = Flag()
+        do {
+            return try serve(config: config, store: store, listened: listened)
+        } catch {
+            if let newFile, !listened.value {
+                store.close()
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: newFile + suffix) }
+                Log.event("removed the new database file of this failed start", level: "warning", ["path": .string(newFile)])
+            }
+            throw error
+        }
+    }
+
+    /// Set once, read after: whether `idvd serve` got as far as listening.
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var set = false
+        var value: Bool { lock.withLock { set } }
+        func raise() { lock.withLock { set = true } }
+    }
+
+    /// `idvd serve` from the opened store on: readers, engine, HTTP, until SIGTERM/SIGINT.
+    static func serve(config: ServerConfig, store: any ServedStore, listened: Flag) throws -> Int32 {
         StoreOpening.logOpened(store, config: config)
         if config.documentsWarmUp { DocumentReaderVerifier.warmUp() }
         if config.workflow.acceptSpecimenDocuments {
@@ -54,6 +83,7 @@ extension Command {
         // The webhook outbox's delivery worker (docs/WEBHOOKS.md), on every node unless webhooks.deliver is off.
         let vault = registry.services?.vault
         return try ServerRunner.run(config: config, store: store, registry: registry, crypto: Sodium()) { app in
+            listened.raise()
             guard config.webhooks.deliver, let vault else { return {} }
             let deliverer = WebhookDeliverer(store: store, vault: vault, settings: config.webhooks, metrics: app.metrics)
             deliverer.start()
@@ -86,7 +116,12 @@ extension Command {
         return (rest, settings)
     }
 
-    static let openapi = Command(name: "openapi", summary: "print the OpenAPI 3 document of the HTTP API") { _ in
+    static let openapi = Command(name: "openapi", summary: "print the OpenAPI 3 document of the HTTP API") { args in
+        let usage = """
+        usage: idvd openapi
+          Prints the OpenAPI 3 document of the standard server's HTTP API (JSON; openapi.json in the checkout).
+        """
+        if try CLI.noArguments(args, usage: usage, command: "openapi") { return 0 }
         FileHandle.standardOutput.write(try standardOpenAPIDocument())
         FileHandle.standardOutput.write(Data("\n".utf8))
         return 0

@@ -12,8 +12,9 @@ extension Benchmark {
     /// from this process (our own keep-alive load generator; also `wrk` for the light endpoint when
     /// installed). Prints requests/s and p50/p99 latency for `GET /healthz` and for a full password
     /// login (POST /v1/sessions → getUser → getPassword(VERIFY) → onUserLoggedIn).
-    static let server = Benchmark(name: "server", summary: "HTTP server: req/s and p50/p99 for /healthz and a full password login") { args in
-        let (opts, _) = try CLI.parseOptions(args, flags: ["light-argon2", "no-wrk", "heavy"])
+    static let server = Benchmark(name: "server", summary: "HTTP server: req/s and p50/p99 for /healthz and a full password login", options: "[--seconds S] [--connections N] [--threads N] [--light-argon2] [--no-wrk] [--server PATH]\n--heavy [--uploaders N] [--frames N] [--seconds S] [--light N] [--server PATH]") { args in
+        let (opts, _) = try CLI.parseOptions(args, flags: ["light-argon2", "no-wrk", "heavy"],
+                                             valued: ["seconds", "connections", "threads", "server", "uploaders", "frames", "light"], takesArguments: false, command: "bench server")
         // `--heavy`: heavy uploads beside light traffic (ServerHeavyBench.swift).
         if opts["heavy"] != nil { return try heavyBeside(light: opts) }
         let seconds = Double(opts["seconds"] ?? "5") ?? 5
@@ -27,7 +28,9 @@ extension Benchmark {
         let db = dir.appendingPathComponent("bench.sqlite").path
         var settings = ["http.threads": threads, "log.requests": "true", "password.attempts": "1000000",
                         "limits.sessions_per_client": "0", "limits.sessions_per_device": "0",
-                        "limits.devices_per_client": "0"]
+                        "limits.devices_per_client": "0",
+                        // The key file in the bench's own folder (removed with it), not in ~/.local/state.
+                        "templates.key_file": dir.appendingPathComponent("templates.key").path]
         if light { settings["argon2.opslimit"] = "1"; settings["argon2.memlimit_kib"] = "8" }
 
         var config = try ServerConfig.load(file: nil, overrides: settings.merging(["db.path": db]) { a, _ in a })
@@ -121,7 +124,7 @@ extension Benchmark {
                                  executable: String?) throws -> (server: Process, port: Int, codes: [(String, String)]) {
         var codes: [(String, String)] = []
         do {
-            let store = try SQLiteStore(path: db)
+            let store = try config.openStore()
             let admin = Admin(store: store, config: config, crypto: Sodium())
             for id in users { codes.append((id, try admin.createUser(id, activationRequiresIDV: false).activationCode)) }
             store.close()

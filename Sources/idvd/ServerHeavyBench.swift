@@ -29,7 +29,9 @@ extension Benchmark {
         let settings = ["log.requests": "false", "argon2.opslimit": "1", "argon2.memlimit_kib": "8", "password.attempts": "1000000",
                         "documents.warm_up": "false",
                         // The abuse limits (docs/LIMITS.md) off: thousands of sessions from one address are the load here.
-                        "limits.sessions_per_client": "0", "limits.sessions_per_device": "0", "limits.devices_per_client": "0"]
+                        "limits.sessions_per_client": "0", "limits.sessions_per_device": "0", "limits.devices_per_client": "0",
+                        // The key file in the bench's own folder (removed with it), not in ~/.local/state.
+                        "templates.key_file": dir.appendingPathComponent("templates.key").path]
         let config = try ServerConfig.load(file: nil, overrides: settings.merging(["db.path": db]) { a, _ in a })
         let (server, port, codes) = try Self.startBenchServer(db: db, config: config, settings: settings,
                                                               users: (0..<uploaders).map { "heavy\($0)" }, executable: opts["server"])

@@ -29,7 +29,9 @@ extension Command {
           surname, --mrz-surname prints NAME in the MRZ (check digits stay valid: no TD1 check digit covers the
           name) — a card whose MRZ and front disagree, for the name cross-check.
         """
-        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h", "png", "chip", "chip-jpeg", "sides"])
+        let (o, pos) = try CLI.parseOptions(args, flags: ["augment", "help", "h", "png", "chip", "chip-jpeg", "sides"],
+                                            valued: ["format", "count", "seed", "out", "portrait", "width", "height", "mrz", "jpeg", "swap-portrait",
+                                                     "pki-seed", "front-surname", "mrz-surname"], command: "specimen")
         if o["help"] != nil || o["h"] != nil || !pos.isEmpty { print(usage); return pos.isEmpty ? 0 : 2 }
         let formatName = o["format"] ?? "td3"
         guard ["td1", "td3", "mixed"].contains(formatName) else { throw CLIError("--format must be td1, td3 or mixed") }

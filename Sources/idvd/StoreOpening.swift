@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import IDVCrypto
 import IDVEngine
 import IDVStorePostgres
 import IDVStoreSQLite
@@ -23,9 +24,16 @@ enum StoreOpening {
     static func open(_ config: ServerConfig, mustExist: Bool, command: String) throws -> any ServedStore {
         switch config.database {
         case let .sqlite(path):
-            if mustExist, !FileManager.default.fileExists(atPath: path) {
+            let exists = FileManager.default.fileExists(atPath: path)
+            if mustExist, !exists {
                 throw CLIError("no database at \(path): `idvd \(command)` does not create one "
                                + "(check --db / db.path; `idvd admin create-user` or `idvd serve` creates a new database)")
+            }
+            if !exists {
+                // The key file first (made when missing, as the store would): a key file the vault
+                // refuses (group-readable, unreadable, a bad previous key) must not leave a new,
+                // empty database behind.
+                do { _ = try config.openVault() } catch { throw CLIError("\(error)") }
             }
             return try config.openStore()
         case .postgres:

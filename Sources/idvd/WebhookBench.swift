@@ -9,8 +9,8 @@ import IDVStoreSQLite
 import IDVWebhooks
 
 extension Benchmark {
-    static let webhooks = Benchmark(name: "webhooks", summary: "webhook outbox (SQLite): enqueue cost in a write transaction, drain rate and event-to-receipt latency to a loopback receiver") { args in
-        let (opts, _) = try CLI.parseOptions(args)
+    static let webhooks = Benchmark(name: "webhooks", summary: "webhook outbox (SQLite): enqueue cost in a write transaction, drain rate and event-to-receipt latency to a loopback receiver", options: "[--events N] [--batch N] [--poll-ms MS]") { args in
+        let (opts, _) = try CLI.parseOptions(args, valued: ["events", "batch", "poll-ms"], takesArguments: false, command: "bench webhooks")
         guard let n = Int(opts["events"] ?? "2000"), n >= 1 else { throw CLIError("--events must be a positive number") }
         guard let batch = Int(opts["batch"] ?? "16"), batch >= 1 else { throw CLIError("--batch must be a positive number") }
         guard let pollMs = Int(opts["poll-ms"] ?? "20"), pollMs >= 1 else { throw CLIError("--poll-ms must be a positive number") }

@@ -76,8 +76,10 @@ extension Command {
           The secret comes from --secret-file (mode 0600 recommended) or IDVD_WEBHOOK_SECRET, never the command line.
           Prints {"valid":true,…}; exit 0 when valid, 1 when not, 2 on a usage error.
         """
+        try CLI.refuseOptionForSubcommand(args.first, command: "webhook")
         guard args.first == "verify" else { print(usage); return args.isEmpty || args.first == "--help" || args.first == "-h" ? (args.isEmpty ? 2 : 0) : 2 }
-        let (opts, pos) = try CLI.parseOptions(Array(args.dropFirst()))
+        let (opts, pos) = try CLI.parseOptions(Array(args.dropFirst()), valued: ["header", "secret-file", "tolerance", "now"],
+                                                   command: "webhook verify")
         guard pos.isEmpty else { throw CLIError("unexpected argument '\(pos[0])' (the secret is read from --secret-file or IDVD_WEBHOOK_SECRET)") }
         guard let header = opts["header"] else { throw CLIError("--header needs the IDV-Signature header's value") }
         let secret: String

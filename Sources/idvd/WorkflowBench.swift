@@ -16,8 +16,8 @@ extension Benchmark {
     /// Frames: a directory of JPEG frames (default `Tests/Fixtures/selfie/katie_live`, SadTalker).
     /// Document: `--document FILE` (a page photo, e.g. `idvd specimen --seed 9 --jpeg 90`); N
     /// additional-document-scan steps (pages upload → `onIDVAdditionalDocumentScan`).
-    static let workflow = Benchmark(name: "workflow", summary: "IDV flow steps over HTTP: selfie step (liveness + match) and document step") { args in
-        let (o, _) = try CLI.parseOptions(args)
+    static let workflow = Benchmark(name: "workflow", summary: "IDV flow steps over HTTP: selfie step (liveness + match) and document step", options: "[--frames DIR] [--iterations N] [--document FILE]") { args in
+        let (o, _) = try CLI.parseOptions(args, valued: ["frames", "iterations", "document"], takesArguments: false, command: "bench workflow")
         let dir = o["frames"] ?? "Tests/Fixtures/selfie/katie_live"
         guard let n = Int(o["iterations"] ?? "5"), (1...1000).contains(n) else { throw CLIError("--iterations must be in 1...1000") }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.sorted()
@@ -31,8 +31,9 @@ extension Benchmark {
         let config = try ServerConfig.load(file: nil, environment: [:], overrides: [
             "db.path": tmp.appendingPathComponent("b.sqlite").path, "listen.port": "0", "log.requests": "false",
             "argon2.opslimit": "1", "argon2.memlimit_kib": "8", "idv.biometric_attempts": "100",
+            "templates.key_file": tmp.appendingPathComponent("templates.key").path,   // not in ~/.local/state
         ])
-        let store = try SQLiteStore(path: config.dbPath)
+        let store = try config.openStore()
         let services = try IDVServices.production(config: config)
         guard services.selfies != nil else { throw CLIError("the selfie analyser is unavailable (dlib models missing?)") }
         let app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium())

@@ -22,12 +22,19 @@ let commands: [Command] = [
 ]
 
 extension Command {
-static let version = Command(name: "version", summary: "print the version of idvd and its libraries") { _ in
+static let version = Command(name: "version", summary: "print the version of idvd and its libraries") { args in
+    if try CLI.noArguments(args, usage: "usage: idvd version\n  Prints the version of idvd and its libraries.", command: "version") { return 0 }
     print("idvd \(OpenIDV.version)")
     return 0
 }
 
-static let codes = Command(name: "codes", summary: "print the workflow, challenge-mode and error-code tables as JSON") { _ in
+static let codes = Command(name: "codes", summary: "print the workflow, challenge-mode and error-code tables as JSON") { args in
+    let usage = """
+    usage: idvd codes
+      Prints the workflow, challenge-mode and error-code tables as JSON: workflows and challenge_modes
+      (raw, name), error_codes (long_error_code, short_error_code, name, message).
+    """
+    if try CLI.noArguments(args, usage: usage, command: "codes") { return 0 }
     struct Row: Encodable { let raw: Int; let name: String }
     struct ErrorRow: Encodable { let long_error_code: Int; let short_error_code: Int; let name: String; let message: String }
     struct Tables: Encodable { let workflows: [Row]; let challenge_modes: [Row]; let error_codes: [ErrorRow] }

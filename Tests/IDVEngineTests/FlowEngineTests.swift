@@ -42,7 +42,7 @@ final class FlowEngineTests: XCTestCase {
         var config = ServerConfig()
         config.argon2OpsLimit = 1
         config.argon2MemLimitKiB = 8
-        let store = try SQLiteStore(path: dir.appendingPathComponent("e.sqlite").path)
+        let store = try SQLiteStore(path: dir.appendingPathComponent("e.sqlite").path, keyFile: dir.appendingPathComponent("e.key").path)
         var registry = FlowRegistry.standard()
         registry.register(ConfirmFlow(name: "test.idv.activation", startableByClient: false), activationFor: [.activation])
         registry.register(ConfirmFlow(name: "test.postlogin", startableByClient: true))
@@ -164,7 +164,7 @@ final class FlowEngineTests: XCTestCase {
     }
 
     func testAuditChainDetectsTampering() throws {
-        let store = try SQLiteStore(path: dir.appendingPathComponent("a.sqlite").path)
+        let store = try SQLiteStore(path: dir.appendingPathComponent("a.sqlite").path, keyFile: dir.appendingPathComponent("a.key").path)
         for i in 1...5 { try store.appendAudit(action: "test.\(i)", userID: "u", sessionID: nil, details: ["n": .integer(i)], at: 100 + i) }
         XCTAssertNil(try store.verifyAuditChain())
         try store.query("UPDATE audit_log SET details = '{\"n\":99}' WHERE seq = 3")

@@ -55,7 +55,7 @@ final class LimitsEngineTests: XCTestCase {
         config.argon2OpsLimit = 1
         config.argon2MemLimitKiB = 8
         tune(&config)
-        let store = try SQLiteStore(path: dir.appendingPathComponent("e.sqlite").path)
+        let store = try SQLiteStore(path: dir.appendingPathComponent("e.sqlite").path, keyFile: dir.appendingPathComponent("e.key").path)
         var registry = FlowRegistry.standard()
         registry.register(ConfirmIDV(), activationFor: [.activation])
         let c = crypto ?? Sodium()

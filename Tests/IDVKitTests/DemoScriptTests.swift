@@ -19,6 +19,13 @@ final class DemoScriptTests: XCTestCase {
         var env = ProcessInfo.processInfo.environment
         env["IDV_BIN"] = bin.path
         env["DEMO_STRICT"] = "1"
+        // The demo keeps its key file in its own folder: with the default key directory pointed at a
+        // fresh state folder (KeyLocation: XDG_STATE_HOME when IDVD_KEY_DIR is unset), nothing lands there.
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("demo-state-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: state) }
+        env["XDG_STATE_HOME"] = state.path
+        env["IDVD_KEY_DIR"] = nil
         p.environment = env
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else { return XCTFail("cannot create \(log.path)") }
@@ -57,5 +64,6 @@ final class DemoScriptTests: XCTestCase {
             XCTAssertTrue(row?.contains(fact) ?? false, "\(flow): expected \(fact) in \(row ?? "")")
         }
         XCTAssertFalse(summary.contains("NOT AVAILABLE"), summary)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: state.path), [], "scripts/demo left files in the default key directory")
     }
 }

@@ -38,6 +38,12 @@ final class IDVDServer {
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
+    /// What this server's `idvd` processes run with: the default key directory (`IDVD_KEY_DIR`,
+    /// KeyLocation) inside ``dir``, removed with it, so no key file is left in ~/.local/state.
+    var environment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(["IDVD_KEY_DIR": dir.appendingPathComponent("keys").path]) { _, n in n }
+    }
+
     static func settingArgs() -> [String] { settings.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.value)"] } }
 
     func start() throws {
@@ -45,6 +51,7 @@ final class IDVDServer {
         p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
         p.arguments = ["serve", "--db", db, "--port", "0"] + Self.settingArgs()
             + extraSettings.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.value)"] }
+        p.environment = environment
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle(forWritingAtPath: "/dev/null")
@@ -84,6 +91,7 @@ final class IDVDServer {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
         p.arguments = ["admin", "create-user", id, "--no-idv", "--db", db] + Self.settingArgs()
+        p.environment = environment
         let out = Pipe()
         p.standardOutput = out
         try p.run()

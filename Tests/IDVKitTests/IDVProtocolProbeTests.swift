@@ -114,7 +114,8 @@ final class IDVProtocolProbeTests: XCTestCase {
         config.argon2MemLimitKiB = 8
         config.logRequests = false
         config.shutdownGraceSeconds = 1
-        let store = try SQLiteStore(path: config.dbPath)
+        // The key file beside the test database, in the folder the tests remove (not ~/.local/state).
+        let store = try SQLiteStore(path: config.dbPath, keyFile: dir.appendingPathComponent("idvd.key").path)
         var registry = FlowRegistry.standard()
         registry.register(ProtocolProbeKYCFlow())
         let app = IDVServerApp(config: config, store: store, registry: registry, crypto: Sodium())

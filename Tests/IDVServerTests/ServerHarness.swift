@@ -24,12 +24,15 @@ enum IDVDBinary {
 
     /// Runs `idvd <args>` to completion; returns exit status and stdout.
     /// What every `idvd` these tests run gets on top of the test's environment: the default key
-    /// directory (`IDVD_KEY_DIR`, KeyLocation) in the temp folder, so default key files of the
-    /// tests' databases do not pile up in ~/.local/state (serve and admin agree on it).
+    /// directory (`IDVD_KEY_DIR`, KeyLocation), one temp folder of this test process removed when
+    /// it exits, so default key files of the tests' databases neither pile up in ~/.local/state
+    /// nor stay in the temp folder (serve and admin agree on it).
     /// Set in this test process too (first use), so in-process stores (WorkflowServer) resolve the same default.
+    static let keyDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-keys-\(getpid())")
     static let testEnvironment: [String: String] = {
-        let env = ["IDVD_KEY_DIR": FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-keys").path]
+        let env = ["IDVD_KEY_DIR": keyDirectory.path]
         for (k, v) in env { setenv(k, v, 1) }
+        atexit { try? FileManager.default.removeItem(at: IDVDBinary.keyDirectory) }
         return env
     }()
 

@@ -10,7 +10,7 @@ final class StoreConcurrencyTests: XCTestCase {
     private func freshStore(readers: Int = 4) throws -> (SQLiteStore, URL) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let store = try SQLiteStore(path: dir.appendingPathComponent("s.sqlite").path, readers: readers)
+        let store = try SQLiteStore(path: dir.appendingPathComponent("s.sqlite").path, keyFile: dir.appendingPathComponent("s.key").path, readers: readers)
         return (store, dir)
     }
 

@@ -33,7 +33,7 @@ final class WebhookDelivererTests: XCTestCase {
     override func tearDown() { try? FileManager.default.removeItem(at: dir) }
 
     func fixture(_ settings: WebhookSettings = WebhookSettings()) throws -> (SQLiteStore, TemplateVault, ManualClock, Admin, String) {
-        let store = try SQLiteStore(path: dir.appendingPathComponent("idvd.sqlite").path)
+        let store = try SQLiteStore(path: dir.appendingPathComponent("idvd.sqlite").path, keyFile: dir.appendingPathComponent("idvd.key").path)
         let vault = try TemplateVault(key: Crypto.randomBytes(32))
         let clock = ManualClock(1_800_000_000)
         var config = ServerConfig()

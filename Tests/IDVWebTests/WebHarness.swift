@@ -63,12 +63,20 @@ final class WebServer {
     var settingArgs: [String] { settings.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.value)"] } }
     var logPath: String { dir.appendingPathComponent("server.log").path }
 
+    /// What this server's `idvd` processes run with: the developer's environment without IDVD_*
+    /// (the bundled assets, as an install has them; no web.assets_dir), and the default key
+    /// directory (`IDVD_KEY_DIR`, KeyLocation) inside ``dir``, removed with it, so no key file is
+    /// left in ~/.local/state.
+    var environment: [String: String] {
+        ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IDVD_") }
+            .merging(["IDVD_KEY_DIR": dir.appendingPathComponent("keys").path]) { _, n in n }
+    }
+
     func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try WebPaths.idvd())
         p.arguments = ["serve", "--db", db, "--port", "0"] + settingArgs
-        // The bundled assets, as an install has them: no web.assets_dir from the developer's environment.
-        p.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IDVD_") }
+        p.environment = environment
         let out = Pipe()
         p.standardOutput = out
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -118,7 +126,7 @@ final class WebServer {
     /// `idvd admin ARGS` on this server's store: (exit status, stdout JSON or nil, stderr text).
     func admin(_ args: [String]) throws -> (status: Int32, json: JSONValue?, stderr: String) {
         let r = try WebPaths.run(try WebPaths.idvd(), ["admin"] + args + ["--db", db] + settingArgs,
-                                 environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IDVD_") })
+                                 environment: environment)
         return (r.status, try? JSONDecoder().decode(JSONValue.self, from: r.stdout), String(decoding: r.stderr, as: UTF8.self))
     }
 

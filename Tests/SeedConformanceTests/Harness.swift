@@ -43,6 +43,12 @@ final class IDVDServer {
 
     var host: String { "http://127.0.0.1" }
 
+    /// What this server's `idvd` processes run with: the default key directory (`IDVD_KEY_DIR`,
+    /// KeyLocation) inside ``dir``, removed with it, so no key file is left in ~/.local/state.
+    var environment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(["IDVD_KEY_DIR": dir.appendingPathComponent("keys").path]) { _, n in n }
+    }
+
     func settingArgs() -> [String] {
         Self.settings.merging(extraSettings) { $1 }.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.value)"] }
     }
@@ -51,6 +57,7 @@ final class IDVDServer {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
         p.arguments = ["serve", "--db", db, "--port", "0"] + settingArgs()
+        p.environment = environment
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle(forWritingAtPath: "/dev/null")
@@ -112,6 +119,7 @@ final class IDVDServer {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
         p.arguments = args
+        p.environment = environment
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice

@@ -118,6 +118,9 @@ class Server:
         self.idvd, self.dir = idvd, folder
         self.settings = dict(self.SETTINGS, **(settings or {}))
         self.db = os.path.join(folder, 'idvd.sqlite')
+        # The default key directory (IDVD_KEY_DIR) inside the scenario's folder, removed with it:
+        # no key file is left in ~/.local/state/openidv/keys.
+        self.env = dict(os.environ, IDVD_KEY_DIR=os.path.join(folder, 'keys'))
         self.proc = None
         self.port = 0
 
@@ -130,7 +133,7 @@ class Server:
     def start(self):
         self.log = open(os.path.join(self.dir, 'server.log'), 'wb')
         self.proc = subprocess.Popen([self.idvd, 'serve', '--db', self.db, '--port', '0', *self.args()],
-                                     stdout=subprocess.PIPE, stderr=self.log)
+                                     stdout=subprocess.PIPE, stderr=self.log, env=self.env)
         line = self.proc.stdout.readline()
         check(line, 'idvd serve did not print its ready line (see server.log)')
         ready = json.loads(line)
@@ -149,7 +152,7 @@ class Server:
             self.log.close()
 
     def admin(self, *args):
-        r = subprocess.run([self.idvd, 'admin', *args, '--db', self.db, *self.args()], capture_output=True)
+        r = subprocess.run([self.idvd, 'admin', *args, '--db', self.db, *self.args()], capture_output=True, env=self.env)
         check(r.returncode == 0 or args[0] == 'audit', f'idvd admin {args[0]} failed: {r.stderr.decode()}')
         return json.loads(r.stdout)
 
