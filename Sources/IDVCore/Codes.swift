@@ -38,7 +38,7 @@ import Foundation
 /// | 1028 | `networkError` | the server could not be reached |
 /// | 1029 | `timeout` | the server did not answer in time |
 /// | 1030 | `internalError` | the server failed; nothing was changed |
-/// | 1031 | `noDocumentFound` | no machine-readable zone was found in the images |
+/// | 1031 | `noDocumentFound` | no machine-readable zone was found in the images: photograph the whole page, flat and in focus |
 /// | 1032 | `noFaceFound` | no face was found where one was required |
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
 /// | 1034 | `callbackNotImplemented` | the app does not implement a callback the running flow needs (IDVKit) |
@@ -167,7 +167,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .networkError: return "The server could not be reached"
         case .timeout: return "The server did not answer in time"
         case .internalError: return "Internal server error"
-        case .noDocumentFound: return "No machine-readable zone was found"
+        case .noDocumentFound: return "No machine-readable zone was found: photograph the whole page, flat and in focus, and take it again"
         case .noFaceFound: return "No face was found"
         case .workflowUnavailable: return "The identity verification workflow is not available"
         case .callbackNotImplemented: return "The app does not implement a callback the flow needs"

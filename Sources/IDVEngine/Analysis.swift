@@ -212,11 +212,13 @@ public final class AnalysisLimiter: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         if cost.pixels > settings.maxRequestPixels {
             refusals["too_costly", default: 0] += 1
-            throw IDVError(.uploadTooCostly, "The upload's images hold \(cost.pixels) pixels together; the limit is \(settings.maxRequestPixels)")
+            throw IDVError(.uploadTooCostly, "\(IDVErrorCode.uploadTooCostly.message) (its images hold \(Self.megapixels(cost.pixels)) MP together; "
+                           + "one upload may hold \(settings.maxRequestMegapixels) MP)")
         }
         if cost.bytes > settings.maxAnalysisBytes {
             refusals["too_costly", default: 0] += 1
-            throw IDVError(.uploadTooCostly, "Analysing the upload would need about \(cost.bytes >> 20) MiB; one analysis may use \(settings.maxAnalysisMiB) MiB")
+            throw IDVError(.uploadTooCostly, "\(IDVErrorCode.uploadTooCostly.message) (analysing it would need about \(cost.bytes >> 20) MiB; "
+                           + "one analysis may use \(settings.maxAnalysisMiB) MiB)")
         }
         if let run, activeRuns.contains(run) {
             throw refuseLocked("in_progress", .analysisInProgress, "this flow's previous upload is still being analysed")
@@ -231,6 +233,12 @@ public final class AnalysisLimiter: @unchecked Sendable {
         if let run { activeRuns.insert(run) }
         if let user { activeUsers.insert(user) }
         return Reservation(bytes: cost.bytes, run: run, user: user, startedAt: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    /// `pixels` in megapixels with one decimal ("81.0").
+    static func megapixels(_ pixels: Int) -> String {
+        let tenths = (pixels + 50_000) / 100_000
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     /// Gives back what ``admit(cost:run:user:)`` reserved; its time joins the mean used for Retry-After.

@@ -40,15 +40,16 @@ public struct DocumentReaderVerifier: DocumentVerifying {
         let r = DocumentReader.read(pages: pages, options: o)
         guard !r.pagesJPEG.isEmpty else {
             for case let .tooManyPixels(page, w, h, limit) in r.pageFailures {
-                throw IDVError(.imageTooLarge, "Page \(page + 1) is \(w)×\(h) pixels; the limit is \(limit) pixels")
+                throw IDVError(.imageTooLarge, "Page \(page + 1) is \(w)×\(h) pixels; the limit is \(limit) pixels: send a smaller photo")
             }
-            throw IDVError(.invalidImage, "No page could be decoded as a JPEG/PNG image")
+            throw IDVError(.invalidImage, "No page could be decoded as a JPEG/PNG image: send each page as a JPEG or PNG photo")
         }
+        // The messages say what to do, in the words of the report's own sentences (DocumentWording).
         guard r.mrz.found, let mrz = r.mrz.result, mrz.format != .unknown else {
-            if r.findings.contains(where: { if case .glareHidesMRZ = $0 { return true }; return false }) {
-                throw IDVError(.documentGlare, "No machine-readable zone could be read; glare covers a band of the page")
+            if let glare = r.findings.first(where: { if case .glareHidesMRZ = $0 { return true }; return false }) {
+                throw IDVError(.documentGlare, DocumentWording.sentence(glare))
             }
-            throw IDVError(.noDocumentFound, "No machine-readable zone was found on the pages")
+            throw IDVError(.noDocumentFound, DocumentWording.sentence(DocumentFinding.noMRZ))
         }
         return Self.evidence(of: r)
     }

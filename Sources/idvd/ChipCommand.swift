@@ -23,8 +23,10 @@ extension Command {
           Prints the typed evidence as JSON, and under "policy" what the server's default policy makes of it: the
           chip reason code (nfc_scan_status_reason_code) and its sentence, and any signer-country mismatch (the
           document signer's or CSCA's countryName is not DG1's issuing state, ICAO 9303-12 §7.1).
-          Exit 0: passive authentication passed and the signer's country is the issuing state's; 1: either
-          failed; 2: unusable input.
+          Exit 0: passive authentication passed and the policy does not make the document INVALID; 1: passive
+          authentication failed, or the policy's reading is INVALID (signer_country_mismatch, mrz_mismatch: DG1
+          is not the MRZ printed on --page or given with --mrz); 2: unusable input (a missing file, a --page that
+          is not a JPEG or PNG image).
         """
         try CLI.refuseOptionForSubcommand(args.first, command: "chip")
         guard let sub = args.first, sub == "verify" else {
@@ -94,6 +96,13 @@ extension Command {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: page)) } catch { throw CLIError("--page: \(page): cannot be read") }
             let r = DocumentReader.read(pages: [data])
+            // A page that does not decode is unusable input, as a missing file is: no MRZ to compare, no portrait.
+            for failure in r.pageFailures {
+                switch failure {
+                case .undecodable: throw CLIError("--page: \(page): not a JPEG or PNG image")
+                case let .tooManyPixels(_, w, h, limit): throw CLIError("--page: \(page): \(w)×\(h) pixels, over the limit of \(limit)")
+                }
+            }
             pageReport = r
             if mrz == nil, let lines = r.mrz.result?.lines, r.mrz.found { mrz = lines }
         }
@@ -124,7 +133,9 @@ extension Command {
                                          .init(certificate: $0.certificate.rawValue, countries: $0.countries, issuingState: $0.issuingState)
                                      })
         try ChipJSON.print(ChipVerifyOutput(report: report, page: pageView, policy: verdict))
-        return report.passiveAuthentication.passed && mismatch == nil ? 0 : 1
+        // 1 whenever the policy makes the document INVALID (`chipIsError`: a failure that is an error, a
+        // signer-country mismatch, DG1 differing from the printed MRZ), as well as when passive authentication failed.
+        return report.passiveAuthentication.passed && !policy.chipIsError(evidence) ? 0 : 1
     }
 }
 

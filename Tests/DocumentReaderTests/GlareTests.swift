@@ -49,6 +49,9 @@ final class GlareTests: XCTestCase {
         // The flows' reader answers with the retryable upload code 1080, not 1031.
         XCTAssertThrowsError(try DocumentReaderVerifier(options: o).read(pages: [try glaredPage()])) { e in
             XCTAssertEqual((e as? IDVError)?.code, .documentGlare, "\(e)")
+            // The message says what to do (as `idvd codes` does for 1080).
+            XCTAssertEqual((e as? IDVError)?.errorString, "No machine-readable zone could be read: glare covers part of the page. "
+                           + "Tilt the document away from the light and photograph it again.")
         }
     }
 
@@ -62,6 +65,7 @@ final class GlareTests: XCTestCase {
         XCTAssertEqual(r.check(.mrzPresent)?.measured, CheckMeasurement.none)
         XCTAssertThrowsError(try DocumentReaderVerifier(options: o).read(pages: [face])) { e in
             XCTAssertEqual((e as? IDVError)?.code, .noDocumentFound, "\(e)")
+            XCTAssertTrue((e as? IDVError)?.errorString.hasSuffix("was found. Photograph the whole page, flat and in focus.") == true, "\(e)")
         }
     }
 }

@@ -95,6 +95,42 @@ final class ChipCommandTests: XCTestCase {
         XCTAssertEqual(try JSONDecoder().decode(Output.self, from: r.stdout).passive_authentication.failures, ["csca_unknown"])
     }
 
+    /// `--page` as a user gives it: the chip of one person with the page of another is `mrz_mismatch`,
+    /// INVALID by docs/CHIP.md's verdict rule, and exits 1 although passive authentication passed (on main: 0);
+    /// the chip with its own page exits 0; a `--page` that is not an image is unusable input, exit 2 with one
+    /// line naming it and nothing on stdout (on main: exit 0, reported `mrz_not_compared`).
+    func testPageOfAnotherPersonExits1AndAPageThatIsNotAnImageExits2() throws {
+        let dir = try temporaryDirectory(self)
+        let chipped = try IDVD.run(["specimen", "--format", "td3", "--seed", "10", "--chip", "--out", dir + "/c1"])
+        XCTAssertEqual(chipped.status, 0, chipped.stderr)
+        let other = try IDVD.run(["specimen", "--format", "td3", "--seed", "20", "--out", dir + "/c2"])
+        XCTAssertEqual(other.status, 0, other.stderr)
+        let chip = ["chip", "verify", "--dir", dir + "/c1/specimen-10.chip", "--trust", dir + "/c1/test-pki"]
+        let own = try IDVD.run(chip + ["--page", dir + "/c1/specimen-10.png"])
+        XCTAssertEqual(own.status, 0, own.stderr)
+        XCTAssertEqual(try JSONDecoder().decode(Output.self, from: own.stdout).policy.reason_code, "passed")
+        let mismatch = try IDVD.run(chip + ["--page", dir + "/c2/specimen-20.png"])
+        XCTAssertEqual(mismatch.status, 1, mismatch.stderr)
+        let m = try JSONDecoder().decode(Output.self, from: mismatch.stdout)
+        XCTAssertTrue(m.passive_authentication.passed)
+        XCTAssertEqual(m.mrz_cross_check?.outcome, "differs")
+        XCTAssertEqual(m.policy.reason_code, "mrz_mismatch")
+        // The same with --mrz instead of a page.
+        let lines = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/c1/specimen-10.json"))).mrz_lines
+        XCTAssertEqual(try IDVD.run(chip + ["--mrz"] + lines).status, 0)
+        var wrong = lines
+        wrong[1] = String(wrong[1].prefix(9)) + (wrong[1].dropFirst(9).first == "1" ? "2" : "1") + wrong[1].dropFirst(10)
+        XCTAssertEqual(try IDVD.run(chip + ["--mrz"] + wrong).status, 1)
+
+        let notImage = dir + "/page.png"
+        try Data("this is not an image".utf8).write(to: URL(fileURLWithPath: notImage))
+        let bad = try IDVD.run(chip + ["--page", notImage])
+        XCTAssertEqual(bad.status, 2, String(decoding: bad.stdout, as: UTF8.self))
+        XCTAssertTrue(bad.stdout.isEmpty)
+        XCTAssertTrue(bad.stderr.contains("--page: \(notImage): not a JPEG or PNG image"), bad.stderr)
+        XCTAssertEqual(try IDVD.run(chip + ["--page", dir + "/absent.png"]).status, 2)
+    }
+
     /// The real chips' DG2 portraits against the printed portraits of the same specimen passports (SOURCES.md: the
     /// same women as mrz-images/specimens/100_pass-bdr.jpg and 98_pass-nld.jpg): FaceKit descriptor distances below
     /// its LFW-calibrated 0.55 for the same person, above it across persons. The pages are other issues of the

@@ -213,26 +213,101 @@ final class AbuseAnalysisTests: XCTestCase {
         XCTAssertEqual(m["idvd_analysis_duration_seconds_count"], 0, "an analysis ran")
     }
 
-    /// A document page of 8000 × 8000 pixels (64 MP: within the reader's per-page limit and the
-    /// request's pixel limit) would need ~768 MB to read (12 bytes per pixel of every page), over
-    /// `analysis.max_analysis_mib` (320): refused with 1102 from its header, before it is decoded.
-    /// On main it was decoded and read (issue #21: four such uploads took the server to 1.3 GB).
-    func testDocumentPageOverTheMemoryEstimateIsRefusedBeforeDecoding() throws {
-        let server = try Self.server(environment: [:])
+    /// A logged-in session of `user` (created and activated on first use) standing at the document-scan
+    /// flow's `uploadIDVDocumentPages` challenge.
+    static func atDocumentUpload(_ server: ServerProcess, user: String) throws -> API {
         var code: String?
-        _ = try Self.atSelfieUpload(server, user: "gus", code: &code)   // creates and activates gus
+        _ = try atSelfieUpload(server, user: user, code: &code)   // creates and activates the user
         let api = server.client()
         try api.startSession()
-        try api.answer(["user_id": "gus"])
+        try api.answer(["user_id": .string(user)])
         XCTAssertEqual(try api.answer(["password": "correct horse 42"]).event?.name, "onUserLoggedIn")
         XCTAssertNotNil(try api.startFlow("idv.postlogin.document_scan").challenge)
         let upload = try api.answer(["is_confirm": true])
         XCTAssertEqual(upload.challenge?.name, "uploadIDVDocumentPages", "\(String(describing: upload.error))")
+        return api
+    }
+
+    /// An `idvd specimen` TD1 card's back (MRZ) and front, each as a phone camera takes it: the card
+    /// across 65 % of a 4608 × 3456 frame (16 MP) on grey, JPEG quality 90.
+    static func phoneCardPair(in dir: URL) throws -> [Data] {
+        let r = try IDVDBinary.run(["specimen", "--format", "td1", "--sides", "--seed", "5", "--out", dir.path, "--png"])
+        XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
+        return try ["back", "front"].map { side in
+            let card = try Image(data: Data(contentsOf: dir.appendingPathComponent("specimen-5-\(side).png"))).rgb()
+            let w = 4608, h = 3456
+            let scaled = try card.resized(width: w * 65 / 100, height: card.height * (w * 65 / 100) / card.width)
+            var canvas = [UInt8](repeating: 128, count: w * h * 3)
+            let (x0, y0) = ((w - scaled.width) / 2, (h - scaled.height) / 2)
+            for y in 0..<scaled.height {
+                let row = scaled.width * 3
+                canvas.replaceSubrange(((y0 + y) * w + x0) * 3 ..< ((y0 + y) * w + x0) * 3 + row,
+                                       with: scaled.pixels[(y * row)..<((y + 1) * row)])
+            }
+            return try Image(rgb: canvas, width: w, height: h).jpegData(quality: 90)
+        }
+    }
+
+    /// A TD1 card's back and front photographed at 4608 × 3456 (16 MP each, 33 MP together) are
+    /// admitted and read: the pages are decoded at the reader's working size (2400 px), estimated at
+    /// about 164 MiB (measured: 146 … 168 MB peak for `idvd document read` of such a pair, models
+    /// included), within `analysis.max_analysis_mib` (320). On main the estimate was 12 bytes a
+    /// source pixel, 364 MiB, and the pair was refused with 1102.
+    func testPhoneSizedCardPairIsAdmittedAndRead() throws {
+        let server = try Self.server(environment: [:])
+        let pages = try Self.phoneCardPair(in: server.dir)
+        XCTAssertEqual(pages.map { ImageHeader.read($0)?.pixels }, [4608 * 3456, 4608 * 3456])
+        let api = try Self.atDocumentUpload(server, user: "hal")
+        let r = try api.uploadPages(pages)
+        XCTAssertEqual(r.status, 200, String(decoding: r.raw.prefix(400), as: UTF8.self))
+        let status = try XCTUnwrap(r.event, "\(String(describing: r.error))").payload.decode(AdditionalDocumentScanDetails.self).documentStatus
+        XCTAssertEqual(status.checksPerformed.first { $0.checkName == "MRZ present" }?.checkStatus, .ok, "\(status.errorList)")
+        XCTAssertEqual(status.checksPerformed.first { $0.checkName == "MRZ readable" }?.checkStatus, .ok, "\(status.errorList)")
+        let m = try Self.metrics(server.port)
+        XCTAssertEqual(m["idvd_analysis_refusals_total{reason=\"too_costly\"}"], 0)
+        XCTAssertEqual(m["idvd_analysis_duration_seconds_count"], 1, "the pair was not analysed")
+    }
+
+    /// A page over `analysis.max_request_megapixels` (64) — an 81 MP photo, also over the reader's
+    /// per-page limit (`Raster.maxPixels`, 64 MP) — is refused from its header with 1102 (413), as
+    /// docs/PROTOCOL.md §7 says: the message says what to do, nothing is decoded and the attempt is not
+    /// counted. On main the page cost nothing here, was handed to the reader and refused with 1009,
+    /// using up an attempt.
+    func testPageOverTheMegapixelLimitIsRefusedWithoutUsingAnAttempt() throws {
+        let server = try Self.server(environment: [:])
+        let api = try Self.atDocumentUpload(server, user: "ida")
+        let before = try XCTUnwrap(api.last?.challenge)
+        let page = try Image(gray: [UInt8](repeating: 200, count: 10_392 * 7_794), width: 10_392, height: 7_794).jpegData(quality: 50)
+        let r = try api.uploadPages([page])
+        XCTAssertEqual(r.status, 413, String(decoding: r.raw.prefix(400), as: UTF8.self))
+        XCTAssertEqual(r.error?.longErrorCode, 1102)
+        XCTAssertEqual(r.error?.errorString, "The upload's images are too large to analyse: send fewer or smaller images "
+                       + "(its images hold 81.0 MP together; one upload may hold 64 MP)")
+        let now = try XCTUnwrap(try api.current().challenge)
+        XCTAssertEqual(now.challengeID, before.challengeID)
+        XCTAssertEqual(now.attemptsLeft, before.attemptsLeft)
+        let m = try Self.metrics(server.port)
+        XCTAssertEqual(m["idvd_analysis_refusals_total{reason=\"too_costly\"}"], 1)
+        XCTAssertEqual(m["idvd_analysis_duration_seconds_count"], 0, "the page was read")
+    }
+
+    /// A document page of 8000 × 8000 pixels (64 MP: within the reader's per-page limit and the
+    /// request's pixel limit) is estimated from its header at its working size (2400 × 2400 × 16 bytes
+    /// + 32 MiB ≈ 120 MiB): with `analysis.max_analysis_mib` 100 it is refused with 1102 before it is
+    /// decoded, and the message says what to do.
+    func testDocumentPageOverTheMemoryEstimateIsRefusedBeforeDecoding() throws {
+        let server = try Self.server(environment: ["IDVD_ANALYSIS_MAX_ANALYSIS_MIB": "100"])
+        let api = try Self.atDocumentUpload(server, user: "gus")
+        let before = try XCTUnwrap(api.last?.challenge)
         let page = try Image(gray: [UInt8](repeating: 200, count: 8000 * 8000), width: 8000, height: 8000).pngData()
         let r = try api.uploadPages([page])
         XCTAssertEqual(r.status, 413, String(decoding: r.raw.prefix(400), as: UTF8.self))
         XCTAssertEqual(r.error?.longErrorCode, 1102)
-        XCTAssertEqual(try api.current().challenge?.challengeID, upload.challenge?.challengeID)
+        XCTAssertEqual(r.error?.errorString, "The upload's images are too large to analyse: send fewer or smaller images "
+                       + "(analysing it would need about 119 MiB; one analysis may use 100 MiB)")
+        let now = try XCTUnwrap(try api.current().challenge)
+        XCTAssertEqual(now.challengeID, before.challengeID)
+        XCTAssertEqual(now.attemptsLeft, before.attemptsLeft)
         XCTAssertEqual(try Self.metrics(server.port)["idvd_analysis_duration_seconds_count"], 0, "the page was read")
     }
 }

@@ -169,19 +169,39 @@ final class WorkflowRealDocumentTests: XCTestCase {
         return try Data(contentsOf: dir.appendingPathComponent("specimen-\(seed).jpg"))
     }
 
-    /// A valid 10000×10000 PNG (100 megapixels) as a document page: real idvd answers 1009 (image
-    /// too large) with the limit in the message, not 1008 "No page could be decoded"; the flow
-    /// goes on (one attempt used) and a readable page afterwards is still read.
-    func testTooLargeDocumentPageIs1009WithTheLimit() throws {
+    /// A valid 10000×10000 PNG (100 megapixels) as a document page. Under the default
+    /// `analysis.max_request_megapixels` (64, the reader's per-page limit too) real idvd refuses it
+    /// from its header with 1102 (413) naming the pixels and the limit, before decoding: the challenge
+    /// and its attempts are unchanged (docs/PROTOCOL.md §7). With that limit raised above the reader's,
+    /// the reader's own limit answers: 1009 (image too large) with the limit in the message, not 1008
+    /// "No page could be decoded"; the flow goes on (one attempt used).
+    func testTooLargeDocumentPageIs1102BeforeDecodingOr1009WithTheLimit() throws {
         let big = try Data(contentsOf: IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/documents/black-10000x10000.png"))
+        func atUpload(_ server: ServerProcess) throws -> API {
+            let code = try XCTUnwrap(try server.admin(["create-user", "pia"])["activation_code"]?.stringValue)
+            let api = server.client()
+            try api.startSession()
+            try api.answer(["user_id": "pia"])
+            XCTAssertEqual(try api.answer(["activation_code": .string(code)]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+            XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "uploadIDVDocumentPages")
+            return api
+        }
         let server = try ServerProcess()
         try server.start()
-        let code = try XCTUnwrap(try server.admin(["create-user", "pia"])["activation_code"]?.stringValue)
-        let api = server.client()
-        try api.startSession()
-        try api.answer(["user_id": "pia"])
-        XCTAssertEqual(try api.answer(["activation_code": .string(code)]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
-        let reply = try XCTUnwrap(try api.scanDocument(big).challenge, server.serverLog())
+        let api = try atUpload(server)
+        let before = try XCTUnwrap(api.last?.challenge)
+        let refused = try api.uploadPages([big])
+        XCTAssertEqual(refused.status, 413, server.serverLog())
+        XCTAssertEqual(refused.error?.longErrorCode, 1102)
+        XCTAssertEqual(refused.error?.errorString, "The upload's images are too large to analyse: send fewer or smaller images "
+                       + "(its images hold 100.0 MP together; one upload may hold 64 MP)")
+        let now = try XCTUnwrap(try api.current().challenge)
+        XCTAssertEqual(now.challengeID, before.challengeID)
+        XCTAssertEqual(now.attemptsLeft, 3, "no document attempt used")
+
+        let raised = try ServerProcess(settings: ["analysis.max_request_megapixels": "200"])
+        try raised.start()
+        let reply = try XCTUnwrap(try atUpload(raised).uploadPages([big]).challenge, raised.serverLog())
         XCTAssertEqual(reply.name, "uploadIDVDocumentPages")
         let error = try XCTUnwrap(reply.error)
         XCTAssertEqual(error.longErrorCode, 1009, error.errorString)
