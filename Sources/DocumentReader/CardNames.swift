@@ -11,9 +11,10 @@ import MRZ
 // The MRZ side's own text above the MRZ is read too: some cards print the names (or the name at
 // birth) there; uncaptioned, it can only confirm a name, never contradict one. A front with a
 // photo left of its text (zone V) is read again as its text column alone (`textColumn`): beside a
-// photo, one block merges the photo's rows with the name lines. At most five Tesseract calls per
-// document: the front and its column, the same turned half way round when the first found neither a
-// caption nor a name, and the MRZ side unless the front showed every name part.
+// photo, one block merges the photo's rows with the name lines. At most nine Tesseract calls per
+// document: the front and its column turned as the MRZ side was, then half way round, then a quarter
+// turn either way (a front photographed turned otherwise), each only when the turns before found
+// neither a caption nor a name, and the MRZ side unless the front showed every name part.
 
 enum CardNameCaptions {
     /// Captions (A–Z forms, `NameTransliteration.forms`) of the surname field (ICAO 9303-5 field 04)
@@ -313,7 +314,9 @@ extension DocumentReader {
         var frontCaptioned = false
         let front = pages.first { $0.index != mrzPage }
         if let front {
-            for extra in [0, 2] {
+            // Turned as the MRZ side, then half way round, then the quarter turns (a front
+            // photographed turned otherwise than the back).
+            for extra in [0, 2, 1, 3] {
                 guard let img = cardFrontImage(front.grey, quarterTurns: -quarterTurns + extra, pixelsPerMM: frame.pixelsPerMM) else { break }
                 var words: [VisualZoneWord]
                 switch VisualZoneRecogniser.shared.words(in: img, pixelsPerMM: cardPixelsPerMM) {
@@ -366,7 +369,8 @@ extension DocumentReader {
         // Each part is compared with the words under its own field's caption (`Surname`, `Given
         // names`); words under a caption naming neither (`Name`) count for both.
         if let front, frontCaptioned,
-           let contradicted = CardNameCaptions.contradicting(compared, parts: parts, named: Array(zip(frontWords, frontFields))) {
+           let contradicted = CardNameCaptions.contradicting(compared, parts: parts, named: Array(zip(frontWords, frontFields)),
+                                                             minimumConfidence: contradictingWordConfidence) {
             var used = [front.index]
             if sideUsed { used.append(mrzPage) }
             return .comparedOnCard(pages: used, parts: contradicted)

@@ -366,6 +366,15 @@ extension DocumentReader {
                 var faces = options.portraitSearch == .wholePage ? []
                     : frame.map { Self.facesInDocument($0, page: page, turns: -quarter, original: img.rgb, engine: engine) } ?? []
                 if faces.isEmpty { faces = (try? engine.detect(in: page)) ?? [] }
+                // Another page (a TD1 card's front) may have been photographed turned otherwise than
+                // the MRZ side, and the detector finds upright faces only: turned as the MRZ side
+                // was first, then the other quarter turns, until a face is found.
+                if faces.isEmpty, indices[k] != best?.page {
+                    for t in [quarter, quarter + 2, quarter + 1, quarter + 3].map({ (($0 % 4) + 4) % 4 }) where t != 0 {
+                        let turned = page.rotated90(times: -t)
+                        if let f = try? engine.detect(in: turned), !f.isEmpty { page = turned; faces = f; break }
+                    }
+                }
                 // On the page that carries the MRZ, only a face inside the document the MRZ belongs to
                 // is its portrait (`MRZDocumentFrame`: the page laid out from the MRZ's position, angle
                 // and pitch); of those the largest. A face only outside it (a second document in the
