@@ -30,6 +30,8 @@ public struct MRZCandidate: Sendable, Equatable {
 /// when the checks covering it agree on that value and no listed option already has it. A best
 /// hypothesis that needs one is not applied.
 ///
+/// No hypothesis that puts a filler inside a document number is admissible (`Layout.introducesInnerFiller`).
+///
 /// Search: best-first enumeration of index vectors over each open cell's candidates sorted by cost
 /// (each vector generated once, from one parent, with at most three children), at most `budget`
 /// vectors. The best admissible hypothesis is applied only when no other admissible one comes within
@@ -235,11 +237,13 @@ struct MRZDecoder {
             guard let u else {
                 if !changedFiller { return baseGroups.allSatisfy { Corrector.holds($0, trial) } ? layout : nil }
                 let lay = Layout.make(format, rows: trial, deviations: deviations)
+                if lay.introducesInnerFiller(rows, trial) { return nil }
                 return lay.checks.allSatisfy { Corrector.holds(MRZParser.group($0), trial) } ? lay : nil
             }
             var probe = trial
             probe[u.0][u.1] = rows[u.0][u.1] == Self.unseen ? Corrector.lt : rows[u.0][u.1]
             let lay = changedFiller ? Layout.make(format, rows: probe, deviations: deviations) : layout
+            if changedFiller && lay.introducesInnerFiller(rows, probe) { return nil }
             var residue: Int?
             for ch in lay.checks {
                 guard ch.covers(u.0, u.1) else {

@@ -204,7 +204,7 @@ public struct MRZParser: Sendable {
         let withPosteriors = post.contains(where: { !$0.isEmpty })
         if options.correctionEnabled && (withPosteriors || !Self.clean(rows, layout: layout, classes: classes)) {
             let corrector = Corrector(classes: classes,
-                                      alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil)
+                                      alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil, layout: layout)
             let before = rows
             var applied: [Corrector.Change] = []
             var decoded = false
