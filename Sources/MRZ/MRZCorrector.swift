@@ -27,7 +27,12 @@
 ///    holds under that rival too (a check digit at weight 7 in the composite misread by ±5 and the
 ///    field changed by a weighted sum of ±5: 7·5 + 5 ≡ 0 mod 10), nothing is applied. Where only one check digit covers a field
 ///    (every field of MRV-A/B; TD1/TD2 optional data, covered by the composite alone), only forced
-///    fixes and the OCR's own alternatives are used, never the table alone.
+///    fixes and the OCR's own alternatives are used, never the table alone. Where the composite is
+///    the second check, it confirms *that* a document number is wrong, not *which* cell: it covers the
+///    number with the field's own weights, so any change that makes the field's check digit hold
+///    makes the composite hold too. An applied unforced table change (no OCR evidence) therefore
+///    comes with a warning (`MRZParser.unconfirmedPrefix`): a single altered character elsewhere in
+///    the number is "confirmed" by a look-alike swap as readily as a misread one.
 /// 6. Fields no check digit covers (names, codes, sex) are never changed, except `«` → `<`.
 /// 7. The search is bounded (`searchBudget` candidate evaluations per group); beyond it, nothing is applied.
 struct Corrector {

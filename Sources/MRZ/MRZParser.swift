@@ -241,11 +241,21 @@ public struct MRZParser: Sendable {
             // decoder) is listed once, from what was read to what it holds now.
             applied = Self.mergedChanges(applied, before: before)
             if !applied.isEmpty {
+                let readClasses = classes
                 layout = Layout.make(format, rows: rows, deviations: deviations)
                 classes = layout.classMap(shape: shape)
                 corrections = applied.map { c in
                     MRZCorrection(line: c.line + 1, column: c.column + 1, from: String(display.char(before, c.line, c.column)),
                                   to: String(UnicodeScalar(c.to)), field: layout.fieldName(c.line, c.column), source: c.source.rawValue)
+                }
+                // A look-alike swap nothing forced (the character read could stand there) and no OCR
+                // evidence offered: only the check digits confirm it, and for a document number the
+                // composite moves with the field's own check digit, so a single altered character is
+                // "confirmed" as easily as a misread one. Applied, but never silently (`unconfirmedPrefix`).
+                for (c, m) in zip(applied, corrections) where c.source == .confusionTable
+                    && readClasses[c.line][c.column]?.allows(before[c.line][c.column]) == true {
+                    warnings.append("\(m.field): '\(m.from)' at line \(m.line) column \(m.column) \(Self.unconfirmedPrefix) '\(m.to)' "
+                                    + "by the look-alike table alone, with no OCR evidence; only the check digits confirm it")
                 }
                 for c in applied { display.special[Display.key(c.line, c.column)] = nil }
             }
@@ -330,6 +340,11 @@ public struct MRZParser: Sendable {
         guard let check = deviant.checks.first(where: { $0.name == "document_number" }), Corrector.holds(group(check), rows) else { return [] }
         return [.longDocumentNumberCheckIncludesFiller]
     }
+
+    /// The words of the warning for a correction only the check digits confirm ("FIELD: 'X' at line L
+    /// column C was corrected to 'Y' by the look-alike table alone, …"): an unforced
+    /// `confusion_table` correction, made only without posteriors.
+    public static let unconfirmedPrefix = "was corrected to"
 
     /// Inputs above this size (bytes) are refused unread: an MRZ is at most 3 × 30 or 2 × 44 characters.
     static let maxInputBytes = 16_384
