@@ -30,9 +30,10 @@ final class InventedCorrectionTests: XCTestCase {
     }
 
     /// Posteriors as the document reader hands them over for a page read without doubt: the read
-    /// character at 0.995 and no runner-up (the reader lists runner-ups of at least 0.02 only).
+    /// character at 0.99999 (the trial's page: mean 0.999996) and no runner-up (the reader lists
+    /// runner-ups of at least 0.02 only).
     static func confident(_ lines: [String]) -> [[[MRZCandidate]]] {
-        lines.map { Array($0).map { [MRZCandidate($0, 0.995)] } }
+        lines.map { Array($0).map { [MRZCandidate($0, 0.99999)] } }
     }
 
     /// Whether `r` is valid through a correction that no warning names (`unconfirmedPrefix`).
@@ -127,18 +128,23 @@ final class InventedCorrectionTests: XCTestCase {
     /// The same edits printed on a page read without doubt (posteriors as the document reader hands
     /// them over): no cell is changed, so only the 23 edits the check digits cannot see are valid.
     func testNoOneCharacterEditIsCorrectedFromConfidentPosteriors() {
-        var valid = 0, corrected = 0
+        var valid = 0, corrected = 0, unsupported = 0
         for (bad, holds) in Self.edits() {
             let r = Self.sweepParser.parse(bad, posteriors: Self.confident(bad))
             if r.valid { valid += 1 }
+            if r.errors.contains(where: { $0.contains("the recogniser did not offer another reading for") }) { unsupported += 1 }
             if !r.corrections.isEmpty {
                 corrected += 1
                 XCTFail("\(bad[1]) corrected to \(r.lines[1]): \(r.corrections)")
             }
             if holds { XCTAssertTrue(r.valid, "\(bad[1]): \(r.errors)") }
         }
+        print("one-character edits read from confident posteriors: valid \(valid), corrected \(corrected), "
+              + "refused as a change the recogniser did not offer \(unsupported)")
         XCTAssertEqual(valid, 23)
         XCTAssertEqual(corrected, 0)
+        // Some edits have one look-alike explanation only the table offers: refused by name.
+        XCTAssertGreaterThan(unsupported, 0)
     }
 
     /// The edited MRZs of the sweep, with whether every check digit holds as edited.
