@@ -246,7 +246,7 @@ extension DocumentReader {
             // Check-digit-invisible ambiguity (the parser's warnings) and O/0 mixing: never VALID. A
             // twin the classifier gave no real weight (< twinDoubtConfidence) is not in doubt.
             for w in result.warnings where !twinSettled(w, best.reading, corrected: corrected) {
-                if let t = twinAmbiguity(w) { findings.append(t) }
+                if let t = twinAmbiguity(w) ?? unconfirmedCorrection(w) { findings.append(t) }
             }
             // Names have no check digit: a letter whose rival the classifier gave real weight is unconfirmed.
             // (reported after the visual-zone cross-check, which may confirm them, at this place in the list)
@@ -658,6 +658,22 @@ extension DocumentReader {
             column = Int(words[i + 3])
         }
         return .checkDigitTwin(field: field, read: read, other: other, line: line, column: column)
+    }
+
+    /// The MRZ parser's "FIELD: 'X' at line L column C was corrected to 'Y' by the look-alike table
+    /// alone, …" warning (`MRZParser.unconfirmedPrefix`) as a typed finding; nil for other warnings.
+    static func unconfirmedCorrection(_ w: String) -> DocumentFinding? {
+        guard w.contains(" \(MRZParser.unconfirmedPrefix) ") else { return nil }
+        let field = w.prefix { $0 != ":" }.replacingOccurrences(of: "_", with: " ")
+        let quoted = w.split(separator: "'", omittingEmptySubsequences: false)
+        let read = quoted.count > 1 ? String(quoted[1]) : "?", corrected = quoted.count > 3 ? String(quoted[3]) : "?"
+        let words = w.split(separator: " ")
+        var line: Int?, column: Int?
+        if let i = words.firstIndex(of: "line"), i + 3 < words.count, words[i + 2] == "column" {
+            line = Int(words[i + 1])
+            column = Int(words[i + 3])
+        }
+        return .mrzCorrectionUnconfirmed(field: field, read: read, corrected: corrected, line: line, column: column)
     }
 
     /// nil when unknown; false when in the future or > 130 years before `reference`.

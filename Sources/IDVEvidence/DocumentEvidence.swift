@@ -283,6 +283,10 @@ public enum DocumentFinding: Sendable, Equatable {
     /// `field` holds `read` at (line, column), which could also be `other`: the check digit cannot
     /// tell them apart (ICAO 9303-3 §4.9: K/<, L/1, G/6 weigh the same modulo 10).
     case checkDigitTwin(field: String, read: String, other: String, line: Int?, column: Int?)
+    /// The MRZ parser changed `read` at (line, column) of `field` to `corrected` by the look-alike
+    /// table alone (no OCR evidence offered it, nothing forced it): only the check digits confirm
+    /// it, and they confirm a single altered character as readily as a misread one.
+    case mrzCorrectionUnconfirmed(field: String, read: String, corrected: String, line: Int?, column: Int?)
     /// Name letters whose rival the classifier gave real weight (names have no check digit); the
     /// first three cells and the total.
     case uncertainName(cells: [DoubtfulCell], total: Int)

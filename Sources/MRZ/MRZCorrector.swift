@@ -9,6 +9,8 @@
 ///    Within a tier, at most two unforced changes per check-digit group, fewest first.
 /// 3. A candidate must make its check digit hold, and each unforced change must move the weighted
 ///    sum (L↔1, G↔6, K↔`<` do not: the check digit cannot see them, so they are never "corrected").
+///    It may not put a filler inside a document number (`G<36…` for `GC36…`): fillers only pad a
+///    number on the right (ICAO 9303-3 §4.2; `Layout.introducesInnerFiller`).
 /// 4. The first (tier, count) level with any candidate decides: one candidate (or one strictly more
 ///    likely by OCR rank) is applied; several are *ambiguous*, and nothing is applied. A margin
 ///    guards it: a rival explanation with as many changes in a later tier, or with one more change
@@ -25,7 +27,12 @@
 ///    holds under that rival too (a check digit at weight 7 in the composite misread by ±5 and the
 ///    field changed by a weighted sum of ±5: 7·5 + 5 ≡ 0 mod 10), nothing is applied. Where only one check digit covers a field
 ///    (every field of MRV-A/B; TD1/TD2 optional data, covered by the composite alone), only forced
-///    fixes and the OCR's own alternatives are used, never the table alone.
+///    fixes and the OCR's own alternatives are used, never the table alone. Where the composite is
+///    the second check, it confirms *that* a document number is wrong, not *which* cell: it covers the
+///    number with the field's own weights, so any change that makes the field's check digit hold
+///    makes the composite hold too. An applied unforced table change (no OCR evidence) therefore
+///    comes with a warning (`MRZParser.unconfirmedPrefix`): a single altered character elsewhere in
+///    the number is "confirmed" by a look-alike swap as readily as a misread one.
 /// 6. Fields no check digit covers (names, codes, sex) are never changed, except `«` → `<`.
 /// 7. The search is bounded (`searchBudget` candidate evaluations per group); beyond it, nothing is applied.
 struct Corrector {
@@ -92,6 +99,9 @@ struct Corrector {
 
     let classes: [[CharClass?]]
     let alternatives: [[[UInt8]]]?
+    /// The layout `classes` come from: a candidate that puts a filler inside a document number
+    /// (`Layout.introducesInnerFiller`) is no candidate. Nil: no such rule.
+    var layout: Layout? = nil
 
     // MARK: Options per position
 
@@ -188,7 +198,7 @@ struct Corrector {
                 if found.count > 64 || budget <= 0 { return }
                 if left == 0 {
                     budget -= 1
-                    if Corrector.holds(group, work) { found.append(chosen) }
+                    if Corrector.holds(group, work) && !(layout?.introducesInnerFiller(rows, work) ?? false) { found.append(chosen) }
                     return
                 }
                 guard start < optional.count else { return }

@@ -30,6 +30,12 @@ public struct MRZCandidate: Sendable, Equatable {
 /// when the checks covering it agree on that value and no listed option already has it. A best
 /// hypothesis that needs one is not applied.
 ///
+/// Support: a best hypothesis that changes a cell whose character could stand where it is to a
+/// character the recogniser did not list (a confusion-table character at `floorPosterior`) is not
+/// applied either (`unsupported`): the posteriors, not the table, must propose a change. Forced
+/// cells (a letter in a date) may still take a table character. No hypothesis that puts a filler
+/// inside a document number is admissible (`Layout.introducesInnerFiller`).
+///
 /// Search: best-first enumeration of index vectors over each open cell's candidates sorted by cost
 /// (each vector generated once, from one parent, with at most three children), at most `budget`
 /// vectors. The best admissible hypothesis is applied only when no other admissible one comes within
@@ -67,6 +73,10 @@ struct MRZDecoder {
         case ambiguous(count: Int)
         /// No admissible hypothesis within the budget.
         case none
+        /// The decisive hypothesis changes a cell whose character could stand where it is to a
+        /// character the recogniser did not list (a confusion-table guess, `unsupported`): nothing is
+        /// applied. The changes are the hypothesis's.
+        case unsupported([Corrector.Change])
     }
 
     struct Cell {
@@ -216,6 +226,22 @@ struct MRZDecoder {
         return search(rows, layout: layout, cells: cells)
     }
 
+    /// The changes of `changes` that lack the recogniser's support: a cell whose character could
+    /// stand where it is (nothing forces a change) changed to a character the recogniser did not
+    /// list (`Corrector.Source.confusionTable`: only the look-alike table proposed it, at
+    /// `floorPosterior`). Such a change is never applied: a cell read without doubt is not changed
+    /// just to make a check digit hold. A document number with one character altered (a forgery, or
+    /// a misprint) has a failing check digit that some look-alike swap elsewhere in the number
+    /// satisfies all too often (81 of the 315 one-character edits of ICAO's `L898902C3`: 8→B, 0→O, C→<, …),
+    /// and the composite check digit cannot object: it moves with the field's own sum. The
+    /// positional prior favoured such swaps further (a filler breaks the letter–digit run; a letter
+    /// costs `letterLogPrior`), so they beat the unseen rivals of the cells read confidently.
+    func unsupported(_ changes: [Corrector.Change], _ rows: Rows) -> [Corrector.Change] {
+        changes.filter { c in
+            c.source == .confusionTable && classes[c.line][c.column]?.allows(rows[c.line][c.column]) == true
+        }
+    }
+
     /// The best-first search over `cells`' options (see the type's documentation).
     func search(_ rows: Rows, layout: Layout, cells: [Cell]) -> Outcome {
         if cells.contains(where: { $0.options.isEmpty }) { return .none }
@@ -235,11 +261,13 @@ struct MRZDecoder {
             guard let u else {
                 if !changedFiller { return baseGroups.allSatisfy { Corrector.holds($0, trial) } ? layout : nil }
                 let lay = Layout.make(format, rows: trial, deviations: deviations)
+                if lay.introducesInnerFiller(rows, trial) { return nil }
                 return lay.checks.allSatisfy { Corrector.holds(MRZParser.group($0), trial) } ? lay : nil
             }
             var probe = trial
             probe[u.0][u.1] = rows[u.0][u.1] == Self.unseen ? Corrector.lt : rows[u.0][u.1]
             let lay = changedFiller ? Layout.make(format, rows: probe, deviations: deviations) : layout
+            if changedFiller && lay.introducesInnerFiller(rows, probe) { return nil }
             var residue: Int?
             for ch in lay.checks {
                 guard ch.covers(u.0, u.1) else {
@@ -355,6 +383,7 @@ struct MRZDecoder {
             let listed = c.options.first { $0.b == b }?.listed ?? false
             changes.append(.init(line: c.line, column: c.column, to: b, source: listed ? .ocrAlternative : .confusionTable, cost: 0))
         }
+        if !unsupported(changes, rows).isEmpty { return .unsupported(changes) }
         return .decided(changes, margin: frontier - best.cost)
     }
 }

@@ -167,6 +167,32 @@ extension Layout {
         return map
     }
 
+    /// Whether `after` (a correction of `before`) puts a filler inside a document number: a `<` with a
+    /// character after it in the same field, where the correction changed either of the two cells.
+    /// ICAO 9303-3 §4.2 and the field tables of 9303-4/-5/-6: a document number is left-aligned and
+    /// fillers only pad it on the right, so a correction never makes `G<36…` of `GC36…`. A filler
+    /// read inside a number (never made by a correction) is left as read. A `K` after the filler
+    /// does not count: K and `<` weigh the same modulo 10, so no check digit can turn a misread
+    /// padding `K` back (`B066854EK` is `B066854<<`; the K gets its own warning). Names are not
+    /// concerned: there `<` separates the name parts.
+    func introducesInnerFiller(_ before: [[UInt8]], _ after: [[UInt8]]) -> Bool {
+        let lt = UInt8(ascii: "<"), k = UInt8(ascii: "K")
+        for f in fields where f.name == "document_number" && f.line < after.count && f.range.upperBound <= after[f.line].count
+            && f.line < before.count && f.range.upperBound <= before[f.line].count {
+            var filler = false, madeFiller = false
+            for c in f.range {
+                let b = after[f.line][c], changed = b != before[f.line][c]
+                if b == lt {
+                    filler = true
+                    if changed { madeFiller = true }
+                } else if b != k && (madeFiller || (filler && changed)) {
+                    return true
+                }
+            }
+        }
+        return false
+    }
+
     /// The field name of a position, for corrections and messages.
     func fieldName(_ line: Int, _ column: Int) -> String {
         if let f = fields.first(where: { $0.line == line && $0.range.contains(column) }) { return f.name }

@@ -122,9 +122,12 @@ public struct MRZParser: Sendable {
     /// them, else it gets the rest of the mass); indexed like `alternatives`, any shape accepted.
     /// When a check digit fails, the corrections are the maximum-a-posteriori reading that makes every
     /// check digit hold (`MRZDecoder`), applied only when it beats every rival by a 100:1 margin;
-    /// with several explanations within that margin nothing is applied and the result is invalid. When
+    /// with several explanations within that margin nothing is applied and the result is invalid, and
+    /// so when the best reading changes a cell to a character its candidates do not list (only the
+    /// look-alike table proposed it; `MRZDecoder.unsupported`) where nothing forced a change. When
     /// no reading within the search bound satisfies the check digits, the rank-only correction of
-    /// `parse(_:alternatives:)` is tried with the candidates as runner-ups (most probable first).
+    /// `parse(_:alternatives:)` is tried with the candidates as runner-ups (most probable first), its
+    /// confusion table then limited to forced fixes.
     public func parse(_ lines: [String], posteriors: [[[MRZCandidate]]]) -> MRZResult {
         let ranked = posteriors.enumerated().map { l, row in
             row.enumerated().map { c, cands -> [Character] in
@@ -204,7 +207,7 @@ public struct MRZParser: Sendable {
         let withPosteriors = post.contains(where: { !$0.isEmpty })
         if options.correctionEnabled && (withPosteriors || !Self.clean(rows, layout: layout, classes: classes)) {
             let corrector = Corrector(classes: classes,
-                                      alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil)
+                                      alternatives: alts.contains(where: { !$0.isEmpty }) ? alts : nil, layout: layout)
             let before = rows
             var applied: [Corrector.Change] = []
             var decoded = false
@@ -220,22 +223,39 @@ public struct MRZParser: Sendable {
                 case .ambiguous(let n):
                     errors.append("check digits fail and \(n) \(n == 1 ? "reading" : "readings") of similar likelihood would satisfy them; none applied")
                     decoded = true
+                case .unsupported(let changes):
+                    let cells = decoder.unsupported(changes, rows).map { "line \($0.line + 1) column \($0.column + 1)" }
+                    errors.append("check digits fail and the reading that would satisfy them changes \(cells.count == 1 ? "a character" : "characters") "
+                                  + "the recogniser did not offer another reading for (\(cells.joined(separator: ", "))); none applied")
+                    decoded = true
                 case .none:
                     rows = before; applied = []
                 }
             }
-            if !decoded { applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors) }
+            // Without a decision from the posteriors, the rank-only correction: with posteriors, a
+            // character whose cell's candidates do not list it is not proposed (`MRZDecoder.unsupported`).
+            if !decoded { applied = correct(&rows, layout: layout, corrector: corrector, errors: &errors, table: !withPosteriors) }
             if withPosteriors { applied += Self.trailingFillers(&rows, layout: Layout.make(format, rows: rows, deviations: deviations), posteriors: post) }
             applied += Self.decodeCodes(&rows, layout: layout, format: format, posteriors: post)
             // One entry per cell: a cell changed twice (a `«` normalised to `<`, then corrected by the
             // decoder) is listed once, from what was read to what it holds now.
             applied = Self.mergedChanges(applied, before: before)
             if !applied.isEmpty {
+                let readClasses = classes
                 layout = Layout.make(format, rows: rows, deviations: deviations)
                 classes = layout.classMap(shape: shape)
                 corrections = applied.map { c in
                     MRZCorrection(line: c.line + 1, column: c.column + 1, from: String(display.char(before, c.line, c.column)),
                                   to: String(UnicodeScalar(c.to)), field: layout.fieldName(c.line, c.column), source: c.source.rawValue)
+                }
+                // A look-alike swap nothing forced (the character read could stand there) and no OCR
+                // evidence offered: only the check digits confirm it, and for a document number the
+                // composite moves with the field's own check digit, so a single altered character is
+                // "confirmed" as easily as a misread one. Applied, but never silently (`unconfirmedPrefix`).
+                for (c, m) in zip(applied, corrections) where c.source == .confusionTable
+                    && readClasses[c.line][c.column]?.allows(before[c.line][c.column]) == true {
+                    warnings.append("\(m.field): '\(m.from)' at line \(m.line) column \(m.column) \(Self.unconfirmedPrefix) '\(m.to)' "
+                                    + "by the look-alike table alone, with no OCR evidence; only the check digits confirm it")
                 }
                 for c in applied { display.special[Display.key(c.line, c.column)] = nil }
             }
@@ -320,6 +340,11 @@ public struct MRZParser: Sendable {
         guard let check = deviant.checks.first(where: { $0.name == "document_number" }), Corrector.holds(group(check), rows) else { return [] }
         return [.longDocumentNumberCheckIncludesFiller]
     }
+
+    /// The words of the warning for a correction only the check digits confirm ("FIELD: 'X' at line L
+    /// column C was corrected to 'Y' by the look-alike table alone, …"): an unforced
+    /// `confusion_table` correction, made only without posteriors.
+    public static let unconfirmedPrefix = "was corrected to"
 
     /// Inputs above this size (bytes) are refused unread: an MRZ is at most 3 × 30 or 2 × 44 characters.
     static let maxInputBytes = 16_384
@@ -467,12 +492,14 @@ public struct MRZParser: Sendable {
         return applied
     }
 
-    func correct(_ rows: inout [[UInt8]], layout: Layout, corrector: Corrector, errors: inout [String]) -> [Corrector.Change] {
+    /// The rank-only correction (policy on `Corrector`). `table`: whether the confusion table may
+    /// propose unforced changes (with a composite check digit only); forced fixes use it regardless.
+    func correct(_ rows: inout [[UInt8]], layout: Layout, corrector: Corrector, errors: inout [String], table: Bool = true) -> [Corrector.Change] {
         var applied = Self.normaliseFillers(&rows, classes: corrector.classes)
         let groupChecks = layout.checks.indices.filter { $0 != layout.compositeIndex }
         let groups = groupChecks.map { Self.group(layout.checks[$0]) }
         let hasComposite = layout.compositeIndex != nil
-        let outcomes = groups.map { corrector.correct($0, rows, tableAllowed: hasComposite) }
+        let outcomes = groups.map { corrector.correct($0, rows, tableAllowed: hasComposite && table) }
         let lists: [[[Corrector.Change]]] = outcomes.map {
             if case .candidates(let c) = $0 { return c }
             return [[]]

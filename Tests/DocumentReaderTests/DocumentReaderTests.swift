@@ -96,6 +96,34 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertFalse(report.errors.isEmpty)
     }
 
+    /// A document number with one character altered, printed and read without doubt, is INVALID with
+    /// its check digit failed: no look-alike swap elsewhere in the number is made to fit the check
+    /// digit, although the composite, which moves with the number's sum, would agree. The altered
+    /// MRZs are the fresh-user trial (`GC3664958`, made valid as `G<3664958`), edits of ICAO's
+    /// `L898902C3` that the text path made valid by 8→B, 0→O and C→<, 2→Z, 5→S, and two that this
+    /// path made valid by a look-alike the classifier never offered: a printed O read as 0 (the
+    /// number ICAO printed, not the one on this page) and a printed Z read as 2 (`L89890223`, which
+    /// no one printed: C and 2 weigh the same modulo 10).
+    func testAlteredDocumentNumberIsInvalidNotCorrected() throws {
+        let icao1 = "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", tail = "UTO7408122F1204159ZE184226B<<<<<10"
+        let cases = [["P<NLDGARCIA<LOPEZ<<JOHN<<<<<<<<<<<<<<<<<<<<<", "GC36649585NLD5804122<3403015<<<<<<<<<<<<<<08"],
+                     [icao1, "4898902C36" + tail], [icao1, "7898902C36" + tail], [icao1, "L89F902C36" + tail], [icao1, "L598902C36" + tail],
+                     [icao1, "L8989O2C36" + tail], [icao1, "L898902Z36" + tail]]
+        var options = Self.noFace
+        options.referenceDate = ISO8601DateFormatter().date(from: "2010-01-01T00:00:00Z")!
+        var rng = SeededRNG(seed: 10)
+        let id = SpecimenIdentity.random(.td3, using: &rng)
+        for lines in cases {
+            let spec = try SpecimenGenerator.render(id, format: .td3, mrzLines: lines)
+            let report = DocumentReader.read(pages: [try jpeg(spec.image)], options: options)
+            XCTAssertEqual(report.mrz.linesRead, lines)
+            XCTAssertEqual(report.mrz.result?.corrections, [], "\(lines[1])")
+            XCTAssertEqual(report.mrz.result?.lines, lines)
+            XCTAssertEqual(report.overallStatus, .invalid, "\(lines[1])")
+            XCTAssertEqual(report.checks.first { $0.name == "MRZ check digit: document number" }?.result, .failed, "\(lines[1])")
+        }
+    }
+
     /// Renders a TD3 specimen printing exactly `lines` and reads it back (no portrait; today = 2019-06-01).
     func readPrinted(_ lines: [String]) throws -> DocumentReport {
         var rng = SeededRNG(seed: 5)
@@ -467,6 +495,21 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(w, .checkDigitTwin(field: "document number", read: "L", other: "1", line: 1, column: 7))
         XCTAssertEqual(DocumentWording.sentence(w), "The document number holds 'L' (MRZ line 1, position 7), which could also be '1': the check digit cannot tell them apart. Compare it with the printed page.")
         XCTAssertNil(DocumentReader.twinAmbiguity("name fills the whole field and may be truncated"))
+    }
+
+    /// The MRZ parser's warning for a look-alike swap only the check digits confirm (text without
+    /// posteriors) becomes a typed finding, which the policy holds a warning: never VALID.
+    func testUnconfirmedCorrectionIsAWarning() throws {
+        let lines = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L8989O2C36UTO7408122F1204159ZE184226B<<<<<10"]
+        let parsed = MRZParser(options: .init(referenceDate: ISO8601DateFormatter().date(from: "2010-01-01T00:00:00Z")!)).parse(lines)
+        XCTAssertTrue(parsed.valid, "\(parsed.errors)")
+        XCTAssertEqual(parsed.corrections.map { "\($0.from)→\($0.to) \($0.source)" }, ["O→0 confusion_table"])
+        let findings = parsed.warnings.compactMap(DocumentReader.unconfirmedCorrection)
+        XCTAssertEqual(findings, [.mrzCorrectionUnconfirmed(field: "document number", read: "O", corrected: "0", line: 2, column: 6)])
+        XCTAssertFalse(WorkflowPolicy().isError(findings[0]))
+        XCTAssertEqual(DocumentWording.sentence(findings[0]), "The document number's 'O' (MRZ line 2, position 6) was changed to '0' only because that look-alike satisfies the check digit, which a misread and an altered character do alike. Compare it with the printed page.")
+        XCTAssertNil(DocumentReader.unconfirmedCorrection(parsed.warnings.first { $0.contains("cannot be told from") } ?? "document_number: 'L' at line 2 column 1 cannot be told from '1' by the check digit (equal weight modulo 10)"))
+        XCTAssertNil(DocumentReader.twinAmbiguity(parsed.warnings.first { $0.contains(MRZParser.unconfirmedPrefix) }!))
     }
 
     /// Non-image bytes, a truncated JPEG and a 100-megapixel PNG: the report gives the true reason

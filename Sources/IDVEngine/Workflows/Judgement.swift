@@ -205,7 +205,7 @@ extension WorkflowPolicy {
         case .pageTooLarge, .pageUndecodable, .noMRZ, .glareHidesMRZ, .unclearCharacters, .mrzError, .missingRequiredFields,
              .expired, .noExpiryDate, .invalidExpiryDate, .invalidBirthDate, .implausibleBirthDate:
             return true
-        case .checkDigitTwin, .uncertainName, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
+        case .checkDigitTwin, .mrzCorrectionUnconfirmed, .uncertainName, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
              .unknownIssuingState, .unknownNationality, .blurredMRZ, .glareOnMRZ, .smallMRZ, .portraitModelsMissing,
              .portraitDetectorFailed, .faceOnlyOutsideDocument, .noPortrait, .nameDiffersFromVisualZone:
             return false

@@ -188,6 +188,9 @@ public enum DocumentWording {
         case let .checkDigitTwin(field, read, other, line, column):
             let position = line.flatMap { l in column.map { " (MRZ line \(l), position \($0))" } } ?? ""
             return "The \(field) holds '\(read)'\(position), which could also be '\(other)': the check digit cannot tell them apart. Compare it with the printed page."
+        case let .mrzCorrectionUnconfirmed(field, read, corrected, line, column):
+            let position = line.flatMap { l in column.map { " (MRZ line \(l), position \($0))" } } ?? ""
+            return "The \(field)'s '\(read)'\(position) was changed to '\(corrected)' only because that look-alike satisfies the check digit, which a misread and an altered character do alike. Compare it with the printed page."
         case let .uncertainName(cells, total):
             let listed = cells.map { "'\($0.read)' (MRZ line \($0.line), position \($0.column)) could also be '\($0.twin)'" }
             return "The name is not certain: " + listed.joined(separator: "; ") + (total > cells.count ? "; and \(total - cells.count) more" : "")
