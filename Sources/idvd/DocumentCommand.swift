@@ -19,15 +19,17 @@ extension Command {
           --flow judges as the server's policy does in the document step of a flow that matches a selfie
             (selfie, the default: activation and KYC — no portrait is INVALID) or of the document-scan-only
             flow (document-scan: no portrait is a WARNING); one rule, `WorkflowPolicy.judge`.
+          --no-portrait  skip the portrait search (the "Portrait found" check is then not performed)
           --no-visual-zone  skip the cross-check of the names with the visual zone or the card front (Tesseract)
           --working-size N|full  decode pages whose longer side exceeds N pixels at N (default 2400;
             `full`: at their own size, as before scaled decoding existed — for A/B figures)
           --portrait-search document|page  where the portrait search starts (default document: inside the
             MRZ's document frame; page: the whole page, as before — for A/B figures)
-          --debug-strips DIR writes the rectified MRZ of each image to DIR (NAME.mrz.png) and the cells
-            as the recogniser samples them (NAME.cells.png, one tile per cell of the fitted grid), and the
-            rectified visual zone given to Tesseract (NAME.viz.png; for a TD1 card the text above its MRZ,
-            and its front as Tesseract gets it upright, FRONT.front.png).
+          --debug-strips DIR writes the rectified MRZ of each image to DIR (FILE.mrz.png, FILE being the
+            image's file name with its extension: photo.jpg.mrz.png) and the cells as the recogniser
+            samples them (FILE.cells.png, one tile per cell of the fitted grid), and the rectified visual
+            zone given to Tesseract (FILE.viz.png; for a TD1 card the text above its MRZ, and its front as
+            Tesseract gets it upright, FRONT.front.png).
           --timing  prints to stderr, per document, the time from process start to the reading's start and
             end and each stage's time (decode, MRZ, checks, page images, portrait, visual zone)
           --jsonl reads each IMAGE, and every file of each DIR (sorted by name, not recursive), as its own

@@ -39,6 +39,11 @@ final class ChipPayloadTests: XCTestCase {
             XCTAssertFalse(r.sentence.isEmpty)
         }
         XCTAssertEqual(ChipVerificationReason(rawValue: "newer_reason"), .other("newer_reason"))
+        // An unsigned extra data group is not said to be altered data (a fresh-user trial: an extra
+        // DG15 beside a genuine chip read "The chip's data has been altered.").
+        XCTAssertEqual(ChipVerificationReason.dataGroupHashMismatch.sentence, "The chip's data has been altered.")
+        XCTAssertFalse(ChipVerificationReason.dataGroupNotSigned.sentence.contains("altered"))
+        XCTAssertTrue(ChipVerificationReason.dataGroupNotSigned.sentence.contains("does not sign"))
         XCTAssertEqual(Set(ChipVerificationReason.knownValues.map(\.rawValue)).count, ChipVerificationReason.knownValues.count)
     }
 }
