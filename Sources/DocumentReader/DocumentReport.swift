@@ -177,8 +177,11 @@ extension DocumentReader {
         let indices = pageIndices ?? Array(images.indices)
         // 1. MRZ: read every page, keep the most confident reading.
         var best: (reading: MRZReading, page: Int, image: DocumentImage)?
+        var everyReading: [(reading: MRZReading, page: Int)] = []
         for (k, img) in images.enumerated() {
-            if let r = MRZReader.read(img.grey), best == nil || r.meanConfidence > best!.reading.meanConfidence {
+            guard let r = MRZReader.read(img.grey) else { continue }
+            everyReading.append((r, indices[k]))
+            if best == nil || r.meanConfidence > best!.reading.meanConfidence {
                 best = (r, indices[k], img)
             }
         }
@@ -212,6 +215,11 @@ extension DocumentReader {
         if let best {
             check(.mrzPresent, .passed, .page(best.page))
             let result = handed ?? best.reading.parsedAsRead(by: parser)
+            // Another page's MRZ, as read, of another document: both must check out in full, so that
+            // a misread cannot pass for a second document.
+            if result.checkDigits.allSatisfy(\.valid), let other = Self.otherDocumentPage(result, besides: best.page, everyReading, parser: parser) {
+                findings.append(.pagesOfDifferentDocuments(pages: [best.page, other].sorted()))
+            }
             section.result = result
             fields = result.fields
             // Names, codes and sex have no check digit: a doubtful cell there cannot be confirmed.
@@ -541,6 +549,20 @@ extension DocumentReader {
         let parser = MRZParser(options: .init(correctionEnabled: false))
         guard MRZReader.candidateScore(again, parser: parser).score > MRZReader.candidateScore(reading, parser: parser).score else { return nil }
         return (band, again, again.mapped(k: map.k, x: map.x, y: map.y))
+    }
+
+    /// The first page other than `page` whose MRZ, parsed as read (no correction), has every check
+    /// digit holding and is of
+    /// another document than `result` (document number or date of birth differ; ICAO 9303-3 §4.2).
+    static func otherDocumentPage(_ result: MRZResult, besides page: Int, _ readings: [(reading: MRZReading, page: Int)],
+                                  parser: MRZParser) -> Int? {
+        let strict = MRZParser(options: .init(referenceDate: parser.options.referenceDate, correctionEnabled: false))
+        for (r, p) in readings where p != page {
+            let other = r.parsedAsRead(by: strict)
+            guard other.format != .unknown, !other.checkDigits.isEmpty, other.checkDigits.allSatisfy(\.valid) else { continue }
+            if other.fields.documentNumber != result.fields.documentNumber || other.fields.birthDate != result.fields.birthDate { return p }
+        }
+        return nil
     }
 
     /// Faces the detector finds inside `frame`'s portrait region (`MRZDocumentFrame.portraitRegion`),

@@ -326,4 +326,8 @@ public enum DocumentFinding: Sendable, Equatable {
     case faceOnlyOutsideDocument
     /// No portrait was found on the document.
     case noPortrait
+    /// Two pages (0-based `pages`, the one read first) each carry a machine-readable zone whose check
+    /// digits all hold, of two different documents (document number or date of birth differ): pages
+    /// of more than one document were sent together, and only the first one's MRZ was read.
+    case pagesOfDifferentDocuments(pages: [Int])
 }

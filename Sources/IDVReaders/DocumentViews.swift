@@ -53,8 +53,8 @@ public struct Seed003DocumentScan: Codable, Sendable, Equatable {
     }
     public struct DocumentInfo: Codable, Sendable, Equatable {
         public var document_number: String
-        /// The MRZ carries no issue date; empty.
-        public var issue_date: String
+        /// The MRZ carries no issue date: absent, as in the server's `onIDVAdditionalDocumentScan`.
+        public var issue_date: String?
         public var expiry_date: String
         public var issuing_authority: String
         public var document_images: DocumentImages
@@ -124,14 +124,19 @@ extension DocumentReport {
             identity["Surname"] = f.surname
             identity["Given name"] = f.givenNames
         }
-        if let d = f.birthDate { identity["Date of birth"] = d }
-        if !f.sex.isEmpty { identity["Sex"] = f.sex }
-        if !f.nationality.isEmpty { identity["Nationality"] = f.nationality }
+        // The same rows as the server's `onIDVAdditionalDocumentScan` (IDVReports.additionalScan).
+        typealias L = AdditionalDocumentScanDetails.Label
+        identity[L.documentNumber] = f.documentNumber
+        identity[L.issuingStateCode] = f.issuingState
+        if let d = f.birthDate { identity[L.dateOfBirth] = d }
+        if !f.sex.isEmpty { identity[L.sex] = f.sex }
+        if !f.nationality.isEmpty { identity[L.nationality] = f.nationality }
+        if let d = f.expiryDate { identity[L.dateOfExpiry] = d }
         let status: String = judged.status == .valid ? "OK" : (judged.status == .warning ? "WARNING" : "ERROR")
         func word(_ r: CheckResult) -> String { r == .passed ? "OK" : (r == .failed ? "ERROR" : "NOT DONE") }
         return Seed003DocumentScan(
             version: "1", identity_data: identity,
-            document_info: .init(document_number: f.documentNumber, issue_date: "", expiry_date: f.expiryDate ?? "",
+            document_info: .init(document_number: f.documentNumber, issue_date: nil, expiry_date: f.expiryDate ?? "",
                                  issuing_authority: f.issuingState,
                                  document_images: .init(front_page: pagesJPEG.first?.base64EncodedString(),
                                                         back_page: pagesJPEG.count > 1 ? pagesJPEG[1].base64EncodedString() : nil,

@@ -81,6 +81,26 @@ final class DocumentReaderTests: XCTestCase {
 
     /// A document printed with a wrong check digit is INVALID and names the failed check; it is
     /// not "corrected" into a valid one.
+    /// Pages of two different documents sent together (found by a fresh-user trial: two passports of
+    /// two people came out VALID, the second MRZ ignored): each MRZ checks out, so the document is
+    /// INVALID with the pages named. The same page twice, or a page with a card's front that has no
+    /// MRZ, is one document.
+    func testPagesOfTwoDocumentsAreInvalid() throws {
+        var options = Self.noFace
+        options.referenceDate = ISO8601DateFormatter().date(from: "2019-06-01T00:00:00Z")!
+        var rng = SeededRNG(seed: 91)
+        let a = SpecimenIdentity.random(.td3, using: &rng), b = SpecimenIdentity.random(.td3, using: &rng)
+        XCTAssertNotEqual(a.documentNumber, b.documentNumber)
+        let pageA = try jpeg(SpecimenGenerator.render(a, format: .td3).image), pageB = try jpeg(SpecimenGenerator.render(b, format: .td3).image)
+        let two = DocumentReader.read(pages: [pageA, pageB], options: options)
+        XCTAssertTrue(two.findings.contains(.pagesOfDifferentDocuments(pages: [0, 1])), "\(two.findings)")
+        XCTAssertEqual(two.overallStatus, .invalid)
+        XCTAssertTrue(two.errors.contains { $0.contains("Pages 1 and 2") && $0.contains("two different documents") }, "\(two.errors)")
+        let same = DocumentReader.read(pages: [pageA, pageA], options: options)
+        XCTAssertFalse(same.findings.contains { if case .pagesOfDifferentDocuments = $0 { return true }; return false }, "\(same.findings)")
+        XCTAssertEqual(same.overallStatus, .valid, "\(same.findings)")
+    }
+
     func testWrongCheckDigitIsInvalidNotCorrected() throws {
         var rng = SeededRNG(seed: 77)
         let id = SpecimenIdentity.random(.td3, using: &rng)
@@ -291,6 +311,11 @@ final class DocumentReaderTests: XCTestCase {
         let s3 = report.seed003
         XCTAssertEqual(s3.identity_data["Surname and given names"], "ERIKSSON ANNA MARIA")
         XCTAssertEqual(s3.document_info.document_number, "L898902C3")
+        // the rows the server's onIDVAdditionalDocumentScan carries (a fresh-user trial found them missing here)
+        XCTAssertEqual(s3.identity_data["Document number"], "L898902C3")
+        XCTAssertEqual(s3.identity_data["Issuing state code"], "UTO")
+        XCTAssertEqual(s3.identity_data["Date of expiry"], "2034-04-15")
+        XCTAssertNil(s3.document_info.issue_date)
         XCTAssertEqual(s3.document_status.overall_document_status, report.overallStatus == .valid ? "OK" : "WARNING")
         XCTAssertEqual(s3.document_status.checks_performed.first { $0.check_name == "Chip verification" }?.check_status, "NOT DONE")
         // JSON round trip of both shapes

@@ -38,4 +38,12 @@ final class SpecimenStatePolicyTests: XCTestCase {
         XCTAssertFalse(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS": "false"]).workflow.acceptSpecimenDocuments)
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.doc.accept_specimen_documents": "maybe"]))
     }
+
+    /// A country code the reader found unknown is named in the sentence; an empty one is said to be
+    /// missing (a fresh-user trial read "The nationality code  is not a known country code.").
+    func testUnknownCountryCodeSentences() {
+        XCTAssertEqual(DocumentWording.sentence(.finding(.unknownNationality("XYZ"))), "The nationality code XYZ is not a known country code.")
+        XCTAssertEqual(DocumentWording.sentence(.finding(.unknownNationality(""))), "The MRZ gives no nationality code.")
+        XCTAssertEqual(DocumentWording.sentence(.finding(.unknownIssuingState(""))), "The MRZ gives no issuing state code.")
+    }
 }

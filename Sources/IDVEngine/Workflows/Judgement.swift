@@ -203,7 +203,7 @@ extension WorkflowPolicy {
     public func isError(_ f: DocumentFinding) -> Bool {
         switch f {
         case .pageTooLarge, .pageUndecodable, .noMRZ, .glareHidesMRZ, .unclearCharacters, .mrzError, .missingRequiredFields,
-             .expired, .noExpiryDate, .invalidExpiryDate, .invalidBirthDate, .implausibleBirthDate:
+             .expired, .noExpiryDate, .invalidExpiryDate, .invalidBirthDate, .implausibleBirthDate, .pagesOfDifferentDocuments:
             return true
         case .checkDigitTwin, .mrzCorrectionUnconfirmed, .uncertainName, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
              .unknownIssuingState, .unknownNationality, .blurredMRZ, .glareOnMRZ, .smallMRZ, .portraitModelsMissing,

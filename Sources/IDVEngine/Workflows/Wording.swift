@@ -205,13 +205,17 @@ public enum DocumentWording {
         case .birthDatePartlyGiven: return "The date of birth is only partly given."
         case .invalidBirthDate: return "The date of birth in the MRZ is not a valid date."
         case let .implausibleBirthDate(d): return "The date of birth (\(d)) is not plausible."
-        case let .unknownIssuingState(c): return "The issuing state code \(c) is not a known country code."
-        case let .unknownNationality(c): return "The nationality code \(c) is not a known country code."
+        case let .unknownIssuingState(c):
+            return c.isEmpty ? "The MRZ gives no issuing state code." : "The issuing state code \(c) is not a known country code."
+        case let .unknownNationality(c):
+            return c.isEmpty ? "The MRZ gives no nationality code." : "The nationality code \(c) is not a known country code."
         case .blurredMRZ: return "The photo is blurred around the MRZ; hold the camera still and let it focus."
         case .glareOnMRZ: return "There is glare on the MRZ; tilt the document away from the light."
         case .smallMRZ: return "The MRZ is small in the photo; move the camera closer or use a higher resolution."
         case .portraitModelsMissing: return "The portrait could not be checked: the face models are not installed."
         case let .portraitDetectorFailed(reason): return "The portrait could not be checked: the face detector failed (\(reason))."
+        case let .pagesOfDifferentDocuments(pages):
+            return "Pages \(pages.map { String($0 + 1) }.joined(separator: " and ")) carry the machine-readable zones of two different documents; send the pages of one document only."
         case .faceOnlyOutsideDocument:
             return "The only face in the picture is outside the document; photograph the document's own photo page alone, uncovered."
         case .noPortrait: return "No portrait was found on the document; make sure the photo page is in the picture."
