@@ -666,36 +666,36 @@ extension DocumentReader {
         return r.twinConfidences[l][c] < twinDoubtConfidence
     }
 
-    /// The MRZ parser's "FIELD: 'X' at line L column C cannot be told from 'Y' by the check digit"
-    /// warning as a typed finding; nil for other warnings.
-    static func twinAmbiguity(_ w: String) -> DocumentFinding? {
-        guard w.contains("cannot be told from") else { return nil }
+    /// The parts of an MRZ parser warning "FIELD: 'X' at line L column C … 'Y' …": the field (spaces
+    /// for underscores), the first and second quoted characters ("?" when missing) and the 1-based
+    /// position when given.
+    static func warningParts(_ w: String) -> (field: String, first: String, second: String, line: Int?, column: Int?) {
         let field = w.prefix { $0 != ":" }.replacingOccurrences(of: "_", with: " ")
         let quoted = w.split(separator: "'", omittingEmptySubsequences: false)
-        let read = quoted.count > 1 ? String(quoted[1]) : "?", other = quoted.count > 3 ? String(quoted[3]) : "?"
+        let first = quoted.count > 1 ? String(quoted[1]) : "?", second = quoted.count > 3 ? String(quoted[3]) : "?"
         let words = w.split(separator: " ")
         var line: Int?, column: Int?
         if let i = words.firstIndex(of: "line"), i + 3 < words.count, words[i + 2] == "column" {
             line = Int(words[i + 1])
             column = Int(words[i + 3])
         }
-        return .checkDigitTwin(field: field, read: read, other: other, line: line, column: column)
+        return (field, first, second, line, column)
+    }
+
+    /// The MRZ parser's "FIELD: 'X' at line L column C cannot be told from 'Y' by the check digit"
+    /// warning as a typed finding; nil for other warnings.
+    static func twinAmbiguity(_ w: String) -> DocumentFinding? {
+        guard w.contains("cannot be told from") else { return nil }
+        let p = warningParts(w)
+        return .checkDigitTwin(field: p.field, read: p.first, other: p.second, line: p.line, column: p.column)
     }
 
     /// The MRZ parser's "FIELD: 'X' at line L column C was corrected to 'Y' by the look-alike table
     /// alone, …" warning (`MRZParser.unconfirmedPrefix`) as a typed finding; nil for other warnings.
     static func unconfirmedCorrection(_ w: String) -> DocumentFinding? {
         guard w.contains(" \(MRZParser.unconfirmedPrefix) ") else { return nil }
-        let field = w.prefix { $0 != ":" }.replacingOccurrences(of: "_", with: " ")
-        let quoted = w.split(separator: "'", omittingEmptySubsequences: false)
-        let read = quoted.count > 1 ? String(quoted[1]) : "?", corrected = quoted.count > 3 ? String(quoted[3]) : "?"
-        let words = w.split(separator: " ")
-        var line: Int?, column: Int?
-        if let i = words.firstIndex(of: "line"), i + 3 < words.count, words[i + 2] == "column" {
-            line = Int(words[i + 1])
-            column = Int(words[i + 3])
-        }
-        return .mrzCorrectionUnconfirmed(field: field, read: read, corrected: corrected, line: line, column: column)
+        let p = warningParts(w)
+        return .mrzCorrectionUnconfirmed(field: p.field, read: p.first, corrected: p.second, line: p.line, column: p.column)
     }
 
     /// nil when unknown; false when in the future or > 130 years before `reference`.
