@@ -321,11 +321,13 @@ final class VisualZoneTests: XCTestCase {
         XCTAssertEqual(check.result, .notPerformed, "\(search)")
         if case .noNamesOnCardFront = search {} else { XCTFail("\(search)") }
         XCTAssertTrue(DocumentWording.detail(check).contains("front"), DocumentWording.detail(check))
-        // The policy: a front was given and shows none of the names — WARNING, the check failed, the
-        // page named; with no front given the names are merely unchecked (VALID, as a TD3 without a
-        // visual zone).
+        // The policy: a front was given and shows none of the names — the check failed, the page named
+        // as a warning; here the "front" is another card's MRZ side, so the two pages are also two
+        // documents (INVALID, DocumentFinding.pagesOfDifferentDocuments). With no front given the names
+        // are merely unchecked (VALID, as a TD3 without a visual zone).
         let judged = r.judged()
-        XCTAssertEqual(judged.status, .warning)
+        XCTAssertEqual(judged.status, .invalid)
+        XCTAssertEqual(judged.errors, [.finding(.pagesOfDifferentDocuments(pages: [0, 1]))])
         XCTAssertEqual(judged.checks.first { $0.id == .namesMatchVisualZone }?.result, .failed)
         guard case let .noNamesOnCardFront(frontPage) = search else { return }
         XCTAssertEqual(judged.warnings, [.cardFrontShowsNoName(page: frontPage)])
