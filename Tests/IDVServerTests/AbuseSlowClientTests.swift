@@ -117,7 +117,9 @@ final class AbuseSlowClientTests: XCTestCase {
         let answer = probe.receive()
         XCTAssertTrue(answer.hasPrefix("HTTP/1.1 200"), "no /healthz answer within 5 s beside 1,100 idle connections: '\(answer.prefix(40))'")
         let refused = idle.filter(\.closedByServer).count
-        XCTAssertGreaterThanOrEqual(refused, idle.count - 100, "one address holds more connections than http.per_address_connections")
+        // One more may be let in when one of the 100 held closes first (its client's 1-s timeout on a
+        // loaded machine: seen once, 999 of 1,000), as for the counter below.
+        XCTAssertGreaterThanOrEqual(refused, idle.count - 100 - 1, "one address holds more connections than http.per_address_connections")
         // Each refusal is counted (the server may not yet have seen the clients' own closes).
         let reader = try RawConnection(port: server.port, source: "127.0.0.2", timeoutSeconds: 5)
         XCTAssertTrue(reader.send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
