@@ -276,16 +276,8 @@ final class AbuseAnalysisTests: XCTestCase {
     func testPageOverTheMegapixelLimitIsRefusedWithoutUsingAnAttempt() throws {
         let server = try Self.server(environment: [:])
         let api = try Self.atDocumentUpload(server, user: "ida")
-        let before = try XCTUnwrap(api.last?.challenge)
         let page = try Image(gray: [UInt8](repeating: 200, count: 10_392 * 7_794), width: 10_392, height: 7_794).jpegData(quality: 50)
-        let r = try api.uploadPages([page])
-        XCTAssertEqual(r.status, 413, String(decoding: r.raw.prefix(400), as: UTF8.self))
-        XCTAssertEqual(r.error?.longErrorCode, 1102)
-        XCTAssertEqual(r.error?.errorString, "The upload's images are too large to analyse: send fewer or smaller images "
-                       + "(its images hold 81.0 MP together; one upload may hold 64 MP)")
-        let now = try XCTUnwrap(try api.current().challenge)
-        XCTAssertEqual(now.challengeID, before.challengeID)
-        XCTAssertEqual(now.attemptsLeft, before.attemptsLeft)
+        try Self.assertRefusedAsTooCostly(api, page, "(its images hold 81.0 MP together; one upload may hold 64 MP)")
         let m = try Self.metrics(server.port)
         XCTAssertEqual(m["idvd_analysis_refusals_total{reason=\"too_costly\"}"], 1)
         XCTAssertEqual(m["idvd_analysis_duration_seconds_count"], 0, "the page was read")
@@ -298,16 +290,23 @@ final class AbuseAnalysisTests: XCTestCase {
     func testDocumentPageOverTheMemoryEstimateIsRefusedBeforeDecoding() throws {
         let server = try Self.server(environment: ["IDVD_ANALYSIS_MAX_ANALYSIS_MIB": "100"])
         let api = try Self.atDocumentUpload(server, user: "gus")
-        let before = try XCTUnwrap(api.last?.challenge)
         let page = try Image(gray: [UInt8](repeating: 200, count: 8000 * 8000), width: 8000, height: 8000).pngData()
-        let r = try api.uploadPages([page])
-        XCTAssertEqual(r.status, 413, String(decoding: r.raw.prefix(400), as: UTF8.self))
-        XCTAssertEqual(r.error?.longErrorCode, 1102)
-        XCTAssertEqual(r.error?.errorString, "The upload's images are too large to analyse: send fewer or smaller images "
-                       + "(analysing it would need about 119 MiB; one analysis may use 100 MiB)")
-        let now = try XCTUnwrap(try api.current().challenge)
-        XCTAssertEqual(now.challengeID, before.challengeID)
-        XCTAssertEqual(now.attemptsLeft, before.attemptsLeft)
+        try Self.assertRefusedAsTooCostly(api, page, "(analysing it would need about 119 MiB; one analysis may use 100 MiB)")
         XCTAssertEqual(try Self.metrics(server.port)["idvd_analysis_duration_seconds_count"], 0, "the page was read")
+    }
+
+    /// `page` uploaded at the document step is refused with 413 / 1102 and the sentence ending in
+    /// `detail`, and the flow stays where it was: the same challenge, no attempt used.
+    static func assertRefusedAsTooCostly(_ api: API, _ page: Data, _ detail: String,
+                                         file: StaticString = #filePath, line: UInt = #line) throws {
+        let before = try XCTUnwrap(api.last?.challenge, file: file, line: line)
+        let r = try api.uploadPages([page])
+        XCTAssertEqual(r.status, 413, String(decoding: r.raw.prefix(400), as: UTF8.self), file: file, line: line)
+        XCTAssertEqual(r.error?.longErrorCode, 1102, file: file, line: line)
+        XCTAssertEqual(r.error?.errorString, "The upload's images are too large to analyse: send fewer or smaller images " + detail,
+                       file: file, line: line)
+        let now = try XCTUnwrap(try api.current().challenge, file: file, line: line)
+        XCTAssertEqual(now.challengeID, before.challengeID, file: file, line: line)
+        XCTAssertEqual(now.attemptsLeft, before.attemptsLeft, file: file, line: line)
     }
 }
