@@ -4,18 +4,13 @@ import IDVCore
 extension FlowEngine {
     // MARK: Effects
 
-    private func workflowStore() throws -> any WorkflowStore {
-        guard let ws = store as? any WorkflowStore else { throw IDVError(.internalError, "the store does not support IDV workflows") }
-        return ws
-    }
-
-    private func vault() throws -> any Vault {
+    func vault() throws -> any Vault {
         guard let v = services?.vault else { throw IDVError(.internalError, "no vault: the IDV flows are not registered") }
         return v
     }
 
     /// Applies one effect inside the transaction (media effects on run `runID`).
-    func apply(_ effect: Effect, runID: String?, _ c: Commit) throws {
+    package func apply(_ effect: Effect, runID: String?, _ c: Commit) throws {
         switch effect {
         case let .audit(action, userID, details):
             var d = details
@@ -47,40 +42,38 @@ extension FlowEngine {
         case let .sealMedia(id, kind, bytes):
             guard let runID else { throw IDVError(.internalError, "media outside a flow run") }
             let box = try vault().seal(bytes, associatedData: VaultBinding.media(runID: runID, kind: kind.rawValue))
-            try workflowStore().saveMedia(MediaRecord(mediaID: id, runID: runID, kind: kind.rawValue, sealed: box, createdAt: c.now))
+            try store.saveMedia(MediaRecord(mediaID: id, runID: runID, kind: kind.rawValue, sealed: box, createdAt: c.now))
         case let .releaseMedia(keepUntil):
             guard let runID else { return }
-            try workflowStore().releaseMedia(runID: runID, keepUntil: keepUntil)
+            try store.releaseMedia(runID: runID, keepUntil: keepUntil)
         case let .saveTemplate(uid, mediaID, model, consentID):
-            guard let runID, let m = try workflowStore().media(mediaID), m.runID == runID else {
+            guard let runID, let m = try store.media(mediaID), m.runID == runID else {
                 throw IDVError(.internalError, "no face descriptor kept for enrolment")
             }
             // The analyser's template bytes as kept (version 2: fused from the capture's best frames).
             let bytes = try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.embedding.rawValue))
             guard !bytes.isEmpty else { throw IDVError(.internalError, "no face descriptor kept for enrolment") }
-            try workflowStore().saveBiometricTemplate(BiometricTemplateRecord(userID: uid, sealed: try vault().sealTemplate(bytes: bytes, userID: uid),
+            try store.saveBiometricTemplate(BiometricTemplateRecord(userID: uid, sealed: try vault().sealTemplate(bytes: bytes, userID: uid),
                                                                               model: model, consentID: consentID, createdAt: c.now))
         case let .deleteTemplate(uid):
-            try workflowStore().deleteBiometricTemplate(userID: uid)
+            try store.deleteBiometricTemplate(userID: uid)
         case let .recordConsent(consent):
-            try workflowStore().recordConsent(consent)
+            try store.recordConsent(consent)
         case let .saveDocumentScan(record, report):
             var r = record
             r.sealedReport = try vault().seal(Array(report), associatedData: VaultBinding.scan(scanID: record.scanID))
-            try workflowStore().saveDocumentScan(r)
+            try store.saveDocumentScan(r)
         case let .countOutcome(flow, outcome):
             c.outcomes.append((flow, outcome))
         case let .openReview(rc):
-            guard let rp = store as? any RelyingPartyStore else { throw IDVError(.internalError, "the store keeps no review cases") }
-            try rp.createReviewCase(rc)
+            try store.createReviewCase(rc)
         case let .resolveReview(r):
-            guard let rp = store as? any RelyingPartyStore else { throw IDVError(.internalError, "the store keeps no review cases") }
-            guard try rp.decideReviewCase(r.caseID, decision: r.decision, reason: r.reason, reviewer: r.reviewer, at: r.decidedAt,
+            guard try store.decideReviewCase(r.caseID, decision: r.decision, reason: r.reason, reviewer: r.reviewer, at: r.decidedAt,
                                           runOutcome: r.decision.outcome) else {
                 throw IDVError(.reviewAlreadyDecided)
             }
-            let keep = config.workflow.mediaRetentionSeconds > 0 ? r.decidedAt + config.workflow.mediaRetentionSeconds : nil
-            try workflowStore().releaseMedia(runID: r.runID, keepUntil: keep)
+            let keep = settings.workflow.mediaRetentionSeconds > 0 ? r.decidedAt + settings.workflow.mediaRetentionSeconds : nil
+            try store.releaseMedia(runID: r.runID, keepUntil: keep)
             c.outcomes.append((r.flow, r.decision.outcome))
             // The relying party hears the decision (docs/WEBHOOKS.md `review.resolved`), in this
             // transaction: ids and codes only, never the reviewer's free-text reason.

@@ -20,18 +20,18 @@ extension FlowEngine {
                 verifier = v
             }
             // Costed from the pages' headers and admitted before any pixel is decoded (1100/1101/1102).
-            let admitted = try analysis.admit(cost: services?.costing?.cost(pages: pages) ?? .zero, run: runID, user: subject)
-            defer { analysis.release(admitted) }
+            let admitted = try admission.admit(cost: services?.costing?.cost(pages: pages) ?? .zero, run: runID, user: subject)
+            defer { admission.release(admitted) }
             do {
-                let (doc, ms) = try Self.timed { () throws -> DocumentVerification in
+                let (doc, ms) = try Self.timed { () throws -> DocumentEvidence in
                     var doc = try reader.read(pages: pages)
                     // The chip is verified only with a readable page (its MRZ is DG1's comparison); a
                     // chip whose EF.SOD is unusable refuses the answer (1050, nothing stored).
                     if let chip, let verifier {
-                        let trust = try (store as? any TrustMaterialStore)?.trustMaterials() ?? []
+                        let trust = try store.trustMaterials()
                         doc.chip = try verifier.verify(chip, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
                         // An authentic chip's face against the page's printed one (a substituted photo).
-                        if let comparer = services?.portraits, let c = doc.chip, services?.policy.chipAuthentic(c) ?? c.authentic,
+                        if let comparer = services?.portraits, let c = doc.chip, settings.workflow.chipAuthentic(c),
                            let printed = doc.portraitJPEG, let face = doc.chip?.portraitJPEG {
                             doc.chipPortraitComparison = try? comparer.compare(printed: printed, chip: face)
                         }
@@ -44,7 +44,7 @@ extension FlowEngine {
             }
         case let .selfie(frames, fps, referenceRequest, challenge, nameMedia):
             guard let analyser = services?.selfies else { throw IDVError(.workflowUnavailable, "this server has no selfie analyser") }
-            if let id = nameMedia, let m = try workflowStore().media(id), m.runID == runID {
+            if let id = nameMedia, let m = try store.media(id), m.runID == runID {
                 e.displayName = String(decoding: try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.name.rawValue)),
                                        as: UTF8.self)
             }
@@ -54,8 +54,8 @@ extension FlowEngine {
             }
             e.reference = reference
             // Costed from the frames' headers and admitted before any pixel is decoded (1100/1101/1102).
-            let admitted = try analysis.admit(cost: services?.costing?.cost(frames: frames) ?? .zero, run: runID, user: subject)
-            defer { analysis.release(admitted) }
+            let admitted = try admission.admit(cost: services?.costing?.cost(frames: frames) ?? .zero, run: runID, user: subject)
+            defer { admission.release(admitted) }
             do {
                 let (v, ms) = try Self.timed { try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge) }
                 e.selfie = .success(Timed(v, milliseconds: ms))
@@ -68,15 +68,15 @@ extension FlowEngine {
             e.basis.passwordHash = hash
             e.passwordMatches = hash.map { crypto.verifyPassword(password, hash: $0) } ?? false
         case let .passwordHash(password):
-            e.passwordHash = try crypto.hashPassword(password, parameters: config.argon2)
+            e.passwordHash = try crypto.hashPassword(password, parameters: settings.argon2)
         }
         return e
     }
 
     /// The reference a selfie is compared with; nil when a template-only reference has no template.
-    private func resolve(_ r: ReferenceRequest, subject: String?, runID: String, into e: inout Evidence) throws -> MatchReference? {
+    func resolve(_ r: ReferenceRequest, subject: String?, runID: String, into e: inout Evidence) throws -> MatchReference? {
         func portrait(_ mediaID: String) throws -> MatchReference {
-            guard let m = try workflowStore().media(mediaID), m.runID == runID else {
+            guard let m = try store.media(mediaID), m.runID == runID else {
                 throw IDVError(.internalError, "no confirmed document portrait to match")
             }
             return .portrait(Data(try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.portrait.rawValue))))
@@ -88,7 +88,7 @@ extension FlowEngine {
             return try portrait(mediaID)
         case let .template(orPortrait):
             e.basis.dependsOnTemplate = true
-            if let uid = subject, let t = try workflowStore().biometricTemplate(userID: uid) {
+            if let uid = subject, let t = try store.biometricTemplate(userID: uid) {
                 e.basis.templateDigest = templateFacts(t).digest
                 return .template(Data(try vault().openTemplateBytes(t.sealed, userID: uid)))
             }

@@ -6,7 +6,7 @@ extension FlowEngine {
 
     /// One request's write transaction: the session being changed, its time and id, and the flow
     /// outcomes to count once it commits.
-    final class Commit {
+    package final class Commit {
         var session: SessionRecord
         let now: Int
         let requestID: String
@@ -19,7 +19,7 @@ extension FlowEngine {
         var refusals: [AbuseLimit] = []
         /// The session's new bearer token when this commit rotated it (at login), sent once in the answer.
         var issuedToken: String?
-        init(session: SessionRecord, now: Int, requestID: String, client: ClientIdentity? = nil) {
+        package init(session: SessionRecord, now: Int, requestID: String, client: ClientIdentity? = nil) {
             self.session = session
             self.now = now
             self.requestID = requestID
@@ -28,11 +28,11 @@ extension FlowEngine {
     }
 
     /// Evidence measured against facts that changed before the transaction read them.
-    private struct StaleEvidence: Error {}
+    struct StaleEvidence: Error {}
 
     /// Runs `body` as one store transaction; after it committed, counts the flow outcomes it
     /// produced (a rollback counts nothing).
-    private func committed<T>(_ c: Commit, _ body: (Commit) throws -> T) throws -> T {
+    package func committed<T>(_ c: Commit, _ body: (Commit) throws -> T) throws -> T {
         let result = try store.withTransaction {
             let r = try body(c)
             // The credential limits count in the same transaction: once, and only if it commits.
@@ -49,12 +49,12 @@ extension FlowEngine {
 
     /// Inside a store transaction: throws `error` when the stored session moved past the version
     /// `s` was read at (an answer committed by another process meanwhile).
-    private func ensureUnchanged(_ s: SessionRecord, else error: IDVError) throws {
+    func ensureUnchanged(_ s: SessionRecord, else error: IDVError) throws {
         guard try store.liveSessionVersion(sessionID: s.sessionID) == s.version else { throw error }
     }
 
     func env(_ runID: String, _ c: Commit) -> FlowEnv {
-        FlowEnv(config: config, activationIDV: registry.activationIDV, crypto: crypto, runID: runID, requestID: c.requestID)
+        FlowEnv(settings: settings, activationIDV: registry.activationIDV, crypto: crypto, runID: runID, requestID: c.requestID)
     }
 
     func sessionFacts(_ s: SessionRecord) -> SessionFacts {
@@ -64,22 +64,19 @@ extension FlowEngine {
     /// The facts of `subject` and the session, read inside the transaction.
     func loadFacts(subject: String?, biometric: Bool, _ c: Commit) throws -> Facts {
         var f = Facts(now: c.now, session: sessionFacts(c.session))
-        f.limits = config.limits
         if let did = c.session.deviceID { f.device = try store.device(did) }
         guard let uid = subject else { return f }
         f.client = try limits.facts(userID: uid, client: c.client, now: c.now)
         f.user = try store.user(uid)
         if f.user?.state == .pendingActivation { f.activationCode = try store.activationCode(userID: uid) }
-        if let ws = store as? any WorkflowStore {
-            f.template = try ws.biometricTemplate(userID: uid).map(templateFacts)
-            if biometric, let policy = services?.policy {
-                var failures = 0
-                for o in try ws.flowOutcomes(userID: uid, flow: FlowName.serverBiometric, since: c.now - policy.biometricLockoutSeconds) {
-                    if o == .matched { break }
-                    if o == .notMatched || o == .livenessFailed { failures += 1 }
-                }
-                f.biometricFailures = failures
+        f.template = try store.biometricTemplate(userID: uid).map(templateFacts)
+        if biometric {
+            var failures = 0
+            for o in try store.flowOutcomes(userID: uid, flow: FlowName.serverBiometric, since: c.now - settings.workflow.biometricLockoutSeconds) {
+                if o == .matched { break }
+                if o == .notMatched || o == .livenessFailed { failures += 1 }
             }
+            f.biometricFailures = failures
         }
         return f
     }
@@ -123,7 +120,7 @@ extension FlowEngine {
     }
 
     /// Pushes a fresh frame of flow `name` (its run recorded) and returns the flow and run id.
-    private func push(_ name: String, input: JSONValue, _ c: Commit) throws -> (AnyFlow, String)? {
+    func push(_ name: String, input: JSONValue, _ c: Commit) throws -> (AnyFlow, String)? {
         guard let flow = registry.flow(name) else { return nil }
         let runID = crypto.randomID()
         try store.startFlowRun(FlowRunRecord(runID: runID, sessionID: c.session.sessionID, userID: c.session.userID,
@@ -133,7 +130,7 @@ extension FlowEngine {
     }
 
     /// Starts flow `name` on an empty stack (a session's auth flow, a post-login flow).
-    private func call(_ name: String, input: JSONValue, _ c: Commit) throws -> WireEvent? {
+    func call(_ name: String, input: JSONValue, _ c: Commit) throws -> WireEvent? {
         guard let (flow, runID) = try push(name, input: input, c) else { throw IDVError(.internalError, "flow \(name) is not registered") }
         let facts = try loadFacts(subject: flow.startSubject(input, sessionFacts(c.session)), biometric: flow.usesBiometricHistory, c)
         return try settle(try flow.start(input, facts, env(runID, c)), c)
@@ -142,7 +139,7 @@ extension FlowEngine {
     /// Ends the session's open post-login flow (one frame) because the client starts `next`: its
     /// supersede transition settled (effects applied, run ended), returning its terminal event.
     /// Nil when no flow is open; 1022 when the open flow cannot be superseded.
-    private func supersedeOpenFlow(by next: String, _ c: Commit) throws -> WireEvent? {
+    func supersedeOpenFlow(by next: String, _ c: Commit) throws -> WireEvent? {
         guard let frame = c.session.state.stack.last else { return nil }
         guard c.session.state.stack.count == 1, let open = registry.flow(frame.flow), open.startableByClient else {
             throw IDVError(.flowInProgress)
@@ -156,7 +153,7 @@ extension FlowEngine {
     }
 
     /// Abandons every frame, top first: each flow's abandon effects, the run ended with the reason.
-    func abandonAll(_ reason: AbandonReason, _ c: Commit) throws {
+    package func abandonAll(_ reason: AbandonReason, _ c: Commit) throws {
         while let frame = c.session.state.stack.last {
             if let flow = registry.flow(frame.flow) {
                 let facts = try loadFacts(subject: try? flow.subject(frame.state), biometric: false, c)

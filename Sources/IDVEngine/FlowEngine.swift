@@ -17,38 +17,41 @@ public struct EngineOutput: Sendable {
 /// wins — across processes too; the others are refused with 1005 `replayedAnswer`. Answers to one
 /// session are also serialised in-process (striped locks), so a loser does no needless work.
 public final class FlowEngine: Sendable {
-    public let store: any Store
-    public let config: ServerConfig
+    /// Everything the engine reads and writes, in one typed store (``EngineStore``).
+    public let store: any EngineStore
+    /// What the engine and its flows read of the configuration (``FlowEnv/settings``).
+    public let settings: EngineSettings
     public let registry: FlowRegistry
-    public let metrics: Metrics
+    /// Where committed flow outcomes are counted (IDVRuntime `Metrics`: `idvd_flow_outcomes_total`).
+    public let metrics: any FlowOutcomeCounter
     /// Randomness, hashing and signature checks (libsodium in `idvd`: IDVCrypto `Sodium`).
     public let crypto: any EngineCrypto
     /// The engine's time (tests pass a ``ManualClock`` and advance it).
     public let clock: any Clock
-    /// The in-memory abuse limits (sessions per client and device, failed authentications, back-off).
+    /// The abuse limits (sessions per client and device, failed authentications, back-off).
     public let limits: AbuseLimits
-    /// Admission of analyses (cost, memory budget, one per run and per user) and the analysis pool's
-    /// slots, from ``ServerConfig/analysis`` (Analysis.swift); IDVHTTP's pool shares it.
-    public let analysis: AnalysisLimiter
+    /// Admission of analyses (cost, memory budget, one per run and per user) before a reader runs
+    /// (IDVRuntime `AnalysisLimiter`, shared with the HTTP edge's analysis pool).
+    public let admission: any AnalysisAdmission
     private let stripes: [NSLock]
 
-    public init(store: any Store, config: ServerConfig, registry: FlowRegistry, metrics: Metrics, crypto: any EngineCrypto,
-                clock: any Clock = SystemClock()) {
+    public init(store: any EngineStore, settings: EngineSettings, registry: FlowRegistry, metrics: any FlowOutcomeCounter,
+                admission: any AnalysisAdmission, crypto: any EngineCrypto, clock: any Clock = SystemClock()) {
         self.store = store
-        self.config = config
+        self.settings = settings
         self.registry = registry
         self.metrics = metrics
+        self.admission = admission
         self.crypto = crypto
         self.clock = clock
-        limits = AbuseLimits(config: config, store: store, crypto: crypto)
-        analysis = AnalysisLimiter(settings: config.analysis)
+        limits = AbuseLimits(settings: settings, store: store, crypto: crypto)
         stripes = (0..<64).map { _ in NSLock() }
     }
 
-    /// The analysers, vault and policy of the IDV flows, when registered (``FlowRegistry/idv(_:)``).
+    /// The analysers and vault of the IDV flows, when registered (``FlowRegistry/idv(_:)``).
     var services: IDVServices? { registry.services }
 
-    private func withSessionLock<T>(_ sessionID: String, _ body: () throws -> T) rethrows -> T {
+    package func withSessionLock<T>(_ sessionID: String, _ body: () throws -> T) rethrows -> T {
         var h: UInt32 = 2166136261
         for b in sessionID.utf8 { h = (h ^ UInt32(b)) &* 16777619 }
         let l = stripes[Int(h % UInt32(stripes.count))]
@@ -88,8 +91,8 @@ public final class FlowEngine: Sendable {
         }
         let token = crypto.token()
         let s = SessionRecord(sessionID: crypto.randomID(), tokenHash: crypto.sha256Hex(token), deviceID: start.deviceID,
-                              createdAt: now, lastSeenAt: now, idleTimeout: config.sessionIdleSeconds,
-                              absoluteExpiresAt: now + config.sessionAbsoluteSeconds)
+                              createdAt: now, lastSeenAt: now, idleTimeout: settings.sessionIdleSeconds,
+                              absoluteExpiresAt: now + settings.sessionAbsoluteSeconds)
         return try committed(Commit(session: s, now: now, requestID: requestID)) { c in
             let event = try call(FlowName.auth, input: .emptyObject, c)
             try store.createSession(c.session)
@@ -105,7 +108,7 @@ public final class FlowEngine: Sendable {
         return try usable(store.session(tokenHash: crypto.sha256Hex(token)))
     }
 
-    private func usable(_ found: SessionRecord?) throws -> SessionRecord {
+    func usable(_ found: SessionRecord?) throws -> SessionRecord {
         guard let s = found else { throw IDVError(.unauthenticated, "Unknown session token") }
         if s.revokedAt != nil { throw IDVError(.unauthenticated, "The session was logged off") }
         if s.isExpired(at: clock.now()) { throw IDVError(.sessionExpired) }
@@ -173,7 +176,7 @@ public final class FlowEngine: Sendable {
                 throw IDVError(.internalError, "The session's flow is not registered on this server")
             }
             // The answer parsed once (uploads decoded once); a malformed one is refused here.
-            let prepared = try flow.prepare(frame.state, answer, ch, config)
+            let prepared = try flow.prepare(frame.state, answer, ch, settings)
             let identity = ClientIdentity(address: client, deviceID: s.deviceID)
             if let (kind, uid) = prepared.credential { try limits.checkCredential(kind, userID: uid, client: identity, now: clock.now()) }
             // Measure outside any transaction; measure again if what it rested on changed before

@@ -36,7 +36,7 @@ public struct DocumentFields: Sendable, Equatable {
 /// What a document reader returns for the uploaded pages: the fields read and the evidence —
 /// checks with what they measured, findings — from which the policy judges and one internal report
 /// builds both seed shapes (seed 002 `DocumentDetails`, seed 003 `AdditionalDocumentScanDetails`).
-public struct DocumentVerification: Sendable, Equatable {
+public struct DocumentEvidence: Sendable, Equatable {
     public var fields: DocumentFields
     /// Every check the reader performed (IDVEvidence ``CheckOutcome``).
     public var checks: [CheckOutcome]

@@ -1,12 +1,14 @@
 import Foundation
 import IDVCore
-
 import IDVEngine
 
-extension FlowEngine {
-    // MARK: Expiry sweep
+// The expiry sweep: an operation over the engine (its session locks, transactions and flows'
+// abandon effects), run by `idvd serve` every `session.sweep_seconds` and by `idvd admin purge-expired`.
 
-    private struct SweepConflict: Error {}
+/// A session answered or revoked while the sweep held it: left for the next sweep.
+private struct SweepConflict: Error {}
+
+extension FlowEngine {
 
     /// What one expiry sweep did.
     public struct PurgeReport: Codable, Sendable, Equatable {
@@ -23,6 +25,14 @@ extension FlowEngine {
         public var unboundDevices: Int = 0
         /// Credential-limit counters (``LimitCounterRecord``) idle long enough to be forgotten, deleted.
         public var limitCounters: Int = 0
+        public init(sessions: Int, flowRunsClosed: Int, mediaPurged: Int, anonymousSessions: Int = 0, unboundDevices: Int = 0, limitCounters: Int = 0) {
+            self.sessions = sessions
+            self.flowRunsClosed = flowRunsClosed
+            self.mediaPurged = mediaPurged
+            self.anonymousSessions = anonymousSessions
+            self.unboundDevices = unboundDevices
+            self.limitCounters = limitCounters
+        }
         enum CodingKeys: String, CodingKey {
             case sessions, flowRunsClosed = "flow_runs_closed", mediaPurged = "media_purged", anonymousSessions = "anonymous_sessions"
             case unboundDevices = "unbound_devices", limitCounters = "limit_counters"
@@ -77,9 +87,9 @@ extension FlowEngine {
                                   details: ["count": .integer(report.anonymousSessions)], at: now)
             metrics.flowOutcome(flow: "session", outcome: "anonymous_expired", count: report.anonymousSessions)
         }
-        if config.limits.unboundDeviceTTLSeconds > 0 {
+        if settings.limits.unboundDeviceTTLSeconds > 0 {
             // After the sessions: a device's last session row is gone once that session expired.
-            let cutoff = now - config.limits.unboundDeviceTTLSeconds
+            let cutoff = now - settings.limits.unboundDeviceTTLSeconds
             while true {
                 let n = try store.deleteUnboundDevices(unusedSince: cutoff, limit: batch)
                 report.unboundDevices += n
@@ -93,7 +103,7 @@ extension FlowEngine {
             report.limitCounters += n
             if n < batch { break }
         }
-        if let ws = store as? any WorkflowStore { report.mediaPurged = try ws.purgeExpiredMedia(now: now) }
+        report.mediaPurged = try store.purgeExpiredMedia(now: now)
         return report
     }
 }

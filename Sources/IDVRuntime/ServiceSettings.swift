@@ -2,7 +2,7 @@ import Foundation
 import IDVCore
 import IDVEngine
 
-/// Settings of the relying-party API (`rp.*`; appended to ``ServerConfig/settings``).
+/// Settings of the relying-party API (`rp.*`).
 public struct RelyingPartySettings: Sendable, Equatable {
     /// Requests per minute one API client may send (a token bucket of this size refilled at this
     /// rate, per `idvd` process); above it 429 with 1133 and `Retry-After`.
@@ -12,19 +12,9 @@ public struct RelyingPartySettings: Sendable, Equatable {
 
     public init() {}
 
-    static let settings: [ServerConfig.Setting] = [
-        ServerConfig.Setting(key: "rp.rate_limit_per_minute", env: ServerConfig.envName("rp.rate_limit_per_minute"),
-                             summary: "requests per minute one relying-party API client may send (per idvd process); above it 429 (1133)",
-                             apply: { c, v in
-                                 guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= 1, n <= 1_000_000 else {
-                                     throw IDVServerError.configuration("rp.rate_limit_per_minute must be an integer in 1…1000000, got '\(v)'")
-                                 }
-                                 c.rp.requestsPerMinute = n
-                             }, current: { "\($0.rp.requestsPerMinute)" }),
-    ]
 }
 
-/// Settings of the hosted page and its links (`web.*`, `links.*`; appended to ``ServerConfig/settings``).
+/// Settings of the hosted page and its links (`web.*`, `links.*`).
 public struct WebSettings: Sendable, Equatable {
     /// Serve the page under `/verify/` (default on).
     public var enabled = true
@@ -40,40 +30,9 @@ public struct WebSettings: Sendable, Equatable {
 
     public init() {}
 
-    static let settings: [ServerConfig.Setting] = [
-        ServerConfig.Setting(key: "web.enabled", env: ServerConfig.envName("web.enabled"),
-                             summary: "serve the hosted verification page under /verify/ (true/false)",
-                             apply: { c, v in
-                                 switch v.lowercased() {
-                                 case "1", "true", "yes", "on": c.web.enabled = true
-                                 case "0", "false", "no", "off": c.web.enabled = false
-                                 default: throw IDVServerError.configuration("web.enabled must be true or false, got '\(v)'")
-                                 }
-                             }, current: { $0.web.enabled ? "true" : "false" }),
-        ServerConfig.Setting(key: "web.assets_dir", env: ServerConfig.envName("web.assets_dir"),
-                             summary: "serve the page from this folder (index.html, app.js, …) instead of the bundled assets",
-                             apply: { c, v in c.web.assetsDirectory = v }, current: { $0.web.assetsDirectory }),
-        ServerConfig.Setting(key: "web.public_url", env: ServerConfig.envName("web.public_url"),
-                             summary: "public origin of the page for the links create-link prints, e.g. https://idv.example.com",
-                             apply: { c, v in
-                                 let t = v.trimmingCharacters(in: .whitespaces)
-                                 guard t.isEmpty || t.hasPrefix("https://") || t.hasPrefix("http://") else {
-                                     throw IDVServerError.configuration("web.public_url must start with https:// (or http://), got '\(v)'")
-                                 }
-                                 c.web.publicURL = t.hasSuffix("/") ? String(t.dropLast()) : t
-                             }, current: { $0.web.publicURL }),
-        ServerConfig.Setting(key: "links.ttl_seconds", env: ServerConfig.envName("links.ttl_seconds"),
-                             summary: "lifetime of a verification link (create-link without --ttl), seconds",
-                             apply: { c, v in
-                                 guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= 1, n <= WebSettings.maxLinkTTLSeconds else {
-                                     throw IDVServerError.configuration("links.ttl_seconds must be an integer in 1…\(WebSettings.maxLinkTTLSeconds), got '\(v)'")
-                                 }
-                                 c.web.linkTTLSeconds = n
-                             }, current: { "\($0.web.linkTTLSeconds)" }),
-    ]
 }
 
-/// Delivery settings (`webhooks.*`; appended to ``ServerConfig/settings``).
+/// Delivery settings (`webhooks.*`).
 public struct WebhookSettings: Sendable, Equatable {
     /// Run the delivery worker in this `idvd serve` (default on; every node may run it).
     public var deliver = true
@@ -108,37 +67,6 @@ public struct WebhookSettings: Sendable, Equatable {
         let capped = min(exp, Double(retryMaxSeconds))
         return max(1, Int((capped / 2 + capped / 2 * min(max(unit, 0), 1)).rounded()))
     }
-
-    static func int(_ key: String, _ kp: WritableKeyPath<WebhookSettings, Int> & Sendable, min: Int, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min else {
-                throw IDVServerError.configuration("\(key) must be an integer ≥ \(min), got '\(v)'")
-            }
-            c.webhooks[keyPath: kp] = n
-        }, current: { "\($0.webhooks[keyPath: kp])" })
-    }
-
-    static func bool(_ key: String, _ kp: WritableKeyPath<WebhookSettings, Bool> & Sendable, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            switch v.lowercased() {
-            case "1", "true", "yes", "on": c.webhooks[keyPath: kp] = true
-            case "0", "false", "no", "off": c.webhooks[keyPath: kp] = false
-            default: throw IDVServerError.configuration("\(key) must be true or false, got '\(v)'")
-            }
-        }, current: { $0.webhooks[keyPath: kp] ? "true" : "false" })
-    }
-
-    static let settings: [ServerConfig.Setting] = [
-        bool("webhooks.deliver", \.deliver, "idvd serve: deliver the webhook outbox from this node (true/false; any number of nodes may)"),
-        bool("webhooks.allow_http", \.allowHTTP, "allow plain http:// webhook URLs to non-loopback hosts (default: https, or http to 127.0.0.1/::1/localhost only)"),
-        int("webhooks.poll_ms", \.pollMilliseconds, min: 10, "how often the delivery worker looks for due deliveries, milliseconds"),
-        int("webhooks.timeout_seconds", \.timeoutSeconds, min: 1, "one delivery attempt's time limit, seconds"),
-        int("webhooks.retry_base_seconds", \.retryBaseSeconds, min: 1, "first retry delay, seconds; doubles per attempt (equal jitter)"),
-        int("webhooks.retry_max_seconds", \.retryMaxSeconds, min: 1, "longest retry delay, seconds"),
-        int("webhooks.max_age_seconds", \.maxAgeSeconds, min: 1, "give up delivering an event this long after it, seconds"),
-        int("webhooks.batch", \.batch, min: 1, "deliveries claimed per poll"),
-        int("webhooks.retention_seconds", \.retentionSeconds, min: 60, "keep delivered/failed events and their delivery log this long, seconds"),
-    ]
 }
 
 /// Which webhook URLs an endpoint may have: absolute `https://`, or `http://` to a loopback host
@@ -166,5 +94,15 @@ public enum WebhookURLPolicy {
         if h == "localhost" || h == "::1" { return true }
         let parts = h.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+}
+
+extension ServerConfig {
+    /// The page's origin for printed links: ``WebSettings/publicURL``, else this server's own
+    /// address (`localhost` for a loopback or wildcard listen address).
+    public var webOrigin: String {
+        if !web.publicURL.isEmpty { return web.publicURL }
+        let host = ["127.0.0.1", "0.0.0.0"].contains(listenAddress) ? "localhost" : listenAddress
+        return "\(tlsCertPath != nil ? "https" : "http")://\(host):\(port)"
     }
 }

@@ -13,8 +13,8 @@ import IDVCore
 /// JPEG/PNG, `.imageTooLarge` (1009), `.noDocumentFound` (1031) when no MRZ is found. The flow
 /// counts such an upload as an attempt and asks again with that error. Any other error ends the
 /// step as an internal error (nothing committed).
-public protocol DocumentVerifying: Sendable {
-    func read(pages: [Data]) throws -> DocumentVerification
+public protocol DocumentReading: Sendable {
+    func read(pages: [Data]) throws -> DocumentEvidence
 }
 
 
@@ -54,7 +54,7 @@ public enum MatchReference: Sendable, Equatable {
 ///
 /// Errors: ``IDVError`` `.invalidImage` (1008), `.imageTooLarge` (1009), `.noFaceFound` (1032)
 /// — counted as an attempt and asked again; anything else is an internal error.
-public protocol SelfieVerifying: Sendable {
+public protocol SelfieAnalysing: Sendable {
     /// The evidence of `frames` (JPEG/PNG each, in capture order) played at `framesPerSecond`
     /// (the client's `fps`; nil: the analyser's default), compared with `reference`, and — when
     /// `challenge` is set (`idv.liveness_mode = active`) — judged for the challenged actions, in
@@ -96,21 +96,21 @@ public struct LivenessChallenge: Sendable, Equatable, Codable {
     }
 }
 
-/// Everything the IDV flows use besides the store: the analysers (nil when this build has none —
-/// the flows that need one are then not registered), the vault and the policy.
+/// The readers and the vault the IDV flows and the engine measure with (the store and the
+/// settings come separately: ``FlowEngine/store``, ``FlowEnv/settings``). A reader that is nil
+/// (this build or machine has none) leaves the flows that need it unregistered.
 public struct IDVServices: Sendable {
-    public var documents: (any DocumentVerifying)?
-    public var selfies: (any SelfieVerifying)?
+    public var documents: (any DocumentReading)?
+    public var selfies: (any SelfieAnalysing)?
     public var vault: any Vault
-    public var policy: WorkflowPolicy
     /// The chip verifier (nil: chip data in a document answer is refused with 1033).
     public var chips: (any ChipVerifying)?
-    /// Costs uploads from their images' headers before the analysers decode them (Analysis.swift);
+    /// Costs uploads from their images' headers before the analysers decode them (Ports/AnalysisPorts.swift);
     /// nil: every upload costs nothing (test doubles).
     public var costing: (any UploadCosting)?
     /// Compares the printed portrait with an authentic chip's (nil: not compared).
     public var portraits: (any PortraitComparing)?
-    public init(documents: (any DocumentVerifying)?, selfies: (any SelfieVerifying)?, vault: any Vault, policy: WorkflowPolicy,
+    public init(documents: (any DocumentReading)?, selfies: (any SelfieAnalysing)?, vault: any Vault,
                 chips: (any ChipVerifying)? = nil, costing: (any UploadCosting)? = nil, portraits: (any PortraitComparing)? = nil) {
         self.portraits = portraits
         self.chips = chips
@@ -118,7 +118,6 @@ public struct IDVServices: Sendable {
         self.documents = documents
         self.selfies = selfies
         self.vault = vault
-        self.policy = policy
     }
 }
 

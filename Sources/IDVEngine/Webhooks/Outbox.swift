@@ -260,14 +260,13 @@ extension VaultBinding {
 extension FlowEngine {
     /// Builds and enqueues a published event inside the current transaction (``Effect/publish(_:userID:data:)``).
     func enqueue(_ type: WebhookEventType, userID: String?, data: WebhookEventData, runID: String?, now: Int) throws {
-        guard let ws = store as? any WebhookStore else { return }
         var d = data
         if d.runID == nil { d.runID = runID }
         let id = Self.uuid(crypto.randomBytes(16))
         let envelope = WebhookEventEnvelope(id: id, type: type, createdAt: now, userID: userID, data: try JSONValue(encoding: d))
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try ws.enqueueWebhookEvent(WebhookEventRecord(eventID: id, type: type, createdAt: now, userID: userID, runID: d.runID,
+        try store.enqueueWebhookEvent(WebhookEventRecord(eventID: id, type: type, createdAt: now, userID: userID, runID: d.runID,
                                                       body: try enc.encode(envelope)))
     }
 

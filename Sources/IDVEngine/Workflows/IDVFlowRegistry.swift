@@ -15,9 +15,9 @@ extension FlowRegistry {
 
     /// Every IDV flow, whether or not its analysers are present — for maintenance that only
     /// closes runs (`idvd admin purge-expired`), never for serving.
-    public static func idvMaintenance(vault: any Vault, policy: WorkflowPolicy) -> FlowRegistry {
+    public static func idvMaintenance(vault: any Vault) -> FlowRegistry {
         var r = FlowRegistry.standard()
-        r.registerIDV(IDVServices(documents: nil, selfies: nil, vault: vault, policy: policy), includeUnavailable: true)
+        r.registerIDV(IDVServices(documents: nil, selfies: nil, vault: vault), includeUnavailable: true)
         return r
     }
 

@@ -22,7 +22,7 @@ extension IDVFlowSteps {
     /// Writes the transaction's audit record, releases kept images, and finishes with the flow's event.
     /// `templateExists` (opt-in/opt-out): whether the user has a template once this run's effects apply.
     func end(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, payload: JSONValue? = nil, templateExists: Bool? = nil) throws -> Transition<State> {
-        let effects = closeTransaction(r, e, now: facts.now, runID: env.runID)
+        let effects = closeTransaction(r, e, now: facts.now, env: env)
         let info = auditInfo(r, now: facts.now, success: e.success)
         let status = Self.status(e.statusCode, e.statusMessage)
         var event: WireEvent?
@@ -42,7 +42,7 @@ extension IDVFlowSteps {
         case .optIn, .optOut:
             let p = BiometricOptStatus(statusCode: e.statusCode, statusMessage: e.statusMessage, orchestrationUseCase: kind.useCase, userID: r.userID,
                                        templateExists: templateExists ?? (facts.template != nil),
-                                       attemptsLeft: r.reauthAttempts > 0 ? reauthLeft(r) : nil, idvAuditInfo: info)
+                                       attemptsLeft: r.reauthAttempts > 0 ? reauthLeft(r, env) : nil, idvAuditInfo: info)
             event = WireEvent(name: kind == .optIn ? WireName.onIDVBiometricOptInStatus : WireName.onIDVBiometricOptOutStatus,
                               userID: r.userID, error: e.error, status: status, payload: try JSONValue(encoding: p))
         case .serverBiometric:
@@ -59,8 +59,8 @@ extension IDVFlowSteps {
     /// without one), `video.meta_data` its sanitised `meta_data`.
     func endBiometric(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, judgement j: SelfieJudgement? = nil,
                       capture: IDVInput? = nil) throws -> Transition<State> {
-        let effects = closeTransaction(r, e, now: facts.now, runID: env.runID)
-        let left = biometricAttemptsLeft(facts)
+        let effects = closeTransaction(r, e, now: facts.now, env: env)
+        let left = biometricAttemptsLeft(facts, env)
         var frames = 0
         var meta: SelfieCaptureMetadata?
         if case let .frames(f, _, m)? = capture { frames = f.count; meta = m }
@@ -90,8 +90,9 @@ extension IDVFlowSteps {
     /// `runOutcome`: the flow run's own outcome when it differs from the transaction record's (a run
     /// abandoned by reset or log-off is recorded `abandoned` in the IDV transaction, its run `reset` /
     /// `logged_off`): the webhook carries the run's, as the relying-party read API shows it.
-    func closeTransaction(_ r: IDVRun, _ e: Ending, now: Int, runID: String, runOutcome: FlowOutcome? = nil) -> [Effect] {
-        let keep = policy.mediaRetentionSeconds > 0 ? now + policy.mediaRetentionSeconds : nil
+    func closeTransaction(_ r: IDVRun, _ e: Ending, now: Int, env: FlowEnv, runOutcome: FlowOutcome? = nil) -> [Effect] {
+        let runID = env.runID
+        let keep = env.policy.mediaRetentionSeconds > 0 ? now + env.policy.mediaRetentionSeconds : nil
         // A run under review keeps its media held (no expiry) until the reviewer decides.
         let release: [Effect] = e.outcome == .pendingReview ? [] : [.releaseMedia(keepUntil: keep)]
         // The relying party's webhook (docs/WEBHOOKS.md): the run's outcome and reason codes, no
@@ -131,10 +132,10 @@ extension IDVFlowSteps {
             let error = reason == .expired ? IDVError(.sessionExpired) : IDVError.none
             return closeTransaction(state.run, Ending(outcome: reason.outcome, error: error, statusCode: RequestStatus.failed,
                                                       statusMessage: reason == .expired ? error.errorString : "Session revoked", success: false),
-                                    now: facts.now, runID: env.runID) + [.releaseMedia(keepUntil: nil)]
+                                    now: facts.now, env: env) + [.releaseMedia(keepUntil: nil)]
         case .reset, .loggedOff:
             return closeTransaction(state.run, Ending(outcome: .abandoned, error: .none, statusCode: RequestStatus.failed,
-                                                      statusMessage: "Abandoned", success: false), now: facts.now, runID: env.runID,
+                                                      statusMessage: "Abandoned", success: false), now: facts.now, env: env,
                                     runOutcome: reason.outcome)
         }
     }

@@ -27,7 +27,7 @@ extension IDVFlowSteps {
     func parseDocumentStart(_ a: WireAnswer) throws -> IDVInput { .confirm(try Self.confirm(a, "is_confirm")) }
 
     /// The document pages of an upload answer, by `page_index`; 1001 when malformed.
-    func parsePages(_ a: WireAnswer) throws -> IDVInput {
+    func parsePages(_ a: WireAnswer, _ policy: WorkflowPolicy) throws -> IDVInput {
         if try Self.isCancel(a) { return .cancel }
         guard let pagesJSON = a.payload["pages"]?.arrayValue, !pagesJSON.isEmpty else {
             throw IDVError(.malformedRequest, "payload.pages (non-empty array) is required")
@@ -70,7 +70,7 @@ extension IDVFlowSteps {
     /// The selfie frames of an upload answer, its frame rate (`fps`: frames per second, a number
     /// in (0, 240]; absent: the analyser's default) and its `meta_data` (an object, sanitised:
     /// ``SelfieCaptureMetadata/init(sanitising:)``); 1001 when malformed.
-    func parseFrames(_ a: WireAnswer) throws -> IDVInput {
+    func parseFrames(_ a: WireAnswer, _ policy: WorkflowPolicy) throws -> IDVInput {
         if try Self.isCancel(a) { return .cancel }
         guard let framesJSON = a.payload["frames"]?.arrayValue, !framesJSON.isEmpty else {
             throw IDVError(.malformedRequest, "payload.frames (non-empty array of base64 images) is required")

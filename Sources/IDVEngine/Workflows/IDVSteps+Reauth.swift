@@ -9,7 +9,7 @@ extension IDVFlowSteps {
             r.ldaTried = true
             return .ask(.lda, spec(WireName.getDeviceSignature, r, attemptsLeft: 1, payload: ["nonce": .string(env.nonce())]))
         }
-        let left = min(reauthLeft(r), facts.user.map { AuthFlow.passwordsLeft($0, clientFailures: facts.client.passwordFailures, facts: facts, env: env) } ?? reauthLeft(r))
+        let left = min(reauthLeft(r, env), facts.user.map { AuthFlow.passwordsLeft($0, clientFailures: facts.client.passwordFailures, facts: facts, env: env) } ?? reauthLeft(r, env))
         return .ask(.password, spec(WireName.getPassword, r, attemptsLeft: left, error: error,
                                     status: error.map { Self.status(RequestStatus.unableToProcess, $0.errorString) }
                                         ?? Self.status(RequestStatus.success, "Success")))
@@ -36,7 +36,7 @@ extension IDVFlowSteps {
                 .end(Ending(outcome: .userUnavailable, error: e, statusCode: RequestStatus.failed, statusMessage: e.errorString, success: false))
             }
             guard let user = facts.user, user.state != .pendingActivation else { return unavailable(IDVError(.userLocked)) }
-            if let refusal = AuthFlow.lockRefusal(user, facts: facts) {
+            if let refusal = AuthFlow.lockRefusal(user, facts: facts, env: env) {
                 effects += refusal.effects
                 return unavailable(refusal.error)
             }
@@ -44,9 +44,9 @@ extension IDVFlowSteps {
                 r.reauthAttempts += 1
                 let wrong = AuthFlow.wrongPassword(user, facts: facts, env: env)
                 effects += wrong.effects
-                effects.append(audit(r, "reauth_failed", ["method": "password", "attempts_left": .integer(reauthLeft(r))]))
+                effects.append(audit(r, "reauth_failed", ["method": "password", "attempts_left": .integer(reauthLeft(r, env))]))
                 if let refusal = wrong.refusal { return unavailable(refusal) }
-                if reauthLeft(r) <= 0 { return .end(.exhausted("password")) }
+                if reauthLeft(r, env) <= 0 { return .end(.exhausted("password")) }
                 return askReauth(&r, facts: facts, env: env, error: IDVError(.invalidPassword))
             }
             effects += AuthFlow.rightPassword(user, facts: facts)
@@ -62,11 +62,11 @@ extension IDVFlowSteps {
         let id = env.newID()
         effects.append(.recordConsent(ConsentRecord(consentID: id, userID: r.userID, kind: ConsentRecord.biometricTemplate, granted: granted,
                                                     sessionID: facts.session.sessionID, runID: env.runID, flow: name, idvWorkflow: r.idvWorkflow,
-                                                    textVersion: policy.consentTextVersion, recordedAt: facts.now)))
-        effects.append(audit(r, "consent_recorded", ["consent_id": .string(id), "granted": .bool(granted), "text_version": .string(policy.consentTextVersion)]))
+                                                    textVersion: env.policy.consentTextVersion, recordedAt: facts.now)))
+        effects.append(audit(r, "consent_recorded", ["consent_id": .string(id), "granted": .bool(granted), "text_version": .string(env.policy.consentTextVersion)]))
         effects.append(.publish(.consentChanged, userID: r.userID, data: WebhookEventData(
             flow: name, idvWorkflow: r.idvWorkflow, idvAuditTransactionID: r.txn, consentID: id, consentKind: ConsentRecord.biometricTemplate,
-            granted: granted, consentTextVersion: policy.consentTextVersion)))
+            granted: granted, consentTextVersion: env.policy.consentTextVersion)))
         return id
     }
 

@@ -4,44 +4,44 @@ import IDVCore
 extension IDVFlowSteps {
     // MARK: Selfie step
 
-    func askSelfieStart(_ r: IDVRun, now: Int, status: RequestStatus? = nil) -> StepResult<SelfieStep> {
+    func askSelfieStart(_ r: IDVRun, now: Int, _ env: FlowEnv, status: RequestStatus? = nil) -> StepResult<SelfieStep> {
         var payload: [String: JSONValue] = ["idv_workflow": .integer(r.idvWorkflow)]
         var challenge: LivenessChallenge?
-        if policy.activeLiveness {
+        if env.policy.activeLiveness {
             // A fresh server-issued challenge for every capture; kept in the (sealed) flow state.
-            challenge = issueChallenge(now: now)
+            challenge = issueChallenge(now: now, env)
             payload["liveness_challenge"] = challenge.flatMap { try? JSONValue(encoding: $0) } ?? .null
         }
-        return .ask(.start(challenge: challenge), spec(WireName.getIDVSelfieProcessStartConfirmation, r, attemptsLeft: selfieLeft(r),
+        return .ask(.start(challenge: challenge), spec(WireName.getIDVSelfieProcessStartConfirmation, r, attemptsLeft: selfieLeft(r, env),
                                                        payload: .object(payload), status: status))
     }
 
     /// A fresh active liveness challenge from the analyser (nil without one).
-    func issueChallenge(now: Int) -> LivenessChallenge? {
-        services.selfies?.issueChallenge(now: now, durationSeconds: policy.activeChallengeDurationSeconds,
-                                         deadlineSeconds: policy.activeChallengeDeadlineSeconds)
+    func issueChallenge(now: Int, _ env: FlowEnv) -> LivenessChallenge? {
+        services.selfies?.issueChallenge(now: now, durationSeconds: env.policy.activeChallengeDurationSeconds,
+                                         deadlineSeconds: env.policy.activeChallengeDeadlineSeconds)
     }
 
     /// `uploadIDVSelfieFrames`, with the pending capture's challenge (issued now when there is none:
     /// a challenge is used up by the verification that evaluates it).
-    func askSelfieUpload(_ r: IDVRun, challenge: LivenessChallenge?, now: Int, error: IDVError? = nil, status: RequestStatus? = nil,
+    func askSelfieUpload(_ r: IDVRun, challenge: LivenessChallenge?, now: Int, _ env: FlowEnv, error: IDVError? = nil, status: RequestStatus? = nil,
                          livenessReasons: [String]? = nil) -> StepResult<SelfieStep> {
-        var payload: [String: JSONValue] = ["max_frames": .integer(policy.maxFrames), "media_types": ["image/jpeg", "image/png"]]
+        var payload: [String: JSONValue] = ["max_frames": .integer(env.policy.maxFrames), "media_types": ["image/jpeg", "image/png"]]
         var c = challenge
-        if policy.activeLiveness {
-            if c == nil { c = issueChallenge(now: now) }
+        if env.policy.activeLiveness {
+            if c == nil { c = issueChallenge(now: now, env) }
             payload["liveness_challenge"] = c.flatMap { try? JSONValue(encoding: $0) } ?? .null
         }
         if let livenessReasons { payload["liveness_reasons"] = .array(livenessReasons.map { .string($0) }) }
-        return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r), payload: .object(payload),
+        return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r, env), payload: .object(payload),
                                                error: error, status: status))
     }
 
     /// `getIDVSelfieProcessStartConfirmation` answered.
-    func selfieStart(_ r: IDVRun, challenge: LivenessChallenge?, _ input: IDVInput, now: Int) -> StepResult<SelfieStep> {
+    func selfieStart(_ r: IDVRun, challenge: LivenessChallenge?, _ input: IDVInput, now: Int, _ env: FlowEnv) -> StepResult<SelfieStep> {
         guard case .confirm(true) = input else { return .end(.cancelled(preLogin: kind.preLogin)) }
-        if selfieLeft(r) <= 0 { return .end(.exhausted("selfie")) }
-        return askSelfieUpload(r, challenge: challenge, now: now)
+        if selfieLeft(r, env) <= 0 { return .end(.exhausted("selfie")) }
+        return askSelfieUpload(r, challenge: challenge, now: now, env)
     }
 
     /// `uploadIDVSelfieFrames` answered: the evidence and the policy's judgement, or what to do.
@@ -52,13 +52,13 @@ extension IDVFlowSteps {
         guard let analysed = evidence.selfie, let reference = evidence.reference else { throw IDVError(.internalError, "the selfie was not analysed") }
         r.selfieAttempts += 1
         // Active liveness: judged against the challenge the server issued and kept (never one from the client).
-        if policy.activeLiveness, challenge == nil { throw IDVError(.internalError, "no liveness challenge was issued for this capture") }
+        if env.policy.activeLiveness, challenge == nil { throw IDVError(.internalError, "no liveness challenge was issued for this capture") }
         switch analysed {
         case let .failure(e):
             effects.append(audit(r, "selfie_verified", ["result": .string("unusable"), "error_code": .integer(e.longErrorCode),
                                                         "attempt": .integer(r.selfieAttempts)]))
-            if selfieLeft(r) <= 0 { return (.end(.exhausted("selfie")), nil) }
-            return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: e), nil)
+            if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
+            return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: e), nil)
         case let .success(t):
             let e = t.value
             // A capture too dark, bright, blurred or small to decide on is asked again, not judged; one
@@ -68,12 +68,12 @@ extension IDVFlowSteps {
                 effects.append(audit(r, "selfie_verified", ["result": .string("recapture"), "capture_issue": .string(issue.rawValue),
                                                             "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
                 r.embedding = nil
-                if selfieLeft(r) <= 0 { return (.end(.exhausted("selfie")), nil) }
-                return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: error), nil)
+                if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
+                return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: error), nil)
             }
-            if let issue = policy.recapture(e) { return recapture(issue) }
-            let j = policy.judge(e, reference: reference, challenge: challenge, now: facts.now)
-            if let issue = policy.recapture(e, after: j) { return recapture(issue) }
+            if let issue = env.policy.recapture(e) { return recapture(issue) }
+            let j = env.policy.judge(e, reference: reference, challenge: challenge, now: facts.now)
+            if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
             r.livenessScore = j.livenessScore

@@ -215,7 +215,8 @@ enum StepResult<Local> {
 }
 
 /// The machinery every IDV flow shares: parsing the answers, the step components, the endings.
-/// Each flow is a struct with its `kind`, the services, and its own `Step` enum.
+/// Each flow is a struct with its `kind`, the services (readers and vault), and its own `Step`
+/// enum; its settings come with every call (``FlowEnv/settings``, the policy as ``FlowEnv/policy``).
 protocol IDVFlowSteps: Flow where State == IDVState<Step>, Input == IDVInput {
     associatedtype Step: Codable & Sendable & Equatable
     var kind: IDVKind { get }
@@ -226,7 +227,6 @@ extension IDVFlowSteps {
     public var name: String { kind.name }
     public var startableByClient: Bool { kind != .activation }
     public var workflow: IDVWorkflow? { kind.workflow }
-    var policy: WorkflowPolicy { services.policy }
 
     public func startSubject(_ input: JSONValue, session: SessionFacts) -> String? {
         kind == .activation ? input["user_id"]?.stringValue : session.userID
@@ -262,12 +262,12 @@ extension IDVFlowSteps {
 
     // MARK: Helpers
 
-    func docLeft(_ r: IDVRun) -> Int { max(0, policy.documentAttempts - r.documentAttempts) }
-    func selfieLeft(_ r: IDVRun) -> Int { max(0, policy.selfieAttempts - r.selfieAttempts) }
-    func reauthLeft(_ r: IDVRun) -> Int { max(0, policy.reauthAttempts - r.reauthAttempts) }
+    func docLeft(_ r: IDVRun, _ env: FlowEnv) -> Int { max(0, env.policy.documentAttempts - r.documentAttempts) }
+    func selfieLeft(_ r: IDVRun, _ env: FlowEnv) -> Int { max(0, env.policy.selfieAttempts - r.selfieAttempts) }
+    func reauthLeft(_ r: IDVRun, _ env: FlowEnv) -> Int { max(0, env.policy.reauthAttempts - r.reauthAttempts) }
     /// `attempts_left` of server biometric authentication: the limit minus the user's consecutive
     /// failures within the lockout window.
-    func biometricAttemptsLeft(_ facts: Facts) -> Int { max(0, policy.biometricAttempts - facts.biometricFailures) }
+    func biometricAttemptsLeft(_ facts: Facts, _ env: FlowEnv) -> Int { max(0, env.policy.biometricAttempts - facts.biometricFailures) }
 
     static func status(_ code: Int, _ msg: String) -> RequestStatus { RequestStatus(statusCode: code, statusMessage: msg) }
 
@@ -286,5 +286,10 @@ extension IDVFlowSteps {
     }
 
     /// The flow expired (`idv.flow_timeout_seconds` since its start)?
-    func expired(_ r: IDVRun, _ facts: Facts) -> Bool { facts.now >= r.startedAt + policy.flowTimeoutSeconds }
+    func expired(_ r: IDVRun, _ facts: Facts, _ env: FlowEnv) -> Bool { facts.now >= r.startedAt + env.policy.flowTimeoutSeconds }
+}
+
+extension FlowEnv {
+    /// The IDV workflow policy of ``settings`` (thresholds, attempts, retention: the only judge).
+    var policy: WorkflowPolicy { settings.workflow }
 }

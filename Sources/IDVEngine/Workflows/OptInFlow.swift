@@ -28,11 +28,11 @@ public struct OptInFlow: IDVFlowSteps {
         return try lift(r, ask, effects, facts: facts, env: env) { .reauth($0) }
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         switch state.step {
         case let .reauth(step): return try parseReauth(step, a, challenge)
         case .selfie(.start): return try parseSelfieStart(a)
-        case .selfie(.upload): return try parseFrames(a)
+        case .selfie(.upload): return try parseFrames(a, settings.workflow)
         case .selfie(.confirm): throw IDVError(.internalError, "opt-in in unexpected step")
         case .frameConfirm:
             guard let raw = a.payload["status"]?.intValue, let st = IDVStatus(rawValue: raw) else {
@@ -47,7 +47,7 @@ public struct OptInFlow: IDVFlowSteps {
         return nil
     }
 
-    public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
+    public func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         switch (state.step, input) {
         case let (.reauth(.password), .password(pw)): return .passwordCheck(pw)
         case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
@@ -58,26 +58,26 @@ public struct OptInFlow: IDVFlowSteps {
 
     public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var r = state.run
-        if expired(r, facts) { return try end(r, .expired, facts: facts, env: env) }
+        if expired(r, facts, env) { return try end(r, .expired, facts: facts, env: env) }
         var effects: [Effect] = []
         switch state.step {
         case .reauth:
             let result = reauth(&r, input, evidence, facts, env, &effects)
             guard case .next = result else { return try lift(r, result, effects, facts: facts, env: env) { .reauth($0) } }
-            return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+            return try lift(r, askSelfieStart(r, now: facts.now, env), effects, facts: facts, env: env) { .selfie($0) }
         case let .selfie(.start(challenge)):
-            return try lift(r, selfieStart(r, challenge: challenge, input, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+            return try lift(r, selfieStart(r, challenge: challenge, input, now: facts.now, env), effects, facts: facts, env: env) { .selfie($0) }
         case let .selfie(.upload(challenge)):
             let (next, analysed) = try selfieUpload(&r, challenge: challenge, input, evidence, facts, env, &effects)
             guard let (e, j) = analysed else { return try lift(r, next, effects, facts: facts, env: env) { .selfie($0) } }
             if j.verdict != .matched {
-                if selfieLeft(r) <= 0 { return try end(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
-                return try lift(r, askSelfieUpload(r, challenge: nil, now: facts.now,
+                if selfieLeft(r, env) <= 0 { return try end(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
+                return try lift(r, askSelfieUpload(r, challenge: nil, now: facts.now, env,
                                                    status: Self.status(RequestStatus.unableToProcess, BiometricVerdict.livenessFailed.rawValue),
                                                    livenessReasons: j.verdict == .livenessFailed ? WorkflowPolicy.retryHints(j).nilIfEmpty : nil),
                                 effects, facts: facts, env: env) { .selfie($0) }
             }
-            return .ask(IDVState(run: r, step: .frameConfirm), spec(WireName.onIDVOptInCapturedFrameConfirmation, r, attemptsLeft: selfieLeft(r), payload: [
+            return .ask(IDVState(run: r, step: .frameConfirm), spec(WireName.onIDVOptInCapturedFrameConfirmation, r, attemptsLeft: selfieLeft(r, env), payload: [
                 "captured_frame": e.bestFrameJPEG.map { .string($0.base64EncodedString()) } ?? .null,
                 "liveness_score": .integer(WorkflowPolicy.shownScores(j)?.liveness ?? 0),
             ]), effects)
@@ -97,11 +97,16 @@ public struct OptInFlow: IDVFlowSteps {
                 return try end(r, Ending(outcome: .templateCreated, error: .none, statusCode: RequestStatus.success, statusMessage: "Success", success: true),
                                facts: facts, env: env, templateExists: true).after(effects)
             case .recapture:
-                if selfieLeft(r) <= 0 { return try end(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
-                return try lift(r, askSelfieUpload(r, challenge: nil, now: facts.now), effects, facts: facts, env: env) { .selfie($0) }
+                if selfieLeft(r, env) <= 0 { return try end(r, .exhausted("selfie"), facts: facts, env: env).after(effects) }
+                return try lift(r, askSelfieUpload(r, challenge: nil, now: facts.now, env), effects, facts: facts, env: env) { .selfie($0) }
             case .cancel:
                 return try end(r, .cancelled(preLogin: false), facts: facts, env: env).after(effects)
             }
         }
     }
+}
+
+extension Array {
+    /// nil for an empty array (a payload field left out rather than sent empty).
+    fileprivate var nilIfEmpty: [Element]? { isEmpty ? nil : self }
 }

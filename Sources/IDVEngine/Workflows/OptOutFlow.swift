@@ -22,7 +22,7 @@ public struct OptOutFlow: IDVFlowSteps {
         return try lift(r, ask, effects, facts: facts, env: env) { $0 }
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         try parseReauth(state.step, a, challenge)
     }
 
@@ -31,14 +31,14 @@ public struct OptOutFlow: IDVFlowSteps {
         return nil
     }
 
-    public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
+    public func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         if case .password = state.step, case let .password(pw) = input { return .passwordCheck(pw) }
         return .none
     }
 
     public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var r = state.run
-        if expired(r, facts) { return try end(r, .expired, facts: facts, env: env) }
+        if expired(r, facts, env) { return try end(r, .expired, facts: facts, env: env) }
         var effects: [Effect] = []
         let result = reauth(&r, input, evidence, facts, env, &effects)
         guard case .next = result else { return try lift(r, result, effects, facts: facts, env: env) { $0 } }

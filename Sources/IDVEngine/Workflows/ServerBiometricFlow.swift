@@ -19,21 +19,21 @@ public struct ServerBiometricFlow: IDVFlowSteps {
             return try endBiometric(r, Ending(outcome: .noTemplate, error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
                                               statusMessage: IDVErrorCode.templateNotFound.message, success: false), facts: facts, env: env).after(effects)
         }
-        if biometricAttemptsLeft(facts) <= 0 {
+        if biometricAttemptsLeft(facts, env) <= 0 {
             return try endBiometric(r, .exhausted("biometric authentication"), facts: facts, env: env).after(effects)
         }
-        return try lift(r, askSelfieStart(r, now: facts.now), effects, facts: facts, env: env) { $0 }
+        return try lift(r, askSelfieStart(r, now: facts.now, env), effects, facts: facts, env: env) { $0 }
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         switch state.step {
         case .start: return try parseSelfieStart(a)
-        case .upload: return try parseFrames(a)
+        case .upload: return try parseFrames(a, settings.workflow)
         case .confirm: throw IDVError(.internalError, "server biometric authentication in unexpected step")
         }
     }
 
-    public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
+    public func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         if case let .upload(challenge) = state.step, case let .frames(frames, fps, _) = input {
             return .selfie(frames: frames, framesPerSecond: fps, reference: .template(orPortrait: nil), challenge: challenge, nameMedia: nil)
         }
@@ -42,11 +42,11 @@ public struct ServerBiometricFlow: IDVFlowSteps {
 
     public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var r = state.run
-        if expired(r, facts) { return try endBiometric(r, .expired, facts: facts, env: env) }
+        if expired(r, facts, env) { return try endBiometric(r, .expired, facts: facts, env: env) }
         var effects: [Effect] = []
         switch state.step {
         case let .start(challenge):
-            return try lift(r, selfieStart(r, challenge: challenge, input, now: facts.now), effects, facts: facts, env: env) { $0 }
+            return try lift(r, selfieStart(r, challenge: challenge, input, now: facts.now, env), effects, facts: facts, env: env) { $0 }
         case let .upload(challenge):
             if case .cancel = input { return try endBiometric(r, .cancelled(preLogin: false), facts: facts, env: env) }
             if evidence.referenceMissing {

@@ -20,12 +20,12 @@ public struct TemplateStatusFlow: IDVFlowSteps {
         let code = exists ? RequestStatus.success : RequestStatus.noTemplate
         let msg = exists ? "Success" : "No biometric template exists for the user"
         let payload = BiometricTemplateStatus(statusCode: code, statusMessage: msg, result: exists,
-                                              attemptsLeft: biometricAttemptsLeft(facts), userID: r.userID)
+                                              attemptsLeft: biometricAttemptsLeft(facts, env), userID: r.userID)
         return try end(r, Ending(outcome: exists ? .templateExists : .noTemplate, error: .none, statusCode: code, statusMessage: msg, success: true),
                        facts: facts, env: env, payload: try JSONValue(encoding: payload)).after(effects)
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         throw IDVError(.internalError, "the template-status check asks nothing")
     }
 

@@ -1,17 +1,10 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
-
-extension ServerConfig {
-    /// The page's origin for printed links: ``WebSettings/publicURL``, else this server's own
-    /// address (`localhost` for a loopback or wildcard listen address).
-    public var webOrigin: String {
-        if !web.publicURL.isEmpty { return web.publicURL }
-        let host = ["127.0.0.1", "0.0.0.0"].contains(listenAddress) ? "localhost" : listenAddress
-        return "\(tlsCertPath != nil ? "https" : "http")://\(host):\(port)"
-    }
-}
+// Verification links: `idvd admin create-link` and `POST /v1/rp/verifications` issue them,
+// `POST /v1/links/redeem` (the hosted page) redeems them.
 
 extension Admin {
     /// What `create-link` prints. The token is shown once (in `token`, `path` and `url`); the
@@ -39,14 +32,13 @@ extension Admin {
     /// activation, or a lifetime out of range.
     public func createLink(_ userID: String, flow: String? = nil, ttlSeconds: Int? = nil,
                            now: Int = Int(Date().timeIntervalSince1970)) throws -> IssuedLink {
-        guard let links = store as? VerificationLinkStore else { throw IDVServerError.configuration("this store holds no verification links") }
         let ttl = ttlSeconds ?? config.web.linkTTLSeconds
         guard (1...WebSettings.maxLinkTTLSeconds).contains(ttl) else {
             throw IDVError(.invalidArgument, "the link's lifetime (--ttl, expires_in) must be 1…\(WebSettings.maxLinkTTLSeconds) seconds")
         }
         return try store.withTransaction {
             guard let user = try store.user(userID) else { throw IDVError(.userNotFound) }
-            if PasswordLockout.isLocked(user, now: now, config.limits) {
+            if PasswordLockout.isLocked(user, now: now, config.engine.limits) {
                 throw IDVError(.userLocked, "user \(userID) is locked after too many wrong passwords; `idvd admin unlock-user` first (docs/LIMITS.md)")
             }
             let chosen = flow ?? (user.state == .pendingActivation ? WireLinks.activationFlow : WireLinks.defaultPostLoginFlow)
@@ -63,7 +55,7 @@ extension Admin {
             let token = crypto.token()
             let rec = VerificationLinkRecord(linkID: crypto.randomID(), tokenHash: crypto.sha256Hex(token), userID: userID, flow: chosen,
                                              createdAt: now, expiresAt: now + ttl)
-            try links.createVerificationLink(rec)
+            try store.createVerificationLink(rec)
             try store.appendAudit(action: "admin.create_link", userID: userID, sessionID: nil,
                                   details: ["link_id": .string(rec.linkID), "flow": .string(chosen), "expires_at": .integer(rec.expiresAt)], at: now)
             let path = "\(IDVWebPaths.prefix)/#\(WireLinks.fragmentKey)=\(token)"
@@ -78,20 +70,25 @@ enum IDVWebPaths {
     static let prefix = "/verify"
 }
 
-extension FlowEngine {
+/// Redeems verification links over the engine's public session API: one redemption starts a
+/// session and answers its `getUser` for the link's user, as a client would.
+public struct LinkRedemption: Sendable {
+    public let engine: FlowEngine
+    public init(engine: FlowEngine) { self.engine = engine }
+
     /// Redeems a verification link (`POST /v1/links/redeem`): checks it, marks it used
     /// (compare-and-set: of concurrent redemptions exactly one wins), starts a session and answers
     /// its `getUser` with the link's user, so the answer is the next challenge for that user
     /// (`getActivationCode`, or `getPassword` — a link names the user, it does not log them in).
     /// Audits `link.redeemed` (link id, flow) or `link.refused` (link id, reason `used`/`expired`).
     /// Throws 1040 ``IDVErrorCode/linkInvalid`` — unknown, expired or used; nothing changed.
-    public func redeemLink(_ token: String, requestID: String) throws -> WireLinkRedemption {
-        guard let links = store as? VerificationLinkStore else { throw IDVError(.notFound, "this server keeps no verification links") }
+    public func redeem(_ token: String, requestID: String) throws -> WireLinkRedemption {
+        let store = engine.store
         guard (16...128).contains(token.count), token.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }),
-              let link = try links.verificationLink(tokenHash: crypto.sha256Hex(token)) else {
+              let link = try store.verificationLink(tokenHash: engine.crypto.sha256Hex(token)) else {
             throw IDVError(.linkInvalid, "This verification link is not valid")
         }
-        let now = clock.now()
+        let now = engine.clock.now()
         func refuse(_ reason: String, _ message: String) throws -> Never {
             try store.appendAudit(action: "link.refused", userID: link.userID, sessionID: nil,
                                   details: ["link_id": .string(link.linkID), "reason": .string(reason)], at: now)
@@ -99,15 +96,15 @@ extension FlowEngine {
         }
         if link.usedAt != nil { try refuse("used", "This verification link was already used") }
         if now >= link.expiresAt { try refuse("expired", "This verification link has expired") }
-        guard try links.consumeVerificationLink(linkID: link.linkID, at: now) else { try refuse("used", "This verification link was already used") }
+        guard try store.consumeVerificationLink(linkID: link.linkID, at: now) else { try refuse("used", "This verification link was already used") }
         // Used from here on, whatever happens next: a link opens one session, never two.
-        let started = try startSession(WireSessionStart(), requestID: requestID)
+        let started = try engine.startSession(WireSessionStart(), requestID: requestID)
         guard let sessionToken = started.session.token, let ask = started.challenge, ask.name == WireName.getUser else {
             throw IDVError(.internalError, "a new session did not ask getUser")
         }
-        let answered = try answer(token: sessionToken, WireAnswer(to: ask, payload: ["user_id": .string(link.userID)]),
-                                  viaUpload: false, requestID: requestID)
-        try links.bindVerificationLink(linkID: link.linkID, sessionID: started.session.sessionID)
+        let answered = try engine.answer(session: engine.authenticate(sessionToken), WireAnswer(to: ask, payload: ["user_id": .string(link.userID)]),
+                                         viaUpload: false, requestID: requestID)
+        try store.bindVerificationLink(linkID: link.linkID, sessionID: started.session.sessionID)
         try store.appendAudit(action: "link.redeemed", userID: link.userID, sessionID: started.session.sessionID,
                               details: ["link_id": .string(link.linkID), "flow": .string(link.flow)], at: now)
         var session = answered.session

@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 // Relying-party API clients (issue #23): the bank's backend authenticates as an API client — not
 // as a user session — with `Authorization: Bearer <client_id>.<secret>`. The secret is 32 random
@@ -33,15 +34,10 @@ extension Admin {
         enum CodingKeys: String, CodingKey { case clientID = "client_id", name, scopes, createdAt = "created_at", revokedAt = "revoked_at" }
     }
 
-    func rpStore() throws -> any RelyingPartyStore {
-        guard let s = store as? any RelyingPartyStore else { throw IDVServerError.configuration("this store holds no relying-party API clients") }
-        return s
-    }
-
     /// Creates an API client with `scopes`; audited `rp_client.created` (client id, name, scopes).
     /// Throws 1025 for a name that is empty, longer than 64 characters or not printable.
     public func createClient(name: String, scopes: [RPScope], now: Int = Int(Date().timeIntervalSince1970)) throws -> IssuedClient {
-        let rp = try rpStore()
+        let rp = store
         guard !name.isEmpty, name.count <= 64, name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
             throw IDVError(.invalidArgument, "--name must be 1–64 printable characters")
         }
@@ -64,7 +60,7 @@ extension Admin {
     /// Revokes a client (its credentials stop working at once); audited `rp_client.revoked`.
     /// Throws 1007 when the client is unknown or already revoked.
     public func revokeClient(_ clientID: String, now: Int = Int(Date().timeIntervalSince1970)) throws -> ClientInfo {
-        let rp = try rpStore()
+        let rp = store
         return try store.withTransaction {
             guard try rp.revokeAPIClient(clientID, at: now), let c = try rp.apiClient(clientID) else {
                 throw IDVError(.notFound, "no live API client with that id")
@@ -76,7 +72,7 @@ extension Admin {
 
     /// Every client (revoked ones too), oldest first.
     public func listClients() throws -> [ClientInfo] {
-        try rpStore().apiClients().map { ClientInfo(clientID: $0.clientID, name: $0.name, scopes: $0.scopes, createdAt: $0.createdAt, revokedAt: $0.revokedAt) }
+        try store.apiClients().map { ClientInfo(clientID: $0.clientID, name: $0.name, scopes: $0.scopes, createdAt: $0.createdAt, revokedAt: $0.revokedAt) }
     }
 }
 
@@ -88,14 +84,14 @@ public struct ClientRateLimited: Error, Sendable, Equatable {
 
 /// Authenticates relying-party API clients and limits their rate (one per ``IDVServerApp``).
 public final class RPClientAuthenticator: @unchecked Sendable {
-    let store: any Store
+    let store: any EngineStore
     let crypto: any EngineCrypto
     let clock: any Clock
     let perMinute: Int
     private let lock = NSLock()
     private var buckets: [String: (tokens: Double, at: Double)] = [:]
 
-    public init(store: any Store, crypto: any EngineCrypto, clock: any Clock, requestsPerMinute: Int) {
+    public init(store: any EngineStore, crypto: any EngineCrypto, clock: any Clock, requestsPerMinute: Int) {
         self.store = store
         self.crypto = crypto
         self.clock = clock
@@ -109,8 +105,8 @@ public final class RPClientAuthenticator: @unchecked Sendable {
         let refusal = IDVError(.clientUnauthenticated, "Send Authorization: Bearer <client_id>.<secret> of a live API client")
         guard let token, token.count <= 200, let dot = token.firstIndex(of: ".") else { throw refusal }
         let id = String(token[..<dot]), secret = String(token[token.index(after: dot)...])
-        guard id.hasPrefix("rpc_"), !secret.isEmpty, let rp = store as? any RelyingPartyStore,
-              let c = try rp.apiClient(id), c.revokedAt == nil, let salt = Hex.decode(c.salt), let stored = Hex.decode(c.secretHash),
+        guard id.hasPrefix("rpc_"), !secret.isEmpty,
+              let c = try store.apiClient(id), c.revokedAt == nil, let salt = Hex.decode(c.salt), let stored = Hex.decode(c.secretHash),
               crypto.constantTimeEqual(HMACSHA256.mac(key: salt, message: Array(secret.utf8), crypto: crypto), stored) else { throw refusal }
         if let wait = take(c.clientID) { throw ClientRateLimited(retryAfterSeconds: wait) }
         return c
