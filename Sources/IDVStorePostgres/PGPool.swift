@@ -49,6 +49,8 @@ public struct PostgresConnectionSettings: Sendable {
 /// time. A connection that broke (server restart, network) is dropped at check-in and a new one
 /// opened on the next demand. Counts checkouts and the time spent waiting for a free connection.
 final class PGPool: @unchecked Sendable {
+    // @unchecked: the idle connections and the counters are read and written under `condition`
+    // only (a condition, not a Mutex: a checkout waits on it for a free connection).
     let settings: PostgresConnectionSettings
     private let condition = NSCondition()
     private var idle: [PGConnection] = []
