@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// One HTTP request as a route handler sees it (the body is complete and within the route's limit).
 public struct HTTPRequest: Sendable {

@@ -51,6 +51,7 @@ public struct RDNAConfiguration: Sendable {
 /// Thread-safe: calls may come from any thread; requests run one at a time on a private serial
 /// queue; callbacks are delivered in order on the callback queue.
 public final class RDNA: @unchecked Sendable {
+    // @unchecked: the mutable state below is read and written under `lock`, or on the serial `work` queue.
     /// The process-wide instance (the seeds' `RDNA.sharedInstance()`).
     public static let shared = RDNA()
     public static func sharedInstance() -> RDNA { shared }
@@ -758,6 +759,7 @@ public final class RDNA: @unchecked Sendable {
 
 /// Carries the (weak) delegate references to the callback queue.
 private final class DelegateBox: @unchecked Sendable {
+    // @unchecked: immutable; the delegates it carries are called on the callback queue only.
     let set: DelegateSet
     init(_ set: DelegateSet) { self.set = set }
 }

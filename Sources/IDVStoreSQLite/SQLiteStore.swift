@@ -109,11 +109,12 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
         }
 
         func close() {
-            lock.lock(); defer { lock.unlock() }
-            for (_, s) in statements { sqlite3_finalize(s) }
-            statements.removeAll()
-            sqlite3_close(db)
-            db = nil
+            lock.withLock {
+                for (_, s) in statements { sqlite3_finalize(s) }
+                statements.removeAll()
+                sqlite3_close(db)
+                db = nil
+            }
         }
     }
 
@@ -170,19 +171,20 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
     }
 
     public func close() {
-        lock.lock(); defer { lock.unlock() }
-        let all = stateLock.withLock {
-            let all = readers
-            readers.removeAll()
-            freeReaders.removeAll()
-            return all
+        lock.withLock {
+            let all = stateLock.withLock {
+                let all = readers
+                readers.removeAll()
+                freeReaders.removeAll()
+                return all
+            }
+            for r in all { r.close() }   // waits for a reader in use to finish its statement
+            guard let db else { return }
+            for (_, s) in statements { sqlite3_finalize(s) }
+            statements.removeAll()
+            sqlite3_close(db)
+            self.db = nil
         }
-        for r in all { r.close() }   // waits for a reader in use to finish its statement
-        guard let db else { return }
-        for (_, s) in statements { sqlite3_finalize(s) }
-        statements.removeAll()
-        sqlite3_close(db)
-        self.db = nil
     }
 
     public func schemaVersion() throws -> Int {
@@ -226,15 +228,16 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
     // MARK: Low level
 
     private func exec(_ sql: String) throws {
-        lock.lock(); defer { lock.unlock() }
-        guard let db else { throw StoreError.closed }
-        var err: UnsafeMutablePointer<CChar>?
-        let rc = sqlite3_exec(db, sql, nil, nil, &err)
-        if rc != SQLITE_OK {
-            if rc & 0xff == SQLITE_BUSY || rc & 0xff == SQLITE_LOCKED { busyFailures += 1 }
-            let msg = err.map { String(cString: $0) } ?? "error"
-            sqlite3_free(err)
-            throw StoreError.database(msg)
+        try lock.withLock {
+            guard let db else { throw StoreError.closed }
+            var err: UnsafeMutablePointer<CChar>?
+            let rc = sqlite3_exec(db, sql, nil, nil, &err)
+            if rc != SQLITE_OK {
+                if rc & 0xff == SQLITE_BUSY || rc & 0xff == SQLITE_LOCKED { busyFailures += 1 }
+                let msg = err.map { String(cString: $0) } ?? "error"
+                sqlite3_free(err)
+                throw StoreError.database(msg)
+            }
         }
     }
 
@@ -301,34 +304,35 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
                 return reader
             }
             if let reader {
-                reader.lock.lock()
                 defer {
-                    reader.lock.unlock()
                     stateLock.withLock {
                         if readers.contains(where: { $0 === reader }) { freeReaders.append(reader) }
                     }
                 }
-                guard let rdb = reader.db else { throw StoreError.closed }
-                let s: OpaquePointer
-                if let cached = reader.statements[sql] { s = cached } else {
-                    var p: OpaquePointer?
-                    guard sqlite3_prepare_v2(rdb, sql, -1, &p, nil) == SQLITE_OK, let p else {
-                        throw StoreError.database("prepare failed: \(String(cString: sqlite3_errmsg(rdb)))")
+                return try reader.lock.withLock {
+                    guard let rdb = reader.db else { throw StoreError.closed }
+                    let s: OpaquePointer
+                    if let cached = reader.statements[sql] { s = cached } else {
+                        var p: OpaquePointer?
+                        guard sqlite3_prepare_v2(rdb, sql, -1, &p, nil) == SQLITE_OK, let p else {
+                            throw StoreError.database("prepare failed: \(String(cString: sqlite3_errmsg(rdb)))")
+                        }
+                        reader.statements[sql] = p
+                        s = p
                     }
-                    reader.statements[sql] = p
-                    s = p
+                    return SQLResult(rows: try step(s, params, rdb), affected: 0)
                 }
-                return SQLResult(rows: try step(s, params, rdb), affected: 0)
             }
         } else {
             stateLock.withLock { runs[sql, default: 0] += 1 }
         }
         let t0 = DispatchTime.now().uptimeNanoseconds
-        lock.lock(); defer { lock.unlock() }
-        if transactionDepth == 0 && !Self.isRead(sql) { observeWait(since: t0) }
-        guard let db else { throw StoreError.closed }
-        let rows = try step(try statement(sql), params, db)
-        return SQLResult(rows: rows, affected: Self.isRead(sql) ? 0 : Int(sqlite3_changes(db)))
+        return try lock.withLock {
+            if transactionDepth == 0 && !Self.isRead(sql) { observeWait(since: t0) }
+            guard let db else { throw StoreError.closed }
+            let rows = try step(try statement(sql), params, db)
+            return SQLResult(rows: rows, affected: Self.isRead(sql) ? 0 : Int(sqlite3_changes(db)))
+        }
     }
 
     /// Binds `params` to `s`, steps it to the end and returns its rows (reset after).
@@ -363,33 +367,31 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
     }
 
     /// True while the calling thread's connection is inside ``withTransaction(_:)`` (holding the write lock).
-    public var isInTransaction: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return transactionDepth > 0
-    }
+    public var isInTransaction: Bool { lock.withLock { transactionDepth > 0 } }
 
     public func withTransaction<T>(_ body: () throws -> T) throws -> T {
         let t0 = DispatchTime.now().uptimeNanoseconds
-        lock.lock(); defer { lock.unlock() }
-        if transactionDepth > 0 {
-            transactionDepth += 1
-            defer { transactionDepth -= 1 }
-            return try body()
-        }
-        try exec("BEGIN IMMEDIATE")
-        observeWait(since: t0)
-        transactionDepth = 1
-        stateLock.withLock { transactionOwner = pthread_self() }
-        defer { stateLock.withLock { transactionOwner = nil } }
-        do {
-            let result = try body()
-            transactionDepth = 0
-            try exec("COMMIT")
-            return result
-        } catch {
-            transactionDepth = 0
-            try? exec("ROLLBACK")
-            throw error
+        return try lock.withLock {
+            if transactionDepth > 0 {
+                transactionDepth += 1
+                defer { transactionDepth -= 1 }
+                return try body()
+            }
+            try exec("BEGIN IMMEDIATE")
+            observeWait(since: t0)
+            transactionDepth = 1
+            stateLock.withLock { transactionOwner = pthread_self() }
+            defer { stateLock.withLock { transactionOwner = nil } }
+            do {
+                let result = try body()
+                transactionDepth = 0
+                try exec("COMMIT")
+                return result
+            } catch {
+                transactionDepth = 0
+                try? exec("ROLLBACK")
+                throw error
+            }
         }
     }
 }
