@@ -6,7 +6,7 @@ import IDVCore
 
 /// The payload of `a` as `T`, or 1001 `malformedRequest` naming the field that is missing or of
 /// the wrong type (``AnswerShapeError``).
-func answer<T: Decodable>(_ a: WireAnswer, as type: T.Type) throws -> T {
+public func answer<T: Decodable>(_ a: WireAnswer, as type: T.Type) throws -> T {
     do { return try a.payload.decodeAnswer(T.self) } catch {
         throw IDVError(.malformedRequest, error.reason)
     }
@@ -14,7 +14,7 @@ func answer<T: Decodable>(_ a: WireAnswer, as type: T.Type) throws -> T {
 
 /// Whether the answer is `{"cancel": true}` (``CancelAnswer``: the `cancel` member read alone, so a
 /// cancel is a cancel whatever else the payload holds); 1001 when `cancel` is not a boolean.
-func isCancel(_ a: WireAnswer) throws -> Bool {
+public func isCancel(_ a: WireAnswer) throws -> Bool {
     try answer(a, as: CancelAnswer.self).cancelled
 }
 
