@@ -126,6 +126,11 @@ let package = Package(
         // What tests share (never linked into a product): test-data locations and the CI rule for
         // missing data, test doubles in the real readers' evidence shape.
         .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto"]),
+        // What the server's test targets share: a real `idvd serve` with a typed wire client
+        // (ServerProcess, API) and the in-process server over the test doubles (WorkflowServer).
+        .target(name: "IDVServerTestSupport", dependencies: [
+            "IDVTestSupport", "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+        ]),
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
@@ -150,11 +155,38 @@ let package = Package(
             "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
             "IDVWebhooks", "idvd", "idv",
         ]),
-        // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
-        // the real reader adapters.
+        // The server as a whole, end to end: the flows over HTTP (in-process over the test doubles, and
+        // real `idvd` processes), abuse limits, hardening, restarts, the CLI.
         .testTarget(name: "IDVServerTests", dependencies: [
             "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
-            "IDVTestSupport", "FaceKit", "Imaging", "idvd", "IDVWebhooks",
+            "IDVTestSupport", "IDVServerTestSupport", "Imaging", "idvd",
+        ]),
+        // The HTTP edge: the middleware chain, refusals and statuses, HTTP hygiene, TLS, slow clients,
+        // the OpenAPI document and the wire types' JSON.
+        .testTarget(name: "IDVHTTPTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVTestSupport", "IDVServerTestSupport", "idvd",
+        ]),
+        // The webhook delivery worker (scripted client, manual clock) and webhooks end to end.
+        .testTarget(name: "IDVWebhooksTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTools", "IDVWebhooks",
+            "IDVTestSupport", "IDVServerTestSupport", "idvd",
+        ]),
+        // The real reader adapters behind the engine's ports: their evidence through the one judge,
+        // the selfie policy, upload costing, chips, the real images through the flows.
+        .testTarget(name: "IDVReadersTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVTestSupport", "IDVServerTestSupport", "FaceKit", "DocumentReader", "EMRTD", "Imaging", "idvd",
+        ]),
+        // The vault and key rotation.
+        .testTarget(name: "IDVCryptoTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVTestSupport", "IDVServerTestSupport", "FaceKit", "idvd",
+        ]),
+        // The relying party's API and review queue, and a bank backend against a real idvd.
+        .testTarget(name: "IDVOperationsTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTools",
+            "IDVTestSupport", "IDVServerTestSupport", "idvd",
         ]),
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.

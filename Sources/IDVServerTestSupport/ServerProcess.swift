@@ -1,68 +1,68 @@
 import Foundation
 import IDVCore
-@testable import IDVEngine
+import IDVEngine
 import IDVRuntime
 import IDVOperations
 import IDVCrypto
-@testable import IDVHTTP
+import IDVHTTP
 import IDVReaders
-@testable import IDVStoreSQLite
+import IDVStoreSQLite
 import IDVTools
 import XCTest
 import IDVTestSupport
 
 /// The `idvd` binary of these tests: IDVTestSupport's ``IDVD`` (one way for every test target).
-enum IDVDBinary {
-    static let packageRoot = IDVD.packageRoot
-    static func path() throws -> String { try IDVD.binary() }
-    static var keyDirectory: URL { IDVD.keyDirectory }
-    static var testEnvironment: [String: String] { IDVD.testEnvironment }
+public enum IDVDBinary {
+    public static let packageRoot = IDVD.packageRoot
+    public static func path() throws -> String { try IDVD.binary() }
+    public static var keyDirectory: URL { IDVD.keyDirectory }
+    public static var testEnvironment: [String: String] { IDVD.testEnvironment }
 
     /// Runs `idvd <args>` to completion; returns exit status, stdout and stderr.
-    static func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: Data, stderr: Data) {
+    public static func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: Data, stderr: Data) {
         let r = try IDVD.run(args, environment: environment)
         return (r.status, r.stdout, r.stderr)
     }
 }
 
 /// A real `idvd serve` process (IDVTestSupport ``IDVDProcess``) with this target's typed client.
-final class ServerProcess {
-    let server: IDVDProcess
-    var dir: URL { server.dir }
-    var dbPath: String { server.dbPath }
-    var logPath: String { server.logPath }
-    var process: Process? { server.process }
-    var port: Int { server.port }
-    var settings: [String: String] {
+public final class ServerProcess {
+    public let server: IDVDProcess
+    public var dir: URL { server.dir }
+    public var dbPath: String { server.dbPath }
+    public var logPath: String { server.logPath }
+    public var process: Process? { server.process }
+    public var port: Int { server.port }
+    public var settings: [String: String] {
         get { server.settings }
         set { server.settings = newValue }
     }
     /// Variables set for `idvd serve` and `idvd admin` on top of ``IDVDBinary/testEnvironment``.
-    var environment: [String: String] {
+    public var environment: [String: String] {
         get { server.environment }
         set { server.environment = newValue }
     }
 
-    static var testSettings: [String: String] { IDVDProcess.testSettings }
+    public static var testSettings: [String: String] { IDVDProcess.testSettings }
 
-    init(settings: [String: String] = [:], dir: URL? = nil) throws {
+    public init(settings: [String: String] = [:], dir: URL? = nil) throws {
         server = try IDVDProcess(settings: settings, dir: dir)
     }
 
     /// Starts the server and waits for its ready line.
-    func start() throws {
+    public func start() throws {
         try server.start(timeout: 20)
     }
 
     /// Sends a signal and waits for the process to exit; returns its exit status.
     @discardableResult
-    func stop(signal sig: Int32 = SIGTERM) -> Int32 { server.stop(signal: sig) }
+    public func stop(signal sig: Int32 = SIGTERM) -> Int32 { server.stop(signal: sig) }
 
-    func serverLog() -> String { server.log() }
+    public func serverLog() -> String { server.log() }
 
-    func client() -> API { API(port: port) }
+    public func client() -> API { API(port: port) }
 
-    func admin(_ args: [String]) throws -> JSONValue {
+    public func admin(_ args: [String]) throws -> JSONValue {
         let r = try server.admin(args)
         guard r.status == 0 || args.first == "audit" else {
             throw NSError(domain: "admin", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: r.errors])
@@ -71,14 +71,14 @@ final class ServerProcess {
     }
 
     /// Creates a user without IDV and returns its activation code.
-    func createUser(_ id: String) throws -> String {
+    public func createUser(_ id: String) throws -> String {
         try XCTUnwrap(admin(["create-user", id, "--no-idv"])["activation_code"]?.stringValue)
     }
 
     /// Creates `user` and activates it up to its first password; returns the client and the raw HTTP
     /// request answering that password. Write it with `api.http.writeAll(request)` and read the reply
     /// later with `api.http.readResponse()`, so the caller can act while the server hashes it.
-    func firstPasswordRequest(user: String, password: String) throws -> (api: API, request: [UInt8]) {
+    public func firstPasswordRequest(user: String, password: String) throws -> (api: API, request: [UInt8]) {
         let code = try createUser(user)
         let api = client()
         try api.startSession()
@@ -96,25 +96,25 @@ final class ServerProcess {
 }
 
 /// A tiny typed client over ``LoopbackHTTPClient`` speaking the wire protocol.
-final class API {
-    let http: LoopbackHTTPClient
-    var token: String?
-    var last: WireEnvelope?
+public final class API {
+    public let http: LoopbackHTTPClient
+    public var token: String?
+    public var last: WireEnvelope?
 
-    init(port: Int) { http = LoopbackHTTPClient(port: port) }
+    public init(port: Int) { http = LoopbackHTTPClient(port: port) }
 
-    struct Reply {
-        let status: Int
-        let envelope: WireEnvelope?
-        let raw: Data
+    public struct Reply {
+        public let status: Int
+        public let envelope: WireEnvelope?
+        public let raw: Data
         /// Response headers, names lowercased (e.g. `retry-after`).
-        var headers: [String: String] = [:]
-        var error: IDVError? { envelope?.error }
-        var challenge: WireChallenge? { envelope?.challenge }
-        var event: WireEvent? { envelope?.event }
+        public var headers: [String: String] = [:]
+        public var error: IDVError? { envelope?.error }
+        public var challenge: WireChallenge? { envelope?.challenge }
+        public var event: WireEvent? { envelope?.event }
     }
 
-    func call(_ method: String, _ path: String, _ body: Data? = nil, token: String? = nil) throws -> Reply {
+    public func call(_ method: String, _ path: String, _ body: Data? = nil, token: String? = nil) throws -> Reply {
         let r = try http.json(method, path, body, bearer: token ?? self.token)
         let env = try? JSONDecoder().decode(WireEnvelope.self, from: r.body)
         // The token rotated at login comes in that answer's session: follow it, as IDVKit does
@@ -123,10 +123,10 @@ final class API {
         return Reply(status: r.status, envelope: env, raw: r.body, headers: r.headers)
     }
 
-    func encode<T: Encodable>(_ v: T) throws -> Data { try JSONEncoder().encode(v) }
+    public func encode<T: Encodable>(_ v: T) throws -> Data { try JSONEncoder().encode(v) }
 
     @discardableResult
-    func startSession(deviceID: String? = nil) throws -> Reply {
+    public func startSession(deviceID: String? = nil) throws -> Reply {
         let r = try call("POST", "/v1/sessions", encode(WireSessionStart(deviceID: deviceID, sdkVersion: "test")))
         token = r.envelope?.session?.token
         last = r.envelope
@@ -134,16 +134,16 @@ final class API {
     }
 
     @discardableResult
-    func answer(_ payload: JSONValue, to challenge: WireChallenge? = nil, route: String = "/v1/session/answer") throws -> Reply {
+    public func answer(_ payload: JSONValue, to challenge: WireChallenge? = nil, route: String = "/v1/session/answer") throws -> Reply {
         guard let ch = challenge ?? last?.challenge else { throw NSError(domain: "API", code: 1, userInfo: [NSLocalizedDescriptionKey: "no challenge"]) }
         let r = try call("POST", route, encode(WireAnswer(to: ch, payload: payload)))
         if r.envelope?.isRefusal == false { last = r.envelope }
         return r
     }
 
-    func current() throws -> Reply { try call("GET", "/v1/session") }
+    public func current() throws -> Reply { try call("GET", "/v1/session") }
 
-    func registerDevice(publicKey: [UInt8]) throws -> String {
+    public func registerDevice(publicKey: [UInt8]) throws -> String {
         let r = try call("POST", "/v1/devices", encode(WireDeviceRegistration(publicKey: Data(publicKey).base64EncodedString(), label: "test")))
         let d = try JSONDecoder().decode(WireDevice.self, from: r.raw)
         return d.deviceID

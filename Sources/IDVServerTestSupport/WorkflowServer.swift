@@ -1,12 +1,12 @@
 import Foundation
 import IDVCore
-@testable import IDVEngine
+import IDVEngine
 import IDVRuntime
 import IDVOperations
 import IDVCrypto
-@testable import IDVHTTP
+import IDVHTTP
 import IDVReaders
-@testable import IDVStoreSQLite
+import IDVStoreSQLite
 import IDVTools
 import IDVTestSupport
 import XCTest
@@ -17,18 +17,18 @@ import XCTest
 // shipped `idvd` binary.
 
 /// An in-process server with the IDV flows over the test doubles, on a free loopback port.
-final class WorkflowServer {
-    let dir: URL
-    let config: ServerConfig
-    let store: SQLiteStore
-    let vault: TemplateVault
-    let app: IDVServerApp
-    let port: Int
+public final class WorkflowServer {
+    public let dir: URL
+    public let config: ServerConfig
+    public let store: SQLiteStore
+    public let vault: TemplateVault
+    public let app: IDVServerApp
+    public let port: Int
     /// The engine's clock: starts at the wall clock; tests advance it instead of sleeping (unless
     /// the server was made with `wallClock`, for tests that mix in other processes' clocks).
-    let clock = ManualClock()
+    public let clock = ManualClock()
 
-    init(_ settings: [String: String] = [:], selfies: (any SelfieAnalysing)? = nil, documents: (any DocumentReading)? = nil,
+    public init(_ settings: [String: String] = [:], selfies: (any SelfieAnalysing)? = nil, documents: (any DocumentReading)? = nil,
          wallClock: Bool = false, chips: (any ChipVerifying)? = nil) throws {
         _ = IDVDBinary.testEnvironment   // the default key directory, shared with the idvd these tests run
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-wf-\(UUID().uuidString)")
@@ -51,17 +51,17 @@ final class WorkflowServer {
         try? FileManager.default.removeItem(at: dir)
     }
 
-    func client() -> API { API(port: port) }
+    public func client() -> API { API(port: port) }
 
     /// Creates a user; returns the activation code.
-    func createUser(_ id: String, idv: Bool, workflow: IDVWorkflow = .activation) throws -> String {
+    public func createUser(_ id: String, idv: Bool, workflow: IDVWorkflow = .activation) throws -> String {
         try Admin(store: store, config: config, crypto: Sodium()).createUser(id, activationRequiresIDV: idv, idvWorkflow: workflow).activationCode
     }
 
-    static let password = "correct horse 42"
+    public static let password = "correct horse 42"
 
     /// A logged-in session of a freshly activated user (no IDV at activation).
-    func loggedIn(_ user: String) throws -> API {
+    public func loggedIn(_ user: String) throws -> API {
         let code = try createUser(user, idv: false)
         let api = client()
         try api.startSession()
@@ -73,34 +73,34 @@ final class WorkflowServer {
     }
 
     /// Every audit entry (oldest first).
-    func audit() throws -> [AuditEntry] { try store.auditEntries(limit: 100_000) }
+    public func audit() throws -> [AuditEntry] { try store.auditEntries(limit: 100_000) }
 
-    func transactions() throws -> [JSONValue] { try audit().filter { $0.action == "idv.transaction" }.map(\.details) }
+    public func transactions() throws -> [JSONValue] { try audit().filter { $0.action == "idv.transaction" }.map(\.details) }
 }
 
 extension API {
     /// Starts a post-login flow by name.
     @discardableResult
-    func startFlow(_ name: String, _ payload: JSONValue = .emptyObject) throws -> Reply {
+    public func startFlow(_ name: String, _ payload: JSONValue = .emptyObject) throws -> Reply {
         let r = try call("POST", "/v1/flows/\(name)", encode(WireFlowStart(payload: payload)))
         if r.envelope?.isRefusal == false { last = r.envelope }
         return r
     }
 
     @discardableResult
-    func uploadPages(_ pages: [Data]) throws -> Reply {
+    public func uploadPages(_ pages: [Data]) throws -> Reply {
         try answer(["pages": .array(pages.enumerated().map { ["page_index": .integer($0.offset), "image": .string($0.element.base64EncodedString())] })],
                    route: "/v1/session/upload")
     }
 
     @discardableResult
-    func uploadFrames(_ frames: [Data]) throws -> Reply {
+    public func uploadFrames(_ frames: [Data]) throws -> Reply {
         try answer(["frames": .array(frames.map { .string($0.base64EncodedString()) })], route: "/v1/session/upload")
     }
 
     /// Document start → upload → (confirm details); returns the reply to the upload.
     @discardableResult
-    func scanDocument(_ page: Data) throws -> Reply {
+    public func scanDocument(_ page: Data) throws -> Reply {
         let s = try answer(["is_confirm": true])
         XCTAssertEqual(s.challenge?.name, "uploadIDVDocumentPages", "\(String(describing: s.error))")
         return try uploadPages([page])
@@ -108,7 +108,7 @@ extension API {
 
     /// Selfie start → upload; returns the reply to the upload.
     @discardableResult
-    func captureSelfie(_ frame: Data) throws -> Reply {
+    public func captureSelfie(_ frame: Data) throws -> Reply {
         let s = try answer(["is_confirm": true, "use_back_camera": false])
         XCTAssertEqual(s.challenge?.name, "uploadIDVSelfieFrames", "\(String(describing: s.error))")
         return try uploadFrames([frame, frame])
@@ -117,7 +117,7 @@ extension API {
 
 extension API {
     /// Enrols a template for this session's user through the opt-in flow (password re-auth).
-    func optIn(frame: Data) throws -> WireEvent {
+    public func optIn(frame: Data) throws -> WireEvent {
         let pw = try XCTUnwrap(try startFlow("idv.postlogin.optin").challenge)
         XCTAssertEqual(pw.name, "getPassword")
         XCTAssertEqual(pw.challengeMode, 6)

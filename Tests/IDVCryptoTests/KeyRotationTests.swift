@@ -8,6 +8,7 @@ import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
+import IDVServerTestSupport
 import XCTest
 
 /// Key rotation of the vault (`templates.previous_key_files`, `idvd admin rekey`) on a real SQLite

@@ -11,6 +11,7 @@ import IDVReaders
 import IDVTools
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// Template vault (XChaCha20-Poly1305), key file, settings and the verdict/document policy.
 final class WorkflowVaultTests: XCTestCase {

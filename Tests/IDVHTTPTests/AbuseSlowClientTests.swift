@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVTestSupport
+import IDVServerTestSupport
 import IDVTools
 import XCTest
 

@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVTools
+import IDVServerTestSupport
 import XCTest
 
 /// HTTP hygiene of a real `idvd serve` on loopback (issue #21 item 9): `Allow` on every 405,

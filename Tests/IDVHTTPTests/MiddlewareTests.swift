@@ -4,6 +4,7 @@ import IDVCore
 import IDVRuntime
 import IDVOperations
 @testable import IDVHTTP
+import IDVServerTestSupport
 import XCTest
 
 /// The HTTP chain (IDVHTTP/Middleware.swift): request id → log → metrics → error-to-envelope →

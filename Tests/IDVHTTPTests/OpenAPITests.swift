@@ -8,6 +8,7 @@ import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
+import IDVServerTestSupport
 import XCTest
 
 final class OpenAPITests: XCTestCase {

@@ -8,6 +8,7 @@ import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
+import IDVServerTestSupport
 import XCTest
 
 /// Every refusal has its documented code and HTTP status and changes nothing stored.

@@ -1,5 +1,6 @@
 import Foundation
 import IDVTestSupport
+import IDVServerTestSupport
 import XCTest
 
 /// The OpenAPI document and the server agree: schemathesis (PyPI) with every check — status codes,

@@ -8,6 +8,7 @@ import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
+import IDVServerTestSupport
 import XCTest
 
 /// A slow request must not hold up other connections: its handler runs on a worker thread while

@@ -2,6 +2,7 @@ import Foundation
 import IDVCore
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// HTTPS with a certificate and key file (libmicrohttpd + GnuTLS), checked with curl against the CA.
 final class TLSTests: XCTestCase {

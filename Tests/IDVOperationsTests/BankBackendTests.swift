@@ -5,6 +5,7 @@ import IDVCrypto
 import IDVRuntime
 import IDVOperations
 import IDVTestSupport
+import IDVServerTestSupport
 import IDVTools
 import XCTest
 

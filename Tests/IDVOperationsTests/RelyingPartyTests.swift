@@ -8,6 +8,7 @@ import IDVCrypto
 @testable import IDVStoreSQLite
 import IDVTools
 import IDVTestSupport
+import IDVServerTestSupport
 import XCTest
 
 /// The relying-party API (issue #23) as a bank's backend uses it: API clients made by the real

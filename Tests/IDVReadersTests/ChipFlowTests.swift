@@ -7,6 +7,7 @@ import IDVOperations
 import EMRTD
 import IDVReaders
 import IDVTestSupport
+import IDVServerTestSupport
 import XCTest
 
 /// The eMRTD chip in the document step, on a real `idvd serve` (real DocumentReader, real EMRTD

@@ -1,4 +1,5 @@
 import Foundation
+import IDVServerTestSupport
 import XCTest
 @testable import IDVEngine
 import IDVRuntime

@@ -9,6 +9,7 @@ import IDVOperations
 @testable import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTestSupport
+import IDVServerTestSupport
 import IDVTools
 import XCTest
 

@@ -8,6 +8,7 @@ import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTestSupport
+import IDVServerTestSupport
 import Imaging
 import XCTest
 

@@ -11,6 +11,7 @@ import IDVReaders
 import IDVTools
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// Real images through the real analysers: a real `idvd serve` process (FaceKit SelfieAnalyzer,
 /// dlib models) on loopback for the selfie flows (opt-in, server biometric authentication, opt-out,

@@ -2,6 +2,7 @@ import Foundation
 import IDVCore
 import IDVTools
 import IDVTestSupport
+import IDVServerTestSupport
 import Imaging
 import XCTest
 

@@ -1,4 +1,5 @@
 import Foundation
+import IDVServerTestSupport
 import XCTest
 
 /// The `idvd` command line's operator-facing papercuts, through the real binary: every command and

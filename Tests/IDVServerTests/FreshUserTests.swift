@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVTools
+import IDVServerTestSupport
 import XCTest
 
 /// What a new operator runs into first (issue #21 item 8 and the fresh-user defects): the key file's

@@ -10,6 +10,7 @@ import IDVReaders
 import IDVTools
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// Defects found after the server core and the IDV flows merged: personal data in clear at rest,
 /// flow writes outside the session CAS, dangling flow runs, expired sessions never purged.

@@ -9,6 +9,7 @@ import IDVCrypto
 import IDVTools
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// Issue #15's server part on the typed flows, over HTTP on loopback (test doubles): the close
 /// paths and payload values the codelabs expect (seeds 000 §1.3/§1.5/§1.6, 001 §6.2, 002 §3.1 A4

@@ -7,6 +7,7 @@ import IDVOperations
 @testable import IDVStoreSQLite
 import IDVWebhooks
 import IDVTestSupport
+import IDVServerTestSupport
 import IDVHTTP
 import XCTest
 

@@ -6,6 +6,7 @@ import IDVRuntime
 import IDVOperations
 @testable import IDVStoreSQLite
 import IDVTestSupport
+import IDVServerTestSupport
 import IDVTools
 import IDVWebhooks
 import XCTest
