@@ -81,7 +81,7 @@ final class AbuseSlowClientTests: XCTestCase {
         XCTAssertTrue(c.send("POST /v1/sessions HTTP/1.1\r\nHost: x\r\n"))
         let sent = Self.trickle(c, "X-Slow: 1\r\n", seconds: 8)
         XCTAssertNotNil(sent, "the connection was still open after 8 s of header trickle")
-        let m = try AbuseAnalysisTests.metrics(server.port)
+        let m = try MetricsScrape.values(port: server.port)
         XCTAssertEqual(m["idvd_http_slow_clients_closed_total{reason=\"header_deadline\"}"], 1)
         // An ordinary client is served as before.
         XCTAssertEqual(try server.client().startSession().status, 201)
@@ -95,7 +95,7 @@ final class AbuseSlowClientTests: XCTestCase {
         XCTAssertTrue(c.send("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n"))
         let sent = Self.trickle(c, String(repeating: " ", count: 10), seconds: 8)
         XCTAssertNotNil(sent, "the connection was still open after 8 s of body trickle")
-        let m = try AbuseAnalysisTests.metrics(server.port)
+        let m = try MetricsScrape.values(port: server.port)
         XCTAssertEqual(m["idvd_http_slow_clients_closed_total{reason=\"body_rate\"}"], 1)
         XCTAssertEqual(try server.client().startSession().status, 201)
     }

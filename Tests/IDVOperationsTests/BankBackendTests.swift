@@ -44,7 +44,7 @@ final class BankBackendTests: XCTestCase {
     /// An `idvd specimen` TD3 page whose portrait is the person in the `katie_live` frames.
     func specimen(seed: Int, in dir: URL) throws -> Data {
         let r = try IDVDBinary.run(["specimen", "--format", "td3", "--seed", String(seed), "--out", dir.path, "--jpeg", "90",
-                                    "--portrait", WorkflowRealImageTests.fixtures.appendingPathComponent("katie_portrait.jpg").path])
+                                    "--portrait", RealImages.fixtures.appendingPathComponent("katie_portrait.jpg").path])
         XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
         return try Data(contentsOf: dir.appendingPathComponent("specimen-\(seed).jpg"))
     }
@@ -71,8 +71,8 @@ final class BankBackendTests: XCTestCase {
     }
 
     func testABankBackendHearsAndReadsEveryDecision() throws {
-        try WorkflowRealImageTests.requireModels()
-        let katie = try WorkflowRealImageTests.frames("katie_live")
+        try RealImages.requireModels()
+        let katie = try RealImages.frames("katie_live")
         let receiverPort = try WebhookReceiver.freePort()   // the bank's receiver: down at first
         // Review: a match whose descriptor distance is within 0.5 of the threshold goes to a person
         // (wide on purpose, so the real analyser's match of these frames lands in it); only KYC is

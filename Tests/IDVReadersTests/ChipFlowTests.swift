@@ -18,7 +18,7 @@ final class ChipFlowTests: XCTestCase {
     /// `idvd specimen` seed 9 (TD3, valid until 2032, portrait = the person of the selfie frames) with its chip.
     static func specimen(in dir: URL) throws -> (page: Data, chip: URL, pki: URL) {
         let r = try IDVDBinary.run(["specimen", "--format", "td3", "--seed", "9", "--out", dir.path, "--jpeg", "90", "--chip",
-                                    "--portrait", WorkflowRealImageTests.fixtures.appendingPathComponent("katie_portrait.jpg").path])
+                                    "--portrait", RealImages.fixtures.appendingPathComponent("katie_portrait.jpg").path])
         XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
         return (try Data(contentsOf: dir.appendingPathComponent("specimen-9.jpg")), dir.appendingPathComponent("specimen-9.chip"),
                 dir.appendingPathComponent("test-pki"))
@@ -54,7 +54,7 @@ final class ChipFlowTests: XCTestCase {
     }
 
     func testSpecimenChipsOnRealIdvdGenuineTamperedUntrustedAndRequired() throws {
-        try WorkflowRealImageTests.requireModels()
+        try RealImages.requireModels()
         let server = try ServerProcess()
         let (page, chipDir, pki) = try Self.specimen(in: server.dir)
         try server.start()
@@ -137,8 +137,8 @@ final class ChipFlowTests: XCTestCase {
     /// selfie is matched against DG2 (the confirmation shows exactly the portrait `idvd chip verify
     /// --portrait-out` decodes from DG2) and the audit names the reference.
     func testKYCWithChipMatchesTheSelfieAgainstTheChipPortrait() throws {
-        try WorkflowRealImageTests.requireModels()
-        let katie = try WorkflowRealImageTests.frames("katie_live")
+        try RealImages.requireModels()
+        let katie = try RealImages.frames("katie_live")
         let server = try ServerProcess()
         let (page, chipDir, pki) = try Self.specimen(in: server.dir)
         let dg2 = server.dir.appendingPathComponent("dg2.jpg")
@@ -213,7 +213,7 @@ final class ChipFlowTests: XCTestCase {
     /// MRZ) beside the genuine chip. Passive authentication passes and DG1 matches, but the printed
     /// portrait is not DG2's face: the document is WARNING with the reason; the genuine page stays OK.
     func testAPrintedPortraitThatIsNotTheChipsFaceMakesTheDocumentAWarning() throws {
-        try WorkflowRealImageTests.requireModels()
+        try RealImages.requireModels()
         let server = try ServerProcess()
         let (page, chipDir, pki) = try Self.specimen(in: server.dir)
         let swapped = server.dir.appendingPathComponent("swapped")
@@ -237,7 +237,7 @@ final class ChipFlowTests: XCTestCase {
     /// the same women): the holder's own pages within the image-to-image line at FMR 0.1 %, the
     /// other woman's beyond it.
     func testTheComparerTellsTheHolderFromAnotherPersonOnRealChipsAndPages() throws {
-        try WorkflowRealImageTests.requireModels()
+        try RealImages.requireModels()
         let data = TestData.shared
         let bdrChip = data.appendingPathComponent("emrtd/bsi2008-erika-mustermann")
         let nldChip = data.appendingPathComponent("emrtd/nld-specimen-2006-loes-meulendijk")

@@ -20,7 +20,7 @@ import XCTest
 /// stored before multi-frame templates still verifies; a dark capture is asked again (1060).
 final class WorkflowPADTests: XCTestCase {
     static func realServer() throws -> WorkflowServer {
-        try WorkflowRealImageTests.requireModels()
+        try RealImages.requireModels()
         return try WorkflowServer(selfies: try FaceKitSelfieAnalyser.production(policy: WorkflowPolicy()))
     }
 
@@ -57,7 +57,7 @@ final class WorkflowPADTests: XCTestCase {
 
     func testBonaFideEnrolsAFusedTemplateMatchedByTheNextCaptureAndAScreenReplayIsRejected() throws {
         let server = try Self.realServer()
-        let katie = try WorkflowRealImageTests.frames("katie_live")
+        let katie = try RealImages.frames("katie_live")
         let api = try server.loggedIn("kate")
 
         // Enrolment: the bona fide capture is live; the stored template is fused from its best frames.
@@ -76,7 +76,7 @@ final class WorkflowPADTests: XCTestCase {
 
         // A second bona fide capture of the same person (another cut of the clip: 2–5 s, with a head
         // turn) is MATCHED against the fused template at the fused↔fused FMR 0.1 % distance.
-        let turn = try WorkflowRealImageTests.frames("katie_turn")
+        let turn = try RealImages.frames("katie_turn")
         let same = try Self.authenticate(api, Array(turn[20..<50]))
         let matched = try Self.lastSelfieAudit(server)
         XCTAssertEqual(same.biometricResult?.displayText, .matched, "\(matched)")
@@ -109,18 +109,18 @@ final class WorkflowPADTests: XCTestCase {
     func testVersion1TemplateStillVerifies() throws {
         let server = try Self.realServer()
         let api = try server.loggedIn("olga")
-        let portrait = try Image(data: try WorkflowRealImageTests.portrait())
+        let portrait = try Image(data: try RealImages.portrait())
         let descriptor = try XCTUnwrap(try FaceEngine.shared().analyze(portrait, options: AnalysisOptions(landmarks68: false)).first?.embedding)
         let box = server.vault.sealTemplate(descriptor, userID: "olga")     // version 1: 512 bytes
         XCTAssertEqual(try server.vault.openTemplateBytes(box, userID: "olga").count, 512)
         try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "olga", sealed: box, model: "dlib_face_recognition_resnet_model_v1",
                                                                        consentID: "consent-v1", createdAt: Int(Date().timeIntervalSince1970)))
-        let same = try Self.authenticate(api, try WorkflowRealImageTests.frames("katie_live"))
+        let same = try Self.authenticate(api, try RealImages.frames("katie_live"))
         let audit = try Self.lastSelfieAudit(server)
         XCTAssertEqual(same.biometricResult?.displayText, .matched, "\(audit)")
         XCTAssertEqual(audit["match_kind"], "fused_to_image")
         XCTAssertEqual(audit["match_threshold"]?.doubleValue, FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToImage).distance)
-        let other = try Self.authenticate(api, try WorkflowRealImageTests.frames("aoc_live"))
+        let other = try Self.authenticate(api, try RealImages.frames("aoc_live"))
         XCTAssertEqual(other.biometricResult?.displayText, .notMatched)
     }
 
@@ -130,7 +130,7 @@ final class WorkflowPADTests: XCTestCase {
     func testDarkCaptureIsAskedAgainNotJudged() throws {
         let server = try Self.realServer()
         let api = try server.loggedIn("dana")
-        let katie = try WorkflowRealImageTests.frames("katie_live")
+        let katie = try RealImages.frames("katie_live")
         let dark = try katie.map { data -> Data in
             let image = try Image(data: data).rgb()
             return try Image(rgb: image.pixels.map { UInt8((Double($0) * 0.22).rounded()) }, width: image.width, height: image.height)

@@ -18,29 +18,10 @@ import IDVServerTestSupport
 /// audit verification), and an in-process server with the real selfie analyser for KYC (the
 /// document reader is still a test double there: its adapter comes with DocumentReader's report API).
 final class WorkflowRealImageTests: XCTestCase {
-    static let fixtures = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie")
-
-    static func frames(_ dir: String) throws -> [Data] {
-        let d = fixtures.appendingPathComponent(dir)
-        let names = try FileManager.default.contentsOfDirectory(atPath: d.path).filter { $0.hasSuffix(".jpg") }.sorted()
-        guard names.count >= 10 else { throw TestData.missing("selfie fixture \(dir) missing") }
-        return try names.map { try Data(contentsOf: d.appendingPathComponent($0)) }
-    }
-
-    static func portrait() throws -> Data { try Data(contentsOf: fixtures.appendingPathComponent("katie_portrait.jpg")) }
-
-    static func requireModels() throws {
-        let dir = ProcessInfo.processInfo.environment["IDV_MODELS_DIR"].map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
-        guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("dlib_face_recognition_resnet_model_v1.dat").path) else {
-            throw TestData.missing("dlib models not found in \(dir.path) (run scripts/bootstrap)")
-        }
-    }
-
     func testSelfieFlowsEndToEndOnRealIdvdWithRealFramesAndAuditChain() throws {
-        try Self.requireModels()
-        let katie = try Self.frames("katie_live"), aoc = try Self.frames("aoc_live")
-        let still = [Data](repeating: try Self.portrait(), count: 20)
+        try RealImages.requireModels()
+        let katie = try RealImages.frames("katie_live"), aoc = try RealImages.frames("aoc_live")
+        let still = [Data](repeating: try RealImages.portrait(), count: 20)
         let server = try ServerProcess()
         try server.start()
         let code = try server.createUser("kate")
@@ -116,9 +97,9 @@ final class WorkflowRealImageTests: XCTestCase {
     }
 
     func testKYCWithRealSelfieAnalyserAgainstDocumentPortrait() throws {
-        try Self.requireModels()
-        let katie = try Self.frames("katie_live"), aoc = try Self.frames("aoc_live")
-        let portrait = try Self.portrait()
+        try RealImages.requireModels()
+        let katie = try RealImages.frames("katie_live"), aoc = try RealImages.frames("aoc_live")
+        let portrait = try RealImages.portrait()
         let server = try WorkflowServer(selfies: try FaceKitSelfieAnalyser.production(policy: WorkflowPolicy()),
                                         documents: PortraitDocumentDouble(portrait: portrait))
         let api = try server.loggedIn("kat")
@@ -167,7 +148,7 @@ final class WorkflowRealDocumentTests: XCTestCase {
     /// Writes `idvd specimen` seed `seed` with the katie portrait; returns the JPEG.
     func specimen(seed: Int, in dir: URL) throws -> Data {
         let r = try IDVDBinary.run(["specimen", "--format", "td3", "--seed", String(seed), "--out", dir.path, "--jpeg", "90",
-                                    "--portrait", WorkflowRealImageTests.fixtures.appendingPathComponent("katie_portrait.jpg").path])
+                                    "--portrait", RealImages.fixtures.appendingPathComponent("katie_portrait.jpg").path])
         XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
         return try Data(contentsOf: dir.appendingPathComponent("specimen-\(seed).jpg"))
     }
@@ -213,8 +194,8 @@ final class WorkflowRealDocumentTests: XCTestCase {
     }
 
     func testActivationKYCAndDocumentScanWithRealDocumentsAndSelfies() throws {
-        try WorkflowRealImageTests.requireModels()
-        let katie = try WorkflowRealImageTests.frames("katie_live"), aoc = try WorkflowRealImageTests.frames("aoc_live")
+        try RealImages.requireModels()
+        let katie = try RealImages.frames("katie_live"), aoc = try RealImages.frames("aoc_live")
         let server = try ServerProcess()
         let valid = try specimen(seed: 9, in: server.dir)      // TD3, expires 2032-05-26
         let expired = try specimen(seed: 7, in: server.dir)    // TD3, expired 2024-08-10
@@ -226,7 +207,7 @@ final class WorkflowRealDocumentTests: XCTestCase {
         XCTAssertEqual(try api.answer(["activation_code": .string(code)]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
 
         // Not a document → 1031; expired → INVALID; the valid specimen → VALID with its MRZ data.
-        XCTAssertEqual(try api.scanDocument(try WorkflowRealImageTests.portrait()).challenge?.error?.longErrorCode, 1031, server.serverLog())
+        XCTAssertEqual(try api.scanDocument(try RealImages.portrait()).challenge?.error?.longErrorCode, 1031, server.serverLog())
         let exp = try XCTUnwrap(try api.uploadPages([expired]).challenge)
         let expDoc = try exp.payload.decode(DocumentDetails.self)
         XCTAssertEqual(expDoc.responseData.overallStatus, .invalid)

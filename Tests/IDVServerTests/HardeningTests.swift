@@ -303,8 +303,8 @@ final class ActiveLivenessTests: XCTestCase {
     }
 
     func testActiveModeIssuesAChallengeAndFramesWithoutItsActionsFailWhilePassiveModePasses() throws {
-        try WorkflowRealImageTests.requireModels()
-        let katie = try WorkflowRealImageTests.frames("katie_live")
+        try RealImages.requireModels()
+        let katie = try RealImages.frames("katie_live")
 
         // Passive (default): no challenge in the payload; the fixture is live.
         let passive = try ServerProcess()

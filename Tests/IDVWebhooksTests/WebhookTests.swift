@@ -58,8 +58,8 @@ final class WebhookTests: XCTestCase {
     ]
 
     func testRealOptInAndOptOutDeliverSignedEventsOnceEachWithUniqueIDsAndNothingPersonal() throws {
-        try WorkflowRealImageTests.requireModels()
-        let katie = try WorkflowRealImageTests.frames("katie_live")
+        try RealImages.requireModels()
+        let katie = try RealImages.frames("katie_live")
         let receiver = try WebhookReceiver()
         let server = try ServerProcess(settings: ["webhooks.poll_ms": "100"])
         try server.start()
