@@ -51,7 +51,9 @@ extension Command {
         // in use, bad TLS material, …) before it listened: a failed start leaves no empty database.
         var newFile: String?
         if case let .sqlite(path) = config.database, !FileManager.default.fileExists(atPath: path) { newFile = path }
-        let store = try StoreOpening.open(config, mustExist: false, command: "serve")
+        let opened = try StoreOpening.open(config, mustExist: false, command: "serve")
+        StoreOpening.logOpened(opened, config: config)
+        let store = opened.store
         let listened = Flag()
         do {
             return try serve(config: config, store: store, listened: listened)
@@ -74,7 +76,6 @@ extension Command {
 
     /// `idvd serve` from the opened store on: readers, engine, HTTP, until SIGTERM/SIGINT.
     static func serve(config: ServerConfig, store: any EngineStore, listened: Flag) throws -> Int32 {
-        StoreOpening.logOpened(store, config: config)
         if config.documentsWarmUp { DocumentReaderAdapter.warmUp() }
         if config.engine.workflow.acceptSpecimenDocuments {
             Log.event("accepting ICAO specimen documents (issuing state or nationality UTO): a test-deployment setting; "
