@@ -26,12 +26,14 @@ extension IDVServices {
             do {
                 selfies = try FaceKitSelfieVerifier.production(policy: config.workflow)
             } catch {
-                Log.event("selfie analyser unavailable; selfie flows not offered", level: "warning", ["reason": .string("\(type(of: error))")])
+                // A FaceKit error names the model file and, for an altered one, both hashes (no personal data).
+                let reason = error is FaceError ? "\(error)" : "\(type(of: error))"
+                Log.event("selfie analyser unavailable; selfie flows not offered", level: "warning", ["reason": .string(reason)])
             }
         }
         return IDVServices(documents: DocumentReaderVerifier(), selfies: selfies, vault: vault, policy: config.workflow, chips: EMRTDChipVerifier(),
                            costing: ImageHeaderCosting(maxFramePixels: (selfies as? FaceKitSelfieVerifier)?.analyzer.configuration.maximumFramePixels
                                                        ?? LivenessConfiguration().maximumFramePixels),
-                           portraits: (selfies as? FaceKitSelfieVerifier).map { FaceKitPortraitComparer(engine: $0.analyzer.engine) })
+                           portraits: (selfies as? FaceKitSelfieVerifier).map { FaceKitPortraitComparer(engine: $0.analyzer.engine, recognizer: $0.analyzer.recognizer) })
     }
 }
