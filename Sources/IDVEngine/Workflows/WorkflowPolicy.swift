@@ -13,8 +13,9 @@ import IDVCore
 /// - `LIVENESS_FAILED` when the liveness score (0–100, ISO/IEC 30107-3 PAD: FaceKit's fused
 ///   texture + motion score) is below `idv.liveness_threshold`;
 /// - else `MATCHED` when the face descriptor distance is at most the analyser's calibrated distance
-///   of `idv.face_match_operating_point` for the comparison's kind (or `idv.face_match_max_distance`
-///   when the operating point is `distance` or the evidence carries no calibration);
+///   of `idv.face_match_operating_point` for the comparison's kind and model (or, when the operating
+///   point is `distance` or the evidence carries no calibration, `idv.face_match_max_distance` for
+///   dlib's Euclidean distances and `idv.face_match_max_cosine_distance` for the recogniser's);
 /// - else `NOT_MATCHED`.
 public struct WorkflowPolicy: Sendable, Equatable {
     /// Largest Euclidean distance between 128-d face descriptors (dlib ResNet v1) that still
@@ -25,6 +26,18 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var faceMatchMaxDistance = WorkflowPolicy.lfwCalibratedMaxDistance
     /// The LFW-calibrated descriptor distance line (dlib ResNet v1), FaceKit's `FaceMatchPolicy.lfwCalibratedThreshold`.
     public static let lfwCalibratedMaxDistance = 0.55
+    /// Largest cosine distance between the face recogniser's descriptors
+    /// (face-reidentification-retail-0095: portraits, version-3 templates) that still matches when
+    /// ``faceMatchOperatingPoint`` is `distance` or the evidence carries no calibration
+    /// (`idv.face_match_max_cosine_distance`). Default ``recognizerMaxCosineDistance``.
+    public var faceMatchMaxCosineDistance = WorkflowPolicy.recognizerMaxCosineDistance
+    /// FaceKit's image-to-image line of the recogniser at FMR 0.1 % (LFW, fitted on the fit people of
+    /// `bench/lfw-split.txt`; a test in IDVReaders keeps the two equal).
+    public static let recognizerMaxCosineDistance = 0.657
+    /// A version-1/2 stored template (dlib's descriptor) is replaced by the capture's version-3
+    /// template when the user matches it confidently in a biometric authentication against it
+    /// (`idv.upgrade_legacy_templates`, default true; ``replacesStoredTemplate(_:judgement:storedModel:)``).
+    public var upgradeLegacyTemplates = true
     /// The face-match operating point (ISO/IEC 19795-1): the verdict uses the distance the analyser
     /// calibrated for this target FMR and the comparison's kind (``FaceMatchEvidence/calibration``).
     /// Default `fmr_0.1` (NIST SP 800-63B's ceiling). FaceKit's figures (LFW, thresholds fitted on
@@ -144,6 +157,8 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// The workflow settings (appended to ``ServerConfig/settings``).
     static let settings: [ServerConfig.Setting] = [
         number("idv.face_match_max_distance", \.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED when idv.face_match_operating_point = distance or the analyser reports no calibration (default \(WorkflowPolicy.lfwCalibratedMaxDistance): one image against one, FMR 0.11 % on LFW)"),
+        number("idv.face_match_max_cosine_distance", \.faceMatchMaxCosineDistance, max: 2, "largest cosine distance of the face recogniser's descriptors (portraits, version-3 templates) that is MATCHED when idv.face_match_operating_point = distance (default \(WorkflowPolicy.recognizerMaxCosineDistance): one image against one, FMR 0.1 % on LFW)"),
+        bool("idv.upgrade_legacy_templates", \.upgradeLegacyTemplates, "replace a version-1/2 (dlib) template with the capture's version-3 template when the user matches it at or under the fmr_0.01 line in a biometric authentication against it"),
         ServerConfig.Setting(key: "idv.face_match_operating_point", env: ServerConfig.envName("idv.face_match_operating_point"),
                              summary: "face-match operating point: fmr_0.1 (default), fmr_0.01 (the analyser's calibrated distances), or distance (idv.face_match_max_distance)",
                              apply: { c, v in
