@@ -2,6 +2,7 @@ import FaceKit
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import Imaging
 
 /// The production ``PortraitComparing``: the page's printed portrait against the chip's DG2 face,
@@ -47,6 +48,6 @@ public struct FaceKitPortraitComparer: PortraitComparing {
     public static func evidence(_ a: [Float], _ b: [Float]) throws -> FaceMatchEvidence {
         let model = FaceDescriptorModel.faceReidentification0095
         let c = try FaceMatcher.compare(a, b, kind: .imageToImage, model: model)
-        return FaceKitSelfieVerifier.matchEvidence(distance: c.distance, score: c.similarity, kind: .imageToImage, model: model)
+        return FaceKitSelfieAnalyser.matchEvidence(distance: c.distance, score: c.similarity, kind: .imageToImage, model: model)
     }
 }

@@ -2,6 +2,8 @@ import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import XCTest
 
@@ -45,7 +47,7 @@ final class SelfiePolicyTests: XCTestCase {
                                                             FaceMatchCalibration.threshold(.fmr1in10000, for: .fusedToImage, model: .dlibResNetV1).distance])
         // The adapter's evidence names the model, its metric and that model's calibrated lines.
         for model in FaceDescriptorModel.allCases {
-            let e = FaceKitSelfieVerifier.matchEvidence(distance: 0.3, score: 0.9, kind: .fusedToFused, model: model)
+            let e = FaceKitSelfieAnalyser.matchEvidence(distance: 0.3, score: 0.9, kind: .fusedToFused, model: model)
             XCTAssertEqual(e.model, model.name)
             XCTAssertEqual(e.metric.rawValue, model.metric.rawValue)
             XCTAssertEqual(e.calibrated(.fmr1in10000)?.maxDistance, FaceMatchCalibration.threshold(.fmr1in10000, for: .fusedToFused, model: model).distance)
@@ -104,7 +106,7 @@ final class SelfiePolicyTests: XCTestCase {
     }
 
     func testConfiguration() throws {
-        func load(_ o: [String: String]) throws -> WorkflowPolicy { try ServerConfig.load(file: nil, environment: [:], overrides: o).workflow }
+        func load(_ o: [String: String]) throws -> WorkflowPolicy { try ServerConfig.load(file: nil, environment: [:], overrides: o).engine.workflow }
         XCTAssertEqual(try load([:]).faceMatchOperatingPoint, .fmr1in1000)
         XCTAssertEqual(try load(["idv.face_match_operating_point": "fmr_0.01"]).faceMatchOperatingPoint, .fmr1in10000)
         XCTAssertNil(try load(["idv.face_match_operating_point": "distance"]).faceMatchOperatingPoint)

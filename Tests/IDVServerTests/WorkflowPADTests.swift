@@ -2,6 +2,8 @@ import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
@@ -19,7 +21,7 @@ import XCTest
 final class WorkflowPADTests: XCTestCase {
     static func realServer() throws -> WorkflowServer {
         try WorkflowRealImageTests.requireModels()
-        return try WorkflowServer(selfies: try FaceKitSelfieVerifier.production(policy: WorkflowPolicy()))
+        return try WorkflowServer(selfies: try FaceKitSelfieAnalyser.production(policy: WorkflowPolicy()))
     }
 
     /// Server biometric authentication (seed 001) of the session's user with `frames`.
@@ -169,7 +171,7 @@ final class WorkflowPADTests: XCTestCase {
     /// `idv.upgrade_legacy_templates` off it is kept as it is.
     func testVersion2TemplateVerifiesAndIsKeptWhenUpgradesAreOff() throws {
         try WorkflowRealImageTests.requireModels()
-        let server = try WorkflowServer(["idv.upgrade_legacy_templates": "false"], selfies: try FaceKitSelfieVerifier.production(policy: WorkflowPolicy()))
+        let server = try WorkflowServer(["idv.upgrade_legacy_templates": "false"], selfies: try FaceKitSelfieAnalyser.production(policy: WorkflowPolicy()))
         let api = try server.loggedIn("vera")
         let engine = try FaceEngine.shared()
         let turn = try WorkflowRealImageTests.frames("katie_turn")

@@ -31,7 +31,7 @@ extension IDVFlowSteps {
     /// consent id; no descriptor). Empty otherwise.
     func templateUpgrade(_ r: IDVRun, _ e: SelfieEvidence, _ j: SelfieJudgement, facts: Facts, env: FlowEnv) -> [Effect] {
         guard kind == .serverBiometric || r.againstTemplate, let stored = facts.template,
-              policy.replacesStoredTemplate(e, judgement: j, storedModel: stored.model) else { return [] }
+              env.policy.replacesStoredTemplate(e, judgement: j, storedModel: stored.model) else { return [] }
         var effects: [Effect] = []
         let mediaID: String
         if let kept = r.embedding, kept.model == e.model {

@@ -3,8 +3,9 @@ import Imaging
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
-/// The production ``SelfieVerifying``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
+/// The production ``SelfieAnalysing``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
 /// landmarks, MiniFASNet texture PAD fused with blink/expression and non-rigid-motion cues by rule
 /// `texture-motion-v2`, capture quality, a version-3 template fused from the good frames' 256-d
 /// `face-reidentification-retail-0095` descriptors; a version-1/2 stored template is still
@@ -16,7 +17,7 @@ import IDVEngine
 /// no capture-quality issue to explain it) or in the document portrait → 1032 `noFaceFound`,
 /// no/too many frames → 1008 with the reason. A stored template that is not version 1, 2 or 3
 /// → 1030 `internalError`.
-public struct FaceKitSelfieVerifier: SelfieVerifying {
+public struct FaceKitSelfieAnalyser: SelfieAnalysing {
     public let analyzer: SelfieAnalyzer
 
     public init(analyzer: SelfieAnalyzer) { self.analyzer = analyzer }
@@ -25,11 +26,11 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
     /// the shared `FaceRecognizer` (loaded and SHA-256-checked now, so an altered model file is
     /// refused at start), with the liveness threshold and frame limit of `policy`.
     /// - Throws: `FaceError` when the recogniser's model is missing or altered.
-    public static func production(policy: WorkflowPolicy) throws -> FaceKitSelfieVerifier {
+    public static func production(policy: WorkflowPolicy) throws -> FaceKitSelfieAnalyser {
         var config = LivenessConfiguration()
         config.threshold = policy.livenessThreshold
         config.maximumFrames = max(config.maximumFrames, policy.maxFrames)
-        return FaceKitSelfieVerifier(analyzer: SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config,
+        return FaceKitSelfieAnalyser(analyzer: SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config,
                                                               recognizer: try FaceRecognizer.shared()))
     }
 
