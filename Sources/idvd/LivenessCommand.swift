@@ -66,6 +66,10 @@ struct LivenessOutput: Encodable {
     let challenge_nonce: String?
     let completed_actions: [String]
     let best_frame_index: Int?
+    /// The frames fused into the capture's template (best first) and their quality weights.
+    let template_frames: [Int]
+    let template_weights: [Double]
+    let template_model: String?
     let frames: [FrameSummary]?
 
     init(_ r: LivenessReport, includeFrames: Bool) {
@@ -77,6 +81,8 @@ struct LivenessOutput: Encodable {
         identity_distance = r.identityDistance.map { ($0 * 10000).rounded() / 10000 }
         challenge_nonce = r.challengeNonce; completed_actions = r.completedActions.map(\.rawValue)
         best_frame_index = r.bestFrameIndex; frames = includeFrames ? r.frames : nil
+        template_frames = r.templateFrameIndices; template_weights = r.templateWeights.map { ($0 * 1000).rounded() / 1000 }
+        template_model = r.template?.model.name
     }
 }
 

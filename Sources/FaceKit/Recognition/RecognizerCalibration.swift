@@ -21,7 +21,7 @@ extension FaceMatchCalibration {
     ///   images; 238 genuine) or against another person's (27 375 impostor): too few impostors to
     ///   resolve FMR 0.01 % on the eval people (none was seen).
     ///
-    /// The fit people include a look-alike cluster (two heads of state photographed 15 and 12
+    /// The fit people include a look-alike cluster (two Chinese leaders photographed 15 and 12
     /// times, 0.41–0.45 apart) that sets the 0.01 % points; the eval people's FMR at them is below
     /// the target (0.0037 % image-to-image, 0.0005 % fused-to-image).
     public static let recognizerTable: [CalibratedThreshold] = [
