@@ -161,12 +161,12 @@ enum FaceRecognitionBench {
                     for (i, name) in chunks[c].enumerated() {
                         do {
                             let image = try Image(data: Data(contentsOf: imagesDir.appendingPathComponent(name)))
-                            shared.lock.lock(); let cached = shared.store[name]; shared.lock.unlock()
+                            let cached = shared.lock.withLock { shared.store[name] }
                             var m = try cached ?? measure(image, engine: engine, recognizer: recognizer, regressor: regressor)
                             try fill(&m, image: image, variants: variants, engine: engine, recognizer: recognizer, regressor: regressor)
-                            shared.lock.lock(); shared.store[name] = m; shared.lock.unlock()
+                            shared.lock.withLock { shared.store[name] = m }
                         } catch {
-                            shared.lock.lock(); shared.failures.append(name); shared.lock.unlock()
+                            shared.lock.withLock { shared.failures.append(name) }
                         }
                         if c == 0, i % 250 == 249 {
                             print("  measured \((i + 1) * chunks.count) of \(todo.count) images…")

@@ -165,11 +165,11 @@ final class SharedModel<Model: AnyObject>: @unchecked Sendable {
     init(_ make: @escaping () throws -> Model) { self.make = make }
 
     func instance() throws -> Model {
-        lock.lock()
-        defer { lock.unlock() }
-        if let value { return value }
-        let model = try make()
-        value = model
-        return model
+        try lock.withLock {
+            if let value { return value }
+            let model = try make()
+            value = model
+            return model
+        }
     }
 }
