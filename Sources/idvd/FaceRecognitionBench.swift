@@ -424,6 +424,13 @@ extension FaceRecognitionBench {
             print("dlib's shipped thresholds (version-1/2 templates) on the same people:")
             shippedLines(.dlib, people: unseenPeople, measures: measures, protocols: protocols.filter { $0.k <= 3 }, prefix: "dlib (legacy) at its")
         }
+        if fitPeople.isEmpty || evalPeople.isEmpty {
+            // A set the split does not divide (another set than LFW): nothing to fit thresholds on here.
+            print("")
+            print("no thresholds fitted on this set: \(splitFile.lastPathComponent) names \(fitPeople.count) fit and \(evalPeople.count) eval people of it "
+                  + "(the lines above are the shipped thresholds)")
+            return
+        }
         for variant in variants {
             print("")
             print("\(variant.rawValue) (\(variant.model.name), \(variant.metric.rawValue) distance)\(weighted ? ", quality-weighted fusion" : ""): thresholds fitted on the fit people, rates on the eval people")
