@@ -579,7 +579,7 @@ public final class FlowEngine: Sendable {
         switch request {
         case .none:
             break
-        case let .document(pages, chip):
+        case let .document(pages, chip, chipChallenge):
             guard let reader = services?.documents else { throw IDVError(.workflowUnavailable, "this server has no document reader") }
             var verifier: (any ChipVerifying)?
             if chip != nil {
@@ -596,7 +596,7 @@ public final class FlowEngine: Sendable {
                     // chip whose EF.SOD is unusable refuses the answer (1050, nothing stored).
                     if let chip, let verifier {
                         let trust = try (store as? any TrustMaterialStore)?.trustMaterials() ?? []
-                        doc.chip = try verifier.verify(chip, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
+                        doc.chip = try verifier.verify(chip, challenge: chipChallenge, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
                         // An authentic chip's face against the page's printed one (a substituted photo).
                         if let comparer = services?.portraits, let c = doc.chip, services?.policy.chipAuthentic(c) ?? c.authentic,
                            let printed = doc.portraitJPEG, let face = doc.chip?.portraitJPEG {

@@ -98,8 +98,9 @@ public final class RDNA: @unchecked Sendable {
     /// The document capture used after `setIDVDocumentScanProcessStartConfirmation(true, …)`.
     public func setDocumentCaptureProvider(_ p: (any DocumentCaptureProvider)?) { lock.withLock { documentProvider = p } }
     /// The eMRTD chip reading after each page capture (``FileChipReader`` on Linux, the app's NFC
-    /// stack on a phone): its files travel beside the pages as `chip` and the server verifies them
-    /// (docs/CHIP.md). nil (the default) or a provider returning nil: pages alone.
+    /// stack on a phone): it gets the server's chip challenge (``RDNAChipChallenge``) to have the chip
+    /// sign (Active Authentication); its files and the signature travel beside the pages as `chip` and
+    /// the server verifies them (docs/CHIP.md). nil (the default) or a provider returning nil: pages alone.
     public func setChipReaderProvider(_ p: (any ChipReaderProvider)?) { lock.withLock { chipProvider = p } }
     /// The selfie capture used after `setIDVSelfieProcessStartConfirmation(true, …)`.
     public func setSelfieCaptureProvider(_ p: (any SelfieCaptureProvider)?) { lock.withLock { selfieProvider = p } }
@@ -132,6 +133,12 @@ public final class RDNA: @unchecked Sendable {
     /// liveness and at every other step. The SDK hands it to the ``SelfieCaptureProvider``.
     public var pendingLivenessChallenge: RDNALivenessChallenge? {
         lock.withLock { challenge }.flatMap { RDNALivenessChallenge(payload: $0.payload) }
+    }
+    /// The server's chip challenge for the coming document upload (``RDNAChipChallenge``): set while the
+    /// server asks `uploadIDVDocumentPages` on a server that verifies chips, nil at every other step. The
+    /// SDK hands it to the ``ChipReaderProvider``.
+    public var pendingChipChallenge: RDNAChipChallenge? {
+        lock.withLock { challenge }.flatMap { RDNAChipChallenge(payload: $0.payload) }
     }
     public var isLoggedIn: Bool { lock.withLock { session?.loggedIn ?? false } }
 
@@ -304,14 +311,15 @@ public final class RDNA: @unchecked Sendable {
         if isConfirm && provider == nil { return RDNAError(.invalidArgument, "no document capture provider is set") }
         return answer("setIDVDocumentScanProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
             guard ch.name == WireMapping.uploadIDVDocumentPages else { return [WireMapping.Key.isConfirm: .bool(isConfirm)] }
-            return isConfirm ? try documentPayload(workflow: idvWorkflow) : [WireMapping.Key.cancel: true]
+            return isConfirm ? try documentPayload(workflow: idvWorkflow, challenge: RDNAChipChallenge(payload: ch.payload)) : [WireMapping.Key.cancel: true]
         }
     }
 
     /// `{"pages": …}` from the document capture provider, with `"chip": …` from the chip reader
-    /// when one is set and reads a chip (1008 when either fails), or `{"cancel": true}` when the
-    /// user left the capture (``CaptureError/cancelledByUser``).
-    private func documentPayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
+    /// when one is set and reads a chip (1008 when either fails) — the reader gets the server's chip
+    /// `challenge` for Active Authentication — or `{"cancel": true}` when the user left the capture
+    /// (``CaptureError/cancelledByUser``).
+    private func documentPayload(workflow: RDNAIDVWorkflow, challenge: RDNAChipChallenge?) throws(IDVError) -> JSONValue {
         let (p, chips) = lock.withLock { (documentProvider, chipProvider) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no document capture provider is set") }
         var payload: [String: JSONValue]
@@ -319,7 +327,7 @@ public final class RDNA: @unchecked Sendable {
         catch where error.isUserCancellation { return [WireMapping.Key.cancel: true] }
         catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
         let chip: CapturedChip?
-        do { chip = try chips?.readChip(workflow: workflow) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
+        do { chip = try chips?.readChip(workflow: workflow, challenge: challenge) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
         if let chip {
             guard let encoded = try? JSONValue(encoding: chip.payload) else { throw IDVError(.invalidImage, "chip reading: the files could not be encoded") }
             payload[WireMapping.Key.chip] = encoded
@@ -651,7 +659,9 @@ public final class RDNA: @unchecked Sendable {
             if ch.name == WireName.getDeviceSignature {
                 out += answerDeviceSignature(ch)
             } else if firstAsk && ch.name == WireMapping.uploadIDVDocumentPages, let wf = WireMapping.workflow(ch) {
-                out += autoUpload(ch, api: "documentCapture") { [self] () throws(IDVError) in try documentPayload(workflow: wf) }
+                out += autoUpload(ch, api: "documentCapture") { [self] () throws(IDVError) in
+                    try documentPayload(workflow: wf, challenge: RDNAChipChallenge(payload: ch.payload))
+                }
             } else if firstAsk && ch.name == WireMapping.uploadIDVSelfieFrames, let wf = WireMapping.workflow(ch) {
                 out += autoUpload(ch, api: "selfieCapture") { [self] () throws(IDVError) in try selfiePayload(workflow: wf) }
             } else {

@@ -100,7 +100,9 @@ final class SpecimenChipSecurityTests: XCTestCase {
             default: break
             }
         }
-        XCTAssertEqual(outcomes["copy"]?.hasPrefix("failed/iso9796_2_"), true, "\(outcomes)")
+        // Another key's signature recovers to noise: past the genuine modulus, or no ISO/IEC 9796-2 structure.
+        XCTAssertTrue(["failed/iso9796_2_bad_padding", "failed/iso9796_2_bad_trailer", "failed/signature_out_of_range"].contains(outcomes["copy"] ?? "-"),
+                      "\(outcomes)")
         XCTAssertEqual(outcomes["no-aa"], "not_supported")
         XCTAssertEqual(outcomes["signature-corrupted"], "key_not_authenticated")
     }

@@ -148,8 +148,10 @@ public struct IDVState<Step: Codable & Sendable & Equatable>: Codable, Sendable,
     public var step: Step
 }
 
-/// The document step's places.
-public enum DocumentStep: Codable, Sendable, Equatable { case start, upload, confirm }
+/// The document step's places. The upload carries the chip challenge it issued (ICAO 9303-11 §6.1 Active
+/// Authentication; nil when this server verifies no chips): sealed with the flow state, fresh for every upload asked,
+/// gone when the step moves on.
+public enum DocumentStep: Codable, Sendable, Equatable { case start, upload(chipChallenge: ChipChallengePayload?), confirm }
 
 /// The selfie step's places; the active liveness challenge (server-issued) rides with them.
 public enum SelfieStep: Codable, Sendable, Equatable {
@@ -337,11 +339,17 @@ extension IDVFlowSteps {
         guard v.objectValue != nil else { throw IDVError(.malformedRequest, "payload.chip must be an object {sod, com, data_groups}") }
         let p: ChipFilesPayload
         do { p = try v.decode(ChipFilesPayload.self) } catch {
-            throw IDVError(.malformedRequest, "payload.chip must be {\"sod\": base64, \"com\": base64, \"data_groups\": {\"1\": base64, …}}")
+            throw IDVError(.malformedRequest, "payload.chip must be {\"sod\": base64, \"com\": base64, \"data_groups\": {\"1\": base64, …}, "
+                           + "\"active_authentication\": {\"challenge\": hex, \"signature\": base64}, \"chip_authentication\": \"verified\"|\"failed\"|\"not_supported\"|\"not_performed\"}")
         }
         do {
             let d = try p.decoded()
-            return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups)
+            let aa = try p.activeAuthentication.map { (a: ActiveAuthenticationAnswer) throws(ChipFilesPayload.Invalid) -> ClientActiveAuthentication in
+                let (challenge, signature) = try a.decoded()
+                return ClientActiveAuthentication(challenge: challenge, signature: signature)
+            }
+            return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups, activeAuthentication: aa,
+                            reportedChipAuthentication: p.chipAuthentication.flatMap { ReportedChipAuthentication(rawValue: $0.rawValue) })
         } catch {
             throw IDVError(.malformedRequest, "payload.chip: \(error.description)")
         }
@@ -403,20 +411,29 @@ extension IDVFlowSteps {
                           payload: ["idv_workflow": .integer(r.idvWorkflow)], status: status))
     }
 
-    func askDocUpload(_ r: IDVRun, error: IDVError? = nil) -> StepResult<DocumentStep> {
-        .ask(.upload, spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r),
-                           payload: ["max_pages": .integer(policy.maxPages), "media_types": ["image/jpeg", "image/png"]], error: error))
+    /// `uploadIDVDocumentPages`, with a fresh chip challenge (`chip_challenge`, IDVCore ``ChipChallengePayload``:
+    /// 8 bytes from the CSPRNG, expiring with the flow) when this server verifies chips.
+    func askDocUpload(_ r: IDVRun, env: FlowEnv, error: IDVError? = nil) -> StepResult<DocumentStep> {
+        var payload: [String: JSONValue] = ["max_pages": .integer(policy.maxPages), "media_types": ["image/jpeg", "image/png"]]
+        var challenge: ChipChallengePayload?
+        if services.chips != nil {
+            challenge = ChipChallengePayload(challenge: env.crypto.randomBytes(ChipChallengePayload.challengeBytes),
+                                             expiresAt: r.startedAt + policy.flowTimeoutSeconds)
+            payload[ChipChallengePayload.payloadKey] = challenge.flatMap { try? JSONValue(encoding: $0) } ?? .null
+        }
+        return .ask(.upload(chipChallenge: challenge), spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r),
+                                                            payload: .object(payload), error: error))
     }
 
     /// `getIDVDocumentScanProcessStartConfirmation` answered.
-    func documentStart(_ r: IDVRun, _ input: IDVInput) -> StepResult<DocumentStep> {
+    func documentStart(_ r: IDVRun, _ input: IDVInput, env: FlowEnv) -> StepResult<DocumentStep> {
         guard case .confirm(true) = input else { return .end(.cancelled(preLogin: kind.preLogin)) }
         if docLeft(r) <= 0 { return .end(.exhausted("document")) }
-        return askDocUpload(r)
+        return askDocUpload(r, env: env)
     }
 
     /// `uploadIDVDocumentPages` answered: the read document and its judgement, or what to do.
-    func documentUpload(_ r: inout IDVRun, _ input: IDVInput, _ evidence: Evidence, _ facts: Facts, _ effects: inout [Effect])
+    func documentUpload(_ r: inout IDVRun, _ input: IDVInput, _ evidence: Evidence, _ facts: Facts, _ env: FlowEnv, _ effects: inout [Effect])
         throws -> (StepResult<DocumentStep>, (DocumentVerification, DocumentJudgement)?) {
         if case .cancel = input { return (.end(.cancelled(preLogin: kind.preLogin)), nil) }
         guard let read = evidence.document else { throw IDVError(.internalError, "the document was not read") }
@@ -426,7 +443,7 @@ extension IDVFlowSteps {
             effects.append(audit(r, "document_read", ["result": .string("unreadable"), "error_code": .integer(e.longErrorCode),
                                                       "attempt": .integer(r.documentAttempts)]))
             if docLeft(r) <= 0 { return (.end(.exhausted("document")), nil) }
-            return (askDocUpload(r, error: e), nil)
+            return (askDocUpload(r, env: env, error: e), nil)
         case let .success(t):
             let doc = t.value
             let judged = policy.judge(doc, today: WorkflowPolicy.utcDay(facts.now), needsPortrait: kind != .documentScan)
@@ -434,7 +451,16 @@ extension IDVFlowSteps {
             effects.append(audit(r, "document_read", ["result": .string(judged.status.rawValue), "attempt": .integer(r.documentAttempts),
                                                       "errors": .integer(judged.errors.count), "warnings": .integer(judged.warnings.count),
                                                       "format": .string(doc.fields.format), "duration_ms": .integer(t.milliseconds),
-                                                      "chip": doc.chip.map { .string(policy.chipReason($0).rawValue) } ?? .null]))
+                                                      "chip": doc.chip.map { .string(policy.chipReason($0).rawValue) } ?? .null,
+                                                      "active_authentication": doc.chip.map { .string($0.activeAuthentication.code) } ?? .null,
+                                                      "active_authentication_detail": doc.chip.flatMap { c -> JSONValue? in
+                                                          switch c.activeAuthentication {
+                                                          case let .verified(m): return .string(m)
+                                                          case let .failed(f, d): return .string(f.rawValue + "/" + d)
+                                                          default: return nil
+                                                          }
+                                                      } ?? .null,
+                                                      "chip_authentication_reported": doc.chip?.reportedChipAuthentication.map { .string($0.rawValue) } ?? .null]))
             return (.next, (doc, judged))
         }
     }

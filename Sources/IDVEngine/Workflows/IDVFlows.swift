@@ -132,7 +132,8 @@ public struct IdentityFlow: IDVFlowSteps {
 
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
         switch (state.step, input) {
-        case let (.document(.upload), .pages(pages, chip)): return .document(pages: pages, chip: chip)
+        case let (.document(.upload(challenge)), .pages(pages, chip)):
+            return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
         case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
             let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
                 : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)
@@ -147,9 +148,9 @@ public struct IdentityFlow: IDVFlowSteps {
         var effects: [Effect] = []
         switch state.step {
         case .document(.start):
-            return try lift(r, documentStart(r, input), effects, facts: facts, env: env) { .document($0) }
+            return try lift(r, documentStart(r, input, env: env), effects, facts: facts, env: env) { .document($0) }
         case .document(.upload):
-            let (next, read) = try documentUpload(&r, input, evidence, facts, &effects)
+            let (next, read) = try documentUpload(&r, input, evidence, facts, env, &effects)
             guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { .document($0) } }
             // Keep (sealed) what the next steps need: the portrait for the match — the chip's DG2 when
             // the chip is authentic (docs/CHIP.md), else the page's — and the name for the selfie screen.
@@ -322,7 +323,9 @@ public struct DocumentScanFlow: IDVFlowSteps {
     }
 
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
-        if case .upload = state.step, case let .pages(pages, chip) = input { return .document(pages: pages, chip: chip) }
+        if case let .upload(challenge) = state.step, case let .pages(pages, chip) = input {
+            return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
+        }
         return .none
     }
 
@@ -332,9 +335,9 @@ public struct DocumentScanFlow: IDVFlowSteps {
         var effects: [Effect] = []
         switch state.step {
         case .start:
-            return try lift(r, documentStart(r, input), effects, facts: facts, env: env) { $0 }
+            return try lift(r, documentStart(r, input, env: env), effects, facts: facts, env: env) { $0 }
         case .upload:
-            let (next, read) = try documentUpload(&r, input, evidence, facts, &effects)
+            let (next, read) = try documentUpload(&r, input, evidence, facts, env, &effects)
             guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { $0 } }
             let scanID = env.newID()
             let stored = IDVReports.additionalScan(doc, judged: judged, withImages: false, policy: policy)

@@ -101,6 +101,11 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// (unknown CSCA, a CSCA key that does not verify it, no DSC, an algorithm that cannot be
     /// checked) makes the document INVALID instead of WARNING (docs/CHIP.md "The verdict rule").
     public var requireTrustedCSCA = false
+    /// `chip.require_genuine`: a chip that did not prove itself genuine by Active Authentication over the step's
+    /// challenge (ICAO 9303-11 §6.1) — the client did not run it, the chip has no DG15 key, or its algorithm cannot
+    /// be checked — makes the document INVALID instead of WARNING ("a copy is not excluded"). A failed or replayed
+    /// Active Authentication is INVALID whatever this says (docs/CHIP.md "The verdict rule"). Default false.
+    public var requireGenuineChip = false
     /// Which evidence sends a KYC to human review instead of a decision (`review.*`; RelyingParty/Review.swift).
     public var review = ReviewPolicy()
 
@@ -185,6 +190,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
         int("idv.active_challenge_duration_seconds", \.activeChallengeDurationSeconds, min: 2, max: 30, "active liveness: sequence time for the challenged actions, seconds"),
         int("idv.active_challenge_deadline_seconds", \.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
         bool("chip.require_trusted_csca", \.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
+        bool("chip.require_genuine", \.requireGenuineChip, "a chip that did not prove itself genuine by Active Authentication over the server's challenge (not run, no DG15 key, an algorithm that cannot be checked: a copy is not excluded) makes the document INVALID, not WARNING; a failed or replayed one is INVALID always"),
     ]
 
     /// The scores a device may be shown (seed 002's selfie confirmation, seed 004's captured frame):
