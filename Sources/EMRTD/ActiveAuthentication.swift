@@ -5,7 +5,7 @@ import Foundation
 /// DG15 — signed by the issuer through the SOD — by signing a challenge the verifier chose. A copy of the chip's
 /// files cannot do it: the private key never leaves the chip.
 ///
-/// Two signature schemes (§6.1.2):
+/// Two signature schemes (§6.1):
 /// - **RSA**, ISO/IEC 9796-2 digital signature scheme 1 with partial message recovery: the chip picks a nonce M1,
 ///   and signs the representative `6A ‖ M1 ‖ H(M1 ‖ challenge) ‖ trailer` with its private key; the trailer is
 ///   `BC` (SHA-1, implicit) or `hh CC` where `hh` names the hash (ISO/IEC 10118-3: 33 SHA-1, 34 SHA-256, 35 SHA-512,
@@ -17,7 +17,7 @@ import Foundation
 /// This type verifies (the server) and signs as a chip does (specimen chips, tests, a virtual chip). Evidence, not a
 /// verdict: what a failure means for a document is the server policy's.
 public enum ActiveAuthentication {
-    /// The challenge's length: 8 bytes (ICAO 9303-11 §6.1.2, the INTERNAL AUTHENTICATE command's RND.IFD).
+    /// The challenge's length: 8 bytes (ICAO 9303-11 §6.1, the INTERNAL AUTHENTICATE command's RND.IFD).
     public static let challengeLength = 8
 
     /// `id-icao-mrtd-security-aaProtocolObject` (ICAO 9303-10 Appendix, 9303-11 §9.2: the protocol of ActiveAuthenticationInfo).
@@ -116,9 +116,7 @@ public enum ActiveAuthentication {
     public static let hashIdentifiers: [DigestAlgorithm: UInt8] = [.sha1: 0x33, .sha256: 0x34, .sha512: 0x35, .sha384: 0x36, .sha224: 0x38]
 
     /// The digest's length in bytes.
-    static func length(_ d: DigestAlgorithm) -> Int {
-        switch d { case .sha1: return 20; case .sha224: return 28; case .sha256: return 32; case .sha384: return 48; case .sha512: return 64 }
-    }
+    static func length(_ d: DigestAlgorithm) -> Int { d.byteCount }
 
     // MARK: Verifying (the server)
 
@@ -152,9 +150,9 @@ public enum ActiveAuthentication {
     }
 
     /// Checks an ISO/IEC 9796-2 scheme 1 representative recovered from a signature (partial recovery; ICAO 9303-11
-    /// §6.1.2.1): header `01` and the partial-recovery bit, padding (`B…B` ending in the nibble `A`; none in the
+    /// §6.1): header `01` and the partial-recovery bit, padding (`B…B` ending in the nibble `A`; none in the
     /// usual `6A` start), M1, the hash, the trailer; then the hash against H(M1 ‖ challenge).
-    static func decodeISO9796_2(_ block: [UInt8], challenge: [UInt8]) -> Result<Mechanism, Failure> {
+    public static func decodeISO9796_2(_ block: [UInt8], challenge: [UInt8]) -> Result<Mechanism, Failure> {
         guard block.count >= 3 else { return .failure(.badPadding) }
         // Header: the two leftmost bits are 01; the third (partial recovery: M2, the challenge, is not recovered) is 1.
         guard block[0] & 0xC0 == 0x40, block[0] & 0x20 == 0x20 else { return .failure(.badPadding) }
@@ -213,7 +211,7 @@ public enum ActiveAuthentication {
 
     // MARK: Signing (what a chip does)
 
-    /// Signs `challenge` as an eMRTD chip's INTERNAL AUTHENTICATE does (ICAO 9303-11 §6.1.2), with `key`:
+    /// Signs `challenge` as an eMRTD chip's INTERNAL AUTHENTICATE does (ICAO 9303-11 §6.1), with `key`:
     /// - RSA: ISO/IEC 9796-2 scheme 1, partial recovery, `digest` (SHA-1 with the implicit trailer `BC` unless
     ///   `explicitTrailer`; any other hash with `hh CC`), M1 = `m1` or fresh random bytes filling the representative;
     /// - EC: ECDSA over H(challenge) with `digest` (the one the chip's ActiveAuthenticationInfo names), plain r ‖ s.
@@ -339,5 +337,12 @@ public struct ActiveAuthenticationEvidence: Codable, Sendable, Equatable {
         self.mechanism = mechanism
         self.key = key
         self.signatureAlgorithm = signatureAlgorithm
+    }
+}
+
+extension DigestAlgorithm {
+    /// The digest's length in bytes (SHA-1 20, SHA-224 28, SHA-256 32, SHA-384 48, SHA-512 64).
+    public var byteCount: Int {
+        switch self { case .sha1: return 20; case .sha224: return 28; case .sha256: return 32; case .sha384: return 48; case .sha512: return 64 }
     }
 }

@@ -89,7 +89,7 @@ public struct SpecimenChipSecurity: Sendable {
         try activeAuthenticationKey.map { DG15.encode(subjectPublicKeyInfo: try $0.subjectPublicKeyInfo()) }
     }
 
-    /// Signs `challenge` as this chip's INTERNAL AUTHENTICATE would (ICAO 9303-11 §6.1.2). Throws `CryptoError`
+    /// Signs `challenge` as this chip's INTERNAL AUTHENTICATE would (ICAO 9303-11 §6.1). Throws `CryptoError`
     /// when the chip has no AA key.
     public func activeAuthenticationSignature(challenge: [UInt8]) throws -> [UInt8] {
         guard let key = activeAuthenticationKey else {

@@ -18,7 +18,7 @@ import Foundation
 public struct ChipChallengePayload: Codable, Equatable, Sendable {
     /// The key of this object in the challenge payload.
     public static let payloadKey = "chip_challenge"
-    /// The challenge's length in bytes (ICAO 9303-11 §6.1.2: INTERNAL AUTHENTICATE with an 8-byte RND.IFD).
+    /// The challenge's length in bytes (ICAO 9303-11 §6.1: INTERNAL AUTHENTICATE with an 8-byte RND.IFD).
     public static let challengeBytes = 8
 
     /// The Active Authentication challenge: 8 bytes as 16 lowercase hexadecimal digits.
