@@ -3,6 +3,8 @@ import EMRTD
 import FaceKit
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import Imaging
 import Foundation

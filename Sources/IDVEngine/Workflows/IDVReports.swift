@@ -26,7 +26,7 @@ enum IDVReports {
     }
 
     /// Seed 002 §6.1: `getIDVConfirmDocumentDetails` payload.
-    static func documentDetails(_ doc: DocumentVerification, judged: DocumentJudgement) -> DocumentDetails {
+    static func documentDetails(_ doc: DocumentEvidence, judged: DocumentJudgement) -> DocumentDetails {
         let f = doc.fields
         let info = DocumentInfo(surname: f.surname, givenName: f.givenNames, dateOfBirth: f.dateOfBirth, documentNumber: f.documentNumber,
                                 expiryDate: f.dateOfExpiry, issuingCountry: f.issuingState,
@@ -46,14 +46,14 @@ enum IDVReports {
     /// `nfc_scan_status` (`OK` genuine: authentic and Active Authentication verified; `ERROR` when a chip finding
     /// made the document INVALID; `WARNING` otherwise, e.g. authentic but a copy not excluded; `NOT DONE` without
     /// chip data), the reason's sentence and code.
-    static func nfcRows(_ doc: DocumentVerification, policy: WorkflowPolicy) -> (Bool, DocumentScanStatus, ChipVerificationReason) {
+    static func nfcRows(_ doc: DocumentEvidence, policy: WorkflowPolicy) -> (Bool, DocumentScanStatus, ChipVerificationReason) {
         guard let chip = doc.chip else { return (false, .notDone, .noChipData) }
         let reason = policy.chipReason(chip)
         if policy.chipGenuine(chip) { return (true, .ok, reason) }
         return (true, policy.chipIsError(chip) ? .error : .warning, reason)
     }
 
-    static func additionalScan(_ doc: DocumentVerification, judged: DocumentJudgement, withImages: Bool,
+    static func additionalScan(_ doc: DocumentEvidence, judged: DocumentJudgement, withImages: Bool,
                                policy: WorkflowPolicy = WorkflowPolicy()) -> AdditionalDocumentScanDetails {
         let f = doc.fields
         typealias L = AdditionalDocumentScanDetails.Label
