@@ -6,21 +6,18 @@ extension IDVFlowSteps {
 
     func askDocStart(_ r: IDVRun, _ env: FlowEnv, status: RequestStatus? = nil) -> StepResult<DocumentStep> {
         .ask(.start, spec(WireName.getIDVDocumentScanProcessStartConfirmation, r, attemptsLeft: docLeft(r, env),
-                          payload: ["idv_workflow": .integer(r.idvWorkflow)], status: status))
+                          payload: Self.payload(CaptureStartPayload(idvWorkflow: r.idvWorkflow)), status: status))
     }
 
     /// `uploadIDVDocumentPages`, with a fresh chip challenge (`chip_challenge`, IDVCore ``ChipChallengePayload``:
     /// 8 bytes from the CSPRNG, expiring with the flow) when this server verifies chips.
     func askDocUpload(_ r: IDVRun, _ env: FlowEnv, error: IDVError? = nil) -> StepResult<DocumentStep> {
-        var payload: [String: JSONValue] = ["max_pages": .integer(env.policy.maxPages), "media_types": ["image/jpeg", "image/png"]]
-        var challenge: ChipChallengePayload?
-        if services.chips != nil {
-            challenge = ChipChallengePayload(challenge: env.crypto.randomBytes(ChipChallengePayload.challengeBytes),
-                                             expiresAt: r.startedAt + env.policy.flowTimeoutSeconds)
-            payload[ChipChallengePayload.payloadKey] = challenge.flatMap { try? JSONValue(encoding: $0) } ?? .null
-        }
+        let challenge = services.chips == nil ? nil
+            : ChipChallengePayload(challenge: env.crypto.randomBytes(ChipChallengePayload.challengeBytes),
+                                   expiresAt: r.startedAt + env.policy.flowTimeoutSeconds)
         return .ask(.upload(chipChallenge: challenge), spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r, env),
-                                                            payload: .object(payload), error: error))
+                                                            payload: Self.payload(DocumentUploadRequest(maxPages: env.policy.maxPages, chipChallenge: challenge)),
+                                                            error: error))
     }
 
     /// `getIDVDocumentScanProcessStartConfirmation` answered.
