@@ -125,7 +125,7 @@ let package = Package(
 
         // What tests share (never linked into a product): test-data locations and the CI rule for
         // missing data, test doubles in the real readers' evidence shape.
-        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto"]),
+        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto", "EMRTD"]),
         // What the server's test targets share: a real `idvd serve` with a typed wire client
         // (ServerProcess, API) and the in-process server over the test doubles (WorkflowServer).
         .target(name: "IDVServerTestSupport", dependencies: [
