@@ -10,4 +10,12 @@ extension HTTPResponse {
         r.headers["Retry-After"] = String(e.retryAfterSeconds)
         return r
     }
+
+    /// A 503 1038 `storeUnavailable` refusal (the database cannot serve for now) with
+    /// `Retry-After: <seconds>` for its reason (``StoreUnavailability/retryAfterSeconds``).
+    public static func storeUnavailable(_ reason: StoreUnavailability, requestID: String) -> HTTPResponse {
+        var r = refusal(IDVError(.storeUnavailable), requestID: requestID)
+        r.headers["Retry-After"] = String(reason.retryAfterSeconds)
+        return r
+    }
 }

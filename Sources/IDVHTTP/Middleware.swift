@@ -70,31 +70,47 @@ public struct Middleware: Sendable {
     }
 
     /// Every error thrown below becomes a refusal envelope: an ``IDVError`` as it is (status from
-    /// ``HTTPStatus/of(_:)``); a ``StoreError`` or anything else as 1030 `internalError`, logged by
-    /// kind and request id only.
-    public static let errorToEnvelope = Middleware("error_to_envelope") { req, next in
-        do {
-            return try next(req)
-        } catch let e as IDVError {
-            return .refusal(e, requestID: req.requestID)
-        } catch let t as ThrottledError {
-            var r = HTTPResponse.refusal(t.error, requestID: req.requestID)
-            r.headers["Retry-After"] = String(t.retryAfterSeconds)
-            return r
-        } catch let e as AnalysisRefusal {
-            return .refusal(e, requestID: req.requestID)
-        } catch let e as StoreError {
-            req.scopedLogger.error("store error", ["kind": .string(storeKind(e))])
-            return .refusal(IDVError(.internalError), requestID: req.requestID)
-        } catch {
-            req.scopedLogger.error("internal error", ["kind": .string("\(type(of: error))")])
-            return .refusal(IDVError(.internalError), requestID: req.requestID)
+    /// ``HTTPStatus/of(_:)``); a ``StoreError/unavailable(_:_:)`` (the database cannot serve for
+    /// now) as 503 1038 `storeUnavailable` with `Retry-After`, counted in `metrics`
+    /// (`idvd_store_unavailable_total{reason}`); any other ``StoreError`` or error as 1030
+    /// `internalError`, logged by kind and request id only.
+    public static let errorToEnvelope = errorToEnvelope(metrics: nil)
+
+    /// ``errorToEnvelope`` counting the database's unavailability in `metrics`.
+    public static func errorToEnvelope(metrics: Metrics?) -> Middleware {
+        Middleware("error_to_envelope") { req, next in
+            do {
+                return try next(req)
+            } catch let e as IDVError {
+                return .refusal(e, requestID: req.requestID)
+            } catch let t as ThrottledError {
+                var r = HTTPResponse.refusal(t.error, requestID: req.requestID)
+                r.headers["Retry-After"] = String(t.retryAfterSeconds)
+                return r
+            } catch let e as AnalysisRefusal {
+                return .refusal(e, requestID: req.requestID)
+            } catch let StoreError.unavailable(reason, _) {
+                req.scopedLogger.warning("database unavailable", ["reason": .string(reason.rawValue)])
+                metrics?.storeUnavailable(reason: reason.rawValue)
+                return .storeUnavailable(reason, requestID: req.requestID)
+            } catch let e as StoreError {
+                req.scopedLogger.error("store error", ["kind": .string(storeKind(e))])
+                return .refusal(IDVError(.internalError), requestID: req.requestID)
+            } catch {
+                req.scopedLogger.error("internal error", ["kind": .string("\(type(of: error))")])
+                return .refusal(IDVError(.internalError), requestID: req.requestID)
+            }
         }
     }
 
     /// The ``StoreError`` case name, for logs.
     static func storeKind(_ e: StoreError) -> String {
-        switch e { case .conflict: return "conflict"; case .closed: return "closed"; case .database: return "database" }
+        switch e {
+        case .conflict: return "conflict"
+        case .closed: return "closed"
+        case .database: return "database"
+        case .unavailable: return "unavailable"
+        }
     }
 
     /// The per-client-address limits of the HTTP edge (``AbuseLimits``, docs/LIMITS.md): `POST /v1/sessions`
@@ -151,7 +167,7 @@ public struct Pipeline: Sendable {
     public static func standard(config: ServerConfig, metrics: Metrics, logger: Logger, limits: AbuseLimits? = nil,
                                 clock: any Clock = SystemClock(),
                                 authenticate: @escaping @Sendable (String?) throws -> SessionRecord) -> Pipeline {
-        Pipeline([.requestID(logger: logger), .log(enabled: config.logRequests), .metrics(metrics), .errorToEnvelope,
+        Pipeline([.requestID(logger: logger), .log(enabled: config.logRequests), .metrics(metrics), .errorToEnvelope(metrics: metrics),
                   .throttle(limits, clock: clock), .auth(authenticate), .decode])
     }
 
@@ -208,6 +224,9 @@ public enum HTTPStatus {
         case .sessionRateLimited, .authThrottled: return 429
         case .internalError: return 500
         case .workflowUnavailable: return 503
+        // The database cannot serve for now (unreachable, shutting down, out of connections, a
+        // writers' conflict): 503 with Retry-After (``HTTPResponse/storeUnavailable(_:requestID:)``).
+        case .storeUnavailable: return 503
         // Heavy-work admission (IDVEngine/Analysis): the pool or memory budget is full — 503 with
         // Retry-After; this session/user already has one running — 429 with Retry-After; an upload
         // whose images can never fit one analysis — 413.

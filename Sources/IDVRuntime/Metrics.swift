@@ -13,6 +13,10 @@ import IDVEngine
 /// - `idvd_store_write_lock_wait_seconds` histogram: time each store transaction (and each write
 ///   outside one) waited for the store's write lock (``Store/writeLockWaits()``; absent when the
 ///   store does not measure it).
+/// - `idvd_store_unavailable_total{reason}` counter: requests refused with 503 1038 because the
+///   database could not serve (``StoreUnavailability``: `unreachable`, `shutting_down`,
+///   `too_many_connections`, `pool_exhausted`, `write_conflict`, `busy`); also the readiness
+///   checks that found it so (`GET /readyz`).
 public final class Metrics: FlowOutcomeCounter, @unchecked Sendable {
     private let lock = NSLock()
     private var requests: [String: Int] = [:]          // "route\u{0}method\u{0}status"
@@ -20,6 +24,7 @@ public final class Metrics: FlowOutcomeCounter, @unchecked Sendable {
     private var flows: [String: Int] = [:]             // "flow\u{0}outcome"
     private var webhookAttempts: [String: Int] = [:]   // result
     private var webhookOutboxDepth: Int?
+    private var storeUnavailable: [String: Int] = [:]  // reason
     /// Upper bounds of the latency buckets, seconds.
     public static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
@@ -53,6 +58,13 @@ public final class Metrics: FlowOutcomeCounter, @unchecked Sendable {
     public func setWebhookOutboxDepth(_ n: Int) {
         lock.lock(); defer { lock.unlock() }
         webhookOutboxDepth = n
+    }
+
+    /// A request (or a readiness check) met the database unable to serve, for `reason`
+    /// (a ``StoreUnavailability`` raw value).
+    public func storeUnavailable(reason: String) {
+        lock.lock(); defer { lock.unlock() }
+        storeUnavailable[reason, default: 0] += 1
     }
 
     private static func esc(_ s: String) -> String {
@@ -94,6 +106,9 @@ public final class Metrics: FlowOutcomeCounter, @unchecked Sendable {
             s += "# TYPE idvd_webhook_deliveries_total counter\n"
             for r in ["delivered", "retry", "gave_up"] { s += "idvd_webhook_deliveries_total{result=\"\(r)\"} \(webhookAttempts[r] ?? 0)\n" }
         }
+        s += "# HELP idvd_store_unavailable_total Requests and readiness checks that met the database unable to serve, by reason.\n"
+        s += "# TYPE idvd_store_unavailable_total counter\n"
+        for r in StoreUnavailability.allCases { s += "idvd_store_unavailable_total{reason=\"\(r.rawValue)\"} \(storeUnavailable[r.rawValue] ?? 0)\n" }
         if let h = storeWriteLockWaits {
             s += "# HELP idvd_store_write_lock_wait_seconds Time a store transaction or write waited for the write lock.\n"
             s += "# TYPE idvd_store_write_lock_wait_seconds histogram\n"
