@@ -334,6 +334,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try query("PRAGMA user_version").first?[0].int ?? 0
     }
 
+    public var buildSchemaVersion: Int? { Self.migrations.count }
+
     /// Applies the missing migrations one transaction each, reading the version under the write
     /// lock (`BEGIN IMMEDIATE`): of several processes opening a new file at once, one applies each
     /// migration and the others find it applied.

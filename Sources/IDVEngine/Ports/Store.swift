@@ -20,6 +20,9 @@ import IDVCore
 public protocol Store: AnyObject, Sendable {
     /// The schema version after migrations (SQLite `user_version`).
     func schemaVersion() throws -> Int
+    /// The schema version this build's migrations reach (nil: the store has no migrations), for
+    /// `/readyz`: a database behind it is not ready.
+    var buildSchemaVersion: Int? { get }
     /// Closes the store; later calls throw. Idempotent.
     func close()
     /// Runs `body` as one transaction: all of its store calls commit together or not at all.
@@ -114,6 +117,7 @@ public protocol Store: AnyObject, Sendable {
 
 extension Store {
     public func writeLockWaits() -> DurationHistogram? { nil }
+    public var buildSchemaVersion: Int? { nil }
 }
 
 /// Errors a ``Store`` throws.
