@@ -77,9 +77,9 @@ extension Command {
     static func serve(config: ServerConfig, store: any EngineStore, listened: Flag) throws -> Int32 {
         StoreOpening.logOpened(store, config: config)
         if config.documentsWarmUp { DocumentReaderAdapter.warmUp() }
-        if config.engine.workflow.acceptSpecimenDocuments {
-            Log.event("accepting ICAO specimen documents (issuing state or nationality UTO): a test-deployment setting; "
-                      + "production sets idv.doc.accept_specimen_documents=false (docs/idvd.production.json)", level: "warning")
+        // One warning per setting that is not for production (ServerConfig.nonProductionWarnings).
+        for warning in config.nonProductionWarnings {
+            Log.event("non-production setting: " + warning, level: "warning")
         }
         let registry: FlowRegistry
         do { registry = FlowRegistry.idv(IDVServices.production(vault: try config.openVault(), policy: config.engine.workflow)) } catch { store.close(); throw error }
