@@ -130,6 +130,8 @@ let package = Package(
         .executableTarget(name: "idv", dependencies: ["IDVKit"]),
 
         // MARK: Tests
+        // The Debian package built, installed with apt, run as its unit runs it, purged (needs root; scripts/make-deb).
+        .testTarget(name: "PackagingTests", dependencies: ["IDVTestSupport", "IDVTools"]),
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ", "IDVTestSupport"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
