@@ -149,7 +149,7 @@ let package = Package(
         // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
         // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
         .testTarget(name: "IDVStoreTests", dependencies: [
-            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "CSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
             "IDVWebhooks", "idvd", "idv",
         ]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,

@@ -36,9 +36,12 @@ public enum IDVD {
     public static let keyDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-keys-\(getpid())")
 
     /// What every `idvd` these tests run gets on top of the test's own environment: the key
-    /// directory. Set in this test process too (first use), so in-process stores resolve the same default.
+    /// directory, and ICAO specimen documents (UTO) accepted — the tests' pages are specimens, and
+    /// the default refuses them (`idv.doc.accept_specimen_documents`); a test of the default passes
+    /// `IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS=false` or `replacing:`. Set in this test process too
+    /// (first use), so in-process stores resolve the same default.
     public static let testEnvironment: [String: String] = {
-        let env = ["IDVD_KEY_DIR": keyDirectory.path]
+        let env = ["IDVD_KEY_DIR": keyDirectory.path, "IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS": "true"]
         for (k, v) in env { setenv(k, v, 1) }
         atexit { try? FileManager.default.removeItem(at: IDVD.keyDirectory) }
         return env
