@@ -123,6 +123,7 @@ final class DatabaseOutageTests: XCTestCase {
         for n in nodes {
             let t = try waitForReady(n.port, status: 503, timeout: 10)
             XCTAssertLessThan(t - downAt.timeIntervalSince1970, 5, "node \(n.port) reported not ready within 5 s of the outage")
+            print(String(format: "outage: node %d /readyz 503 after %.2f s", n.port, t - downAt.timeIntervalSince1970))
         }
         let notReady = try readyBody(nodes[0].port)
         XCTAssertEqual(notReady?["status"]?.stringValue, "not_ready")
@@ -133,12 +134,14 @@ final class DatabaseOutageTests: XCTestCase {
         for n in nodes {
             let t = try waitForReady(n.port, status: 200, timeout: 20)
             XCTAssertLessThan(t - upAt.timeIntervalSince1970, 10, "node \(n.port) ready again within 10 s of the database's return")
+            print(String(format: "outage: node %d /readyz 200 again %.2f s after the database's return", n.port, t - upAt.timeIntervalSince1970))
         }
         let afterRecovery = tally.acknowledged.count
         sleep(2)
         stop.set()
         group.wait()
 
+        print("outage: statuses \(tally.statuses.sorted { $0.key < $1.key }), acknowledged sessions \(tally.acknowledged.count)")
         XCTAssertEqual(tally.statuses[500, default: 0], 0, "no 500 during the outage: \(tally.statuses)")
         XCTAssertGreaterThan(tally.statuses[503, default: 0], 0, "the outage was seen: \(tally.statuses)")
         XCTAssertEqual(Set(tally.statuses.keys).subtracting([200, 201, 503]), [], "only 200/201/503: \(tally.statuses)")
