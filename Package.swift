@@ -138,6 +138,8 @@ let package = Package(
         .executableTarget(name: "idv", dependencies: ["IDVKit"]),
 
         // MARK: Tests
+        // The Debian package built, installed with apt, run as its unit runs it, purged (needs root; scripts/make-deb).
+        .testTarget(name: "PackagingTests", dependencies: ["IDVTestSupport", "IDVTools"]),
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ", "IDVTestSupport"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
@@ -152,7 +154,7 @@ let package = Package(
         // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
         // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
         .testTarget(name: "IDVStoreTests", dependencies: [
-            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "CSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
             "IDVWebhooks", "idvd", "idv",
         ]),
         // The server as a whole, end to end: the flows over HTTP (in-process over the test doubles, and

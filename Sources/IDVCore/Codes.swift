@@ -42,6 +42,7 @@ import Foundation
 /// | 1032 | `noFaceFound` | no face was found where one was required |
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
 /// | 1034 | `callbackNotImplemented` | the app does not implement a callback the running flow needs (IDVKit) |
+/// | 1038 | `storeUnavailable` | the server cannot reach its database for now (unreachable, shutting down, out of connections, a conflict between writers): send the same request again after `Retry-After` seconds (an answer that did commit before the connection broke is then refused as replayed, 1005, never applied twice) |
 /// | 1040 | `linkInvalid` | the verification link is unknown, expired or already used |
 /// | 1050 | `chipDataUnreadable` | the eMRTD chip files sent are not usable (EF.SOD is not a security object; ICAO 9303-10 §4.6.2) |
 /// | 1060 | `selfieTooDark` | the selfie capture is too dark to decide on: take it again |
@@ -105,6 +106,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case noFaceFound = 1032
     case workflowUnavailable = 1033
     case callbackNotImplemented = 1034
+    case storeUnavailable = 1038
     case linkInvalid = 1040
     case chipDataUnreadable = 1050
     case selfieTooDark = 1060
@@ -171,6 +173,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .noFaceFound: return "No face was found"
         case .workflowUnavailable: return "The identity verification workflow is not available"
         case .callbackNotImplemented: return "The app does not implement a callback the flow needs"
+        case .storeUnavailable: return "The service is briefly unavailable: try again in a moment"
         case .linkInvalid: return "The verification link is not valid: it is unknown, has expired or was already used"
         case .chipDataUnreadable: return "The document's chip data could not be read"
         case .selfieTooDark: return "The selfie is too dark to check: move to a brighter place and take it again"
@@ -216,7 +219,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
              .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable, .verificationUnderReview,
              .reviewAlreadyDecided: return .flow
         case .notInitialized, .networkError, .timeout, .callbackNotImplemented: return .client
-        case .internalError, .analysisBusy, .analysisInProgress: return .server
+        case .internalError, .storeUnavailable, .analysisBusy, .analysisInProgress: return .server
         case .uploadTooCostly: return .media
         }
     }

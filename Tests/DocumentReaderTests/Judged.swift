@@ -10,7 +10,7 @@ import IDVReaders
 
 extension DocumentReport {
     /// The policy's judgement of this report, as of the reading's reference date.
-    var judgement: DocumentJudgement { judged() }
+    var judgement: DocumentJudgement { judged(by: .acceptingSpecimens) }
     /// VALID / INVALID / WARNING.
     var overallStatus: DocumentStatus { judgement.status }
     /// The `errors` sentences.

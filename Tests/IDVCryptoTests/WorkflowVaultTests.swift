@@ -138,6 +138,7 @@ final class WorkflowVaultTests: XCTestCase {
 
     func testVerdictAndDocumentPolicy() throws {
         var p = WorkflowPolicy()
+        p.acceptSpecimenDocuments = true   // the documents below are ICAO specimens (UTO)
         func v(_ d: Double?, _ live: Int) -> SelfieEvidence {
             SelfieEvidence(livenessScore: live, match: d.map { FaceMatchEvidence(distance: $0, score: 0.5) }, frameCount: 2,
                            trackedFrameCount: 2, framesPerSecond: 10, bestFrameJPEG: nil, embedding: [])

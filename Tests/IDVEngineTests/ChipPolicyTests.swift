@@ -30,7 +30,7 @@ final class ChipPolicyTests: XCTestCase {
     }
 
     func judged(_ d: DocumentEvidence, strict: Bool = false, genuine: Bool = false, needsPortrait: Bool = false) -> DocumentJudgement {
-        var p = WorkflowPolicy()
+        var p = WorkflowPolicy.acceptingSpecimens
         p.requireTrustedCSCA = strict
         p.requireGenuineChip = genuine
         return p.judge(d, today: "2026-12-01", needsPortrait: needsPortrait)
@@ -54,7 +54,7 @@ final class ChipPolicyTests: XCTestCase {
         for f in warning {
             XCTAssertEqual(judged(doc(chip([f])), strict: true).status, .warning, f.rawValue)
         }
-        let p = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
         XCTAssertEqual(p.chipReason(chip([.cscaUnknown, .signatureInvalid])), .signatureInvalid, "an INVALID-making failure is the reason first")
         XCTAssertEqual(p.chipReason(chip([.cscaUnknown])), .cscaUnknown)
         XCTAssertEqual(p.chipReason(chip([.documentSignerExpired])), .certificateNotValidNow)
@@ -66,9 +66,9 @@ final class ChipPolicyTests: XCTestCase {
         let mismatch = judged(doc(chip([], mrz: .differs(["document_number"]))))
         XCTAssertEqual(mismatch.status, .invalid)
         XCTAssertEqual(mismatch.errors, [.chipMRZMismatch(["document_number"])])
-        XCTAssertEqual(WorkflowPolicy().chipReason(chip([], mrz: .differs(["birth_date"]))), .mrzMismatch)
+        XCTAssertEqual(WorkflowPolicy.acceptingSpecimens.chipReason(chip([], mrz: .differs(["birth_date"]))), .mrzMismatch)
         XCTAssertEqual(judged(doc(chip([], mrz: .noDataGroup1))).status, .warning)
-        XCTAssertEqual(WorkflowPolicy().chipReason(chip([], mrz: .noDataGroup1)), .mrzNotCompared)
+        XCTAssertEqual(WorkflowPolicy.acceptingSpecimens.chipReason(chip([], mrz: .noDataGroup1)), .mrzNotCompared)
 
         let passed = judged(doc(chip([])))
         XCTAssertEqual(passed.status, .valid)
@@ -80,7 +80,7 @@ final class ChipPolicyTests: XCTestCase {
     }
 
     func testChipPortraitIsTheReferenceOnlyWhenAuthentic() {
-        let p = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
         XCTAssertTrue(p.chipPortraitUsable(chip([])))
         XCTAssertFalse(p.chipPortraitUsable(chip([.cscaUnknown])), "an untrusted chip's portrait is no reference")
         XCTAssertFalse(p.chipPortraitUsable(chip([], mrz: .differs(["name"]))))
@@ -100,7 +100,7 @@ final class ChipPolicyTests: XCTestCase {
                                                     documentSignerIssuer: issuer ?? dsc, csca: csca)
             return c
         }
-        let p = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
         // The genuine case (also lower case, as some CSCAs write it) passes.
         for ok in [countries(["NL"], csca: ["NL"]), countries(["nl"], csca: ["nl"]), countries(["DE"], issuer: [], csca: nil, state: "D", expected: ["DE"])] {
             XCTAssertNil(p.signerCountryMismatch(ok))
@@ -152,8 +152,8 @@ final class ChipPolicyTests: XCTestCase {
     /// chip.require_genuine); a copy's signature, a replayed answer or an unsigned key is INVALID with its own reason;
     /// an algorithm that cannot be checked is a WARNING (INVALID under chip.require_genuine).
     func testActiveAuthenticationOutcomesHaveTheirVerdictsAndReasons() {
-        let p = WorkflowPolicy()
-        var strict = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
+        var strict = WorkflowPolicy.acceptingSpecimens
         strict.requireGenuineChip = true
         typealias Case = (ActiveAuthenticationResult, DocumentStatus, DocumentStatus, ChipVerificationReason)
         let cases: [Case] = [

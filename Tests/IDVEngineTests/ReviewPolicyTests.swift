@@ -31,7 +31,7 @@ final class ReviewPolicyTests: XCTestCase {
     }
 
     func testOffByDefault() {
-        let p = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
         XCTAssertFalse(p.review.enabled)
         XCTAssertEqual(triggers(p, liveness: 50, distance: 0.55), [])
         let d = doc(chip: [.cscaUnknown])
@@ -39,7 +39,7 @@ final class ReviewPolicyTests: XCTestCase {
     }
 
     func testMatchAndLivenessBands() {
-        var p = WorkflowPolicy()
+        var p = WorkflowPolicy.acceptingSpecimens
         p.faceMatchOperatingPoint = nil   // the fixed 0.55 line
         p.review.matchBand = 0.05
         p.review.livenessBand = 10
@@ -54,7 +54,7 @@ final class ReviewPolicyTests: XCTestCase {
     }
 
     func testDocumentWarningAndUnknownCSCA() {
-        var p = WorkflowPolicy()
+        var p = WorkflowPolicy.acceptingSpecimens
         p.review.documentWarning = true
         p.review.chipUnknownCSCA = true
         let unknown = doc(chip: [.cscaUnknown])

@@ -62,11 +62,11 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var requirePortrait = true
     /// Document policy (`idv.doc.accept_specimen_documents`): a document of ICAO's fictional state
     /// Utopia (`UTO`, ICAO 9303-3 §5: specimens only) as issuing state or nationality is judged like a
-    /// real one. A test-deployment setting: on in the code's default (the demo, the tests, `idvd
-    /// document read`), OFF in the production configuration shipped as `docs/idvd.production.json`,
-    /// where a UTO document is INVALID (`DocumentReason.specimenDocument`). `idvd serve` logs a
-    /// warning at start while it is on.
-    public var acceptSpecimenDocuments = true
+    /// real one. A test-deployment setting, OFF by default (as in the production configuration
+    /// `docs/idvd.production.json`): a UTO document is INVALID (`DocumentReason.specimenDocument`).
+    /// The demo, the tests and the specimen tools turn it on explicitly; `idvd serve` logs a warning
+    /// at start while it is on.
+    public var acceptSpecimenDocuments = false
     /// ICAO 9303-3 §5's code of the fictional state on specimen documents.
     public static let specimenStateCode = "UTO"
     /// `action_buttons` policy: offer "Continue Anyway" (`continue-flow`) after `NOT_MATCHED`

@@ -112,7 +112,8 @@ class Media:
 
 class Server:
     SETTINGS = {'argon2.opslimit': '1', 'argon2.memlimit_kib': '8', 'http.threads': '4', 'shutdown.grace_seconds': '2',
-                'documents.warm_up': 'true', 'session.sweep_seconds': '0'}
+                'documents.warm_up': 'true', 'session.sweep_seconds': '0',
+                'idv.doc.accept_specimen_documents': 'true'}   # the scenarios' pages are ICAO specimens (UTO)
 
     def __init__(self, idvd, folder, settings=None):
         self.idvd, self.dir = idvd, folder
