@@ -19,6 +19,14 @@ let package = Package(
         .library(name: "RELID", targets: ["RELID"]),
         .library(name: "MRZ", targets: ["MRZ"]),
         .library(name: "EMRTD", targets: ["EMRTD"]),
+        // The chip's data structures without cryptography (BER-TLV, SecurityInfos, domain parameters): pure Swift.
+        .library(name: "EMRTDCore", targets: ["EMRTDCore"]),
+        // Reading an eMRTD chip on the client (ICAO 9303-11: BAC, PACE, secure messaging, Chip and Active
+        // Authentication): the protocols in Swift with no C module (iOS too), the crypto and the transport behind
+        // protocols; on Linux add ChipAccessOpenSSL (libcrypto) and ChipAccessPCSC (pcsc-lite).
+        .library(name: "ChipAccess", targets: ["ChipAccess"]),
+        .library(name: "ChipAccessOpenSSL", targets: ["ChipAccessOpenSSL"]),
+        .library(name: "ChipAccessPCSC", targets: ["ChipAccessPCSC"]),
         .executable(name: "idvd", targets: ["idvd"]),
         .executable(name: "idv", targets: ["idv"]),
     ],
@@ -77,8 +85,20 @@ let package = Package(
             cSettings: [.unsafeFlags(["-O2"])],
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("openjp2")]
         ),
+        // BER-TLV, SecurityInfos (EF.CardAccess, DG14), public-key infos and domain parameters (ICAO 9303-10/-11):
+        // pure Swift, no C module, so the client's chip access builds on iOS too. EMRTD re-exports it.
+        .target(name: "EMRTDCore"),
         // LDS parsing (ICAO 9303-10) and passive-authentication evidence (9303-11 §5.1, 9303-12): evidence, no verdicts.
-        .target(name: "EMRTD", dependencies: ["CEMRTD", "MRZ"]),
+        .target(name: "EMRTD", dependencies: ["CEMRTD", "MRZ", "EMRTDCore"]),
+        // Client-side chip access (docs/CHIP.md "Reading a chip"): APDUs, BAC, PACE, secure messaging, CA, AA.
+        .target(name: "ChipAccess", dependencies: ["EMRTDCore", "MRZ"]),
+        // OpenSSL primitives for chip access and the virtual chip (random, digests, 3DES/AES, CMAC, EC and modular
+        // arithmetic, keys) behind one C header. No unsafe flags: ChipAccessOpenSSL is a product others depend on.
+        .target(name: "CChipCrypto", linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "ChipAccessOpenSSL", dependencies: ["ChipAccess", "CChipCrypto", "EMRTDCore"]),
+        // pcsc-lite (Debian libpcsclite-dev): any PC/SC reader on Linux, and pcscd with vsmartcard-vpcd in the tests.
+        .target(name: "CPCSCLite", linkerSettings: [.linkedLibrary("pcsclite")]),
+        .target(name: "ChipAccessPCSC", dependencies: ["ChipAccess", "CPCSCLite"]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
         // The OCR-B classifier's parameters (Resources/ocrb-lda.bin, written by `idvd ocrb train`) load at start-up.
@@ -127,6 +147,8 @@ let package = Package(
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging", "IDVTestSupport"]),
         .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd", "IDVTestSupport"]),
+        // Chip access: the standard's worked examples, and reads of virtual chips through a real pcscd + vpcd.
+        .testTarget(name: "ChipAccessTests", dependencies: ["ChipAccess", "ChipAccessOpenSSL", "EMRTDCore"]),
         .testTarget(name: "DocumentReaderTests", dependencies: [
             "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVReaders", "IDVTestSupport",
         ]),

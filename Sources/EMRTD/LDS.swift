@@ -11,10 +11,7 @@ public enum LDSFile: Hashable, Sendable, Comparable, CustomStringConvertible, Co
     case dataGroup(Int)
 
     /// The data groups' application tags (ICAO 9303-10 §4.7, Table 35).
-    static let dataGroupTags: [Int: UInt32] = [
-        1: 0x61, 2: 0x75, 3: 0x63, 4: 0x76, 5: 0x65, 6: 0x66, 7: 0x67, 8: 0x68,
-        9: 0x69, 10: 0x6A, 11: 0x6B, 12: 0x6C, 13: 0x6D, 14: 0x6E, 15: 0x6F, 16: 0x70,
-    ]
+    static let dataGroupTags: [Int: UInt32] = LDSTags.dataGroups.mapValues(UInt32.init)
 
     /// The file's outer tag.
     public var tag: BERTag {
