@@ -99,6 +99,9 @@ let package = Package(
         // pcsc-lite (Debian libpcsclite-dev): any PC/SC reader on Linux, and pcscd with vsmartcard-vpcd in the tests.
         .target(name: "CPCSCLite", linkerSettings: [.linkedLibrary("pcsclite")]),
         .target(name: "ChipAccessPCSC", dependencies: ["ChipAccess", "CPCSCLite"]),
+        // The virtual eMRTD (the chip side of BAC, PACE, SM, CA, AA over a chip folder), its vpcd link, a private
+        // pcscd, and test chip folders: for tests, benchmarks and `idvd chip emulate`; never linked into idv.
+        .target(name: "VirtualEMRTD", dependencies: ["ChipAccess", "ChipAccessOpenSSL", "EMRTD", "EMRTDCore"]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
         // The OCR-B classifier's parameters (Resources/ocrb-lda.bin, written by `idvd ocrb train`) load at start-up.
@@ -130,6 +133,7 @@ let package = Package(
         .executableTarget(name: "idvd", dependencies: [
             "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders", "IDVTools", "IDVWebhooks",
             "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
+            "ChipAccess", "ChipAccessOpenSSL", "ChipAccessPCSC", "VirtualEMRTD",
         ]),
 
         // What tests share (never linked into a product): test-data locations and the CI rule for
@@ -139,7 +143,8 @@ let package = Package(
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
         .target(name: "RELID", dependencies: ["IDVKit"]),
-        .executableTarget(name: "idv", dependencies: ["IDVKit"]),
+        // The sample app; `idv chip read` adds the chip access library and its Linux crypto and PC/SC parts.
+        .executableTarget(name: "idv", dependencies: ["IDVKit", "ChipAccess", "ChipAccessOpenSSL", "ChipAccessPCSC", "EMRTDCore"]),
 
         // MARK: Tests
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
@@ -148,7 +153,9 @@ let package = Package(
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging", "IDVTestSupport"]),
         .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd", "IDVTestSupport"]),
         // Chip access: the standard's worked examples, and reads of virtual chips through a real pcscd + vpcd.
-        .testTarget(name: "ChipAccessTests", dependencies: ["ChipAccess", "ChipAccessOpenSSL", "EMRTDCore"]),
+        .testTarget(name: "ChipAccessTests", dependencies: [
+            "ChipAccess", "ChipAccessOpenSSL", "ChipAccessPCSC", "VirtualEMRTD", "EMRTD", "EMRTDCore", "MRZ", "IDVTestSupport", "idv", "idvd",
+        ]),
         .testTarget(name: "DocumentReaderTests", dependencies: [
             "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVReaders", "IDVTestSupport",
         ]),

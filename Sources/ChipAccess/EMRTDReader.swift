@@ -477,7 +477,8 @@ public final class EMRTDReader {
 
         var aa = ActiveAuthenticationOutcome.notRequested
         if let challenge = options.activeAuthenticationChallenge {
-            if groups[15] == nil, skipped[15] == nil, listed.contains(15) { try readGroup(15) }
+            // DG15 is looked for even when EF.COM (which is not signed) leaves it out.
+            if groups[15] == nil, skipped[15] == nil { try readGroup(15) }
             if groups[15] == nil {
                 aa = .notOffered
             } else {

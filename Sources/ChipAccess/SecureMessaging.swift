@@ -46,7 +46,8 @@ public final class SecureMessaging: @unchecked Sendable {
     var cipher: BlockCipher { keys.cipher.blockCipher }
     var blockSize: Int { keys.cipher.blockSize }
 
-    func incrementSSC() {
+    /// Advances the send sequence counter by one (each protect / unprotect does; a chip simulating a lost count too).
+    public func incrementSSC() {
         var i = ssc.count - 1
         while i >= 0 {
             ssc[i] &+= 1

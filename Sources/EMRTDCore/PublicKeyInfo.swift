@@ -79,7 +79,7 @@ public struct SubjectPublicKeyInfo: Sendable, Equatable {
                 throw SecurityInfoError.invalid("an EC point of \(bits.count) octets on a curve whose points take \(curve.pointSize)")
             }
             key = .ec(curve: curve, point: bits)
-        case ChipOID.pkDH, ChipOID.dhPublicNumber:
+        case ChipOID.pkDH, ChipOID.dhPublicNumber, ChipOID.dhKeyAgreement:
             guard let params else { throw SecurityInfoError.invalid("a DH key without domain parameters") }
             let group = try Self.dhGroup(params)
             let y = try SecurityInfoError.reading { try BERReader.single(bits).unsignedIntegerBytes() }
@@ -88,8 +88,13 @@ public struct SubjectPublicKeyInfo: Sendable, Equatable {
         case ChipOID.rsaEncryption:
             let rsa = try SecurityInfoError.reading { try BERReader.single(bits).expect(.sequence).children() }
             guard rsa.count == 2 else { throw SecurityInfoError.invalid("RSAPublicKey of \(rsa.count) elements, 2 expected") }
-            let n = try SecurityInfoError.reading { try rsa[0].unsignedIntegerBytes() }
-            let e = try SecurityInfoError.reading { try rsa[1].unsignedIntegerBytes() }
+            // Some chips write the modulus without its sign octet (a "negative" INTEGER, e.g. the BSI 2008 test
+            // passport's DG15): read as the magnitude it is meant to be.
+            func magnitude(_ e: BERElement) throws -> [UInt8] {
+                guard e.tag == .integer else { throw SecurityInfoError.invalid("RSAPublicKey element is not an INTEGER") }
+                return Bytes.trimmed(e.valueBytes)
+            }
+            let n = try magnitude(rsa[0]), e = try magnitude(rsa[1])
             guard !n.isEmpty, !e.isEmpty else { throw SecurityInfoError.invalid("an RSA key with a zero modulus or exponent") }
             key = .rsa(modulus: n, exponent: e)
         default:

@@ -98,11 +98,13 @@ public enum SecurityInfo: Sendable, Equatable {
         let oid = try SecurityInfoError.reading { try first.oidValue() }
         func int(_ i: Int, _ what: String) throws -> Int {
             guard i < parts.count else { throw SecurityInfoError.invalid("\(what) missing in the SecurityInfo for \(oid)") }
-            return try SecurityInfoError.reading { try parts[i].expect(.integer).intValue() }
+            let v = try SecurityInfoError.reading { try parts[i].expect(.integer).intValue() }
+            guard v >= 0 else { throw SecurityInfoError.invalid("negative \(what) in the SecurityInfo for \(oid)") }
+            return v
         }
         func optionalInt(_ i: Int) throws -> Int? {
             guard i < parts.count else { return nil }
-            return try SecurityInfoError.reading { try parts[i].expect(.integer).intValue() }
+            return try int(i, "parameter or key ID")
         }
         if let p = PACEProtocol(oid: oid) {
             self = .pace(PACEInfo(protocol: p, version: try int(1, "version"), parameterId: try optionalInt(2)))

@@ -25,6 +25,8 @@ public enum ChipOID {
     /// ecPublicKey (RFC 5480), dhpublicnumber (X9.42, RFC 3279), rsaEncryption (RFC 8017).
     public static let ecPublicKey = "1.2.840.10045.2.1"
     public static let dhPublicNumber = "1.2.840.10046.2.1"
+    /// dhKeyAgreement (PKCS #3), which older chips' DG14 use for DH Chip Authentication keys (ICAO 9303-11's sample).
+    public static let dhKeyAgreement = "1.2.840.113549.1.3.1"
     public static let rsaEncryption = "1.2.840.113549.1.1.1"
     /// prime-field (X9.62).
     public static let primeField = "1.2.840.10045.1.1"

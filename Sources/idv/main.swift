@@ -4,6 +4,8 @@ import IDVKit
 // The sample app: the codelabs' screens as a terminal app (screens / coordinator / service).
 let usage = """
 usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE] [--chip-dir DIR]
+       idv chip read (--mrz LINE1 LINE2 [LINE3] | --can NUMBER) --out DIR [--reader NAME] [--aa-challenge HEX] …
+       idv chip readers      (idv chip --help: reading a passport chip over PC/SC)
   Runs the codelabs' flows against an idvd server: check user, activation code, document and selfie
   screens, consent, password, and the dashboard (KYC, additional document scan, biometric
   authentication, template status, opt-in, opt-out, log off).
@@ -25,6 +27,11 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   Images from the server are saved under --out (default: a new temporary folder).
   Exit: 0 after 'dashboard: quit' or end of input, 1 SDK/server failure, 2 usage, 3 script mismatch.
 """
+
+// `idv chip …`: reading a passport chip over PC/SC (ChipRead.swift), apart from the codelab screens.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "chip" {
+    exit(ChipReadCommand.run(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 var opts: [String: String] = [:]
 var argv = Array(CommandLine.arguments.dropFirst())
