@@ -49,7 +49,10 @@ public struct AnswerToReset: Sendable, Equatable {
 
     /// ISO/IEC 7816-4 §12.1.1.9: the third software function table of the card-capabilities compact-TLV object
     /// (tag 7, historical bytes in category 80), bit 7 (0x40): extended Lc and Le fields.
-    public var supportsExtendedLength: Bool {
+    public var supportsExtendedLength: Bool { Self.supportsExtendedLength(historicalBytes: historicalBytes) }
+
+    /// The same answer from the historical bytes alone (CoreNFC gives an ISO 14443-4 tag's ATS historical bytes).
+    public static func supportsExtendedLength(historicalBytes: [UInt8]) -> Bool {
         guard historicalBytes.first == 0x80 else { return false }
         var i = 1
         while i < historicalBytes.count {

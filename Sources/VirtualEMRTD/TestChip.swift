@@ -24,8 +24,14 @@ public struct TestChip {
     /// DG2's approximate size in octets.
     public var portraitBytes = 20_000
     public var activeAuthentication = ActiveAuthenticationKey.rsa(bits: 2048)
-    /// The Chip Authentication protocol and its EC curve; nil: no CA (no DG14 CA infos, no `ca-key.pem`).
-    public var chipAuthentication: (ChipAuthenticationProtocol, curve: String)? = (ChipAuthenticationProtocol(keyAgreement: .ecdh, cipher: .aes128), "prime256v1")
+    /// A Chip Authentication key: EC on an OpenSSL curve, or DH in a standardized group (ICAO 9303-11 §9.5.1 ID).
+    public enum ChipAuthenticationKey: Sendable, Equatable {
+        case ec(curve: String)
+        case dh(group: Int)
+    }
+
+    /// The Chip Authentication protocol and its key; nil: no CA (no DG14 CA infos, no `ca-key.pem`).
+    public var chipAuthentication: (ChipAuthenticationProtocol, ChipAuthenticationKey)? = (ChipAuthenticationProtocol(keyAgreement: .ecdh, cipher: .aes128), .ec(curve: "prime256v1"))
     /// The PACE protocols offered (EF.CardAccess); empty: no EF.CardAccess, so BAC only.
     public var pace = [PACEInfo(protocol: PACEProtocol(mapping: .generic, keyAgreement: .ecdh, cipher: .aes128), parameterId: 12)]
     public var can: String? = "123456"
@@ -62,14 +68,25 @@ public struct TestChip {
             try put(try key.privateKeyPEM(), "private/aa-key.pem")
             dg14.append(.activeAuthentication(ActiveAuthenticationInfo(signatureAlgorithm: signature.oid)))
         }
-        if let (caProtocol, curveName) = chipAuthentication {
-            let key = try ChipKey.generateEC(curve: curveName)
-            let spki = try SubjectPublicKeyInfo(key.subjectPublicKeyInfo())
-            guard case let .ec(curve, point) = spki.key else { throw ChipAccessError.invalidInput("not an EC key") }
-            let caKey = SubjectPublicKeyInfo.encodeEC(algorithm: ChipOID.pkECDH, curve: curve, point: point)
+        if let (caProtocol, keyKind) = chipAuthentication {
+            let caKey: SubjectPublicKeyInfo
+            switch keyKind {
+            case .ec(let curveName):
+                let key = try ChipKey.generateEC(curve: curveName)
+                let spki = try SubjectPublicKeyInfo(key.subjectPublicKeyInfo())
+                guard case let .ec(curve, point) = spki.key else { throw ChipAccessError.invalidInput("not an EC key") }
+                caKey = SubjectPublicKeyInfo.encodeEC(algorithm: ChipOID.pkECDH, curve: curve, point: point)
+                try put(try key.privateKeyPEM(), "private/ca-key.pem")
+            case .dh(let id):
+                guard case .dh(let group)? = StandardizedDomainParameters.parameters(id: id) else { throw ChipAccessError.invalidInput("no DH group \(id)") }
+                let crypto = OpenSSLChipCryptography()
+                let x = try KeyAgreementDomain(.dh(group)).randomPrivateKey(crypto)
+                let y = try KeyAgreementDomain(.dh(group)).publicKey(x, crypto)
+                caKey = SubjectPublicKeyInfo.encodeDH(algorithm: ChipOID.pkDH, group: group, y: y)
+                try put(Self.pkcs8DHPrivateKeyPEM(group: group, x: x), "private/ca-key.pem")
+            }
             dg14 += [.chipAuthentication(ChipAuthenticationInfo(protocol: caProtocol, version: 1, keyId: nil)),
-                     .chipAuthenticationPublicKey(ChipAuthenticationPublicKeyInfo(keyAgreement: .ecdh, publicKey: caKey))]
-            try put(try key.privateKeyPEM(), "private/ca-key.pem")
+                     .chipAuthenticationPublicKey(ChipAuthenticationPublicKeyInfo(keyAgreement: caProtocol.keyAgreement, publicKey: caKey))]
         }
         if !dg14.isEmpty { groups[14] = SecurityInfos(dg14).dg14Encoded }
         if !pace.isEmpty { try put(SecurityInfos(pace.map { .pace($0) }).encoded, "EF_CardAccess.bin") }
@@ -105,6 +122,17 @@ public struct TestChip {
         case .dh: throw ChipAccessError.invalidInput("a DH Active Authentication key")
         }
         try Data(try key.privateKeyPEM()).write(to: URL(fileURLWithPath: directory + "/private/aa-key.pem"))
+    }
+
+    /// An X9.42 DH private key as PKCS #8 PEM (RFC 5958 PrivateKeyInfo with `dhpublicnumber` and p, g, q; the
+    /// private value an INTEGER in the OCTET STRING), which OpenSSL reads as a DHX key.
+    static func pkcs8DHPrivateKeyPEM(group: DHGroupParameters, x: [UInt8]) -> [UInt8] {
+        var params = [DER.unsignedInteger(group.p), DER.unsignedInteger(group.g)]
+        if let q = group.q { params.append(DER.unsignedInteger(q)) }
+        let der = DER.sequence([DER.integer(0), DER.sequence([DER.oid(ChipOID.dhPublicNumber), DER.sequence(params)]),
+                                DER.octetString(DER.unsignedInteger(x))])
+        let b64 = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        return Array("-----BEGIN PRIVATE KEY-----\n\(b64)\n-----END PRIVATE KEY-----\n".utf8)
     }
 
     /// DG2 with one JPEG 2000 portrait (a 300 × 400 gradient with noise, encoded at the ratio that lands near

@@ -62,7 +62,9 @@ enum ChipEmulateCommand {
                 let spec = try value(a)
                 guard let info = PACEInfo(spec: spec) else { throw CLIError("--pace \(spec): not a PACE generic-mapping protocol with a standardized domain parameter ID (e.g. ECDH-GM-AES-128:12)") }
                 pace.append(info)
-            default: throw CLIError("unknown argument '\(a)' (see idvd chip emulate --help)")
+            default:
+                if a.hasPrefix("-") { throw CLIError("unknown option \(CLI.optionName(a)) (see idvd chip emulate --help)") }
+                throw CLIError("unexpected argument '\(a)' (see idvd chip emulate --help)")
             }
             i += 1
         }

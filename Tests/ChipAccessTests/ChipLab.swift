@@ -157,7 +157,17 @@ final class ChipStock: @unchecked Sendable {
         try folder("ec-aa") { d in
             var t = TestChip()
             t.activeAuthentication = .ec(curve: "prime256v1", signature: .sha256)
-            t.chipAuthentication = (ChipAuthenticationProtocol(keyAgreement: .ecdh, cipher: .tripleDES), "prime256v1")
+            t.chipAuthentication = (ChipAuthenticationProtocol(keyAgreement: .ecdh, cipher: .tripleDES), .ec(curve: "prime256v1"))
+            try t.write(to: d)
+        }
+    }
+
+    /// DH Chip Authentication (the 2048-bit MODP group with a 256-bit subgroup), no AA.
+    func dhChipAuthentication() throws -> String {
+        try folder("dh-ca") { d in
+            var t = TestChip()
+            t.activeAuthentication = .none
+            t.chipAuthentication = (ChipAuthenticationProtocol(keyAgreement: .dh, cipher: .aes128), .dh(group: 2))
             try t.write(to: d)
         }
     }
@@ -166,7 +176,7 @@ final class ChipStock: @unchecked Sendable {
         try folder("bac") { d in
             var t = TestChip()
             t.pace = []
-            t.chipAuthentication = (ChipAuthenticationProtocol(keyAgreement: .ecdh, cipher: .aes256), "brainpoolP256r1")
+            t.chipAuthentication = (ChipAuthenticationProtocol(keyAgreement: .ecdh, cipher: .aes256), .ec(curve: "brainpoolP256r1"))
             try t.write(to: d)
         }
     }

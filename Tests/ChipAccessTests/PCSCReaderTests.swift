@@ -77,6 +77,32 @@ final class PCSCReaderTests: XCTestCase {
         XCTAssertGreaterThan(result.commandCount, 180)
     }
 
+    /// DH Chip Authentication, with 3DES (MSE:Set KAT) and AES (MSE:Set AT + GENERAL AUTHENTICATE).
+    func testChipAuthenticationWithADHKey() throws {
+        let dir = try ChipLab.chips.dhChipAuthentication()
+        let folder = try ChipFolder(directory: dir)
+        guard case .dh(let group, _)? = folder.dg14?.chipAuthenticationPublicKeyInfos.first?.publicKey.key else { return XCTFail("no DH key in DG14") }
+        XCTAssertEqual(group.bits, 2048)
+        let chip = VirtualChip(folder: folder)
+        try ChipLab.insert(chip, self)
+        let result = try ChipLab.read(.can("123456"))
+        XCTAssertEqual(result.chipAuthentication, .succeeded(protocol: ChipAuthenticationProtocol(keyAgreement: .dh, cipher: .aes128), keyId: nil))
+        XCTAssertEqual(result.sod, folder.files[.sod], "read on after CA with the new keys")
+        // The same key offered for 3DES.
+        var dg14 = folder.dg14!
+        dg14.infos = dg14.infos.map { info in
+            if case .chipAuthentication(var c) = info { c.protocol.cipher = .tripleDES; return .chipAuthentication(c) }
+            return info
+        }
+        let copy = try ChipLab.temporaryDirectory(self)
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir) { try FileManager.default.copyItem(atPath: dir + "/" + name, toPath: copy + "/" + name) }
+        try Data(dg14.dg14Encoded).write(to: URL(fileURLWithPath: copy + "/DG14.bin"))
+        chip.folder = try ChipFolder(directory: copy)
+        let tripleDES = try ChipLab.read(.can("123456"), options: ChipReadOptions(dataGroups: [1, 14]))
+        XCTAssertEqual(tripleDES.chipAuthentication, .succeeded(protocol: ChipAuthenticationProtocol(keyAgreement: .dh, cipher: .tripleDES), keyId: nil))
+        XCTAssertEqual(tripleDES.dataGroups[1], folder.files[.dataGroup(1)])
+    }
+
     func testRSAActiveAuthenticationWithSHA256() throws {
         let dir = try ChipLab.chips.specimen()
         let folder = try ChipFolder(directory: dir, rsaHash: .sha256)
