@@ -113,6 +113,11 @@ public final class VPCDLink: @unchecked Sendable {
         var out = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
+            // vpcd 0.8 (Debian) writes a message's length and its octets in two sends; with Nagle on its side and
+            // delayed ACKs on this one every APDU would wait ~40 ms for an ACK. Quick ACKs (re-armed before each read,
+            // Linux clears them) remove that wait, so exchanges cost what pcscd and the chip cost.
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), Int32(TCP_QUICKACK), &one, socklen_t(MemoryLayout<Int32>.size))
             let n = out.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, count - got, 0) }
             if n <= 0 { return nil }
             got += n
