@@ -149,7 +149,7 @@ let package = Package(
 
         // What tests share (never linked into a product): test-data locations and the CI rule for
         // missing data, test doubles in the real readers' evidence shape.
-        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto"]),
+        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto", "EMRTD"]),
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),

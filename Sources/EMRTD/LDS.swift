@@ -405,11 +405,26 @@ public struct DG14: Codable, Sendable, Equatable {
     }
 }
 
-/// ICAO 9303-10 §4.7.15 DG15: the Active Authentication public key. Reported only (AA needs a live chip).
+/// ICAO 9303-10 §4.7.15 DG15: the Active Authentication public key (ICAO 9303-11 §6.1), verified with
+/// `ActiveAuthentication` when the chip signed the verifier's challenge.
 public struct DG15: Codable, Sendable, Equatable {
     public var algorithm: String
     public var curve: String?
     public var bits: Int
+    /// The ActiveAuthenticationPublicKeyInfo as DER (an X.509 SubjectPublicKeyInfo); not in the JSON report.
+    public var subjectPublicKeyInfo: [UInt8]
+
+    enum CodingKeys: String, CodingKey { case algorithm, curve, bits }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        algorithm = try c.decode(String.self, forKey: .algorithm)
+        curve = try c.decodeIfPresent(String.self, forKey: .curve)
+        bits = try c.decode(Int.self, forKey: .bits)
+        subjectPublicKeyInfo = []
+    }
+
+    /// Encodes a DG15 holding `subjectPublicKeyInfo` (for specimen chips).
+    public static func encode(subjectPublicKeyInfo: [UInt8]) -> [UInt8] { DER.tlv(0x6F, subjectPublicKeyInfo) }
 
     public init(_ bytes: [UInt8]) throws {
         let f = LDSFile.dataGroup(15)
@@ -423,5 +438,6 @@ public struct DG15: Codable, Sendable, Equatable {
         let c = CryptoError.text(curve)
         self.curve = c.isEmpty ? nil : c
         self.bits = Int(bits)
+        subjectPublicKeyInfo = der
     }
 }

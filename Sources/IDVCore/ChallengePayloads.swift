@@ -52,10 +52,14 @@ public struct DocumentUploadRequest: Codable, Equatable, Sendable {
     public var maxPages: Int
     /// The image types accepted (`image/jpeg`, `image/png`).
     public var mediaTypes: [String]
-    enum CodingKeys: String, CodingKey { case maxPages = "max_pages", mediaTypes = "media_types" }
-    public init(maxPages: Int, mediaTypes: [String] = CaptureMediaTypes.accepted) {
+    /// The server's challenge for the document's chip (``ChipChallengePayload``, key `chip_challenge`): present when
+    /// this server verifies chips, absent otherwise.
+    public var chipChallenge: ChipChallengePayload?
+    enum CodingKeys: String, CodingKey { case maxPages = "max_pages", mediaTypes = "media_types", chipChallenge = "chip_challenge" }
+    public init(maxPages: Int, mediaTypes: [String] = CaptureMediaTypes.accepted, chipChallenge: ChipChallengePayload? = nil) {
         self.maxPages = maxPages
         self.mediaTypes = mediaTypes
+        self.chipChallenge = chipChallenge
     }
 }
 

@@ -73,6 +73,10 @@ public enum DocumentCheckID: String, Codable, Sendable, CaseIterable {
 public enum CheckResult: String, Codable, Sendable {
     case passed = "PASSED"
     case failed = "FAILED"
+    /// The check ran and found something that rules out VALID without making the document INVALID — set by the
+    /// policy's judgement (the chip's data authentic but the chip not proven genuine: a copy is not excluded);
+    /// readers report passed or failed.
+    case warning = "WARNING"
     case notPerformed = "NOT_PERFORMED"
 }
 
@@ -218,9 +222,11 @@ public enum CheckMeasurement: Sendable, Equatable {
     case chipNotSupported
     /// `chipVerification`: no chip data was sent with the pages.
     case noChipData
-    /// `chipVerification`: the passive-authentication failures (empty: passed), the DG1 cross-check and the
-    /// policy's signer-country finding (nil: the signers' country is the issuing state's, or nothing to compare).
-    case chip(failures: [ChipFailure], mrz: ChipMRZComparison, signerCountry: ChipSignerCountryMismatch? = nil)
+    /// `chipVerification`: the passive-authentication failures (empty: passed), the DG1 cross-check, the
+    /// policy's signer-country finding (nil: the signers' country is the issuing state's, or nothing to compare) and
+    /// Active Authentication over the step's challenge.
+    case chip(failures: [ChipFailure], mrz: ChipMRZComparison, signerCountry: ChipSignerCountryMismatch? = nil,
+              activeAuthentication: ActiveAuthenticationResult)
     /// `namesMatchVisualZone`: how the visual zone's names compared with the MRZ's.
     case visualZone(VisualZoneSearch)
     /// `mrzPresent`: no MRZ was found, and glare (saturated pixels) covers this share (0…1) of the

@@ -99,8 +99,9 @@ public final class RDNA: @unchecked Sendable {
     /// The document capture used after `setIDVDocumentScanProcessStartConfirmation(true, …)`.
     public func setDocumentCaptureProvider(_ p: (any DocumentCaptureProvider)?) { lock.withLock { documentProvider = p } }
     /// The eMRTD chip reading after each page capture (``FileChipReader`` on Linux, the app's NFC
-    /// stack on a phone): its files travel beside the pages as `chip` and the server verifies them
-    /// (docs/CHIP.md). nil (the default) or a provider returning nil: pages alone.
+    /// stack on a phone): it gets the server's chip challenge (``RDNAChipChallenge``) to have the chip
+    /// sign (Active Authentication); its files and the signature travel beside the pages as `chip` and
+    /// the server verifies them (docs/CHIP.md). nil (the default) or a provider returning nil: pages alone.
     public func setChipReaderProvider(_ p: (any ChipReaderProvider)?) { lock.withLock { chipProvider = p } }
     /// The selfie capture used after `setIDVSelfieProcessStartConfirmation(true, …)`.
     public func setSelfieCaptureProvider(_ p: (any SelfieCaptureProvider)?) { lock.withLock { selfieProvider = p } }
@@ -133,6 +134,12 @@ public final class RDNA: @unchecked Sendable {
     /// liveness and at every other step. The SDK hands it to the ``SelfieCaptureProvider``.
     public var pendingLivenessChallenge: RDNALivenessChallenge? {
         lock.withLock { challenge }.flatMap { RDNALivenessChallenge(payload: $0.payload) }
+    }
+    /// The server's chip challenge for the coming document upload (``RDNAChipChallenge``): set while the
+    /// server asks `uploadIDVDocumentPages` on a server that verifies chips, nil at every other step. The
+    /// SDK hands it to the ``ChipReaderProvider``.
+    public var pendingChipChallenge: RDNAChipChallenge? {
+        lock.withLock { challenge }.flatMap { RDNAChipChallenge(payload: $0.payload) }
     }
     public var isLoggedIn: Bool { lock.withLock { session?.loggedIn ?? false } }
 
@@ -305,14 +312,15 @@ public final class RDNA: @unchecked Sendable {
         if isConfirm && provider == nil { return RDNAError(.invalidArgument, "no document capture provider is set") }
         return answer("setIDVDocumentScanProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
             guard ch.name == WireMapping.uploadIDVDocumentPages else { return WireMapping.payload(ConfirmAnswer(isConfirm: isConfirm)) }
-            return isConfirm ? try documentPayload(workflow: idvWorkflow) : WireMapping.payload(CancelAnswer())
+            return isConfirm ? try documentPayload(workflow: idvWorkflow, challenge: RDNAChipChallenge(payload: ch.payload)) : WireMapping.payload(CancelAnswer())
         }
     }
 
     /// `{"pages": …}` from the document capture provider, with `"chip": …` from the chip reader
-    /// when one is set and reads a chip (1008 when either fails), or `{"cancel": true}` when the
-    /// user left the capture (``CaptureError/cancelledByUser``).
-    private func documentPayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
+    /// when one is set and reads a chip (1008 when either fails) — the reader gets the server's chip
+    /// `challenge` for Active Authentication — or `{"cancel": true}` when the user left the capture
+    /// (``CaptureError/cancelledByUser``).
+    private func documentPayload(workflow: RDNAIDVWorkflow, challenge: RDNAChipChallenge?) throws(IDVError) -> JSONValue {
         let (p, chips) = lock.withLock { (documentProvider, chipProvider) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no document capture provider is set") }
         let pages: [CapturedPage]
@@ -320,7 +328,7 @@ public final class RDNA: @unchecked Sendable {
         catch where error.isUserCancellation { return WireMapping.payload(CancelAnswer()) }
         catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
         let chip: CapturedChip?
-        do { chip = try chips?.readChip(workflow: workflow) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
+        do { chip = try chips?.readChip(workflow: workflow, challenge: challenge) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
         return WireMapping.payload(WireMapping.documentAnswer(pages, chip: chip?.payload))
     }
 
@@ -647,7 +655,9 @@ public final class RDNA: @unchecked Sendable {
             if ch.name == WireName.getDeviceSignature {
                 out += answerDeviceSignature(ch)
             } else if firstAsk && ch.name == WireMapping.uploadIDVDocumentPages, let wf = WireMapping.workflow(ch) {
-                out += autoUpload(ch, api: "documentCapture") { [self] () throws(IDVError) in try documentPayload(workflow: wf) }
+                out += autoUpload(ch, api: "documentCapture") { [self] () throws(IDVError) in
+                    try documentPayload(workflow: wf, challenge: RDNAChipChallenge(payload: ch.payload))
+                }
             } else if firstAsk && ch.name == WireMapping.uploadIDVSelfieFrames, let wf = WireMapping.workflow(ch) {
                 out += autoUpload(ch, api: "selfieCapture") { [self] () throws(IDVError) in try selfiePayload(workflow: wf) }
             } else {

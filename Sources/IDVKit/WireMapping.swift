@@ -27,7 +27,7 @@ import Foundation
 /// `getPassword`; fallback → `getPassword`; an invalid signature → `getPassword` with error 1023
 /// (`getUserConsentForLDA` again with 1023 when enrolling).
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` | `getIDVDocumentScanProcessStartConfirmation` | answer | `{"is_confirm": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}], "chip"?: ChipFilesPayload}` from the ``DocumentCaptureProvider`` (and the ``ChipReaderProvider``, when set) |
+/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}], "chip"?: ChipFilesPayload}` from the ``DocumentCaptureProvider`` (and the ``ChipReaderProvider``, when set, given the challenge's `chip_challenge` as ``RDNAChipChallenge``: `chip.active_authentication` carries the chip's signature over it) |
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` |
 /// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |

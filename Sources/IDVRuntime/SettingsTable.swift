@@ -133,6 +133,7 @@ enum SettingsTable {
         int("idv.active_challenge_duration_seconds", \.engine.workflow.activeChallengeDurationSeconds, min: 2, max: 30, "active liveness: sequence time for the challenged actions, seconds"),
         int("idv.active_challenge_deadline_seconds", \.engine.workflow.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
         bool("chip.require_trusted_csca", \.engine.workflow.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
+        bool("chip.require_genuine", \.engine.workflow.requireGenuineChip, "a chip that did not prove itself genuine by Active Authentication over the server's challenge (not run, no DG15 key, an algorithm that cannot be checked: a copy is not excluded) makes the document INVALID, not WARNING; a failed or replayed one is INVALID always"),
     ]
 
     static let web: [Setting] = [

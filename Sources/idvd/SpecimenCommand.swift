@@ -17,10 +17,14 @@ extension Command {
           --format mixed alternates td1/td3.  --mrz prints the given text (e.g. bad check digits).
           Output is PNG, or JPEG with --jpeg QUALITY (default for --augment: JPEG 92; --png forces PNG).
           --chip also writes the eMRTD chip of each document: DIR/specimen-<seed>.chip/ (EF_COM, DG1 = the printed
-          MRZ, DG2 = the printed portrait in JPEG 2000, or JPEG with --chip-jpeg, EF_SOD signed by a test document
-          signer of a test CSCA of the document's own issuing state, C=NL for NLD, C=UT for UTO), its tampered variants
-          in DIR/specimen-<seed>.chip/variants/<name>/ (foreign-csca: signed under another state's CSCA), and the test
-          CSCAs and CRLs in DIR/test-pki/ (the trust to verify them with: idvd chip verify --trust DIR/test-pki).
+          MRZ, DG2 = the printed portrait in JPEG 2000, or JPEG with --chip-jpeg, DG14 = Chip Authentication (EC
+          P-256) and PACE, DG15 = the Active Authentication key (RSA-2048), EF_CardAccess (PACE: generic mapping,
+          ECDH P-256, AES-128), EF_SOD signed by a test document signer of a test CSCA of the document's own issuing
+          state, C=NL for NLD, C=UT for UTO; the chip's secrets in private/: aa-key.pem, ca-key.pem (PKCS#8 PEM) and
+          can.txt), its variants in DIR/specimen-<seed>.chip/variants/<name>/ (tampered files; foreign-csca: signed
+          under another state's CSCA; aa-ecdsa: an ECDSA P-256 AA key; copy: the same files, another AA private key;
+          no-aa: no DG15), and the test CSCAs and CRLs in DIR/test-pki/ (the trust to verify them with: idvd chip
+          verify --trust DIR/test-pki). Keys and CAN derive from --pki-seed and the MRZ: the same every run.
           The swapped-DG2 variant uses --swap-portrait, else the portrait mirrored.
           --sides renders each TD1 card as its two sides, as real cards print them (ICAO 9303-5): the front
           (portrait, captioned names and data, no MRZ) to DIR/specimen-<seed>-front.EXT and the back (MRZ,

@@ -14,7 +14,8 @@ final class ReviewPolicyTests: XCTestCase {
 
     func doc(chip failures: [ChipFailure]?) -> DocumentEvidence {
         var d = ReaderEvidence.passport(fields, page: Data([0xFF, 0xD8, 0xFF]), portrait: true)
-        d.chip = failures.map { ChipEvidence(failures: $0, mrz: .matches, dataGroups: [1, 2], hashAlgorithm: "SHA256", portraitJPEG: nil) }
+        d.chip = failures.map { ChipEvidence(failures: $0, mrz: .matches, dataGroups: [1, 2, 15], hashAlgorithm: "SHA256", portraitJPEG: nil,
+                                             activeAuthentication: .verified(mechanism: "rsa-iso9796-2-sha256")) }
         return d
     }
 

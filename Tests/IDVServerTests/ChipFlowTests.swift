@@ -33,6 +33,14 @@ final class ChipFlowTests: XCTestCase {
         return ["sod": .string(try b64("EF_SOD.bin")), "com": .string(try b64("EF_COM.bin")), "data_groups": .object(groups)]
     }
 
+    /// The upload answer's `payload.chip` for the chip folder `dir` answering `upload`'s chip challenge as the chip
+    /// would (IDVTestSupport `SimulatedChip`: `private/aa-key.pem` signs the session's challenge); `aa` false sends the
+    /// files alone (Active Authentication not run).
+    static func chipAnswer(_ dir: URL, to upload: WireChallenge, aa: Bool = true) throws -> JSONValue {
+        let challenge = aa ? try XCTUnwrap(SimulatedChip.challenge(in: upload.payload)?.challenge, "no chip_challenge in \(upload.name)") : nil
+        return try JSONValue(encoding: try SimulatedChip.payload(dir, challenge: challenge))
+    }
+
     static func loggedIn(_ server: ServerProcess, _ user: String) throws -> API {
         let code = try server.createUser(user)
         let api = server.client()
@@ -45,11 +53,24 @@ final class ChipFlowTests: XCTestCase {
 
     /// One additional document scan (seed 003) of `page` with `chip`; its `document_status`.
     static func scan(_ api: API, _ page: Data, chip: JSONValue, file: StaticString = #filePath, line: UInt = #line) throws -> DocumentScanStatusReport {
+        try scan(api, page, file: file, line: line) { _ in chip }
+    }
+
+    /// One additional document scan (seed 003) of `page` with the chip answer `chip` makes for the upload challenge
+    /// (its `chip_challenge`); its `document_status`.
+    static func scan(_ api: API, _ page: Data, file: StaticString = #filePath, line: UInt = #line,
+                     chip: (WireChallenge) throws -> JSONValue) throws -> DocumentScanStatusReport {
         try api.startFlow("idv.postlogin.document_scan", ["reason": "Chip check"])
-        XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "uploadIDVDocumentPages", file: file, line: line)
-        let reply = try api.uploadChip(page, chip)
+        let upload = try XCTUnwrap(try api.answer(["is_confirm": true]).challenge, file: file, line: line)
+        XCTAssertEqual(upload.name, "uploadIDVDocumentPages", file: file, line: line)
+        let reply = try api.uploadChip(page, try chip(upload))
         let event = try XCTUnwrap(reply.event, "\(String(describing: reply.error))", file: file, line: line)
         return try event.payload.decode(AdditionalDocumentScanDetails.self).documentStatus
+    }
+
+    /// A scan with the chip folder `dir` answering the session's own chip challenge (Active Authentication run).
+    static func scan(_ api: API, _ page: Data, chipDir dir: URL, aa: Bool = true, file: StaticString = #filePath, line: UInt = #line) throws -> DocumentScanStatusReport {
+        try scan(api, page, file: file, line: line) { try chipAnswer(dir, to: $0, aa: aa) }
     }
 
     func testSpecimenChipsOnRealIdvdGenuineTamperedUntrustedAndRequired() throws {
@@ -64,12 +85,13 @@ final class ChipFlowTests: XCTestCase {
         XCTAssertEqual(imported.compactMap { $0["kind"]?.stringValue }, ["csca_certificate", "crl"])
         let api = try Self.loggedIn(server, "nora")
 
-        // The genuine chip: passive authentication passes, DG1 equals the printed MRZ.
-        let genuine = try Self.scan(api, page, chip: try Self.chipPayload(chipDir))
+        // The genuine chip: passive authentication passes, DG1 equals the printed MRZ, and the chip signs the
+        // session's own challenge (Active Authentication): genuine.
+        let genuine = try Self.scan(api, page, chipDir: chipDir)
         XCTAssertEqual(genuine.isNFCDocument, true)
         XCTAssertEqual(genuine.nfcScanStatus, "OK")
-        XCTAssertEqual(genuine.nfcScanStatusReasonCode, "passed")
-        XCTAssertEqual(genuine.nfcScanStatusReason, ChipVerificationReason.passed.sentence)
+        XCTAssertEqual(genuine.nfcScanStatusReasonCode, "genuine")
+        XCTAssertEqual(genuine.nfcScanStatusReason, ChipVerificationReason.genuine.sentence)
         XCTAssertEqual(genuine.overallDocumentStatus, .ok, "\(genuine.errorList) \(genuine.warningList)")
         XCTAssertEqual(genuine.checksPerformed.first { $0.checkName == "Chip verification" }?.checkStatus, .ok)
 
@@ -96,7 +118,7 @@ final class ChipFlowTests: XCTestCase {
             ("foreign-csca", .error, "signer_country_mismatch"),
         ]
         for (variant, status, code) in expected {
-            let s = try Self.scan(api, page, chip: try Self.chipPayload(chipDir.appendingPathComponent("variants/\(variant)")))
+            let s = try Self.scan(api, page, chipDir: chipDir.appendingPathComponent("variants/\(variant)"))
             XCTAssertEqual(s.isNFCDocument, true, variant)
             XCTAssertEqual(s.nfcScanStatusReasonCode, code, variant)
             XCTAssertEqual(s.nfcScanStatus, status == .error ? "ERROR" : "WARNING", variant)
@@ -111,7 +133,7 @@ final class ChipFlowTests: XCTestCase {
         // The CSCA removed (a running server uses the change at once): unknown CSCA is a WARNING.
         let csca = try XCTUnwrap(imported.first { $0["kind"] == "csca_certificate" }?["id"]?.stringValue)
         XCTAssertEqual(try server.admin(["trust", "remove", csca])["id"]?.stringValue, csca)
-        let untrusted = try Self.scan(api, page, chip: try Self.chipPayload(chipDir))
+        let untrusted = try Self.scan(api, page, chipDir: chipDir)
         XCTAssertEqual(untrusted.nfcScanStatusReasonCode, "csca_unknown")
         XCTAssertEqual(untrusted.overallDocumentStatus, .warning)
         XCTAssertEqual(server.stop(), 0)
@@ -120,7 +142,7 @@ final class ChipFlowTests: XCTestCase {
         let strict = try ServerProcess(settings: ["chip.require_trusted_csca": "true"], dir: server.dir)
         try strict.start()
         let api2 = try Self.loggedIn(strict, "otto")
-        let required = try Self.scan(api2, page, chip: try Self.chipPayload(chipDir))
+        let required = try Self.scan(api2, page, chipDir: chipDir)
         XCTAssertEqual(required.nfcScanStatusReasonCode, "csca_unknown")
         XCTAssertEqual(required.nfcScanStatus, "ERROR")
         XCTAssertEqual(required.overallDocumentStatus, .error)
@@ -147,10 +169,11 @@ final class ChipFlowTests: XCTestCase {
         _ = try server.admin(["trust", "import", pki.appendingPathComponent("csca.cer").path])
         let api = try Self.loggedIn(server, "kira")
         try api.startFlow("idv.postlogin.kyc", ["reason": "KYC"])
-        try api.answer(["is_confirm": true])
-        let confirm = try XCTUnwrap(try api.uploadChip(page, try Self.chipPayload(chipDir)).challenge, server.serverLog())
+        let upload = try XCTUnwrap(try api.answer(["is_confirm": true]).challenge)
+        let confirm = try XCTUnwrap(try api.uploadChip(page, try Self.chipAnswer(chipDir, to: upload)).challenge, server.serverLog())
         XCTAssertEqual(confirm.name, "getIDVConfirmDocumentDetails")
         let details = try confirm.payload.decode(DocumentDetails.self).responseData
+        // Seed 002's "Chip verification" says which: PASSED for a genuine chip (Active Authentication verified).
         XCTAssertEqual(details.checksPerformed.first { $0.checkName == "Chip verification" }?.result, .passed)
         XCTAssertEqual(details.overallStatus, .valid, "\(details.errors) \(details.warnings)")
         XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
@@ -164,7 +187,10 @@ final class ChipFlowTests: XCTestCase {
         XCTAssertEqual(server.stop(), 0)
         let entries = try XCTUnwrap(try server.admin(["audit", "--limit", "100000"])["entries"]?.arrayValue)
         XCTAssertEqual(entries.first { $0["action"] == "idv.selfie_verified" }?["details"]?["reference"], "chip")
-        XCTAssertEqual(entries.first { $0["action"] == "idv.document_read" }?["details"]?["chip"], "passed")
+        let read = entries.first { $0["action"] == "idv.document_read" }?["details"]
+        XCTAssertEqual(read?["chip"], "genuine")
+        XCTAssertEqual(read?["active_authentication"], "verified")
+        XCTAssertEqual(read?["active_authentication_detail"], "rsa-iso9796-2-sha256")
     }
 
     /// Bad chip input is refused clearly and changes nothing stored: not base64, an unknown data
@@ -182,6 +208,8 @@ final class ChipFlowTests: XCTestCase {
         let good = try Self.chipPayload(chipDir)
         let sod = try Data(contentsOf: chipDir.appendingPathComponent("EF_SOD.bin"))
         func with(sod bytes: Data) -> JSONValue { ["sod": .string(bytes.base64EncodedString()), "data_groups": good["data_groups"] ?? .emptyObject] }
+        func with(extra: [String: JSONValue]) -> JSONValue { .object((good.objectValue ?? [:]).merging(extra) { $1 }) }
+        func with(aa: JSONValue) -> JSONValue { with(extra: ["active_authentication": aa]) }
         let refusals: [(String, JSONValue, Int)] = [
             ("not base64", ["sod": "%%% not base64 %%%"], 1001),
             ("data group 17", ["sod": good["sod"] ?? .null, "data_groups": ["17": good["sod"] ?? .null]], 1001),
@@ -189,6 +217,14 @@ final class ChipFlowTests: XCTestCase {
             ("garbage CMS", with(sod: Data((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })), 1050),
             ("truncated", with(sod: sod.prefix(sod.count / 2)), 1050),
             ("1 GB length", with(sod: Data([0x77, 0x84, 0x40, 0x00, 0x00, 0x00, 0x30, 0x00])), 1050),
+            // The chip's answer to the challenge: a challenge that is not 8 bytes of hex, a signature that is not
+            // base64 or is too long, an unknown Chip Authentication outcome, the wrong shape.
+            ("AA challenge not hex", with(aa: ["challenge": "not hex at all!!", "signature": "AAAA"]), 1001),
+            ("AA challenge 4 bytes", with(aa: ["challenge": "01020304", "signature": "AAAA"]), 1001),
+            ("AA signature not base64", with(aa: ["challenge": "0102030405060708", "signature": "%%%"]), 1001),
+            ("AA signature 2 KiB", with(aa: ["challenge": "0102030405060708", "signature": .string(Data(count: 2048).base64EncodedString())]), 1001),
+            ("AA a string", with(aa: "signature"), 1001),
+            ("CA outcome unknown", with(extra: ["chip_authentication": "maybe"]), 1001),
         ]
         for (what, chip, code) in refusals {
             let r = try api.answer(["pages": [["page_index": 0, "image": .string(page.base64EncodedString())]], "chip": chip],
@@ -223,11 +259,11 @@ final class ChipFlowTests: XCTestCase {
         try server.start()
         _ = try server.admin(["trust", "import", pki.appendingPathComponent("csca.cer").path])
         let api = try Self.loggedIn(server, "pia")
-        let genuine = try Self.scan(api, page, chip: try Self.chipPayload(chipDir))
+        let genuine = try Self.scan(api, page, chipDir: chipDir)
         XCTAssertEqual(genuine.overallDocumentStatus, .ok, "\(genuine.warningList)")
         let sentence = DocumentWording.sentence(DocumentReason.chipPortraitDiffers(distance: 0, threshold: 0))
-        let s = try Self.scan(api, forged, chip: try Self.chipPayload(chipDir))
-        XCTAssertEqual(s.nfcScanStatusReasonCode, "passed", "the chip itself is authentic")
+        let s = try Self.scan(api, forged, chipDir: chipDir)
+        XCTAssertEqual(s.nfcScanStatusReasonCode, "genuine", "the chip itself is genuine")
         XCTAssertEqual(s.overallDocumentStatus, .warning, "\(s.errorList) \(s.warningList)")
         XCTAssertEqual(s.warningList, [sentence])
     }
@@ -254,7 +290,7 @@ final class ChipFlowTests: XCTestCase {
             let bsi = FileManager.default.fileExists(atPath: dir.appendingPathComponent("EF_SOD.bin").path)
             let chip = ChipData(sod: try Data(contentsOf: dir.appendingPathComponent(bsi ? "EF_SOD.bin" : "ef011D.bin")),
                                 dataGroups: [2: try Data(contentsOf: dir.appendingPathComponent(bsi ? "Datagroup2.bin" : "ef0102.bin"))])
-            let evidence = try EMRTDChipVerifier().verify(chip, printedMRZ: [], trust: [], now: 1_700_000_000)
+            let evidence = try EMRTDChipVerifier().verify(chip, challenge: nil, printedMRZ: [], trust: [], now: 1_700_000_000)
             return try XCTUnwrap(evidence.portraitJPEG, dir.lastPathComponent)
         }
         let line = FaceMatchCalibration.threshold(.fmr1in1000, for: .imageToImage).distance
@@ -312,7 +348,9 @@ final class ChipFlowTests: XCTestCase {
                                   ("nld-specimen-2006-loes-meulendijk", "NLD", ["NL"])] {
             let files = try ChipFiles.read(directory: root.appendingPathComponent(dir).path)
             let report = try ChipReader(trust: trust).read(files, at: Date(timeIntervalSince1970: 1_200_000_000))
-            let e = EMRTDChipVerifier.evidence(of: report, printedMRZ: [], dataGroups: files.dataGroups.keys.sorted())
+            let aa = EMRTDChipVerifier.activeAuthentication(report, files: files, issued: nil, answer: nil)
+            XCTAssertEqual(aa, files.dataGroups[15] == nil ? .notSupported : .notPerformed, dir)
+            let e = EMRTDChipVerifier.evidence(of: report, printedMRZ: [], dataGroups: files.dataGroups.keys.sorted(), activeAuthentication: aa)
             let c = try XCTUnwrap(e.signerCountries, dir)
             XCTAssertEqual(c.issuingState, state, dir)
             XCTAssertEqual(c.documentSigner, dsc, dir)

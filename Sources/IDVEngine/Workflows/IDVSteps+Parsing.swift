@@ -41,7 +41,12 @@ extension IDVFlowSteps {
     static func chip(_ p: ChipFilesPayload) throws -> ChipData {
         do {
             let d = try p.decoded()
-            return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups)
+            let aa = try p.activeAuthentication.map { (a: ActiveAuthenticationAnswer) throws(ChipFilesPayload.Invalid) -> ClientActiveAuthentication in
+                let (challenge, signature) = try a.decoded()
+                return ClientActiveAuthentication(challenge: challenge, signature: signature)
+            }
+            return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups, activeAuthentication: aa,
+                            reportedChipAuthentication: p.chipAuthentication.flatMap { ReportedChipAuthentication(rawValue: $0.rawValue) })
         } catch {
             throw IDVError(.malformedRequest, "payload.chip: \(error.description)")
         }

@@ -148,8 +148,10 @@ struct IDVState<Step: Codable & Sendable & Equatable>: Codable, Sendable, Equata
     var step: Step
 }
 
-/// The document step's places.
-enum DocumentStep: Codable, Sendable, Equatable { case start, upload, confirm }
+/// The document step's places. The upload carries the chip challenge it issued (ICAO 9303-11 §6.1 Active
+/// Authentication; nil when this server verifies no chips): sealed with the flow state, fresh for every upload asked,
+/// gone when the step moves on.
+enum DocumentStep: Codable, Sendable, Equatable { case start, upload(chipChallenge: ChipChallengePayload?), confirm }
 
 /// The selfie step's places; the active liveness challenge (server-issued) rides with them.
 enum SelfieStep: Codable, Sendable, Equatable {

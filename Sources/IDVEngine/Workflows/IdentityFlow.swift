@@ -56,7 +56,8 @@ struct IdentityFlow: IDVFlowSteps {
 
     func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         switch (state.step, input) {
-        case let (.document(.upload), .pages(pages, chip)): return .document(pages: pages, chip: chip)
+        case let (.document(.upload(challenge)), .pages(pages, chip)):
+            return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
         case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
             let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
                 : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)

@@ -37,6 +37,10 @@ public enum DocumentReason: Sendable, Equatable {
     case chipSignerCountryMismatch(ChipSignerCountryMismatch)
     /// Chip data was sent without DG1 (or without a printed MRZ): the chip cannot be tied to the page.
     case chipMRZNotCompared
+    /// Active Authentication (ICAO 9303-11 §6.1) did not prove the chip genuine: it failed (a copy, a replayed
+    /// answer, a key the issuer did not sign: errors), or it could not prove it (not run, no DG15, an algorithm that
+    /// cannot be checked: "a copy is not excluded", warnings — errors under `chip.require_genuine`).
+    case chipActiveAuthentication(ActiveAuthenticationResult)
     /// The chip is authentic, but the portrait printed on the page is farther from DG2's face than
     /// the match line (``WorkflowPolicy/matchThreshold(_:)`` for `image_to_image`): the printed photo
     /// may have been replaced. A warning, not an error — a printed portrait photographed through a
@@ -154,22 +158,67 @@ extension WorkflowPolicy {
     /// printed MRZ (``ChipEvidence/authentic``) and the signers' country is the issuing state's.
     public func chipAuthentic(_ c: ChipEvidence) -> Bool { c.authentic && signerCountryMismatch(c) == nil }
 
-    /// The wire reason of chip evidence (`nfc_scan_status_reason`): the first INVALID-making failure,
-    /// else a signer-country mismatch, else the DG1 mismatch, else the first other failure; `passed` when
-    /// authentic.
+    /// Whether the chip is genuine — the strongest document evidence: authentic (``chipAuthentic(_:)``: passive
+    /// authentication, DG1, the signers' country) and it proved it holds DG15's private key by signing this step's
+    /// own challenge (Active Authentication verified, ICAO 9303-11 §6.1). Authentic alone means the data is the
+    /// issuer's, but a copy of the chip's files is not excluded.
+    public func chipGenuine(_ c: ChipEvidence) -> Bool { chipAuthentic(c) && c.activeAuthentication.verified }
+
+    /// Whether an Active Authentication outcome makes the document INVALID: a signature that does not verify with
+    /// DG15's key (a copy), one over another challenge (replayed), one from a key the SOD does not vouch for; and —
+    /// under `chip.require_genuine` — anything short of verified (not run, no DG15, an algorithm that cannot be
+    /// checked). Otherwise those rule out VALID ("a copy is not excluded": WARNING).
+    public func isError(_ aa: ActiveAuthenticationResult) -> Bool {
+        switch aa {
+        case .verified: return false
+        case let .failed(f, _):
+            switch f {
+            case .signatureInvalid, .challengeReplayed, .keyNotAuthenticated: return true
+            case .unsupportedAlgorithm: return requireGenuineChip
+            }
+        case .notSupported, .notPerformed: return requireGenuineChip
+        }
+    }
+
+    /// The wire reason of an Active Authentication outcome that is not `verified` (nil when verified).
+    public static func reason(of aa: ActiveAuthenticationResult) -> ChipVerificationReason? {
+        switch aa {
+        case .verified: return nil
+        case .notSupported: return .activeAuthenticationNotSupported
+        case .notPerformed: return .activeAuthenticationNotPerformed
+        case let .failed(f, _):
+            switch f {
+            case .signatureInvalid: return .activeAuthenticationFailed
+            case .challengeReplayed: return .activeAuthenticationReplayed
+            case .keyNotAuthenticated: return .activeAuthenticationKeyNotSigned
+            case .unsupportedAlgorithm: return .activeAuthenticationUnsupported
+            }
+        }
+    }
+
+    /// The wire reason of chip evidence (`nfc_scan_status_reason`): the INVALID-making findings first — a passive
+    /// authentication failure, a failed or replayed Active Authentication, a signer-country mismatch, DG1 differing
+    /// from the printed MRZ, then Active Authentication short of verified under `chip.require_genuine` — then the
+    /// warnings: another passive-authentication failure, DG1 not compared, Active Authentication not run or not
+    /// supported; `genuine` when none holds.
     public func chipReason(_ c: ChipEvidence) -> ChipVerificationReason {
-        let reason = Self.reason(of:)
+        let reason: (ChipFailure) -> ChipVerificationReason = Self.reason(of:)
+        let aa = c.activeAuthentication
         if let f = c.failures.first(where: isError) { return reason(f) }
+        if case .failed = aa, isError(aa), let r = Self.reason(of: aa) { return r }
         if signerCountryMismatch(c) != nil { return .signerCountryMismatch }
         if case .differs = c.mrz { return .mrzMismatch }
+        if isError(aa), let r = Self.reason(of: aa) { return r }
         if let f = c.failures.first { return reason(f) }
-        return chipAuthentic(c) ? .passed : .mrzNotCompared
+        if !chipAuthentic(c) { return .mrzNotCompared }
+        return Self.reason(of: aa) ?? .genuine
     }
 
     /// Whether chip evidence makes the document INVALID (seed 003 `nfc_scan_status` `ERROR`): an
-    /// INVALID-making failure, a signer-country mismatch, or DG1 differing from the printed MRZ.
+    /// INVALID-making failure, a signer-country mismatch, DG1 differing from the printed MRZ, or an Active
+    /// Authentication outcome that is an error (``isError(_:)-…``).
     public func chipIsError(_ c: ChipEvidence) -> Bool {
-        if c.failures.contains(where: isError) || signerCountryMismatch(c) != nil { return true }
+        if c.failures.contains(where: isError) || signerCountryMismatch(c) != nil || isError(c.activeAuthentication) { return true }
         if case .differs = c.mrz { return true }
         return false
     }
@@ -261,12 +310,19 @@ extension WorkflowPolicy {
             case let .differs(fields): errors.append(.chipMRZMismatch(fields))
             case .noDataGroup1, .noPrintedMRZ: warnings.append(.chipMRZNotCompared)
             }
+            // Active Authentication: a copy, a replayed answer or an unsigned key is an error; not proven (a copy
+            // is not excluded) a warning, an error under chip.require_genuine.
+            let aa = chip.activeAuthentication
+            if !aa.verified { if isError(aa) { errors.append(.chipActiveAuthentication(aa)) } else { warnings.append(.chipActiveAuthentication(aa)) } }
             let authentic = chip.authentic && countryMismatch == nil
             if authentic, let m = doc.chipPortraitComparison, m.distance > matchThreshold(m) {
                 warnings.append(.chipPortraitDiffers(distance: m.distance, threshold: matchThreshold(m)))
             }
-            let outcome = CheckOutcome(.chipVerification, authentic ? .passed : .failed,
-                                       .chip(failures: chip.failures, mrz: chip.mrz, signerCountry: countryMismatch))
+            // "Chip verification" says which: PASSED genuine (authentic and Active Authentication verified), WARNING
+            // authentic but a copy not excluded, FAILED when a chip finding makes the document INVALID.
+            let result: CheckResult = !authentic || isError(aa) ? .failed : aa.verified ? .passed : .warning
+            let outcome = CheckOutcome(.chipVerification, result,
+                                       .chip(failures: chip.failures, mrz: chip.mrz, signerCountry: countryMismatch, activeAuthentication: aa))
             if let i = checks.firstIndex(where: { $0.id == .chipVerification }) { checks[i] = outcome } else { checks.append(outcome) }
         } else if let i = checks.firstIndex(where: { $0.id == .chipVerification }) {
             checks[i] = CheckOutcome(.chipVerification, .notPerformed, .noChipData)

@@ -89,9 +89,24 @@ public enum DocumentWording {
         case let (.portraitFound, .portrait(search)): return portraitDetail(search)
         case (.portraitFound, _): return passed ? "A face was found on the document." : "No face was found on the document pages."
         case (.chipVerification, .noChipData): return "No chip data was sent with the pages."
-        case let (.chipVerification, .chip(failures, mrz, signerCountry)):
-            if passed { return "Passive authentication (ICAO 9303-11) passed and DG1 equals the printed MRZ." }
+        case let (.chipVerification, .chip(failures, mrz, signerCountry, aa)):
+            if c.result == .passed || c.result == .warning {
+                let base = "Passive authentication (ICAO 9303-11 §5.1) passed and DG1 equals the printed MRZ"
+                switch aa {
+                case let .verified(mechanism):
+                    return base + "; the chip verified Active Authentication (§6.1, \(mechanism)) on this verification's own challenge: the chip is genuine."
+                case .notPerformed: return base + "; Active Authentication was not run, so a copy of the chip is not excluded."
+                case .notSupported: return base + "; the chip has no Active Authentication key (DG15), so a copy of the chip is not excluded."
+                case .failed: return base + "; its Active Authentication cannot be checked, so a copy of the chip is not excluded."
+                }
+            }
             var parts = failures.map(\.rawValue)
+            switch aa {
+            case let .failed(f, detail): parts.append("Active Authentication \(f.rawValue) (\(detail))")
+            case .notPerformed: parts.append("Active Authentication not run")
+            case .notSupported: parts.append("no Active Authentication key (DG15)")
+            case .verified: break
+            }
             if let m = signerCountry {
                 let name = m.certificate == .documentSigner ? "the document signer" : m.certificate == .csca ? "the CSCA" : "the document signer's issuer"
                 parts.append("\(name) names country " + (m.countries.isEmpty ? "none" : m.countries.joined(separator: "/"))
@@ -147,6 +162,7 @@ public enum DocumentWording {
         case let .chip(f): return sentence(f)
         case .chipMRZMismatch: return ChipVerificationReason.mrzMismatch.sentence
         case .chipMRZNotCompared: return ChipVerificationReason.mrzNotCompared.sentence
+        case let .chipActiveAuthentication(aa): return (WorkflowPolicy.reason(of: aa) ?? .genuine).sentence
         case let .cardFrontShowsNoName(page):
             return "None of the names in the MRZ was found printed on the card's front (page \(page + 1)); names have no check digit, so compare them with the card itself, or photograph its front again."
         case let .chipSignerCountryMismatch(m):

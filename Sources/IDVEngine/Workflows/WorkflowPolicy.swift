@@ -95,6 +95,11 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// (unknown CSCA, a CSCA key that does not verify it, no DSC, an algorithm that cannot be
     /// checked) makes the document INVALID instead of WARNING (docs/CHIP.md "The verdict rule").
     public var requireTrustedCSCA = false
+    /// `chip.require_genuine`: a chip that did not prove itself genuine by Active Authentication over the step's
+    /// challenge (ICAO 9303-11 §6.1) — the client did not run it, the chip has no DG15 key, or its algorithm cannot
+    /// be checked — makes the document INVALID instead of WARNING ("a copy is not excluded"). A failed or replayed
+    /// Active Authentication is INVALID whatever this says (docs/CHIP.md "The verdict rule"). Default false.
+    public var requireGenuineChip = false
     /// Which evidence sends a KYC to human review instead of a decision (`review.*`; RelyingParty/Review.swift).
     public var review = ReviewPolicy()
 
