@@ -145,6 +145,30 @@ public enum SecurityInfo: Sendable, Equatable {
         }
     }
 
+    /// The protocol OBJECT IDENTIFIER, dotted (for a PACEDomainParameterInfo, its id-PACE family arc).
+    public var protocolOID: String {
+        switch self {
+        case .pace(let p): return p.protocol.oid
+        case .paceDomainParameters(let d): return "\(ChipOID.pace).\(PACEProtocol.familyArc(d.mapping, d.keyAgreement) ?? 0)"
+        case .chipAuthentication(let c): return c.protocol.oid
+        case .chipAuthenticationPublicKey(let k): return k.keyAgreement == .dh ? ChipOID.pkDH : ChipOID.pkECDH
+        case .activeAuthentication: return ChipOID.activeAuthentication
+        case .terminalAuthentication: return ChipOID.ta
+        case .other(let oid, _): return oid
+        }
+    }
+
+    /// The info's `version` INTEGER, where its type has one.
+    public var version: Int? {
+        switch self {
+        case .pace(let p): return p.version
+        case .chipAuthentication(let c): return c.version
+        case .activeAuthentication(let a): return a.version
+        case .terminalAuthentication(let v): return v
+        case .paceDomainParameters, .chipAuthenticationPublicKey, .other: return nil
+        }
+    }
+
     /// The SecurityInfo's DER encoding.
     public var encoded: [UInt8] {
         func opt(_ v: Int?) -> [[UInt8]] { v.map { [DER.integer($0)] } ?? [] }

@@ -33,6 +33,9 @@ public final class VirtualChip: @unchecked Sendable {
         case corruptResponseMAC(protectedResponse: Int)
         /// Increment the send sequence counter once more before the `n`th protected response.
         case skipSendSequenceCounter(protectedResponse: Int)
+        /// A clone replaying a recorded answer: INTERNAL AUTHENTICATE returns `signature` (the genuine chip's answer
+        /// to an earlier challenge) whatever the challenge.
+        case replayActiveAuthentication(signature: [UInt8])
     }
 
     /// The chip folder served; a new one takes effect at the next power-on or reset.
@@ -409,6 +412,7 @@ public final class VirtualChip: @unchecked Sendable {
         guard access != .none else { return sw(.securityStatusNotSatisfied) }
         guard let key = folder.activeAuthenticationKey else { return sw(.instructionNotSupported) }
         guard c.data.count == ActiveAuthentication.challengeLength else { return sw(.wrongLength) }
+        for case let .replayActiveAuthentication(recorded) in faults { return recorded + sw(.success) }
         do {
             switch key.kind {
             case .rsa?:

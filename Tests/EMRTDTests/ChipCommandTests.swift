@@ -172,7 +172,7 @@ final class ChipCommandTests: XCTestCase {
     /// another challenge, a chip without DG15 — and unusable input refused with exit 2.
     func testActiveAuthenticationSignatureCheckedOffline() throws {
         let dir = try temporaryDirectory(self)
-        let gen = try IDVD.run(["specimen", "--chip", "--format", "td3", "--seed", "21", "--out", dir])
+        let gen = try IDVDCommand.run(["specimen", "--chip", "--format", "td3", "--seed", "21", "--out", dir])
         XCTAssertEqual(gen.status, 0, gen.stderr)
         let chip = dir + "/specimen-21.chip", trust = dir + "/test-pki"
         let challenge: [UInt8] = [0xC0, 0xFF, 0xEE, 0x00, 0x11, 0x22, 0x33, 0x44]
@@ -185,7 +185,7 @@ final class ChipCommandTests: XCTestCase {
         }
         let mrz = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/specimen-21.json"))).mrz_lines
         func verify(_ folder: String, _ extra: [String]) throws -> (Int32, Output?, String) {
-            let r = try IDVD.run(["chip", "verify", "--dir", folder, "--trust", trust] + extra + ["--mrz"] + mrz)
+            let r = try IDVDCommand.run(["chip", "verify", "--dir", folder, "--trust", trust] + extra + ["--mrz"] + mrz)
             return (r.status, try? JSONDecoder().decode(Output.self, from: r.stdout), r.stderr)
         }
         // The genuine RSA-2048 chip and the ECDSA P-256 variant: verified, the chip is genuine (exit 0).
@@ -220,7 +220,7 @@ final class ChipCommandTests: XCTestCase {
         // Unusable input: exit 2, one line, nothing on stdout.
         for bad in [["--aa-challenge", "c0ffee"], ["--aa-challenge", hex], ["--aa-signature", dir + "/absent"],
                     ["--aa-challenge", "zz" + hex.dropFirst(2), "--aa-signature", try sign(chip)], ["--aa-challenge", hex, "--aa-signature", dir + "/absent"]] {
-            let r = try IDVD.run(["chip", "verify", "--dir", chip, "--trust", trust] + bad)
+            let r = try IDVDCommand.run(["chip", "verify", "--dir", chip, "--trust", trust] + bad)
             XCTAssertEqual(r.status, 2, "\(bad): \(r.stderr)")
             XCTAssertTrue(r.stdout.isEmpty, "\(bad)")
             XCTAssertTrue(r.stderr.contains("--aa-"), "\(bad): \(r.stderr)")

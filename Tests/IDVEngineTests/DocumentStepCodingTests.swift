@@ -1,6 +1,6 @@
 import Foundation
 import IDVCore
-import IDVEngine
+@testable import IDVEngine
 import XCTest
 
 /// The document step's sealed state with its chip challenge: round trips, and a state sealed before the chip

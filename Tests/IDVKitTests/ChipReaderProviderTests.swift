@@ -79,7 +79,7 @@ final class ChipChallengeSDKTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
         p.arguments = args
-        p.environment = server.environment
+        p.environment = ProcessInfo.processInfo.environment.merging(server.process.environment) { _, n in n }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
