@@ -64,7 +64,7 @@ public struct RDNAChipChallenge: Sendable, Equatable {
     /// The challenge of an upload challenge's `payload`, or nil when it has none (a server that verifies no chips)
     /// or it is malformed.
     public init?(payload: JSONValue) {
-        guard let v = payload[ChipChallengePayload.payloadKey], let c = try? v.decode(ChipChallengePayload.self), let bytes = c.challenge else { return nil }
+        guard let c = (try? payload.decode(DocumentUploadRequest.self))?.chipChallenge, let bytes = c.challenge else { return nil }
         self.init(activeAuthenticationChallenge: bytes, expiresAt: Date(timeIntervalSince1970: TimeInterval(c.expiresAt)))
     }
 }

@@ -32,6 +32,6 @@ public enum SimulatedChip {
 
     /// The chip challenge in an `uploadIDVDocumentPages` challenge's payload (`chip_challenge`), nil when none.
     public static func challenge(in payload: JSONValue) -> ChipChallengePayload? {
-        payload[ChipChallengePayload.payloadKey].flatMap { try? $0.decode(ChipChallengePayload.self) }
+        (try? payload.decode(DocumentUploadRequest.self))?.chipChallenge
     }
 }

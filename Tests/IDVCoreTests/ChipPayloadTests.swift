@@ -56,6 +56,16 @@ final class ChipPayloadTests: XCTestCase {
         XCTAssertEqual(try JSONDecoder().decode(ChipChallengePayload.self, from: Data(json.utf8)), c)
         XCTAssertEqual(c.challenge, [0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF])
         XCTAssertEqual(ChipChallengePayload.payloadKey, "chip_challenge")
+        // In the upload challenge's payload (DocumentUploadRequest): beside max_pages and media_types, and absent
+        // from a server that verifies no chips.
+        let request = DocumentUploadRequest(maxPages: 2, chipChallenge: c)
+        let requestJSON = try JSONValue(encoding: request)
+        XCTAssertEqual(requestJSON["chip_challenge"]?["active_authentication_challenge"]?.stringValue, "0123456789abcdef")
+        XCTAssertEqual(requestJSON["max_pages"]?.intValue, 2)
+        XCTAssertEqual(try requestJSON.decode(DocumentUploadRequest.self), request)
+        let plain = try JSONValue(encoding: DocumentUploadRequest(maxPages: 2))
+        XCTAssertNil(plain["chip_challenge"])
+        XCTAssertNil(try plain.decode(DocumentUploadRequest.self).chipChallenge)
         var short = c
         short.activeAuthenticationChallenge = "0123"
         XCTAssertNil(short.challenge)

@@ -75,16 +75,10 @@ final class SpecimenChipReader: ChipReaderProvider, @unchecked Sendable {
 /// (Active Authentication on the session's challenge) is `OK genuine`; files alone (`FileChipReader`) are
 /// `WARNING active_authentication_not_performed`.
 final class ChipChallengeSDKTests: XCTestCase {
+    /// `idvd <args>` to completion with the server's environment (its key folder); exit 0 expected.
     func idvd(_ server: IDVDServer, _ args: [String]) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(server.process.environment) { _, n in n }
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, args.joined(separator: " "))
+        let r = try IDVD.run(args, replacing: server.process.processEnvironment)
+        XCTAssertEqual(r.status, 0, args.joined(separator: " ") + ": " + r.errors)
     }
 
     func testTheChipReaderSignsTheServersChallenge() async throws {

@@ -12,14 +12,12 @@ extension IDVFlowSteps {
     /// `uploadIDVDocumentPages`, with a fresh chip challenge (`chip_challenge`, IDVCore ``ChipChallengePayload``:
     /// 8 bytes from the CSPRNG, expiring with the flow) when this server verifies chips.
     func askDocUpload(_ r: IDVRun, _ env: FlowEnv, error: IDVError? = nil) -> StepResult<DocumentStep> {
-        var challenge: ChipChallengePayload?
-        if services.chips != nil {
-            challenge = ChipChallengePayload(challenge: env.crypto.randomBytes(ChipChallengePayload.challengeBytes),
-                                             expiresAt: r.startedAt + env.policy.flowTimeoutSeconds)
-        }
-        return .ask(.upload(chipChallenge: challenge),
-                    spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r, env),
-                         payload: Self.payload(DocumentUploadRequest(maxPages: env.policy.maxPages, chipChallenge: challenge)), error: error))
+        let challenge = services.chips == nil ? nil
+            : ChipChallengePayload(challenge: env.crypto.randomBytes(ChipChallengePayload.challengeBytes),
+                                   expiresAt: r.startedAt + env.policy.flowTimeoutSeconds)
+        return .ask(.upload(chipChallenge: challenge), spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r, env),
+                                                            payload: Self.payload(DocumentUploadRequest(maxPages: env.policy.maxPages, chipChallenge: challenge)),
+                                                            error: error))
     }
 
     /// `getIDVDocumentScanProcessStartConfirmation` answered.
