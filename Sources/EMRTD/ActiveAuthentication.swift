@@ -21,7 +21,7 @@ public enum ActiveAuthentication {
     public static let challengeLength = 8
 
     /// `id-icao-mrtd-security-aaProtocolObject` (ICAO 9303-10 Appendix, 9303-11 §9.2: the protocol of ActiveAuthenticationInfo).
-    public static let protocolOID = "2.23.136.1.1.5"
+    public static let protocolOID = ChipOID.activeAuthentication
 
     /// How the chip signed: RSA with ISO/IEC 9796-2 scheme 1 and the hash its trailer names (`implicitTrailer`: the
     /// one-byte trailer `BC`, SHA-1), or ECDSA with a plain signature and the hash ActiveAuthenticationInfo names.
@@ -254,21 +254,12 @@ public enum ActiveAuthentication {
 
 extension ActiveAuthentication {
     /// The `signatureAlgorithm` OID of the ActiveAuthenticationInfo in DG14's SecurityInfos (ICAO 9303-11 §9.2), or
-    /// nil when DG14 holds none. A minimal reading for verification only: the protocol OID, `version` 1, the OID.
-    /// Throws `LDSError` when DG14 is not a SecurityInfos SET.
+    /// nil when DG14 holds none; read with EMRTDCore's typed ``SecurityInfos``. Throws `LDSError` when DG14 is not
+    /// tag 6E around a SecurityInfos SET or a SecurityInfo in it is malformed.
     public static func signatureAlgorithm(dataGroup14 bytes: [UInt8]) throws -> String? {
-        let f = LDSFile.dataGroup(14)
-        let root = try readFile(bytes, as: f)
-        guard let set = try wrap(f, { try root.children().first }), set.tag == .set else { throw LDSError.missing(f, "SecurityInfos SET") }
-        for info in try wrap(f, { try set.children() }) where info.tag == .sequence {
-            let parts = try wrap(f) { try info.children() }
-            guard parts.count >= 3, parts[0].tag == .objectIdentifier, try wrap(f, { try parts[0].oidValue() }) == protocolOID else { continue }
-            guard parts[1].tag == .integer, parts[2].tag == .objectIdentifier else {
-                throw LDSError.invalid(f, "ActiveAuthenticationInfo is not {protocol, version, signatureAlgorithm}")
-            }
-            return try wrap(f) { try parts[2].oidValue() }
+        do { return try SecurityInfos(dg14: bytes).activeAuthenticationInfo?.signatureAlgorithm } catch {
+            throw LDSError.invalid(LDSFile.dataGroup(14), "SecurityInfos: \(error)")
         }
-        return nil
     }
 
     /// Verifies a chip's Active Authentication from its files after passive authentication (ICAO 9303-11 §6.1 on

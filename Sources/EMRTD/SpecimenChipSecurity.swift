@@ -63,26 +63,32 @@ public struct SpecimenChipSecurity: Sendable {
                                     chipAuthenticationKey: caKey, cardAccessNumber: can)
     }
 
-    /// PACEInfo: generic mapping, ECDH on NIST P-256, AES-128 secure messaging, version 2.
-    public static let paceInfo = SecurityInfoEncoding.paceInfo()
+    /// PACEInfo: generic mapping, ECDH on NIST P-256 (standardized domain parameters 12, ICAO 9303-11 §9.5.1),
+    /// AES-128 secure messaging, version 2 (id-PACE-ECDH-GM-AES-CBC-CMAC-128).
+    public static let paceInfo = PACEInfo(protocol: PACEProtocol(mapping: .generic, keyAgreement: .ecdh, cipher: .aes128), version: 2, parameterId: 12)
 
-    /// EF.CardAccess: the SecurityInfos a terminal reads before PACE (PACEInfo).
-    public func cardAccess() -> [UInt8] { SecurityInfoEncoding.securityInfos([Self.paceInfo]) }
+    /// EF.CardAccess: the SecurityInfos a terminal reads before PACE (PACEInfo), DER (ICAO 9303-10 §3.11.3: a bare SET).
+    public func cardAccess() -> [UInt8] { SecurityInfos([.pace(Self.paceInfo)]).encoded }
 
-    /// DG14: ChipAuthenticationPublicKeyInfo (id-PK-ECDH, the CA key's SubjectPublicKeyInfo, named curve),
-    /// ChipAuthenticationInfo (id-CA-ECDH-AES-CBC-CMAC-128, version 1), PACEInfo (the signed copy of EF.CardAccess's),
-    /// and for an EC AA key ActiveAuthenticationInfo naming `ecdsa-plain-<digest>` (ICAO 9303-11 §6.1 requires it).
-    public func dataGroup14() throws -> [UInt8] {
-        var infos = [
-            SecurityInfoEncoding.chipAuthenticationPublicKeyInfo(subjectPublicKeyInfo: try chipAuthenticationKey.subjectPublicKeyInfo()),
-            SecurityInfoEncoding.chipAuthenticationInfo(),
-            Self.paceInfo,
+    /// DG14's SecurityInfos: ChipAuthenticationPublicKeyInfo (id-PK-ECDH, the CA key's SubjectPublicKeyInfo, named
+    /// curve), ChipAuthenticationInfo (id-CA-ECDH-AES-CBC-CMAC-128, version 1), PACEInfo (the signed copy of
+    /// EF.CardAccess's), and for an EC AA key ActiveAuthenticationInfo naming `ecdsa-plain-<digest>` (ICAO 9303-11
+    /// §6.1 requires it). Typed with EMRTDCore's SecurityInfos, the same values the chip-access library reads.
+    public func securityInfos() throws -> SecurityInfos {
+        let caKey = try SubjectPublicKeyInfo(try chipAuthenticationKey.subjectPublicKeyInfo())
+        var infos: [SecurityInfo] = [
+            .chipAuthenticationPublicKey(ChipAuthenticationPublicKeyInfo(keyAgreement: .ecdh, publicKey: caKey)),
+            .chipAuthentication(ChipAuthenticationInfo(protocol: ChipAuthenticationProtocol(keyAgreement: .ecdh, cipher: .aes128), version: 1)),
+            .pace(Self.paceInfo),
         ]
         if activeAuthenticationKind == .ecdsaP256, let oid = ActiveAuthentication.ecdsaPlainOIDs[activeAuthenticationDigest] {
-            infos.append(SecurityInfoEncoding.activeAuthenticationInfo(signatureAlgorithm: oid))
+            infos.append(.activeAuthentication(ActiveAuthenticationInfo(version: 1, signatureAlgorithm: oid)))
         }
-        return SecurityInfoEncoding.dataGroup14(infos)
+        return SecurityInfos(infos)
     }
+
+    /// DG14 (ICAO 9303-10 §4.7.14): tag `6E` around ``securityInfos()``, DER (SET OF sorted, X.690 §11.6).
+    public func dataGroup14() throws -> [UInt8] { try securityInfos().dg14Encoded }
 
     /// DG15: the AA public key (SubjectPublicKeyInfo); nil without AA.
     public func dataGroup15() throws -> [UInt8]? {

@@ -3,7 +3,9 @@ import IDVKit
 
 // The sample app: the codelabs' screens as a terminal app (screens / coordinator / service).
 let usage = """
-usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE] [--chip-dir DIR]
+usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE] [--chip-dir DIR | --chip-reader pcsc[:NAME]]
+       idv chip read (--mrz LINE1 LINE2 [LINE3] | --can NUMBER) --out DIR [--reader NAME] [--aa-challenge HEX] …
+       idv chip readers      (idv chip --help: reading a passport chip over PC/SC)
   Runs the codelabs' flows against an idvd server: check user, activation code, document and selfie
   screens, consent, password, and the dashboard (KYC, additional document scan, biometric
   authentication, template status, opt-in, opt-out, log off).
@@ -16,7 +18,11 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   --chip-dir DIR reads an eMRTD chip's files from DIR (EF_SOD.bin, EF_COM.bin, DG1.bin, DG2.bin … as
   'idvd specimen --chip' writes them) after every document capture and sends them beside the pages:
   the server verifies the chip (passive authentication), and the scan result shows the 'nfc' row.
-  Screens: check-user, activation-code, set-password, verify-password, reauth-password, lda-consent, lda-presence,
+  --chip-reader pcsc[:NAME] reads the chip on a PC/SC reader (the first with a card, or the one whose name
+  contains NAME) after every document capture: the 'chip-access' screen asks for its key (mrz LINE1 LINE2
+  [LINE3] | can NUMBER | skip); PACE or BAC, Chip Authentication, and Active Authentication on the server's
+  challenge, so the server can report the chip genuine. A wrong MRZ/CAN is said and the screen asked again.
+  Screens: check-user, activation-code, chip-access, set-password, verify-password, reauth-password, lda-consent, lda-presence,
   document-start (scan FRONT [BACK] | cancel), document-details (confirm | rescan),
   selfie-start (capture FOLDER [back] | cancel), selfie-confirmation (an offered key | close),
   consent (approve | reject | close), optin-frame (approve | recapture | cancel),
@@ -25,6 +31,11 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   Images from the server are saved under --out (default: a new temporary folder).
   Exit: 0 after 'dashboard: quit' or end of input, 1 SDK/server failure, 2 usage, 3 script mismatch.
 """
+
+// `idv chip …`: reading a passport chip over PC/SC (ChipRead.swift), apart from the codelab screens.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "chip" {
+    exit(ChipReadCommand.run(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 var opts: [String: String] = [:]
 var argv = Array(CommandLine.arguments.dropFirst())
@@ -71,6 +82,17 @@ if let chipDir = opts["chip-dir"] {
         exit(2)
     }
     rdna.setChipReaderProvider(FileChipReader(folder: URL(fileURLWithPath: chipDir)))
+}
+if let spec = opts["chip-reader"] {
+    guard opts["chip-dir"] == nil else {
+        FileHandle.standardError.write(Data("idv: give --chip-dir or --chip-reader, not both\n".utf8))
+        exit(2)
+    }
+    guard let reader = PCSCChipReader(spec: spec, ui: ui, answers: answers) else {
+        FileHandle.standardError.write(Data("idv: --chip-reader takes pcsc or pcsc:NAME\n".utf8))
+        exit(2)
+    }
+    rdna.setChipReaderProvider(reader)
 }
 let callbacks = DispatchQueue(label: "idv.screens")
 let e = service.initialize(server, timeout: timeout, queue: callbacks)

@@ -28,6 +28,7 @@ let benchmarks: [Benchmark] = [
     .nodes,
     .audit,
     .chip,
+    .chipRead,
     .webhooks,
 ]
 

@@ -10,7 +10,7 @@ import Imaging
 import Foundation
 
 extension Command {
-    static let chip = Command(name: "chip", summary: "eMRTD chip: passive authentication of EF.SOD and data groups (chip verify --help)") { args in
+    static let chip = Command(name: "chip", summary: "eMRTD chip: passive authentication (chip verify --help); a virtual chip (chip emulate --help)") { args in
         let usage = """
         usage: idvd chip verify (--sod F [--dg1 F] [--dg2 F] [--com F] [--dg N=F …] | --dir CHIPDIR) [--trust FILE|DIR …]
                                 [--mrz L1 L2 [L3]] [--page IMAGE] [--at YYYY-MM-DD] [--portrait-out FILE.png|.jpg]
@@ -40,8 +40,10 @@ extension Command {
           active_authentication_replayed: it answers another challenge); 2: unusable input (a missing file, a --page
           that is not a JPEG or PNG image, a challenge that is not 16 hexadecimal digits, one of the two AA options
           without the other).
+               idvd chip emulate --dir CHIPDIR [--pcscd | --port P] …   a virtual chip through pcscd (chip emulate --help)
         """
         try CLI.refuseOptionForSubcommand(args.first, command: "chip")
+        if args.first == "emulate" { return try ChipEmulateCommand.run(Array(args.dropFirst())) }
         guard let sub = args.first, sub == "verify" else {
             print(usage)
             return args.first.map { ["-h", "--help"].contains($0) } == true ? 0 : 2

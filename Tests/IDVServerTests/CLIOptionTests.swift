@@ -31,6 +31,7 @@ final class CLIOptionTests: XCTestCase {
             ["liveness", "make-attack", "--bogus", "x"],
             ["selfie", "--bogus"], ["selfie", "verify", "--bogus", "x"],
             ["chip", "--bogus"], ["chip", "verify", "--bogus"], ["chip", "verify", "--sod=x.bin", "--bogus=1"],
+            ["chip", "emulate", "--bogus"],
             ["ocrb", "--bogus"], ["ocrb", "train", "--bogus", "x"], ["ocrb", "check", "--bogus", "x"],
             ["specimen", "--bogus", "x"],
             ["webhook", "--bogus"], ["webhook", "verify", "--bogus", "x"],
@@ -182,6 +183,7 @@ final class CLIOptionTests: XCTestCase {
             "nodes": ["seconds", "connections", "nodes", "argon2", "db", "server", "async-commit", "set"],
             "audit": ["records", "writers", "appends", "db", "async-commit"],
             "chip": ["iterations", "samples"],
+            "chip-read": ["iterations", "sizes", "quick"],
             "webhooks": ["events", "batch", "poll-ms"],
         ]
         let names = text(try IDVDBinary.run(["bench", "--list"]).stdout).split(separator: "\n").map(String.init)

@@ -133,6 +133,23 @@ public struct BERElement: Sendable {
         return Int(v)
     }
 
+    /// A non-negative INTEGER's magnitude, big-endian, without the sign octet (X.690 §8.3): what RSA moduli, DH
+    /// values and EC parameters are. Throws for a negative or empty INTEGER or another tag.
+    public func unsignedIntegerBytes() throws -> [UInt8] {
+        guard tag == .integer else { throw BERError.unexpectedTag(offset: start, expected: .integer, found: tag) }
+        guard let first = value.first else { throw BERError.invalidValue(offset: start, "empty INTEGER") }
+        guard first & 0x80 == 0 else { throw BERError.invalidValue(offset: start, "negative INTEGER") }
+        return Array(value.drop { $0 == 0 })
+    }
+
+    /// A BIT STRING's bits as octets, for a BIT STRING with no unused bits (X.690 §8.6; keys and signatures).
+    public func bitStringBytes() throws -> [UInt8] {
+        guard tag == .bitString else { throw BERError.unexpectedTag(offset: start, expected: .bitString, found: tag) }
+        guard let unused = value.first else { throw BERError.invalidValue(offset: start, "empty BIT STRING") }
+        guard unused == 0 else { throw BERError.invalidValue(offset: start, "BIT STRING with \(unused) unused bits") }
+        return Array(value.dropFirst())
+    }
+
     /// An OBJECT IDENTIFIER value in dotted form (X.690 §8.19).
     public func oidValue() throws -> String {
         guard tag == .objectIdentifier else { throw BERError.unexpectedTag(offset: start, expected: .objectIdentifier, found: tag) }
@@ -180,12 +197,22 @@ public struct BERReader: Sendable {
         return e
     }
 
-    /// Reads the next TLV.
-    public mutating func read() throws -> BERElement {
-        guard depth <= limits.maxDepth else { throw BERError.nestingTooDeep(offset: position, limit: limits.maxDepth) }
+    /// The header of the TLV at the front of `bytes` — its tag, the header's length and the declared value length
+    /// (nil for the indefinite form) — without needing the value to be there: how a chip file's length is learnt
+    /// from its first octets (ICAO 9303-10 §4.4). Throws for a truncated or malformed header.
+    public static func header(_ bytes: [UInt8]) throws -> (tag: BERTag, headerLength: Int, valueLength: UInt64?) {
+        var r = BERReader(bytes)
+        let (_, tag, _, first) = try r.readTagAndFirstLengthOctet()
+        if first == 0x80 { return (tag, r.position, nil) }
+        let length = try r.readDefiniteLength(first, lengthOffset: r.position - 1)
+        return (tag, r.position, length)
+    }
+
+    /// The tag (X.690 §8.1.2) and the first length octet; the position is left after that octet.
+    mutating func readTagAndFirstLengthOctet() throws -> (start: Int, tag: BERTag, lengthOffset: Int, first: UInt8) {
         let start = position
         guard position < endIndex else { throw start == 0 ? BERError.empty : BERError.truncatedTag(offset: start) }
-        // Tag (X.690 §8.1.2): low five bits all ones → subsequent octets with bit 8 as "more".
+        // Low five bits all ones → subsequent octets with bit 8 as "more".
         var tag = UInt32(buffer[position])
         position += 1
         if tag & 0x1F == 0x1F {
@@ -200,12 +227,29 @@ public struct BERReader: Sendable {
                 if b & 0x80 == 0 { break }
             }
         }
-        let t = BERTag(tag)
         // Length (X.690 §8.1.3).
         let lengthOffset = position
         guard position < endIndex else { throw BERError.truncatedLength(offset: lengthOffset) }
         let first = buffer[position]
         position += 1
+        return (start, BERTag(tag), lengthOffset, first)
+    }
+
+    /// A definite length whose first octet `first` was read (short or long form, at most 4 octets).
+    mutating func readDefiniteLength(_ first: UInt8, lengthOffset: Int) throws -> UInt64 {
+        if first & 0x80 == 0 { return UInt64(first) }
+        let n = Int(first & 0x7F)
+        guard n <= 4, first != 0xFF else { throw BERError.lengthFieldTooLong(offset: lengthOffset, octets: n) }
+        guard position + n <= endIndex else { throw BERError.truncatedLength(offset: lengthOffset) }
+        var length: UInt64 = 0
+        for _ in 0..<n { length = (length << 8) | UInt64(buffer[position]); position += 1 }
+        return length
+    }
+
+    /// Reads the next TLV.
+    public mutating func read() throws -> BERElement {
+        guard depth <= limits.maxDepth else { throw BERError.nestingTooDeep(offset: position, limit: limits.maxDepth) }
+        let (start, t, lengthOffset, first) = try readTagAndFirstLengthOctet()
         if first == 0x80 {
             guard t.isConstructed else { throw BERError.indefiniteLengthOnPrimitive(offset: lengthOffset) }
             // Indefinite: children until the end-of-contents octets 00 00.
@@ -225,16 +269,7 @@ public struct BERReader: Sendable {
                 position = inner.position
             }
         }
-        var length: UInt64
-        if first & 0x80 == 0 {
-            length = UInt64(first)
-        } else {
-            let n = Int(first & 0x7F)
-            guard n <= 4, first != 0xFF else { throw BERError.lengthFieldTooLong(offset: lengthOffset, octets: n) }
-            guard position + n <= endIndex else { throw BERError.truncatedLength(offset: lengthOffset) }
-            length = 0
-            for _ in 0..<n { length = (length << 8) | UInt64(buffer[position]); position += 1 }
-        }
+        let length = try readDefiniteLength(first, lengthOffset: lengthOffset)
         let available = endIndex - position
         guard length <= UInt64(available) else {
             throw BERError.lengthExceedsInput(offset: lengthOffset, declared: length, available: available)
@@ -283,6 +318,18 @@ public enum DER {
         if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
         return tlv(0x02, bytes)
     }
+
+    /// A non-negative INTEGER from big-endian magnitude octets (leading zeros dropped, a zero octet added when the
+    /// top bit is set, so the value stays positive; X.690 §8.3).
+    public static func unsignedInteger(_ magnitude: [UInt8]) -> [UInt8] {
+        var b = Array(magnitude.drop { $0 == 0 })
+        if b.isEmpty { b = [0] }
+        if b[0] & 0x80 != 0 { b.insert(0, at: 0) }
+        return tlv(0x02, b)
+    }
+
+    /// A BIT STRING with no unused bits around `bytes` (X.690 §8.6).
+    public static func bitString(_ bytes: [UInt8]) -> [UInt8] { tlv(0x03, [0] + bytes) }
 
     /// An OBJECT IDENTIFIER from dotted form ("2.23.136.1.1.1").
     public static func oid(_ dotted: String) -> [UInt8] {
