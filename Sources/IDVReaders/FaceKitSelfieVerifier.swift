@@ -6,7 +6,7 @@ import IDVEngine
 
 /// The production ``SelfieVerifying``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
 /// landmarks, MiniFASNet texture PAD fused with blink/expression and non-rigid-motion cues by rule
-/// `texture-motion-v2`, capture quality, a template fused from the best frames' 128-d
+/// `texture-motion-v3` (the policy judges its typed cues, `judgePAD`), capture quality, a template fused from the best frames' 128-d
 /// `dlib_face_recognition_resnet_model_v1` descriptors), its report mapped to the engine's
 /// ``SelfieEvidence``; the verdict is the server's (``WorkflowPolicy``). docs/LIVENESS.md.
 ///
@@ -119,7 +119,7 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
             } ?? []
             match = FaceMatchEvidence(distance: d, score: c.faceMatchScore, kind: kind, calibration: calibration)
         }
-        let pad = PADEvidence(rule: report.fusionRule.rawValue, textureScore: report.texture?.score, motionOnlyScore: report.motionScore)
+        let pad = padEvidence(report)
         return SelfieEvidence(livenessScore: report.score, livenessCues: report.reasons.map { LivenessCue($0.rawValue) }, match: match,
                               frameCount: report.frameCount, trackedFrameCount: report.trackedFrameCount,
                               framesPerSecond: framesPerSecond, bestFrameIndex: report.bestFrameIndex,
@@ -127,6 +127,20 @@ public struct FaceKitSelfieVerifier: SelfieVerifying {
                               model: "dlib_face_recognition_resnet_model_v1", challengeNonce: report.challengeNonce,
                               captureIssues: captureIssues(report.quality), pad: pad, template: probe.map { $0.encoded() } ?? [],
                               templateFrames: probe?.sourceCount ?? 0)
+    }
+
+    /// The typed PAD evidence of a report: the rule, the raw texture score and the motion-only score
+    /// (audited), the calibrated texture cue with its good and scored frames, the non-rigid motion
+    /// strength (nil when fewer than two frames were tracked), and the facial action (passive) or
+    /// the challenged actions (active) — the cues the server's policy judges (`judgePAD`).
+    public static func padEvidence(_ report: LivenessReport) -> PADEvidence {
+        let inputs = report.fusionInputs
+        let texture = report.texture.flatMap { t in
+            t.logOdds.map { TextureCue(logOdds: $0, goodFrames: t.goodFrames.count, scoredFrames: t.frames.count) }
+        }
+        return PADEvidence(rule: report.fusionRule.rawValue, textureScore: report.texture?.score, motionOnlyScore: report.motionScore,
+                           texture: texture, motion: report.trackedFrameCount >= 2 ? inputs?.motion : nil,
+                           facialAction: inputs?.facialAction, challenge: inputs?.challenge)
     }
 
     /// FaceKit's quality issues as the engine's capture issues (eyes closed and a second face are

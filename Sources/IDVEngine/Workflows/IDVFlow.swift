@@ -122,6 +122,9 @@ public struct IDVRun: Codable, Sendable, Equatable {
     public var reviewSelfie: [ReviewTrigger]?
     /// The sealed best frame of the last selfie, kept for the reviewer when a trigger applies.
     public var selfieMedia: String?
+    /// The PAD evidence of a selfie capture the policy was unsure about, kept until its retake is
+    /// judged with it (``WorkflowPolicy/judgePAD(_:cues:score:earlier:final:)``); nil otherwise.
+    public var padRetake: PADRetake?
 
     /// Every review trigger that holds for the run now.
     public var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }
@@ -509,7 +512,26 @@ extension IDVFlowSteps {
                 return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: error), nil)
             }
             if let issue = policy.recapture(e) { return recapture(issue) }
-            let j = policy.judge(e, reference: reference, challenge: challenge, now: facts.now)
+            // PAD: confident attack evidence fails; a capture the policy is unsure about is asked again
+            // once, without using the attempt, and the retake is decided together with it.
+            let (score, cues, _) = policy.livenessCues(e, challenge: challenge, now: facts.now)
+            let pad = policy.judgePAD(e, cues: cues, score: score, earlier: r.padRetake)
+            if pad.outcome == .unsure, let evidence = e.pad {
+                r.selfieAttempts -= 1
+                r.padRetake = PADRetake(pad: evidence, cues: cues)
+                r.embedding = nil
+                let error = IDVError(.selfieRetake)
+                effects.append(audit(r, "selfie_verified", [
+                    "result": .string("retake"), "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts + 1),
+                    "pad_findings": .array(pad.findings.map { .string($0.rawValue) }),
+                    "texture_log_odds": pad.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
+                    "liveness_score": .integer(score), "reasons": .array(cues.prefix(8).map { .string($0.rawValue) }),
+                ]))
+                // A fresh challenge under active liveness: the retake must answer one it could not know.
+                return (askSelfieUpload(r, challenge: nil, now: facts.now, error: error), nil)
+            }
+            r.padRetake = nil
+            let j = policy.judge(e, reference: reference, challenge: challenge, now: facts.now, pad: pad)
             if let issue = policy.recapture(e, after: j) { return recapture(issue) }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
@@ -521,6 +543,10 @@ extension IDVFlowSteps {
                 "reference": r.portraitSource.map { .string($0.rawValue) } ?? .null,
                 "frames_per_second": .number(e.framesPerSecond), "duration_ms": .integer(t.milliseconds),
                 "pad_rule": e.pad.map { .string($0.rule) } ?? .null,
+                "pad_outcome": j.pad.map { .string($0.outcome.rawValue) } ?? .null,
+                "pad_findings": .array((j.pad?.findings ?? []).map { .string($0.rawValue) }),
+                "pad_combined": .bool(j.pad?.combined ?? false),
+                "texture_log_odds": j.pad?.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
                 "texture_score": e.pad?.textureScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
                 "motion_only_score": e.pad?.motionOnlyScore.map { .integer($0) } ?? .null,
                 "match_kind": e.match?.kind.map { .string($0.rawValue) } ?? .null,

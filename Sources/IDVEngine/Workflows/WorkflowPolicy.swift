@@ -38,8 +38,12 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// is asked again with the code (1060–1065), counting an attempt, instead of being
     /// judged. Default true.
     public var recaptureOnPoorCapture = true
-    /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED`.
+    /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED` for
+    /// evidence that carries no typed PAD cues (with them, ``pad`` decides: PADJudgement.swift).
     public var livenessThreshold = 50
+    /// Presentation-attack detection: what is a confident attack, what is unsure and asked again
+    /// (`idv.pad.*`, PADJudgement.swift; docs/LIVENESS.md).
+    public var pad = PADPolicy()
     /// Document policy: an expired document (date of expiry before today, UTC) is INVALID.
     public var rejectExpiredDocuments = true
     /// Document policy: a failed MRZ check digit (ICAO 9303-3 §4.9) makes the document INVALID.
@@ -185,7 +189,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
         int("idv.active_challenge_duration_seconds", \.activeChallengeDurationSeconds, min: 2, max: 30, "active liveness: sequence time for the challenged actions, seconds"),
         int("idv.active_challenge_deadline_seconds", \.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
         bool("chip.require_trusted_csca", \.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
-    ]
+    ] + PADPolicy.settings
 
     /// The scores a device may be shown (seed 002's selfie confirmation, seed 004's captured frame):
     /// only for a `MATCHED` verdict, the face match rounded to 0.01 and the liveness score to a
