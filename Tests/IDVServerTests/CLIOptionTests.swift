@@ -27,7 +27,7 @@ final class CLIOptionTests: XCTestCase {
             ["face", "--bogus"], ["face", "detect", "--bogus", "x"], ["face", "compare", "a", "b", "--bogus", "x"],
             ["face", "export-hog-detector", "--bogus", "x"],
             ["liveness", "--bogus"], ["liveness", "analyze", "--bogus", "x"], ["liveness", "texture", "--bogus"],
-            ["liveness", "make-attack", "--bogus", "x"],
+            ["liveness", "make-attack", "--bogus", "x"], ["liveness", "calibrate", "--bogus", "x"],
             ["selfie", "--bogus"], ["selfie", "verify", "--bogus", "x"],
             ["chip", "--bogus"], ["chip", "verify", "--bogus"], ["chip", "verify", "--sod=x.bin", "--bogus=1"],
             ["ocrb", "--bogus"], ["ocrb", "train", "--bogus", "x"], ["ocrb", "check", "--bogus", "x"],
