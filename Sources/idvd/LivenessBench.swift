@@ -1,6 +1,7 @@
 import FaceKit
 import Foundation
 import IDVEngine
+import IDVRuntime
 import IDVReaders
 import Imaging
 
@@ -49,7 +50,7 @@ final class LivenessBench {
     static let usage = """
         usage: idvd bench liveness [--data DIR] [--split FILE] [--fps N] [--seconds S] [--lfw N] [--dump FILE.jsonl]
                                    [--study] [--texture-frames N] [--no-simulated] [--only dev|eval] [--no-frame-cache]
-                                   [--verbose] [--threshold T] [--max-frames N]
+                                   [--verbose] [--threshold T] [--max-frames N] [--config FILE]
           --data DIR          shared test data (default ../shared/testdata)
           --split FILE        the fixed by-person split (default bench/liveness-split.json)
           --dump FILE         one JSON line per presentation: cues, texture per frame, decision, quality, times
@@ -83,7 +84,7 @@ final class LivenessBench {
         study = o["study"] != nil
         cache = FrameCache(directory: o["no-frame-cache"] != nil ? nil : FrameCache.defaultDirectory)
         if let s = o["only"], !["dev", "eval"].contains(s) { throw CLIError("--only is dev or eval") }
-        if let file = o["config"] { policy = try ServerConfig.load(file: file, environment: [:]).workflow }
+        if let file = o["config"] { policy = try ServerConfig.load(file: file, environment: [:]).engine.workflow }
     }
 
     /// One analysed presentation.

@@ -2,6 +2,7 @@ import FaceKit
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// `idvd liveness calibrate`: an operator's own captures — bona fide ones of real people on their
 /// devices, and attacks (prints, screens) made the way they expect them — judged by the server's
@@ -87,7 +88,7 @@ enum LivenessCalibrate {
             return x / 100
         } ?? 0
         var policy = WorkflowPolicy()
-        if let file = o["config"] { policy = try ServerConfig.load(file: file, environment: [:]).workflow }
+        if let file = o["config"] { policy = try ServerConfig.load(file: file, environment: [:]).engine.workflow }
         var config = LivenessConfiguration()
         if let v = o["fps"] { guard let f = Double(v), f > 0, f <= 60 else { throw CLIError("--fps needs 0…60") }; config.frameRate = f }
         let seconds = try o["seconds"].map { v -> Double in

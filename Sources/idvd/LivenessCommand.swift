@@ -2,6 +2,8 @@ import FaceKit
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import Imaging
 
@@ -95,7 +97,7 @@ enum LivenessCLI {
                                  [--challenge TURN_LEFT,BLINK [--duration S]] [--best-frame OUT.jpg] [--frames]
            idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S] [--whole]
            idvd liveness texture IMAGE...
-           idvd liveness calibrate --bona-fide PATH… --attack SPECIES=PATH… [--target-apcer P] [--out FILE]   (--help for more)
+           idvd liveness calibrate --bona-fide PATH… --attack SPECIES=PATH… [--target-apcer PERCENT] [--out FILE]  (below)
     texture prints the MiniFASNet texture PAD score (0–1, bona fide probability) of each image's largest face.
     make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
     under hand-held perspective wobble, lighting drift and blur, as JPEG frames; with --screen phone|laptop|fills_view
@@ -220,7 +222,7 @@ extension Command {
         case "make-attack": return try LivenessCLI.makeAttack(Array(args.dropFirst()))
         case "texture": return try LivenessCLI.texture(Array(args.dropFirst()))
         case "calibrate": return try LivenessCalibrate.run(Array(args.dropFirst()))
-        case "-h", "--help": print(LivenessCLI.analyzeUsage); return 0
+        case "-h", "--help": print(LivenessCLI.analyzeUsage + "\n\n" + LivenessCalibrate.usage); return 0
         default: throw CLIError(LivenessCLI.analyzeUsage)
         }
     }
@@ -265,7 +267,7 @@ extension Command {
         }
         let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
         let v = try analyzer.verify(frames: frames, against: .portrait(portrait), challenge: try LivenessCLI.challenge(o))
-        let evidence = FaceKitSelfieVerifier.evidence(v.liveness, comparison: v, framesPerSecond: config.frameRate)
+        let evidence = FaceKitSelfieAnalyser.evidence(v.liveness, comparison: v, framesPerSecond: config.frameRate)
         // The server's PAD reading of this one capture; a tool cannot retake, so an unsure capture is
         // decided on its own evidence for the verdict (the server would ask again: retake_code 1066).
         let now = Int(Date().timeIntervalSince1970)

@@ -22,7 +22,7 @@ struct PADPresentation {
         self.capture = capture
         self.window = window
         self.counted = counted
-        evidence = FaceKitSelfieVerifier.evidence(report, comparison: nil, framesPerSecond: report.frameRate)
+        evidence = FaceKitSelfieAnalyser.evidence(report, comparison: nil, framesPerSecond: report.frameRate)
     }
 }
 

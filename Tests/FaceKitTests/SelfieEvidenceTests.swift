@@ -32,7 +32,7 @@ final class SelfieEvidenceTests: XCTestCase {
         // Scored on the crops of the models' own detector (every spread frame holds the face) and
         // aggregated over the good frames: near-frontal, sharp enough.
         XCTAssertEqual(texture.frames.count, LivenessConfiguration().textureFrames)
-        XCTAssertGreaterThanOrEqual(texture.goodFrames.count, 10)
+        XCTAssertGreaterThanOrEqual(texture.goodFrames.count, 8, "most of the 10 spread frames are frontal and sharp")
         XCTAssertTrue(Set(texture.goodFrames).isSubset(of: Set(texture.frames)))
         XCTAssertGreaterThan(try XCTUnwrap(texture.logOdds), LivenessConfiguration().textureLevels.line)
         XCTAssertGreaterThan(try XCTUnwrap(texture.score), 0.5)

@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import XCTest
 
 /// The policy's PAD reading (IDVEngine PADJudgement.swift, issue 34): only confident attack
@@ -124,7 +125,7 @@ final class PADJudgementTests: XCTestCase {
     }
 
     func testSettings() throws {
-        func load(_ o: [String: String]) throws -> PADPolicy { try ServerConfig.load(file: nil, environment: [:], overrides: o).workflow.pad }
+        func load(_ o: [String: String]) throws -> PADPolicy { try ServerConfig.load(file: nil, environment: [:], overrides: o).engine.workflow.pad }
         XCTAssertEqual(try load(["idv.pad.texture_line": "-0.8"]).textureLine, -0.8)
         XCTAssertEqual(try load(["idv.pad.unsure_margin": "1.5"]).unsureMargin, 1.5)
         XCTAssertEqual(try load(["idv.pad.min_good_frames": "6"]).minimumGoodFrames, 6)
@@ -137,7 +138,7 @@ final class PADJudgementTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(#"{"idv.pad.texture_line": -1.23, "idv.liveness_threshold": 50}"#.utf8).write(to: file)
         let loaded = try ServerConfig.load(file: file.path, environment: [:])
-        XCTAssertEqual(loaded.workflow.pad.textureLine, -1.23)
-        XCTAssertEqual(loaded.workflow.livenessThreshold, 50)
+        XCTAssertEqual(loaded.engine.workflow.pad.textureLine, -1.23)
+        XCTAssertEqual(loaded.engine.workflow.livenessThreshold, 50)
     }
 }

@@ -63,7 +63,8 @@ final class PADRetakeSDKTests: XCTestCase {
         _ = try await api.initialize(RDNAConfiguration(serverURL: server.url, requestTimeout: 120))
         _ = try await api.setUser("ruth")
         _ = try await api.setActivationCode(code)
-        XCTAssertEqual(try await api.setPassword(password, challengeMode: .set).last?.name, "onUserLoggedIn")
+        let login = try await api.setPassword(password, challengeMode: .set)
+        XCTAssertEqual(login.last?.name, "onUserLoggedIn")
         let capture = SequenceSelfieCapture([away, Paths.fixtures.appendingPathComponent("katie_live")])
         sdk.setSelfieCaptureProvider(capture)
 

@@ -1,5 +1,6 @@
 import Foundation
-@testable import IDVEngine
+import IDVEngine
+import IDVRuntime
 import IDVTestSupport
 import XCTest
 
@@ -41,9 +42,9 @@ final class LivenessCalibrateTests: XCTestCase {
 
         // The server reads the file: the calibrated line, and the operator's other settings untouched.
         let loaded = try ServerConfig.load(file: config.path, environment: [:])
-        XCTAssertEqual(loaded.workflow.pad.textureLine, line, accuracy: 1e-9)
-        XCTAssertEqual(loaded.workflow.selfieAttempts, 4)
-        XCTAssertEqual(loaded.workflow.livenessThreshold, 50)
+        XCTAssertEqual(loaded.engine.workflow.pad.textureLine, line, accuracy: 1e-9)
+        XCTAssertEqual(loaded.engine.workflow.selfieAttempts, 4)
+        XCTAssertEqual(loaded.engine.workflow.livenessThreshold, 50)
     }
 
     func testBadArgumentsAreRefusedClearly() throws {
