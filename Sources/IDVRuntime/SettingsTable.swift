@@ -136,6 +136,13 @@ enum SettingsTable {
         int("idv.active_challenge_deadline_seconds", \.engine.workflow.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
         bool("chip.require_trusted_csca", \.engine.workflow.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
         bool("chip.require_genuine", \.engine.workflow.requireGenuineChip, "a chip that did not prove itself genuine by Active Authentication over the server's challenge (not run, no DG15 key, an algorithm that cannot be checked: a copy is not excluded) makes the document INVALID, not WARNING; a failed or replayed one is INVALID always"),
+        // Presentation-attack detection (IDVEngine Workflows/PADJudgement.swift; docs/LIVENESS.md).
+        parsed("idv.pad.texture_line", \.engine.workflow.pad.textureLine, requirement: "must be a number from -20 to 20",
+               parse: { Double($0).flatMap { $0.isFinite && abs($0) <= 20 ? $0 : nil } }, show: { "\($0)" },
+               "PAD: calibrated texture log-odds from which the texture speaks for a live face — the APCER operating point (`idvd liveness calibrate` sets it); default \(PADPolicy.defaultTextureLine)"),
+        number("idv.pad.unsure_margin", \.engine.workflow.pad.unsureMargin, max: 20, "PAD: texture up to this many log-odds below idv.pad.texture_line is unsure — asked again (1066, no attempt used) — rather than an attack; default \(PADPolicy.defaultUnsureMargin)"),
+        int("idv.pad.min_good_frames", \.engine.workflow.pad.minimumGoodFrames, min: 1, max: 150, "PAD: texture resting on fewer good frames is unsure, never an attack; default \(PADPolicy.defaultMinimumGoodFrames)"),
+        bool("idv.pad.retake_on_unsure", \.engine.workflow.pad.retakeOnUnsure, "PAD: ask a capture the policy is unsure about again once (no attempt used) and decide on both captures (true/false)"),
     ]
 
     static let web: [Setting] = [

@@ -66,7 +66,8 @@ final class WorkflowPADTests: XCTestCase {
         XCTAssertEqual(frame.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: frame.error))")
         XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100)
         let enrolled = try Self.lastSelfieAudit(server)
-        XCTAssertEqual(enrolled["pad_rule"], "texture-motion-v2")
+        XCTAssertEqual(enrolled["pad_rule"], "texture-motion-v3")
+        XCTAssertEqual(enrolled["pad_outcome"], "bona_fide")
         XCTAssertGreaterThanOrEqual(enrolled["texture_score"]?.doubleValue ?? 0, 0.7)
         let record = try XCTUnwrap(try server.store.biometricTemplate(userID: "kate"))
         let stored = try FaceTemplate(decoding: try server.vault.openTemplateBytes(record.sealed, userID: "kate"))
@@ -97,6 +98,10 @@ final class WorkflowPADTests: XCTestCase {
         XCTAssertTrue(rejected["reasons"]?.arrayValue?.contains("TEXTURE_ATTACK") == true, "\(rejected)")
         XCTAssertGreaterThanOrEqual(rejected["motion_only_score"]?.intValue ?? 0, 50, "the previous rule would have accepted this replay")
         XCTAssertLessThan(rejected["texture_score"]?.doubleValue ?? 1, 0.7)
+        // Confident attack evidence: refused at once, no retake asked for.
+        XCTAssertEqual(rejected["pad_outcome"], "attack")
+        XCTAssertTrue(rejected["pad_findings"]?.arrayValue?.contains("texture_attack") == true, "\(rejected)")
+        XCTAssertLessThan(try XCTUnwrap(rejected["texture_log_odds"]?.doubleValue), PADPolicy.defaultTextureLine - PADPolicy.defaultUnsureMargin)
 
         // A phone held further away (seed 3: the face on its screen is small): asked again with 1063,
         // never accepted.
@@ -189,6 +194,40 @@ final class WorkflowPADTests: XCTestCase {
         XCTAssertEqual(audit["match_threshold"]?.doubleValue, FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToFused, model: .dlibResNetV1).distance)
         XCTAssertEqual(try Self.storedTemplate(server, "vera").0, v2, "kept: idv.upgrade_legacy_templates is off")
         XCTAssertTrue(try server.audit().filter { $0.action.hasSuffix("template_upgraded") }.isEmpty)
+    }
+
+    /// Issue 34: a capture the policy is unsure about — here the face leaves the view for a second
+    /// (FACE_LOST) — is not called an attack: the same challenge comes back with 1066 and its
+    /// guidance, the attempt is not used, and the retake is decided together with it (MATCHED with
+    /// the enrolment's frame confirmation).
+    func testUnsureCaptureIsRetakenWithoutUsingAnAttempt() throws {
+        let server = try Self.realServer()
+        let api = try server.loggedIn("ulla")
+        let katie = try WorkflowRealImageTests.frames("katie_live")
+        let size = try Image(data: katie[0])
+        let empty = try Image(rgb: [UInt8](repeating: 128, count: size.width * size.height * 3), width: size.width, height: size.height)
+            .jpegData(quality: 85)
+        var away = katie
+        for i in 10..<21 { away[i] = empty }     // 1.1 s without a face, longer than the 0.5 s allowed
+        let again = try XCTUnwrap(try Self.optInUpload(api, away).challenge)
+        XCTAssertEqual(again.name, "uploadIDVSelfieFrames")
+        let error = try XCTUnwrap(again.error)
+        XCTAssertEqual(error.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertEqual(error.errorString, IDVErrorCode.selfieRetake.message)
+        XCTAssertEqual(again.attemptsLeft, 3, "a retake the policy asks for uses no attempt")
+        let retake = try Self.lastSelfieAudit(server)
+        XCTAssertEqual(retake["result"], "retake")
+        XCTAssertEqual(retake["pad_findings"]?.arrayValue, ["face_not_kept"])
+        XCTAssertTrue(retake["reasons"]?.arrayValue?.contains("FACE_LOST") == true, "\(retake)")
+        // The retake: the whole capture. Decided on both captures: bona fide, then the frame to confirm.
+        let ok = try XCTUnwrap(try api.uploadFrames(katie).challenge)
+        XCTAssertEqual(ok.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: ok.error))")
+        let decided = try Self.lastSelfieAudit(server)
+        XCTAssertEqual(decided["result"], "MATCHED")
+        XCTAssertEqual(decided["pad_outcome"], "bona_fide")
+        XCTAssertEqual(decided["pad_combined"], true)
+        XCTAssertEqual(decided["attempt"]?.intValue, 1)
+        XCTAssertFalse(try server.audit().contains { $0.action.hasSuffix("selfie_verified") && $0.details["result"] == "LIVENESS_FAILED" })
     }
 
     /// A capture about two stops under-exposed is sent back with 1060 and the sentence of the one

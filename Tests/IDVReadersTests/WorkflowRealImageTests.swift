@@ -61,7 +61,18 @@ final class WorkflowRealImageTests: XCTestCase {
         let other = try authenticate(aoc)
         XCTAssertEqual(other.biometricResult?.displayText, .notMatched)
         XCTAssertNil(other.faceMatcherResponse)
-        let photo = try authenticate(still)
+        // A still (one photo repeated): no motion and no facial action, but the texture of a real
+        // camera photo (+2.4 log-odds) — the PAD policy is unsure (cues_disagree), so it is asked
+        // again with 1066 and no attempt used; the same still again is decided on both: LIVENESS_FAILED.
+        XCTAssertEqual(try api.startFlow("idv.postlogin.server_biometric", ["reason": "Server Biometric Authentication"]).challenge?.challengeMode, 25)
+        XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "uploadIDVSelfieFrames")
+        let again = try XCTUnwrap(try api.uploadFrames(still).challenge, server.serverLog())
+        XCTAssertEqual(again.name, "uploadIDVSelfieFrames")
+        XCTAssertEqual(again.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertEqual(again.attemptsLeft, 3, "a retake the policy asks for uses no attempt")
+        let decided = try XCTUnwrap(try api.uploadFrames(still).event, server.serverLog())
+        XCTAssertEqual(decided.name, "onIDVServerBiometricAuthenticationResult")
+        let photo = try decided.payload.decode(ServerBiometricAuthenticationResult.self)
         XCTAssertEqual(photo.biometricResult?.displayText, .livenessFailed)
         XCTAssertNil(photo.analyzeLivenessResponse)
         XCTAssertEqual(photo.attemptsLeft, 3)

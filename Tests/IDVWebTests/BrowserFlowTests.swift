@@ -113,6 +113,10 @@ final class BrowserFlowTests: XCTestCase {
     /// A printed photo held to the camera ends LIVENESS_FAILED, told plainly.
     func testHeldPhotoAttackIsRefused() throws { try scenario("held_photo_attack") }
 
+    /// Issue 34: a capture the server is unsure about (the face leaves the view) comes back as the
+    /// selfie screen with the retake guidance (1066), no attempt used, and the next capture decides.
+    func testUnsureSelfieIsRetakenWithGuidance() throws { try scenario("pad_retake") }
+
     /// A reload mid-flow resumes the same step of the same session.
     func testReloadResumesTheSession() throws { try scenario("reload_resume") }
 

@@ -122,6 +122,9 @@ struct IDVRun: Codable, Sendable, Equatable {
     var reviewSelfie: [ReviewTrigger]?
     /// The sealed best frame of the last selfie, kept for the reviewer when a trigger applies.
     var selfieMedia: String?
+    /// The PAD evidence of a selfie capture the policy was unsure about, kept until its retake is
+    /// judged with it (``WorkflowPolicy/judgePAD(_:cues:score:earlier:final:)``); nil otherwise.
+    var padRetake: PADRetake?
 
     /// Every review trigger that holds for the run now.
     var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }

@@ -70,7 +70,9 @@ public enum SelfieReason: String, Sendable, Equatable {
     case matched
     /// MATCHED with no reference (an enrolment capture): live and one face.
     case liveWithoutReference = "live_without_reference"
-    /// LIVENESS_FAILED: the liveness score is below `idv.liveness_threshold`.
+    /// LIVENESS_FAILED: the PAD reading is an attack (confident attack evidence, or a capture and its
+    /// retake that together are not bona fide) — for evidence without typed PAD cues, the liveness
+    /// score is below `idv.liveness_threshold`.
     case livenessBelowThreshold = "liveness_below_threshold"
     /// LIVENESS_FAILED: the analyser did not evaluate the challenge the server issued.
     case challengeNotEvaluated = "challenge_not_evaluated"
@@ -95,6 +97,8 @@ public struct SelfieJudgement: Sendable, Equatable {
     /// The distance line the match was judged with (``WorkflowPolicy/matchThreshold(_:)``), when a
     /// comparison was measured.
     public var matchThreshold: Double? = nil
+    /// The PAD reading the liveness verdict came from (nil: the score alone decided).
+    public var pad: PADJudgement? = nil
     /// `biometric_result.result_criteria` (seed 002 §6.2): `LIVENESS` when liveness decided, else `FACE_MATCH`.
     public var resultCriteria: BiometricResultCriteria { BiometricResultCriteria(verdict: verdict) }
 }
@@ -365,15 +369,11 @@ extension WorkflowPolicy {
         return j.verdict == .livenessFailed ? nil : e.captureIssues.first { !$0.hidesLiveness }
     }
 
-    /// The server's selfie verdict from the analyser's evidence against `reference`. With an
-    /// issued active `challenge`, the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`)
-    /// and arrive by its deadline at `now` (Unix seconds; else `CHALLENGE_EXPIRED`): either sets
-    /// the reported liveness score to 0.
-    ///
-    /// LIVENESS_FAILED when the (reported) liveness score is below `livenessThreshold`; else MATCHED
-    /// with no reference, or when the descriptor distance is at most ``matchThreshold(_:)``; else
-    /// NOT_MATCHED. (A capture ``recapture(_:)`` names is asked again before this is called.)
-    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, now: Int) -> SelfieJudgement {
+    /// The liveness score and cues of `e` once the policy's own challenge checks are applied: with
+    /// an issued active `challenge`, the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`)
+    /// and arrive by its deadline at `now` (Unix seconds; else `CHALLENGE_EXPIRED`): either sets the
+    /// score to 0 and names the reason.
+    public func livenessCues(_ e: SelfieEvidence, challenge: LivenessChallenge?, now: Int) -> (score: Int, cues: [LivenessCue], reason: SelfieReason?) {
         var score = e.livenessScore
         var cues = e.livenessCues
         var challengeReason: SelfieReason?
@@ -388,9 +388,31 @@ extension WorkflowPolicy {
                 challengeReason = .challengeExpired
             }
         }
+        return (score, cues, challengeReason)
+    }
+
+    /// The server's selfie verdict from the analyser's evidence against `reference`, with the
+    /// challenge checks of ``livenessCues(_:challenge:now:)``.
+    ///
+    /// LIVENESS_FAILED when the PAD reading `pad` (``judgePAD(_:cues:score:earlier:final:)``, decided:
+    /// never unsure) is an attack — without one, when the (reported) liveness score is below
+    /// `livenessThreshold`; else MATCHED with no reference, or when the descriptor distance is at
+    /// most ``matchThreshold(_:)``; else NOT_MATCHED. The reported liveness score agrees with the PAD
+    /// reading (``reportedLivenessScore(_:outcome:)``). (A capture ``recapture(_:)`` names is asked
+    /// again before this is called, and so is an unsure one.)
+    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, now: Int,
+                      pad: PADJudgement? = nil) -> SelfieJudgement {
+        var (score, cues, challengeReason) = livenessCues(e, challenge: challenge, now: now)
+        let live: Bool
+        if let pad {
+            live = pad.outcome == .bonaFide
+            score = reportedLivenessScore(score, outcome: live ? .bonaFide : .attack)
+        } else {
+            live = score >= livenessThreshold
+        }
         let verdict: BiometricVerdict
         let reason: SelfieReason
-        if score < livenessThreshold {
+        if !live {
             verdict = .livenessFailed
             reason = challengeReason ?? .livenessBelowThreshold
         } else if case .none = reference {
@@ -404,7 +426,7 @@ extension WorkflowPolicy {
             reason = .noComparison
         }
         return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score,
-                               matchThreshold: e.match.map(matchThreshold))
+                               matchThreshold: e.match.map(matchThreshold), pad: pad)
     }
 }
 

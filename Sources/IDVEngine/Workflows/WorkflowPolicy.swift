@@ -52,8 +52,12 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// is asked again with the code (1060–1065), counting an attempt, instead of being
     /// judged. Default true.
     public var recaptureOnPoorCapture = true
-    /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED`.
+    /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED` for
+    /// evidence that carries no typed PAD cues (with them, ``pad`` decides: PADJudgement.swift).
     public var livenessThreshold = 50
+    /// Presentation-attack detection: what is a confident attack, what is unsure and asked again
+    /// (`idv.pad.*`, PADJudgement.swift; docs/LIVENESS.md).
+    public var pad = PADPolicy()
     /// Document policy: an expired document (date of expiry before today, UTC) is INVALID.
     public var rejectExpiredDocuments = true
     /// Document policy: a failed MRZ check digit (ICAO 9303-3 §4.9) makes the document INVALID.

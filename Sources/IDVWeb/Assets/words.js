@@ -343,6 +343,7 @@ export const W = {
     1032: 'We could not see a face. Make sure your face is in the frame and well lit.',
     1033: 'Identity verification is not available right now. Please try again later.',
     1040: 'This verification link is not valid.',
+    1066: 'We could not check the selfie well enough. Hold the phone at eye level in even light, keep your face in the frame, look at the camera, blink and turn your head a little, and take it again. This does not use up an attempt.',
     default: 'Something went wrong. Please try again.',
   },
   // Status messages that are verdict keywords (WORKFLOWS.md §1), in plain words.
