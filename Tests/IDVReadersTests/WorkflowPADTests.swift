@@ -203,7 +203,7 @@ final class WorkflowPADTests: XCTestCase {
     func testUnsureCaptureIsRetakenWithoutUsingAnAttempt() throws {
         let server = try Self.realServer()
         let api = try server.loggedIn("ulla")
-        let katie = try WorkflowRealImageTests.frames("katie_live")
+        let katie = try RealImages.frames("katie_live")
         let size = try Image(data: katie[0])
         let empty = try Image(rgb: [UInt8](repeating: 128, count: size.width * size.height * 3), width: size.width, height: size.height)
             .jpegData(quality: 85)
