@@ -15,8 +15,8 @@ enum Words {
         static let kyc = "Activated Customer KYC"                        // seed 000 L736
         static let documentScan = "Additional Document Scan"             // seed 003 L84 (the menu label itself is storyboard text; ours)
         static let biometricAuthentication = "🔐 Biometric Authentication" // seed 001 L1097
-        static let optIn = "✅ Biometric Opt-In"                          // seed 004 L1714
-        static let optOut = "❌ Biometric Opt-Out"                        // seed 004 L1715
+        static let optIn = "✅ Biometric Opt-In"                          // seed 004 L1714 (icon and title)
+        static let optOut = "❌ Biometric Opt-Out"                        // seed 004 L1715 (icon and title)
         static let templateStatus = "Biometric Template Status"          // seed 001 L836 (ours as a menu item)
         static let logOff = "Log Off"                                    // ours
     }
@@ -279,7 +279,7 @@ enum Words {
         static let title = "Selfie Confirmation"                                             // ours (titleLabel, storyboard text)
         static let matched = "✓ Selfie matches with document image"                          // seed 002 L2916–L2920
         static let notMatched = "✗ Selfie does not match with document image"                // seed 002 L2916–L2921
-        static func status(_ displayText: String) -> String { "Status: \(displayText)" }     // seed 002 L2927
+        static func status(_ displayText: String) -> String { "Status: \(displayText)" }     // seed 002 L2929
         static let faceMatch = "Face Match"                                                  // seed 002 L2934 (the row's label is storyboard text)
         static let liveness = "Liveness"                                                     // seed 002 L2944 (idem)
         static let criteria = "Criteria"                                                     // seed 002 L2956 (idem)
