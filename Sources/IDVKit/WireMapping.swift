@@ -374,7 +374,7 @@ extension RDNAEvent {
     }
 
     /// The delegate method names the app could implement for this event (for the report when it
-    /// implements none), e.g. `getIDVBiometricOpt(inConsent:response:challenge:error:)`.
+    /// implements none; the codelabs' spellings first), e.g. `getIDVBiometricOpt(inConsent:response:challenge:error:)`.
     var callbackSpellings: [String] {
         switch self {
         case .onInitialized: return ["onInitialized(_:) [RDNAChallengeResponse]", "onInitialized()", "onInitialized(_:) [String]"]
@@ -389,18 +389,18 @@ extension RDNAEvent {
         case .onRequestFailed: return ["onRequestFailed(_:error:)"]
         case .unknown: return ["onUnknownEvent(_:payloadJSON:)"]
         case .getIDVDocumentScanProcessStartConfirmation:
-            return ["RDNAIDVDocumentProcessingCallbacks.getIDVDocumentScanProcessStartConfirmation(_:response:error:)",
-                    "RDNAIDVDocumentProcessingCallbacks.getIDVDocumentScanProcessStartConfirmation(_:)"]
+            return ["RDNAIDVDocumentProcessingCallbacks.getIDVDocumentScanProcessStartConfirmation(_:)",
+                    "RDNAIDVDocumentProcessingCallbacks.getIDVDocumentScanProcessStartConfirmation(_:response:error:)"]
         case .getIDVConfirmDocumentDetails:
-            return ["RDNAIDVDocumentProcessingCallbacks.getIDVConfirmDocumentDetails(_:challenge:response:error:)",
-                    "RDNAIDVDocumentProcessingCallbacks.getIDVConfirmDocumentDetails(_:challenge:)"]
+            return ["RDNAIDVDocumentProcessingCallbacks.getIDVConfirmDocumentDetails(_:challenge:)",
+                    "RDNAIDVDocumentProcessingCallbacks.getIDVConfirmDocumentDetails(_:challenge:response:error:)"]
         case .onIDVAdditionalDocumentScan: return ["RDNAIDVDocumentProcessingCallbacks.onIDVAdditionalDocumentScan(_:documentDetails:status:challenge:error:)"]
         case .getIDVSelfieProcessStartConfirmation:
-            return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:response:error:)",
-                    "RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:)"]
+            return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:)",
+                    "RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:response:error:)"]
         case .getIDVSelfieConfirmation:
-            return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieConfirmation(_:challenge:response:error:)",
-                    "RDNAIDVSelfieProcessingCallbacks.getIDVSelfieConfirmation(_:challenge:)"]
+            return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieConfirmation(_:challenge:)",
+                    "RDNAIDVSelfieProcessingCallbacks.getIDVSelfieConfirmation(_:challenge:response:error:)"]
         case .getIDVBiometricOptInConsent:
             return ["RDNAIDVBiometricManagementCallbacks.getIDVBiometricOpt(inConsent:response:challenge:error:)",
                     "RDNAIDVBiometricManagementCallbacks.getIDVBiometricOptInConsent(_:response:challenge:error:)"]
@@ -408,9 +408,9 @@ extension RDNAEvent {
         case .onIDVServerBiometricAuthenticationResult:
             return ["RDNAIDVBiometricManagementCallbacks.onIDVServerBiometricAuthenticationResult(_:idvResponse:status:error:)"]
         case .onIDVOptInCapturedFrameConfirmation:
-            return ["RDNAIDVBiometricManagementCallbacks.onIDVOptInCapturedFrameConfirmation(_:response:error:)",
-                    "RDNAIDVBiometricManagementCallbacks.onIDVOptInCapturedFrameConfirmation(_:)",
-                    "RDNAIDVBiometricManagementCallbacks.onIDVOpt(inCapturedFrameConfirmation:)"]
+            return ["RDNAIDVBiometricManagementCallbacks.onIDVOptInCapturedFrameConfirmation(_:)",
+                    "RDNAIDVBiometricManagementCallbacks.onIDVOpt(inCapturedFrameConfirmation:)",
+                    "RDNAIDVBiometricManagementCallbacks.onIDVOptInCapturedFrameConfirmation(_:response:error:)"]
         case .onIDVBiometricOptInStatus:
             return ["RDNAIDVBiometricManagementCallbacks.onIDVBiometricOptInStatus(_:idvResponse:status:challengeMode:error:)",
                     "RDNAIDVBiometricManagementCallbacks.onIDVBiometricOpt(inStatus:idvResponse:status:error:)"]

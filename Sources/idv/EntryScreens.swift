@@ -171,8 +171,8 @@ extension Screens {
         let overall = st?["overall_document_status"]?.stringValue
         if let overall {
             ui.text("\(Words.DocumentScan.documentStatus): \(overall)")
-            ui.fact("verdict", overall)
             if overall == "ERROR" { ui.text(Words.DocumentScan.errorHint) } else if overall == "WARNING" { ui.text(Words.DocumentScan.warningHint) }
+            ui.fact("verdict", overall)
         }
         for e in st?["error_list"]?.arrayValue?.compactMap(\.stringValue) ?? [] { ui.fact("document_error", e) }
         for w in st?["warning_list"]?.arrayValue?.compactMap(\.stringValue) ?? [] { ui.fact("document_warning", w) }

@@ -116,14 +116,14 @@ final class CodelabWordsTests: XCTestCase {
     func testThePagesWordsAreTheCodelabsOnTheCitedLines() throws {
         let seeds = try seedLines()
         let cites = try cited(in: WebPaths.assets.appendingPathComponent("words.js"), quote: "'")
-        XCTAssertGreaterThanOrEqual(cites.count, 90, "words.js cites fewer codelab lines than it did when this test was written")
+        XCTAssertGreaterThanOrEqual(cites.count, 120, "words.js cites fewer codelab lines than it did when this test was written")
         check(cites, against: seeds)
     }
 
     func testTheSampleAppsWordsAreTheCodelabsOnTheCitedLines() throws {
         let seeds = try seedLines()
         let cites = try cited(in: WebPaths.packageRoot.appendingPathComponent("Sources/idv/Words.swift"), quote: "\"")
-        XCTAssertGreaterThanOrEqual(cites.count, 70, "Words.swift cites fewer codelab lines than it did when this test was written")
+        XCTAssertGreaterThanOrEqual(cites.count, 125, "Words.swift cites fewer codelab lines than it did when this test was written")
         check(cites, against: seeds)
     }
 

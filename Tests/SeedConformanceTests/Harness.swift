@@ -114,6 +114,13 @@ final class IDVDServer {
         return png
     }
 
+    /// The audit trail's actions, oldest first (`idvd admin audit`).
+    func auditActions() throws -> [String] {
+        let out = try run(["admin", "audit", "--limit", "100000", "--db", db] + settingArgs())
+        let v = try JSONDecoder().decode(JSONValue.self, from: out)
+        return v["entries"]?.arrayValue?.compactMap { $0["action"]?.stringValue } ?? []
+    }
+
     @discardableResult
     func run(_ args: [String]) throws -> Data {
         let p = Process()
