@@ -36,13 +36,13 @@ public enum ActivationCodes {
 
     /// A new code and its record (hash, salt, expiry, and `attempts_left` = the identity-verification
     /// runs it may start, `activation.idv_runs`).
-    public static func issue(userID: String, now: Int, config: ServerConfig, crypto: any EngineCrypto) -> (code: String, record: ActivationCodeRecord) {
+    public static func issue(userID: String, now: Int, settings: EngineSettings, crypto: any EngineCrypto) -> (code: String, record: ActivationCodeRecord) {
         let raw = crypto.randomBytes(10).map { alphabet[Int($0) & 31] }
         let code = String(raw[0..<5]) + "-" + String(raw[5..<10])
         let salt = crypto.randomID()
         let rec = ActivationCodeRecord(userID: userID, codeHash: hash(code, salt: salt, crypto: crypto), salt: salt,
-                                       expiresAt: now + config.activationCodeTTLSeconds,
-                                       attemptsLeft: config.limits.activationIDVRuns, createdAt: now)
+                                       expiresAt: now + settings.activationCodeTTLSeconds,
+                                       attemptsLeft: settings.limits.activationIDVRuns, createdAt: now)
         return (code, rec)
     }
 
@@ -122,7 +122,7 @@ public struct AuthFlow: Flow {
         return v
     }
 
-    public func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Input {
+    public func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> Input {
         switch state {
         case .user: return .userID(try Self.requiredString(answer, "user_id", max: 128).trimmingCharacters(in: .whitespaces))
         case .activationCode: return .activationCode(try Self.requiredString(answer, "activation_code", max: 64))
@@ -160,11 +160,11 @@ public struct AuthFlow: Flow {
     }
 
     /// Argon2id outside the transaction: hash a new password that meets the policy, or verify one.
-    public func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest {
+    public func evidence(_ state: State, input: Input, settings: EngineSettings) -> EvidenceRequest {
         guard case let .password(pw) = input else { return .none }
         switch state {
         case let .setPassword(uid):
-            return PasswordPolicy.violation(pw, userID: uid, minLength: config.passwordMinLength) == nil ? .passwordHash(pw) : .none
+            return PasswordPolicy.violation(pw, userID: uid, minLength: settings.passwordMinLength) == nil ? .passwordHash(pw) : .none
         case .verifyPassword: return .passwordCheck(pw)
         default: return .none
         }
@@ -185,7 +185,7 @@ public struct AuthFlow: Flow {
 
     /// Wrong passwords left before this client backs off for `user`, or the user locks (whichever is first).
     static func passwordsLeft(_ user: UserRecord, clientFailures: Int, facts: Facts, env: FlowEnv) -> Int {
-        max(0, min(env.config.passwordAttempts - clientFailures, facts.limits.passwordLockThreshold - user.failedPasswordAttempts))
+        max(0, min(env.settings.passwordAttempts - clientFailures, env.settings.limits.passwordLockThreshold - user.failedPasswordAttempts))
     }
 
     func askVerifyPassword(_ user: UserRecord, facts: Facts, env: FlowEnv, clientFailures: Int? = nil, error: IDVError? = nil,
@@ -242,7 +242,7 @@ public struct AuthFlow: Flow {
             return askVerifyPassword(user, facts: facts, env: env)
         case let (.lda(uid), .ldaSignature(sig, cid, nonce)):
             guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
-            if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
+            if let refusal = Self.lockRefusal(user, facts: facts, env: env) { return askUser(error: refusal.error, refusal.effects) }
             guard user.state != .pendingActivation else { return askUser(error: IDVError(.userLocked)) }
             guard Self.signatureValid(sig, challengeID: cid, nonce: nonce, facts: facts, env: env) else {
                 // Counted like a wrong password for this client (back-off, failure budget), not
@@ -276,7 +276,7 @@ public struct AuthFlow: Flow {
 
     func answerUser(_ id: String, facts: Facts, env: FlowEnv) -> Transition<State> {
         guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
-        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
+        if let refusal = Self.lockRefusal(user, facts: facts, env: env) { return askUser(error: refusal.error, refusal.effects) }
         switch user.state {
         case .pendingActivation:
             guard let code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now else {
@@ -304,15 +304,15 @@ public struct AuthFlow: Flow {
     /// `attempts_left` of `getActivationCode`: the wrong codes this client may still send for the user
     /// before it backs off, and (users activating with IDV) the identity-verification runs the code may still start.
     static func codesLeft(_ code: ActivationCodeRecord, _ user: UserRecord, facts: Facts, env: FlowEnv, clientFailures: Int? = nil) -> Int {
-        let typing = env.config.activationCodeAttempts - (clientFailures ?? facts.client.codeFailures)
+        let typing = env.settings.activationCodeAttempts - (clientFailures ?? facts.client.codeFailures)
         return max(0, user.activationRequiresIDV ? min(typing, code.attemptsLeft) : typing)
     }
 
     /// The 1011 a locked user, or a client backing off for the user, gets instead of a password
     /// challenge, with its effects (a client's back-off is counted as an `auth_backoff` refusal; a
     /// locked user is the account's state, not a limit); nil when neither holds.
-    static func lockRefusal(_ user: UserRecord, facts: Facts) -> (error: IDVError, effects: [Effect])? {
-        if let until = PasswordLockout.lockedUntil(user, facts.limits), until > facts.now {
+    static func lockRefusal(_ user: UserRecord, facts: Facts, env: FlowEnv) -> (error: IDVError, effects: [Effect])? {
+        if let until = PasswordLockout.lockedUntil(user, env.settings.limits), until > facts.now {
             let when = until == Int.max ? "ask support to unlock it" : PasswordLockout.retryText(until: until, now: facts.now) + ", or ask support to unlock it"
             return (IDVError(.userLocked, "The user is locked after too many wrong passwords; " + when), [])
         }
@@ -335,7 +335,7 @@ public struct AuthFlow: Flow {
             // it backs off for this user after `activation.code_attempts` (docs/LIMITS.md).
             let failures = facts.client.codeFailures + 1
             let left = Self.codesLeft(code, user, facts: facts, env: env, clientFailures: failures)
-            if failures >= env.config.activationCodeAttempts {
+            if failures >= env.settings.activationCodeAttempts {
                 return askUser(error: IDVError(.authThrottled, "Too many wrong activation codes from this device or network; "
                                                + PasswordLockout.retryText(until: facts.now + facts.client.nextCodeBackoff, now: facts.now)),
                                [.credentialFailed(.activationCode, userID: uid),
@@ -398,7 +398,7 @@ public struct AuthFlow: Flow {
     // MARK: getPassword
 
     func answerSetPassword(_ pw: String, userID uid: String, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
-        if let why = PasswordPolicy.violation(pw, userID: uid, minLength: env.config.passwordMinLength) {
+        if let why = PasswordPolicy.violation(pw, userID: uid, minLength: env.settings.passwordMinLength) {
             return askSetPassword(userID: uid, error: IDVError(.passwordPolicy, why))
         }
         guard var user = facts.user, user.state == .pendingActivation else {
@@ -429,7 +429,7 @@ public struct AuthFlow: Flow {
 
     func answerVerifyPassword(evidence: Evidence, facts: Facts, env: FlowEnv) -> Transition<State> {
         guard let user = facts.user, user.state != .pendingActivation else { return askUser(error: IDVError(.userNotFound)) }
-        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
+        if let refusal = Self.lockRefusal(user, facts: facts, env: env) { return askUser(error: refusal.error, refusal.effects) }
         guard evidence.passwordMatches == true else {
             let wrong = Self.wrongPassword(user, facts: facts, env: env)
             if let refusal = wrong.refusal { return askUser(error: refusal, wrong.effects) }
@@ -444,16 +444,16 @@ public struct AuthFlow: Flow {
     /// `password.lock_threshold`, ``PasswordLockout``) and the client's (it backs off for the user
     /// after `password.attempts`). `refusal`: the 1011 to answer when either holds now.
     static func wrongPassword(_ user: UserRecord, facts: Facts, env: FlowEnv) -> (user: UserRecord, refusal: IDVError?, effects: [Effect]) {
-        let (u, locked) = PasswordLockout.failed(user, now: facts.now, facts.limits)
+        let (u, locked) = PasswordLockout.failed(user, now: facts.now, env.settings.limits)
         var effects: [Effect] = [.saveUser(u), .credentialFailed(.password, userID: u.userID)]
         if locked {
-            let until = PasswordLockout.lockedUntil(u, facts.limits) ?? facts.now
+            let until = PasswordLockout.lockedUntil(u, env.settings.limits) ?? facts.now
             effects += [audit("user.locked", u.userID, ["failed_attempts": .integer(u.failedPasswordAttempts), "locked_until": .integer(until)]),
                         .countOutcome(flow: FlowName.auth, outcome: .locked)]
-            return (u, lockRefusal(u, facts: facts)?.error, effects)
+            return (u, lockRefusal(u, facts: facts, env: env)?.error, effects)
         }
         let clientFailures = facts.client.passwordFailures + 1
-        if clientFailures >= env.config.passwordAttempts {
+        if clientFailures >= env.settings.passwordAttempts {
             let seconds = facts.client.nextPasswordBackoff
             effects += [audit("password.client_backoff", u.userID, ["failed_attempts": .integer(u.failedPasswordAttempts), "backoff_seconds": .integer(seconds)]),
                         .countOutcome(flow: FlowName.auth, outcome: .backedOff)]

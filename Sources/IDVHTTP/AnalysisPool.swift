@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 extension HTTPResponse {
     /// A 1100/1101 refusal: the envelope of its ``IDVError`` with `Retry-After: <seconds>` (RFC 9110 §10.2.3).

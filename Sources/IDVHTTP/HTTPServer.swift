@@ -2,6 +2,7 @@ internal import CMicroHTTPD
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// One HTTP request as a route handler sees it (the body is complete and within the route's limit).
 public struct HTTPRequest: Sendable {

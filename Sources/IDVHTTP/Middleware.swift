@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 
 /// One stage of the request chain: it gets the request and the rest of the chain (`next`) and
 /// answers, usually by calling `next` and looking at or changing what comes back.

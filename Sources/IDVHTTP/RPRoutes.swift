@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 
 // The relying-party API (`/v1/rp/…`, docs/PROTOCOL.md §"Relying-party API"): server to server, for
 // the bank's backend. Authenticated by API client (`Authorization: Bearer <client_id>.<secret>`,
@@ -54,7 +56,7 @@ struct RPItems<Item: Codable & Sendable>: Codable, Sendable { var items: [Item] 
 
 enum RPRoutes {
     static func routes(_ app: IDVServerApp) -> [Route] {
-        let api = RelyingPartyAPI(engine: app.engine)
+        let api = RelyingPartyAPI(engine: app.engine, config: app.config)
         let engine = app.engine
         return [
             Route("GET", "/v1/rp/users/{user_id}", limit: .bytes(0), operationID: "rpGetUser",

@@ -2,6 +2,7 @@ import EMRTD
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import Imaging
 
 /// The production ``ChipVerifying``: EMRTD's `ChipReader` (ICAO 9303-10 parsing, ICAO 9303-11 §5.1

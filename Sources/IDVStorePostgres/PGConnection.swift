@@ -1,6 +1,7 @@
 internal import CPostgres
 import Foundation
 import IDVEngine
+import IDVRuntime
 
 /// A value bound to a statement parameter. Text, integers and booleans travel in PostgreSQL's text
 /// format (the server parses them into the parameter's inferred type); `bytes` travel in binary

@@ -1,5 +1,6 @@
 import Foundation
 import IDVEngine
+import IDVRuntime
 
 /// How a node connects to PostgreSQL. `url` is a libpq connection URI (`postgresql://user@host:5432/db?…`);
 /// `password`, when given, is passed to libpq as its own keyword, so it never has to be in the URL

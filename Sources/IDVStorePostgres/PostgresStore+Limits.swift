@@ -1,5 +1,6 @@
 import Foundation
 import IDVEngine
+import IDVRuntime
 
 extension PostgresStore {
     private static let limitColumns = "key, tokens_milli, failures, rounds, blocked_until, updated_at"

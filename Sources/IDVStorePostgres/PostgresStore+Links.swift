@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 extension PostgresStore: VerificationLinkStore {
     public func createVerificationLink(_ l: VerificationLinkRecord) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// The relying-party API's store calls on PostgreSQL (migration 6; the SQLite twin is
 /// SQLiteStore+RelyingParty.swift). Compare-and-set statements are single `UPDATE … WHERE … IS NULL`

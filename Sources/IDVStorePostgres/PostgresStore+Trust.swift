@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// The operator's chip trust material (PostgreSQL migration 5, the twin of SQLite's; IDVEngine
 /// `TrustMaterialStore`, `idvd admin trust import|list|remove`). Public certificates, master lists

@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// The webhook outbox on PostgreSQL (migration 6; IDVEngine/Webhooks/Outbox.swift, docs/WEBHOOKS.md).
 /// Several nodes deliver from one database: a claim is one statement that takes due, unclaimed rows

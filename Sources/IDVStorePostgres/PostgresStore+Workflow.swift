@@ -2,6 +2,7 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
 
 extension PostgresStore: WorkflowStore {
     public func biometricTemplate(userID: String) throws -> BiometricTemplateRecord? {

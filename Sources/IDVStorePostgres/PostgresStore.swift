@@ -3,6 +3,7 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
 
 /// The ``Store`` on PostgreSQL (libpq), for N stateless `idvd` nodes on one database.
 ///
@@ -546,18 +547,5 @@ public final class PostgresStore: Store, @unchecked Sendable {
     /// Number of audit-log entries (for `idvd admin audit --verify`).
     public func auditEntryCount() throws -> Int {
         try query("SELECT count(*) FROM audit_log").rows.first?.int(0) ?? 0
-    }
-}
-
-extension ServerConfig {
-    /// The PostgreSQL store of this configuration: `db.path` (a `postgresql://` URL), the password
-    /// from ``databasePassword(environment:)``, `db.pool_size`, and the session-state key from
-    /// ``storeKeyFile()``. Throws ``IDVServerError/configuration(_:)`` when `db.path` is not a
-    /// PostgreSQL URL or `templates.key_file` is unset.
-    public func openPostgresStore(createSchema: Bool = true, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresStore {
-        guard case let .postgres(url) = database else { throw IDVServerError.configuration("db.path is not a postgresql:// URL") }
-        let settings = PostgresConnectionSettings(url: url, password: try databasePassword(environment: environment), poolSize: db.poolSize)
-        return try PostgresStore(settings: settings, keyFile: try storeKeyFile(), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
-                                 createSchema: createSchema)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IDVEngine
+import IDVRuntime
 
 /// Schema of the credential-limit counters (SQLite migration 10; IDVEngine/Limits/AbuseLimits.swift,
 /// docs/LIMITS.md). `tokens_milli` is a failure budget's tokens × 1000 (PostgreSQL has no REAL in

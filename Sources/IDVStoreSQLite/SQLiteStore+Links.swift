@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// Schema of the verification links (SQLite migration 4).
 enum VerificationLinkMigrations {

@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// Schema of the relying-party API: API clients, review cases, and the indexes its read model
 /// pages by (IDVEngine/RelyingParty; PostgreSQL twin in PostgresMigrations.swift).

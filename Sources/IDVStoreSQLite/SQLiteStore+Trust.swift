@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// Schema of the operator's chip trust material (SQLite migration 5; IDVEngine `TrustMaterialStore`,
 /// `idvd admin trust import|list|remove`). Public certificates, master lists and CRLs: not sealed.

@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// Schema of the webhook outbox (SQLite migration 6; IDVEngine/Webhooks/Outbox.swift, docs/WEBHOOKS.md):
 /// endpoints (the signing secret sealed under the server's key), events (the exact body sent) and one

@@ -3,6 +3,7 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
 
 enum WorkflowMigrations {
     static let v2 = """

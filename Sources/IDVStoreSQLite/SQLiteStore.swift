@@ -3,6 +3,7 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
 
 /// A value bound to or read from a SQLite statement.
 enum SQLValue: Sendable, Equatable {
@@ -778,12 +779,5 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             return last + 1   // the head row itself is gone
         }
         return nil
-    }
-}
-
-extension ServerConfig {
-    /// The SQLite store of this configuration, its session states sealed under the same key files.
-    public func openStore() throws -> SQLiteStore {
-        try SQLiteStore(path: dbPath, keyFile: storeKeyFile(), previousKeyFiles: workflow.resolvedPreviousKeyFiles)
     }
 }

@@ -5,6 +5,7 @@ import FoundationNetworking
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
 
 /// One POST's result as the deliverer sees it: an HTTP status, or a transport failure.
 public enum WebhookPostResult: Sendable, Equatable {

@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVStorePostgres
 import IDVStoreSQLite
 import IDVTools
@@ -320,7 +322,7 @@ extension Benchmark {
         defer { try? FileManager.default.removeItem(at: dir) }
         let keyFile = dir.appendingPathComponent("templates.key").path
         _ = try TemplateVault.create(keyFile: keyFile)
-        var targets: [(String, String, () throws -> any ServedStore)] = []
+        var targets: [(String, String, () throws -> any EngineStore)] = []
         let sqlitePath = dir.appendingPathComponent("audit.sqlite").path
         targets.append(("SQLite", sqlitePath, { try SQLiteStore(path: sqlitePath, keyFile: keyFile) }))
         var dropName: String?
@@ -353,13 +355,13 @@ extension Benchmark {
                   + String(format: "%.2f", verify) + " s (" + String(format: "%.0f", Double(n) / verify) + " entries/s, " + (bad == nil ? "valid" : "BROKEN at \(bad!)") + ")")
 
             // Concurrent writers, one append per transaction; on PostgreSQL over two store instances.
-            let second: (any ServedStore)? = name == "PostgreSQL" ? try open() : nil
+            let second: (any EngineStore)? = name == "PostgreSQL" ? try open() : nil
             final class Failures: @unchecked Sendable { let lock = NSLock(); var messages: [String] = [] }
             let failures = Failures()
             let gate = DispatchSemaphore(value: 0)
             let group = DispatchGroup()
             for w in 0..<writers {
-                let target: any ServedStore = (w % 2 == 1 ? second : nil) ?? store
+                let target: any EngineStore = (w % 2 == 1 ? second : nil) ?? store
                 group.enter()
                 Thread {
                     gate.wait()

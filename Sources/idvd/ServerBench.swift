@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVReaders
 import IDVStoreSQLite
@@ -34,7 +36,7 @@ extension Benchmark {
         if light { settings["argon2.opslimit"] = "1"; settings["argon2.memlimit_kib"] = "8" }
 
         var config = try ServerConfig.load(file: nil, overrides: settings.merging(["db.path": db]) { a, _ in a })
-        config.activationCodeAttempts = 5
+        config.engine.activationCodeAttempts = 5
         // Users created offline, then the server as another process (`--server PATH` serves with
         // another idvd build: an A/B comparison on the same load).
         let (server, port, codes) = try Self.startBenchServer(db: db, config: config, settings: settings,
@@ -53,7 +55,7 @@ extension Benchmark {
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; argon2id: " + (light ? "light (opslimit 1, 8 KiB)" : "production (opslimit 3, 64 MiB)"))
 
         // Context: one Argon2id verification alone, in this process, single thread.
-        let hash = try Crypto.hashPassword(password, parameters: config.argon2)
+        let hash = try Crypto.hashPassword(password, parameters: config.engine.argon2)
         var t = [Double]()
         for _ in 0..<3 { t.append(Command.measure { _ = Crypto.verifyPassword(password, hash: hash) } * 1000) }
         print("argon2id verify alone (1 thread): " + String(format: "%.1f", t.sorted()[1]) + " ms median of 3")

@@ -5,6 +5,8 @@ import Glibc
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVStoreSQLite
 import IDVWebhooks
 

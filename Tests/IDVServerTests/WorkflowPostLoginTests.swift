@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -369,7 +371,7 @@ final class WorkflowPostLoginTests: XCTestCase {
             return Data(Crypto.signEd25519(message: Array(msg), secretKey: keys.secretKey)).base64EncodedString()
         }
         XCTAssertEqual(try api.answer(["consent": true, "signature": .string(sign(consent))]).event?.name, "onUserLoggedIn")
-        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "uma", sealed: server.vault.sealTemplate(TestDoubleSelfieVerifier.descriptor(1), userID: "uma"),
+        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "uma", sealed: server.vault.sealTemplate(TestDoubleSelfieAnalyser.descriptor(1), userID: "uma"),
                                                                       model: "test-double", consentID: "c0", createdAt: 1))
         // A bad signature falls back to the password; a good one on the next run erases.
         let lda = try XCTUnwrap(try api.startFlow("idv.postlogin.optout").challenge)

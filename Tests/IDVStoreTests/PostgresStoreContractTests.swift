@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 @testable import IDVStorePostgres
 @testable import IDVStoreSQLite
 import XCTest

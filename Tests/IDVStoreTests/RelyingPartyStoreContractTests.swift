@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import XCTest
 
 /// The ``RelyingPartyStore`` contract (issue #23), on SQLite here and — through

@@ -10,7 +10,7 @@ import IDVCore
 // USER across all clients is the user row (``PasswordLockout``).
 
 /// The abuse-limit settings (config keys `limits.*`, `password.lock_*`, `activation.idv_runs`):
-/// part of ``ServerConfig`` (`config.limits`).
+/// part of ``EngineSettings`` (`settings.limits`).
 public struct LimitSettings: Sendable, Equatable {
     /// New sessions per client address per minute (also the burst); 0 = no limit.
     public var sessionsPerClientPerMinute = 120
@@ -45,31 +45,6 @@ public struct LimitSettings: Sendable, Equatable {
     public var maxTrackedKeys = 100_000
 
     public init() {}
-
-    static func int(_ key: String, _ kp: WritableKeyPath<LimitSettings, Int> & Sendable, min: Int, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min else {
-                throw IDVServerError.configuration("\(key) must be an integer ≥ \(min), got '\(v)'")
-            }
-            c.limits[keyPath: kp] = n
-        }, current: { "\($0.limits[keyPath: kp])" })
-    }
-
-    /// The limit settings (appended to ``ServerConfig/settings``).
-    static let settings: [ServerConfig.Setting] = [
-        int("limits.sessions_per_client", \.sessionsPerClientPerMinute, min: 0, "new sessions per client address per minute (and burst); beyond: 429 + 1110 with Retry-After; 0 = no limit"),
-        int("limits.sessions_per_device", \.sessionsPerDevicePerMinute, min: 0, "new sessions per registered device per minute (and burst); 0 = no limit"),
-        int("limits.devices_per_client", \.devicesPerClientPerMinute, min: 0, "device registrations per client address per minute (and burst); beyond: 429 + 1110; 0 = no limit"),
-        int("limits.auth_failures_per_client", \.authFailuresPerClient, min: 0, "failed passwords/activation codes (any user) per client address or device per limits.auth_failure_window_seconds; beyond: 429 + 1111; 0 = no limit"),
-        int("limits.auth_failure_window_seconds", \.authFailureWindowSeconds, min: 1, "window of limits.auth_failures_per_client, seconds"),
-        int("limits.backoff_seconds", \.backoffSeconds, min: 1, "first back-off of a client for a user after password.attempts wrong passwords (activation.code_attempts wrong codes); doubles per further failure"),
-        int("limits.backoff_max_seconds", \.backoffMaxSeconds, min: 1, "longest back-off of a client for a user, seconds"),
-        int("password.lock_threshold", \.passwordLockThreshold, min: 1, "consecutive wrong passwords (all clients, every path) that lock the user temporarily"),
-        int("password.lock_seconds", \.passwordLockSeconds, min: 1, "first user lock, seconds; doubles per wrong password after a lock ended"),
-        int("password.lock_max_seconds", \.passwordLockMaxSeconds, min: 1, "longest user lock, seconds"),
-        int("activation.idv_runs", \.activationIDVRuns, min: 1, "identity-verification runs one activation code may start"),
-        int("limits.unbound_device_ttl_seconds", \.unboundDeviceTTLSeconds, min: 0, "a registered device never bound to a user is deleted by the expiry sweep once unused this long, seconds; 0 = kept"),
-    ]
 }
 
 /// A request refused because a limit holds: the refusal's error (1110, 1111) and when to retry.
@@ -220,13 +195,13 @@ public final class AbuseLimits: @unchecked Sendable {
     private var deviceClients: [String: Bucket] = [:]
     private var refusals: [AbuseLimit: Int] = [:]
 
-    public init(config: ServerConfig, store: any Store, crypto: any EngineCrypto) {
-        settings = config.limits
+    public init(settings engine: EngineSettings, store: any Store, crypto: any EngineCrypto) {
+        settings = engine.limits
         self.store = store
         self.crypto = crypto
         // An invalid device signature falls back to the password: it backs off after as many as a password.
-        attempts = [.password: config.passwordAttempts, .activationCode: config.activationCodeAttempts,
-                    .deviceSignature: config.passwordAttempts]
+        attempts = [.password: engine.passwordAttempts, .activationCode: engine.activationCodeAttempts,
+                    .deviceSignature: engine.passwordAttempts]
     }
 
     // MARK: Token buckets
@@ -370,7 +345,7 @@ public final class AbuseLimits: @unchecked Sendable {
     }
 
     /// How long a counter is kept once idle: the budget's window or a pair's memory, whichever is longer.
-    var counterIdleSeconds: Int { max(settings.authFailureWindowSeconds, 2 * settings.backoffMaxSeconds) }
+    package var counterIdleSeconds: Int { max(settings.authFailureWindowSeconds, 2 * settings.backoffMaxSeconds) }
 
     /// The back-off after `rounds` earlier ones: `limits.backoff_seconds × 2^rounds`, at most `limits.backoff_max_seconds`.
     func backoff(rounds: Int) -> Int {

@@ -3,8 +3,9 @@ import Imaging
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
-/// The production ``SelfieVerifying``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
+/// The production ``SelfieAnalysing``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
 /// landmarks, MiniFASNet texture PAD fused with blink/expression and non-rigid-motion cues by rule
 /// `texture-motion-v2`, capture quality, a template fused from the best frames' 128-d
 /// `dlib_face_recognition_resnet_model_v1` descriptors), its report mapped to the engine's
@@ -15,18 +16,18 @@ import IDVEngine
 /// no capture-quality issue to explain it) or in the document portrait → 1032 `noFaceFound`,
 /// no/too many frames → 1008 with the reason. A stored template that is neither version 1 nor 2
 /// → 1030 `internalError`.
-public struct FaceKitSelfieVerifier: SelfieVerifying {
+public struct FaceKitSelfieAnalyser: SelfieAnalysing {
     public let analyzer: SelfieAnalyzer
 
     public init(analyzer: SelfieAnalyzer) { self.analyzer = analyzer }
 
     /// Over the shared `FaceEngine` (models from `IDV_MODELS_DIR` or ~/.cache/openidv/models), with
     /// the liveness threshold and frame limit of `policy`.
-    public static func production(policy: WorkflowPolicy) throws -> FaceKitSelfieVerifier {
+    public static func production(policy: WorkflowPolicy) throws -> FaceKitSelfieAnalyser {
         var config = LivenessConfiguration()
         config.threshold = policy.livenessThreshold
         config.maximumFrames = max(config.maximumFrames, policy.maxFrames)
-        return FaceKitSelfieVerifier(analyzer: SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config))
+        return FaceKitSelfieAnalyser(analyzer: SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config))
     }
 
     static func imageError(_ e: ImageError, _ what: String) -> IDVError {

@@ -43,47 +43,12 @@ public struct ReviewPolicy: Sendable, Equatable {
     public init() {}
 
     public var enabled: Bool { documentWarning || matchBand > 0 || livenessBand > 0 || chipUnknownCSCA }
-
-    static let settings: [ServerConfig.Setting] = [
-        ServerConfig.Setting(key: "review.document_warning", env: ServerConfig.envName("review.document_warning"),
-                             summary: "send a KYC whose document is WARNING to human review (true/false)",
-                             apply: { c, v in c.workflow.review.documentWarning = try flag("review.document_warning", v) },
-                             current: { $0.workflow.review.documentWarning ? "true" : "false" }),
-        ServerConfig.Setting(key: "review.match_band", env: ServerConfig.envName("review.match_band"),
-                             summary: "send a KYC whose face-descriptor distance is within this much of the match threshold to review (0 = off)",
-                             apply: { c, v in
-                                 guard let x = Double(v.trimmingCharacters(in: .whitespaces)), x >= 0, x <= 2 else {
-                                     throw IDVServerError.configuration("review.match_band must be a number in 0…2, got '\(v)'")
-                                 }
-                                 c.workflow.review.matchBand = x
-                             }, current: { "\($0.workflow.review.matchBand)" }),
-        ServerConfig.Setting(key: "review.liveness_band", env: ServerConfig.envName("review.liveness_band"),
-                             summary: "send a KYC whose liveness score is within this many points of idv.liveness_threshold to review (0 = off)",
-                             apply: { c, v in
-                                 guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= 0, n <= 100 else {
-                                     throw IDVServerError.configuration("review.liveness_band must be an integer in 0…100, got '\(v)'")
-                                 }
-                                 c.workflow.review.livenessBand = n
-                             }, current: { "\($0.workflow.review.livenessBand)" }),
-        ServerConfig.Setting(key: "review.chip_unknown_csca", env: ServerConfig.envName("review.chip_unknown_csca"),
-                             summary: "send a KYC whose chip chains to no trusted CSCA to review (true/false)",
-                             apply: { c, v in c.workflow.review.chipUnknownCSCA = try flag("review.chip_unknown_csca", v) },
-                             current: { $0.workflow.review.chipUnknownCSCA ? "true" : "false" }),
-    ]
-
-    static func flag(_ key: String, _ v: String) throws -> Bool {
-        switch v.lowercased() {
-        case "1", "true", "yes", "on": return true
-        case "0", "false", "no", "off": return false
-        default: throw IDVServerError.configuration("\(key) must be true or false, got '\(v)'")
-        }
-    }
 }
 
 extension WorkflowPolicy {
     /// The review triggers of a judged document (``ReviewPolicy``): a WARNING verdict, a chip with
     /// an unknown CSCA. Empty when none applies (or review is off).
-    public func reviewTriggers(document doc: DocumentVerification, judged: DocumentJudgement) -> [ReviewTrigger] {
+    public func reviewTriggers(document doc: DocumentEvidence, judged: DocumentJudgement) -> [ReviewTrigger] {
         var t: [ReviewTrigger] = []
         if review.documentWarning, judged.status == .warning { t.append(.documentWarning) }
         if review.chipUnknownCSCA, let chip = doc.chip, chip.failures.contains(.cscaUnknown), judged.status != .invalid { t.append(.chipUnknownCSCA) }

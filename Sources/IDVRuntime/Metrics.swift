@@ -1,4 +1,5 @@
 import Foundation
+import IDVEngine
 
 /// Prometheus metrics (text exposition format 0.0.4), served at `GET /metrics`:
 /// - `idvd_http_requests_total{route,method,status}` counter
@@ -12,7 +13,7 @@ import Foundation
 /// - `idvd_store_write_lock_wait_seconds` histogram: time each store transaction (and each write
 ///   outside one) waited for the store's write lock (``Store/writeLockWaits()``; absent when the
 ///   store does not measure it).
-public final class Metrics: @unchecked Sendable {
+public final class Metrics: FlowOutcomeCounter, @unchecked Sendable {
     private let lock = NSLock()
     private var requests: [String: Int] = [:]          // "route\u{0}method\u{0}status"
     private var durations: [String: DurationHistogram] = [:]   // route
@@ -101,29 +102,5 @@ public final class Metrics: @unchecked Sendable {
             s += "idvd_store_write_lock_wait_seconds_sum \(h.sum)\nidvd_store_write_lock_wait_seconds_count \(h.count)\n"
         }
         return s
-    }
-}
-
-/// A cumulative histogram of durations (seconds), in the Prometheus shape: `counts[i]` observations
-/// ≤ `buckets[i]`, plus their `sum` and `count`.
-public struct DurationHistogram: Sendable, Equatable {
-    /// Upper bounds, seconds, ascending.
-    public let buckets: [Double]
-    public private(set) var counts: [Int]
-    public private(set) var sum = 0.0
-    public private(set) var count = 0
-
-    /// Bounds for lock waits: 10 µs … 5 s (an uncontended wait is microseconds).
-    public static let lockWaitBuckets: [Double] = [0.00001, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5]
-
-    public init(buckets: [Double]) {
-        self.buckets = buckets
-        counts = [Int](repeating: 0, count: buckets.count)
-    }
-
-    public mutating func observe(_ seconds: Double) {
-        for (i, b) in buckets.enumerated() where seconds <= b { counts[i] += 1 }
-        sum += seconds
-        count += 1
     }
 }

@@ -190,3 +190,13 @@ public enum VaultBinding {
     /// The stored report of an additional document scan.
     public static func scan(scanID: String) -> String { "scan:" + scanID }
 }
+
+/// HMAC-SHA256 (RFC 2104) over ``EngineCrypto/sha256(_:)``.
+public enum HMACSHA256 {
+    public static func mac(key: [UInt8], message: [UInt8], crypto: any EngineCrypto) -> [UInt8] {
+        var k = key.count > 64 ? crypto.sha256(key) : key
+        k += [UInt8](repeating: 0, count: 64 - k.count)
+        let inner = crypto.sha256(k.map { $0 ^ 0x36 } + message)
+        return crypto.sha256(k.map { $0 ^ 0x5C } + inner)
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import IDVEngine
 
 // `idvd admin trust import|list|remove`: the operator's chip trust material in the store, every
 // change audited (`admin.trust_import`, `admin.trust_remove`). The bytes are checked by the caller
@@ -28,21 +29,16 @@ extension Admin {
         }
     }
 
-    func trustStore() throws -> any TrustMaterialStore {
-        guard let t = store as? any TrustMaterialStore else { throw IDVError(.invalidArgument, "this store does not keep chip trust material") }
-        return t
-    }
-
     /// The trust material kept, with its bytes (for checking new material against it).
-    public func trustStoreRecords() throws -> [TrustMaterialRecord] { try trustStore().trustMaterials() }
+    public func trustStoreRecords() throws -> [TrustMaterialRecord] { try store.trustMaterials() }
 
     /// The trust material kept, oldest first.
-    public func listTrust() throws -> [TrustRow] { try trustStore().trustMaterials().map { TrustRow($0) } }
+    public func listTrust() throws -> [TrustRow] { try store.trustMaterials().map { TrustRow($0) } }
 
     /// Keeps checked trust material (`record.id` is derived from its SHA-256); audited as
     /// `admin.trust_import` with kind, counts and digest. Importing the same file again changes nothing.
     public func importTrust(_ record: TrustMaterialRecord) throws -> TrustRow {
-        let t = try trustStore()
+        let t = store
         return try store.withTransaction {
             let added = try t.addTrustMaterial(record)
             if added {
@@ -58,7 +54,7 @@ extension Admin {
 
     /// Removes trust material `id`; audited as `admin.trust_remove`. Throws 1007 when there is none.
     public func removeTrust(_ id: String, now: Int = Int(Date().timeIntervalSince1970)) throws -> TrustRow {
-        let t = try trustStore()
+        let t = store
         return try store.withTransaction {
             guard let r = try t.trustMaterials().first(where: { $0.id == id }) else { throw IDVError(.notFound, "no trust material \(id.prefix(40))") }
             guard try t.removeTrustMaterial(id: id) else { throw IDVError(.notFound, "no trust material \(id.prefix(40))") }

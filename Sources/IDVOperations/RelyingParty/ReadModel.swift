@@ -1,5 +1,7 @@
 import Foundation
 import IDVCore
+import IDVEngine
+import IDVRuntime
 
 // The relying-party read model (`GET /v1/rp/…`): what the store keeps — users, flow runs, the
 // hash-chained audit, sealed document reports, consents, templates, review cases — as typed views
@@ -315,14 +317,15 @@ public struct UnknownFieldError: Error, Sendable {
 /// The read API, the verification start and the review queue over the engine's store.
 public struct RelyingPartyAPI: Sendable {
     public let engine: FlowEngine
-    public init(engine: FlowEngine) { self.engine = engine }
-
-    var store: any Store { engine.store }
-
-    func rp() throws -> any RelyingPartyStore {
-        guard let s = store as? any RelyingPartyStore else { throw IDVError(.workflowUnavailable, "this store does not serve the relying-party API") }
-        return s
+    /// The server's configuration: a verification start issues its link as `idvd admin create-link`
+    /// does (`links.ttl_seconds`, `web.public_url`).
+    public let config: ServerConfig
+    public init(engine: FlowEngine, config: ServerConfig) {
+        self.engine = engine
+        self.config = config
     }
+
+    var store: any EngineStore { engine.store }
 
     /// The flows the read API lists as verifications (the IDV flows with a verdict).
     public static let verificationFlows = [FlowName.activation, FlowName.kyc, FlowName.documentScan, FlowName.serverBiometric,
@@ -337,7 +340,7 @@ public struct RelyingPartyAPI: Sendable {
 
     public func userState(_ userID: String) throws -> RPUserView {
         let u = try user(userID)
-        let s = try rp()
+        let s = store
         let t = try s.biometricTemplate(userID: userID)
         let last = try s.flowRuns(userID: userID, flows: [FlowName.kyc], since: nil, until: nil, after: nil, limit: 20).first { $0.endedAt != nil }
         return RPUserView(userID: u.userID, state: u.state, activated: u.passwordHash != nil && u.state != .pendingActivation, createdAt: u.createdAt,
@@ -348,20 +351,20 @@ public struct RelyingPartyAPI: Sendable {
 
     func summary(_ r: FlowRunView) throws -> RPVerificationSummary {
         RPVerificationSummary(verificationID: r.runID, userID: r.userID, flow: r.flow, idvWorkflow: r.idvWorkflow, startedAt: r.startedAt,
-                              endedAt: r.endedAt, outcome: r.outcome, errorCode: r.errorCode, review: try rp().reviewCase(runID: r.runID).map(RPReviewView.init))
+                              endedAt: r.endedAt, outcome: r.outcome, errorCode: r.errorCode, review: try store.reviewCase(runID: r.runID).map(RPReviewView.init))
     }
 
     /// The user's verifications, newest first.
     public func verifications(userID: String, _ q: RPListQuery) throws -> RPPage<RPVerificationSummary> {
         _ = try user(userID)
-        let rows = try rp().flowRuns(userID: userID, flows: Self.verificationFlows, since: q.since, until: q.until, after: q.cursor, limit: q.limit + 1)
+        let rows = try store.flowRuns(userID: userID, flows: Self.verificationFlows, since: q.since, until: q.until, after: q.cursor, limit: q.limit + 1)
         let page = Array(rows.prefix(q.limit))
         return RPPage(items: try page.map(summary),
                       nextCursor: rows.count > q.limit ? page.last.map { RunCursor(time: $0.startedAt, id: $0.runID).token } : nil)
     }
 
     func run(_ id: String) throws -> FlowRunView {
-        guard id.count <= 64, let r = try rp().flowRun(id), Self.verificationFlows.contains(r.flow) else {
+        guard id.count <= 64, let r = try store.flowRun(id), Self.verificationFlows.contains(r.flow) else {
             throw IDVError(.notFound, "No verification with that id")
         }
         return r
@@ -369,12 +372,12 @@ public struct RelyingPartyAPI: Sendable {
 
     /// The audit entries of run `r` (its session's entries that name it), oldest first.
     func auditOf(_ r: FlowRunView) throws -> [AuditEntry] {
-        try rp().auditEntries(sessionID: r.sessionID).filter { $0.details["run_id"]?.stringValue == r.runID }
+        try store.auditEntries(sessionID: r.sessionID).filter { $0.details["run_id"]?.stringValue == r.runID }
     }
 
     func scanView(_ s: DocumentScanRecord) -> RPDocumentScanView {
         var report: JSONValue?
-        if let box = s.sealedReport, let vault = engine.services?.vault,
+        if let box = s.sealedReport, let vault = engine.registry.services?.vault,
            let bytes = try? vault.open(box, associatedData: VaultBinding.scan(scanID: s.scanID)) {
             report = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
         }
@@ -407,7 +410,7 @@ public struct RelyingPartyAPI: Sendable {
             }
         }
         if let uid = r.userID {
-            v.documents = try rp().documentScans(userID: uid).filter { $0.runID == r.runID }.map(scanView)
+            v.documents = try store.documentScans(userID: uid).filter { $0.runID == r.runID }.map(scanView)
             v.reason = v.documents.first?.reason
         }
         return v
@@ -421,14 +424,14 @@ public struct RelyingPartyAPI: Sendable {
     /// The user's additional document scans (seed 003 flow), newest first.
     public func documentScans(userID: String, _ q: RPListQuery) throws -> RPPage<RPDocumentScanView> {
         _ = try user(userID)
-        let all = try rp().documentScans(userID: userID).filter { $0.idvWorkflow == IDVWorkflow.postLoginDocScanOnly.rawValue }
+        let all = try store.documentScans(userID: userID).filter { $0.idvWorkflow == IDVWorkflow.postLoginDocScanOnly.rawValue }
         return Self.page(all.map { ($0.createdAt, $0.scanID, $0) }, q) { scanView($0) }
     }
 
     /// The user's consent decisions, newest first.
     public func consents(userID: String, _ q: RPListQuery) throws -> RPPage<RPConsentView> {
         _ = try user(userID)
-        let all = try rp().consents(userID: userID)
+        let all = try store.consents(userID: userID)
         return Self.page(all.map { ($0.recordedAt, $0.consentID, $0) }, q) { c in
             RPConsentView(consentID: c.consentID, kind: c.kind, granted: c.granted,
                           event: c.granted ? "given" : (c.flow == FlowName.optOut ? "withdrawn" : "refused"), flow: c.flow, verificationID: c.runID,
@@ -455,7 +458,7 @@ public struct RelyingPartyAPI: Sendable {
     public func createVerification(_ req: RPVerificationRequest, client: APIClientRecord, now: Int) throws -> RPVerificationCreated {
         guard !req.reason.isEmpty, req.reason.count <= 128 else { throw IDVError(.malformedRequest, "reason must be a string of 1–128 characters") }
         _ = try user(req.userID)
-        let admin = Admin(store: store, config: engine.config, crypto: engine.crypto)
+        let admin = Admin(store: store, config: config, crypto: engine.crypto)
         return try store.withTransaction {
             let link = try admin.createLink(req.userID, flow: req.flow, ttlSeconds: req.expiresIn, now: now)
             try store.appendAudit(action: "rp.verification_requested", userID: req.userID, sessionID: nil,
@@ -469,14 +472,14 @@ public struct RelyingPartyAPI: Sendable {
 
     /// Review cases, oldest first (`pending` nil: all).
     public func reviewCases(pending: Bool?, _ q: RPListQuery) throws -> RPPage<RPReviewView> {
-        let rows = try rp().reviewCases(pending: pending, after: q.cursor, limit: q.limit + 1)
+        let rows = try store.reviewCases(pending: pending, after: q.cursor, limit: q.limit + 1)
         let page = Array(rows.prefix(q.limit))
         return RPPage(items: page.map(RPReviewView.init),
                       nextCursor: rows.count > q.limit ? page.last.map { RunCursor(time: $0.openedAt, id: $0.caseID).token } : nil)
     }
 
     func reviewCase(_ caseID: String) throws -> ReviewCaseRecord {
-        guard caseID.count <= 64, let c = try rp().reviewCase(caseID) else { throw IDVError(.notFound, "No review case with that id") }
+        guard caseID.count <= 64, let c = try store.reviewCase(caseID) else { throw IDVError(.notFound, "No review case with that id") }
         return c
     }
 
@@ -484,8 +487,8 @@ public struct RelyingPartyAPI: Sendable {
     public func reviewCaseView(_ caseID: String) throws -> RPReviewCaseView {
         let c = try reviewCase(caseID)
         var images: [String: String] = [:]
-        if let vault = engine.services?.vault {
-            for m in try rp().mediaRecords(runID: c.runID) where m.kind == MediaKind.portrait.rawValue || m.kind == MediaKind.selfie.rawValue {
+        if let vault = engine.registry.services?.vault {
+            for m in try store.mediaRecords(runID: c.runID) where m.kind == MediaKind.portrait.rawValue || m.kind == MediaKind.selfie.rawValue {
                 if let bytes = try? vault.open(m.sealed, associatedData: VaultBinding.media(runID: c.runID, kind: m.kind)) {
                     images[m.kind] = Data(bytes).base64EncodedString()
                 }
@@ -507,24 +510,5 @@ public struct RelyingPartyAPI: Sendable {
                                                   reason: d.reason, reviewer: reviewer, decidedAt: now),
                                  sessionID: r.sessionID, requestID: requestID)
         return RPReviewView(try reviewCase(caseID))
-    }
-}
-
-extension FlowEngine {
-    /// Applies a review decision as effects in one transaction (the run's session named in its
-    /// audit entry, which carries the run id): the audit, then ``Effect/resolveReview(_:)``.
-    func resolveReview(_ r: ReviewResolution, sessionID: String, requestID: String) throws {
-        let placeholder = SessionRecord(sessionID: sessionID, tokenHash: "", userID: r.userID, createdAt: r.decidedAt, lastSeenAt: r.decidedAt,
-                                        idleTimeout: 0, absoluteExpiresAt: r.decidedAt)
-        let c = Commit(session: placeholder, now: r.decidedAt, requestID: requestID)
-        try store.withTransaction {
-            try apply(.audit(AuditAction("review.decided"), userID: r.userID, details: [
-                "case_id": .string(r.caseID), "decision": .string(r.decision.rawValue), "reviewer": .string(r.reviewer),
-                // The reviewer's words may name the person: the case row keeps them, the audit their SHA-256.
-                "reason_sha256": .string(crypto.sha256Hex(r.reason)), "outcome": .string(r.decision.outcome.rawValue),
-            ]), runID: r.runID, c)
-            try apply(.resolveReview(r), runID: r.runID, c)
-        }
-        for o in c.outcomes { metrics.flowOutcome(flow: o.flow, outcome: o.outcome.rawValue) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IDVEngine
 
 /// Where the key file of a SQLite store lives when `templates.key_file` is not set, and why.
 ///
@@ -89,5 +90,30 @@ public struct KeyLocation: Sendable, Equatable {
         return "the key file \(path) sits beside the database, so a copy of the data folder carries the key too; move it out: "
             + "`mkdir -p -m 700 \((target as NSString).deletingLastPathComponent) && mv -n \(path) \(target)` "
             + "(or set templates.key_file to where you keep it)"
+    }
+}
+
+/// The key files of the store and vault (`templates.key_file`, `templates.previous_key_files`):
+/// process configuration, never seen by the engine (``EngineSettings`` holds no path).
+public struct KeySettings: Sendable, Equatable {
+    /// File holding the 32-byte template/media key (64 hex digits, mode 0600). Empty: the default
+    /// of ``KeyLocation`` (apart from the database; an old `<db.path>.key` is still used), created
+    /// with mode 0600 when missing.
+    public var keyFile = ""
+    /// Comma-separated key files of retired keys (key rotation): boxes sealed under them still open,
+    /// and `idvd admin rekey` re-seals them under ``keyFile``. Empty: none.
+    public var previousKeyFiles = ""
+
+    public init() {}
+
+    /// The key file actually used for a SQLite store at `dbPath` (``KeyLocation/resolve(dbPath:configured:environment:)``;
+    /// `<db.path>.key` only when no key directory can be named — ``ServerConfig/storeKeyFile()`` refuses that case).
+    public func resolvedKeyFile(dbPath: String) -> String {
+        (try? KeyLocation.resolve(dbPath: dbPath, configured: keyFile).path) ?? dbPath + ".key"
+    }
+
+    /// The retired key files (``previousKeyFiles`` split at commas, blanks dropped).
+    public var resolvedPreviousKeyFiles: [String] {
+        previousKeyFiles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }

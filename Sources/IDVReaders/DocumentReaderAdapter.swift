@@ -2,9 +2,10 @@ import DocumentReader
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import MRZ
 
-/// The production ``DocumentVerifying``: `DocumentReader.read(pages:)` (MRZ location, OCR-B
+/// The production ``DocumentReading``: `DocumentReader.read(pages:)` (MRZ location, OCR-B
 /// recognition, ICAO 9303 parsing and check digits, expiry, portrait via FaceKit, page images):
 /// the reader's typed checks and findings as they are (IDVEvidence), its fields in the engine's form.
 ///
@@ -13,7 +14,7 @@ import MRZ
 /// decodes as JPEG/PNG → 1008 `invalidImage`; no readable MRZ on any page → 1080 `documentGlare`
 /// when glare covers a band of a page (`DocumentFinding.glareHidesMRZ`), else 1031
 /// `noDocumentFound` (all retryable in the flows). Everything else is in the report.
-public struct DocumentReaderVerifier: DocumentVerifying {
+public struct DocumentReaderAdapter: DocumentReading {
     public var options: DocumentReaderOptions
 
     public init(options: DocumentReaderOptions = .init()) { self.options = options }
@@ -34,7 +35,7 @@ public struct DocumentReaderVerifier: DocumentVerifying {
         }
     }
 
-    public func read(pages: [Data]) throws -> DocumentVerification {
+    public func read(pages: [Data]) throws -> DocumentEvidence {
         var o = options
         o.referenceDate = Date()
         let r = DocumentReader.read(pages: pages, options: o)
@@ -56,11 +57,11 @@ public struct DocumentReaderVerifier: DocumentVerifying {
 
     /// The engine's evidence of a report: its typed checks and findings as they are, its fields in
     /// the engine's form (empty strings and nil dates when no MRZ was read).
-    public static func evidence(of r: DocumentReport) -> DocumentVerification {
+    public static func evidence(of r: DocumentReport) -> DocumentEvidence {
         let f = r.fields
         let mrz = r.mrz.result
         func opt(_ s: String) -> String? { s.isEmpty ? nil : s }
-        return DocumentVerification(
+        return DocumentEvidence(
             fields: DocumentFields(documentType: f.documentCode, format: mrz?.format.rawValue ?? "", issuingState: f.issuingState, surname: f.surname,
                                    givenNames: f.givenNames, documentNumber: f.documentNumber, nationality: opt(f.nationality),
                                    dateOfBirth: f.birthDate, sex: opt(f.sex), dateOfExpiry: f.expiryDate, personalNumber: opt(f.optionalData)),

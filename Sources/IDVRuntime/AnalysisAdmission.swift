@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import IDVEngine
 
 // Heavy work kept apart from light work (issue #21 item 1). Document pages and selfie frames are
 // analysed on a pool of their own (IDVHTTP `AnalysisPool`, `analysis.threads` threads, at most
@@ -31,24 +32,6 @@ public struct AnalysisSettings: Sendable, Equatable {
     public var maxRequestPixels: Int { maxRequestMegapixels * 1_000_000 }
     public var memoryBudgetBytes: Int { memoryBudgetMiB << 20 }
     public var maxAnalysisBytes: Int { maxAnalysisMiB << 20 }
-
-    static func int(_ key: String, _ kp: WritableKeyPath<AnalysisSettings, Int> & Sendable, min: Int, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min else {
-                throw IDVServerError.configuration("\(key) must be an integer ≥ \(min), got '\(v)'")
-            }
-            c.analysis[keyPath: kp] = n
-        }, current: { "\($0.analysis[keyPath: kp])" })
-    }
-
-    static let settings: [ServerConfig.Setting] = [
-        int("analysis.threads", \.threads, min: 1, "threads that analyse document pages and selfie frames (never shared with light requests); default cores − 1, at least 1"),
-        int("analysis.queue_limit", \.queueLimit, min: 0, "analyses that may wait for an analysis thread; beyond it an upload is refused at once with 1100 (503, Retry-After); default 2 × analysis.threads"),
-        int("analysis.max_request_megapixels", \.maxRequestMegapixels, min: 1, "most pixels one upload's images may hold, summed over all pages or frames, read from the image headers before decoding (1102, 413)"),
-        int("analysis.memory_budget_mib", \.memoryBudgetMiB, min: 1, "estimated memory all analyses in flight may use together, MiB; an upload that does not fit now is refused with 1100 (503, Retry-After)"),
-        int("analysis.max_analysis_mib", \.maxAnalysisMiB, min: 1, "estimated memory one analysis may use, MiB (1102, 413 above it)"),
-        int("analysis.max_retry_after_seconds", \.maxRetryAfterSeconds, min: 1, "the longest Retry-After the server suggests on 1100/1101"),
-    ]
 }
 
 /// Limits on slow and numerous clients (`http.*`, ``ServerConfig/clients``), enforced by the
@@ -69,22 +52,6 @@ public struct ClientLimits: Sendable, Equatable {
     public var connectionLimit = 4096
 
     public init() {}
-
-    static func int(_ key: String, _ kp: WritableKeyPath<ClientLimits, Int> & Sendable, min: Int, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min else {
-                throw IDVServerError.configuration("\(key) must be an integer ≥ \(min), got '\(v)'")
-            }
-            c.clients[keyPath: kp] = n
-        }, current: { "\($0.clients[keyPath: kp])" })
-    }
-
-    static let settings: [ServerConfig.Setting] = [
-        int("http.header_deadline_seconds", \.headerDeadlineSeconds, min: 0, "a connection is closed when its request header is not complete this many seconds after it opened (a kept-alive one: max(this, 30) after its previous answer); 0 = off"),
-        int("http.min_body_bytes_per_second", \.minBodyBytesPerSecond, min: 0, "a request body slower than this (after a grace of http.header_deadline_seconds) is cut off (0 = off)"),
-        int("http.per_address_connections", \.perAddressConnections, min: 0, "connections one client IP address may hold at once (0 = no limit)"),
-        int("http.connection_limit", \.connectionLimit, min: 16, "connections the server holds at once; idvd serve raises its open-file limit to fit"),
-    ]
 }
 
 /// A refusal that carries a `Retry-After` (seconds): 1100 `analysisBusy`, 1101 `analysisInProgress`.
@@ -97,32 +64,10 @@ public struct AnalysisRefusal: Error, Sendable, Equatable {
     }
 }
 
-/// What one analysis costs, from its images' headers (no pixel decoded).
-public struct AnalysisCost: Sendable, Equatable {
-    /// Pixels of every image of the request, summed.
-    public var pixels: Int
-    /// Estimated peak memory of the analysis, bytes (``UploadCosting`` documents its model).
-    public var bytes: Int
-    public init(pixels: Int, bytes: Int) {
-        self.pixels = pixels
-        self.bytes = bytes
-    }
-    public static let zero = AnalysisCost(pixels: 0, bytes: 0)
-}
-
-/// Costs an upload from its images' headers before anything is decoded (production: IDVReaders
-/// `ImageHeaderCosting`, over Imaging's header reader).
-public protocol UploadCosting: Sendable {
-    /// Document pages (JPEG/PNG each).
-    func cost(pages: [Data]) -> AnalysisCost
-    /// Selfie frames (JPEG/PNG each), analysed one after another.
-    func cost(frames: [Data]) -> AnalysisCost
-}
-
 /// Admission and accounting of analyses: the pool's thread/queue slots (``enqueue(key:)``), the
 /// per-run/per-user rule and the memory budget (``admit(cost:run:user:)``), and their metrics.
 /// Thread-safe.
-public final class AnalysisLimiter: @unchecked Sendable {
+public final class AnalysisLimiter: AnalysisAdmission, @unchecked Sendable {
     public let settings: AnalysisSettings
     private let lock = NSLock()
     private var running = 0
@@ -196,19 +141,11 @@ public final class AnalysisLimiter: @unchecked Sendable {
         if let key = t.key { queueKeys.remove(key) }
     }
 
-    /// An analysis admitted by ``admit(cost:run:user:)``; hand it to ``release(_:)``.
-    public struct Reservation: Sendable {
-        let bytes: Int
-        let run: String?
-        let user: String?
-        let startedAt: UInt64
-    }
-
     /// Admits one analysis of `cost` for flow run `run` of user `user`, or refuses at once:
     /// 1102 (plain ``IDVError``) when the request's pixels exceed `maxRequestMegapixels` or its
     /// memory `maxAnalysisMiB` — it can never fit; 1101 when the run or the user has an analysis
     /// in flight; 1100 when the memory budget cannot hold it now.
-    public func admit(cost: AnalysisCost, run: String?, user: String?) throws -> Reservation {
+    public func admit(cost: AnalysisCost, run: String?, user: String?) throws -> AnalysisReservation {
         lock.lock(); defer { lock.unlock() }
         if cost.pixels > settings.maxRequestPixels {
             refusals["too_costly", default: 0] += 1
@@ -232,7 +169,7 @@ public final class AnalysisLimiter: @unchecked Sendable {
         memoryInUse += cost.bytes
         if let run { activeRuns.insert(run) }
         if let user { activeUsers.insert(user) }
-        return Reservation(bytes: cost.bytes, run: run, user: user, startedAt: DispatchTime.now().uptimeNanoseconds)
+        return AnalysisReservation(bytes: cost.bytes, run: run, user: user, startedAt: DispatchTime.now().uptimeNanoseconds)
     }
 
     /// `pixels` in megapixels with one decimal ("81.0").
@@ -242,7 +179,7 @@ public final class AnalysisLimiter: @unchecked Sendable {
     }
 
     /// Gives back what ``admit(cost:run:user:)`` reserved; its time joins the mean used for Retry-After.
-    public func release(_ r: Reservation) {
+    public func release(_ r: AnalysisReservation) {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - r.startedAt) / 1e9
         lock.lock(); defer { lock.unlock() }
         memoryInUse -= r.bytes

@@ -1,5 +1,7 @@
 import Foundation
 import IDVCore
+import IDVEngine
+import IDVRuntime
 
 /// `idvd admin webhook add|list|remove|deliveries|redeliver` (docs/WEBHOOKS.md). Every change is audited
 /// (ids only — never the URL's query or the secret).
@@ -43,17 +45,12 @@ extension Admin {
     /// A new endpoint signing secret: `whsec_` and 32 random bytes, base64url (the HMAC key is the whole string).
     private func newWebhookSecret() -> String { "whsec_" + Hex.base64url(crypto.randomBytes(32)) }
 
-    private func webhookStore() throws -> any WebhookStore {
-        guard let ws = store as? any WebhookStore else { throw IDVError(.internalError, "this store keeps no webhook outbox") }
-        return ws
-    }
-
     /// Registers an endpoint for `events` (empty: every type): checks the URL (1140), draws a secret
     /// (`whsec_` + 32 random bytes base64url), seals it with `vault` (the server's key: the
     /// deliverer must sign with it) and returns it — the only time it is shown.
     public func addWebhook(url: String, events: [WebhookEventType], vault: any Vault, now: Int = Int(Date().timeIntervalSince1970)) throws -> AddedWebhook {
         try WebhookURLPolicy.check(url, allowHTTP: config.webhooks.allowHTTP)
-        let ws = try webhookStore()
+        let ws = store
         let id = "wh_" + crypto.randomID(bytes: 8)
         let secret = newWebhookSecret()
         let types = events.isEmpty ? WebhookEventType.allCases : events
@@ -68,7 +65,7 @@ extension Admin {
     }
 
     public func listWebhooks() throws -> [WebhookRow] {
-        try webhookStore().webhookEndpoints().map {
+        try store.webhookEndpoints().map {
             WebhookRow(endpointID: $0.endpointID, url: $0.url, events: $0.events, createdAt: $0.createdAt, keyID: $0.secret.keyID,
                        previousSecretUntil: $0.previousSecret == nil ? nil : $0.previousUntil)
         }
@@ -84,7 +81,7 @@ extension Admin {
         guard (0...Self.maxWebhookSecretOverlap).contains(overlapSeconds) else {
             throw IDVError(.invalidArgument, "the overlap (--overlap) must be 0…\(Self.maxWebhookSecretOverlap) seconds")
         }
-        let ws = try webhookStore()
+        let ws = store
         let secret = newWebhookSecret()
         let binding = VaultBinding.webhookSecret(endpointID: endpointID)
         let until = overlapSeconds > 0 ? now + overlapSeconds : nil
@@ -105,7 +102,7 @@ extension Admin {
 
     /// Removes an endpoint (1141 when unknown); its pending deliveries end as `failed` (`endpoint_removed`).
     public func removeWebhook(_ endpointID: String, now: Int = Int(Date().timeIntervalSince1970)) throws -> [String: JSONValue] {
-        let ws = try webhookStore()
+        let ws = store
         try store.withTransaction {
             guard try ws.deleteWebhookEndpoint(endpointID) else { throw IDVError(.webhookEndpointNotFound) }
             try store.appendAudit(action: "admin.webhook_remove", userID: nil, sessionID: nil, details: ["endpoint_id": .string(endpointID)], at: now)
@@ -115,9 +112,8 @@ extension Admin {
 
     /// `inventory` with the webhook endpoints' sealed secrets counted in (table `webhook_endpoints`).
     func withWebhookSecrets(_ inventory: SealedInventory, vault: any Vault) throws -> SealedInventory {
-        guard let ws = store as? any WebhookStore else { return inventory }
         var inv = inventory
-        for e in try ws.webhookEndpoints() {
+        for e in try store.webhookEndpoints() {
             for box in [e.secret] + (e.previousSecret.map { [$0] } ?? []) {
                 if box.keyID == vault.keyID { inv.current["webhook_endpoints", default: 0] += 1 }
                 else if vault.previousKeyIDs.contains(box.keyID) { inv.previous["webhook_endpoints", default: 0] += 1 }
@@ -130,7 +126,7 @@ extension Admin {
     /// `idvd admin rekey`: re-seals every endpoint secret not under the current key (a previous
     /// secret still in its overlap too); returns how many sealed secrets were re-sealed.
     func resealWebhookSecrets(vault: any Vault) throws -> Int {
-        let ws = try webhookStore()
+        let ws = store
         var n = 0
         for e in try ws.webhookEndpoints() {
             let stale = [e.secret, e.previousSecret].compactMap { $0 }.filter { !vault.isCurrent($0) }.count
@@ -147,12 +143,12 @@ extension Admin {
 
     /// The delivery log, newest first (no bodies: ids, types, states, statuses, failure categories).
     public func webhookDeliveries(limit: Int, state: WebhookDeliveryState?, eventID: String?) throws -> [WebhookDeliveryRecord] {
-        try webhookStore().webhookDeliveries(limit: limit, state: state, eventID: eventID)
+        try store.webhookDeliveries(limit: limit, state: state, eventID: eventID)
     }
 
     /// Makes an event's deliveries pending again, due now (1142 when nothing is to redeliver).
     public func redeliverWebhookEvent(_ eventID: String, now: Int = Int(Date().timeIntervalSince1970)) throws -> [String: JSONValue] {
-        let ws = try webhookStore()
+        let ws = store
         return try store.withTransaction {
             guard try ws.webhookEvent(eventID) != nil else { throw IDVError(.webhookEventNotFound) }
             let n = try ws.redeliverWebhookEvent(eventID: eventID, at: now)

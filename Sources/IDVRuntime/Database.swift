@@ -1,4 +1,6 @@
 import Foundation
+import IDVCore
+import IDVEngine
 
 /// Where the server's store lives — the value of `db.path` (`--db`, `IDVD_DB`, `IDVD_DB_PATH`): a
 /// SQLite file path (the embedded default), or a PostgreSQL connection URI (`postgresql://` or
@@ -72,21 +74,6 @@ public struct DatabaseSettings: Sendable, Equatable {
     /// PostgreSQL: connections per node (each request holds one only while its statements run).
     public var poolSize = 8
     public init() {}
-
-    /// The `db.*` settings (appended to ``ServerConfig/settings``).
-    static let settings: [ServerConfig.Setting] = [
-        ServerConfig.Setting(key: "db.password_file", env: ServerConfig.envName("db.password_file"),
-                             summary: "PostgreSQL: file holding the database password (mode 0600); else IDVD_DB_PASSWORD, PGPASSWORD or ~/.pgpass",
-                             apply: { c, v in c.db.passwordFile = v }, current: { $0.db.passwordFile }),
-        ServerConfig.Setting(key: "db.pool_size", env: ServerConfig.envName("db.pool_size"),
-                             summary: "PostgreSQL: connections per node",
-                             apply: { c, v in
-                                 guard let n = Int(v.trimmingCharacters(in: .whitespaces)), (1...512).contains(n) else {
-                                     throw IDVServerError.configuration("db.pool_size must be an integer in 1...512, got '\(v)'")
-                                 }
-                                 c.db.poolSize = n
-                             }, current: { "\($0.db.poolSize)" }),
-    ]
 }
 
 extension ServerConfig {
@@ -103,13 +90,13 @@ extension ServerConfig {
     /// Where this store's key file is and how it was chosen (`idvd admin where`, the serve log).
     public func keyLocation() throws -> KeyLocation {
         if case .postgres = database {
-            guard !workflow.keyFile.isEmpty else {
+            guard !keys.keyFile.isEmpty else {
                 throw IDVServerError.configuration("templates.key_file must be set when db.path is a PostgreSQL URL: "
                                                    + "every idvd node on the database must use the same key file")
             }
-            return KeyLocation(path: workflow.keyFile, source: .configured, defaultPath: nil)
+            return KeyLocation(path: keys.keyFile, source: .configured, defaultPath: nil)
         }
-        return try KeyLocation.resolve(dbPath: dbPath, configured: workflow.keyFile)
+        return try KeyLocation.resolve(dbPath: dbPath, configured: keys.keyFile)
     }
 
     /// The PostgreSQL password from `IDVD_DB_PASSWORD` or `db.password_file` (first line; the file

@@ -1,13 +1,15 @@
 import Foundation
 import IDVCore
+import IDVEngine
+import IDVRuntime
 
 /// Administrative operations on the store (the `idvd admin …` commands). Every change is audited.
 public struct Admin {
-    public let store: Store
+    public let store: any EngineStore
     public let config: ServerConfig
     /// Draws the activation codes and their salts.
     public let crypto: any EngineCrypto
-    public init(store: Store, config: ServerConfig, crypto: any EngineCrypto) { self.store = store; self.config = config; self.crypto = crypto }
+    public init(store: any EngineStore, config: ServerConfig, crypto: any EngineCrypto) { self.store = store; self.config = config; self.crypto = crypto }
 
     /// What `create-user` and `reset-user` print: the one-time activation code, shown once.
     public struct IssuedCode: Codable, Sendable {
@@ -40,7 +42,7 @@ public struct Admin {
             if try store.user(userID) != nil { throw IDVError(.userExists) }
             try store.createUser(UserRecord(userID: userID, activationRequiresIDV: activationRequiresIDV,
                                             idvWorkflow: idvWorkflow.rawValue, createdAt: now, updatedAt: now))
-            let (code, rec) = ActivationCodes.issue(userID: userID, now: now, config: config, crypto: crypto)
+            let (code, rec) = ActivationCodes.issue(userID: userID, now: now, settings: config.engine, crypto: crypto)
             try store.saveActivationCode(rec)
             try store.appendAudit(action: "admin.create_user", userID: userID, sessionID: nil,
                                   details: ["activation_requires_idv": .bool(activationRequiresIDV), "idv_workflow": .integer(idvWorkflow.rawValue)], at: now)
@@ -66,7 +68,7 @@ public struct Admin {
                 try store.saveDevice(d)
             }
             let revoked = try store.revokeSessions(userID: userID, at: now)
-            let (code, rec) = ActivationCodes.issue(userID: userID, now: now, config: config, crypto: crypto)
+            let (code, rec) = ActivationCodes.issue(userID: userID, now: now, settings: config.engine, crypto: crypto)
             try store.saveActivationCode(rec)
             try store.appendAudit(action: "admin.reset_user", userID: userID, sessionID: nil, details: ["sessions_revoked": .integer(revoked)], at: now)
             return IssuedCode(userID: userID, activationCode: code, expiresAt: rec.expiresAt, attempts: rec.attemptsLeft,
@@ -139,7 +141,7 @@ public struct Admin {
         try store.users().map { u in
             UserRow(userID: u.userID, state: u.state.rawValue, activationRequiresIDV: u.activationRequiresIDV, idvWorkflow: u.idvWorkflow,
                     failedPasswordAttempts: u.failedPasswordAttempts, devices: try store.devices(userID: u.userID).count, createdAt: u.createdAt,
-                    lockedUntil: PasswordLockout.lockedUntil(u, config.limits).flatMap { $0 == Int.max ? nil : $0 })
+                    lockedUntil: PasswordLockout.lockedUntil(u, config.engine.limits).flatMap { $0 == Int.max ? nil : $0 })
         }
     }
 
@@ -162,16 +164,15 @@ public struct Admin {
     /// (``IDVServerError/configuration(_:)`` naming the tables). Safe beside a running server: each
     /// row is rewritten only if unchanged since it was read.
     public func rekey(vault: any Vault, now: Int = Int(Date().timeIntervalSince1970)) throws -> RekeyReport {
-        guard let ws = store as? WorkflowStore else { throw IDVServerError.configuration("this store holds no sealed data") }
-        let before = try withWebhookSecrets(ws.sealedInventory(vault: vault), vault: vault)
+        let before = try withWebhookSecrets(store.sealedInventory(vault: vault), vault: vault)
         guard before.unknown.isEmpty else {
             let tables = before.unknown.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }.joined(separator: ", ")
             throw IDVServerError.configuration("boxes sealed under a key that is neither templates.key_file nor one of templates.previous_key_files "
                                                + "(\(tables)); nothing was changed — add the old key file to templates.previous_key_files")
         }
-        var resealed = try ws.resealUnderCurrentKey(vault: vault, batchSize: 200)
-        if store is any WebhookStore { resealed["webhook_endpoints"] = try resealWebhookSecrets(vault: vault) }
-        let after = try withWebhookSecrets(ws.sealedInventory(vault: vault), vault: vault)
+        var resealed = try store.resealUnderCurrentKey(vault: vault, batchSize: 200)
+        resealed["webhook_endpoints"] = try resealWebhookSecrets(vault: vault)
+        let after = try withWebhookSecrets(store.sealedInventory(vault: vault), vault: vault)
         var details: [String: JSONValue] = ["key_id": .string(vault.keyID)]
         for (table, n) in resealed { details["resealed_" + table] = .integer(n) }
         try store.appendAudit(action: "admin.rekey", userID: nil, sessionID: nil, details: .object(details), at: now)
