@@ -9,6 +9,13 @@ extension IDVFlowSteps {
         return b
     }
 
+    /// `payload.rescan` (optional boolean) of a document-details answer: the Recapture button.
+    static func isRescan(_ a: WireAnswer) throws -> Bool {
+        guard let c = a.payload["rescan"], !c.isNull else { return false }
+        guard let b = c.boolValue else { throw IDVError(.malformedRequest, "payload.rescan must be a boolean") }
+        return b
+    }
+
     static func isCancel(_ a: WireAnswer) throws -> Bool {
         guard let c = a.payload["cancel"] else { return false }
         guard let b = c.boolValue else { throw IDVError(.malformedRequest, "payload.cancel must be a boolean") }
