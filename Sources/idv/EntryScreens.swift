@@ -46,7 +46,13 @@ enum EntryScreen: String {
         }
     }
 
-    var checkingTitle: String { self == .serverBiometric ? Words.ServerBiometric.checking : Words.OptOut.checking }
+    var checkingTitle: String {
+        switch self {
+        case .serverBiometric: return Words.ServerBiometric.checking
+        case .optIn: return Words.OptIn.checking
+        default: return Words.OptOut.checking
+        }
+    }
 
     /// The start button's gate: seed 001 L1004–L1025 (authentication needs a template), seed 004
     /// L1873–L1874 (opt-in needs none), L1653–L1672 (opt-out needs one). Nil: not gated.

@@ -213,7 +213,11 @@ struct Screens {
         } catch {
             ui.fact("payload_error", "\(error)")
         }
-        if mode == .idvPostLoginKYC { keys.append(SelfieConfirmationAnswer.continueString) }
+        if mode == .idvPostLoginKYC {
+            // Seed 000's own screen: one "Continue" that sends "true" (L1413).
+            ui.fact("button", "\(SelfieConfirmationAnswer.continueString) — \(Words.SelfieConfirmation.kycContinue) (seed 000)")
+            keys.append(SelfieConfirmationAnswer.continueString)
+        }
         var exit = Exit.answered
         try askButton("selfie-confirmation", (keys + ["close"]).joined(separator: " | "), answers: answers) { a in
             if a == "close" {

@@ -155,7 +155,6 @@ enum Words {
         static func checkFailed(_ e: String) -> String { "Failed to check template status: \(e)" }   // seed 004 L1106
         static let ok = "OK"                                                                 // seed 003 L817
         static let close = "Close"                                                           // ours (the screens' × button)
-        static let back = "Back"                                                             // ours (the navigation bar's back)
     }
 
     /// `PasswordValidationDialogViewController` (seed 004 L387–L597).
@@ -214,7 +213,6 @@ enum Words {
         static let confirmFailed = "Failed to confirm document details"                     // seed 002 L2134
         static let recaptureFailed = "Failed to request recapture"                           // seed 002 L2156
         static let cancelFailed = "Failed to cancel"                                         // seed 000 L1262
-        static let overallStatus = "Overall Status"                                          // ours (statusLabel, storyboard text)
     }
 
     /// `IDVSelfieProcessStartConfirmationViewController` (seed 002 L2211–L2527).
@@ -267,11 +265,6 @@ enum Words {
                              "Look directly at the camera and follow any on-screen prompts during capture."]
             }
         }
-        /// The workflows with their own guideline set (seed 002 L2375–L2440): eleven, plus the default.
-        static let workflowsWithGuidelines: [RDNAIDVWorkflow] = [.activation, .activationWithTemplate, .additionalDeviceWithTemplate,
-                                                                 .additionalDeviceWithoutTemplate, .accountRecoveryWithTemplate,
-                                                                 .accountRecoveryWithoutTemplate, .postLoginKYC, .postLoginSelfieBiometric,
-                                                                 .stepUpAuthentication, .postLoginOptIn, .postLoginAgentKYC]
     }
 
     /// `IDVSelfieConfirmationViewController` (seed 002 L2558–L3273).
@@ -314,7 +307,6 @@ enum Words {
         static let approve = "Approve"                                                       // seed 004 L2113
         static let recapture = "Recapture"                                                   // seed 004 L2149
         static let cancel = "Cancel"                                                         // seed 004 L2160
-        static let liveness = "Liveness"                                                     // ours (the payload's liveness_score)
     }
 
     // MARK: MFA screens (earlier codelabs; ours)

@@ -120,6 +120,21 @@ final class IDVDServer {
         return png
     }
 
+    /// A "print, held" attack sequence made by `idvd liveness make-attack` from the document portrait.
+    func heldPhotoAttack() throws -> URL {
+        let out = dir.appendingPathComponent("attack_held_photo")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
+        p.arguments = ["liveness", "make-attack", "--from", Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path,
+                       "--out", out.path, "--frames", "30", "--seed", "7"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, "idvd liveness make-attack")
+        return out
+    }
+
     deinit {
         if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         try? FileManager.default.removeItem(at: dir)

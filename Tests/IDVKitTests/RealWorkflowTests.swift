@@ -12,19 +12,7 @@ final class RealWorkflowTests: XCTestCase {
     func specimen(_ server: IDVDServer) throws -> URL { try server.specimen() }
 
     /// A "print, held" attack sequence made by `idvd liveness make-attack` from the document portrait.
-    func heldPhotoAttack(_ server: IDVDServer) throws -> URL {
-        let out = server.dir.appendingPathComponent("attack_held_photo")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
-        p.arguments = ["liveness", "make-attack", "--from", Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path,
-                       "--out", out.path, "--frames", "30", "--seed", "7"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "idvd liveness make-attack")
-        return out
-    }
+    func heldPhotoAttack(_ server: IDVDServer) throws -> URL { try server.heldPhotoAttack() }
 
     func testAllPostLoginFlowsThroughTheAsyncAPI() async throws {
         let server = try IDVDServer()

@@ -167,6 +167,32 @@ final class SampleAppCodelabScreenTests: XCTestCase {
         XCTAssertEqual(r.out.components(separatedBy: "── selfie-confirmation").count - 1, 1, "the selfie result is shown once, not again and again")
     }
 
+    /// A capture the server rejects (opt-in: a printed photo held to the camera is not live) brings
+    /// the selfie start back with why — the status, 400 LIVENESS_FAILED (retry hints too when there
+    /// are any; never attack cues) — and its
+    /// Close ends the opt-in with seed 004's "Opt-In Failed".
+    func testARejectedSelfieCaptureIsToldOnTheSelfieScreen() throws {
+        let server = try IDVDServer()
+        try server.start()
+        let code = try server.createUser("katie")
+        let attack = try server.heldPhotoAttack()
+        let r = try run(server, """
+        check-user: katie
+        activation-code: \(code)
+        set-password: \(password)
+        dashboard: optin
+        optin: start
+        reauth-password: \(password)
+        selfie-start: capture \(attack.path)
+        selfie-start: cancel
+        optin: back
+        dashboard: quit
+        """)
+        XCTAssertEqual(r.status, 0, r.out)
+        assertInOrder(r.out, ["selfie-start> capture", "[Starting Capture...]", "── selfie-start ── Take a selfie", "error: 400 LIVENESS_FAILED",
+                              "selfie-start> cancel", "── alert ── Opt-In Failed", "User Cancelled", "── optin"])
+    }
+
     /// The server goes away while a screen is answered: the same screen comes back saying so (1028).
     /// Interactive mode (one answer per prompt on stdin), so the test stops the server between two answers.
     func testALostNetworkIsToldOnTheScreen() throws {
