@@ -104,9 +104,12 @@ let package = Package(
         .target(name: "IDVOperations", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore"]),
         // libsodium behind the engine's EngineCrypto and Vault.
         .target(name: "IDVCrypto", dependencies: ["IDVEngine", "IDVRuntime", "CSodium"]),
-        .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVRuntime", "IDVCrypto", "IDVCore", "CSQLite"]),
+        // The SQL of both stores written once: statements, row mapping, audit chain, key rotation,
+        // over a small dialect; internal to the two stores (not a product).
+        .target(name: "IDVStoreSQL", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore"]),
+        .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVRuntime", "IDVStoreSQL", "IDVCrypto", "IDVCore", "CSQLite"]),
         // The same Store on PostgreSQL (libpq): N stateless idvd nodes on one database.
-        .target(name: "IDVStorePostgres", dependencies: ["IDVEngine", "IDVRuntime", "IDVCrypto", "IDVCore", "CPostgres"]),
+        .target(name: "IDVStorePostgres", dependencies: ["IDVEngine", "IDVRuntime", "IDVStoreSQL", "IDVCrypto", "IDVCore", "CPostgres"]),
         // The hosted verification page: HTML, CSS and JavaScript modules as resources (no build step).
         .target(name: "IDVWeb", resources: [.copy("Assets")]),
         .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVWeb", "CMicroHTTPD"]),
@@ -139,18 +142,18 @@ let package = Package(
             "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVRuntime", "IDVReaders", "IDVTestSupport",
         ]),
         .testTarget(name: "IDVEngineTests", dependencies: [
-            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVTestSupport",
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVTestSupport",
         ]),
         // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
         // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
         .testTarget(name: "IDVStoreTests", dependencies: [
-            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
             "IDVWebhooks", "idvd", "idv",
         ]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
         .testTarget(name: "IDVServerTests", dependencies: [
-            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
             "IDVTestSupport", "FaceKit", "Imaging", "idvd", "IDVWebhooks",
         ]),
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real

@@ -111,33 +111,35 @@ public struct AuthFlow: Flow {
     static let unlimited = -1
     static func status(_ code: Int, _ message: String) -> RequestStatus { RequestStatus(statusCode: code, statusMessage: message) }
 
-    // MARK: Typed answers
+    // MARK: Typed answers (IDVCore Answers.swift)
 
-    static func requiredString(_ answer: WireAnswer, _ key: String, max: Int) throws -> String {
-        guard let v = answer.payload[key]?.stringValue else {
-            throw IDVError(.malformedRequest, "payload.\(key) (string) is required")
-        }
-        guard !v.isEmpty, v.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have 1–\(max) characters") }
-        guard v.utf8.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have at most \(max) bytes (UTF-8)") }
-        return v
+    /// `value` (the answer's `key`) when it has 1…`max` characters and at most `max` UTF-8 bytes; 1001 otherwise.
+    static func bounded(_ value: String, _ key: String, max: Int) throws -> String {
+        guard !value.isEmpty, value.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have 1–\(max) characters") }
+        guard value.utf8.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have at most \(max) bytes (UTF-8)") }
+        return value
     }
 
-    public func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> Input {
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> Input {
         switch state {
-        case .user: return .userID(try Self.requiredString(answer, "user_id", max: 128).trimmingCharacters(in: .whitespaces))
-        case .activationCode: return .activationCode(try Self.requiredString(answer, "activation_code", max: 64))
-        case .setPassword, .verifyPassword: return .password(try Self.requiredString(answer, "password", max: PasswordPolicy.maxAnswerBytes))
+        case .user:
+            return .userID(try Self.bounded(answer(a, as: UserAnswer.self).userID, "user_id", max: 128).trimmingCharacters(in: .whitespaces))
+        case .activationCode:
+            return .activationCode(try Self.bounded(answer(a, as: ActivationCodeAnswer.self).activationCode, "activation_code", max: 64))
+        case .setPassword, .verifyPassword:
+            guard let pw = try answer(a, as: PasswordAnswer.self).password else { throw IDVError(.malformedRequest, "payload.password (string) is required") }
+            return .password(try Self.bounded(pw, "password", max: PasswordPolicy.maxAnswerBytes))
         case .lda:
-            if answer.payload["fallback"]?.stringValue == "password" { return .ldaFallback }
-            guard let sig = answer.payload["signature"]?.stringValue else {
+            let lda = try answer(a, as: DeviceSignatureAnswer.self)
+            if lda.fallsBackToPassword { return .ldaFallback }
+            guard let sig = lda.signature else {
                 throw IDVError(.malformedRequest, "payload.signature (base64) or payload.fallback = \"password\" is required")
             }
-            return .ldaSignature(sig, challengeID: challenge.challengeID, nonce: challenge.payload["nonce"]?.stringValue)
+            return .ldaSignature(sig, challengeID: challenge.challengeID, nonce: challenge.nonce)
         case .ldaConsent:
-            guard let consent = answer.payload["consent"]?.boolValue else { throw IDVError(.malformedRequest, "payload.consent (boolean) is required") }
-            let sig = answer.payload["signature"]?.stringValue
-            if consent && sig == nil { throw IDVError(.malformedRequest, "payload.signature (base64) is required with consent") }
-            return .ldaConsent(consent, signature: sig, challengeID: challenge.challengeID, nonce: challenge.payload["nonce"]?.stringValue)
+            let consent = try answer(a, as: LDAConsentAnswer.self)
+            if consent.consent && consent.signature == nil { throw IDVError(.malformedRequest, "payload.signature (base64) is required with consent") }
+            return .ldaConsent(consent.consent, signature: consent.signature, challengeID: challenge.challengeID, nonce: challenge.nonce)
         case .idv: throw IDVError(.internalError, "auth flow in unexpected step")
         }
     }
@@ -207,7 +209,7 @@ public struct AuthFlow: Flow {
 
     func askLDA(userID: String, env: FlowEnv, _ effects: [Effect] = []) -> Transition<State> {
         .ask(.lda(userID: userID), ChallengeSpec(name: WireName.getDeviceSignature, attemptsLeft: 1, userID: userID,
-                                                 payload: ["nonce": .string(env.nonce())]), effects)
+                                                 payload: env.ldaChallenge()), effects)
     }
 
     static func audit(_ action: String, _ userID: String?, _ details: [String: JSONValue] = [:]) -> Effect {
@@ -234,7 +236,7 @@ public struct AuthFlow: Flow {
     public func reduce(_ state: State, input: Input, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         switch (state, input) {
         case let (.user, .userID(id)): return answerUser(id, facts: facts, env: env)
-        case let (.activationCode(uid), .activationCode(typed)): return answerActivationCode(typed, userID: uid, facts: facts, env: env)
+        case let (.activationCode(uid), .activationCode(typed)): return try answerActivationCode(typed, userID: uid, facts: facts, env: env)
         case let (.setPassword(uid), .password(pw)): return try answerSetPassword(pw, userID: uid, evidence: evidence, facts: facts, env: env)
         case (.verifyPassword, .password): return answerVerifyPassword(evidence: evidence, facts: facts, env: env)
         case (.lda, .ldaFallback):
@@ -258,7 +260,7 @@ public struct AuthFlow: Flow {
             if consent, let sig {
                 guard Self.signatureValid(sig, challengeID: cid, nonce: nonce, facts: facts, env: env) else {
                     return .ask(state, ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
-                                                     payload: ["nonce": .string(env.nonce())], error: IDVError(.deviceSignatureInvalid)))
+                                                     payload: env.ldaChallenge(), error: IDVError(.deviceSignatureInvalid)))
                 }
                 if var d = facts.device {
                     d.ldaEnabled = true
@@ -325,7 +327,7 @@ public struct AuthFlow: Flow {
 
     // MARK: getActivationCode
 
-    func answerActivationCode(_ typed: String, userID uid: String, facts: Facts, env: FlowEnv) -> Transition<State> {
+    func answerActivationCode(_ typed: String, userID uid: String, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         guard var code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now else {
             return askUser(error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
         }
@@ -371,7 +373,7 @@ public struct AuthFlow: Flow {
         if user.activationRequiresIDV {
             guard let idvFlow = env.activationIDV[user.idvWorkflow] else { return askUser(error: IDVError(.workflowUnavailable), bound) }
             // The IDV hook: the workflow engine's flow runs here, on top of this one.
-            return Transition(.call(.idv(userID: uid), flow: idvFlow, input: ["user_id": .string(uid), "idv_workflow": .integer(user.idvWorkflow)]),
+            return Transition(.call(.idv(userID: uid), flow: idvFlow, input: try JSONValue(encoding: IDVFlowStartPayload(userID: uid, idvWorkflow: user.idvWorkflow))),
                               bound)
         }
         return askSetPassword(userID: uid, bound)
@@ -422,7 +424,7 @@ public struct AuthFlow: Flow {
             d.ldaEnabled = false
             effects.append(.saveDevice(d))
             return .ask(.ldaConsent(userID: uid), ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
-                                                                payload: ["nonce": .string(env.nonce())]), effects)
+                                                                payload: env.ldaChallenge()), effects)
         }
         return Self.login(user, facts: facts, effects)
     }

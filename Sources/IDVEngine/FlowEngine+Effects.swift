@@ -42,7 +42,7 @@ extension FlowEngine {
         case let .sealMedia(id, kind, bytes):
             guard let runID else { throw IDVError(.internalError, "media outside a flow run") }
             let box = try vault().seal(bytes, associatedData: VaultBinding.media(runID: runID, kind: kind.rawValue))
-            try store.saveMedia(MediaRecord(mediaID: id, runID: runID, kind: kind.rawValue, sealed: box, createdAt: c.now))
+            try store.saveMedia(MediaRecord(mediaID: id, runID: runID, kind: kind, sealed: box, createdAt: c.now))
         case let .releaseMedia(keepUntil):
             guard let runID else { return }
             try store.releaseMedia(runID: runID, keepUntil: keepUntil)

@@ -55,8 +55,7 @@ public final class FlowEngine: Sendable {
         var h: UInt32 = 2166136261
         for b in sessionID.utf8 { h = (h ^ UInt32(b)) &* 16777619 }
         let l = stripes[Int(h % UInt32(stripes.count))]
-        l.lock(); defer { l.unlock() }
-        return try body()
+        return try l.withLock(body)
     }
 
     func wire(_ s: SessionRecord, token: String? = nil) -> WireSession {

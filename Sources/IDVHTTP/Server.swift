@@ -12,6 +12,7 @@ import IDVOperations
 /// `POST /v1/session/logoff`, `POST /v1/flows/{name}`; the hosted page `GET /verify`, `GET /verify/{asset}`
 /// and `POST /v1/links/redeem` (Web/WebRoutes.swift); the relying-party API `/v1/rp/…` (RPRoutes.swift).
 public final class IDVServerApp: @unchecked Sendable {
+    // @unchecked: `http` is set once in `init` (its routes capture `self`) and only read after.
     public let config: ServerConfig
     public let store: any EngineStore
     public let engine: FlowEngine

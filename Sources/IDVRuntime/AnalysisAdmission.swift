@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import Synchronization
 
 // Heavy work kept apart from light work (issue #21 item 1). Document pages and selfie frames are
 // analysed on a pool of their own (IDVHTTP `AnalysisPool`, `analysis.threads` threads, at most
@@ -66,22 +67,39 @@ public struct AnalysisRefusal: Error, Sendable, Equatable {
 
 /// Admission and accounting of analyses: the pool's thread/queue slots (``enqueue(key:)``), the
 /// per-run/per-user rule and the memory budget (``admit(cost:run:user:)``), and their metrics.
-/// Thread-safe.
-public final class AnalysisLimiter: AnalysisAdmission, @unchecked Sendable {
+/// Thread-safe: all its state sits in one ``Mutex``.
+public final class AnalysisLimiter: AnalysisAdmission, Sendable {
     public let settings: AnalysisSettings
-    private let lock = NSLock()
-    private var running = 0
-    private var queued = 0
-    private var queueKeys: Set<String> = []
-    private var activeRuns: Set<String> = []
-    private var activeUsers: Set<String> = []
-    private var memoryInUse = 0
-    /// Exponentially weighted mean of analysis time, seconds (for Retry-After).
-    private var meanSeconds = 2.0
-    private var refusals: [String: Int] = [:]
-    private var waits = DurationHistogram(buckets: AnalysisLimiter.waitBuckets)
-    private var durations = DurationHistogram(buckets: AnalysisLimiter.durationBuckets)
-    private var maxWait = 0.0
+
+    /// Everything that changes, under ``state``'s lock.
+    private struct State {
+        var running = 0
+        var queued = 0
+        var queueKeys: Set<String> = []
+        var activeRuns: Set<String> = []
+        var activeUsers: Set<String> = []
+        var memoryInUse = 0
+        /// Exponentially weighted mean of analysis time, seconds (for Retry-After).
+        var meanSeconds = 2.0
+        var refusals: [String: Int] = [:]
+        var waits = DurationHistogram(buckets: AnalysisLimiter.waitBuckets)
+        var durations = DurationHistogram(buckets: AnalysisLimiter.durationBuckets)
+        var maxWait = 0.0
+
+        /// The `Retry-After` to suggest now, seconds: the mean analysis time times the analyses
+        /// ahead per thread, 1 … `maxRetryAfterSeconds`.
+        func retryAfter(_ settings: AnalysisSettings) -> Int {
+            let ahead = Double(running + queued + 1) / Double(max(1, settings.threads))
+            return min(settings.maxRetryAfterSeconds, max(1, Int((meanSeconds * ahead).rounded(.up))))
+        }
+
+        /// Counts a refusal for `reason` and makes its error.
+        mutating func refuse(_ reason: String, _ code: IDVErrorCode, _ detail: String, _ settings: AnalysisSettings) -> AnalysisRefusal {
+            refusals[reason, default: 0] += 1
+            return AnalysisRefusal(code, retryAfterSeconds: retryAfter(settings), detail)
+        }
+    }
+    private let state = Mutex(State())
 
     static let waitBuckets: [Double] = [0.001, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60]
     static let durationBuckets: [Double] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
@@ -96,49 +114,40 @@ public final class AnalysisLimiter: AnalysisAdmission, @unchecked Sendable {
         let enqueuedAt: UInt64
     }
 
-    /// The `Retry-After` to suggest now, seconds: the mean analysis time times the analyses ahead
-    /// per thread, 1 … `maxRetryAfterSeconds`. Call with the lock held.
-    private func retryAfterLocked() -> Int {
-        let ahead = Double(running + queued + 1) / Double(max(1, settings.threads))
-        return min(settings.maxRetryAfterSeconds, max(1, Int((meanSeconds * ahead).rounded(.up))))
-    }
-
-    private func refuseLocked(_ reason: String, _ code: IDVErrorCode, _ detail: String) -> AnalysisRefusal {
-        refusals[reason, default: 0] += 1
-        return AnalysisRefusal(code, retryAfterSeconds: retryAfterLocked(), detail)
-    }
-
     /// Takes a pool slot for a request from `key` (its bearer token: one analysis queued or running
     /// per session), or refuses at once: 1101 when `key` holds one, 1100 when every thread is busy
     /// and `queueLimit` wait.
     public func enqueue(key: String?) -> Result<Ticket, AnalysisRefusal> {
-        lock.lock(); defer { lock.unlock() }
-        if let key, queueKeys.contains(key) {
-            return .failure(refuseLocked("in_progress", .analysisInProgress, "this session's previous upload is still being analysed"))
+        state.withLock { s in
+            if let key, s.queueKeys.contains(key) {
+                return .failure(s.refuse("in_progress", .analysisInProgress, "this session's previous upload is still being analysed", settings))
+            }
+            if s.running + s.queued >= settings.threads + settings.queueLimit {
+                return .failure(s.refuse("queue_full", .analysisBusy, "\(s.running) analyses running, \(s.queued) waiting", settings))
+            }
+            s.queued += 1
+            if let key { s.queueKeys.insert(key) }
+            return .success(Ticket(key: key, enqueuedAt: DispatchTime.now().uptimeNanoseconds))
         }
-        if running + queued >= settings.threads + settings.queueLimit {
-            return .failure(refuseLocked("queue_full", .analysisBusy, "\(running) analyses running, \(queued) waiting"))
-        }
-        queued += 1
-        if let key { queueKeys.insert(key) }
-        return .success(Ticket(key: key, enqueuedAt: DispatchTime.now().uptimeNanoseconds))
     }
 
     /// The ticket's request leaves the queue for a thread; its wait is recorded.
     public func start(_ t: Ticket) {
         let wait = Double(DispatchTime.now().uptimeNanoseconds - t.enqueuedAt) / 1e9
-        lock.lock(); defer { lock.unlock() }
-        queued -= 1
-        running += 1
-        waits.observe(wait)
-        maxWait = max(maxWait, wait)
+        state.withLock { s in
+            s.queued -= 1
+            s.running += 1
+            s.waits.observe(wait)
+            s.maxWait = max(s.maxWait, wait)
+        }
     }
 
     /// The ticket's request is answered.
     public func finish(_ t: Ticket) {
-        lock.lock(); defer { lock.unlock() }
-        running -= 1
-        if let key = t.key { queueKeys.remove(key) }
+        state.withLock { s in
+            s.running -= 1
+            if let key = t.key { s.queueKeys.remove(key) }
+        }
     }
 
     /// Admits one analysis of `cost` for flow run `run` of user `user`, or refuses at once:
@@ -146,30 +155,31 @@ public final class AnalysisLimiter: AnalysisAdmission, @unchecked Sendable {
     /// memory `maxAnalysisMiB` — it can never fit; 1101 when the run or the user has an analysis
     /// in flight; 1100 when the memory budget cannot hold it now.
     public func admit(cost: AnalysisCost, run: String?, user: String?) throws -> AnalysisReservation {
-        lock.lock(); defer { lock.unlock() }
-        if cost.pixels > settings.maxRequestPixels {
-            refusals["too_costly", default: 0] += 1
-            throw IDVError(.uploadTooCostly, "\(IDVErrorCode.uploadTooCostly.message) (its images hold \(Self.megapixels(cost.pixels)) MP together; "
-                           + "one upload may hold \(settings.maxRequestMegapixels) MP)")
+        try state.withLock { s in
+            if cost.pixels > settings.maxRequestPixels {
+                s.refusals["too_costly", default: 0] += 1
+                throw IDVError(.uploadTooCostly, "\(IDVErrorCode.uploadTooCostly.message) (its images hold \(Self.megapixels(cost.pixels)) MP together; "
+                               + "one upload may hold \(settings.maxRequestMegapixels) MP)")
+            }
+            if cost.bytes > settings.maxAnalysisBytes {
+                s.refusals["too_costly", default: 0] += 1
+                throw IDVError(.uploadTooCostly, "\(IDVErrorCode.uploadTooCostly.message) (analysing it would need about \(cost.bytes >> 20) MiB; "
+                               + "one analysis may use \(settings.maxAnalysisMiB) MiB)")
+            }
+            if let run, s.activeRuns.contains(run) {
+                throw s.refuse("in_progress", .analysisInProgress, "this flow's previous upload is still being analysed", settings)
+            }
+            if let user, s.activeUsers.contains(user) {
+                throw s.refuse("in_progress", .analysisInProgress, "another upload of this user is still being analysed", settings)
+            }
+            if s.memoryInUse + cost.bytes > settings.memoryBudgetBytes {
+                throw s.refuse("memory_budget", .analysisBusy, "the analyses in flight hold the memory budget", settings)
+            }
+            s.memoryInUse += cost.bytes
+            if let run { s.activeRuns.insert(run) }
+            if let user { s.activeUsers.insert(user) }
+            return AnalysisReservation(bytes: cost.bytes, run: run, user: user, startedAt: DispatchTime.now().uptimeNanoseconds)
         }
-        if cost.bytes > settings.maxAnalysisBytes {
-            refusals["too_costly", default: 0] += 1
-            throw IDVError(.uploadTooCostly, "\(IDVErrorCode.uploadTooCostly.message) (analysing it would need about \(cost.bytes >> 20) MiB; "
-                           + "one analysis may use \(settings.maxAnalysisMiB) MiB)")
-        }
-        if let run, activeRuns.contains(run) {
-            throw refuseLocked("in_progress", .analysisInProgress, "this flow's previous upload is still being analysed")
-        }
-        if let user, activeUsers.contains(user) {
-            throw refuseLocked("in_progress", .analysisInProgress, "another upload of this user is still being analysed")
-        }
-        if memoryInUse + cost.bytes > settings.memoryBudgetBytes {
-            throw refuseLocked("memory_budget", .analysisBusy, "the analyses in flight hold the memory budget")
-        }
-        memoryInUse += cost.bytes
-        if let run { activeRuns.insert(run) }
-        if let user { activeUsers.insert(user) }
-        return AnalysisReservation(bytes: cost.bytes, run: run, user: user, startedAt: DispatchTime.now().uptimeNanoseconds)
     }
 
     /// `pixels` in megapixels with one decimal ("81.0").
@@ -181,12 +191,13 @@ public final class AnalysisLimiter: AnalysisAdmission, @unchecked Sendable {
     /// Gives back what ``admit(cost:run:user:)`` reserved; its time joins the mean used for Retry-After.
     public func release(_ r: AnalysisReservation) {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - r.startedAt) / 1e9
-        lock.lock(); defer { lock.unlock() }
-        memoryInUse -= r.bytes
-        if let run = r.run { activeRuns.remove(run) }
-        if let user = r.user { activeUsers.remove(user) }
-        durations.observe(seconds)
-        meanSeconds = 0.7 * meanSeconds + 0.3 * seconds
+        state.withLock { s in
+            s.memoryInUse -= r.bytes
+            if let run = r.run { s.activeRuns.remove(run) }
+            if let user = r.user { s.activeUsers.remove(user) }
+            s.durations.observe(seconds)
+            s.meanSeconds = 0.7 * s.meanSeconds + 0.3 * seconds
+        }
     }
 
     /// A snapshot for `/healthz` and tests.
@@ -201,9 +212,10 @@ public final class AnalysisLimiter: AnalysisAdmission, @unchecked Sendable {
     }
 
     public var snapshot: Snapshot {
-        lock.lock(); defer { lock.unlock() }
-        return Snapshot(running: running, queued: queued, threads: settings.threads, queueLimit: settings.queueLimit,
-                        memoryInUseBytes: memoryInUse, saturated: running + queued >= settings.threads + settings.queueLimit)
+        state.withLock { s in
+            Snapshot(running: s.running, queued: s.queued, threads: settings.threads, queueLimit: settings.queueLimit,
+                     memoryInUseBytes: s.memoryInUse, saturated: s.running + s.queued >= settings.threads + settings.queueLimit)
+        }
     }
 
     /// The `/metrics` lines: `idvd_analysis_threads`, `idvd_analysis_in_flight`, `idvd_analysis_queue_depth`,
@@ -211,7 +223,9 @@ public final class AnalysisLimiter: AnalysisAdmission, @unchecked Sendable {
     /// `idvd_analysis_wait_seconds` (histogram: time from arrival to an analysis thread),
     /// `idvd_analysis_wait_seconds_max`, `idvd_analysis_duration_seconds` (histogram: admitted analyses).
     public func renderMetrics() -> String {
-        lock.lock(); defer { lock.unlock() }
+        let now = state.withLock { $0 }
+        let (running, queued, memoryInUse, refusals, waits, durations, maxWait) = (now.running, now.queued, now.memoryInUse, now.refusals,
+                                                                                   now.waits, now.durations, now.maxWait)
         var s = "# HELP idvd_analysis_threads Threads that run analyses (analysis.threads).\n# TYPE idvd_analysis_threads gauge\n"
         s += "idvd_analysis_threads \(settings.threads)\n"
         s += "# HELP idvd_analysis_in_flight Uploads on an analysis thread now.\n# TYPE idvd_analysis_in_flight gauge\nidvd_analysis_in_flight \(running)\n"

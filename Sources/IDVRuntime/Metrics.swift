@@ -1,5 +1,6 @@
 import Foundation
 import IDVEngine
+import Synchronization
 
 /// Prometheus metrics (text exposition format 0.0.4), served at `GET /metrics`:
 /// - `idvd_http_requests_total{route,method,status}` counter
@@ -13,13 +14,16 @@ import IDVEngine
 /// - `idvd_store_write_lock_wait_seconds` histogram: time each store transaction (and each write
 ///   outside one) waited for the store's write lock (``Store/writeLockWaits()``; absent when the
 ///   store does not measure it).
-public final class Metrics: FlowOutcomeCounter, @unchecked Sendable {
-    private let lock = NSLock()
-    private var requests: [String: Int] = [:]          // "route\u{0}method\u{0}status"
-    private var durations: [String: DurationHistogram] = [:]   // route
-    private var flows: [String: Int] = [:]             // "flow\u{0}outcome"
-    private var webhookAttempts: [String: Int] = [:]   // result
-    private var webhookOutboxDepth: Int?
+public final class Metrics: FlowOutcomeCounter, Sendable {
+    /// What the counters hold; every read and write goes through ``state``'s lock.
+    private struct State {
+        var requests: [String: Int] = [:]                  // "route\u{0}method\u{0}status"
+        var durations: [String: DurationHistogram] = [:]   // route
+        var flows: [String: Int] = [:]                     // "flow\u{0}outcome"
+        var webhookAttempts: [String: Int] = [:]           // result
+        var webhookOutboxDepth: Int?
+    }
+    private let state = Mutex(State())
     /// Upper bounds of the latency buckets, seconds.
     public static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
@@ -31,28 +35,26 @@ public final class Metrics: FlowOutcomeCounter, @unchecked Sendable {
 
     public func observeRequest(route: String, method: String, status: Int, seconds: Double) {
         let methodLabel = Self.methodLabels.contains(method) ? method : "other"
-        lock.lock(); defer { lock.unlock() }
-        requests["\(route)\u{0}\(methodLabel)\u{0}\(status)", default: 0] += 1
-        var h = durations[route] ?? DurationHistogram(buckets: Self.buckets)
-        h.observe(seconds)
-        durations[route] = h
+        let key = "\(route)\u{0}\(methodLabel)\u{0}\(status)"
+        state.withLock {
+            $0.requests[key, default: 0] += 1
+            $0.durations[route, default: DurationHistogram(buckets: Self.buckets)].observe(seconds)
+        }
     }
 
     public func flowOutcome(flow: String, outcome: String, count: Int = 1) {
-        lock.lock(); defer { lock.unlock() }
-        flows["\(flow)\u{0}\(outcome)", default: 0] += count
+        let key = "\(flow)\u{0}\(outcome)"
+        state.withLock { $0.flows[key, default: 0] += count }
     }
 
     /// One webhook delivery attempt ended: `delivered`, `retry` or `gave_up` (IDVWebhooks `WebhookDeliverer`).
     public func webhookAttempt(result: String) {
-        lock.lock(); defer { lock.unlock() }
-        webhookAttempts[result, default: 0] += 1
+        state.withLock { $0.webhookAttempts[result, default: 0] += 1 }
     }
 
     /// Pending webhook deliveries in the store's outbox, as the delivery worker last counted them.
     public func setWebhookOutboxDepth(_ n: Int) {
-        lock.lock(); defer { lock.unlock() }
-        webhookOutboxDepth = n
+        state.withLock { $0.webhookOutboxDepth = n }
     }
 
     private static func esc(_ s: String) -> String {
@@ -61,7 +63,9 @@ public final class Metrics: FlowOutcomeCounter, @unchecked Sendable {
 
     /// The exposition text; `storeWriteLockWaits` from ``Store/writeLockWaits()``.
     public func render(inFlight: Int, queued: Int, storeWriteLockWaits: DurationHistogram? = nil) -> String {
-        lock.lock(); defer { lock.unlock() }
+        let (requests, durations, flows, webhookAttempts, webhookOutboxDepth) = state.withLock {
+            ($0.requests, $0.durations, $0.flows, $0.webhookAttempts, $0.webhookOutboxDepth)
+        }
         var s = "# HELP idvd_up 1 while the server runs.\n# TYPE idvd_up gauge\nidvd_up 1\n"
         s += "# HELP idvd_http_requests_in_flight Requests being handled.\n# TYPE idvd_http_requests_in_flight gauge\n"
         s += "idvd_http_requests_in_flight \(inFlight)\n"

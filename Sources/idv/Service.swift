@@ -7,6 +7,7 @@ import IDVKit
 
 /// Wraps the SDK calls; every call returns the synchronous `RDNAError` (0 = accepted).
 final class IDVService: @unchecked Sendable {
+    // @unchecked: immutable after init; RDNA is thread-safe and Terminal only prints.
     let rdna: RDNA
     let ui: Terminal
     init(rdna: RDNA, ui: Terminal) { self.rdna = rdna; self.ui = ui }
@@ -69,6 +70,7 @@ final class IDVService: @unchecked Sendable {
 /// capture or a lost network says why (``ChallengeNotice``).
 final class DelegateManager: RDNACallbacks, RDNAIDVDocumentProcessingCallbacks, RDNAIDVSelfieProcessingCallbacks,
     RDNAIDVBiometricManagementCallbacks, RDNAIDVKYCManagementCallbacks, @unchecked Sendable {
+    // @unchecked: `onEvent` is set once before the SDK is started, then only read on the callback queue.
     var onEvent: ((RDNAEvent, ChallengeNotice?) -> Void)?
 
     func register(with rdna: RDNA) {

@@ -78,6 +78,7 @@ final class ScriptAnswers: AnswerSource {
 /// `[Initiating...]`), alerts (`── alert ── Title`, the message, the buttons), an error banner
 /// (`error: …`) and `key: value` facts (the payload's data, for people and for scripts).
 final class Terminal: @unchecked Sendable {
+    // @unchecked: no state of its own; it writes to stdout, which serialises the lines.
     func screen(_ name: String, _ title: String) {
         print("\n── \(name) ── \(title)")
         fflush(nil)

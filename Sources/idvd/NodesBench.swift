@@ -241,7 +241,7 @@ extension Benchmark {
         out["GET /v1/session"] = driveSpread(connections: connections, seconds: seconds, ports: ports) { c, i in
             try c.json("GET", "/v1/session", nil, bearer: sessionTokens[i]).status == 200
         }
-        final class AnswerTimes: @unchecked Sendable { let lock = NSLock(); var ms: [Double] = [] }
+        final class AnswerTimes: @unchecked Sendable { let lock = NSLock(); var ms: [Double] = [] }   // @unchecked: `ms` only under `lock`
         let answers = AnswerTimes()
         let users = codes.map(\.0)
         out["full password login (3 requests)"] = driveSpread(connections: connections, seconds: seconds, ports: ports) { c, _ in
@@ -254,7 +254,7 @@ extension Benchmark {
             let t0 = DispatchTime.now().uptimeNanoseconds
             env = try dec.decode(WireEnvelope.self, from: c.json("POST", "/v1/session/answer", enc.encode(WireAnswer(to: pw, payload: ["password": .string(password)])), bearer: token).body)
             let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
-            answers.lock.lock(); answers.ms.append(ms); answers.lock.unlock()
+            answers.lock.withLock { answers.ms.append(ms) }
             return env.event?.name == WireName.onUserLoggedIn
         }
         out["  its password answer"] = Stats(latencies: answers.ms, failures: 0)
@@ -278,7 +278,7 @@ extension Benchmark {
     /// `op` gets the connection's index.
     static func driveSpread(connections: Int, seconds: Double, ports: [Int],
                             _ op: @escaping @Sendable (LoopbackHTTPClient, Int) throws -> Bool) -> Stats {
-        final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }
+        final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }   // @unchecked: `stats` only under `lock`
         let box = Box()
         let done = DispatchGroup()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
@@ -292,7 +292,7 @@ extension Benchmark {
                     let ok = (try? op(c, i)) ?? false
                     if ok { s.latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6) } else { s.failures += 1 }
                 }
-                box.lock.lock(); box.stats.append(s); box.lock.unlock()
+                box.lock.withLock { box.stats.append(s) }
                 done.leave()
             }.start()
         }
@@ -356,7 +356,7 @@ extension Benchmark {
 
             // Concurrent writers, one append per transaction; on PostgreSQL over two store instances.
             let second: (any EngineStore)? = name == "PostgreSQL" ? try open() : nil
-            final class Failures: @unchecked Sendable { let lock = NSLock(); var messages: [String] = [] }
+            final class Failures: @unchecked Sendable { let lock = NSLock(); var messages: [String] = [] }   // @unchecked: `messages` only under `lock`
             let failures = Failures()
             let gate = DispatchSemaphore(value: 0)
             let group = DispatchGroup()
@@ -371,7 +371,7 @@ extension Benchmark {
                                 try target.appendAudit(action: "bench.concurrent", userID: "writer\(w)", sessionID: "s\(i % 4099)", details: details,
                                                        at: 1_900_000_000 + i)
                             }
-                        } catch { failures.lock.lock(); failures.messages.append("\(error)"); failures.lock.unlock() }
+                        } catch { failures.lock.withLock { failures.messages.append("\(error)") } }
                     }
                     group.leave()
                 }.start()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import IDVCrypto
 import IDVEngine
 import IDVRuntime
@@ -65,11 +66,10 @@ extension Command {
     }
 
     /// Set once, read after: whether `idvd serve` got as far as listening.
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var set = false
-        var value: Bool { lock.withLock { set } }
-        func raise() { lock.withLock { set = true } }
+    final class Flag: Sendable {
+        private let raised = Atomic<Bool>(false)
+        var value: Bool { raised.load(ordering: .acquiring) }
+        func raise() { raised.store(true, ordering: .releasing) }
     }
 
     /// `idvd serve` from the opened store on: readers, engine, HTTP, until SIGTERM/SIGINT.

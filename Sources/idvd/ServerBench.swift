@@ -8,6 +8,7 @@ import IDVHTTP
 import IDVReaders
 import IDVStoreSQLite
 import IDVTools
+import Synchronization
 
 extension Benchmark {
     /// `idvd bench server`: starts `idvd serve` as a separate process on loopback and drives it
@@ -91,7 +92,7 @@ extension Benchmark {
 
         // 3. A health probe's latency while every connection logs in: what a load balancer sees
         //    when the workers are busy hashing (quick routes stay on the libmicrohttpd threads).
-        final class ProbeBox: @unchecked Sendable { var stats = Stats() }
+        final class ProbeBox: @unchecked Sendable { var stats = Stats() }   // @unchecked: written by the probing thread, read after it finished
         let probe = ProbeBox()
         let probing = Thread {
             // ~100 probes/s: a probe rather than a load
@@ -110,10 +111,10 @@ extension Benchmark {
         return 0
     }
 
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var n = 0
-        func next() -> Int { lock.lock(); defer { lock.unlock() }; n += 1; return n }
+    /// A counter several connection threads draw from (1, 2, 3, …).
+    final class Counter: Sendable {
+        private let n = Atomic<Int>(0)
+        func next() -> Int { n.add(1, ordering: .relaxed).newValue }
     }
 
     /// POST /v1/sessions, answer getUser, then each of `answers` in turn; ok when it ends in onUserLoggedIn.
@@ -178,7 +179,7 @@ extension Benchmark {
     /// `pauseMicroseconds` between operations is not timed.
     static func drive(connections: Int, seconds: Double, port: Int, pauseMicroseconds: UInt32 = 0,
                       _ op: @escaping @Sendable (LoopbackHTTPClient) throws -> Bool) -> Stats {
-        final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }
+        final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }   // @unchecked: `stats` only under `lock`
         let box = Box()
         let done = DispatchGroup()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
@@ -193,7 +194,7 @@ extension Benchmark {
                     let ok = (try? op(c)) ?? false
                     if ok { s.latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6) } else { s.failures += 1 }
                 }
-                box.lock.lock(); box.stats.append(s); box.lock.unlock()
+                box.lock.withLock { box.stats.append(s) }
                 done.leave()
             }.start()
         }

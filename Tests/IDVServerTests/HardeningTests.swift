@@ -31,7 +31,7 @@ final class HardeningTests: XCTestCase {
                     let bytes: [UInt8]
                     switch v {
                     case let .text(s): bytes = Array(s.utf8)
-                    case let .blob(b): bytes = b
+                    case let .bytes(b): bytes = b
                     default: continue
                     }
                     for (name, n) in needles where contains(bytes, n) { hits.append("\(t).\(cols[i]): \(name)") }

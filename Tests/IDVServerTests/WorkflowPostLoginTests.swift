@@ -150,7 +150,7 @@ final class WorkflowPostLoginTests: XCTestCase {
         XCTAssertEqual(Set(rows.compactMap { $0[0].text }), ["portrait", "name"])
         XCTAssertTrue(rows.allSatisfy { $0[2].int != nil })
         // Sealed: the JPEG magic of the portrait is not in the stored bytes.
-        if case let .blob(b) = rows.first(where: { $0[0].text == "portrait" })![1] { XCTAssertFalse(b.starts(with: [0xFF, 0xD8])) } else { XCTFail("no blob") }
+        if case let .bytes(b) = rows.first(where: { $0[0].text == "portrait" })![1] { XCTAssertFalse(b.starts(with: [0xFF, 0xD8])) } else { XCTFail("no blob") }
         XCTAssertEqual(try server.store.purgeExpiredMedia(now: server.clock.now()), 0, "kept for the retention")
         server.clock.advance(by: 2)
         XCTAssertEqual(try server.store.purgeExpiredMedia(now: server.clock.now()), 2)

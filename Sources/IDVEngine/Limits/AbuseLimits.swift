@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import Synchronization
 
 // Abuse limits (docs/LIMITS.md): how many sessions a client may open, how many wrong passwords and
 // activation codes a client may send for one user before it backs off, and how many failures a
@@ -179,21 +180,29 @@ public enum PasswordLockout {
 /// before a credential is checked and changed inside the transaction of the answer, so that every
 /// node on one database counts each failure once. Uses the engine's clock (Unix seconds), so tests
 /// advance a ``ManualClock`` instead of sleeping.
-public final class AbuseLimits: @unchecked Sendable {
-    // @unchecked: the in-memory tables are read and written under `lock`; the store is Sendable.
+public final class AbuseLimits: Sendable {
     public let settings: LimitSettings
     /// `password.attempts` and `activation.code_attempts`: failures before a (user, client) pair backs off.
     let attempts: [CredentialKind: Int]
     private let store: any Store
     private let crypto: any EngineCrypto
-    private let lock = NSLock()
 
     struct Bucket { var tokens: Double; var at: Int }
 
-    private var sessionClients: [String: Bucket] = [:]
-    private var sessionDevices: [String: Bucket] = [:]
-    private var deviceClients: [String: Bucket] = [:]
-    private var refusals: [AbuseLimit: Int] = [:]
+    /// The in-memory limits of this process, under ``tables``' lock.
+    private struct Tables {
+        var sessionClients: [String: Bucket] = [:]
+        var sessionDevices: [String: Bucket] = [:]
+        var deviceClients: [String: Bucket] = [:]
+        var refusals: [AbuseLimit: Int] = [:]
+
+        /// Counts a refusal by `limit` and makes its error.
+        mutating func refuse(_ limit: AbuseLimit, _ code: IDVErrorCode, _ message: String, retryAfter: Int) -> ThrottledError {
+            refusals[limit, default: 0] += 1
+            return ThrottledError(IDVError(code, message + " (retry after \(max(1, retryAfter)) s)"), retryAfterSeconds: retryAfter)
+        }
+    }
+    private let tables = Mutex(Tables())
 
     public init(settings engine: EngineSettings, store: any Store, crypto: any EngineCrypto) {
         settings = engine.limits
@@ -232,16 +241,11 @@ public final class AbuseLimits: @unchecked Sendable {
         return c
     }
 
-    /// Drops idle entries when a table grew past ``LimitSettings/maxTrackedKeys``.
-    private func prune<V>(_ table: inout [String: V], idle: (V) -> Bool) {
-        guard table.count > settings.maxTrackedKeys else { return }
+    /// Drops idle entries when a table grew past `maxTracked` (``LimitSettings/maxTrackedKeys``).
+    private static func prune<V>(_ table: inout [String: V], maxTracked: Int, idle: (V) -> Bool) {
+        guard table.count > maxTracked else { return }
         table = table.filter { !idle($0.value) }
-        if table.count > settings.maxTrackedKeys { table.removeAll(keepingCapacity: true) }
-    }
-
-    private func refuse(_ limit: AbuseLimit, _ code: IDVErrorCode, _ message: String, retryAfter: Int) -> ThrottledError {
-        refusals[limit, default: 0] += 1
-        return ThrottledError(IDVError(code, message + " (retry after \(max(1, retryAfter)) s)"), retryAfterSeconds: retryAfter)
+        if table.count > maxTracked { table.removeAll(keepingCapacity: true) }
     }
 
     // MARK: Sessions
@@ -249,31 +253,36 @@ public final class AbuseLimits: @unchecked Sendable {
     /// A new session from client address `address` (nil: not limited). Throws 1110.
     public func admitSession(address: String?, now: Int) throws {
         guard let address, settings.sessionsPerClientPerMinute > 0 else { return }
-        lock.lock(); defer { lock.unlock() }
-        let cap = settings.sessionsPerClientPerMinute
-        prune(&sessionClients) { $0.at < now - 60 }
-        if let wait = Self.take(&sessionClients, address, capacity: cap, window: 60, now: now) {
-            throw refuse(.sessionClient, .sessionRateLimited, "Too many new sessions from this address", retryAfter: wait)
+        let cap = settings.sessionsPerClientPerMinute, maxTracked = settings.maxTrackedKeys
+        try tables.withLock { t in
+            Self.prune(&t.sessionClients, maxTracked: maxTracked) { $0.at < now - 60 }
+            if let wait = Self.take(&t.sessionClients, address, capacity: cap, window: 60, now: now) {
+                throw t.refuse(.sessionClient, .sessionRateLimited, "Too many new sessions from this address", retryAfter: wait)
+            }
         }
     }
 
     /// A device registration from client address `address` (nil: not limited). Throws 1110.
     public func admitDeviceRegistration(address: String?, now: Int) throws {
         guard let address, settings.devicesPerClientPerMinute > 0 else { return }
-        lock.lock(); defer { lock.unlock() }
-        prune(&deviceClients) { $0.at < now - 60 }
-        if let wait = Self.take(&deviceClients, address, capacity: settings.devicesPerClientPerMinute, window: 60, now: now) {
-            throw refuse(.deviceClient, .sessionRateLimited, "Too many device registrations from this address", retryAfter: wait)
+        let cap = settings.devicesPerClientPerMinute, maxTracked = settings.maxTrackedKeys
+        try tables.withLock { t in
+            Self.prune(&t.deviceClients, maxTracked: maxTracked) { $0.at < now - 60 }
+            if let wait = Self.take(&t.deviceClients, address, capacity: cap, window: 60, now: now) {
+                throw t.refuse(.deviceClient, .sessionRateLimited, "Too many device registrations from this address", retryAfter: wait)
+            }
         }
     }
 
     /// A new session bound to registered device `deviceID`. Throws 1110.
     public func admitSession(deviceID: String, now: Int) throws {
         guard settings.sessionsPerDevicePerMinute > 0 else { return }
-        lock.lock(); defer { lock.unlock() }
-        prune(&sessionDevices) { $0.at < now - 60 }
-        if let wait = Self.take(&sessionDevices, deviceID, capacity: settings.sessionsPerDevicePerMinute, window: 60, now: now) {
-            throw refuse(.sessionDevice, .sessionRateLimited, "Too many new sessions for this device", retryAfter: wait)
+        let cap = settings.sessionsPerDevicePerMinute, maxTracked = settings.maxTrackedKeys
+        try tables.withLock { t in
+            Self.prune(&t.sessionDevices, maxTracked: maxTracked) { $0.at < now - 60 }
+            if let wait = Self.take(&t.sessionDevices, deviceID, capacity: cap, window: 60, now: now) {
+                throw t.refuse(.sessionDevice, .sessionRateLimited, "Too many new sessions for this device", retryAfter: wait)
+            }
         }
     }
 
@@ -309,21 +318,16 @@ public final class AbuseLimits: @unchecked Sendable {
             case .activationCode: what = "Too many wrong activation codes for this user from this client"
             case .deviceSignature: what = "Too many invalid device signatures for this user from this client; answer with the password"
             }
-            throw locked { refuse(.authBackoff, .authThrottled, what, retryAfter: b.blockedUntil - now) }
+            throw tables.withLock { $0.refuse(.authBackoff, .authThrottled, what, retryAfter: b.blockedUntil - now) }
         }
         let cap = settings.authFailuresPerClient, window = settings.authFailureWindowSeconds
         for key in budgets {
             let c = Self.refilled(counters[key], key: key, capacity: cap, window: window, now: now)
             if c.tokens < 1 {
                 let wait = Int(((1 - c.tokens) / (Double(cap) / Double(max(1, window)))).rounded(.up))
-                throw locked { refuse(.authClient, .authThrottled, "Too many failed attempts from this client", retryAfter: wait) }
+                throw tables.withLock { $0.refuse(.authClient, .authThrottled, "Too many failed attempts from this client", retryAfter: wait) }
             }
         }
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.lock(); defer { lock.unlock() }
-        return body()
     }
 
     /// What the limits hold for this client and `userID` (nil user: nothing); read in the answer's transaction.
@@ -392,18 +396,20 @@ public final class AbuseLimits: @unchecked Sendable {
     /// Counts a refusal the flows answered themselves (a back-off seen at `getUser`, answered 1011 or
     /// 1111 in the challenge rather than thrown here), once its transaction committed.
     public func countRefusal(_ limit: AbuseLimit) {
-        locked { refusals[limit, default: 0] += 1 }
+        tables.withLock { $0.refusals[limit, default: 0] += 1 }
     }
 
     /// `/metrics` text: refusals by limit, keys tracked, and the configured limits.
     public func render() -> String {
-        lock.lock(); defer { lock.unlock() }
+        let (refusals, tracked) = tables.withLock { t in
+            (t.refusals, [("session_client", t.sessionClients.count), ("session_device", t.sessionDevices.count), ("device_client", t.deviceClients.count)])
+        }
         var s = "# HELP idvd_limit_refusals_total Requests refused by an abuse limit (1110, 1111), by limit.\n# TYPE idvd_limit_refusals_total counter\n"
         for limit in AbuseLimit.allCases {
             s += "idvd_limit_refusals_total{limit=\"\(limit.rawValue)\"} \(refusals[limit] ?? 0)\n"
         }
         s += "# HELP idvd_limit_tracked_keys Client keys the in-memory limits of this process track, by table.\n# TYPE idvd_limit_tracked_keys gauge\n"
-        for (name, n) in [("session_client", sessionClients.count), ("session_device", sessionDevices.count), ("device_client", deviceClients.count)] {
+        for (name, n) in tracked {
             s += "idvd_limit_tracked_keys{table=\"\(name)\"} \(n)\n"
         }
         if let n = try? store.limitCounterCount() {

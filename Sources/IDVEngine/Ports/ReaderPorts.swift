@@ -68,34 +68,6 @@ public protocol SelfieAnalysing: Sendable {
     func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge
 }
 
-/// A server-issued active liveness challenge (ISO/IEC 30107-3 challenge-response PAD), kept in the
-/// sealed flow state and shown to the client in the selfie start and upload payloads as
-/// `liveness_challenge`; the client cannot choose it.
-public struct LivenessChallenge: Sendable, Equatable, Codable {
-    /// 128-bit random nonce, 32 lowercase hex digits.
-    public var nonce: String
-    /// Actions to perform in this order: `TURN_LEFT`, `TURN_RIGHT`, `BLINK`, `OPEN_MOUTH` (FaceKit `ChallengeAction`).
-    public var actions: [String]
-    /// Longest sequence time, seconds, from the first frame to the last action.
-    public var durationSeconds: Double
-    /// How long after issue the frames may arrive, seconds.
-    public var deadlineSeconds: Int
-    /// Unix seconds after which the challenge is expired (issue time + `deadlineSeconds`).
-    public var expiresAt: Int
-
-    enum CodingKeys: String, CodingKey {
-        case nonce, actions, durationSeconds = "duration_seconds", deadlineSeconds = "deadline_seconds", expiresAt = "expires_at"
-    }
-
-    public init(nonce: String, actions: [String], durationSeconds: Double, deadlineSeconds: Int, expiresAt: Int) {
-        self.nonce = nonce
-        self.actions = actions
-        self.durationSeconds = durationSeconds
-        self.deadlineSeconds = deadlineSeconds
-        self.expiresAt = expiresAt
-    }
-}
-
 /// The readers and the vault the IDV flows and the engine measure with (the store and the
 /// settings come separately: ``FlowEngine/store``, ``FlowEnv/settings``). A reader that is nil
 /// (this build or machine has none) leaves the flows that need it unregistered.

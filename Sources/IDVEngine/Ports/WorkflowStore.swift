@@ -90,13 +90,12 @@ public struct DocumentScanRecord: Sendable, Equatable {
 public struct MediaRecord: Sendable, Equatable {
     public var mediaID: String
     public var runID: String
-    /// ``MediaKind`` raw value.
-    public var kind: String
+    public var kind: MediaKind
     public var sealed: SealedBox
     public var createdAt: Int
     /// nil while the flow runs; set when it ends (deleted at or after this time).
     public var expiresAt: Int?
-    public init(mediaID: String, runID: String, kind: String, sealed: SealedBox, createdAt: Int, expiresAt: Int? = nil) {
+    public init(mediaID: String, runID: String, kind: MediaKind, sealed: SealedBox, createdAt: Int, expiresAt: Int? = nil) {
         self.mediaID = mediaID
         self.runID = runID
         self.kind = kind

@@ -4,33 +4,33 @@ import IDVCore
 // MARK: - Additional document scan (seed 003)
 
 /// Document only, repeatable: the scan is stored (report sealed) and returned in seed 003's shape.
-public struct DocumentScanFlow: IDVFlowSteps {
-    public typealias Step = DocumentStep
-    public typealias State = IDVState<DocumentStep>
-    public typealias Input = IDVInput
-    public var kind: IDVKind { .documentScan }
-    public let services: IDVServices
-    public init(services: IDVServices) { self.services = services }
+struct DocumentScanFlow: IDVFlowSteps {
+    typealias Step = DocumentStep
+    typealias State = IDVState<DocumentStep>
+    typealias Input = IDVInput
+    var kind: IDVKind { .documentScan }
+    let services: IDVServices
+    init(services: IDVServices) { self.services = services }
 
-    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         let (r, effects) = try newRun(input, facts: facts, env: env)
         return try lift(r, askDocStart(r, env), effects, facts: facts, env: env) { $0 }
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
+    func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         switch state.step {
-        case .start: return try parseDocumentStart(a)
+        case .start: return try parseConfirm(a)
         case .upload: return try parsePages(a, settings.workflow)
         case .confirm: throw IDVError(.internalError, "document scan in unexpected step")
         }
     }
 
-    public func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
+    func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         if case .upload = state.step, case let .pages(pages, chip) = input { return .document(pages: pages, chip: chip) }
         return .none
     }
 
-    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var r = state.run
         if expired(r, facts, env) { return try end(r, .expired, facts: facts, env: env) }
         var effects: [Effect] = []

@@ -6,12 +6,12 @@ extension IDVFlowSteps {
 
     func askDocStart(_ r: IDVRun, _ env: FlowEnv, status: RequestStatus? = nil) -> StepResult<DocumentStep> {
         .ask(.start, spec(WireName.getIDVDocumentScanProcessStartConfirmation, r, attemptsLeft: docLeft(r, env),
-                          payload: ["idv_workflow": .integer(r.idvWorkflow)], status: status))
+                          payload: Self.payload(CaptureStartPayload(idvWorkflow: r.idvWorkflow)), status: status))
     }
 
     func askDocUpload(_ r: IDVRun, _ env: FlowEnv, error: IDVError? = nil) -> StepResult<DocumentStep> {
         .ask(.upload, spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r, env),
-                           payload: ["max_pages": .integer(env.policy.maxPages), "media_types": ["image/jpeg", "image/png"]], error: error))
+                           payload: Self.payload(DocumentUploadRequest(maxPages: env.policy.maxPages)), error: error))
     }
 
     /// `getIDVDocumentScanProcessStartConfirmation` answered.

@@ -118,7 +118,7 @@ extension IDVFlowSteps {
     /// seed 000 §1.5/§1.6: a Close that only navigates back leaves the flow open): ended with its
     /// terminal event as a cancel ends it (240), audited `idv.superseded`. Activation (pre-login)
     /// is never superseded.
-    public func supersede(_ state: State, by next: String, facts: Facts, env: FlowEnv) throws -> Transition<State>? {
+    func supersede(_ state: State, by next: String, facts: Facts, env: FlowEnv) throws -> Transition<State>? {
         guard kind != .activation else { return nil }
         let r = state.run
         return try endFor(r, .superseded, facts: facts, env: env).after([audit(r, "superseded", ["by_flow": .string(next)])])
@@ -126,7 +126,7 @@ extension IDVFlowSteps {
 
     /// Reset, log-off or session end: the transaction is recorded (abandoned, or expired/revoked
     /// with the run's media dropped at once, whatever `idv.media_retention_seconds` says).
-    public func abandon(_ state: State, reason: AbandonReason, facts: Facts, env: FlowEnv) -> [Effect] {
+    func abandon(_ state: State, reason: AbandonReason, facts: Facts, env: FlowEnv) -> [Effect] {
         switch reason {
         case .expired, .revoked:
             let error = reason == .expired ? IDVError(.sessionExpired) : IDVError.none

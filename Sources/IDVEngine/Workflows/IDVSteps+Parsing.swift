@@ -1,65 +1,54 @@
 import Foundation
 import IDVCore
 
+// The answers of the IDV steps read once: the payload decoded as its challenge's answer type
+// (IDVCore Answers.swift, the types the SDK encodes), then checked against the settings and turned
+// into the flow's ``IDVInput``. A malformed answer is refused here (1001), before anything is
+// measured or stored.
+
 extension IDVFlowSteps {
-    // MARK: Parsing (malformed answers are refused here, before anything is measured)
-
-    static func confirm(_ a: WireAnswer, _ key: String) throws -> Bool {
-        guard let b = a.payload[key]?.boolValue else { throw IDVError(.malformedRequest, "payload.\(key) (boolean) is required") }
-        return b
-    }
-
-    /// `payload.rescan` (optional boolean) of a document-details answer: the Recapture button.
-    static func isRescan(_ a: WireAnswer) throws -> Bool {
-        guard let c = a.payload["rescan"], !c.isNull else { return false }
-        guard let b = c.boolValue else { throw IDVError(.malformedRequest, "payload.rescan must be a boolean") }
-        return b
-    }
-
-    static func isCancel(_ a: WireAnswer) throws -> Bool {
-        guard let c = a.payload["cancel"] else { return false }
-        guard let b = c.boolValue else { throw IDVError(.malformedRequest, "payload.cancel must be a boolean") }
-        return b
-    }
-
     /// Decodes one base64 image; refuses (nothing committed) what is not base64.
-    static func image(_ v: JSONValue?, _ path: String) throws -> Data {
-        guard let s = v?.stringValue else { throw IDVError(.malformedRequest, "\(path) (base64 string) is required") }
-        guard let d = Data(base64Encoded: s, options: .ignoreUnknownCharacters), !d.isEmpty else {
+    static func image(_ base64: String, _ path: String) throws -> Data {
+        guard let d = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), !d.isEmpty else {
             throw IDVError(.malformedRequest, "\(path) is not base64 image data")
         }
         return d
     }
 
-    func parseDocumentStart(_ a: WireAnswer) throws -> IDVInput { .confirm(try Self.confirm(a, "is_confirm")) }
+    /// `{"is_confirm": Bool}` (``ConfirmAnswer``).
+    func parseConfirm(_ a: WireAnswer) throws -> IDVInput { .confirm(try answer(a, as: ConfirmAnswer.self).isConfirm) }
 
-    /// The document pages of an upload answer, by `page_index`; 1001 when malformed.
-    func parsePages(_ a: WireAnswer, _ policy: WorkflowPolicy) throws -> IDVInput {
-        if try Self.isCancel(a) { return .cancel }
-        guard let pagesJSON = a.payload["pages"]?.arrayValue, !pagesJSON.isEmpty else {
-            throw IDVError(.malformedRequest, "payload.pages (non-empty array) is required")
-        }
-        guard pagesJSON.count <= policy.maxPages else { throw IDVError(.malformedRequest, "at most \(policy.maxPages) pages per upload") }
-        var pages = [Data](repeating: Data(), count: pagesJSON.count)
-        for (i, p) in pagesJSON.enumerated() {
-            let idx = p["page_index"]?.intValue ?? i
-            guard idx >= 0, idx < pagesJSON.count, pages[idx].isEmpty else {
-                throw IDVError(.malformedRequest, "payload.pages[\(i)].page_index must be unique and in 0..<\(pagesJSON.count)")
-            }
-            pages[idx] = try Self.image(p["image"], "payload.pages[\(i)].image")
-        }
-        return .pages(pages, chip: try Self.chip(a.payload["chip"]))
+    /// The document-details answer (``DocumentDetailsAnswer``): `rescan: true` is the Recapture
+    /// button (seed 000 L1821, seed 002 L2138) and scans again; otherwise `is_confirm`. In KYC a plain
+    /// `is_confirm: false` stays the Close button's cancel API (seed 000 L1265, 240); in activation a
+    /// `false` rescans too (the flow's own rule).
+    func parseDocumentDetails(_ a: WireAnswer) throws -> IDVInput {
+        let d = try answer(a, as: DocumentDetailsAnswer.self)
+        if d.rescan == true { return .action(.reinitDocumentScan) }
+        return .confirm(d.isConfirm)
     }
 
-    /// The optional `payload.chip` of a document upload (IDVCore ``ChipFilesPayload``: base64 EF.SOD,
-    /// EF.COM, data groups 1…16; 4 MiB a file, 8 MiB together); 1001 when malformed — nothing stored.
-    static func chip(_ v: JSONValue?) throws -> ChipData? {
-        guard let v, !v.isNull else { return nil }
-        guard v.objectValue != nil else { throw IDVError(.malformedRequest, "payload.chip must be an object {sod, com, data_groups}") }
-        let p: ChipFilesPayload
-        do { p = try v.decode(ChipFilesPayload.self) } catch {
-            throw IDVError(.malformedRequest, "payload.chip must be {\"sod\": base64, \"com\": base64, \"data_groups\": {\"1\": base64, …}}")
+    /// The document pages of an upload answer (``DocumentPagesAnswer``), by `page_index`, at most
+    /// `idv.max_pages`; 1001 when malformed.
+    func parsePages(_ a: WireAnswer, _ policy: WorkflowPolicy) throws -> IDVInput {
+        if try isCancel(a) { return .cancel }
+        let upload = try answer(a, as: DocumentPagesAnswer.self)
+        guard let sent = upload.pages, !sent.isEmpty else { throw IDVError(.malformedRequest, "payload.pages (non-empty array) is required") }
+        guard sent.count <= policy.maxPages else { throw IDVError(.malformedRequest, "at most \(policy.maxPages) pages per upload") }
+        var pages = [Data](repeating: Data(), count: sent.count)
+        for (i, p) in sent.enumerated() {
+            let idx = p.pageIndex ?? i
+            guard idx >= 0, idx < sent.count, pages[idx].isEmpty else {
+                throw IDVError(.malformedRequest, "payload.pages[\(i)].page_index must be unique and in 0..<\(sent.count)")
+            }
+            pages[idx] = try Self.image(p.image, "payload.pages[\(i)].image")
         }
+        return .pages(pages, chip: try upload.chip.map(Self.chip))
+    }
+
+    /// The `payload.chip` of a document upload (IDVCore ``ChipFilesPayload``: base64 EF.SOD, EF.COM,
+    /// data groups 1…16; 4 MiB a file, 8 MiB together) decoded; 1001 when malformed — nothing stored.
+    static func chip(_ p: ChipFilesPayload) throws -> ChipData {
         do {
             let d = try p.decoded()
             return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups)
@@ -68,53 +57,49 @@ extension IDVFlowSteps {
         }
     }
 
-    func parseSelfieStart(_ a: WireAnswer) throws -> IDVInput {
-        let ok = try Self.confirm(a, "is_confirm")
-        if let b = a.payload["use_back_camera"], b.boolValue == nil { throw IDVError(.malformedRequest, "payload.use_back_camera must be a boolean") }
-        return .confirm(ok)
-    }
+    /// `{"is_confirm": Bool, "use_back_camera"?: Bool}` (``SelfieStartAnswer``).
+    func parseSelfieStart(_ a: WireAnswer) throws -> IDVInput { .confirm(try answer(a, as: SelfieStartAnswer.self).isConfirm) }
 
-    /// The selfie frames of an upload answer, its frame rate (`fps`: frames per second, a number
-    /// in (0, 240]; absent: the analyser's default) and its `meta_data` (an object, sanitised:
-    /// ``SelfieCaptureMetadata/init(sanitising:)``); 1001 when malformed.
+    /// The selfie frames of an upload answer (``SelfieFramesAnswer``), at most `idv.max_frames`,
+    /// their frame rate (`fps`: frames per second, a number in (0, 240]; absent: the analyser's
+    /// default) and their `meta_data` (an object, sanitised: ``SelfieCaptureMetadata/init(sanitising:)``);
+    /// 1001 when malformed.
     func parseFrames(_ a: WireAnswer, _ policy: WorkflowPolicy) throws -> IDVInput {
-        if try Self.isCancel(a) { return .cancel }
-        guard let framesJSON = a.payload["frames"]?.arrayValue, !framesJSON.isEmpty else {
+        if try isCancel(a) { return .cancel }
+        let upload = try answer(a, as: SelfieFramesAnswer.self)
+        guard let sent = upload.frames, !sent.isEmpty else {
             throw IDVError(.malformedRequest, "payload.frames (non-empty array of base64 images) is required")
         }
-        guard framesJSON.count <= policy.maxFrames else { throw IDVError(.malformedRequest, "at most \(policy.maxFrames) frames per upload") }
-        let frames = try framesJSON.enumerated().map { try Self.image($0.element, "payload.frames[\($0.offset)]") }
-        var fps: Double?
-        if let v = a.payload["fps"], !v.isNull {
-            guard let x = v.doubleValue, x > 0, x <= 240 else {
-                throw IDVError(.malformedRequest, "payload.fps must be a number of frames per second in (0, 240]")
-            }
-            fps = x
+        guard sent.count <= policy.maxFrames else { throw IDVError(.malformedRequest, "at most \(policy.maxFrames) frames per upload") }
+        let frames = try sent.enumerated().map { try Self.image($0.element, "payload.frames[\($0.offset)]") }
+        if let x = upload.fps, !(x > 0 && x <= 240) {
+            throw IDVError(.malformedRequest, "payload.fps must be a number of frames per second in (0, 240]")
         }
         var meta: SelfieCaptureMetadata?
-        if let v = a.payload["meta_data"], !v.isNull {
+        if let v = upload.metaData {
             guard let m = SelfieCaptureMetadata(sanitising: v) else { throw IDVError(.malformedRequest, "payload.meta_data must be an object") }
             meta = m
         }
-        return .frames(frames, framesPerSecond: fps, metaData: meta)
+        return .frames(frames, framesPerSecond: upload.fps, metaData: meta)
     }
 
+    /// Re-authentication (seed 004): ``PasswordAnswer`` or ``DeviceSignatureAnswer``, or a cancel.
     func parseReauth(_ step: ReauthStep, _ a: WireAnswer, _ ch: PendingChallenge) throws -> IDVInput {
-        if try Self.isCancel(a) { return .cancel }
+        if try isCancel(a) { return .cancel }
         switch step {
         case .password:
-            guard let pw = a.payload["password"]?.stringValue, !pw.isEmpty, pw.count <= PasswordPolicy.maxAnswerBytes,
+            guard let pw = try answer(a, as: PasswordAnswer.self).password, !pw.isEmpty, pw.count <= PasswordPolicy.maxAnswerBytes,
                   pw.utf8.count <= PasswordPolicy.maxAnswerBytes else {
                 throw IDVError(.malformedRequest, "payload.password (string) or payload.cancel = true is required")
             }
             return .password(pw)
         case .lda:
-            if a.payload["fallback"]?.stringValue == "password" { return .ldaFallback }
-            guard let sig = a.payload["signature"]?.stringValue else {
+            let lda = try answer(a, as: DeviceSignatureAnswer.self)
+            if lda.fallsBackToPassword { return .ldaFallback }
+            guard let sig = lda.signature else {
                 throw IDVError(.malformedRequest, "payload.signature (base64), payload.fallback = \"password\" or payload.cancel = true is required")
             }
-            return .ldaSignature(sig, challengeID: ch.challengeID, nonce: ch.payload["nonce"]?.stringValue)
+            return .ldaSignature(sig, challengeID: ch.challengeID, nonce: ch.nonce)
         }
     }
-
 }

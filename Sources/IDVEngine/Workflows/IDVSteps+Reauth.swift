@@ -7,7 +7,7 @@ extension IDVFlowSteps {
     func askReauth(_ r: inout IDVRun, facts: Facts, env: FlowEnv, error: IDVError? = nil) -> StepResult<ReauthStep> {
         if !r.ldaTried, let d = facts.device, d.userID == r.userID, d.ldaEnabled {
             r.ldaTried = true
-            return .ask(.lda, spec(WireName.getDeviceSignature, r, attemptsLeft: 1, payload: ["nonce": .string(env.nonce())]))
+            return .ask(.lda, spec(WireName.getDeviceSignature, r, attemptsLeft: 1, payload: env.ldaChallenge()))
         }
         let left = min(reauthLeft(r, env), facts.user.map { AuthFlow.passwordsLeft($0, clientFailures: facts.client.passwordFailures, facts: facts, env: env) } ?? reauthLeft(r, env))
         return .ask(.password, spec(WireName.getPassword, r, attemptsLeft: left, error: error,

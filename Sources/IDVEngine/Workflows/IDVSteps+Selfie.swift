@@ -5,15 +5,11 @@ extension IDVFlowSteps {
     // MARK: Selfie step
 
     func askSelfieStart(_ r: IDVRun, now: Int, _ env: FlowEnv, status: RequestStatus? = nil) -> StepResult<SelfieStep> {
-        var payload: [String: JSONValue] = ["idv_workflow": .integer(r.idvWorkflow)]
-        var challenge: LivenessChallenge?
-        if env.policy.activeLiveness {
-            // A fresh server-issued challenge for every capture; kept in the (sealed) flow state.
-            challenge = issueChallenge(now: now, env)
-            payload["liveness_challenge"] = challenge.flatMap { try? JSONValue(encoding: $0) } ?? .null
-        }
+        // Active liveness: a fresh server-issued challenge for every capture, kept in the (sealed) flow state.
+        let challenge = env.policy.activeLiveness ? issueChallenge(now: now, env) : nil
         return .ask(.start(challenge: challenge), spec(WireName.getIDVSelfieProcessStartConfirmation, r, attemptsLeft: selfieLeft(r, env),
-                                                       payload: .object(payload), status: status))
+                                                       payload: Self.payload(CaptureStartPayload(idvWorkflow: r.idvWorkflow, livenessChallenge: challenge)),
+                                                       status: status))
     }
 
     /// A fresh active liveness challenge from the analyser (nil without one).
@@ -26,14 +22,10 @@ extension IDVFlowSteps {
     /// a challenge is used up by the verification that evaluates it).
     func askSelfieUpload(_ r: IDVRun, challenge: LivenessChallenge?, now: Int, _ env: FlowEnv, error: IDVError? = nil, status: RequestStatus? = nil,
                          livenessReasons: [String]? = nil) -> StepResult<SelfieStep> {
-        var payload: [String: JSONValue] = ["max_frames": .integer(env.policy.maxFrames), "media_types": ["image/jpeg", "image/png"]]
-        var c = challenge
-        if env.policy.activeLiveness {
-            if c == nil { c = issueChallenge(now: now, env) }
-            payload["liveness_challenge"] = c.flatMap { try? JSONValue(encoding: $0) } ?? .null
-        }
-        if let livenessReasons { payload["liveness_reasons"] = .array(livenessReasons.map { .string($0) }) }
-        return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r, env), payload: .object(payload),
+        let c = env.policy.activeLiveness ? challenge ?? issueChallenge(now: now, env) : challenge
+        let request = SelfieUploadRequest(maxFrames: env.policy.maxFrames, livenessChallenge: env.policy.activeLiveness ? c : nil,
+                                          livenessReasons: livenessReasons)
+        return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r, env), payload: Self.payload(request),
                                                error: error, status: status))
     }
 

@@ -17,11 +17,11 @@ import IDVCore
 // `idv_media` by ``Effect/sealMedia(id:kind:bytes:)`` and named here by media id.
 
 /// Which IDV flow: the constants each one has (registry name, workflow, challenge mode, use case).
-public enum IDVKind: String, Codable, Sendable, CaseIterable {
+enum IDVKind: String, Codable, Sendable, CaseIterable {
     case activation, kyc, documentScan = "document_scan", serverBiometric = "server_biometric"
     case optIn = "optin", optOut = "optout", templateStatus = "template_status"
 
-    public var name: String {
+    var name: String {
         switch self {
         case .activation: return FlowName.activation
         case .kyc: return FlowName.kyc
@@ -33,7 +33,7 @@ public enum IDVKind: String, Codable, Sendable, CaseIterable {
         }
     }
 
-    public var workflow: IDVWorkflow? {
+    var workflow: IDVWorkflow? {
         switch self {
         case .activation: return .activation
         case .kyc: return .postLoginKYC
@@ -87,48 +87,48 @@ public enum IDVKind: String, Codable, Sendable, CaseIterable {
 
 /// What every IDV run carries, typed: who, why, the audit transaction, the attempts used, the
 /// verdicts so far and the media kept (by id).
-public struct IDVRun: Codable, Sendable, Equatable {
-    public var userID: String
-    public var reason: String
+struct IDVRun: Codable, Sendable, Equatable {
+    var userID: String
+    var reason: String
     /// `idv_audit_transaction_id`.
-    public var txn: String
-    public var startedAt: Int
+    var txn: String
+    var startedAt: Int
     /// The ``IDVWorkflow`` raw value (activation: the user's variant 0–5).
-    public var idvWorkflow: Int
-    public var documentAttempts = 0
-    public var selfieAttempts = 0
-    public var reauthAttempts = 0
-    public var documentStatus: DocumentStatus?
-    public var verdict: BiometricVerdict?
+    var idvWorkflow: Int
+    var documentAttempts = 0
+    var selfieAttempts = 0
+    var reauthAttempts = 0
+    var documentStatus: DocumentStatus?
+    var verdict: BiometricVerdict?
     /// Rounded to 0.001.
-    public var faceMatchScore: Double?
-    public var livenessScore: Int?
-    public var consent: Bool?
-    public var templateCreated = false
-    public var scanID: String?
+    var faceMatchScore: Double?
+    var livenessScore: Int?
+    var consent: Bool?
+    var templateCreated = false
+    var scanID: String?
     /// Activation variants 1, 2, 4 with a template: the selfie is matched against it, no document step.
-    public var againstTemplate = false
-    public var portraitMedia: String?
+    var againstTemplate = false
+    var portraitMedia: String?
     /// Where `portraitMedia` came from (nil: no portrait kept).
-    public var portraitSource: PortraitSource?
-    public var nameMedia: String?
+    var portraitSource: PortraitSource?
+    var nameMedia: String?
     /// The sealed descriptor of a MATCHED selfie (the template on consent).
-    public var embedding: KeptEmbedding?
+    var embedding: KeptEmbedding?
     /// Re-authentication offered LDA already (a fallback goes to the password).
-    public var ldaTried = false
+    var ldaTried = false
     /// The review triggers of the last judged document and selfie (``WorkflowPolicy/reviewTriggers(document:judged:)``);
     /// nil before judging. A KYC with any ends under review (RelyingParty/Review.swift).
-    public var reviewDocument: [ReviewTrigger]?
-    public var reviewSelfie: [ReviewTrigger]?
+    var reviewDocument: [ReviewTrigger]?
+    var reviewSelfie: [ReviewTrigger]?
     /// The sealed best frame of the last selfie, kept for the reviewer when a trigger applies.
-    public var selfieMedia: String?
+    var selfieMedia: String?
 
     /// Every review trigger that holds for the run now.
-    public var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }
+    var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }
 }
 
 /// Where the selfie's face reference came from (audited as `reference`).
-public enum PortraitSource: String, Codable, Sendable, Equatable {
+enum PortraitSource: String, Codable, Sendable, Equatable {
     /// The eMRTD chip's DG2 (passive authentication passed, DG1 equal to the printed MRZ).
     case chip
     /// The portrait cropped from the data page.
@@ -136,23 +136,23 @@ public enum PortraitSource: String, Codable, Sendable, Equatable {
 }
 
 /// A descriptor sealed in `idv_media` for enrolment.
-public struct KeptEmbedding: Codable, Sendable, Equatable {
-    public var mediaID: String
-    public var model: String
-    public var dimensions: Int
+struct KeptEmbedding: Codable, Sendable, Equatable {
+    var mediaID: String
+    var model: String
+    var dimensions: Int
 }
 
 /// An IDV flow's state: the run and where it waits.
-public struct IDVState<Step: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
-    public var run: IDVRun
-    public var step: Step
+struct IDVState<Step: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
+    var run: IDVRun
+    var step: Step
 }
 
 /// The document step's places.
-public enum DocumentStep: Codable, Sendable, Equatable { case start, upload, confirm }
+enum DocumentStep: Codable, Sendable, Equatable { case start, upload, confirm }
 
 /// The selfie step's places; the active liveness challenge (server-issued) rides with them.
-public enum SelfieStep: Codable, Sendable, Equatable {
+enum SelfieStep: Codable, Sendable, Equatable {
     case start(challenge: LivenessChallenge?)
     case upload(challenge: LivenessChallenge?)
     /// `getIDVSelfieConfirmation` with the action keys offered.
@@ -160,10 +160,10 @@ public enum SelfieStep: Codable, Sendable, Equatable {
 }
 
 /// Re-authentication's places (opt-in / opt-out, seed 004).
-public enum ReauthStep: Codable, Sendable, Equatable { case lda, password }
+enum ReauthStep: Codable, Sendable, Equatable { case lda, password }
 
 /// The typed answers of the IDV flows.
-public enum IDVInput: Sendable {
+enum IDVInput: Sendable {
     case confirm(Bool)
     case cancel
     /// Document pages, and the chip files sent beside them (nil: none).
@@ -224,37 +224,45 @@ protocol IDVFlowSteps: Flow where State == IDVState<Step>, Input == IDVInput {
 }
 
 extension IDVFlowSteps {
-    public var name: String { kind.name }
-    public var startableByClient: Bool { kind != .activation }
-    public var workflow: IDVWorkflow? { kind.workflow }
+    var name: String { kind.name }
+    var startableByClient: Bool { kind != .activation }
+    var workflow: IDVWorkflow? { kind.workflow }
 
-    public func startSubject(_ input: JSONValue, session: SessionFacts) -> String? {
-        kind == .activation ? input["user_id"]?.stringValue : session.userID
+    func startSubject(_ input: JSONValue, session: SessionFacts) -> String? {
+        kind == .activation ? (try? Self.startPayload(input))?.userID : session.userID
     }
 
-    public func subject(_ state: State, input: Input?) -> String? { state.run.userID }
+    func subject(_ state: State, input: Input?) -> String? { state.run.userID }
 
     // MARK: Start
+
+    /// The start input (``IDVFlowStartPayload``): a client's `POST /v1/flows/{name}` payload, or
+    /// the auth flow's call for activation; a payload that is not an object starts with none.
+    static func startPayload(_ input: JSONValue) throws -> IDVFlowStartPayload {
+        guard input.objectValue != nil else { return IDVFlowStartPayload() }
+        do { return try input.decode(IDVFlowStartPayload.self) } catch {
+            throw IDVError(.malformedRequest, "payload.reason must be a string of 1–128 characters")
+        }
+    }
 
     /// The run of a start: the user (activation: from the caller; else the logged-in session), the
     /// reason (1–128 characters), the audit transaction id. Throws 1004 / 1001.
     func newRun(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> (IDVRun, [Effect]) {
+        let start = try Self.startPayload(input)
         let uid: String
         var workflowRaw = kind.workflow?.rawValue ?? 0
         if kind == .activation {
-            guard let u = input["user_id"]?.stringValue else { throw IDVError(.internalError, "activation IDV needs the user id") }
+            guard let u = start.userID else { throw IDVError(.internalError, "activation IDV needs the user id") }
             uid = u
-            workflowRaw = input["idv_workflow"]?.intValue ?? 0
+            workflowRaw = start.idvWorkflow ?? 0
         } else {
             guard let u = facts.session.userID, facts.session.loggedIn else { throw IDVError(.unauthenticated, "Log in before starting \(name)") }
             uid = u
         }
         var reason = kind.defaultReason
-        if let r = input["reason"] {
-            guard let s = r.stringValue, !s.isEmpty, s.count <= 128 else {
-                throw IDVError(.malformedRequest, "payload.reason must be a string of 1–128 characters")
-            }
-            reason = s
+        if let r = start.reason {
+            guard !r.isEmpty, r.count <= 128 else { throw IDVError(.malformedRequest, "payload.reason must be a string of 1–128 characters") }
+            reason = r
         }
         let run = IDVRun(userID: uid, reason: reason, txn: "txn_" + env.newID(), startedAt: facts.now, idvWorkflow: workflowRaw)
         return (run, [audit(run, "flow_started", ["orchestration_use_case": .string(kind.useCase.rawValue), "idv_workflow": .integer(workflowRaw)])])
@@ -275,6 +283,12 @@ extension IDVFlowSteps {
               error: IDVError? = nil, status: RequestStatus? = nil) -> ChallengeSpec {
         ChallengeSpec(name: name, mode: mode ?? kind.mode, workflow: r.idvWorkflow, attemptsLeft: attemptsLeft, userID: r.userID,
                       payload: payload, error: error, status: status)
+    }
+
+    /// A challenge payload (IDVCore ChallengePayloads.swift) as the challenge carries it.
+    static func payload<P: Encodable>(_ p: P) -> JSONValue {
+        // The payload types hold strings, integers and finite numbers only: encoding cannot fail.
+        (try? JSONValue(encoding: p)) ?? .emptyObject
     }
 
     /// An `idv.<action>` audit entry of the run (ids, codes, scores).

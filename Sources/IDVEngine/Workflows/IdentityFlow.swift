@@ -6,26 +6,26 @@ import IDVCore
 /// Document, then selfie against its portrait (or, in activation variants 1, 2, 4, against the
 /// stored template), then consent to a template; activation returns to `auth` (password next),
 /// KYC ends with `onIDVActivatedCustomerKYCResponse`.
-public struct IdentityFlow: IDVFlowSteps {
-    public enum Step: Codable, Sendable, Equatable {
+struct IdentityFlow: IDVFlowSteps {
+    enum Step: Codable, Sendable, Equatable {
         case document(DocumentStep)
         case selfie(SelfieStep)
         case consent
     }
-    public typealias State = IDVState<Step>
-    public typealias Input = IDVInput
+    typealias State = IDVState<Step>
+    typealias Input = IDVInput
 
-    public let kind: IDVKind
-    public let services: IDVServices
+    let kind: IDVKind
+    let services: IDVServices
 
     /// `kind` is `.activation` or `.kyc`.
-    public init(_ kind: IDVKind, services: IDVServices) {
+    init(_ kind: IDVKind, services: IDVServices) {
         precondition(kind == .activation || kind == .kyc, "IdentityFlow runs activation or KYC")
         self.kind = kind
         self.services = services
     }
 
-    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var (r, effects) = try newRun(input, facts: facts, env: env)
         // Variants "with template" (1, 2, 4) re-prove identity against the stored template.
         if kind == .activation, [1, 2, 4].contains(r.idvWorkflow), facts.template != nil {
@@ -35,20 +35,15 @@ public struct IdentityFlow: IDVFlowSteps {
         return try lift(r, askDocStart(r, env), effects, facts: facts, env: env) { .document($0) }
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
+    func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         switch state.step {
-        case .document(.start): return try parseDocumentStart(a)
+        case .document(.start): return try parseConfirm(a)
         case .document(.upload): return try parsePages(a, settings.workflow)
-        case .document(.confirm):
-            // "Recapture" on the details screen rescans (seed 000 L1821, seed 002 L2138). In KYC a plain
-            // `is_confirm: false` is the Close button's cancel API (seed 000 L1265, 240), so a client's
-            // Recapture says `rescan: true`; in activation both rescan.
-            if try Self.isRescan(a) { return .action(.reinitDocumentScan) }
-            return .confirm(try Self.confirm(a, "is_confirm"))
+        case .document(.confirm): return try parseDocumentDetails(a)
         case .selfie(.start): return try parseSelfieStart(a)
         case .selfie(.upload): return try parseFrames(a, settings.workflow)
         case let .selfie(.confirm(offered)):
-            guard let raw = a.payload["action"]?.stringValue else { throw IDVError(.malformedRequest, "payload.action (string) is required") }
+            let raw = try answer(a, as: SelfieConfirmationActionAnswer.self).action
             // "false" rejects the selfie (seed 002 A4), whatever buttons were offered.
             guard case let .action(key) = SelfieConfirmationAnswer(raw) else { return .confirm(false) }
             // Seed 000's KYC selfie screen has one button, "Continue", and sends "true" whatever the
@@ -60,11 +55,11 @@ public struct IdentityFlow: IDVFlowSteps {
                 throw IDVError(.actionNotOffered, "The action '\(raw.prefix(40))' was not offered (offered: \(offered.map(\.rawValue).joined(separator: ", ")))")
             }
             return .action(key)
-        case .consent: return .optIn(try Self.confirm(a, "is_opt_in"))
+        case .consent: return .optIn(try answer(a, as: OptInConsentAnswer.self).isOptIn)
         }
     }
 
-    public func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
+    func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         switch (state.step, input) {
         case let (.document(.upload), .pages(pages, chip)): return .document(pages: pages, chip: chip)
         case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
@@ -75,7 +70,7 @@ public struct IdentityFlow: IDVFlowSteps {
         }
     }
 
-    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var r = state.run
         if expired(r, facts, env) { return try endFor(r, .expired, facts: facts, env: env) }
         var effects: [Effect] = []

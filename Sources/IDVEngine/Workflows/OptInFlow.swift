@@ -5,20 +5,20 @@ import IDVCore
 
 /// Re-authentication (LDA, else the password), a live selfie, the user's approval of the frame,
 /// then the template under a recorded consent.
-public struct OptInFlow: IDVFlowSteps {
-    public enum Step: Codable, Sendable, Equatable {
+struct OptInFlow: IDVFlowSteps {
+    enum Step: Codable, Sendable, Equatable {
         case reauth(ReauthStep)
         case selfie(SelfieStep)
         /// `onIDVOptInCapturedFrameConfirmation`.
         case frameConfirm
     }
-    public typealias State = IDVState<Step>
-    public typealias Input = IDVInput
-    public var kind: IDVKind { .optIn }
-    public let services: IDVServices
-    public init(services: IDVServices) { self.services = services }
+    typealias State = IDVState<Step>
+    typealias Input = IDVInput
+    var kind: IDVKind { .optIn }
+    let services: IDVServices
+    init(services: IDVServices) { self.services = services }
 
-    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var (r, effects) = try newRun(input, facts: facts, env: env)
         if facts.template != nil {
             return try end(r, Ending(outcome: .templateExists, error: IDVError(.templateExists), statusCode: RequestStatus.unableToProcess,
@@ -28,26 +28,26 @@ public struct OptInFlow: IDVFlowSteps {
         return try lift(r, ask, effects, facts: facts, env: env) { .reauth($0) }
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
+    func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         switch state.step {
         case let .reauth(step): return try parseReauth(step, a, challenge)
         case .selfie(.start): return try parseSelfieStart(a)
         case .selfie(.upload): return try parseFrames(a, settings.workflow)
         case .selfie(.confirm): throw IDVError(.internalError, "opt-in in unexpected step")
         case .frameConfirm:
-            guard let raw = a.payload["status"]?.intValue, let st = IDVStatus(rawValue: raw) else {
+            guard let st = IDVStatus(rawValue: try answer(a, as: FrameConfirmationAnswer.self).status) else {
                 throw IDVError(.malformedRequest, "payload.status must be 0 (APPROVED), 1 (RECAPTURE) or 2 (CANCEL)")
             }
             return .frameStatus(st)
         }
     }
 
-    public func credential(_ state: State, input: IDVInput) -> (kind: CredentialKind, userID: String)? {
+    func credential(_ state: State, input: IDVInput) -> (kind: CredentialKind, userID: String)? {
         if case .reauth(.password) = state.step, case .password = input { return (.password, state.run.userID) }
         return nil
     }
 
-    public func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
+    func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         switch (state.step, input) {
         case let (.reauth(.password), .password(pw)): return .passwordCheck(pw)
         case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
@@ -56,7 +56,7 @@ public struct OptInFlow: IDVFlowSteps {
         }
     }
 
-    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var r = state.run
         if expired(r, facts, env) { return try end(r, .expired, facts: facts, env: env) }
         var effects: [Effect] = []

@@ -4,15 +4,15 @@ import IDVCore
 // MARK: - Biometric opt-out (seed 004)
 
 /// Re-authentication, then the template erased and the withdrawal recorded.
-public struct OptOutFlow: IDVFlowSteps {
-    public typealias Step = ReauthStep
-    public typealias State = IDVState<ReauthStep>
-    public typealias Input = IDVInput
-    public var kind: IDVKind { .optOut }
-    public let services: IDVServices
-    public init(services: IDVServices) { self.services = services }
+struct OptOutFlow: IDVFlowSteps {
+    typealias Step = ReauthStep
+    typealias State = IDVState<ReauthStep>
+    typealias Input = IDVInput
+    var kind: IDVKind { .optOut }
+    let services: IDVServices
+    init(services: IDVServices) { self.services = services }
 
-    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var (r, effects) = try newRun(input, facts: facts, env: env)
         if facts.template == nil {
             return try end(r, Ending(outcome: .noTemplate, error: .none, statusCode: RequestStatus.noTemplate,
@@ -22,21 +22,21 @@ public struct OptOutFlow: IDVFlowSteps {
         return try lift(r, ask, effects, facts: facts, env: env) { $0 }
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
+    func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         try parseReauth(state.step, a, challenge)
     }
 
-    public func credential(_ state: State, input: IDVInput) -> (kind: CredentialKind, userID: String)? {
+    func credential(_ state: State, input: IDVInput) -> (kind: CredentialKind, userID: String)? {
         if case .password = state.step, case .password = input { return (.password, state.run.userID) }
         return nil
     }
 
-    public func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
+    func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         if case .password = state.step, case let .password(pw) = input { return .passwordCheck(pw) }
         return .none
     }
 
-    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var r = state.run
         if expired(r, facts, env) { return try end(r, .expired, facts: facts, env: env) }
         var effects: [Effect] = []

@@ -4,16 +4,16 @@ import IDVCore
 // MARK: - Server biometric authentication (seed 001)
 
 /// A selfie against the stored template; locked out after `idv.biometric_attempts` consecutive failures.
-public struct ServerBiometricFlow: IDVFlowSteps {
-    public typealias Step = SelfieStep
-    public typealias State = IDVState<SelfieStep>
-    public typealias Input = IDVInput
-    public var kind: IDVKind { .serverBiometric }
-    public var usesBiometricHistory: Bool { true }
-    public let services: IDVServices
-    public init(services: IDVServices) { self.services = services }
+struct ServerBiometricFlow: IDVFlowSteps {
+    typealias Step = SelfieStep
+    typealias State = IDVState<SelfieStep>
+    typealias Input = IDVInput
+    var kind: IDVKind { .serverBiometric }
+    var usesBiometricHistory: Bool { true }
+    let services: IDVServices
+    init(services: IDVServices) { self.services = services }
 
-    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         let (r, effects) = try newRun(input, facts: facts, env: env)
         guard facts.template != nil else {
             return try endBiometric(r, Ending(outcome: .noTemplate, error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
@@ -25,7 +25,7 @@ public struct ServerBiometricFlow: IDVFlowSteps {
         return try lift(r, askSelfieStart(r, now: facts.now, env), effects, facts: facts, env: env) { $0 }
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
+    func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         switch state.step {
         case .start: return try parseSelfieStart(a)
         case .upload: return try parseFrames(a, settings.workflow)
@@ -33,14 +33,14 @@ public struct ServerBiometricFlow: IDVFlowSteps {
         }
     }
 
-    public func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
+    func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         if case let .upload(challenge) = state.step, case let .frames(frames, fps, _) = input {
             return .selfie(frames: frames, framesPerSecond: fps, reference: .template(orPortrait: nil), challenge: challenge, nameMedia: nil)
         }
         return .none
     }
 
-    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var r = state.run
         if expired(r, facts, env) { return try endBiometric(r, .expired, facts: facts, env: env) }
         var effects: [Effect] = []

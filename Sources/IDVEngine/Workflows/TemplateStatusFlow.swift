@@ -4,17 +4,17 @@ import IDVCore
 // MARK: - Template status (`checkIDVUserBiometricTemplateStatus`)
 
 /// 100 when a template exists, 600 when none; ends at once.
-public struct TemplateStatusFlow: IDVFlowSteps {
+struct TemplateStatusFlow: IDVFlowSteps {
     /// The flow never waits.
-    public enum Step: Codable, Sendable, Equatable { case ended }
-    public typealias State = IDVState<Step>
-    public typealias Input = IDVInput
-    public var kind: IDVKind { .templateStatus }
-    public var usesBiometricHistory: Bool { true }
-    public let services: IDVServices
-    public init(services: IDVServices) { self.services = services }
+    enum Step: Codable, Sendable, Equatable { case ended }
+    typealias State = IDVState<Step>
+    typealias Input = IDVInput
+    var kind: IDVKind { .templateStatus }
+    var usesBiometricHistory: Bool { true }
+    let services: IDVServices
+    init(services: IDVServices) { self.services = services }
 
-    public func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         let (r, effects) = try newRun(input, facts: facts, env: env)
         let exists = facts.template != nil
         let code = exists ? RequestStatus.success : RequestStatus.noTemplate
@@ -25,11 +25,11 @@ public struct TemplateStatusFlow: IDVFlowSteps {
                        facts: facts, env: env, payload: try JSONValue(encoding: payload)).after(effects)
     }
 
-    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
+    func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         throw IDVError(.internalError, "the template-status check asks nothing")
     }
 
-    public func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+    func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         throw IDVError(.internalError, "the template-status check asks nothing")
     }
 }

@@ -84,6 +84,7 @@ public struct ClientRateLimited: Error, Sendable, Equatable {
 
 /// Authenticates relying-party API clients and limits their rate (one per ``IDVServerApp``).
 public final class RPClientAuthenticator: @unchecked Sendable {
+    // @unchecked: `buckets` is read and written under `lock` only; the rest is immutable and Sendable.
     let store: any EngineStore
     let crypto: any EngineCrypto
     let clock: any Clock
@@ -116,16 +117,17 @@ public final class RPClientAuthenticator: @unchecked Sendable {
     func take(_ clientID: String) -> Int? {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
         let rate = Double(perMinute) / 60
-        lock.lock(); defer { lock.unlock() }
-        var b = buckets[clientID] ?? (tokens: Double(perMinute), at: now)
-        b.tokens = min(Double(perMinute), b.tokens + (now - b.at) * rate)
-        b.at = now
-        if b.tokens >= 1 {
-            b.tokens -= 1
+        return lock.withLock {
+            var b = buckets[clientID] ?? (tokens: Double(perMinute), at: now)
+            b.tokens = min(Double(perMinute), b.tokens + (now - b.at) * rate)
+            b.at = now
+            if b.tokens >= 1 {
+                b.tokens -= 1
+                buckets[clientID] = b
+                return nil
+            }
             buckets[clientID] = b
-            return nil
+            return max(1, Int(((1 - b.tokens) / rate).rounded(.up)))
         }
-        buckets[clientID] = b
-        return max(1, Int(((1 - b.tokens) / rate).rounded(.up)))
     }
 }

@@ -488,9 +488,9 @@ public struct RelyingPartyAPI: Sendable {
         let c = try reviewCase(caseID)
         var images: [String: String] = [:]
         if let vault = engine.registry.services?.vault {
-            for m in try store.mediaRecords(runID: c.runID) where m.kind == MediaKind.portrait.rawValue || m.kind == MediaKind.selfie.rawValue {
-                if let bytes = try? vault.open(m.sealed, associatedData: VaultBinding.media(runID: c.runID, kind: m.kind)) {
-                    images[m.kind] = Data(bytes).base64EncodedString()
+            for m in try store.mediaRecords(runID: c.runID) where m.kind == .portrait || m.kind == .selfie {
+                if let bytes = try? vault.open(m.sealed, associatedData: VaultBinding.media(runID: c.runID, kind: m.kind.rawValue)) {
+                    images[m.kind.rawValue] = Data(bytes).base64EncodedString()
                 }
             }
         }
