@@ -22,11 +22,16 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   contains NAME) after every document capture: the 'chip-access' screen asks for its key (mrz LINE1 LINE2
   [LINE3] | can NUMBER | skip); PACE or BAC, Chip Authentication, and Active Authentication on the server's
   challenge, so the server can report the chip genuine. A wrong MRZ/CAN is said and the screen asked again.
-  Screens: check-user, activation-code, chip-access, set-password, verify-password, reauth-password, lda-consent, lda-presence,
-  document-start (scan FRONT [BACK] | cancel), document-details (confirm | rescan),
-  selfie-start (capture FOLDER [back] | cancel), selfie-confirmation (an offered key | close),
-  consent (approve | reject | close), optin-frame (approve | recapture | cancel),
-  dashboard (kyc R | docscan R | biometric-auth R | template-status | optin | optout | logoff | quit).
+  Screens (the codelabs' own, with their texts): check-user, activation-code, chip-access, set-password,
+  verify-password, lda-consent, lda-presence,
+  dashboard (the side menu: kyc [R] | docscan [R] | biometric-auth [R] | optin | optout | template-status | logoff | quit),
+  the entry screens kyc, docscan, biometric-auth, optin, optout (start | back; the last three check the
+  biometric template first and enable start only as the codelabs do),
+  reauth-password (the opt-in/opt-out password dialog: PASSWORD | cancel),
+  document-start (scan FRONT [BACK] | cancel), document-details (confirm | recapture | close),
+  selfie-start (capture FOLDER [back] | cancel), selfie-confirmation (an offered key | true | close),
+  consent (approve | reject | close), optin-frame (approve | recapture | cancel).
+  A screen shown again says why (error: …): a refused answer, an unusable page or capture, a lost network.
   Each finished flow prints 'RESULT flow=… event=… error=… status=… verdict=…'; a summary ends the run.
   Images from the server are saved under --out (default: a new temporary folder).
   Exit: 0 after 'dashboard: quit' or end of input, 1 SDK/server failure, 2 usage, 3 script mismatch.
@@ -69,7 +74,7 @@ let rdna = RDNA.shared
 let service = IDVService(rdna: rdna, ui: ui)
 let coordinator = Coordinator(service: service, ui: ui, answers: answers, outDir: outDir)
 let delegates = DelegateManager()
-delegates.onEvent = { coordinator.handle($0) }
+delegates.onEvent = { coordinator.handle($0, $1) }
 delegates.register(with: rdna)
 if let keyPath = opts["lda-key"] {
     let prompt = PresencePrompt(ui: ui, answers: answers, coordinator: coordinator)

@@ -9,37 +9,10 @@ import IDVTestSupport
 final class RealWorkflowTests: XCTestCase {
     let password = "Katie flows 2026"
 
-    func specimen(_ server: IDVDServer) throws -> URL {
-        let out = server.dir.appendingPathComponent("doc")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
-        p.arguments = ["specimen", "--format", "td3", "--seed", "10", "--portrait", Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path,
-                       "--out", out.path]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        let png = out.appendingPathComponent("specimen-10.png")
-        guard p.terminationStatus == 0, FileManager.default.fileExists(atPath: png.path) else {
-            throw TestData.missing("this build has no working `idvd specimen` (DocumentReader not merged)")
-        }
-        return png
-    }
+    func specimen(_ server: IDVDServer) throws -> URL { try server.specimen() }
 
     /// A "print, held" attack sequence made by `idvd liveness make-attack` from the document portrait.
-    func heldPhotoAttack(_ server: IDVDServer) throws -> URL {
-        let out = server.dir.appendingPathComponent("attack_held_photo")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
-        p.arguments = ["liveness", "make-attack", "--from", Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path,
-                       "--out", out.path, "--frames", "30", "--seed", "7"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "idvd liveness make-attack")
-        return out
-    }
+    func heldPhotoAttack(_ server: IDVDServer) throws -> URL { try server.heldPhotoAttack() }
 
     func testAllPostLoginFlowsThroughTheAsyncAPI() async throws {
         let server = try IDVDServer()
