@@ -10,6 +10,7 @@ extension Command {
         let usage = """
         usage: idvd document read IMAGE [IMAGE2] [--shape internal|seed002|seed003] [--images] [--no-portrait]
                                   [--flow selfie|document-scan] [--no-visual-zone] [--timing]
+                                  [--config FILE] [--set KEY=VALUE]...
                idvd document read --jsonl IMAGE|DIR…      one compact report line per image (corpora)
           IMAGE is a JPEG or PNG photo or scan of a passport page or ID card side, any orientation; IMAGE2
           the other side (for a TD1 card the front, whose printed names are cross-checked with the MRZ's).
@@ -19,6 +20,11 @@ extension Command {
           --flow judges as the server's policy does in the document step of a flow that matches a selfie
             (selfie, the default: activation and KYC — no portrait is INVALID) or of the document-scan-only
             flow (document-scan: no portrait is a WARNING); one rule, `WorkflowPolicy.judge`.
+          --config FILE, --set KEY=VALUE  the policy's settings, read exactly as `idvd serve` reads them:
+            defaults < --config FILE (or IDVD_CONFIG; a flat JSON object) < IDVD_* environment variables
+            < --set (repeatable; `idvd serve --help` lists every key). The document policy is the
+            idv.doc.* keys, e.g. --config docs/idvd.production.json makes a UTO specimen INVALID as the
+            production server does; other keys are checked and have no effect here.
           --no-portrait  skip the portrait search (the "Portrait found" check is then not performed)
           --no-visual-zone  skip the cross-check of the names with the visual zone or the card front (Tesseract)
           --working-size N|full  decode pages whose longer side exceeds N pixels at N (default 2400;
@@ -43,9 +49,11 @@ extension Command {
             print(usage)
             return args.isEmpty || args.first == "--help" || args.first == "-h" ? 0 : 2
         }
-        let (o, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"],
-                                            valued: ["shape", "flow", "working-size", "portrait-search", "debug-strips"], command: "document read")
+        let (rest, settings) = try splitSettings(Array(args.dropFirst()))
+        let (o, pos) = try CLI.parseOptions(rest, flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"],
+                                            valued: ["shape", "flow", "working-size", "portrait-search", "debug-strips", "config"], command: "document read")
         if o["help"] != nil { print(usage); return 0 }
+        let policy = try servedPolicy(configFile: o["config"], settings: settings)
         guard !pos.isEmpty else { throw CLIError("no image given\n" + usage) }
         let shape = o["shape"] ?? "internal"
         let flow = o["flow"] ?? "selfie"
@@ -128,7 +136,7 @@ extension Command {
                 }
             }
             // The reader gives evidence; the verdict and the sentences are the server's policy's.
-            let judged = report.judged(needsPortrait: flow == "selfie" && options.detectPortrait)
+            let judged = report.judged(by: policy, needsPortrait: flow == "selfie" && options.detectPortrait)
             switch shape {
             case "seed002": try CLI.printJSON(report.seed002(judged), compact: jsonl)
             case "seed003": try CLI.printJSON(report.seed003(judged), compact: jsonl)
@@ -143,6 +151,17 @@ extension Command {
             }
         }
         return 0
+    }
+}
+
+extension Command {
+    /// The server's workflow policy (`WorkflowPolicy`, the `idv.*` settings) as `idvd serve` reads
+    /// it: defaults, then `configFile` (or `IDVD_CONFIG`), then the `IDVD_*` environment, then
+    /// `settings` (`--set`). Every key is checked as the server checks it (an unknown key or a bad
+    /// value is a usage error), so a configuration the server refuses is refused here too.
+    static func servedPolicy(configFile: String?, settings: [String: String]) throws -> WorkflowPolicy {
+        let file = configFile ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"]
+        do { return try ServerConfig.load(file: file, overrides: settings).workflow } catch { throw CLIError("\(error)") }
     }
 }
 
