@@ -16,7 +16,8 @@ extension DocumentReading {
         var faceOnlyOutside = false
     }
 
-    /// Stage 3: every page upright (the MRZ's page by the MRZ's quarter turns) into `pagesJPEG`, the
+    /// Stage 3: every page upright (the MRZ's page by the MRZ's quarter turns) into `pagesJPEG` (when
+    /// `DocumentReaderOptions.pageImages`), the
     /// portrait searched page by page until one is found (`portrait`), and the "Portrait found" check
     /// with the true reason when it was not performed.
     mutating func findPortrait() {
@@ -25,7 +26,8 @@ extension DocumentReading {
         for (k, img) in images.enumerated() {
             guard var page = try? Imaging.Image(rgb: img.rgb.pixels, width: img.rgb.width, height: img.rgb.height) else { state.unpreparedPages += 1; continue }
             if indices[k] == best?.page, quarter != 0 { page = page.rotated90(times: -quarter) }
-            if let small = try? page.resized(maxDimension: options.pageMaxDimension), let jpeg = try? small.jpegData(quality: options.pageJPEGQuality) {
+            if options.pageImages, let small = try? page.resized(maxDimension: options.pageMaxDimension),
+               let jpeg = try? small.jpegData(quality: options.pageJPEGQuality) {
                 pagesJPEG.append(jpeg)
             }
             lap(\.pageImages)

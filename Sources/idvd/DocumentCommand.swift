@@ -16,7 +16,8 @@ extension Command {
           the other side (for a TD1 card the front, whose printed names are cross-checked with the MRZ's).
           Prints the internal report (mrz.lines as read, mrz.valid, fields, checks_performed, errors,
           warnings, overall_status); --shape seed002 / seed003 prints the seed payloads instead
-          (with Base64 images). --images adds Base64 images to the internal report.
+          (with Base64 images). --images adds Base64 images to the internal report (without it the
+          page images are not made: images.page_jpeg_bytes is empty).
           --flow judges as the server's policy does in the document step of a flow that matches a selfie
             (selfie, the default: activation and KYC — no portrait is INVALID) or of the document-scan-only
             flow (document-scan: no portrait is a WARNING); one rule, `WorkflowPolicy.judge`.
@@ -64,6 +65,8 @@ extension Command {
         var options = DocumentReaderOptions()
         if o["no-portrait"] != nil { options.detectPortrait = false }
         if o["no-visual-zone"] != nil { options.checkVisualZone = false }
+        // The page images are made only when printed (--images, the seed shapes): ~30 ms of one core a page.
+        options.pageImages = o["images"] != nil || shape != "internal"
         try applyReaderOptions(o, to: &options)
         // Tesseract starts on a second thread while the page is decoded and its MRZ read.
         DocumentReader.prepare(options: options)
@@ -197,7 +200,19 @@ extension Benchmark {
         let warm = (0..<count).map { _ in Command.measure { _ = DocumentReader.read(pages: [pageData], options: DocumentReaderOptions()) } }.sorted()
         print(String(format: "idvd document read %@ in this process, warm: %d run(s), median %.3f s (%.3f–%.3f)",
                      pageName, warm.count, warm[warm.count / 2], warm[0], warm[warm.count - 1]))
-        let fresh = line("idvd document read \(pageName) (one page, full report, fresh process)", try runs(["document", "read", onePage], count))
+        // Fresh processes of the page alternated with bare starts (`idvd version`: the same binary
+        // loaded, linked and exited, nothing read), so that the page's cost over a bare start is
+        // measured pair by pair at the same moment of a shared machine's load.
+        var pages: [ProcessCost] = [], bare: [ProcessCost] = []
+        for _ in 0..<count {
+            pages += try runs(["document", "read", onePage], 1)
+            bare += try runs(["version"], 1)
+        }
+        let fresh = line("idvd document read \(pageName) (one page, full report, fresh process)", pages)
+        line("idvd version (bare start: load, link, exit)", bare)
+        let over = zip(pages, bare).map { $0.seconds - $1.seconds }.sorted()
+        print(String(format: "idvd document read %@ over a bare start, pair by pair: min %.3f s, median %.3f s, max %.3f s (%d pairs)",
+                     pageName, over[0], over[over.count / 2], over[over.count - 1], over.count))
         line("idvd document read \(pageName) --no-portrait --no-visual-zone (MRZ only)", try runs(["document", "read", onePage, "--no-portrait", "--no-visual-zone"], count))
         var passportEyeFigure = "PassportEye 2.2.2 15.2 s (one run recorded in bench/DOCUMENT-BENCH.md, loaded machine, MRZ misread)"
         defer {
@@ -247,16 +262,18 @@ extension Benchmark {
         let usage = """
         usage: idvd bench document [--corpus DIR] [--truth TSV] [--limit N] [--portrait] [--jsonl OUT]
                                    [--working-size N|full] [--portrait-search document|page]
-                                   [--processes N] [--passporteye]
+                                   [--processes N] [--page FILE] [--passporteye]
           --corpus DIR   images written by `idvd specimen --augment --count N --out DIR` (with .json truth)
           --truth TSV    real specimens: ground_truth.tsv (default ../shared/testdata/mrz-images/ground_truth.tsv)
           --portrait     time the full report (with face detection) instead of MRZ reading only
           --jsonl OUT    per-image results (file, expected, got, exact, ms) for side-by-side comparison
           --working-size, --portrait-search   as for `idvd document read` (A/B figures)
-          --processes N  afterwards, time the full report of one page (specimens/100_pass-uto.jpg, else
-                         the first specimen) N times warm in this process and as N fresh `idvd document
+          --processes N  afterwards, time the full report of one page (--page, else specimens/100_pass-uto.jpg,
+                         else the first specimen) N times warm in this process and as N fresh `idvd document
                          read` processes (from process start to exit, CPU and peak RSS of each; default
-                         5, 0 = none), printed beside PassportEye's figure; then one each on a
+                         5, 0 = none), each followed by a bare start (`idvd version`) and the page's time
+                         over it pair by pair (min, median, max; run under `taskset -c 0` for one core),
+                         printed beside PassportEye's figure; then one each on a
                          64-megapixel page made from the first specimen, decoded at the working size
                          and in full (the decode before scaled decoding)
           --passporteye  also time one fresh PassportEye process (python3 -m passporteye's read_mrz)
@@ -266,9 +283,10 @@ extension Benchmark {
         but expiry and no warning (it would be VALID were the document in date). Time = decode + locate + recognise + parse, one thread, per image.
         """
         let (o, _) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"],
-                                            valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes"],
+                                            valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes", "page"],
                                             takesArguments: false, command: "bench document")
         if o["help"] != nil { print(usage); return 0 }
+        if let page = o["page"], !FileManager.default.isReadableFile(atPath: page) { throw CLIError("--page: cannot read \(page)") }
         struct Item { let file: String; let expected: [String]; let set: String }
         var items: [Item] = []
         // Default: the shared test data beside the checkout, found from the working directory or,
@@ -365,7 +383,7 @@ extension Benchmark {
                          mean(\.checks), mean(\.pageImages), mean(\.portrait), mean(\.visualZone), mean(\.total)))
         }
         let first = items.first { $0.set == "specimens" }?.file ?? items[0].file
-        try processFigures(first: first, onePage: items.first { $0.file.hasSuffix("specimens/100_pass-uto.jpg") }?.file ?? first,
+        try processFigures(first: first, onePage: o["page"] ?? items.first { $0.file.hasSuffix("specimens/100_pass-uto.jpg") }?.file ?? first,
                            count: processes, passportEye: o["passporteye"] != nil)
         return 0
     }
