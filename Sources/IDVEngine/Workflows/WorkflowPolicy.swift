@@ -53,6 +53,14 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// where a UTO document is INVALID (`DocumentReason.specimenDocument`). `idvd serve` logs a
     /// warning at start while it is on.
     public var acceptSpecimenDocuments = true
+    /// Document policy (`idv.doc.require_name_confirmation`): the MRZ's names, which no check digit
+    /// covers (ICAO 9303-3 §4.9), are VALID only when print confirms them — every name part printed
+    /// the same in the visual zone or on a TD1 card's front (or settled in the print's favour).
+    /// A part not found printed, printed otherwise, or names compared with no print at all (a card's
+    /// MRZ side alone, a photo without the visual zone) make the document WARNING, naming the part
+    /// (``unconfirmedNames(_:)``). Default true; false judges the names as before #40 (only a part
+    /// that differs rules out VALID).
+    public var requireNameConfirmation = true
     /// ICAO 9303-3 §5's code of the fictional state on specimen documents.
     public static let specimenStateCode = "UTO"
     /// `action_buttons` policy: offer "Continue Anyway" (`continue-flow`) after `NOT_MATCHED`
@@ -159,6 +167,7 @@ public struct WorkflowPolicy: Sendable, Equatable {
         bool("idv.doc.reject_expired", \.rejectExpiredDocuments, "an expired document is INVALID"),
         bool("idv.doc.reject_check_digits", \.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
         bool("idv.doc.require_portrait", \.requirePortrait, "document flows with a selfie need a portrait on the document"),
+        bool("idv.doc.require_name_confirmation", \.requireNameConfirmation, "the MRZ's names (no check digit) are VALID only when the visual zone or the card's front prints them the same; otherwise WARNING naming the part"),
         bool("idv.doc.accept_specimen_documents", \.acceptSpecimenDocuments, "judge documents of ICAO's fictional state UTO (specimens) like real ones; a test-deployment setting, false in docs/idvd.production.json"),
         bool("idv.continue_anyway", \.continueAnywayAfterNotMatched, "offer 'Continue Anyway' (continue-flow) after NOT_MATCHED"),
         int("idv.document_attempts", \.documentAttempts, min: 1, max: 20, "document uploads per flow"),
