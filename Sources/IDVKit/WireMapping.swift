@@ -114,32 +114,33 @@ public enum WireMapping {
         "initiateIDVBiometricOptOut": FlowName.optOut,
     ]
 
-    /// Payload keys of the answers (so the table above and the code cannot drift apart).
+    /// Keys the SDK reads in what the server sends (challenge payloads, events). The answers it
+    /// sends are typed: IDVCore's answer types (Answers.swift), encoded by ``payload(_:)``.
     public enum Key {
-        public static let userID = "user_id", activationCode = "activation_code", password = "password"
-        public static let consent = "consent", signature = "signature", fallback = "fallback"
-        public static let isConfirm = "is_confirm", idvWorkflow = "idv_workflow", pages = "pages", chip = "chip"
-        public static let pageIndex = "page_index", image = "image", frames = "frames", fps = "fps"
-        public static let useBackCamera = "use_back_camera", action = "action", isOptIn = "is_opt_in"
-        public static let status = "status", reason = "reason", capturedFrame = "captured_frame", cancel = "cancel"
-        public static let nonce = "nonce", challengeMode = "challenge_mode", metaData = "meta_data"
+        public static let idvWorkflow = "idv_workflow", capturedFrame = "captured_frame", challengeMode = "challenge_mode"
     }
 
-    /// Document pages as the upload payload's `pages` array.
-    public static func pagesPayload(_ pages: [CapturedPage]) -> JSONValue {
-        .array(pages.map { .object([Key.pageIndex: .integer($0.pageIndex), Key.image: .string($0.image.base64EncodedString())]) })
+    /// An answer (or start payload) as the `payload` of a ``WireAnswer``. The answer types hold
+    /// strings, numbers, booleans and objects of those only, so encoding cannot fail.
+    public static func payload<T: Encodable>(_ answer: T) -> JSONValue {
+        (try? JSONValue(encoding: answer)) ?? .emptyObject
     }
 
-    /// Selfie frames as the upload payload's `frames` array (oldest first).
-    public static func framesPayload(_ selfie: CapturedSelfie) -> JSONValue {
-        .array(selfie.frames.map { .string($0.base64EncodedString()) })
+    /// The upload answer of captured document pages (``DocumentPagesAnswer``), with the chip's files when read.
+    public static func documentAnswer(_ pages: [CapturedPage], chip: ChipFilesPayload? = nil) -> DocumentPagesAnswer {
+        DocumentPagesAnswer(pages: pages.map { DocumentPagesAnswer.Page(pageIndex: $0.pageIndex, image: $0.image) }, chip: chip)
+    }
+
+    /// The upload answer of a captured selfie (``SelfieFramesAnswer``): frames oldest first, their rate, ``selfieMetaData(_:useBackCamera:)``.
+    public static func selfieAnswer(_ selfie: CapturedSelfie, useBackCamera: Bool) -> SelfieFramesAnswer {
+        SelfieFramesAnswer(frames: selfie.frames, fps: selfie.framesPerSecond, metaData: selfieMetaData(selfie, useBackCamera: useBackCamera))
     }
 
     /// The capture's `meta_data` (seed 001 §6.2 `video.meta_data`, "device info"): what the SDK
     /// knows about the capture, nothing about the person or the device's identity —
     /// `{"sdk": "IDVKit", "sdk_version", "platform" (ios, macos, linux, …), "camera" (front/back),
     /// "frame_count", "fps"}` (IDVCore ``SelfieCaptureMetadata``).
-    public static func selfieMetaData(_ selfie: CapturedSelfie, useBackCamera: Bool) -> JSONValue {
+    public static func selfieMetaData(_ selfie: CapturedSelfie, useBackCamera: Bool) -> SelfieCaptureMetadata {
         #if os(iOS)
         let platform = "ios"
         #elseif os(macOS)
@@ -149,9 +150,8 @@ public enum WireMapping {
         #else
         let platform = "other"
         #endif
-        let meta = SelfieCaptureMetadata(sdk: "IDVKit", sdkVersion: IDVKit.version, platform: platform, camera: useBackCamera ? "back" : "front",
-                                         frameCount: selfie.frames.count, framesPerSecond: selfie.framesPerSecond)
-        return (try? JSONValue(encoding: meta)) ?? .emptyObject
+        return SelfieCaptureMetadata(sdk: "IDVKit", sdkVersion: IDVKit.version, platform: platform, camera: useBackCamera ? "back" : "front",
+                                     frameCount: selfie.frames.count, framesPerSecond: selfie.framesPerSecond)
     }
 
     // MARK: Inbound

@@ -1,6 +1,8 @@
 import DocumentReader
 import Foundation
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import Imaging
 import MRZ
@@ -164,7 +166,7 @@ extension Command {
     /// value is a usage error), so a configuration the server refuses is refused here too.
     static func servedPolicy(configFile: String?, settings: [String: String]) throws -> WorkflowPolicy {
         let file = configFile ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"]
-        do { return try ServerConfig.load(file: file, overrides: settings).workflow } catch { throw CLIError("\(error)") }
+        do { return try ServerConfig.load(file: file, overrides: settings).engine.workflow } catch { throw CLIError("\(error)") }
     }
 }
 

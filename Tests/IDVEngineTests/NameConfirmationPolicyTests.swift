@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import IDVTestSupport
 import XCTest
 
@@ -9,7 +10,7 @@ import XCTest
 /// card's front, or settled in the print's favour. The policy judges from the reader's "Names match
 /// visual zone" evidence; the reader decides nothing.
 final class NameConfirmationPolicyTests: XCTestCase {
-    func doc(names: CheckOutcome?) -> DocumentVerification {
+    func doc(names: CheckOutcome?) -> DocumentEvidence {
         var d = ReaderEvidence.passport(DocumentFields(documentType: "P", format: "TD3", issuingState: "NLD", surname: "SMITH", givenNames: "ANNA MARIA",
                                                        documentNumber: "L898902C3", nationality: "NLD", dateOfExpiry: "2032-05-26"),
                                         page: Data([0xFF, 0xD8, 0xFF]), portrait: true)
@@ -80,9 +81,9 @@ final class NameConfirmationPolicyTests: XCTestCase {
 
     /// The setting parses like every `idv.doc.*` key and defaults to on.
     func testSettingIsAServerSetting() throws {
-        XCTAssertTrue(try ServerConfig.load(file: nil, environment: [:]).workflow.requireNameConfirmation)
-        XCTAssertFalse(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.doc.require_name_confirmation": "false"]).workflow.requireNameConfirmation)
-        XCTAssertFalse(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_DOC_REQUIRE_NAME_CONFIRMATION": "off"]).workflow.requireNameConfirmation)
+        XCTAssertTrue(try ServerConfig.load(file: nil, environment: [:]).engine.workflow.requireNameConfirmation)
+        XCTAssertFalse(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.doc.require_name_confirmation": "false"]).engine.workflow.requireNameConfirmation)
+        XCTAssertFalse(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_DOC_REQUIRE_NAME_CONFIRMATION": "off"]).engine.workflow.requireNameConfirmation)
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.doc.require_name_confirmation": "sometimes"]))
     }
 }

@@ -255,7 +255,7 @@ extension WorkflowPolicy {
     /// accept the MRZ; WARNING when any warning holds or any other check failed; VALID otherwise.
     /// The policy's own reasons (expiry by `today`, check digits, portrait) are added when the reader
     /// did not report the same thing.
-    public func judge(_ doc: DocumentVerification, today: String, needsPortrait: Bool) -> DocumentJudgement {
+    public func judge(_ doc: DocumentEvidence, today: String, needsPortrait: Bool) -> DocumentJudgement {
         var errors: [DocumentReason] = [], warnings: [DocumentReason] = []
         for f in doc.findings { if isError(f) { errors.append(.finding(f)) } else { warnings.append(.finding(f)) } }
         var checks = doc.checks
@@ -314,7 +314,7 @@ extension WorkflowPolicy {
     /// differs has the reader's finding, a card front that prints none of the names
     /// ``DocumentReason/cardFrontShowsNoName(page:)``. Empty when no MRZ with a surname was read (the
     /// document is INVALID for that).
-    public func unconfirmedNames(_ doc: DocumentVerification) -> [DocumentReason] {
+    public func unconfirmedNames(_ doc: DocumentEvidence) -> [DocumentReason] {
         guard !doc.fields.surname.isEmpty, doc.check(.mrzPresent)?.result == .passed, let names = doc.check(.namesMatchVisualZone) else { return [] }
         guard case let .visualZone(search) = names.measured else { return [.namesNotCompared(.checkOff)] }
         switch search {
