@@ -136,6 +136,10 @@ public struct DocumentReaderOptions: Sendable {
     /// Whether to read the visual zone's names with Tesseract and cross-check them with the MRZ's
     /// (`DocumentCheckID.namesMatchVisualZone`). Default true.
     public var checkVisualZone = true
+    /// Whether the visual zone's text lines that fit the MRZ's names are recognised first
+    /// (`NameLines.readingOrder`, #40) rather than every line from the top (false: the order before;
+    /// kept for `idvd bench document --name-lines top` A/B figures). Default true.
+    public var nameLinesFirst = true
     public enum PortraitSearchStart: String, Sendable, CaseIterable { case documentFrame = "document", wholePage = "page" }
     public init() {}
 }

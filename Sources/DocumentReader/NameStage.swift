@@ -32,7 +32,7 @@ extension DocumentReading {
             search = DocumentReader.cardCheck(pages: images.indices.map { (indices[$0], images[$0].grey) }, mrzPage: page,
                                               reading: reading, result: result, frame: frame, quarterTurns: quarterTurns)
         } else {
-            search = DocumentReader.visualZoneCheck(page: image.grey, reading: reading, result: result)
+            search = DocumentReader.visualZoneCheck(page: image.grey, reading: reading, result: result, nameLinesFirst: options.nameLinesFirst)
         }
         var confirmed: [MRZNamePart] = []
         var outcome = CheckResult.notPerformed

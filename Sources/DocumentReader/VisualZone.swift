@@ -453,7 +453,8 @@ extension DocumentReader {
     }
 
     /// The visual-zone cross-check of `result`'s names (see the top of this file).
-    static func visualZoneCheck(page: GreyImage, reading: MRZReading, result: MRZResult) -> VisualZoneSearch {
+    /// `nameLinesFirst`: recognise the lines that fit the MRZ's names first (`DocumentReaderOptions.nameLinesFirst`).
+    static func visualZoneCheck(page: GreyImage, reading: MRZReading, result: MRZResult, nameLinesFirst: Bool = true) -> VisualZoneSearch {
         guard let frame = MRZDocumentFrame(reading: reading), let viz = visualZoneImage(page, frame: frame) else { return .noVisualZone }
         let parts = VisualZoneNames.parts(result.lines, format: result.format)
         guard !parts.isEmpty else { return .noVisualZone }
@@ -462,7 +463,7 @@ extension DocumentReader {
         }
         // The lines read so far settle the names when every part agrees letter for letter (an exact
         // printed word can only stay exact as more words come: reading on would not change it).
-        switch VisualZoneRecogniser.shared.names(in: viz, pixelsPerMM: visualZonePixelsPerMM, names: printedNameLengths(result.fields),
+        switch VisualZoneRecogniser.shared.names(in: viz, pixelsPerMM: visualZonePixelsPerMM, names: nameLinesFirst ? printedNameLengths(result.fields) : [],
                                                  settled: { compared($0).allSatisfy { $0.outcome == .agrees } }) {
         case let .failure(e): return .recogniserUnavailable(reason: e.reason)
         case let .success((words, _)):

@@ -34,6 +34,8 @@ extension Command {
             `full`: at their own size, as before scaled decoding existed — for A/B figures)
           --portrait-search document|page  where the portrait search starts (default document: inside the
             MRZ's document frame; page: the whole page, as before — for A/B figures)
+          --name-lines first|top  which visual-zone text lines Tesseract recognises first (default first:
+            the lines whose width fits the MRZ's names; top: every line from the top, as before — A/B figures)
           --debug-strips DIR writes the rectified MRZ of each image to DIR (FILE.mrz.png, FILE being the
             image's file name with its extension: photo.jpg.mrz.png) and the cells as the recogniser
             samples them (FILE.cells.png, one tile per cell of the fitted grid), and the rectified visual
@@ -54,7 +56,7 @@ extension Command {
         }
         let (rest, settings) = try splitSettings(Array(args.dropFirst()))
         let (o, pos) = try CLI.parseOptions(rest, flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"],
-                                            valued: ["shape", "flow", "working-size", "portrait-search", "debug-strips", "config"], command: "document read")
+                                            valued: ["shape", "flow", "working-size", "portrait-search", "name-lines", "debug-strips", "config"], command: "document read")
         if o["help"] != nil { print(usage); return 0 }
         let policy = try servedPolicy(configFile: o["config"], settings: settings)
         guard !pos.isEmpty else { throw CLIError("no image given\n" + usage) }
@@ -244,7 +246,8 @@ extension Benchmark {
 }
 
 extension Command {
-    /// `--working-size N|full` and `--portrait-search document|page` (document read, bench document).
+    /// `--working-size N|full`, `--portrait-search document|page` and `--name-lines first|top`
+    /// (document read, bench document).
     static func applyReaderOptions(_ o: [String: String], to options: inout DocumentReaderOptions) throws {
         if let w = o["working-size"] {
             if w == "full" { options.workingMaxDimension = nil } else {
@@ -256,6 +259,10 @@ extension Command {
             guard let v = DocumentReaderOptions.PortraitSearchStart(rawValue: p) else { throw CLIError("--portrait-search must be document or page, got '\(p)'") }
             options.portraitSearch = v
         }
+        if let n = o["name-lines"] {
+            guard n == "first" || n == "top" else { throw CLIError("--name-lines must be first or top, got '\(n)'") }
+            options.nameLinesFirst = n == "first"
+        }
     }
 }
 
@@ -263,13 +270,13 @@ extension Benchmark {
     static let document = Benchmark(name: "document", summary: "MRZ reading: success rate and time per image (specimens + generated corpus)", hasUsage: true) { args in
         let usage = """
         usage: idvd bench document [--corpus DIR] [--truth TSV] [--limit N] [--portrait] [--jsonl OUT]
-                                   [--working-size N|full] [--portrait-search document|page]
+                                   [--working-size N|full] [--portrait-search document|page] [--name-lines first|top]
                                    [--processes N] [--page FILE] [--passporteye]
           --corpus DIR   images written by `idvd specimen --augment --count N --out DIR` (with .json truth)
           --truth TSV    real specimens: ground_truth.tsv (default ../shared/testdata/mrz-images/ground_truth.tsv)
           --portrait     time the full report (with face detection) instead of MRZ reading only
           --jsonl OUT    per-image results (file, expected, got, exact, ms) for side-by-side comparison
-          --working-size, --portrait-search   as for `idvd document read` (A/B figures)
+          --working-size, --portrait-search, --name-lines   as for `idvd document read` (A/B figures)
           --processes N  afterwards, time the full report of one page (--page, else specimens/100_pass-uto.jpg,
                          else the first specimen) N times warm in this process and as N fresh `idvd document
                          read` processes (from process start to exit, CPU and peak RSS of each; default
@@ -285,7 +292,7 @@ extension Benchmark {
         but expiry and no warning (it would be VALID were the document in date). Time = decode + locate + recognise + parse, one thread, per image.
         """
         let (o, _) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"],
-                                            valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes", "page"],
+                                            valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "name-lines", "processes", "page"],
                                             takesArguments: false, command: "bench document")
         if o["help"] != nil { print(usage); return 0 }
         if let page = o["page"], !FileManager.default.isReadableFile(atPath: page) { throw CLIError("--page: cannot read \(page)") }
