@@ -10,10 +10,14 @@
 public enum DocumentCodes {
     /// Codes in use by issuers in general: ICAO 9303's own form for each kind of document, the
     /// kind's letter and a filler (`P<` 9303-4, `I<` 9303-5/-6, `V<` 9303-7, as in every ICAO
-    /// example), ICAO's crew member certificate `AC` (9303-5 Appendix A), and `ID`, the identity-card
+    /// example), ICAO's crew member certificate `AC` (9303-5 Appendix A), `ID`, the identity-card
     /// code of many states (the real specimens in ../shared/testdata/mrz-images: AUT, CHE, DEU ("D"),
-    /// ESP, ROU, and CMW).
-    public static let general: Set<String> = ["P<", "I<", "V<", "AC", "ID"]
+    /// ESP, ROU, and CMW), and `IR`, the residence-permit card code (the United Kingdom's biometric
+    /// residence permit, GOV.UK identity vocabulary `ResidencePermitDetailsClass`; the TD1 residence
+    /// permits of several European states; the specimen generator's TD1 codes). A one-cell rival of a
+    /// general code (`ID` read `IR`) is still caught by the cells' posteriors
+    /// (`DocumentFinding.uncheckedFieldInDoubt`).
+    public static let general: Set<String> = ["P<", "I<", "V<", "AC", "ID", "IR"]
 
     /// Other codes, with the issuers (ICAO 9303-3 §5 codes) known to print them; each entry from a
     /// real specimen (../shared/testdata/mrz-images, PassportEye's test data, MIT): `PA` Latvia

@@ -174,7 +174,7 @@ final class CLIOptionTests: XCTestCase {
             "face": ["pairs", "images", "limit", "threads", "repeat", "cache", "stage-image", "probe-images", "fit-folds", "template-cache",
                      "stages-only", "lfw-only", "flip", "with-pairs"],
             "workflow": ["frames", "iterations", "document"],
-            "document": ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes", "portrait", "passporteye"],
+            "document": ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "name-lines", "processes", "page", "portrait", "passporteye"],
             "liveness": ["data", "fps", "threshold", "mode", "max-frames", "seconds", "lfw", "dump", "texture-frames", "tracking-margin",
                          "verbose", "no-simulated"],
             "ocrb": ["seed", "lines", "train"],
