@@ -115,6 +115,7 @@ enum SettingsTable {
         bool("idv.doc.reject_expired", \.engine.workflow.rejectExpiredDocuments, "an expired document is INVALID"),
         bool("idv.doc.reject_check_digits", \.engine.workflow.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
         bool("idv.doc.require_portrait", \.engine.workflow.requirePortrait, "document flows with a selfie need a portrait on the document"),
+        bool("idv.doc.require_name_confirmation", \.engine.workflow.requireNameConfirmation, "the MRZ's names (no check digit) are VALID only when the visual zone or the card's front prints them the same; otherwise WARNING naming the part"),
         bool("idv.doc.accept_specimen_documents", \.engine.workflow.acceptSpecimenDocuments, "judge documents of ICAO's fictional state UTO (specimens) like real ones; a test-deployment setting (the demo, the tests), false by default"),
         bool("idv.continue_anyway", \.engine.workflow.continueAnywayAfterNotMatched, "offer 'Continue Anyway' (continue-flow) after NOT_MATCHED"),
         int("idv.document_attempts", \.engine.workflow.documentAttempts, min: 1, max: 20, "document uploads per flow"),

@@ -325,7 +325,8 @@ final class VisualZoneTests: XCTestCase {
         // The policy: a front was given and shows none of the names — the check failed, the page named
         // as a warning; here the "front" is another card's MRZ side, so the two pages are also two
         // documents (INVALID, DocumentFinding.pagesOfDifferentDocuments). With no front given the names
-        // are merely unchecked (VALID, as a TD3 without a visual zone).
+        // are compared with no print: WARNING saying so (#40, idv.doc.require_name_confirmation; it was
+        // VALID before, the names merely unchecked).
         let judged = r.judged(by: .acceptingSpecimens)
         XCTAssertEqual(judged.status, .invalid)
         XCTAssertEqual(judged.errors, [.finding(.pagesOfDifferentDocuments(pages: [0, 1]))])
@@ -334,7 +335,8 @@ final class VisualZoneTests: XCTestCase {
         XCTAssertEqual(judged.warnings, [.cardFrontShowsNoName(page: frontPage)])
         XCTAssertTrue(DocumentWording.sentence(.cardFrontShowsNoName(page: 0)).contains("front (page 1)"))
         let backOnly = DocumentReader.read(pages: [card.back], options: Self.options).judged(by: .acceptingSpecimens)
-        XCTAssertEqual(backOnly.status, .valid, "\(backOnly.warnings)")
+        XCTAssertEqual(backOnly.status, .warning, "\(backOnly.warnings)")
+        XCTAssertEqual(backOnly.warnings, [.namesNotCompared(.cardFrontNotGiven)])
     }
 
     /// Captions locate the name lines: words under "Surname / Nom" and beside "Given names:" are kept,

@@ -176,7 +176,7 @@ final class CLIOptionTests: XCTestCase {
             "face": ["pairs", "images", "limit", "threads", "repeat", "cache", "stage-image", "probe-images", "split", "measure-cache",
                      "variants", "weighted", "stages-only", "lfw-only", "with-pairs"],
             "workflow": ["frames", "iterations", "document"],
-            "document": ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes", "portrait", "passporteye"],
+            "document": ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "name-lines", "processes", "page", "portrait", "passporteye"],
             "liveness": ["data", "split", "fps", "threshold", "max-frames", "seconds", "lfw", "dump", "study", "texture-frames", "only",
                          "no-frame-cache", "verbose", "no-simulated", "config"],
             "ocrb": ["seed", "lines", "train"],

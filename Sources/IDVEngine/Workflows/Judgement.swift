@@ -51,6 +51,27 @@ public enum DocumentReason: Sendable, Equatable {
     /// it, nor above the MRZ: the names, which have no check digit, are unconfirmed by the one page
     /// meant to show them (another card's side, or a front too poor to read). A warning.
     case cardFrontShowsNoName(page: Int)
+    /// Policy `idv.doc.require_name_confirmation`: an MRZ name part (names have no check digit, ICAO
+    /// 9303-3 §4.9) that no print confirms. The visual zone or the card's front was read and does not
+    /// print it (`printed` nil), or prints it otherwise and the reader kept the MRZ's reading
+    /// (`printed`: the printed word, transliterated to A–Z). A warning naming the part.
+    case nameNotConfirmed(field: MRZNameField, mrz: String, printed: String?)
+    /// Policy `idv.doc.require_name_confirmation`: the MRZ's names were compared with no print at
+    /// all (`why`), so nothing confirms them. A warning.
+    case namesNotCompared(NamesNotCompared)
+}
+
+/// Why the MRZ's names were compared with no print (``DocumentReason/namesNotCompared(_:)``), from the
+/// reader's "Names match visual zone" evidence.
+public enum NamesNotCompared: Sendable, Equatable {
+    /// The reader's visual-zone check was switched off.
+    case checkOff
+    /// No visual zone with the names on the pages given (a photo cut tightly around the MRZ).
+    case noVisualZone
+    /// A TD1 card's MRZ side alone: the card prints its names on the front (ICAO 9303-5), not sent.
+    case cardFrontNotGiven
+    /// The text recogniser could not start (`reason`, e.g. Tesseract's language data missing).
+    case recogniserUnavailable(String)
 }
 
 /// The policy's document judgement: the verdict, the reasons that are errors (they make it
@@ -258,7 +279,7 @@ extension WorkflowPolicy {
         case .pageTooLarge, .pageUndecodable, .noMRZ, .glareHidesMRZ, .unclearCharacters, .mrzError, .missingRequiredFields,
              .expired, .noExpiryDate, .invalidExpiryDate, .invalidBirthDate, .implausibleBirthDate, .pagesOfDifferentDocuments:
             return true
-        case .checkDigitTwin, .mrzCorrectionUnconfirmed, .uncertainName, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
+        case .checkDigitTwin, .mrzCorrectionUnconfirmed, .uncertainName, .uncheckedFieldInDoubt, .documentCodeNotKnown, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
              .unknownIssuingState, .unknownNationality, .blurredMRZ, .glareOnMRZ, .smallMRZ, .portraitModelsMissing,
              .portraitDetectorFailed, .faceOnlyOutsideDocument, .noPortrait, .nameDiffersFromVisualZone:
             return false
@@ -336,10 +357,40 @@ extension WorkflowPolicy {
             checks[i].result = .failed
             warnings.append(.cardFrontShowsNoName(page: page))
         }
+        if requireNameConfirmation { warnings += unconfirmedNames(doc) }
         let failed = checks.filter { $0.result == .failed }
         let invalid = !errors.isEmpty || !doc.mrzValid || failed.contains { invalidates($0.id) }
         let status: DocumentStatus = invalid ? .invalid : (warnings.isEmpty && failed.isEmpty ? .valid : .warning)
         return DocumentJudgement(status: status, errors: errors, warnings: warnings, checks: checks)
+    }
+
+    /// The reasons `idv.doc.require_name_confirmation` gives for the MRZ's names, from the reader's
+    /// "Names match visual zone" evidence: one ``DocumentReason/nameNotConfirmed(field:mrz:printed:)``
+    /// per name part no print confirms, or one ``DocumentReason/namesNotCompared(_:)``. A part printed
+    /// the same (`agrees`), or settled in the print's favour (the report then carries the printed
+    /// letters, which the OCR-B classifier also gave weight), is confirmed. A part settled for the MRZ
+    /// against the print is not: the classifier's own certainty is all that chose it, and a confident
+    /// misread (`EMITH` for the printed SMITH, a fresh-user trial) looks just like it. A part that
+    /// differs has the reader's finding, a card front that prints none of the names
+    /// ``DocumentReason/cardFrontShowsNoName(page:)``. Empty when no MRZ with a surname was read (the
+    /// document is INVALID for that).
+    public func unconfirmedNames(_ doc: DocumentEvidence) -> [DocumentReason] {
+        guard !doc.fields.surname.isEmpty, doc.check(.mrzPresent)?.result == .passed, let names = doc.check(.namesMatchVisualZone) else { return [] }
+        guard case let .visualZone(search) = names.measured else { return [.namesNotCompared(.checkOff)] }
+        switch search {
+        case let .compared(parts), let .comparedOnCard(_, parts):
+            return parts.compactMap { p in
+                switch p.outcome {
+                case .agrees, .differs: return nil
+                case .settled: return p.winner == .visualZone ? nil : .nameNotConfirmed(field: p.field, mrz: p.mrz, printed: p.visualZone)
+                case .notFound: return .nameNotConfirmed(field: p.field, mrz: p.mrz, printed: nil)
+                }
+            }
+        case .noVisualZone: return [.namesNotCompared(.noVisualZone)]
+        case .cardFrontNotGiven: return [.namesNotCompared(.cardFrontNotGiven)]
+        case let .recogniserUnavailable(reason): return [.namesNotCompared(.recogniserUnavailable(reason))]
+        case .noNamesOnCardFront: return []
+        }
     }
 
     // MARK: Selfies

@@ -71,6 +71,14 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// The demo, the tests and the specimen tools turn it on explicitly; `idvd serve` logs a warning
     /// at start while it is on.
     public var acceptSpecimenDocuments = false
+    /// Document policy (`idv.doc.require_name_confirmation`): the MRZ's names, which no check digit
+    /// covers (ICAO 9303-3 §4.9), are VALID only when print confirms them — every name part printed
+    /// the same in the visual zone or on a TD1 card's front (or settled in the print's favour).
+    /// A part not found printed, printed otherwise, or names compared with no print at all (a card's
+    /// MRZ side alone, a photo without the visual zone) make the document WARNING, naming the part
+    /// (``unconfirmedNames(_:)``). Default true; false judges the names as before #40 (only a part
+    /// that differs rules out VALID).
+    public var requireNameConfirmation = true
     /// ICAO 9303-3 §5's code of the fictional state on specimen documents.
     public static let specimenStateCode = "UTO"
     /// `action_buttons` policy: offer "Continue Anyway" (`continue-flow`) after `NOT_MATCHED`
