@@ -1,6 +1,7 @@
 import Foundation
 import IDVEngine
 import IDVRuntime
+import IDVServerTestSupport
 import IDVTestSupport
 import XCTest
 
