@@ -26,6 +26,22 @@ extension ServerConfig {
             w.append("the expiry sweep is off (session.sweep_seconds=0): expired sessions and their sealed media stay until `idvd admin purge-expired`")
         }
         if webhooks.allowHTTP { w.append("webhooks may be delivered over plain http to other hosts (webhooks.allow_http=true)") }
+        if engine.passwordMinLength < production.engine.passwordMinLength {
+            w.append("passwords as short as \(engine.passwordMinLength) characters are accepted (password.min_length; production: \(production.engine.passwordMinLength))")
+        }
+        if engine.limits.passwordLockThreshold > production.engine.limits.passwordLockThreshold {
+            w.append("a user is locked only after \(engine.limits.passwordLockThreshold) wrong passwords (password.lock_threshold; production: \(production.engine.limits.passwordLockThreshold))")
+        }
+        if engine.limits.authFailuresPerClient == 0 {
+            w.append("failed passwords and activation codes are not limited per client (limits.auth_failures_per_client=0)")
+        }
+        if policy.faceMatchMaxDistance > production.engine.workflow.faceMatchMaxDistance
+            || policy.faceMatchMaxCosineDistance > production.engine.workflow.faceMatchMaxCosineDistance {
+            w.append("faces match beyond the calibrated lines (idv.face_match_max_distance=\(policy.faceMatchMaxDistance), idv.face_match_max_cosine_distance=\(policy.faceMatchMaxCosineDistance); production: \(production.engine.workflow.faceMatchMaxDistance), \(production.engine.workflow.faceMatchMaxCosineDistance)): more false matches")
+        }
+        if !Self.isLoopback(listenAddress) && web.publicURL.isEmpty {
+            w.append("web.public_url is not set: verification links will name this host as localhost; set it to the address people reach")
+        }
         return w
     }
 

@@ -111,7 +111,7 @@ enum SettingsTable {
                show: { $0?.rawValue ?? "distance" },
                "face-match operating point: fmr_0.1 (default), fmr_0.01 (the analyser's calibrated distances), or distance (idv.face_match_max_distance)"),
         bool("idv.selfie_recapture_on_poor_quality", \.engine.workflow.recaptureOnPoorCapture, "ask a too dark, bright, blurred, small or off-pose selfie capture again (1060–1065) instead of judging it"),
-        int("idv.liveness_threshold", \.engine.workflow.livenessThreshold, min: 0, max: 100, "liveness score (0–100) below which the verdict is LIVENESS_FAILED"),
+        int("idv.liveness_threshold", \.engine.workflow.livenessThreshold, min: 1, max: 100, "liveness score (1–100) below which the verdict is LIVENESS_FAILED"),
         bool("idv.doc.reject_expired", \.engine.workflow.rejectExpiredDocuments, "an expired document is INVALID"),
         bool("idv.doc.reject_check_digits", \.engine.workflow.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
         bool("idv.doc.require_portrait", \.engine.workflow.requirePortrait, "document flows with a selfie need a portrait on the document"),

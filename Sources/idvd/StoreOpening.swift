@@ -70,6 +70,16 @@ enum StoreOpening {
                 throw CLIError("no database at \(path): `idvd \(command)` does not create one "
                                + "(check --db / db.path; `idvd admin create-user` or `idvd serve` creates a new database)")
             }
+            if exists, let key = try? config.storeKeyFile(), !FileManager.default.fileExists(atPath: key) {
+                // An existing database without its key file (a restore to a new host, a key path
+                // mistyped, an admin command run without the service's key directory): a new key
+                // made here would leave everything sealed under the old one unreadable — templates,
+                // kept images, session states, webhook secrets — and the first use would fail.
+                throw CLIError("the database \(path) exists but its key file \(key) does not: restore the key file "
+                               + "(`idvd admin where` says where it is expected; templates.key_file, IDVD_KEY_DIR), "
+                               + "or, if the key is lost for good, make a new one with `idvd admin new-key FILE` and pass it "
+                               + "as templates.key_file — data sealed under the lost key will not open")
+            }
             if !exists {
                 // The key file first (made when missing, as the store would): a key file the vault
                 // refuses (group-readable, unreadable, a bad previous key) must not leave a new,

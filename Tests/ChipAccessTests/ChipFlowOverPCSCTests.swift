@@ -45,7 +45,7 @@ final class ChipFlowOverPCSCTests: XCTestCase {
             let code = try XCTUnwrap(JSONDecoder().decode(JSONValue.self, from: created.stdout)["activation_code"]?.stringValue)
             let script = server.dir.appendingPathComponent("script-\(user).txt")
             try (["check-user: \(user)", "activation-code: \(code)", "set-password: Chip password 33", "dashboard: docscan chip check",
-                  "document-start: scan \(page)"] + chipAccess.map { "chip-access: \($0)" } + ["dashboard: quit"])
+                  "docscan: start", "document-start: scan \(page)"] + chipAccess.map { "chip-access: \($0)" } + ["docscan: back", "dashboard: quit"])
                 .joined(separator: "\n").write(to: script, atomically: true, encoding: .utf8)
             let r = try IDVD.run(["--server", "http://127.0.0.1:\(server.port)", "--script", script.path, "--chip-reader", "pcsc",
                                   "--out", server.dir.appendingPathComponent("out-\(user)").path],

@@ -126,7 +126,7 @@ final class WorkflowVaultTests: XCTestCase {
                         .hasPrefix("/st/openidv/keys/"), true)
         XCTAssertEqual(try KeyLocation.resolve(dbPath: "/x/idvd.sqlite", configured: "/k/my.key", environment: [:]).path, "/k/my.key")
         XCTAssertThrowsError(try KeyLocation.resolve(dbPath: "/x/idvd.sqlite", configured: "", environment: [:]))
-        for (k, v) in [("idv.liveness_threshold", "101"), ("idv.face_match_max_distance", "-1"), ("idv.continue_anyway", "maybe"),
+        for (k, v) in [("idv.liveness_threshold", "101"), ("idv.liveness_threshold", "0"), ("idv.face_match_max_distance", "-1"), ("idv.continue_anyway", "maybe"),
                        ("idv.selfie_attempts", "0"), ("idv.consent_text_version", "")] {
             XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: [k: v]), k)
         }

@@ -25,7 +25,13 @@ final class NonProductionSettingsTests: XCTestCase {
             (["idv.doc.require_portrait": "false"], "idv.doc.require_portrait=false"),
             (["argon2.opslimit": "1"], "argon2.opslimit=1"),
             (["argon2.memlimit_kib": "8"], "argon2.memlimit_kib=8"),
-            (["listen.address": "0.0.0.0"], "plain HTTP on 0.0.0.0"),
+            (["listen.address": "0.0.0.0", "web.public_url": "https://idv.example"], "plain HTTP on 0.0.0.0"),
+            (["listen.address": "0.0.0.0", "tls.cert": "/etc/idvd/cert.pem", "tls.key": "/etc/idvd/key.pem"], "web.public_url is not set"),
+            (["password.min_length": "1"], "password.min_length"),
+            (["password.lock_threshold": "1000000"], "password.lock_threshold"),
+            (["limits.auth_failures_per_client": "0"], "limits.auth_failures_per_client=0"),
+            (["idv.face_match_max_distance": "4"], "beyond the calibrated lines"),
+            (["idv.face_match_max_cosine_distance": "1.5"], "beyond the calibrated lines"),
             (["session.sweep_seconds": "0"], "session.sweep_seconds=0"),
             (["webhooks.allow_http": "true"], "webhooks.allow_http=true"),
         ]
@@ -36,7 +42,10 @@ final class NonProductionSettingsTests: XCTestCase {
         }
         // HTTPS on every address, plain HTTP on loopback: not warned.
         XCTAssertEqual(try warnings(["listen.address": "127.0.0.1"]), [])
-        XCTAssertEqual(try warnings(["listen.address": "0.0.0.0", "tls.cert": "/etc/idvd/cert.pem", "tls.key": "/etc/idvd/key.pem"]), [])
+        XCTAssertEqual(try warnings(["listen.address": "0.0.0.0", "tls.cert": "/etc/idvd/cert.pem", "tls.key": "/etc/idvd/key.pem",
+                                     "web.public_url": "https://idv.example"]), [])
+        // Stricter than the defaults: not warned.
+        XCTAssertEqual(try warnings(["password.min_length": "16", "password.lock_threshold": "3", "idv.face_match_max_cosine_distance": "0.5"]), [])
         XCTAssertEqual(try warnings(["idv.doc.accept_specimen_documents": "true", "argon2.opslimit": "1"]).count, 2)
     }
 }

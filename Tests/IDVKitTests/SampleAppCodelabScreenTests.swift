@@ -168,9 +168,10 @@ final class SampleAppCodelabScreenTests: XCTestCase {
     }
 
     /// A capture the server rejects (opt-in: a printed photo held to the camera is not live) brings
-    /// the selfie start back with why — the status, 400 LIVENESS_FAILED (retry hints too when there
-    /// are any; never attack cues) — and its
-    /// Close ends the opt-in with seed 004's "Opt-In Failed".
+    /// the selfie start back with why — first the PAD policy's retake (1066, the policy is unsure of
+    /// one capture of the print), then, the print shown again, 400 LIVENESS_FAILED (retry hints too
+    /// when there are any; never attack cues) — and its Close ends the opt-in with seed 004's
+    /// "Opt-In Failed".
     func testARejectedSelfieCaptureIsToldOnTheSelfieScreen() throws {
         let server = try IDVDServer()
         try server.start()
@@ -184,12 +185,14 @@ final class SampleAppCodelabScreenTests: XCTestCase {
         optin: start
         reauth-password: \(password)
         selfie-start: capture \(attack.path)
+        selfie-start: capture \(attack.path)
         selfie-start: cancel
         optin: back
         dashboard: quit
         """)
         XCTAssertEqual(r.status, 0, r.out)
-        assertInOrder(r.out, ["selfie-start> capture", "[Starting Capture...]", "── selfie-start ── Take a selfie", "error: 400 LIVENESS_FAILED",
+        assertInOrder(r.out, ["selfie-start> capture", "[Starting Capture...]", "── selfie-start ── Take a selfie", "error: 1066 ",
+                              "error: 400 LIVENESS_FAILED",
                               "selfie-start> cancel", "── alert ── Opt-In Failed", "User Cancelled", "── optin"])
     }
 

@@ -138,7 +138,14 @@ final class DebianPackageTests: XCTestCase {
         XCTAssertTrue(line.contains("\"listening\""), line)
 
         let http = LoopbackHTTPClient(port: port)
-        let readyz = try http.request("GET", "/readyz")
+        // Ready once the OCR-B parameters are loaded (the production configuration warms the reader up
+        // at start): polled as a balancer would, up to 60 s on a loaded machine.
+        var readyz = try http.request("GET", "/readyz")
+        let readyBy = Date().addingTimeInterval(60)
+        while readyz.status != 200 && Date() < readyBy {
+            usleep(250_000)
+            readyz = try http.request("GET", "/readyz")
+        }
         XCTAssertEqual(readyz.status, 200, "ready: models, OCR-B parameters and the database found where the package put them: "
                        + String(decoding: readyz.body, as: UTF8.self))
         let page = try http.request("GET", "/verify/")
