@@ -5,6 +5,7 @@
 // files' SHA-256 (libsodium) are checked on the very bytes that are parsed. Every exception is
 // caught here.
 #include "cvision.h"
+#include "model_file.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
@@ -23,45 +24,11 @@
 
 namespace {
 
-void detector_message(char *message, size_t size, const std::string &text) {
-    if (message && size) std::snprintf(message, size, "%s", text.c_str());
-}
-
-std::string detector_hex(const unsigned char *bytes, size_t count) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(count * 2);
-    for (size_t i = 0; i < count; i++) {
-        out.push_back(digits[bytes[i] >> 4]);
-        out.push_back(digits[bytes[i] & 15]);
-    }
-    return out;
-}
+void detector_message(char *message, size_t size, const std::string &text) { cvision_internal::set_message(message, size, text); }
 
 /// Reads `path` and checks its SHA-256 against `want` (64 hex digits, any case).
 cv_status read_verified(const char *path, const char *want, std::vector<char> &bytes, char *message, size_t size) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        detector_message(message, size, std::string("PAD detector file ") + path + " not found or unreadable");
-        return CV_ERR_MODEL;
-    }
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (sodium_init() < 0) {
-        detector_message(message, size, "libsodium failed to initialise");
-        return CV_ERR_INTERNAL;
-    }
-    unsigned char digest[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256(digest, reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size());
-    const std::string got = detector_hex(digest, sizeof digest);
-    std::string expected(want);
-    for (char &c : expected) c = char(std::tolower(static_cast<unsigned char>(c)));
-    if (got != expected) {
-        detector_message(message, size,
-                         std::string("PAD detector file ") + path + " fails its SHA-256 check (got " + got + ", want " + expected +
-                             "); it was altered or replaced: restore it from the repository");
-        return CV_ERR_MODEL_INTEGRITY;
-    }
-    return CV_OK;
+    return cvision_internal::read_verified(path, want, "PAD detector", bytes, message, size);
 }
 
 } // namespace
