@@ -4,6 +4,7 @@
 // swapped or altered on disk is refused, never run. Every exception is caught here.
 #include "cvision.h"
 #include "model_file.hpp"
+#include "net_pool.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
@@ -13,8 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,32 +24,9 @@ void pad_message(char *message, size_t size, const std::string &text) { cvision_
 } // namespace
 
 struct cv_pad_model {
-    std::vector<unsigned char> bytes; // the verified ONNX file, kept to build more network copies
-    std::mutex mutex;
-    std::vector<std::unique_ptr<cv::dnn::Net>> idle;
-    int copies = 0;
-
-    std::unique_ptr<cv::dnn::Net> acquire() {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (!idle.empty()) {
-                auto n = std::move(idle.back());
-                idle.pop_back();
-                return n;
-            }
-            copies++;
-        }
-        auto net = std::make_unique<cv::dnn::Net>(
-            cv::dnn::readNetFromONNX(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
-        net->setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-        net->setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-        return net;
-    }
-
-    void release(std::unique_ptr<cv::dnn::Net> net) {
-        std::lock_guard<std::mutex> lock(mutex);
-        idle.push_back(std::move(net));
-    }
+    std::vector<unsigned char> bytes; // the verified ONNX file, kept to parse more network copies
+    cvision_internal::NetPool nets{
+        [this] { return cv::dnn::readNetFromONNX(reinterpret_cast<const char *>(bytes.data()), bytes.size()); }};
 };
 
 extern "C" cv_status cv_sha256_file(const char *path, char *hex_out, char *message, size_t message_size) {
@@ -80,34 +56,22 @@ extern "C" cv_status cv_pad_model_load(const char *path, const char *sha256_hex,
         pad_message(message, message_size, "PAD model: a path and a 64-digit SHA-256 are required");
         return CV_ERR_INVALID_ARGUMENT;
     }
-    try {
+    return cvision_internal::guarded_load("PAD model", path, message, message_size, [&] {
         auto model = std::make_unique<cv_pad_model>();
         const cv_status status = cvision_internal::read_verified(path, sha256_hex, "PAD model", model->bytes, message, message_size);
         if (status != CV_OK) return status;
         // One network per thread: the tiny 80×80 networks gain nothing from OpenCV's own
         // parallel loops, and a server runs one request per thread already.
         cv::setNumThreads(1);
-        model->release(model->acquire()); // parse once now, so a malformed file fails here
+        model->nets.release(model->nets.acquire()); // parse once now, so a malformed file fails here
         *out = model.release();
         return CV_OK;
-    } catch (const cv::Exception &e) {
-        pad_message(message, message_size, std::string("PAD model ") + path + " does not load in OpenCV dnn: " + e.what());
-        return CV_ERR_MODEL;
-    } catch (const std::bad_alloc &) {
-        pad_message(message, message_size, "out of memory loading the PAD model");
-        return CV_ERR_OUT_OF_MEMORY;
-    } catch (const std::exception &e) {
-        pad_message(message, message_size, std::string("PAD model: ") + e.what());
-        return CV_ERR_INTERNAL;
-    }
+    });
 }
 
 extern "C" void cv_pad_model_destroy(cv_pad_model *model) { delete model; }
 
-extern "C" int32_t cv_pad_model_copies(cv_pad_model *model) {
-    std::lock_guard<std::mutex> lock(model->mutex);
-    return model->copies;
-}
+extern "C" int32_t cv_pad_model_copies(cv_pad_model *model) { return model->nets.copies(); }
 
 extern "C" cv_status cv_pad_crop_box(int32_t width, int32_t height, double left, double top, double right, double bottom,
                                      double scale, int32_t *x, int32_t *y, int32_t *w, int32_t *h) {
@@ -142,7 +106,7 @@ extern "C" cv_status cv_pad_classify(cv_pad_model *model, const uint8_t *rgb, in
         pad_message(message, message_size, "PAD classify: the face box does not fit the image");
         return CV_ERR_INVALID_ARGUMENT;
     }
-    try {
+    return cvision_internal::guarded("PAD classify", message, message_size, [&] {
         // The caller's RGB buffer, read in place; the crop is resized (bilinear, as upstream's
         // cv2.resize) and turned to BGR, raw 0–255 values, NCHW.
         const cv::Mat image(height, width, CV_8UC3, const_cast<uint8_t *>(rgb));
@@ -150,16 +114,7 @@ extern "C" cv_status cv_pad_classify(cv_pad_model *model, const uint8_t *rgb, in
         cv::resize(image(cv::Rect(x, y, w, h)), crop, cv::Size(input_size, input_size), 0, 0, cv::INTER_LINEAR);
         cv::cvtColor(crop, bgr, cv::COLOR_RGB2BGR);
         const cv::Mat blob = cv::dnn::blobFromImage(bgr, 1.0, cv::Size(), cv::Scalar(), false, false, CV_32F);
-        auto net = model->acquire();
-        cv::Mat logits;
-        try {
-            net->setInput(blob);
-            logits = net->forward().clone();
-        } catch (...) {
-            model->release(std::move(net));
-            throw;
-        }
-        model->release(std::move(net));
+        const cv::Mat logits = model->nets.forward(blob);
         if (int(logits.total()) != classes) {
             pad_message(message, message_size, "PAD classify: the model has " + std::to_string(logits.total()) + " outputs, expected " +
                                                    std::to_string(classes));
@@ -172,14 +127,5 @@ extern "C" cv_status cv_pad_classify(cv_pad_model *model, const uint8_t *rgb, in
         for (int i = 0; i < classes; i++) sum += std::exp(double(z[i] - top_logit));
         for (int i = 0; i < classes; i++) probabilities[i] = float(std::exp(double(z[i] - top_logit)) / sum);
         return CV_OK;
-    } catch (const cv::Exception &e) {
-        pad_message(message, message_size, std::string("PAD classify: ") + e.what());
-        return CV_ERR_INTERNAL;
-    } catch (const std::bad_alloc &) {
-        pad_message(message, message_size, "out of memory in PAD classification");
-        return CV_ERR_OUT_OF_MEMORY;
-    } catch (const std::exception &e) {
-        pad_message(message, message_size, std::string("PAD classify: ") + e.what());
-        return CV_ERR_INTERNAL;
-    }
+    });
 }

@@ -6,6 +6,7 @@
 // caught here.
 #include "cvision.h"
 #include "model_file.hpp"
+#include "net_pool.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
@@ -17,8 +18,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,30 +33,8 @@ cv_status read_verified(const char *path, const char *want, std::vector<char> &b
 } // namespace
 
 struct cv_pad_detector {
-    std::vector<char> prototxt, model; // the verified files, kept to build more network copies
-    std::mutex mutex;
-    std::vector<std::unique_ptr<cv::dnn::Net>> idle;
-
-    std::unique_ptr<cv::dnn::Net> acquire() {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (!idle.empty()) {
-                auto n = std::move(idle.back());
-                idle.pop_back();
-                return n;
-            }
-        }
-        auto net = std::make_unique<cv::dnn::Net>(
-            cv::dnn::readNetFromCaffe(prototxt.data(), prototxt.size(), model.data(), model.size()));
-        net->setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-        net->setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-        return net;
-    }
-
-    void release(std::unique_ptr<cv::dnn::Net> net) {
-        std::lock_guard<std::mutex> lock(mutex);
-        idle.push_back(std::move(net));
-    }
+    std::vector<char> prototxt, model; // the verified files, kept to parse more network copies
+    cvision_internal::NetPool nets{[this] { return cv::dnn::readNetFromCaffe(prototxt.data(), prototxt.size(), model.data(), model.size()); }};
 };
 
 extern "C" cv_status cv_pad_detector_load(const char *prototxt_path, const char *prototxt_sha256, const char *model_path,
@@ -68,26 +45,17 @@ extern "C" cv_status cv_pad_detector_load(const char *prototxt_path, const char 
         detector_message(message, message_size, "PAD detector: two paths and two 64-digit SHA-256 values are required");
         return CV_ERR_INVALID_ARGUMENT;
     }
-    try {
+    return cvision_internal::guarded_load("PAD detector", model_path, message, message_size, [&] {
         auto detector = std::make_unique<cv_pad_detector>();
         cv_status status = read_verified(prototxt_path, prototxt_sha256, detector->prototxt, message, message_size);
         if (status != CV_OK) return status;
         status = read_verified(model_path, model_sha256, detector->model, message, message_size);
         if (status != CV_OK) return status;
         cv::setNumThreads(1);
-        detector->release(detector->acquire()); // parse once now, so a malformed file fails here
+        detector->nets.release(detector->nets.acquire()); // parse once now, so a malformed file fails here
         *out = detector.release();
         return CV_OK;
-    } catch (const cv::Exception &e) {
-        detector_message(message, message_size, std::string("PAD detector does not load in OpenCV dnn: ") + e.what());
-        return CV_ERR_MODEL;
-    } catch (const std::bad_alloc &) {
-        detector_message(message, message_size, "out of memory loading the PAD detector");
-        return CV_ERR_OUT_OF_MEMORY;
-    } catch (const std::exception &e) {
-        detector_message(message, message_size, std::string("PAD detector: ") + e.what());
-        return CV_ERR_INTERNAL;
-    }
+    });
 }
 
 extern "C" void cv_pad_detector_destroy(cv_pad_detector *detector) { delete detector; }
@@ -104,7 +72,7 @@ extern "C" cv_status cv_pad_detect(cv_pad_detector *detector, const uint8_t *rgb
         detector_message(message, message_size, "PAD detect: the region does not fit the image");
         return CV_ERR_INVALID_ARGUMENT;
     }
-    try {
+    return cvision_internal::guarded("PAD detect", message, message_size, [&] {
         // `Detection.get_bbox`: an image of at least side² pixels is resized (bilinear) to about
         // side² pixels keeping its aspect ratio; BGR, the means (104, 117, 123) subtracted, scale 1.
         const cv::Mat image(height, width, CV_8UC3, const_cast<uint8_t *>(rgb));
@@ -120,16 +88,7 @@ extern "C" cv_status cv_pad_detect(cv_pad_detector *detector, const uint8_t *rgb
         }
         cv::cvtColor(resized, bgr, cv::COLOR_RGB2BGR);
         const cv::Mat blob = cv::dnn::blobFromImage(bgr, 1.0, cv::Size(), cv::Scalar(104, 117, 123), false, false, CV_32F);
-        auto net = detector->acquire();
-        cv::Mat detections;
-        try {
-            net->setInput(blob, "data");
-            detections = net->forward("detection_out").clone();
-        } catch (...) {
-            detector->release(std::move(net));
-            throw;
-        }
-        detector->release(std::move(net));
+        const cv::Mat detections = detector->nets.forward(blob, "data", "detection_out");
         // detection_out: 1 × 1 × N × 7 (image id, label, confidence, left, top, right, bottom in 0…1).
         if (detections.dims != 4 || detections.size[3] != 7) {
             detector_message(message, message_size, "PAD detect: unexpected detector output shape");
@@ -154,14 +113,5 @@ extern "C" cv_status cv_pad_detect(cv_pad_detector *detector, const uint8_t *rgb
         }
         *count = written;
         return CV_OK;
-    } catch (const cv::Exception &e) {
-        detector_message(message, message_size, std::string("PAD detect: ") + e.what());
-        return CV_ERR_INTERNAL;
-    } catch (const std::bad_alloc &) {
-        detector_message(message, message_size, "out of memory in PAD detection");
-        return CV_ERR_OUT_OF_MEMORY;
-    } catch (const std::exception &e) {
-        detector_message(message, message_size, std::string("PAD detect: ") + e.what());
-        return CV_ERR_INTERNAL;
-    }
+    });
 }

@@ -3,6 +3,7 @@
 // file altered or replaced on disk is refused, never run. Every exception is caught here.
 #include "cvision_recognition.h"
 #include "model_file.hpp"
+#include "net_pool.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
@@ -16,77 +17,26 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 namespace {
 
+using cvision_internal::guarded;
 using cvision_internal::read_verified;
 
 void say(char *message, size_t size, const std::string &text) { cvision_internal::set_message(message, size, text); }
-
-/// Runs `body` and maps every exception to a status and message (`what` prefixes it).
-template <typename Body> cv_status guarded(const char *what, char *message, size_t size, Body body) {
-    try {
-        return body();
-    } catch (const cv::Exception &e) {
-        say(message, size, std::string(what) + ": " + e.what());
-        return CV_ERR_INTERNAL;
-    } catch (const std::bad_alloc &) {
-        say(message, size, std::string("out of memory in ") + what);
-        return CV_ERR_OUT_OF_MEMORY;
-    } catch (const std::exception &e) {
-        say(message, size, std::string(what) + ": " + e.what());
-        return CV_ERR_INTERNAL;
-    }
-}
 
 } // namespace
 
 struct cv_net {
     std::string what;
-    std::vector<unsigned char> bytes; // the verified ONNX file, kept to build more copies
-    std::mutex mutex;
-    std::vector<std::unique_ptr<cv::dnn::Net>> idle;
-    int copies = 0;
-
-    std::unique_ptr<cv::dnn::Net> acquire() {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (!idle.empty()) {
-                auto n = std::move(idle.back());
-                idle.pop_back();
-                return n;
-            }
-            copies++;
-        }
-        auto net = std::make_unique<cv::dnn::Net>(
-            cv::dnn::readNetFromONNX(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
-        net->setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-        net->setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-        return net;
-    }
-
-    void release(std::unique_ptr<cv::dnn::Net> net) {
-        std::lock_guard<std::mutex> lock(mutex);
-        idle.push_back(std::move(net));
-    }
+    std::vector<unsigned char> bytes; // the verified ONNX file, kept to parse more copies
+    cvision_internal::NetPool nets{
+        [this] { return cv::dnn::readNetFromONNX(reinterpret_cast<const char *>(bytes.data()), bytes.size()); }};
 
     /// One forward pass of `blob` on a pooled copy; the output copied out.
-    cv::Mat forward(const cv::Mat &blob) {
-        auto net = acquire();
-        cv::Mat out;
-        try {
-            net->setInput(blob);
-            out = net->forward().clone();
-        } catch (...) {
-            release(std::move(net));
-            throw;
-        }
-        release(std::move(net));
-        return out;
-    }
+    cv::Mat forward(const cv::Mat &blob) { return nets.forward(blob); }
 };
 
 extern "C" cv_status cv_net_load(const char *path, const char *sha256_hex_expected, const char *what, cv_net **out, char *message,
@@ -97,7 +47,7 @@ extern "C" cv_status cv_net_load(const char *path, const char *sha256_hex_expect
         say(message, message_size, name + ": a path and a 64-digit SHA-256 are required");
         return CV_ERR_INVALID_ARGUMENT;
     }
-    try {
+    return cvision_internal::guarded_load(name, path, message, message_size, [&] {
         auto net = std::make_unique<cv_net>();
         net->what = name;
         const cv_status status = read_verified(path, sha256_hex_expected, name, net->bytes, message, message_size);
@@ -105,27 +55,15 @@ extern "C" cv_status cv_net_load(const char *path, const char *sha256_hex_expect
         // One thread per network call: a server runs one request per thread already, and the
         // benchmarks measure one core.
         cv::setNumThreads(1);
-        net->release(net->acquire()); // parse once now, so a malformed file fails here
+        net->nets.release(net->nets.acquire()); // parse once now, so a malformed file fails here
         *out = net.release();
         return CV_OK;
-    } catch (const cv::Exception &e) {
-        say(message, message_size, name + " " + path + " does not load in OpenCV dnn: " + e.what());
-        return CV_ERR_MODEL;
-    } catch (const std::bad_alloc &) {
-        say(message, message_size, "out of memory loading the " + name);
-        return CV_ERR_OUT_OF_MEMORY;
-    } catch (const std::exception &e) {
-        say(message, message_size, name + ": " + e.what());
-        return CV_ERR_INTERNAL;
-    }
+    });
 }
 
 extern "C" void cv_net_destroy(cv_net *net) { delete net; }
 
-extern "C" int32_t cv_net_copies(cv_net *net) {
-    std::lock_guard<std::mutex> lock(net->mutex);
-    return net->copies;
-}
+extern "C" int32_t cv_net_copies(cv_net *net) { return net->nets.copies(); }
 
 extern "C" cv_status cv_similarity_transform(const double *src, const double *dst, int32_t count, double *m) {
     if (!src || !dst || !m || count < 2) return CV_ERR_INVALID_ARGUMENT;
