@@ -8,7 +8,7 @@ replay species — not digital prints, which texture cannot see — classes weig
 simulates the server policy (IDVEngine PADJudgement.swift) on dev for a grid of levels. Never run it
 on eval rows: the script refuses them.
 
-usage: python3 bench/pad_tune.py DEV_DUMP.jsonl
+usage: python3 bench/pad_tune.py DEV_DUMP.jsonl [PLANE_LEVEL]
 """
 import json
 import math
@@ -119,22 +119,33 @@ NOT_KEPT = {"FACE_LOST", "MULTIPLE_FACES", "IDENTITY_CHANGED", "NO_FACE"}
 
 def evidence(r):
     raw, good, scored = texture_cue(r)
+    t = None if raw is None else a * raw + b
+    if not r.get("study") and "texture_log_odds" in r:
+        # A dump without --study: the analyser's own calibrated cue.
+        t, good, scored = r["texture_log_odds"], r.get("texture_good") or 0, len(r.get("texture_frames") or [])
     inp = r.get("inputs") or {}
     measurable = r["tracked"] >= 2
     return {
-        "t": None if raw is None else a * raw + b, "good": good, "scored": scored,
+        "t": t, "good": good, "scored": scored,
         "motion": inp.get("motion") if measurable else None, "action": inp.get("facial_action") or 0.0,
         "cues": set(r["reasons"]), "frames": r["frames"],
+        "plane": r.get("plane_motion") if measurable else None,
     }
 
 
 SUBST = None  # texture log-odds from which strong action stands in for motion (None: never)
 
 
+PLANE = 0.16  # idv.pad.plane_motion_level: plane motion (inter-eye distances) from which the face moved as a plane
+
+
 def shows_life(e, t, S):
     if e["action"] < 0.5:
         return False
-    return (e["motion"] or 0) >= 0.5 or (SUBST is not None and t is not None and t >= SUBST and e["action"] >= S)
+    if (e["motion"] or 0) >= 0.5 or (SUBST is not None and t is not None and t >= SUBST and e["action"] >= S):
+        return True
+    # Facial action on a face held still (passive mode).
+    return e["plane"] is not None and e["plane"] < PLANE
 
 
 def findings(e, L, M, G, S):
@@ -152,8 +163,12 @@ def findings(e, L, M, G, S):
         unsure.append("face_not_kept")
     strong = e["t"] is not None and e["good"] >= G and e["t"] >= L + M
     if e["motion"] is not None and e["action"] < 0.5 and e["motion"] < 0.5:
-        # Texture and motion disagree when the texture is strongly bona fide: unsure, not an attack.
-        (unsure if strong else attack).append("cues_disagree" if strong else "no_sign_of_life")
+        if e["plane"] is not None:
+            # Stillness is unsure; a face moved as a plane with no action nor non-rigid motion is an attack.
+            (attack if e["plane"] >= PLANE else unsure).append("no_sign_of_life" if e["plane"] >= PLANE else "still")
+        else:
+            # Without a plane measurement: the cues disagree when the texture is strongly bona fide.
+            (unsure if strong else attack).append("cues_disagree" if strong else "no_sign_of_life")
     elif e["motion"] is not None and not shows_life(e, e["t"] if e["good"] >= G else None, S):
         unsure.append("cues_disagree")
     return attack, unsure
@@ -211,7 +226,25 @@ def rates(out):
     return res
 
 
+def plane_table():
+    """The plane motion of every dev window without non-rigid motion, by species: where the level lies."""
+    print("plane motion (inter-eye distances) of dev windows with non-rigid motion < 0.5, by species (action >= 0.5 marked *):")
+    by = {}
+    for r, e in ev:
+        if e["motion"] is not None and e["motion"] < 0.5 and e["plane"] is not None:
+            by.setdefault(r["species"], []).append((e["plane"], e["action"] >= 0.5))
+    for sp, v in sorted(by.items()):
+        v.sort()
+        print(f"  {sp[:40]:40} n={len(v):3} " + " ".join(f"{p:.2f}{'*' if a else ''}" for p, a in v))
+
+
 if __name__ == "__main__":
+    plane_table()
+    for PLANE in [0.1, 0.12, 0.15, 0.18, 0.2, 0.22, 0.25, 0.3, 0.4, 0.5, 99]:
+        r_ = rates(simulate(-1.6, 2.0, 4, 0.6))
+        print(f"plane level {PLANE}: BPCER {100*r_['BPCER']:5.1f} % retake {100*r_['retake']:5.1f} % | APCER "
+              + " ".join(f"{k.split(',')[1].strip()[:18]}={100*v:4.1f}" for k, v in r_.items() if k not in ("BPCER", "retake")))
+    PLANE = float(sys.argv[2]) if len(sys.argv) > 2 else 0.5
     print("grid (dev): L line, M unsure margin, G min good frames, S strong action")
     for SUBST in [None]:
       for L in [-2.25, -2.0, -1.75, -1.5, -1.25]:

@@ -21,6 +21,12 @@ public struct PADEvidence: Sendable, Equatable, Codable {
     /// `SelfieAnalyzer.motionStrength`: the face's 68 landmarks are not explained by one homography
     /// of a flat picture); nil when not measurable (fewer than two tracked frames).
     public var motion: Double?
+    /// How far the face moved as a plane: the 80th percentile over the frames of the RMS distance
+    /// the best homography from the first tracked frame carries its 68 landmarks, in inter-eye
+    /// distances (FaceKit `LivenessReport.planeMotion`). With no non-rigid ``motion``, a large value
+    /// is a flat picture moved by a hand (a held print or screen) and a small one a face held still;
+    /// nil when not measured (fewer than two tracked frames, or an analyser that does not report it).
+    public var planeMotion: Double?
     /// Passive mode: facial action (a genuine blink, or the mouth or eye opening changing), a
     /// strength in 0…1 whose decision line is 0.5; nil in active mode.
     public var facialAction: Double?
@@ -28,7 +34,7 @@ public struct PADEvidence: Sendable, Equatable, Codable {
     public var challenge: [Double]?
 
     public init(rule: String, textureScore: Double?, motionOnlyScore: Int?, texture: TextureCue? = nil, motion: Double? = nil,
-                facialAction: Double? = nil, challenge: [Double]? = nil) {
+                facialAction: Double? = nil, challenge: [Double]? = nil, planeMotion: Double? = nil) {
         self.rule = rule
         self.textureScore = textureScore
         self.motionOnlyScore = motionOnlyScore
@@ -36,6 +42,7 @@ public struct PADEvidence: Sendable, Equatable, Codable {
         self.motion = motion
         self.facialAction = facialAction
         self.challenge = challenge
+        self.planeMotion = planeMotion
     }
 }
 

@@ -143,7 +143,7 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
 
     /// The typed PAD evidence of a report: the rule, the raw texture score and the motion-only score
     /// (audited), the calibrated texture cue with its good and scored frames, the non-rigid motion
-    /// strength (nil when fewer than two frames were tracked), and the facial action (passive) or
+    /// strength and the plane motion (nil when fewer than two frames were tracked), and the facial action (passive) or
     /// the challenged actions (active) — the cues the server's policy judges (`judgePAD`).
     public static func padEvidence(_ report: LivenessReport) -> PADEvidence {
         let inputs = report.fusionInputs
@@ -152,7 +152,8 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
         }
         return PADEvidence(rule: report.fusionRule.rawValue, textureScore: report.texture?.score, motionOnlyScore: report.motionScore,
                            texture: texture, motion: report.trackedFrameCount >= 2 ? inputs?.motion : nil,
-                           facialAction: inputs?.facialAction, challenge: inputs?.challenge)
+                           facialAction: inputs?.facialAction, challenge: inputs?.challenge,
+                           planeMotion: report.trackedFrameCount >= 2 ? report.planeMotion : nil)
     }
 
     /// FaceKit's quality issues as the engine's capture issues (eyes closed and a second face are

@@ -143,6 +143,7 @@ enum SettingsTable {
                "PAD: calibrated texture log-odds from which the texture speaks for a live face — the APCER operating point (`idvd liveness calibrate` sets it); default \(PADPolicy.defaultTextureLine)"),
         number("idv.pad.unsure_margin", \.engine.workflow.pad.unsureMargin, max: 20, "PAD: texture up to this many log-odds below idv.pad.texture_line is unsure — asked again (1066, no attempt used) — rather than an attack; default \(PADPolicy.defaultUnsureMargin)"),
         int("idv.pad.min_good_frames", \.engine.workflow.pad.minimumGoodFrames, min: 1, max: 150, "PAD: texture resting on fewer good frames is unsure, never an attack; default \(PADPolicy.defaultMinimumGoodFrames)"),
+        number("idv.pad.plane_motion_level", \.engine.workflow.pad.planeMotionLevel, max: 10, "PAD: plane motion (inter-eye distances) from which a capture with neither facial action nor non-rigid motion is a flat picture moved by a hand — an attack; below it the face was held still: asked again (1066), never an attack; default \(PADPolicy.defaultPlaneMotionLevel)"),
         bool("idv.pad.retake_on_unsure", \.engine.workflow.pad.retakeOnUnsure, "PAD: ask a capture the policy is unsure about again once (no attempt used) and decide on both captures (true/false)"),
     ]
 

@@ -278,16 +278,17 @@ final class LivenessBench {
     struct DumpRow: Encodable {
         let species: String; let source: String; let clip: String; let window: Int; let person: String; let split: String
         let frames: Int; let tracked: Int; let blocking: [String]; let reasons: [String]
-        let residual: Double?; let blinks: [BlinkEvent]; let mouth_action: Double?; let eye_action: Double?
+        let residual: Double?; let plane_motion: Double?; let blinks: [BlinkEvent]; let mouth_action: Double?; let eye_action: Double?
         let identity_distance: Double?
         let inputs: LivenessFusion.Inputs?; let texture_frames: [Int]?; let texture: [Double]?; let texture_score: Double?
+        let texture_log_odds: Double?; let texture_good: Int?
         let score: Int; let motion_score: Int; let quality_issues: [String]; let best_quality: FaceQuality?
         let frame_brightness: Double?; let times: SelfieStageTimes
         let per_frame: [PerFrame]
         let study: [StudyFrame]?
         struct PerFrame: Encodable {
             let i: Int; let w: Int; let h: Int; let box: [Double]?; let pose: [Double]?; let sharp: Double?; let bright: Double?
-            let contrast: Double?; let ied: Double?; let ear: Double?; let mar: Double?; let res: Double?; let tex: Double?
+            let contrast: Double?; let ied: Double?; let ear: Double?; let mar: Double?; let res: Double?; let pd: Double?; let tex: Double?
             let faces: Int; let frame_bright: Double?
         }
 
@@ -296,9 +297,10 @@ final class LivenessBench {
             self.species = species; self.source = source; self.clip = clip; self.window = window; self.person = person; self.split = split
             frames = r.frameCount; tracked = r.trackedFrameCount
             blocking = r.reasons.filter(\.isBlocking).map(\.rawValue); reasons = r.reasons.map(\.rawValue)
-            residual = r.nonRigidResidual; blinks = r.blinks; mouth_action = r.mouthActionSpread; eye_action = r.eyeActionSpread
+            residual = r.nonRigidResidual; plane_motion = r.planeMotion; blinks = r.blinks; mouth_action = r.mouthActionSpread; eye_action = r.eyeActionSpread
             identity_distance = r.identityDistance
             inputs = r.fusionInputs; texture_frames = r.texture?.frames; texture = r.texture?.scores; texture_score = r.texture?.score
+            texture_log_odds = r.texture?.logOdds; texture_good = r.texture?.goodFrames.count
             score = r.score; motion_score = r.motionScore; quality_issues = r.quality?.issues.map(\.rawValue) ?? []
             best_quality = r.quality?.bestFrame; frame_brightness = r.quality?.frameBrightness; times = r.stageTimes
             func round(_ x: Double?, _ k: Double = 1000) -> Double? { x.map { ($0 * k).rounded() / k } }
@@ -306,7 +308,7 @@ final class LivenessBench {
                 PerFrame(i: f.index, w: f.width, h: f.height, box: f.box.map { [$0.left, $0.top, $0.right, $0.bottom].map { ($0 * 10).rounded() / 10 } },
                          pose: f.pose.map { [$0.yaw, $0.pitch, $0.roll].map { ($0 * 10).rounded() / 10 } }, sharp: round(f.sharpness, 10),
                          bright: round(f.brightness, 10), contrast: round(f.contrast, 10), ied: round(f.interEyeDistance, 10),
-                         ear: round(f.eyeAspectRatio), mar: round(f.mouthAspectRatio), res: round(f.residual, 10000), tex: round(f.texture, 10000),
+                         ear: round(f.eyeAspectRatio), mar: round(f.mouthAspectRatio), res: round(f.residual, 10000), pd: round(f.planeDisplacement, 10000), tex: round(f.texture, 10000),
                          faces: f.faceCount, frame_bright: round(f.frameBrightness, 10))
             }
             self.study = study
@@ -321,7 +323,7 @@ final class LivenessBench {
         print("liveness PAD (ISO/IEC 30107-3), \(perWindow)-frame sequences at \(config.frameRate) fps; 95 % Clopper–Pearson intervals")
         print("split: by person, fixed (bench/liveness-split.json, docs/LIVENESS.md); levels chosen on dev only")
         print("server policy (IDVEngine judgePAD): texture line \(p.textureLine), unsure margin \(p.unsureMargin), min good frames "
-              + "\(p.minimumGoodFrames), retake on unsure \(p.retakeOnUnsure); texture: \(config.textureFrames) frames, "
+              + "\(p.minimumGoodFrames), plane motion level \(p.planeMotionLevel), retake on unsure \(p.retakeOnUnsure); texture: \(config.textureFrames) frames, "
               + (config.textureDetector ? "crops of the models' own detector" : "crops of the tracked dlib box")
               + String(format: ", calibration %.3f × raw %+.3f", config.textureCalibration.slope, config.textureCalibration.intercept))
         print("columns: policy = the server's decision (a capture it is unsure about is retaken with the next window of the same clip and")
@@ -354,16 +356,19 @@ final class LivenessBench {
                 let pad = o.presentation.evidence.pad
                 print("  bona fide \(d.accepted ? "retaken, accepted" : "REJECTED"): \(o.source) — first: \(d.first.findings.map(\.rawValue).joined(separator: ","))"
                       + (d.retaken ? "; with the retake: \(d.final.findings.isEmpty ? "bona fide" : d.final.findings.map(\.rawValue).joined(separator: ","))" : "")
-                      + String(format: "; texture %.2f on %d good frames, motion %.2f, facial action %.2f", pad?.texture?.logOdds ?? .nan,
-                               pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan)
+                      + String(format: "; texture %.2f on %d good frames, motion %.2f, facial action %.2f, plane motion %.2f",
+                               pad?.texture?.logOdds ?? .nan, pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan,
+                               pad?.planeMotion ?? .nan)
                       + (o.report.reasons.isEmpty ? "" : "; cues \(o.report.reasons.map(\.rawValue).joined(separator: ","))"))
             }
             for i in counted where subset[i].species != Species.bonaFide && decisions[i].accepted {
                 let o = subset[i]
                 let pad = o.presentation.evidence.pad
                 print("  attack accepted: \(o.species) \(o.source)"
-                      + String(format: " — texture %.2f on %d good frames, motion %.2f, facial action %.2f", pad?.texture?.logOdds ?? .nan,
-                               pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan))
+                      + String(format: " — texture %.2f on %d good frames, motion %.2f, facial action %.2f, plane motion %.2f",
+                               pad?.texture?.logOdds ?? .nan, pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan,
+                               pad?.planeMotion ?? .nan)
+                      + (decisions[i].retaken ? " (retaken; decided on both: \(decisions[i].final.findings.isEmpty ? "bona fide" : decisions[i].final.findings.map(\.rawValue).joined(separator: ",")))" : ""))
             }
             printActive(subset, split: s)
         }
@@ -391,6 +396,7 @@ final class LivenessBench {
         for t in turns { for o in others { challenges += [[t, o], [o, t]] } }
         let duration = Double(perWindow) / config.frameRate
         var lines: [(String, PADErrorRate, Int)] = []
+        var answered: [Int: [String]] = [:] // window → the challenges it passed
         for species in Species.attacks {
             let idx = subset.indices.filter { subset[$0].species == species }
             guard !idx.isEmpty, subset[idx[0]].report.frameCount >= config.minimumFrames else { continue }
@@ -411,7 +417,11 @@ final class LivenessBench {
                 let d = PADEvaluation(presentations: presentations).decisions(policy)
                 for (k, i) in idx.enumerated() where subset[i].counted {
                     total += 1
-                    if d[k].accepted { errors += 1; anyWindow.insert(i) }
+                    if d[k].accepted {
+                        errors += 1
+                        anyWindow.insert(i)
+                        answered[i, default: []].append(actions.map(\.rawValue).joined(separator: ","))
+                    }
                 }
             }
             lines.append((species, PADErrorRate(errors: errors, total: total), anyWindow.count))
@@ -421,6 +431,13 @@ final class LivenessBench {
         for (species, rate, windows) in lines {
             print("    APCER  " + species.padding(toLength: 42, withPad: " ", startingAt: 0) + rate.formatted
                   + "  (\(windows) window\(windows == 1 ? "" : "s") answered some challenge)")
+        }
+        // Every attack window that answered a challenge, and which.
+        for (i, list) in answered.sorted(by: { $0.key < $1.key }) {
+            let o = subset[i], pad = o.presentation.evidence.pad
+            print("    answered: \(o.species) \(o.source) — \(list.joined(separator: "; "))"
+                  + String(format: " (texture %.2f, motion %.2f, plane motion %.2f)", pad?.texture?.logOdds ?? .nan, pad?.motion ?? .nan,
+                           pad?.planeMotion ?? .nan))
         }
     }
 

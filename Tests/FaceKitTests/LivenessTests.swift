@@ -177,6 +177,31 @@ final class LivenessTests: XCTestCase {
         XCTAssertEqual(LivenessCues.runningMedian([0, 30, 0, 20, 22, nil, 5]) as [Double?], [15, 0, 20, 20, 21, nil, 5])
     }
 
+    /// `planarFit` separates how far points moved as a plane from what no plane explains.
+    func testPlanarFitSeparatesPlaneMotionFromNonRigidMotion() throws {
+        // A 3 × 3 grid, inter-point unit 10 px (the "inter-eye distance").
+        let grid = (0..<9).map { FacePoint(x: Double($0 % 3) * 10, y: Double($0 / 3) * 10) }
+        // Held still: neither.
+        let same = try XCTUnwrap(LivenessCues.planarFit(from: grid, to: grid, scale: 10))
+        XCTAssertEqual(same.residual, 0, accuracy: 1e-9)
+        XCTAssertEqual(same.displacement, 0, accuracy: 1e-9)
+        // Moved as a plane by 5 px and rotated 10°: displacement only.
+        let (c, s) = (cos(10 * Double.pi / 180), sin(10 * Double.pi / 180))
+        let moved = grid.map { FacePoint(x: c * $0.x - s * $0.y + 5, y: s * $0.x + c * $0.y) }
+        let plane = try XCTUnwrap(LivenessCues.planarFit(from: grid, to: moved, scale: 10))
+        XCTAssertEqual(plane.residual, 0, accuracy: 1e-6)
+        let expected = (zip(grid, moved).reduce(0.0) { $0 + $1.0.distance(to: $1.1) * $1.0.distance(to: $1.1) } / 9).squareRoot() / 10
+        XCTAssertEqual(plane.displacement, expected, accuracy: 1e-6)
+        XCTAssertGreaterThan(plane.displacement, 0.5)
+        // One point moving on its own (a mouth opening): residual, and the rest of the face still.
+        var talking = grid
+        talking[7].y += 4
+        let face = try XCTUnwrap(LivenessCues.planarFit(from: grid, to: talking, scale: 10))
+        XCTAssertGreaterThan(face.residual, 0.05)
+        XCTAssertEqual(try XCTUnwrap(LivenessCues.planarResidual(from: grid, to: talking, scale: 10)), face.residual)
+        XCTAssertNil(LivenessCues.planarFit(from: Array(grid.prefix(3)), to: Array(grid.prefix(3)), scale: 10), "fewer than 4 points")
+    }
+
     func testActiveModeNeedsAChallenge() throws {
         let analyzer = try Self.analyzer(LivenessConfiguration(mode: .active))
         XCTAssertThrowsError(try analyzer.analyze(frames: [Self.blankJPEG()], challenge: nil)) {

@@ -9,11 +9,12 @@ import XCTest
 /// on both captures; the settings and the score shown agree with the reading.
 final class PADJudgementTests: XCTestCase {
     /// A capture's evidence: texture log-odds on `good` of 15 frames, motion and facial action strengths.
+    /// `plane`: how far the face moved as a plane (inter-eye distances; nil: not measured).
     func capture(texture: Double?, good: Int = 15, motion: Double? = 0.8, action: Double? = 0.9, challenge: [Double]? = nil,
-                 cues: [LivenessCue] = [], score: Int = 70) -> SelfieEvidence {
+                 cues: [LivenessCue] = [], score: Int = 70, plane: Double? = nil) -> SelfieEvidence {
         let pad = PADEvidence(rule: "texture-motion-v3", textureScore: nil, motionOnlyScore: nil,
                               texture: texture.map { TextureCue(logOdds: $0, goodFrames: good, scoredFrames: 15) },
-                              motion: motion, facialAction: challenge == nil ? action : nil, challenge: challenge)
+                              motion: motion, facialAction: challenge == nil ? action : nil, challenge: challenge, planeMotion: plane)
         return SelfieEvidence(livenessScore: score, livenessCues: cues, match: nil, frameCount: 30, trackedFrameCount: 30,
                               framesPerSecond: 10, bestFrameJPEG: nil, embedding: [], pad: pad)
     }
@@ -28,7 +29,43 @@ final class PADJudgementTests: XCTestCase {
         XCTAssertEqual(p.textureLine, -1.6)
         XCTAssertEqual(p.unsureMargin, 2.0)
         XCTAssertEqual(p.minimumGoodFrames, 4)
+        XCTAssertEqual(p.planeMotionLevel, PADPolicy.defaultPlaneMotionLevel)
         XCTAssertTrue(p.retakeOnUnsure)
+    }
+
+    /// A person sitting still is never called an attack for it; a flat picture moved by a hand
+    /// (plane motion without non-rigid motion or facial action) is.
+    func testStillnessIsUnsureAndAPlaneMovedIsAnAttack() {
+        let level = PADPolicy.defaultPlaneMotionLevel
+        let still = level * 0.5, moved = level * 1.5
+        // Neither facial action nor non-rigid motion, the face held still: unsure, whatever the texture.
+        for texture in [-0.5, 3.0] {
+            let r = read(capture(texture: texture, motion: 0.2, action: 0.2, plane: still))
+            XCTAssertEqual(r.outcome, .unsure)
+            XCTAssertEqual(r.findings, [.still])
+        }
+        // The same moved as a plane (a print or screen in a hand): an attack, even with strongly bona fide texture.
+        let print = read(capture(texture: 4.0, motion: 0.2, action: 0.2, plane: moved))
+        XCTAssertEqual(print.outcome, .attack)
+        XCTAssertEqual(print.findings, [.noSignOfLife])
+        // Facial action on a face held still (talking, blinking without moving the head): a sign of life.
+        XCTAssertEqual(read(capture(texture: 1.0, motion: 0.3, action: 0.9, plane: still)).outcome, .bonaFide)
+        // … but not on a face moving as a plane (a print's spurious "action" under a hand): the cues disagree.
+        let spurious = read(capture(texture: 1.0, motion: 0.3, action: 0.9, plane: moved))
+        XCTAssertEqual(spurious.outcome, .unsure)
+        XCTAssertEqual(spurious.findings, [.cuesDisagree])
+        // Still, and texture far below the line: the texture decides.
+        XCTAssertEqual(read(capture(texture: -6.0, motion: 0.3, action: 0.9, plane: still)).findings, [.textureAttack])
+        // The retake of a still capture: decided on both — still twice without any action is not bona fide …
+        let stillTwice = read(capture(texture: 3.0, motion: 0.2, action: 0.2, plane: still),
+                              earlier: capture(texture: 3.0, motion: 0.2, action: 0.2, plane: still))
+        XCTAssertEqual(stillTwice.outcome, .attack)
+        XCTAssertEqual(stillTwice.findings, [.cuesDisagree])
+        // … a blink in the retake is.
+        XCTAssertEqual(read(capture(texture: 3.0, motion: 0.2, action: 0.8, plane: still),
+                            earlier: capture(texture: 3.0, motion: 0.2, action: 0.2, plane: still)).outcome, .bonaFide)
+        // A still face is not an answered challenge: active mode still needs the non-rigid motion.
+        XCTAssertEqual(read(capture(texture: 1.0, motion: 0.3, challenge: [1, 1], plane: still)).findings, [.cuesDisagree])
     }
 
     func testOneCapture() {
@@ -130,6 +167,8 @@ final class PADJudgementTests: XCTestCase {
         XCTAssertEqual(try load(["idv.pad.unsure_margin": "1.5"]).unsureMargin, 1.5)
         XCTAssertEqual(try load(["idv.pad.min_good_frames": "6"]).minimumGoodFrames, 6)
         XCTAssertFalse(try load(["idv.pad.retake_on_unsure": "false"]).retakeOnUnsure)
+        XCTAssertEqual(try load(["idv.pad.plane_motion_level": "0.9"]).planeMotionLevel, 0.9)
+        XCTAssertThrowsError(try load(["idv.pad.plane_motion_level": "-0.1"]))
         XCTAssertThrowsError(try load(["idv.pad.texture_line": "lots"]))
         XCTAssertThrowsError(try load(["idv.pad.unsure_margin": "-1"]))
         XCTAssertThrowsError(try load(["idv.pad.min_good_frames": "0"]))

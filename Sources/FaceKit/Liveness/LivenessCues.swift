@@ -50,12 +50,26 @@ public enum LivenessCues {
     /// (e.g. the inter-eye distance). A flat picture moved, tilted or bent little gives only the
     /// landmark detector's noise; a live face turning, talking or blinking gives more.
     public static func planarResidual(from: [FacePoint], to: [FacePoint], scale: Double) -> Double? {
+        planarFit(from: from, to: to, scale: scale)?.residual
+    }
+
+    /// The best homography's fit of `from` onto `to`, both in units of `scale` (e.g. the inter-eye
+    /// distance): `residual`, the RMS distance between `to` and `from` mapped by it (what no plane
+    /// explains: a live face turning, talking, blinking); `displacement`, the RMS distance each
+    /// point of `from` is carried by it (how far the face moved *as a plane*: translation,
+    /// rotation, scaling, tilt). A still face gives neither; a print or a screen moved by a hand
+    /// gives displacement without residual. nil when no homography fits (fewer than 4 points,
+    /// degenerate points, `scale` ≤ 0).
+    public static func planarFit(from: [FacePoint], to: [FacePoint], scale: Double) -> (residual: Double, displacement: Double)? {
         guard scale > 0, let hom = fitHomography(from: from, to: to) else { return nil }
-        let sum = zip(from, to).reduce(0.0) { acc, pair in
-            let m = hom.apply(pair.0)
-            return acc + (m.x - pair.1.x) * (m.x - pair.1.x) + (m.y - pair.1.y) * (m.y - pair.1.y)
+        var residual = 0.0, displacement = 0.0
+        for (p, q) in zip(from, to) {
+            let m = hom.apply(p)
+            residual += (m.x - q.x) * (m.x - q.x) + (m.y - q.y) * (m.y - q.y)
+            displacement += (m.x - p.x) * (m.x - p.x) + (m.y - p.y) * (m.y - p.y)
         }
-        return (sum / Double(from.count)).squareRoot() / scale
+        let n = Double(from.count)
+        return ((residual / n).squareRoot() / scale, (displacement / n).squareRoot() / scale)
     }
 
     /// Translates to the centroid and scales to mean distance √2; returns the points and the 3×3 transform.

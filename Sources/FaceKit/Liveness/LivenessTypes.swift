@@ -409,6 +409,9 @@ public struct FrameSummary: Sendable, Codable, Hashable {
     public var searchedWholeFrame: Bool = true
     /// Non-rigid residual of this frame against the reference frame, in inter-eye distances.
     public var residual: Double?
+    /// How far the best homography from the reference frame carries the reference landmarks (RMS),
+    /// in inter-eye distances: the face's motion as a plane (`LivenessCues.planarFit`).
+    public var planeDisplacement: Double?
     /// The tracked face's 68 landmarks (dlib / iBUG 300-W order), frame pixels. Kept in memory for
     /// calibration (`idvd bench liveness --dump`); not part of the encoded report.
     public var landmarks68: [FacePoint]? = nil
@@ -418,6 +421,7 @@ public struct FrameSummary: Sendable, Codable, Hashable {
         case textureLogOdds = "texture_log_odds"
         case textureBox = "texture_box"
         case textureGood = "texture_good"
+        case planeDisplacement = "plane_displacement"
         case faceCount = "face_count"
         case interEyeDistance = "inter_eye_distance"
         case frameBrightness = "frame_brightness"
@@ -472,6 +476,11 @@ public struct LivenessReport: Sendable, Codable, Hashable {
     public var blinks: [BlinkEvent]
     /// The non-rigid residual statistic (80th percentile of per-frame residuals), inter-eye distances.
     public var nonRigidResidual: Double?
+    /// The plane motion statistic: 80th percentile over the frames of how far the best homography
+    /// from the reference frame carries the reference landmarks (RMS, inter-eye distances;
+    /// `LivenessCues.planarFit`). With little `nonRigidResidual`, a large value is a flat picture
+    /// being moved (a held print or screen); a small one is a face held still. nil when not measured.
+    public var planeMotion: Double?
     /// Expression dynamics: `LivenessCues.actionSpread` of the inner-lip mouth aspect ratio.
     public var mouthActionSpread: Double?
     /// Expression dynamics: `LivenessCues.actionSpread` of the eye aspect ratio ÷ its median.

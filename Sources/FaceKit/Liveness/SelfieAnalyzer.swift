@@ -102,18 +102,25 @@ public struct SelfieAnalyzer: Sendable {
         // Non-rigid motion against the first tracked frame, on landmarks averaged over
         // `residualSmoothingFrames` neighbouring frames (the detector's per-frame jitter is
         // independent between frames and shrinks; real motion is coherent and stays).
+        // The same fits give how far the face moved as a plane (the displacement the homography
+        // itself carries the reference landmarks): evidence of a flat picture being moved when no
+        // residual comes with it, and nothing at all when the face is still.
         var residuals: [Double] = []
+        var displacements: [Double] = []
         let smoothed = Self.smoothedLandmarks(observations, window: config.residualSmoothingFrames)
         if let first = smoothed.firstIndex(where: { $0 != nil }), let reference = smoothed[first] {
             for i in (first + 1)..<observations.count {
                 guard let points = smoothed[i], let f = observations[i].face else { continue }
-                if let r = LivenessCues.planarResidual(from: reference, to: points, scale: max(1, f.interEyeDistance)) {
-                    observations[i].summary.residual = r
-                    residuals.append(r)
+                if let fit = LivenessCues.planarFit(from: reference, to: points, scale: max(1, f.interEyeDistance)) {
+                    observations[i].summary.residual = fit.residual
+                    observations[i].summary.planeDisplacement = fit.displacement
+                    residuals.append(fit.residual)
+                    displacements.append(fit.displacement)
                 }
             }
         }
         let residual: Double? = residuals.isEmpty ? nil : LivenessCues.percentile(residuals, 0.8)
+        let planeMotion: Double? = displacements.isEmpty ? nil : LivenessCues.percentile(displacements, 0.8)
 
         // Blinks.
         let blinkMaxFrames = max(1, Int((config.blinkMaximumDuration * config.frameRate).rounded(.down)))
@@ -182,7 +189,7 @@ public struct SelfieAnalyzer: Sendable {
         times.total = Self.cpuNow() - t0
         return LivenessReport(live: live, score: outcome.score, threshold: config.threshold, mode: mode,
                               reasons: live ? [] : reasons, frameCount: frames.count, trackedFrameCount: tracked.count,
-                              blinks: blinks, nonRigidResidual: residual,
+                              blinks: blinks, nonRigidResidual: residual, planeMotion: planeMotion,
                               mouthActionSpread: mouthSpread, eyeActionSpread: eyeSpread, identityDistance: identityDistance,
                               challengeNonce: challenge?.nonce, completedActions: completed,
                               bestFrameIndex: best?.summary.index, bestFrameJPEG: bestJPEG,

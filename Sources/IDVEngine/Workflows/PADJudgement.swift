@@ -25,6 +25,16 @@ public struct PADPolicy: Sendable, Equatable {
     /// `idv.pad.min_good_frames`: texture evidence resting on fewer good frames is unsure, never a
     /// confident attack. Default 4 (of the 10 scored frames; docs/LIVENESS.md).
     public var minimumGoodFrames = PADPolicy.defaultMinimumGoodFrames
+    /// `idv.pad.plane_motion_level`: how far the face must move *as a plane* (``PADEvidence/planeMotion``,
+    /// inter-eye distances) for a capture without non-rigid motion to count as a flat picture moved
+    /// by a hand — a held print or screen: with no facial action either, confident attack evidence
+    /// (`no_sign_of_life`). Below it the face was held still: a person sitting still is never called
+    /// an attack for it — without facial action the capture is unsure (`still`, asked again with
+    /// guidance), and facial action on a still face (talking, blinking) is a sign of life.
+    /// Default 0.16, set on the development split (`bench/pad_tune.py`, docs/LIVENESS.md): midway
+    /// between the highest plane motion of a still bona fide window showing facial action (0.13) and
+    /// the lowest of a simulated held print showing spurious facial action (0.19).
+    public var planeMotionLevel = PADPolicy.defaultPlaneMotionLevel
     /// `idv.pad.retake_on_unsure`: ask an unsure capture again once per attempt, without using the
     /// attempt, and decide on both captures (default true). false: decide on the one capture, at the
     /// line, with no retake.
@@ -33,6 +43,7 @@ public struct PADPolicy: Sendable, Equatable {
     public static let defaultTextureLine = -1.6
     public static let defaultUnsureMargin = 2.0
     public static let defaultMinimumGoodFrames = 4
+    public static let defaultPlaneMotionLevel = 0.16
 
     public init() {}
 }
@@ -56,8 +67,10 @@ public enum PADFinding: String, Sendable, Equatable, Codable, CaseIterable {
     /// ``PADPolicy/minimumGoodFrames`` good frames (after a retake: the two captures' pooled
     /// log-odds lie below the line).
     case textureAttack = "texture_attack"
-    /// Neither facial action nor non-rigid landmark motion: the face moves like a flat picture and
-    /// does nothing a face does (a held print).
+    /// Neither facial action nor non-rigid landmark motion while the face moved as a plane by at
+    /// least ``PADPolicy/planeMotionLevel``: it moves like a flat picture in a hand and does nothing
+    /// a face does (a held print or screen). Without a plane-motion measurement: neither cue while
+    /// the texture is not strongly bona fide.
     case noSignOfLife = "no_sign_of_life"
     /// The server's active challenge was not answered (not seen in order, late, or not evaluated).
     case challengeFailed = "challenge_failed"
@@ -74,6 +87,9 @@ public enum PADFinding: String, Sendable, Equatable, Codable, CaseIterable {
     /// Facial action and landmark motion disagree (one is seen, the other not) and the texture is
     /// not strong enough to settle it.
     case cuesDisagree = "cues_disagree"
+    /// Neither facial action nor non-rigid motion, but the face did not move as a plane either: a
+    /// person holding still (asked again, with guidance to blink and turn the head a little).
+    case still
     /// The face was not kept in view on its own (lost for too long, a second face, the identity
     /// changing as the head turned).
     case faceNotKept = "face_not_kept"
@@ -82,7 +98,7 @@ public enum PADFinding: String, Sendable, Equatable, Codable, CaseIterable {
     public var isAttack: Bool {
         switch self {
         case .textureAttack, .noSignOfLife, .challengeFailed, .insufficientFrames, .scoreBelowThreshold: return true
-        case .textureUncertain, .fewGoodFrames, .cuesDisagree, .faceNotKept: return false
+        case .textureUncertain, .fewGoodFrames, .cuesDisagree, .still, .faceNotKept: return false
         }
     }
 }
@@ -164,7 +180,7 @@ extension WorkflowPolicy {
         }
         if let t = pooled, t < p.textureLine, !findings.contains(.textureAttack) { findings.append(.textureAttack) }
         if textures.isEmpty || good < p.minimumGoodFrames { findings.append(.fewGoodFrames) }
-        let life = captures.contains { !Self.faceNotKept($0.1) && Self.showsLife($0.0) }
+        let life = captures.contains { !Self.faceNotKept($0.1) && Self.showsLife($0.0, policy: p) }
         if !life, !findings.contains(.noSignOfLife) {
             findings.append(captures.allSatisfy { Self.faceNotKept($0.1) } ? .faceNotKept : .cuesDisagree)
         }
@@ -194,21 +210,33 @@ extension WorkflowPolicy {
         if faceNotKept(cues) { unsure.append(.faceNotKept) }
         let strongTexture = (e.texture.map { $0.logOdds >= p.textureLine + p.unsureMargin && $0.goodFrames >= p.minimumGoodFrames }) ?? false
         if e.challenge == nil, let motion = e.motion, (e.facialAction ?? 0) < 0.5, motion < 0.5 {
-            // No sign of life: a held print — unless the texture speaks strongly for a live face, when
-            // the cues disagree (a person sitting still) and the capture is asked again.
-            if strongTexture { unsure.append(.cuesDisagree) } else { attack.append(.noSignOfLife) }
-        } else if e.motion != nil, !showsLife(e), !attack.contains(.challengeFailed) {
+            if let plane = e.planeMotion {
+                // Stillness is never an attack on its own: only a face that moved as a plane
+                // without any non-rigid motion or facial action (a print or screen in a hand) is.
+                if plane >= p.planeMotionLevel { attack.append(.noSignOfLife) } else { unsure.append(.still) }
+            } else if strongTexture {
+                // Without a plane-motion measurement: the cues disagree when the texture speaks strongly for a live face.
+                unsure.append(.cuesDisagree)
+            } else {
+                attack.append(.noSignOfLife)
+            }
+        } else if e.motion != nil, !showsLife(e, policy: p), !attack.contains(.challengeFailed) {
             unsure.append(.cuesDisagree)
         }
         return attack + unsure
     }
 
-    /// Facial action (or every challenged action) together with non-rigid landmark motion. Strong
-    /// texture never stands in for the motion: the texture models do not see a digitally made print,
-    /// whose only evidence is that it moves like a plane.
-    static func showsLife(_ e: PADEvidence) -> Bool {
+    /// Facial action (or every challenged action) together with non-rigid landmark motion — or, in
+    /// passive mode, facial action on a face held still (plane motion under
+    /// ``PADPolicy/planeMotionLevel``: a person talking or blinking without moving the head; a print
+    /// showing spurious "action" under a hand's motion moves as a plane). Strong texture never
+    /// stands in for the motion: the texture models do not see a digitally made print, whose only
+    /// evidence is that it moves like a plane.
+    static func showsLife(_ e: PADEvidence, policy p: PADPolicy) -> Bool {
         let action = e.challenge.map { $0.min() ?? 0 } ?? e.facialAction ?? 0
-        return action >= 0.5 && (e.motion ?? 0) >= 0.5
+        guard action >= 0.5 else { return false }
+        if (e.motion ?? 0) >= 0.5 { return true }
+        return e.challenge == nil && (e.planeMotion.map { $0 < p.planeMotionLevel } ?? false)
     }
 
     /// Whether the analyser's cues say the face was not kept in view on its own.
