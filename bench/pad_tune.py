@@ -244,7 +244,7 @@ if __name__ == "__main__":
         r_ = rates(simulate(-1.6, 2.0, 4, 0.6))
         print(f"plane level {PLANE}: BPCER {100*r_['BPCER']:5.1f} % retake {100*r_['retake']:5.1f} % | APCER "
               + " ".join(f"{k.split(',')[1].strip()[:18]}={100*v:4.1f}" for k, v in r_.items() if k not in ("BPCER", "retake")))
-    PLANE = float(sys.argv[2]) if len(sys.argv) > 2 else 0.5
+    PLANE = float(sys.argv[2]) if len(sys.argv) > 2 else 0.16
     print("grid (dev): L line, M unsure margin, G min good frames, S strong action")
     for SUBST in [None]:
       for L in [-2.25, -2.0, -1.75, -1.5, -1.25]:
