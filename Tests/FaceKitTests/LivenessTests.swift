@@ -192,7 +192,7 @@ final class LivenessTests: XCTestCase {
         XCTAssertEqual(plane.residual, 0, accuracy: 1e-6)
         let expected = (zip(grid, moved).reduce(0.0) { $0 + $1.0.distance(to: $1.1) * $1.0.distance(to: $1.1) } / 9).squareRoot() / 10
         XCTAssertEqual(plane.displacement, expected, accuracy: 1e-6)
-        XCTAssertGreaterThan(plane.displacement, 0.5)
+        XCTAssertGreaterThan(plane.displacement, 0.3)
         // One point moving on its own (a mouth opening): residual, and the rest of the face still.
         var talking = grid
         talking[7].y += 4
