@@ -64,7 +64,10 @@ extension DocumentReading {
         let frame = indices[k] == best?.page ? best.flatMap { MRZDocumentFrame(reading: $0.reading) } : nil
         var faces = options.portraitSearch == .wholePage ? []
             : frame.map { DocumentReader.facesInDocument($0, page: page, turns: -quarter, original: img.rgb, engine: engine) } ?? []
-        if faces.isEmpty { faces = (try? engine.detect(in: page)) ?? [] }
+        if faces.isEmpty {
+            let whole = frame.map { DocumentReader.wholePageSearch(width: page.width, height: page.height, pixelsPerMM: $0.pixelsPerMM) } ?? DetectionOptions()
+            faces = (try? engine.detect(in: page, options: whole)) ?? []
+        }
         if faces.isEmpty, indices[k] != best?.page {
             for t in [quarter, quarter + 2, quarter + 1, quarter + 3].map({ (($0 % 4) + 4) % 4 }) where t != 0 {
                 let turned = page.rotated90(times: -t)
@@ -145,4 +148,22 @@ extension DocumentReader {
     }
 
     /// Resolution of the portrait search inside the document (`facesInDocument`), pixels per millimetre.
-    static let portraitSearchPixelsPerMM = 6.0}
+    static let portraitSearchPixelsPerMM = 6.0
+
+    /// Detection options for the whole-page search that follows an empty search inside the document
+    /// (`facesInDocument`) on a `width` × `height` page whose MRZ document frame has `pixelsPerMM`
+    /// (`MRZDocumentFrame.pixelsPerMM`). That search only tells "no face" from "a face outside the
+    /// document" (a second document, a face pasted beside a covered photo), so it runs at the same
+    /// scale, `portraitSearchPixelsPerMM` (a face smaller than a portrait's 13 mm is no one's
+    /// portrait), never finer than the detector's default (`DetectionOptions.maxDimension`, 1024 px
+    /// on the longer side) and never enlarged (upsampling off); a page already at or below that scale
+    /// gets the defaults. A 1500 × 1056 TD3 page at 12 px/mm is searched at 750 px instead of 1024:
+    /// about half the HOG work (bench/DOCUMENT-BENCH.md, session 13).
+    static func wholePageSearch(width: Int, height: Int, pixelsPerMM: Double) -> DetectionOptions {
+        let defaults = DetectionOptions()
+        let long = max(width, height)
+        let z = pixelsPerMM > 0 ? min(1, portraitSearchPixelsPerMM / pixelsPerMM) : 1
+        let atScale = max(1, Int((Double(long) * z).rounded()))
+        return z < 1 ? DetectionOptions(maxDimension: min(defaults.maxDimension, atScale), upsample: 0) : defaults
+    }
+}
