@@ -12,6 +12,8 @@ public struct HTTPRequest: Sendable {
     public let requestID: String
     /// The `Authorization` header, if any.
     public let authorization: String?
+    /// The `Content-Type` header, if any (the decode stage refuses a body of another media type than JSON: 415 1039).
+    public let contentType: String?
     /// The peer's IP address as text ("127.0.0.1"), nil when unknown: the per-client limits' key.
     public let clientAddress: String?
     /// Values of `{name}` segments of the route pattern.
@@ -38,13 +40,14 @@ public struct HTTPRequest: Sendable {
     let scope = RequestScope()
 
     init(method: String, path: String, body: Data, requestID: String, authorization: String?, clientAddress: String? = nil,
-         receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds) {
+         contentType: String? = nil, receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds) {
         self.method = method
         self.path = path
         self.body = body
         self.requestID = requestID
         self.authorization = authorization
         self.clientAddress = clientAddress
+        self.contentType = contentType
         self.receivedAt = receivedAt
     }
 
