@@ -140,14 +140,22 @@ public struct HTTPResponse: Sendable {
 
     /// A refusal: an envelope carrying only `error`, with the HTTP status of ``HTTPStatus/of(_:)``.
     public static func refusal(_ error: IDVError, requestID: String) -> HTTPResponse {
-        json(WireEnvelope(requestID: requestID, error: error), status: HTTPStatus.of(error.code ?? .internalError), errorCode: error.longErrorCode)
+        json(envelope: WireEnvelope(requestID: requestID, error: error), status: HTTPStatus.of(error.code ?? .internalError),
+             errorCode: error.longErrorCode)
+    }
+
+    /// A JSON response of an envelope: written directly (``EnvelopeText``), the same bytes as the
+    /// generic ``json(_:status:errorCode:)`` writes, without `JSONEncoder` where that is certain.
+    static func json(envelope: WireEnvelope, status: Int, errorCode: Int = 0) -> HTTPResponse {
+        if let body = EnvelopeText.encode(envelope) { return HTTPResponse(status: status, body: body, errorCode: errorCode) }
+        return json(envelope, status: status, errorCode: errorCode)
     }
 
     /// An engine answer as an envelope (`status` 200, or 201 for a start); the challenge's or
     /// event's own code becomes ``outcomeErrorCode``.
     public static func envelope(_ out: EngineOutput, requestID: String, status: Int = 200) -> HTTPResponse {
-        var r = json(WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event, ended: out.ended),
-                     status: status)
+        var r = json(envelope: WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event,
+                                            ended: out.ended), status: status)
         r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
         return r
     }
