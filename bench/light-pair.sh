@@ -42,6 +42,7 @@ run() {
   local dir; dir=$(mktemp -d "$work/run.XXXXXX")
   local sets=(--set documents.warm_up=false)
   for kv in "$@"; do sets+=(--set "$kv"); done
+  : > "$dir/ready"   # exists before the server starts, so the poll below never reads a missing file
   IDVD_KEY_DIR="$dir/keys" XDG_STATE_HOME="$dir/state" "${pin[@]}" "$bin" serve --port 0 --db "$dir/idvd.sqlite" "${sets[@]}" \
     > "$dir/ready" 2>/dev/null &
   local pid=$!
