@@ -31,7 +31,7 @@ struct cmhd_job {
     struct MHD_Connection *conn;
     req_state *st;                   // lives until the completion callback, which cannot come while suspended
     cmhd_request req;
-    char *method, *url, *authorization, *query;
+    char *method, *url, *authorization, *query, *content_type;
     char client[64];                 // the peer's address as text (cmhd_request.client_address)
 };
 
@@ -108,6 +108,7 @@ static struct MHD_Response *build_response(daemon_box *box, struct MHD_Connectio
         .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
         .route = st->route,
         .client_address = client,
+        .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
     };
     char *query = query_lines(conn);
     req.query = query;
@@ -178,16 +179,17 @@ static enum MHD_Result offload(daemon_box *box, struct MHD_Connection *conn, con
     job->url = strdup(url);
     job->authorization = dup_or_null(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     job->query = query_lines(conn);
+    job->content_type = dup_or_null(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE));
     client_address(conn, job->client, sizeof job->client);
     if (job->method == NULL || job->url == NULL) {
-        free(job->method); free(job->url); free(job->authorization); free(job->query); free(job);
+        free(job->method); free(job->url); free(job->authorization); free(job->query); free(job->content_type); free(job);
         return MHD_NO;
     }
     job->req = (cmhd_request){
         .method = job->method, .url = job->url,
         .body = st->buf, .body_len = st->len, .too_large = 0,
         .connection = NULL, .authorization = job->authorization, .route = st->route, .query = job->query,
-        .client_address = job->client,
+        .client_address = job->client, .content_type = job->content_type,
     };
     st->dispatched = 1;
     __atomic_add_fetch(&box->jobs, 1, __ATOMIC_SEQ_CST);
@@ -213,7 +215,7 @@ void cmhd_job_finish(cmhd_job *job, cmhd_response *response) {
     st->finished = 1;
     daemon_box *box = job->box;
     struct MHD_Connection *conn = job->conn;
-    free(job->method); free(job->url); free(job->authorization); free(job->query); free(job);
+    free(job->method); free(job->url); free(job->authorization); free(job->query); free(job->content_type); free(job);
     MHD_resume_connection(conn);     // orders the writes above before the pool thread's next look
     __atomic_sub_fetch(&box->jobs, 1, __ATOMIC_SEQ_CST);
 }

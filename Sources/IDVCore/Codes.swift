@@ -43,6 +43,7 @@ import Foundation
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
 /// | 1034 | `callbackNotImplemented` | the app does not implement a callback the running flow needs (IDVKit) |
 /// | 1038 | `storeUnavailable` | the server cannot reach its database for now (unreachable, shutting down, out of connections, a conflict between writers): send the same request again after `Retry-After` seconds (an answer that did commit before the connection broke is then refused as replayed, 1005, never applied twice) |
+/// | 1039 | `unsupportedMediaType` | the request body is not JSON by its `Content-Type` (send `Content-Type: application/json`, or no `Content-Type`) |
 /// | 1040 | `linkInvalid` | the verification link is unknown, expired or already used |
 /// | 1050 | `chipDataUnreadable` | the eMRTD chip files sent are not usable (EF.SOD is not a security object; ICAO 9303-10 §4.6.2) |
 /// | 1060 | `selfieTooDark` | the selfie capture is too dark to decide on: take it again |
@@ -108,6 +109,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case workflowUnavailable = 1033
     case callbackNotImplemented = 1034
     case storeUnavailable = 1038
+    case unsupportedMediaType = 1039
     case linkInvalid = 1040
     case chipDataUnreadable = 1050
     case selfieTooDark = 1060
@@ -176,6 +178,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .workflowUnavailable: return "The identity verification workflow is not available"
         case .callbackNotImplemented: return "The app does not implement a callback the flow needs"
         case .storeUnavailable: return "The service is briefly unavailable: try again in a moment"
+        case .unsupportedMediaType: return "The request body must be JSON (Content-Type: application/json)"
         case .linkInvalid: return "The verification link is not valid: it is unknown, has expired or was already used"
         case .chipDataUnreadable: return "The document's chip data could not be read"
         case .selfieTooDark: return "The selfie is too dark to check: move to a brighter place and take it again"
@@ -210,8 +213,8 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         switch self {
         case .none: return .none
         case .idvCancelledByUser, .userCancelled: return .cancelled
-        case .malformedRequest, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument, .clientRateLimited, .invalidCursor,
-             .webhookURLRefused, .webhookEndpointNotFound, .webhookEventNotFound, .deviceNotFound: return .request
+        case .malformedRequest, .unsupportedMediaType, .payloadTooLarge, .notFound, .methodNotAllowed, .invalidArgument, .clientRateLimited,
+             .invalidCursor, .webhookURLRefused, .webhookEndpointNotFound, .webhookEventNotFound, .deviceNotFound: return .request
         case .sessionExpired, .unauthenticated, .userLocked, .invalidActivationCode, .activationCodeExpired,
              .invalidPassword, .passwordPolicy, .userNotFound, .userExists, .deviceSignatureInvalid, .linkInvalid,
              .clientUnauthenticated, .scopeForbidden, .authThrottled, .activationRunsExhausted: return .authentication

@@ -46,4 +46,10 @@ public enum FlowName {
     public static let optOut = "idv.postlogin.optout"
     /// `checkIDVUserBiometricTemplateStatus`: 100 when a template exists, 600 when none.
     public static let templateStatus = "idv.template_status"
+
+    /// The flows a logged-in client starts with `POST /v1/flows/{name}`, in the order of the seeds'
+    /// post-login initiations (000 KYC, 003 document scan, 001 server biometric, 004 opt-in and
+    /// opt-out, template status). The server's registry offers exactly these as client-startable
+    /// (`FlowRegistry.standard()`); its refusal of another name lists them.
+    public static let clientStartable: [String] = [kyc, documentScan, serverBiometric, optIn, optOut, templateStatus]
 }

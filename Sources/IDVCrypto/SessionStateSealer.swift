@@ -48,9 +48,17 @@ public struct SessionStateSealer: Sendable {
 
     static func associatedData(_ sessionID: String) -> String { "session-state:" + sessionID }
 
+    /// One encoder and one decoder for every state (no options are ever set on them after this;
+    /// `encode`/`decode` keep their state per call): not a new pair per request.
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
+
     /// Seals the JSON of `state` for `sessionID`.
     public func seal(_ state: SessionFlowState, sessionID: String) throws -> [UInt8] {
-        let box = vault.seal(Array(try JSONEncoder().encode(state)), associatedData: Self.associatedData(sessionID))
+        // Written directly (``SessionFlowState/jsonValue``, ``JSONText``); `JSONEncoder` only for a state
+        // holding a fractional number or a control character, which JSONText leaves to it.
+        let text = try JSONText.encode(state.jsonValue) ?? Self.encoder.encode(state)
+        let box = vault.seal(Array(text), associatedData: Self.associatedData(sessionID))
         return [Self.version] + Array(box.keyID.utf8) + box.nonce + box.ciphertext
     }
 
@@ -61,6 +69,6 @@ public struct SessionStateSealer: Sendable {
         let keyID = String(decoding: bytes[1..<17], as: UTF8.self)
         let box = SealedBox(ciphertext: Array(bytes[41...]), nonce: Array(bytes[17..<41]), keyID: keyID)
         let plain = try vault.open(box, associatedData: Self.associatedData(sessionID))
-        return try JSONDecoder().decode(SessionFlowState.self, from: Data(plain))
+        return try Self.decoder.decode(SessionFlowState.self, from: Data(plain))
     }
 }

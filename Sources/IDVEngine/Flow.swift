@@ -489,4 +489,13 @@ public struct FlowRegistry: Sendable {
     }
 
     public func flow(_ name: String) -> AnyFlow? { flows[name] }
+
+    /// The names a client may start here with `POST /v1/flows/{name}`: IDVCore's
+    /// ``FlowName/clientStartable`` (the one list of them) in its order, those this server registered
+    /// (a flow whose analyser is missing is not, see ``unavailable``); then any other client-startable
+    /// flow registered (an extension's, a test's), by name.
+    public var clientStartableNames: [String] {
+        let names = Set(flows.values.filter(\.startableByClient).map(\.name))
+        return FlowName.clientStartable.filter(names.contains) + names.subtracting(FlowName.clientStartable).sorted()
+    }
 }

@@ -297,7 +297,7 @@ public final class FlowEngine: Sendable {
                 if registry.unavailable.contains(name) {
                     throw IDVError(.workflowUnavailable, "This server cannot run that flow now (an analyser is missing; see its log)")
                 }
-                throw IDVError(.notFound, "No startable flow of that name")
+                throw IDVError(.notFound, "No startable flow of that name; this server's: " + registry.clientStartableNames.joined(separator: ", "))
             }
             if let open = s.state.stack.last {
                 guard s.state.stack.count == 1, let f = registry.flow(open.flow), f.startableByClient else { throw IDVError(.flowInProgress) }

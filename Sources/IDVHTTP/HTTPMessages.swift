@@ -12,6 +12,8 @@ public struct HTTPRequest: Sendable {
     public let requestID: String
     /// The `Authorization` header, if any.
     public let authorization: String?
+    /// The `Content-Type` header, if any (the decode stage refuses a body of another media type than JSON: 415 1039).
+    public let contentType: String?
     /// The peer's IP address as text ("127.0.0.1"), nil when unknown: the per-client limits' key.
     public let clientAddress: String?
     /// Values of `{name}` segments of the route pattern.
@@ -38,13 +40,14 @@ public struct HTTPRequest: Sendable {
     let scope = RequestScope()
 
     init(method: String, path: String, body: Data, requestID: String, authorization: String?, clientAddress: String? = nil,
-         receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds) {
+         contentType: String? = nil, receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds) {
         self.method = method
         self.path = path
         self.body = body
         self.requestID = requestID
         self.authorization = authorization
         self.clientAddress = clientAddress
+        self.contentType = contentType
         self.receivedAt = receivedAt
     }
 
@@ -137,14 +140,22 @@ public struct HTTPResponse: Sendable {
 
     /// A refusal: an envelope carrying only `error`, with the HTTP status of ``HTTPStatus/of(_:)``.
     public static func refusal(_ error: IDVError, requestID: String) -> HTTPResponse {
-        json(WireEnvelope(requestID: requestID, error: error), status: HTTPStatus.of(error.code ?? .internalError), errorCode: error.longErrorCode)
+        json(envelope: WireEnvelope(requestID: requestID, error: error), status: HTTPStatus.of(error.code ?? .internalError),
+             errorCode: error.longErrorCode)
+    }
+
+    /// A JSON response of an envelope: written directly (``EnvelopeText``), the same bytes as the
+    /// generic ``json(_:status:errorCode:)`` writes, without `JSONEncoder` where that is certain.
+    static func json(envelope: WireEnvelope, status: Int, errorCode: Int = 0) -> HTTPResponse {
+        if let body = EnvelopeText.encode(envelope) { return HTTPResponse(status: status, body: body, errorCode: errorCode) }
+        return json(envelope, status: status, errorCode: errorCode)
     }
 
     /// An engine answer as an envelope (`status` 200, or 201 for a start); the challenge's or
     /// event's own code becomes ``outcomeErrorCode``.
     public static func envelope(_ out: EngineOutput, requestID: String, status: Int = 200) -> HTTPResponse {
-        var r = json(WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event, ended: out.ended),
-                     status: status)
+        var r = json(envelope: WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event,
+                                            ended: out.ended), status: status)
         r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
         return r
     }

@@ -311,7 +311,7 @@ public final class HTTPServer: @unchecked Sendable {
         var hr = HTTPRequest(method: method, path: path, body: body, requestID: Self.requestID(),
                              authorization: req.authorization.map { String(cString: $0) },
                              clientAddress: req.client_address.flatMap { p in let a = String(cString: p); return a.isEmpty ? nil : a },
-                             receivedAt: start)
+                             contentType: req.content_type.map { String(cString: $0) }, receivedAt: start)
         var repeatedArgument: String?
         if let q = req.query { (hr.query, repeatedArgument) = Self.queryArguments(String(cString: q)) }
         // The route found as the headers arrived (limit callback), not looked up again.

@@ -192,14 +192,29 @@ public struct Middleware: Sendable {
     }
 
     /// Routes made with a body type: the body decoded, once, into ``HTTPRequest/input``
-    /// (1001 `malformedRequest` naming the field or the fault).
+    /// (1001 `malformedRequest` naming the field or the fault). A non-empty body sent with a
+    /// `Content-Type` that is not JSON (``isJSON(contentType:)``) is refused first with 415 1039
+    /// `unsupportedMediaType`, never decoded; a body without `Content-Type` is read as JSON.
     public static let decode = Middleware("decode", group: .routes { $0.decoder != nil }) { route, next in
         guard let decoder = route?.decoder else { return next }
         return { req in
+            if !req.body.isEmpty, let type = req.contentType, !isJSON(contentType: type) {
+                throw IDVError(.unsupportedMediaType, "This route takes a JSON body: send Content-Type: application/json")
+            }
             var r = req
             r.input = try decoder(req.body)
             return try next(r)
         }
+    }
+
+    /// Whether a `Content-Type` value names JSON: the media type `application/json` or a
+    /// `+json` structured syntax (RFC 6839 §3.1), compared without case, parameters (`; charset=utf-8`)
+    /// ignored (RFC 9110 §8.3.1).
+    static func isJSON(contentType: String) -> Bool {
+        if contentType == "application/json" { return true }   // what IDVKit, the page and most clients send
+        let mediaType = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
+        let type = String(decoding: mediaType, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 }
 
@@ -279,6 +294,7 @@ public enum HTTPStatus {
         case .none: return 200
         // Refusals of a request as sent.
         case .malformedRequest, .invalidArgument, .passwordPolicy, .invalidImage, .imageTooLarge: return 400
+        case .unsupportedMediaType: return 415
         case .unauthenticated, .sessionExpired: return 401
         case .userLocked, .deviceSignatureInvalid: return 403
         case .notFound, .userNotFound, .templateNotFound, .deviceNotFound: return 404

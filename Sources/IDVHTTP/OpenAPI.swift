@@ -203,6 +203,9 @@ public enum OpenAPI {
             out["400"] = refusal("malformed or invalid request (1001 and the other request codes)")
             out["413"] = refusal("the body exceeds this route's limit (1006)")
         }
+        if r.decoder != nil {
+            out["415"] = refusal("a body sent with a Content-Type other than application/json (1039)")
+        }
         if r.requiresBearer {
             out["401"] = refusal("no, unknown, logged-off, rotated or expired token (1004, 1003)",
                                  headers: ["WWW-Authenticate": ["description": "Bearer realm=\"idvd\" (RFC 6750)", "required": true, "schema": str]])

@@ -109,6 +109,7 @@ enum RPOpenAPI {
             "500": O.refusal("internal error (1030); logged by kind and request id"),
         ]
         if r.requestSchema != nil { responses["413"] = O.refusal("the body exceeds this route's limit (1006)") }
+        if r.decoder != nil { responses["415"] = O.refusal("a body sent with a Content-Type other than application/json (1039)") }
         if r.operationID == "rpDecideReview" { responses["409"] = O.refusal("the case was already decided (1135)") }
         op["responses"] = .object(responses)
     }

@@ -74,8 +74,8 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
         }
         db = handle
         // Several idvd processes on one file serialise on the write lock (BEGIN IMMEDIATE) rather
-        // than fail: an answer's transaction can include image analysis (≈1 s), so wait up to 30 s.
-        sqlite3_busy_timeout(handle, 30_000)
+        // than fail, up to the busy timeout (``busyTimeoutMilliseconds``: why 5 s).
+        sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
         try retryingBusyAtOpen { try exec("PRAGMA journal_mode=WAL") }
         try retryingBusyAtOpen { try exec("PRAGMA synchronous=NORMAL") }
         try retryingBusyAtOpen { try exec("PRAGMA foreign_keys=ON") }
@@ -105,7 +105,7 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
                 throw StoreError.database("cannot open a reader connection: \(msg)")
             }
             db = handle
-            sqlite3_busy_timeout(handle, 30_000)
+            sqlite3_busy_timeout(handle, SQLiteStore.busyTimeoutMilliseconds)
         }
 
         func close() {
@@ -117,6 +117,21 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
             }
         }
     }
+
+    /// How long a statement waits for a lock another connection or process holds before it fails
+    /// with SQLITE_BUSY — which the HTTP edge answers 503 1038 `storeUnavailable` with `Retry-After`
+    /// (``failure(_:_:)``): 5 s, on the writer and the readers.
+    ///
+    /// Why 5 s and not more: every request is interactive, and no transaction of `idvd` holds the
+    /// write lock long — image analysis and Argon2id run before it is taken; a transaction is a few
+    /// statements (`idvd_store_write_lock_wait_seconds`: mean 117 µs, none over 50 ms with eight
+    /// connections writing all the time, bench/REDESIGN.md); the longest are the key rotation's
+    /// re-seal batches (200 rows each). A lock held longer is another process's (a `sqlite3` shell with a
+    /// transaction open, a stuck process): waiting for it longer only keeps the client's request —
+    /// and a worker thread — hanging. The wait is per statement that needs the lock: a transaction
+    /// waits once, at `BEGIN IMMEDIATE`; its later statements hold the lock. Opening the store
+    /// (migrations at start) retries for up to 30 s instead (``retryingBusyAtOpen(_:)``).
+    public static let busyTimeoutMilliseconds: Int32 = 5_000
 
     /// The write lock's waits so far: one observation per transaction and per write outside one
     /// (seconds from asking for the lock — and, for a transaction, SQLite's `BEGIN IMMEDIATE`, which
@@ -197,7 +212,7 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
     /// lock (`BEGIN IMMEDIATE`): of several processes opening a new file at once, one applies each
     /// migration and the others find it applied.
     /// Runs one opening step again while it fails only because another connection holds a lock,
-    /// for up to 30 s (the busy timeout). SQLite answers SQLITE_BUSY at once, without calling the
+    /// for up to 30 s. SQLite answers SQLITE_BUSY at once, without calling the
     /// busy handler, where waiting could deadlock: `PRAGMA journal_mode=WAL` upgrades a shared lock,
     /// and several processes opening a new file at once (or one closing it, which checkpoints)
     /// meet exactly there. Any other failure is thrown at once.
@@ -230,7 +245,7 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
     // MARK: Low level
 
     /// The error of a failed statement: SQLITE_BUSY / SQLITE_LOCKED (another process held the
-    /// database's lock past the 30 s busy timeout) is ``StoreError/unavailable(_:_:)`` `.busy` — the
+    /// database's lock past the busy timeout, ``busyTimeoutMilliseconds``) is ``StoreError/unavailable(_:_:)`` `.busy` — the
     /// HTTP edge answers 503 with Retry-After, the client sends the request again; anything else
     /// (I/O error, full disk, corruption) is ``StoreError/database(_:)``.
     static func failure(_ rc: Int32, _ message: String) -> StoreError {

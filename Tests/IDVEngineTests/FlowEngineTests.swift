@@ -93,6 +93,16 @@ final class FlowEngineTests: XCTestCase {
         XCTAssertNil(back.event, "a pre-login cancel shows as getUser carrying 146, not the sub-flow's event")
     }
 
+    /// The IDV registry offers exactly IDVCore's one list of client-startable flows, in its order
+    /// (what an unknown name's 1007 lists), and no sub-flow.
+    func testIDVRegistryOffersIDVCoresClientStartableFlows() throws {
+        let every = FlowRegistry.idvMaintenance(vault: try TemplateVault(key: Crypto.randomBytes(32)))
+        XCTAssertEqual(every.clientStartableNames, FlowName.clientStartable)
+        XCTAssertFalse(every.clientStartableNames.contains(FlowName.activation))
+        XCTAssertFalse(every.clientStartableNames.contains(FlowName.auth))
+        XCTAssertEqual(FlowRegistry.standard().clientStartableNames, [], "the core alone offers no post-login flow")
+    }
+
     func testPostLoginFlowStartsByNameOnlyWhenLoggedIn() throws {
         let (engine, store, config) = try makeEngine()
         let issued = try Admin(store: store, config: config, crypto: Sodium()).createUser("kim", activationRequiresIDV: false)
@@ -117,6 +127,8 @@ final class FlowEngineTests: XCTestCase {
         XCTAssertTrue(try engine.current(token: token).session.loggedIn)
         XCTAssertThrowsError(try engine.startFlow(token: token, name: "test.idv.activation", input: .emptyObject, requestID: "r")) {
             XCTAssertEqual(($0 as? IDVError)?.code, .notFound, "sub-flows are not startable by clients")
+            // The refusal names what this server's client may start (this registry: the test flow only).
+            XCTAssertEqual(($0 as? IDVError)?.errorString, "No startable flow of that name; this server's: test.postlogin")
         }
         let started = try engine.startFlow(token: token, name: "test.postlogin", input: ["reason": "kyc"], requestID: "r")
         XCTAssertEqual(started.challenge?.name, "getIDVDocumentScanProcessStartConfirmation")

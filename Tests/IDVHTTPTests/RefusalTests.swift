@@ -120,6 +120,67 @@ final class RefusalTests: XCTestCase {
         try assertUnchanged(ch)
     }
 
+    /// An absurd `Content-Length`: any value up to 2^64 − 1 past the route's limit is the JSON
+    /// envelope's 413 1006, answered before a body byte is read. A value past 2^64 − 1 (or not a
+    /// number) never reaches idvd: libmicrohttpd 0.9.75 answers it itself, 413 (400) with its own
+    /// HTML page and closes, from its header parser, before any application callback runs, and
+    /// offers no option to replace those pages (docs/PROTOCOL.md §"Limits"). Held here so a
+    /// libmicrohttpd that changes this is noticed.
+    func testAbsurdContentLength() throws {
+        let ch = try XCTUnwrap(api.last?.challenge)
+        for length in ["65537", "9223372036854775807", "18446744073709551615"] {
+            let raw = LoopbackHTTPClient(port: server.port)
+            try raw.writeAll(Array("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n{}".utf8))
+            let r = try raw.readResponse()
+            XCTAssertEqual(r.status, 413, length)
+            XCTAssertEqual(r.headers["content-type"], "application/json", length)
+            XCTAssertEqual(try JSONDecoder().decode(WireEnvelope.self, from: r.body).error?.longErrorCode, 1006, length)
+        }
+        for (length, status) in [("18446744073709551616", 413), ("99999999999999999999999", 413), ("-5", 400), ("12abc", 400)] {
+            let raw = LoopbackHTTPClient(port: server.port)
+            try raw.writeAll(Array("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n{}".utf8))
+            let r = try raw.readResponse()
+            XCTAssertEqual(r.status, status, length)
+            XCTAssertEqual(r.headers["connection"]?.lowercased(), "close", length)
+            XCTAssertNil(r.headers["x-request-id"], "libmicrohttpd's own answer, not idvd's: \(length)")
+        }
+        try assertUnchanged(ch)
+    }
+
+    /// A JSON route refuses a body sent as another media type (415 1039, the JSON envelope) before
+    /// decoding it, and changes nothing; `application/json` with parameters, in any case, a
+    /// `+json` type and a body without `Content-Type` are read as JSON.
+    func testBodyOfAnotherMediaTypeIs415() throws {
+        let ch = try XCTUnwrap(api.last?.challenge)
+        let http = LoopbackHTTPClient(port: server.port)
+        func post(_ path: String, _ body: String, _ type: String?, bearer: String? = nil) throws -> LoopbackHTTPClient.Response {
+            var h: [String: String] = [:]
+            if let type { h["Content-Type"] = type }
+            if let bearer { h["Authorization"] = "Bearer \(bearer)" }
+            return try http.request("POST", path, body: Data(body.utf8), headers: h)
+        }
+        for type in ["text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+                     "application/jsonp", "json"] {
+            for (path, body, bearer) in [("/v1/sessions", "{}", nil), ("/v1/devices", #"{"public_key":"AAAA"}"#, nil),
+                                         ("/v1/session/answer", String(decoding: try api.encode(WireAnswer(to: ch, payload: ["activation_code": .string(code)])), as: UTF8.self), api.token)] {
+                let r = try post(path, body, type, bearer: bearer)
+                XCTAssertEqual(r.status, 415, "\(path) \(type): \(String(decoding: r.body, as: UTF8.self))")
+                XCTAssertEqual(r.headers["content-type"], "application/json")
+                let env = try JSONDecoder().decode(WireEnvelope.self, from: r.body)
+                XCTAssertEqual(env.error?.longErrorCode, IDVErrorCode.unsupportedMediaType.rawValue)
+                XCTAssertEqual(env.error?.shortErrorCode, IDVErrorCategory.request.rawValue)
+                XCTAssertEqual(env.requestID.count, 32)
+                XCTAssertNil(env.session)
+            }
+        }
+        try assertUnchanged(ch)
+        for type in ["application/json", "Application/JSON; charset=UTF-8", " application/json ;charset=utf-8", "application/vnd.openidv+json", nil] {
+            XCTAssertEqual(try post("/v1/sessions", "{}", type).status, 201, type ?? "no Content-Type")
+        }
+        // An empty body is not read, whatever its type says: POST /v1/sessions takes none.
+        XCTAssertEqual(try post("/v1/sessions", "", "text/plain").status, 201)
+    }
+
     func testUnknownRouteMethodAndAuth() throws {
         let ch = try XCTUnwrap(api.last?.challenge)
         assertRefused(try api.call("GET", "/v1/nothing-here"), status: 404, code: .notFound)

@@ -40,6 +40,7 @@ typedef struct cmhd_request {
                                ///< value decoded, then '%', '=' and '\n' re-escaped as %25 %3D %0A), or NULL when none
     const char *client_address; ///< the peer's IP address as text ("127.0.0.1", "::1"), or "" when unknown;
                                ///< valid while the handler runs (the per-client limits key on it)
+    const char *content_type;  ///< the Content-Type header, or NULL (the JSON routes refuse another media type: 415)
 } cmhd_request;
 
 /// The handler's answer. `body` must be allocated with malloc (or be NULL); the wrapper frees it.
