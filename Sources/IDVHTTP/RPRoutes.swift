@@ -62,6 +62,13 @@ enum RPRoutes {
                 try RPListQuery.noArguments(req.query)
                 return .json(try api.userState(req.pathParameters["user_id"] ?? ""))
             },
+            Route("DELETE", "/v1/rp/users/{user_id}", limit: .bytes(0), operationID: "rpEraseUser",
+                  summary: "Erase the user and everything held about them; the audit stays, pseudonymous. Returns the erasure receipt, "
+                      + "the same one when asked again (scope erase)", response: "ErasureReceipt") { req in
+                let client = try req.rpClient(.erase)
+                try RPListQuery.noArguments(req.query)
+                return .json(try engine.eraseUser(req.pathParameters["user_id"] ?? "", by: "client:\(client.clientID)"))
+            },
             Route("GET", "/v1/rp/users/{user_id}/verifications", limit: .bytes(0), operationID: "rpListVerifications",
                   summary: "The user's verifications, newest first; paged by cursor, filtered by start time (scope read)",
                   response: "RPVerificationPage") { req in
