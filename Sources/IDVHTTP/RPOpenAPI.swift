@@ -20,6 +20,9 @@ enum RPOpenAPI {
     static func strEnum(_ values: [String]) -> JSONValue { ["type": "string", "enum": .array(values.map { .string($0) })] }
 
     static let schemas: [String: JSONValue] = [
+        "CompactJWS": ["type": "string", "description": "BASE64URL(header).BASE64URL(payload).BASE64URL(signature), alg EdDSA (RFC 7515, RFC 8037)"],
+        "JWKS": O.obj(["keys": arr(O.obj(["kty": O.str, "crv": O.str, "x": O.str, "kid": O.str, "use": O.str, "alg": O.str],
+                                         required: ["kty", "crv", "x", "kid"]))], required: ["keys"]),
         "ErasureReceipt": O.obj(["receipt_id": O.str, "user_id": O.str, "erased_at": O.int, "erased_by": O.str,
                                  "erased": ["type": "object", "additionalProperties": O.int], "flow_runs_ended": O.int,
                                  "review_cases_closed": O.int, "audit_subject": O.str, "audit_seq": O.int, "audit_hash": O.str],
