@@ -19,6 +19,9 @@ public enum WebhookEventType: String, Codable, Sendable, CaseIterable {
     case consentChanged = "consent.changed"
     /// A reviewer resolved a case the policy sent to human review.
     case reviewResolved = "review.resolved"
+    /// Everything the server held about the user was erased (`DELETE /v1/rp/users/{user_id}`,
+    /// `idvd admin erase-user`): `data.erasure_receipt_id` names the receipt.
+    case userErased = "user.erased"
 
     /// Parses a comma-separated list (`--events verification.decided,consent.changed`); nil when a
     /// name is unknown. An empty list is every type.

@@ -134,6 +134,8 @@ public struct Sodium: EngineCrypto {
         Crypto.verifyEd25519(signature: signature, message: message, publicKey: publicKey)
     }
     public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool { Crypto.constantTimeEqual(a, b) }
+    public func ed25519KeyPair() -> (publicKey: [UInt8], secretKey: [UInt8]) { Crypto.ed25519KeyPair() }
+    public func signEd25519(message: [UInt8], secretKey: [UInt8]) -> [UInt8] { Crypto.signEd25519(message: message, secretKey: secretKey) }
 }
 
 extension AuditEntry {

@@ -7,8 +7,8 @@ extension FlowEngine {
     /// One request's write transaction: the session being changed, its time and id, and the flow
     /// outcomes to count once it commits.
     package final class Commit {
-        var session: SessionRecord
-        let now: Int
+        package var session: SessionRecord
+        package let now: Int
         let requestID: String
         var outcomes: [(flow: String, outcome: FlowOutcome)] = []
         /// Who sent the request (the abuse limits' key).

@@ -20,6 +20,14 @@ enum RPOpenAPI {
     static func strEnum(_ values: [String]) -> JSONValue { ["type": "string", "enum": .array(values.map { .string($0) })] }
 
     static let schemas: [String: JSONValue] = [
+        "CompactJWS": ["type": "string", "description": "BASE64URL(header).BASE64URL(payload).BASE64URL(signature), alg EdDSA (RFC 7515, RFC 8037)"],
+        "JWKS": O.obj(["keys": arr(O.obj(["kty": O.str, "crv": O.str, "x": O.str, "kid": O.str, "use": O.str, "alg": O.str],
+                                         required: ["kty", "crv", "x", "kid"]))], required: ["keys"]),
+        "ErasureReceipt": O.obj(["receipt_id": O.str, "user_id": O.str, "erased_at": O.int, "erased_by": O.str,
+                                 "erased": ["type": "object", "additionalProperties": O.int], "flow_runs_ended": O.int,
+                                 "review_cases_closed": O.int, "audit_subject": O.str, "audit_seq": O.int, "audit_hash": O.str],
+                                required: ["receipt_id", "erased_at", "erased_by", "erased", "flow_runs_ended", "review_cases_closed",
+                                           "audit_seq", "audit_hash"]),
         "RPTemplateView": O.obj(["exists": O.bool, "status_code": O.int, "model": O.str, "created_at": O.int, "consent_id": O.str],
                                 required: ["exists", "status_code"]),
         "RPUserView": O.obj(["user_id": O.str, "state": strEnum(UserState.allCases.map(\.rawValue)), "activated": O.bool, "created_at": O.int,

@@ -62,6 +62,13 @@ enum RPRoutes {
                 try RPListQuery.noArguments(req.query)
                 return .json(try api.userState(req.pathParameters["user_id"] ?? ""))
             },
+            Route("DELETE", "/v1/rp/users/{user_id}", limit: .bytes(0), operationID: "rpEraseUser",
+                  summary: "Erase the user and everything held about them; the audit stays, pseudonymous. Returns the erasure receipt, "
+                      + "the same one when asked again (scope erase)", response: "ErasureReceipt") { req in
+                let client = try req.rpClient(.erase)
+                try RPListQuery.noArguments(req.query)
+                return .json(try engine.eraseUser(req.pathParameters["user_id"] ?? "", by: "client:\(client.clientID)"))
+            },
             Route("GET", "/v1/rp/users/{user_id}/verifications", limit: .bytes(0), operationID: "rpListVerifications",
                   summary: "The user's verifications, newest first; paged by cursor, filtered by start time (scope read)",
                   response: "RPVerificationPage") { req in
@@ -92,6 +99,29 @@ enum RPRoutes {
                 _ = try req.rpClient(.read)
                 try RPListQuery.noArguments(req.query)
                 return .json(RPItems(items: try api.auditRecords(req.pathParameters["verification_id"] ?? "")))
+            },
+            Route("GET", "/v1/rp/verifications/{verification_id}/evidence", limit: .bytes(0), operationID: "rpGetVerificationEvidence",
+                  summary: "The verification's signed evidence record: a compact JWS (EdDSA, kid) over the decision, the evidence, "
+                      + "image digests, the audit anchors and verified_claims; keys at /.well-known/jwks.json (scope read)",
+                  response: "CompactJWS") { req in
+                _ = try req.rpClient(.read)
+                try RPListQuery.noArguments(req.query)
+                return HTTPResponse(status: 200, contentType: "application/jose", body: Data(try api.signedEvidence(req.pathParameters["verification_id"] ?? "").utf8),
+                                    headers: ["Cache-Control": "no-store"])
+            },
+            Route("GET", "/v1/rp/users/{user_id}/verified-claims", limit: .bytes(0), operationID: "rpGetVerifiedClaims",
+                  summary: "OpenID Connect for Identity Assurance 1.0 verified_claims of the user's newest completed verification "
+                      + "that read a document, as a compact JWS (EdDSA) (scope read)", response: "CompactJWS") { req in
+                _ = try req.rpClient(.read)
+                try RPListQuery.noArguments(req.query)
+                return HTTPResponse(status: 200, contentType: "application/jose", body: Data(try api.signedVerifiedClaims(userID: req.pathParameters["user_id"] ?? "").utf8),
+                                    headers: ["Cache-Control": "no-store"])
+            },
+            Route("GET", "/.well-known/jwks.json", limit: .bytes(0), operationID: "jwks",
+                  summary: "The server's evidence-signing public keys (JWK Set of OKP/Ed25519 keys; retired keys stay listed)",
+                  response: "JWKS") { req in
+                try RPListQuery.noArguments(req.query)
+                return .json(try api.signer().jwks())
             },
             Route("POST", "/v1/rp/verifications", operationID: "rpCreateVerification",
                   summary: "Start a verification for a user: a single-use hosted-page link with a reason and an expiry (scope links)",

@@ -270,5 +270,27 @@ enum PostgresMigrations {
         );
         CREATE INDEX limit_counters_updated ON limit_counters(updated_at);
         """,
+        // 11: data protection (docs/DATA-PROTECTION.md): audit pseudonyms, erasure receipts, evidence signing keys.
+        """
+        CREATE TABLE audit_subjects (
+            user_id TEXT PRIMARY KEY,
+            pseudonym TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE erasure_receipts (
+            subject_key TEXT PRIMARY KEY,
+            receipt_id TEXT NOT NULL UNIQUE,
+            receipt TEXT NOT NULL,
+            erased_at BIGINT NOT NULL
+        );
+        CREATE TABLE signing_keys (
+            kid TEXT PRIMARY KEY,
+            public_key BYTEA NOT NULL,
+            secret_ciphertext BYTEA NOT NULL,
+            secret_nonce BYTEA NOT NULL,
+            key_id TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            retired_at BIGINT
+        );
+        """,
     ]
 }

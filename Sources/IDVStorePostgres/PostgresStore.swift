@@ -98,6 +98,11 @@ public final class PostgresStore: SQLDatabase, @unchecked Sendable {
 
     /// Closes the pool; with ``logsStatisticsOnClose`` the first close logs a `store closed` line with
     /// the wait statistics (counts and seconds only).
+    /// Nothing the server can force: the deleted rows are dead tuples until autovacuum (or `VACUUM`)
+    /// reclaims them, and WAL archives and base backups keep them as long as they are kept
+    /// (docs/DATA-PROTECTION.md "PostgreSQL").
+    public func scrubDeletedData() throws {}
+
     public func close() {
         guard !pool.isClosed else { return }
         pool.close()

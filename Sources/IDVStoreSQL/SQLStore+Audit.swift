@@ -4,11 +4,16 @@ import IDVEngine
 
 // The hash-chained audit log (docs/AUDIT-CHAIN.md), written once: each entry's hash covers the
 // previous entry's hash, its own sequence number, time, action, user, session and details (as
-// stored, canonical JSON); the chain head (`audit_head`: last seq and hash) moves in the same
+// stored, canonical JSON); users are named by a random pseudonym (`audit_subjects`), so erasing a
+// user deletes the pseudonym's row and leaves every hashed byte as it was; the chain head (`audit_head`: last seq and hash) moves in the same
 // transaction, so removing the newest entries is detected too.
 
 enum AuditColumns {
     static let all = "seq, at, action, user_id, session_id, details, prev_hash, hash"
+    /// What reads return: the stored columns, with the user's id in place of their audit pseudonym
+    /// while the user exists (an erased user's entries keep the pseudonym: `sub_…`).
+    static let read = "a.seq, a.at, a.action, COALESCE(s.user_id, a.user_id), a.session_id, a.details, a.prev_hash, a.hash "
+        + "FROM audit_log a LEFT JOIN audit_subjects s ON s.pseudonym = a.user_id"
     /// Rows read per round trip by `verifyAuditChain()`: memory stays flat at any length.
     static let verifyBatch = 5000
 }
@@ -37,10 +42,11 @@ extension SQLDatabase {
             }
             let seq = try head.int(0) + 1
             let prev = try head.text(1)
-            let hash = AuditEntry.chainHash(prevHash: prev, seq: seq, at: time, action: action, userID: userID, sessionID: sessionID,
+            let subject = try userID.map(auditSubject)
+            let hash = AuditEntry.chainHash(prevHash: prev, seq: seq, at: time, action: action, userID: subject, sessionID: sessionID,
                                             detailsJSON: detailsJSON)
             try run("INSERT INTO audit_log (\(AuditColumns.all)) VALUES (?,?,?,?,?,?,?,?)",
-                    [SQLCell(seq), SQLCell(time), .text(action), SQLCell(userID), SQLCell(sessionID), .text(detailsJSON), .text(prev), .text(hash)])
+                    [SQLCell(seq), SQLCell(time), .text(action), SQLCell(subject), SQLCell(sessionID), .text(detailsJSON), .text(prev), .text(hash)])
             try run("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", [SQLCell(seq), .text(hash)])
             return AuditEntry(seq: seq, at: time, action: action, userID: userID, sessionID: sessionID, details: details, prevHash: prev, hash: hash)
         }
@@ -54,12 +60,12 @@ extension SQLDatabase {
     }
 
     public func auditEntries(limit: Int) throws -> [AuditEntry] {
-        try rows("SELECT \(AuditColumns.all) FROM audit_log ORDER BY seq DESC LIMIT ?", [SQLCell(max(0, limit))]).map(auditRow).reversed()
+        try rows("SELECT \(AuditColumns.read) ORDER BY a.seq DESC LIMIT ?", [SQLCell(max(0, limit))]).map(auditRow).reversed()
     }
 
     /// The entries of one session, oldest first (a run's entries carry its `run_id` in `details`).
     public func auditEntries(sessionID: String) throws -> [AuditEntry] {
-        try rows("SELECT \(AuditColumns.all) FROM audit_log WHERE session_id = ? ORDER BY seq LIMIT 10000", [.text(sessionID)]).map(auditRow)
+        try rows("SELECT \(AuditColumns.read) WHERE a.session_id = ? ORDER BY a.seq LIMIT 10000", [.text(sessionID)]).map(auditRow)
     }
 
     /// Recomputes the chain in `seq` order, in keyset pages of 5,000 rows (memory stays flat at any

@@ -138,7 +138,37 @@ extension SQLiteStore {
         WebhookMigrations.v9,
         // 10: the credential-limit counters every node shares (SQLiteStore+Limits.swift; docs/LIMITS.md).
         LimitMigrations.v10,
+        // 11: data protection (docs/DATA-PROTECTION.md): audit pseudonyms, erasure receipts, evidence signing keys.
+        DataProtectionMigrations.sqlite,
     ]
+}
+
+/// Migration 11 of both stores (issue #37): `audit_subjects` (the random pseudonym each user is
+/// named by in `audit_log`; deleting its row is what erasure does to the audit),
+/// `erasure_receipts` (keyed by a digest of the erased id, never the id) and `signing_keys` (the
+/// Ed25519 keys of evidence records, the private half sealed by the vault key, shared by every node).
+enum DataProtectionMigrations {
+    static let sqlite = """
+    CREATE TABLE audit_subjects (
+        user_id TEXT PRIMARY KEY,
+        pseudonym TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE erasure_receipts (
+        subject_key TEXT PRIMARY KEY,
+        receipt_id TEXT NOT NULL UNIQUE,
+        receipt TEXT NOT NULL,
+        erased_at INTEGER NOT NULL
+    );
+    CREATE TABLE signing_keys (
+        kid TEXT PRIMARY KEY,
+        public_key BLOB NOT NULL,
+        secret_ciphertext BLOB NOT NULL,
+        secret_nonce BLOB NOT NULL,
+        key_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        retired_at INTEGER
+    );
+    """
 }
 
 enum WorkflowMigrations {

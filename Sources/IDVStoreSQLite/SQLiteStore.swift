@@ -79,6 +79,9 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
         try retryingBusyAtOpen { try exec("PRAGMA journal_mode=WAL") }
         try retryingBusyAtOpen { try exec("PRAGMA synchronous=NORMAL") }
         try retryingBusyAtOpen { try exec("PRAGMA foreign_keys=ON") }
+        // Deleted cells and freed pages are overwritten with zeros, not left for a file reader to
+        // find (erasure, retention; docs/DATA-PROTECTION.md). Only the writer writes.
+        try retryingBusyAtOpen { try exec("PRAGMA secure_delete=ON") }
         try retryingBusyAtOpen { try migrate() }
         if !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") {
             for _ in 0..<max(0, readerCount) {
@@ -87,6 +90,20 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
                 freeReaders.append(r)
             }
         }
+    }
+
+    /// Checkpoints the WAL into the database file and truncates it to zero bytes (`PRAGMA
+    /// wal_checkpoint(TRUNCATE)`), so page images of rows just deleted — `secure_delete` zeroed
+    /// them in the database pages — do not survive in `-wal`. A reader in the middle of a read
+    /// (this process or another) holds the checkpoint back: retried for up to 10 s, then
+    /// ``StoreError/database(_:)``. Called after an erasure commits (``ErasureStore``).
+    public func scrubDeletedData() throws {
+        for _ in 0..<200 {
+            guard let r = try row("PRAGMA wal_checkpoint(TRUNCATE)") else { break }
+            if try r.int(0) == 0 { return }
+            usleep(50_000)
+        }
+        throw StoreError.database("the WAL could not be checkpointed: a reader held it for 10 s; run `idvd admin erase-user` again to finish scrubbing")
     }
 
     /// One read-only connection and its statement cache; used by one thread at a time (taken from

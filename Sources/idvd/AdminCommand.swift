@@ -9,7 +9,7 @@ import EMRTD
 import IDVStoreSQLite
 
 extension Command {
-    static let admin = Command(name: "admin", summary: "administer users, links, keys, chip trust, relying-party clients, reviews, webhooks and the audit log (create-user, create-link, list-users, reset-user, unlock-user, audit, purge-expired, rekey, new-key, trust, where, rp-client, review, webhook)") { args in
+    static let admin = Command(name: "admin", summary: "administer users, links, keys, chip trust, relying-party clients, reviews, webhooks and the audit log (create-user, create-link, list-users, reset-user, unlock-user, erase-user, evidence-key, audit, purge-expired, rekey, new-key, trust, where, rp-client, review, webhook)") { args in
         let usage = """
         usage: idvd admin <subcommand> [--db PATH|URL | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
@@ -22,6 +22,12 @@ extension Command {
                                                               unbinds devices, revokes sessions, prints a new code
           unlock-user <user_id>                               end a password lock now (docs/LIMITS.md): active again, wrong-
                                                               password count zeroed; password, devices and template kept
+          evidence-key list|rotate                            the evidence-signing keys (Ed25519, sealed by the vault
+                                                              key): list them as the JWKS, or make a new current key
+                                                              (old keys stay published so their records verify)
+          erase-user <user_id>                                erase everything about the user (docs/DATA-PROTECTION.md):
+                                                              open flows ended, every row deleted in one transaction, the
+                                                              audit kept pseudonymous, the file scrubbed; prints the receipt
           audit [--limit N] [--verify]                        print the last N audit entries and verify the hash chain
                                                               (--verify: only the verdict; exit 1 when broken)
           purge-expired                                       delete expired/revoked sessions, closing their open flow
@@ -55,7 +61,7 @@ extension Command {
         create-link prints links for --port N (= listen.port) when web.public_url is not set.
         """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
-        let subcommands = ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "audit", "purge-expired", "rekey", "new-key", "trust",
+        let subcommands = ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "erase-user", "evidence-key", "audit", "purge-expired", "rekey", "new-key", "trust",
                            "where", "rp-client", "review", "webhook"]
         if args.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
             guard subcommands.contains(sub) else { throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)") }
@@ -101,7 +107,7 @@ extension Command {
         }
         // Every subcommand of the switch below that opens the store (checked before opening it, so a
         // typo does not create or touch a database).
-        guard ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "purge-expired", "rekey", "trust", "audit", "rp-client", "review", "webhook"].contains(sub) else {
+        guard ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "erase-user", "evidence-key", "purge-expired", "rekey", "trust", "audit", "rp-client", "review", "webhook"].contains(sub) else {
             throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)")
         }
         let store = try StoreOpening.open(config, mustExist: sub != "create-user", command: "admin \(sub)").store
@@ -119,6 +125,13 @@ extension Command {
                 try CLI.printJSON(admin.resetUser(pos[0]))
             case "unlock-user":
                 try CLI.printJSON(admin.unlockUser(pos[0]))
+            case "erase-user":
+                try CLI.printJSON(maintenanceEngine(store: store, config: config).eraseUser(pos[0], by: "admin"))
+            case "evidence-key":
+                guard pos.count == 1, ["list", "rotate"].contains(pos[0]) else { throw CLIError("evidence-key needs list or rotate") }
+                let signer = EvidenceSigner(store: store, vault: try config.openVault(), crypto: Sodium())
+                if pos[0] == "rotate" { try signer.rotate(now: Int(Date().timeIntervalSince1970)) }
+                try CLI.printJSON(signer.jwks())
             case "purge-expired":
                 try CLI.printJSON(maintenanceEngine(store: store, config: config).purgeExpired())
             case "rekey":
@@ -189,7 +202,7 @@ extension Command {
         case "create-link":
             guard pos.count == 1 else { throw CLIError("create-link needs exactly one user id") }
             _ = try createLinkTTL(opts)
-        case "reset-user", "unlock-user":
+        case "reset-user", "unlock-user", "erase-user":
             guard pos.count == 1 else { throw CLIError("\(sub) needs exactly one user id") }
         case "list-users", "purge-expired", "rekey", "audit", "where":
             guard pos.isEmpty else { throw CLIError("\(sub) takes no arguments (unexpected '\(pos[0])')") }

@@ -10,6 +10,7 @@ let commands: [Command] = [
     .serve,
     .admin,
     .webhook,
+    .evidence,
     .openapi,
     .mrz,
     .face,

@@ -42,6 +42,8 @@ final class LimitsEngineTests: XCTestCase {
             inner.verifyEd25519(signature: signature, message: message, publicKey: publicKey)
         }
         func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool { inner.constantTimeEqual(a, b) }
+        func ed25519KeyPair() -> (publicKey: [UInt8], secretKey: [UInt8]) { inner.ed25519KeyPair() }
+        func signEd25519(message: [UInt8], secretKey: [UInt8]) -> [UInt8] { inner.signEd25519(message: message, secretKey: secretKey) }
     }
 
     var dir: URL!

@@ -38,7 +38,7 @@ final class OpenAPITests: XCTestCase {
                 XCTAssertNotEqual(r.status, 405, "\(method) \(path) documented but not routed")
             }
         }
-        XCTAssertEqual(operations, 25)
+        XCTAssertEqual(operations, 29)
         // Every route is documented: the table and the document list the same operations.
         for p in ["/healthz", "/readyz", "/metrics", "/openapi.json", "/v1/devices", "/v1/sessions", "/v1/session", "/v1/session/answer",
                   "/v1/session/upload", "/v1/session/reset", "/v1/session/logoff", "/v1/flows/{name}",
@@ -81,7 +81,7 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(h.status, 200)
         let health = try JSONDecoder().decode(JSONValue.self, from: h.body)
         XCTAssertEqual(health["status"], "ok")
-        XCTAssertEqual(health["schema_version"], 10)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links; 5: chip trust material; 6: relying-party API; 7: webhook outbox; 8: SQLite audit head; 9: webhook secret rotation; 10: shared credential-limit counters
+        XCTAssertEqual(health["schema_version"], 11)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links; 5: chip trust material; 6: relying-party API; 7: webhook outbox; 8: SQLite audit head; 9: webhook secret rotation; 10: shared credential-limit counters; 11: data protection (audit pseudonyms, erasure receipts, signing keys)
         XCTAssertEqual(h.headers["x-request-id"]?.count, 32)
         _ = try http.request("GET", "/nope")
         let m = try http.request("GET", "/metrics")

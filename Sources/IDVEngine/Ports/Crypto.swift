@@ -20,6 +20,10 @@ public protocol EngineCrypto: Sendable {
     func verifyEd25519(signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool
     /// Constant-time equality of two byte strings (length is not secret).
     func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool
+    /// A fresh Ed25519 key pair: public key 32 bytes, secret key 64 bytes (libsodium's seed ‖ public).
+    func ed25519KeyPair() -> (publicKey: [UInt8], secretKey: [UInt8])
+    /// An Ed25519 detached signature (RFC 8032, 64 bytes) of `message` under a 64-byte secret key.
+    func signEd25519(message: [UInt8], secretKey: [UInt8]) -> [UInt8]
 }
 
 extension EngineCrypto {

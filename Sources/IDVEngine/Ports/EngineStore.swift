@@ -6,4 +6,4 @@ import Foundation
 /// (``VerificationLinkStore``) and chip trust material (``TrustMaterialStore``). Both stores
 /// (IDVStoreSQLite, IDVStorePostgres) implement every capability, so nothing above asks at run
 /// time whether a store can do something: a store that cannot does not compile as one.
-public typealias EngineStore = RelyingPartyStore & WebhookStore & VerificationLinkStore & TrustMaterialStore
+public typealias EngineStore = RelyingPartyStore & WebhookStore & VerificationLinkStore & TrustMaterialStore & ErasureStore & SigningKeyStore

@@ -16,6 +16,8 @@ public enum RPScope: String, Codable, Sendable, CaseIterable, Comparable {
     case links
     /// See and decide review cases (`/v1/rp/reviews…`), with their evidence and sealed images.
     case review
+    /// Erase a user and everything about them (`DELETE /v1/rp/users/{user_id}`; docs/DATA-PROTECTION.md).
+    case erase
 
     public static func < (a: RPScope, b: RPScope) -> Bool { a.rawValue < b.rawValue }
 
@@ -29,7 +31,7 @@ public enum RPScope: String, Codable, Sendable, CaseIterable, Comparable {
             }
             out.insert(s)
         }
-        guard !out.isEmpty else { throw IDVError(.invalidArgument, "--scope needs at least one of read, links, review") }
+        guard !out.isEmpty else { throw IDVError(.invalidArgument, "--scope needs at least one of read, links, review, erase") }
         return out.sorted()
     }
 }

@@ -39,19 +39,22 @@ public struct WebhookEventData: Codable, Sendable, Equatable {
     /// Review cases (issue #23's review queue): the case and the decision code.
     public var reviewID: String?
     public var decision: String?
+    /// `user.erased`: the erasure receipt's id (``ErasureReceipt/receiptID``).
+    public var erasureReceiptID: String?
 
     enum CodingKeys: String, CodingKey {
         case flow, idvWorkflow = "idv_workflow", runID = "run_id", idvAuditTransactionID = "idv_audit_transaction_id", outcome, success
         case longErrorCode = "long_error_code", statusCode = "status_code", documentStatus = "document_status", verdict
         case consentID = "consent_id", consentKind = "consent_kind", granted, consentTextVersion = "consent_text_version"
         case templateModel = "template_model", reviewID = "review_id", decision
+        case erasureReceiptID = "erasure_receipt_id"
     }
 
     public init(flow: String? = nil, idvWorkflow: Int? = nil, runID: String? = nil, idvAuditTransactionID: String? = nil,
                 outcome: FlowOutcome? = nil, success: Bool? = nil, longErrorCode: Int? = nil, statusCode: Int? = nil,
                 documentStatus: DocumentStatus? = nil, verdict: BiometricVerdict? = nil, consentID: String? = nil,
                 consentKind: String? = nil, granted: Bool? = nil, consentTextVersion: String? = nil, templateModel: String? = nil,
-                reviewID: String? = nil, decision: String? = nil) {
+                reviewID: String? = nil, decision: String? = nil, erasureReceiptID: String? = nil) {
         self.flow = flow
         self.idvWorkflow = idvWorkflow
         self.runID = runID
@@ -69,6 +72,7 @@ public struct WebhookEventData: Codable, Sendable, Equatable {
         self.templateModel = templateModel
         self.reviewID = reviewID
         self.decision = decision
+        self.erasureReceiptID = erasureReceiptID
     }
 }
 
@@ -259,7 +263,7 @@ extension VaultBinding {
 
 extension FlowEngine {
     /// Builds and enqueues a published event inside the current transaction (``Effect/publish(_:userID:data:)``).
-    func enqueue(_ type: WebhookEventType, userID: String?, data: WebhookEventData, runID: String?, now: Int) throws {
+    package func enqueue(_ type: WebhookEventType, userID: String?, data: WebhookEventData, runID: String?, now: Int) throws {
         var d = data
         if d.runID == nil { d.runID = runID }
         let id = Self.uuid(crypto.randomBytes(16))

@@ -41,7 +41,7 @@ extension Admin {
         guard !name.isEmpty, name.count <= 64, name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
             throw IDVError(.invalidArgument, "--name must be 1–64 printable characters")
         }
-        guard !scopes.isEmpty else { throw IDVError(.invalidArgument, "--scope needs at least one of read, links, review") }
+        guard !scopes.isEmpty else { throw IDVError(.invalidArgument, "--scope needs at least one of read, links, review, erase") }
         let secret = crypto.token()
         let salt = crypto.randomBytes(32)
         let rec = APIClientRecord(clientID: "rpc_" + crypto.randomID(bytes: 12), name: name, scopes: scopes.sorted(),

@@ -1,0 +1,152 @@
+import Foundation
+import IDVCore
+import IDVEngine
+
+// The evidence record of one verification and the OpenID Connect for Identity Assurance 1.0
+// `verified_claims` (issue #37 items 3 and 4; docs/DATA-PROTECTION.md "Evidence records").
+
+extension RelyingPartyAPI {
+    /// The signer over this engine's store and vault; 1001 (internal) when the server has no vault.
+    public func signer() throws -> EvidenceSigner {
+        guard let vault = engine.registry.services?.vault else { throw IDVError(.internalError, "this server holds no vault key to sign evidence with") }
+        return EvidenceSigner(store: store, vault: vault, crypto: engine.crypto)
+    }
+
+    /// The evidence record of verification `id` as JSON (what ``signedEvidence(_:)`` signs):
+    ///
+    /// - `record_version` 1, `iss` (`web.public_url`), `iat` (Unix seconds), `sub` (the user id);
+    /// - `verification`: the decision — flow, outcome, reason (error) code, times, review;
+    /// - `evidence`: the document result (checks, chip passive/active authentication reason), the
+    ///   selfie result (liveness score 0–100, face-match score and the operating point
+    ///   `match_threshold`), consent and template, and each judged document report with its images
+    ///   replaced by their SHA-256 (`image_sha256`: hex of the decoded bytes) — never the images;
+    /// - `policy`: the operating points the decision was judged with;
+    /// - `audit`: the verification's audit entries (`seq`, `action`, `hash`) and the chain head at
+    ///   signing, anchoring the record in the hash chain (docs/AUDIT-CHAIN.md);
+    /// - `verified_claims` (OIDC4IDA 1.0 §5) when a document was read: see ``verifiedClaims(_:time:)``.
+    public func evidenceRecord(_ id: String, now: Int) throws -> JSONValue {
+        let view = try verification(id)
+        let r = try run(id)
+        let entries = try auditOf(r)
+        var evidence: [String: JSONValue] = [:]
+        if let d = view.document { evidence["document"] = try JSONValue(encoding: d) }
+        if let s = view.selfie { evidence["selfie"] = try JSONValue(encoding: s) }
+        if let c = view.consent { evidence["consent"] = .bool(c) }
+        if let t = view.templateCreated { evidence["template_created"] = .bool(t) }
+        evidence["document_reports"] = .array(view.documents.map { scan in
+            var o: [String: JSONValue] = ["scan_id": .string(scan.scanID), "overall_status": .string(scan.overallStatus), "created_at": .integer(scan.createdAt)]
+            if let rep = scan.report { o["report"] = Self.imagesDigested(rep, crypto: engine.crypto) }
+            return .object(o)
+        })
+        var policy: [String: JSONValue] = [:]
+        if let t = view.selfie?.matchThreshold { policy["match_threshold"] = .number(t) }
+        policy["specimen_documents_accepted"] = .bool(config.engine.workflow.acceptSpecimenDocuments)
+        var record: [String: JSONValue] = [
+            "record_version": 1, "iss": .string(config.web.publicURL.isEmpty ? "idvd" : config.web.publicURL), "iat": .integer(now),
+            "verification": try JSONValue(encoding: view.verification), "evidence": .object(evidence), "policy": .object(policy),
+            "audit": ["entries": .array(entries.map { ["seq": .integer($0.seq), "at": .integer($0.at), "action": .string($0.action), "hash": .string($0.hash)] }),
+                      "chain_head": try chainHead()],
+        ]
+        if let tx = view.transactionID { record["transaction_id"] = .string(tx) }
+        if let u = r.userID { record["sub"] = .string(u) }
+        if let claims = Self.verifiedClaims(view, time: view.verification.endedAt ?? view.verification.startedAt, processID: tx(view)) {
+            record["verified_claims"] = claims
+        }
+        return .object(record)
+    }
+
+    func tx(_ v: RPVerificationView) -> String { v.transactionID ?? v.verification.verificationID }
+
+    func chainHead() throws -> JSONValue {
+        guard let last = try store.auditEntries(limit: 1).last else { return .null }
+        return ["seq": .integer(last.seq), "hash": .string(last.hash)]
+    }
+
+    /// The record of ``evidenceRecord(_:now:)`` as a compact JWS (EdDSA, the current key's `kid`).
+    public func signedEvidence(_ id: String) throws -> String {
+        let now = engine.clock.now()
+        return try signer().sign(Self.canonical(try evidenceRecord(id, now: now)), now: now)
+    }
+
+    /// The user's newest verification that read a document, as a signed JWT-shaped JWS whose
+    /// payload is `{"iss","sub","iat","verification_id","verified_claims"}`; 1016 for an unknown
+    /// user, 1007 (404) when no verification of the user read a document.
+    public func signedVerifiedClaims(userID: String) throws -> String {
+        _ = try userState(userID)
+        let now = engine.clock.now()
+        let runs = try store.flowRuns(userID: userID, flows: Self.verificationFlows, since: nil, until: nil, after: nil, limit: 200)
+        for r in runs where r.outcome == .completed {
+            let view = try verification(r.runID)
+            if let claims = Self.verifiedClaims(view, time: r.endedAt ?? r.startedAt, processID: tx(view)) {
+                let payload: JSONValue = ["iss": .string(config.web.publicURL.isEmpty ? "idvd" : config.web.publicURL), "sub": .string(userID), "iat": .integer(now),
+                                          "verification_id": .string(r.runID), "verified_claims": claims]
+                return try signer().sign(Self.canonical(payload), now: now)
+            }
+        }
+        throw IDVError(.notFound, "No completed verification of this user read a document")
+    }
+
+    static func canonical(_ v: JSONValue) throws -> Data {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try enc.encode(v)
+    }
+
+    /// `document_images` members (base64 images) replaced by `{"image_sha256": hex}` of the decoded bytes.
+    static func imagesDigested(_ report: JSONValue, crypto: any EngineCrypto) -> JSONValue {
+        guard var o = report.objectValue else { return report }
+        if var info = o["document_info"]?.objectValue, let images = info["document_images"]?.objectValue {
+            var digests: [String: JSONValue] = [:]
+            for (k, v) in images {
+                if let b64 = v.stringValue, let bytes = Data(base64Encoded: b64) { digests[k] = ["image_sha256": .string(Hex.encode(crypto.sha256(Array(bytes))))] }
+            }
+            info["document_images"] = .object(digests)
+            o["document_info"] = .object(info)
+        }
+        return .object(o)
+    }
+
+    /// OpenID Connect for Identity Assurance 1.0 `verified_claims` (§5: `verification` with
+    /// `trust_framework`, `time`, `verification_process`, `evidence` of type `document` with
+    /// `check_details` and `document_details`; `claims`) from the verification's first judged
+    /// document report. Check methods (the IDA predefined values): `vpip` (the document's visual
+    /// and MRZ checks), `vcrypt` (the chip's signatures verified: passive authentication, the chip
+    /// verdict `genuine`), `bvr` (the holder's face matched the document). Countries and
+    /// nationalities are ICAO 9303 alpha-3 codes as the IDA schema asks. Nil when no report.
+    static func verifiedClaims(_ view: RPVerificationView, time: Int, processID: String) -> JSONValue? {
+        guard let report = view.documents.first?.report else { return nil }
+        let id = report["identity_data"]?.objectValue ?? [:]
+        let info = report["document_info"]?.objectValue ?? [:]
+        func s(_ v: JSONValue?) -> String? { v?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        typealias L = AdditionalDocumentScanDetails.Label
+        let iso = ISO8601DateFormatter()
+        let at = iso.string(from: Date(timeIntervalSince1970: TimeInterval(time)))
+        var checks: [JSONValue] = [["check_method": "vpip"]]
+        if view.document?.chip == "genuine" { checks.append(["check_method": "vcrypt"]) }
+        if view.selfie?.result == "MATCHED" { checks.append(["check_method": "bvr"]) }
+        var details: [String: JSONValue] = [:]
+        let number = s(info["document_number"]) ?? s(id[L.documentNumber])
+        if let number { details["document_number"] = .string(number) }
+        let kind = (s(info["document_type"]) ?? "").lowercased()
+        details["type"] = .string(kind.contains("id") ? "idcard" : "passport")
+        if let c = s(id[L.issuingStateCode]) ?? s(info["issuing_country"]) ?? s(info["issuing_authority"]) { details["issuer"] = ["country_code": .string(c)] }
+        if let d = s(info["issue_date"]) { details["date_of_issuance"] = .string(d) }
+        if let d = s(info["expiry_date"]) ?? s(id[L.dateOfExpiry]) { details["date_of_expiry"] = .string(d) }
+        var claims: [String: JSONValue] = [:]
+        // Seed 003 labels (`identity_data`), else seed 002's `document_info` fields.
+        if let g = s(id[L.givenName]) ?? s(info["given_name"]) { claims["given_name"] = .string(g) }
+        if let f = s(id[L.surname]) ?? s(info["surname"]) { claims["family_name"] = .string(f) }
+        if let b = s(id[L.dateOfBirth]) ?? s(info["date_of_birth"]) { claims["birthdate"] = .string(b) }
+        if let n = s(id[L.nationality]) ?? s(info["nationality"]) { claims["nationalities"] = [.string(n)] }
+        guard number != nil || !claims.isEmpty else { return nil }
+        return [
+            "verification": [
+                "trust_framework": "idvd",
+                "time": .string(at),
+                "verification_process": .string(processID),
+                "evidence": [["type": "document", "check_details": .array(checks), "time": .string(at), "document_details": .object(details)]],
+            ],
+            "claims": .object(claims),
+        ]
+    }
+}
