@@ -52,9 +52,11 @@ final class EvidenceRecordTests: XCTestCase {
         XCTAssertEqual(try api.startFlow("idv.postlogin.kyc", ["reason": "Account opening"]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
         XCTAssertEqual(try api.scanDocument(try TestImages.obamaPassportPage()).challenge?.name, "getIDVConfirmDocumentDetails")
         try api.answer(["is_confirm": true])
-        _ = try api.captureSelfie(try TestImages.obamaSelfie())
-        var last = try api.answer(["action": "continue-flow"])
-        if last.challenge != nil { last = try api.answer(["consent": true]) }
+        let selfie = try api.captureSelfie(try TestImages.obamaSelfie())
+        XCTAssertEqual(selfie.challenge?.name, "getIDVSelfieConfirmation", "\(String(describing: selfie.error)) \(String(describing: selfie.event))")
+        XCTAssertEqual(try api.answer(["action": "continue-flow"]).challenge?.name, "getIDVBiometricOptInConsent")
+        let last = try api.answer(["is_opt_in": true])
+        XCTAssertTrue(try XCTUnwrap(last.event).payload.decode(KYCResponse.self).isSuccess)
         let list = try bank.call("GET", "/v1/rp/users/\(user)/verifications")
         let vid = try XCTUnwrap(list.body["items"]?.arrayValue?.first?["verification_id"]?.stringValue, "\(list.body)")
 
@@ -111,15 +113,18 @@ final class EvidenceRecordTests: XCTestCase {
 
         // Verified claims of the user, signed the same way.
         let claims = try http.request("GET", "/v1/rp/users/\(user)/verified-claims", headers: ["Authorization": "Bearer \(bank.credentials)"])
-        if record["verification"]?["outcome"] == "completed" {
-            XCTAssertEqual(claims.status, 200, String(decoding: claims.body, as: UTF8.self))
-            let cFile = dir.appendingPathComponent("claims.jws")
-            try claims.body.write(to: cFile)
-            let c = try python(Self.jwcryptoVerify, [jwksFile.path, cFile.path])
-            XCTAssertEqual(c.status, 0, c.out)
-            let payload = try JSONDecoder().decode(JSONValue.self, from: Data(c.out.utf8))
-            XCTAssertEqual(payload["verified_claims"], vc)
-        }
+        let verificationJSON = String(decoding: try JSONEncoder().encode(record["verification"] ?? .null), as: UTF8.self)
+        XCTAssertEqual(record["verification"]?["outcome"], "completed", "\(verificationJSON) last: \(String(describing: last.challenge?.name)) \(String(describing: last.event))")
+        XCTAssertEqual(claims.status, 200, String(decoding: claims.body, as: UTF8.self))
+        let cFile = dir.appendingPathComponent("claims.jws")
+        try claims.body.write(to: cFile)
+        let c = try python(Self.jwcryptoVerify, [jwksFile.path, cFile.path])
+        XCTAssertEqual(c.status, 0, c.out)
+        let payload = try JSONDecoder().decode(JSONValue.self, from: Data(c.out.utf8))
+        XCTAssertEqual(payload["verified_claims"], vc)
+        XCTAssertEqual(payload["sub"]?.stringValue, user)
+        let stranger = try http.request("GET", "/v1/rp/users/nobody-here/verified-claims", headers: ["Authorization": "Bearer \(bank.credentials)"])
+        XCTAssertEqual(stranger.status, 404)
 
         // Rotation: a new key signs, the old one stays listed and the old record still verifies.
         let rotated = try IDVD.run(["admin", "evidence-key", "rotate", "--db", db])
