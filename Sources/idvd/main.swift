@@ -14,6 +14,7 @@ let commands: [Command] = [
     .mrz,
     .face,
     .liveness,
+    .presence,
     .selfie,
     .specimen,
     .document,

@@ -359,6 +359,10 @@ public struct SelfieAnalyzer: Sendable {
                     summary.sharpness = stats.laplacianVariance
                 }
                 lap(&times.quality)
+                summary.illumination = rgb.withUnsafeBufferPointer {
+                    IlluminationSample.measure(rgb: $0, width: image.width, height: image.height, box: face.box)
+                }
+                lap(&times.illumination)
                 if let pad, textureIndices.contains(i) {
                     summary.texture = try rgb.withUnsafeBufferPointer {
                         try pad.score(rgb: $0, width: image.width, height: image.height, box: face.box)
