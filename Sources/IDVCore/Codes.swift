@@ -50,6 +50,7 @@ import Foundation
 /// | 1063 | `selfieFaceTooSmall` | the face is too small in the selfie capture: take it again |
 /// | 1064 | `selfieLowContrast` | the selfie capture has too little contrast: take it again |
 /// | 1065 | `selfieFaceNotFrontal` | the face in the selfie capture is turned away: take it again |
+/// | 1070 | `presenceRequired` | the selfie must be taken while the screen flashes the server's colours (`idv.presence_fallback = refuse`): no other way is offered |
 /// | 1080 | `documentGlare` | no machine-readable zone could be read and glare covers a band of the page: take it again |
 /// | 1100 | `analysisBusy` | the server's analysis pool (or its memory budget) is full: send the same upload again after `Retry-After` seconds |
 /// | 1101 | `analysisInProgress` | this session or user already has an analysis running or queued: wait for its answer, then retry |
@@ -113,6 +114,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case selfieFaceTooSmall = 1063
     case selfieLowContrast = 1064
     case selfieFaceNotFrontal = 1065
+    case presenceRequired = 1070
     case documentGlare = 1080
     case analysisBusy = 1100
     case analysisInProgress = 1101
@@ -179,6 +181,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .selfieFaceTooSmall: return "Your face is too small in the selfie: hold the phone closer and take it again"
         case .selfieLowContrast: return "The selfie has too little contrast to check: face the light and take it again"
         case .selfieFaceNotFrontal: return "Your face is turned away in the selfie: look straight at the camera and take it again"
+        case .presenceRequired: return "This check needs your screen to flash colours while the front camera records: take the selfie on a phone or computer whose screen faces you"
         case .documentGlare: return "Glare hides the machine-readable zone: tilt the document away from the light and take it again"
         case .analysisBusy: return "The server is busy analysing other uploads: send the same upload again in a moment"
         case .analysisInProgress: return "An upload of yours is still being analysed: wait for its answer, then try again"
@@ -211,7 +214,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
              .clientUnauthenticated, .scopeForbidden, .authThrottled, .activationRunsExhausted: return .authentication
         case .sessionRateLimited: return .request
         case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound, .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred,
-             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal, .documentGlare: return .media
+             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal, .presenceRequired, .documentGlare: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
              .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable, .verificationUnderReview,
              .reviewAlreadyDecided: return .flow

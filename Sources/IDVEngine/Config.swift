@@ -128,7 +128,7 @@ public struct ServerConfig: Sendable, Equatable {
         int("shutdown.grace_seconds", \.shutdownGraceSeconds, min: 0, "on SIGTERM/SIGINT: wait this long for in-flight requests"),
         bool("log.requests", \.logRequests, "one JSON log line per request (true/false)"),
         bool("documents.warm_up", \.documentsWarmUp, "idvd serve: load the OCR-B classifier's shipped parameters (a few ms) in the background at start, not at the first document upload (true/false)"),
-    ] + DatabaseSettings.settings + WorkflowPolicy.settings + WebSettings.settings + ReviewPolicy.settings + RelyingPartySettings.settings + WebhookSettings.settings + LimitSettings.settings
+    ] + DatabaseSettings.settings + WorkflowPolicy.settings + PresencePolicy.settings + WebSettings.settings + ReviewPolicy.settings + RelyingPartySettings.settings + WebhookSettings.settings + LimitSettings.settings
       + AnalysisSettings.settings + ClientLimits.settings
 
     /// Applies one setting by key; throws on an unknown key or a bad value.

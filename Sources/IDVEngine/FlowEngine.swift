@@ -186,7 +186,7 @@ public final class FlowEngine: Sendable {
                         try ensureUnchanged(s, else: IDVError(.replayedAnswer, "Another answer to this challenge was accepted first"))
                         c.session.lastSeenAt = c.now
                         let facts = try loadFacts(subject: prepared.subject, biometric: prepared.usesBiometricHistory, c)
-                        guard evidence.basis.holds(in: facts) else { throw StaleEvidence() }
+                        guard evidence.basis.holds(in: facts), try captureReplayHolds(evidence, now: c.now) else { throw StaleEvidence() }
                         let t = try prepared.reduce(evidence, facts, env(frame.runID, c))
                         let event = try settle(t, c)
                         guard try store.updateSession(c.session, expectedVersion: s.version, consuming: ch.challengeID) else {
@@ -566,6 +566,8 @@ public final class FlowEngine: Sendable {
             c.credentials.append((false, kind, uid))
         case let .limitRefused(limit):
             c.refusals.append(limit)
+        case let .recordCaptureDigests(digests, expiresAt):
+            try recordCaptureDigests(digests, now: c.now, expiresAt: expiresAt)
         }
     }
 
@@ -609,7 +611,7 @@ public final class FlowEngine: Sendable {
             } catch let err as IDVError where IDVErrorCode(rawValue: err.longErrorCode).map(Self.retryableUploadErrors.contains) ?? false {
                 e.document = .failure(err)
             }
-        case let .selfie(frames, fps, referenceRequest, challenge, nameMedia):
+        case let .selfie(frames, fps, referenceRequest, challenge, nameMedia, presence):
             guard let analyser = services?.selfies else { throw IDVError(.workflowUnavailable, "this server has no selfie analyser") }
             if let id = nameMedia, let m = try workflowStore().media(id), m.runID == runID {
                 e.displayName = String(decoding: try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.name.rawValue)),
@@ -624,8 +626,12 @@ public final class FlowEngine: Sendable {
             let admitted = try analysis.admit(cost: services?.costing?.cost(frames: frames) ?? .zero, run: runID, user: subject)
             defer { analysis.release(admitted) }
             do {
-                let (v, ms) = try Self.timed { try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge) }
+                let (v, ms) = try Self.timed {
+                    try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge,
+                                         illumination: presence.illumination)
+                }
                 e.selfie = .success(Timed(v, milliseconds: ms))
+                (e.captureDigests, e.replayedFrames) = try captureReplay(frames)
             } catch let err as IDVError where IDVErrorCode(rawValue: err.longErrorCode).map(Self.retryableUploadErrors.contains) ?? false {
                 e.selfie = .failure(err)
             }
@@ -689,9 +695,11 @@ public final class FlowEngine: Sendable {
         public var unboundDevices: Int = 0
         /// Credential-limit counters (``LimitCounterRecord``) idle long enough to be forgotten, deleted.
         public var limitCounters: Int = 0
+        /// Digests of selfie frames past `idv.capture_replay_seconds`, deleted.
+        public var captureDigests: Int = 0
         enum CodingKeys: String, CodingKey {
             case sessions, flowRunsClosed = "flow_runs_closed", mediaPurged = "media_purged", anonymousSessions = "anonymous_sessions"
-            case unboundDevices = "unbound_devices", limitCounters = "limit_counters"
+            case unboundDevices = "unbound_devices", limitCounters = "limit_counters", captureDigests = "capture_digests"
         }
     }
 
@@ -760,6 +768,7 @@ public final class FlowEngine: Sendable {
             if n < batch { break }
         }
         if let ws = store as? any WorkflowStore { report.mediaPurged = try ws.purgeExpiredMedia(now: now) }
+        report.captureDigests = try purgeCaptureDigests(now: now)
         return report
     }
 }

@@ -133,6 +133,13 @@ public final class RDNA: @unchecked Sendable {
     public var pendingLivenessChallenge: RDNALivenessChallenge? {
         lock.withLock { challenge }.flatMap { RDNALivenessChallenge(payload: $0.payload) }
     }
+    /// The server's illumination challenge for the coming selfie capture (presence): set while the
+    /// server asks `uploadIDVSelfieFrames` with `presence.illumination`, nil otherwise (presence off,
+    /// a fallback, or another step). The SDK hands it to a ``SelfieCaptureProvider`` that can flash;
+    /// an app may show ``RDNAIlluminationChallenge/photosensitivityWarning`` ahead.
+    public var pendingIlluminationChallenge: RDNAIlluminationChallenge? {
+        lock.withLock { challenge }.flatMap { $0.name == WireMapping.uploadIDVSelfieFrames ? RDNAIlluminationChallenge(payload: $0.payload) : nil }
+    }
     public var isLoggedIn: Bool { lock.withLock { session?.loggedIn ?? false } }
 
     typealias Completion = @Sendable ([RDNAEvent]) -> Void
@@ -328,17 +335,42 @@ public final class RDNA: @unchecked Sendable {
     }
 
     /// `{"frames": …, "fps": …, "meta_data": …}` from the selfie capture provider (1008 when it
-    /// fails), or `{"cancel": true}` when the user left the capture.
+    /// fails), or `{"cancel": true}` when the user left the capture. Under an illumination challenge
+    /// (``pendingIlluminationChallenge``): a provider that can flash captures with it and the frames'
+    /// times go as `frame_times_ms`; one that cannot answers `{"presence": {"illumination":
+    /// "unavailable"}}`, a person who declines `… "declined"` (the server asks again with its fallback).
     private func selfiePayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
         let (p, back) = lock.withLock { (selfieProvider, useBackCamera) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no selfie capture provider is set") }
+        let illumination = pendingIlluminationChallenge
+        if illumination != nil, !provider.canFlashIllumination {
+            return WireMapping.presenceDecline(.unavailable)
+        }
         do {
-            let selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
-            return [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond),
-                    WireMapping.Key.metaData: WireMapping.selfieMetaData(selfie, useBackCamera: back)]
-        } catch where error.isUserCancellation {
+            let selfie: CapturedSelfie
+            if let illumination {
+                selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge, illumination: illumination)
+            } else {
+                selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
+            }
+            var payload: [String: JSONValue] = [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond),
+                                                WireMapping.Key.metaData: WireMapping.selfieMetaData(selfie, useBackCamera: back)]
+            if illumination != nil, let times = selfie.frameTimesMs {
+                guard times.count == selfie.frames.count else {
+                    throw IDVError(.invalidImage, "selfie capture: \(times.count) frame times for \(selfie.frames.count) frames")
+                }
+                payload[PresenceAnswer.frameTimesKey] = .array(times.map { .number(($0 * 10).rounded() / 10) })
+            }
+            return .object(payload)
+        } catch let error as CaptureError where error == .illuminationDeclined {
+            return WireMapping.presenceDecline(.declined)
+        } catch let error as CaptureError where error.isUserCancellation {
             return [WireMapping.Key.cancel: true]
-        } catch { throw IDVError(.invalidImage, "selfie capture: \(error.message)") }
+        } catch let error as CaptureError {
+            throw IDVError(.invalidImage, "selfie capture: \(error.message)")
+        } catch let error as IDVError {
+            throw error
+        } catch { throw IDVError(.invalidImage, "selfie capture failed") }
     }
 
     /// A2: answers `getIDVConfirmDocumentDetails` (`false` = rescan).

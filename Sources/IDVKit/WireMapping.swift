@@ -31,7 +31,7 @@ import Foundation
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` |
 /// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``) |
+/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``), with `"frame_times_ms": [Double]` under an illumination challenge; `{"presence": {"illumination": "unavailable" \| "declined"}}` when the provider cannot flash or the person declines (``presenceDecline(_:)``) |
 /// | `setIDVSelfieProcessStartConfirmation(…)` when `uploadIDVSelfieFrames` is asked again | `uploadIDVSelfieFrames` | **upload** | `true`: `{"frames": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVSelfieConfirmation(_:challenge:)` | `getIDVSelfieConfirmation` | answer | `{"action": String}` (an offered key; `"true"` = `continue-flow`) |
 /// | `setIDVBiometricOptInConsent(_:challenge:)` | `getIDVBiometricOptInConsent` | answer | `{"is_opt_in": Bool}` |
@@ -131,6 +131,12 @@ public enum WireMapping {
     }
 
     /// Selfie frames as the upload payload's `frames` array (oldest first).
+    /// The answer of a client that does not flash the server's illumination sequence:
+    /// `{"presence": {"illumination": "unavailable" | "declined"}}` (IDVCore ``PresenceAnswerPayload``).
+    public static func presenceDecline(_ why: IlluminationDecline) -> JSONValue {
+        [PresenceChallengePayload.key: (try? JSONValue(encoding: PresenceAnswerPayload(illumination: why))) ?? .null]
+    }
+
     public static func framesPayload(_ selfie: CapturedSelfie) -> JSONValue {
         .array(selfie.frames.map { .string($0.base64EncodedString()) })
     }

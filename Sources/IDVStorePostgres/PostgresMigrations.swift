@@ -270,5 +270,14 @@ enum PostgresMigrations {
         );
         CREATE INDEX limit_counters_updated ON limit_counters(updated_at);
         """,
+        // 11: the digests of judged selfie frames, for the replay check (PostgresStore+Presence.swift; docs/WORKFLOWS.md).
+        """
+        CREATE TABLE capture_digests (
+            digest TEXT PRIMARY KEY,
+            seen_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX capture_digests_expires ON capture_digests(expires_at);
+        """,
     ]
 }

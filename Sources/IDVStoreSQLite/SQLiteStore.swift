@@ -191,6 +191,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         WebhookMigrations.v9,
         // 10: the credential-limit counters every node shares (SQLiteStore+Limits.swift; docs/LIMITS.md).
         LimitMigrations.v10,
+        // 11: the digests of judged selfie frames, for the replay check (SQLiteStore+Presence.swift; docs/WORKFLOWS.md).
+        PresenceMigrations.v11,
     ]
 
     /// Opens (creating if needed) the database at `path`, sets WAL and foreign keys, and applies

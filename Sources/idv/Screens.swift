@@ -161,12 +161,12 @@ struct Screens {
             ui.fact("liveness_actions", lc.actions.map(\.rawValue).joined(separator: ","))
         }
         rejectedCapture(service)
-        try ask("selfie-start", "capture FRAME_FOLDER [back] | cancel", answers: answers) { a in
+        try ask("selfie-start", "capture FRAME_FOLDER [back] [no-flash] | cancel", answers: answers) { a in
             let parts = a.split(separator: " ").map(String.init)
             switch parts.first {
             case "capture" where parts.count >= 2:
-                return service.setIDVSelfieProcessStartConfirmation(true, back: parts.count > 2 && parts[2] == "back", workflow,
-                                                                    frames: URL(fileURLWithPath: parts[1]))
+                return service.setIDVSelfieProcessStartConfirmation(true, back: parts.dropFirst(2).contains("back"), workflow,
+                                                                    frames: URL(fileURLWithPath: parts[1]), noFlash: parts.dropFirst(2).contains("no-flash"))
             case "cancel": return service.setIDVSelfieProcessStartConfirmation(false, back: false, workflow, frames: nil)
             default: return nil
             }

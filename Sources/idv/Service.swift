@@ -9,7 +9,9 @@ import IDVKit
 final class IDVService: @unchecked Sendable {
     let rdna: RDNA
     let ui: Terminal
-    init(rdna: RDNA, ui: Terminal) { self.rdna = rdna; self.ui = ui }
+    /// `--flash-simulator`: the `idvd` that renders a capture under the server's illumination sequence.
+    let flashSimulator: URL?
+    init(rdna: RDNA, ui: Terminal, flashSimulator: URL? = nil) { self.rdna = rdna; self.ui = ui; self.flashSimulator = flashSimulator }
 
     @discardableResult
     private func log(_ api: String, _ e: RDNAError) -> RDNAError {
@@ -34,8 +36,12 @@ final class IDVService: @unchecked Sendable {
     @discardableResult func setIDVConfirmDocumentDetails(_ b: Bool, _ m: RDNAChallengeOpMode) -> RDNAError {
         log("setIDVConfirmDocumentDetails", rdna.setIDVConfirmDocumentDetails(b, challenge: m))
     }
-    @discardableResult func setIDVSelfieProcessStartConfirmation(_ b: Bool, back: Bool, _ wf: RDNAIDVWorkflow, frames: URL?) -> RDNAError {
-        rdna.setSelfieCaptureProvider(frames.map { FrameFolderSelfieCapture(folder: $0) })
+    @discardableResult func setIDVSelfieProcessStartConfirmation(_ b: Bool, back: Bool, _ wf: RDNAIDVWorkflow, frames: URL?,
+                                                                 noFlash: Bool = false) -> RDNAError {
+        rdna.setSelfieCaptureProvider(frames.map { folder -> any SelfieCaptureProvider in
+            // The screen "flashes" through the simulator when there is one; else the app cannot flash.
+            flashSimulator.map { SimulatedFlashCapture(folder: folder, simulator: $0, declined: noFlash, ui: ui) } ?? FrameFolderSelfieCapture(folder: folder)
+        })
         return log("setIDVSelfieProcessStartConfirmation", rdna.setIDVSelfieProcessStartConfirmation(b, useDeviceBackCamera: back, idvWorkflow: wf))
     }
     @discardableResult func setIDVSelfieConfirmation(_ a: String, _ m: RDNAChallengeOpMode) -> RDNAError {

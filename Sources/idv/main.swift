@@ -3,7 +3,7 @@ import IDVKit
 
 // The sample app: the codelabs' screens as a terminal app (screens / coordinator / service).
 let usage = """
-usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE] [--chip-dir DIR]
+usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE] [--chip-dir DIR] [--flash-simulator IDVD]
   Runs the codelabs' flows against an idvd server: check user, activation code, document and selfie
   screens, consent, password, and the dashboard (KYC, additional document scan, biometric
   authentication, template status, opt-in, opt-out, log off).
@@ -16,9 +16,14 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   --chip-dir DIR reads an eMRTD chip's files from DIR (EF_SOD.bin, EF_COM.bin, DG1.bin, DG2.bin … as
   'idvd specimen --chip' writes them) after every document capture and sends them beside the pages:
   the server verifies the chip (passive authentication), and the scan result shows the 'nfc' row.
+  --flash-simulator IDVD: when the server asks the screen to flash a colour sequence during the selfie
+  (presence), the frame folder is rendered as a phone camera would record it under that light by
+  'IDVD presence simulate' (a terminal has no screen facing a face); without it the app cannot flash,
+  and the server asks again with its fallback (the head-movement challenge). 'no-flash' after the
+  folder declines the flashing as a person sensitive to it would.
   Screens: check-user, activation-code, set-password, verify-password, reauth-password, lda-consent, lda-presence,
   document-start (scan FRONT [BACK] | cancel), document-details (confirm | rescan),
-  selfie-start (capture FOLDER [back] | cancel), selfie-confirmation (an offered key | close),
+  selfie-start (capture FOLDER [back] [no-flash] | cancel), selfie-confirmation (an offered key | close),
   consent (approve | reject | close), optin-frame (approve | recapture | cancel),
   dashboard (kyc R | docscan R | biometric-auth R | template-status | optin | optout | logoff | quit).
   Each finished flow prints 'RESULT flow=… event=… error=… status=… verdict=…'; a summary ends the run.
@@ -55,7 +60,15 @@ if let script = opts["script"] {
 let ui = Terminal()
 ui.line("idv \(IDVKit.version) — the OpenIDV sample app; server \(server.absoluteString)")
 let rdna = RDNA.shared
-let service = IDVService(rdna: rdna, ui: ui)
+var flashSimulator: URL?
+if let path = opts["flash-simulator"] {
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        FileHandle.standardError.write(Data("idv: --flash-simulator \(path) is not an executable (the idvd binary)\n".utf8))
+        exit(2)
+    }
+    flashSimulator = URL(fileURLWithPath: path)
+}
+let service = IDVService(rdna: rdna, ui: ui, flashSimulator: flashSimulator)
 let coordinator = Coordinator(service: service, ui: ui, answers: answers, outDir: outDir)
 let delegates = DelegateManager()
 delegates.onEvent = { coordinator.handle($0) }

@@ -148,7 +148,9 @@ extension Benchmark {
                                                         parameters: scene, sequence: judged.steps.map { [Int($0.red), Int($0.green), Int($0.blue), $0.milliseconds] },
                                                         shown: shown?.steps.map { [Int($0.red), Int($0.green), Int($0.blue), $0.milliseconds] },
                                                         delay_ms: delay, times: reported.map { ($0 * 10).rounded() / 10 },
-                                                        features: samples.map { $0?.logRatio.map { ($0 * 1e5).rounded() / 1e5 } }, report: r)
+                                                        features: samples.map { $0?.logRatio.map { ($0 * 1e5).rounded() / 1e5 } },
+                                                        face: samples.map { $0?.face.map { ($0 * 1e6).rounded() / 1e6 } },
+                                                        background: samples.map { $0?.background.map { ($0 * 1e6).rounded() / 1e6 } }, report: r)
                             let encoder = JSONEncoder()
                             encoder.outputFormatting = [.sortedKeys]
                             dump.write(try encoder.encode(line))
@@ -205,6 +207,8 @@ struct PresenceDumpLine: Encodable {
     let delay_ms: Double
     let times: [Double]
     let features: [[Double]?]
+    /// Per frame, the face's and the background's mean linear RGB (`IlluminationSample`).
+    let face: [[Double]?], background: [[Double]?]
     let report: IlluminationReport
 }
 

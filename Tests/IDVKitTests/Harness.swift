@@ -23,8 +23,10 @@ final class IDVDServer {
     let db: String
     private(set) var process: Process?
     private(set) var port = 0
+    /// Presence and the replay check are off (PresenceSDKTests turns them on): the frame folders cannot
+    /// flash, and the same committed frames are sent many times.
     static let settings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "2",
-                            "documents.warm_up": "false"]
+                            "documents.warm_up": "false", "idv.presence": "off", "idv.capture_replay_seconds": "0"]
 
     /// Server settings beyond the test defaults (`--set key=value`), e.g. `idv.liveness_mode`.
     let extraSettings: [String: String]

@@ -65,8 +65,10 @@ final class ServerProcess {
     var environment: [String: String] = [:]
 
     /// Light Argon2id parameters (the minimum) keep the suite fast; production defaults are documented.
+    /// Presence and the replay check are off (`PresenceTests` turns them on): these tests send the same
+    /// committed frames, which no screen lit, again and again.
     static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5",
-                                "documents.warm_up": "false"]
+                                "documents.warm_up": "false", "idv.presence": "off", "idv.capture_replay_seconds": "0"]
 
     init(settings: [String: String] = [:], dir: URL? = nil) throws {
         let d = dir ?? FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-\(UUID().uuidString)")

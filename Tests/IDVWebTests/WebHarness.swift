@@ -50,8 +50,9 @@ final class WebServer {
     private(set) var process: Process?
     private(set) var port = 0
     let settings: [String: String]
+    /// Presence and the replay check are off here (the browser scenario `presence_illumination` has them on).
     static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "2",
-                               "documents.warm_up": "false", "session.sweep_seconds": "0"]
+                               "documents.warm_up": "false", "session.sweep_seconds": "0", "idv.presence": "off", "idv.capture_replay_seconds": "0"]
 
     init(settings: [String: String] = [:]) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvweb-test-\(UUID().uuidString)")

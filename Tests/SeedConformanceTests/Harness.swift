@@ -30,8 +30,10 @@ final class IDVDServer {
     let db: String
     private(set) var process: Process?
     private(set) var port = 0
+    /// Presence and the replay check are off: the codelabs' flows send the same committed frames (a
+    /// folder, which cannot flash) in every test.
     static let settings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "2",
-                           "documents.warm_up": "false"]
+                           "documents.warm_up": "false", "idv.presence": "off", "idv.capture_replay_seconds": "0"]
     let extraSettings: [String: String]
 
     init(settings extra: [String: String] = [:]) throws {

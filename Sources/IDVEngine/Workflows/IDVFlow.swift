@@ -122,6 +122,9 @@ public struct IDVRun: Codable, Sendable, Equatable {
     public var reviewSelfie: [ReviewTrigger]?
     /// The sealed best frame of the last selfie, kept for the reviewer when a trigger applies.
     public var selfieMedia: String?
+    /// The presence assurance of the last judged selfie (Workflows/Presence.swift): illumination
+    /// followed, a fallback, or not checked.
+    public var presenceAssurance: PresenceAssurance?
 
     /// Every review trigger that holds for the run now.
     public var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }
@@ -168,8 +171,12 @@ public enum IDVInput: Sendable {
     case cancel
     /// Document pages, and the chip files sent beside them (nil: none).
     case pages([Data], chip: ChipData?)
-    /// The frames (oldest first), their rate, and the capture's sanitised `meta_data`.
-    case frames([Data], framesPerSecond: Double?, metaData: SelfieCaptureMetadata?)
+    /// The frames (oldest first), their rate, the capture's sanitised `meta_data`, and what presence
+    /// the server asked of them (with the frames' times under an illumination sequence).
+    case frames([Data], framesPerSecond: Double?, metaData: SelfieCaptureMetadata?, presence: CapturePresence)
+    /// The client did not flash the issued illumination sequence: `unavailable`, `declined`, or
+    /// `no_frame_times` (frames sent without `frame_times_ms`, left unjudged).
+    case presenceDeclined(how: String)
     case action(IDVActionKey)
     case optIn(Bool)
     case password(String)
@@ -354,10 +361,15 @@ extension IDVFlowSteps {
     }
 
     /// The selfie frames of an upload answer, its frame rate (`fps`: frames per second, a number
-    /// in (0, 240]; absent: the analyser's default) and its `meta_data` (an object, sanitised:
-    /// ``SelfieCaptureMetadata/init(sanitising:)``); 1001 when malformed.
-    func parseFrames(_ a: WireAnswer) throws -> IDVInput {
+    /// in (0, 240]; absent: the analyser's default), its `meta_data` (an object, sanitised:
+    /// ``SelfieCaptureMetadata/init(sanitising:)``) and its presence against the pending challenge
+    /// `ch` (`frame_times_ms`, or a decline: Workflows/Presence.swift); 1001 when malformed.
+    func parseFrames(_ a: WireAnswer, _ ch: PendingChallenge) throws -> IDVInput {
         if try Self.isCancel(a) { return .cancel }
+        if let decline = try Self.presenceDecline(a, ch) {
+            guard a.payload["frames"] == nil else { throw IDVError(.malformedRequest, "payload.presence declines the sequence: send no frames with it") }
+            return .presenceDeclined(how: decline.rawValue)
+        }
         guard let framesJSON = a.payload["frames"]?.arrayValue, !framesJSON.isEmpty else {
             throw IDVError(.malformedRequest, "payload.frames (non-empty array of base64 images) is required")
         }
@@ -375,7 +387,9 @@ extension IDVFlowSteps {
             guard let m = SelfieCaptureMetadata(sanitising: v) else { throw IDVError(.malformedRequest, "payload.meta_data must be an object") }
             meta = m
         }
-        return .frames(frames, framesPerSecond: fps, metaData: meta)
+        let (presence, declined) = try Self.capturePresence(a, ch, frameCount: frames.count)
+        guard let presence else { return .presenceDeclined(how: declined == nil ? "declined" : "no_frame_times") }
+        return .frames(frames, framesPerSecond: fps, metaData: meta, presence: presence)
     }
 
     func parseReauth(_ step: ReauthStep, _ a: WireAnswer, _ ch: PendingChallenge) throws -> IDVInput {
@@ -460,14 +474,18 @@ extension IDVFlowSteps {
     }
 
     /// `uploadIDVSelfieFrames`, with the pending capture's challenge (issued now when there is none:
-    /// a challenge is used up by the verification that evaluates it).
+    /// a challenge is used up by the verification that evaluates it) and its presence: `presence`
+    /// (a fallback), else a fresh illumination sequence (``freshPresence(now:)``) — every ask has its own.
     func askSelfieUpload(_ r: IDVRun, challenge: LivenessChallenge?, now: Int, error: IDVError? = nil, status: RequestStatus? = nil,
-                         livenessReasons: [String]? = nil) -> StepResult<SelfieStep> {
+                         livenessReasons: [String]? = nil, presence: PresenceChallengePayload? = nil) -> StepResult<SelfieStep> {
         var payload: [String: JSONValue] = ["max_frames": .integer(policy.maxFrames), "media_types": ["image/jpeg", "image/png"]]
         var c = challenge
-        if policy.activeLiveness {
-            if c == nil { c = issueChallenge(now: now) }
+        if policy.activeLiveness, c == nil { c = issueChallenge(now: now) }
+        if policy.activeLiveness || c != nil {
             payload["liveness_challenge"] = c.flatMap { try? JSONValue(encoding: $0) } ?? .null
+        }
+        if let p = presence ?? freshPresence(now: now), let v = try? JSONValue(encoding: p) {
+            payload[PresenceChallengePayload.key] = v
         }
         if let livenessReasons { payload["liveness_reasons"] = .array(livenessReasons.map { .string($0) }) }
         return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r), payload: .object(payload),
@@ -486,7 +504,13 @@ extension IDVFlowSteps {
     func selfieUpload(_ r: inout IDVRun, challenge: LivenessChallenge?, _ input: IDVInput, _ evidence: Evidence, _ facts: Facts,
                       _ env: FlowEnv, _ effects: inout [Effect]) throws -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
         if case .cancel = input { return (.end(.cancelled(preLogin: kind.preLogin)), nil) }
+        // A client that did not flash the issued sequence: the policy's fallback, no attempt used.
+        if case let .presenceDeclined(how) = input { return (declinePresence(r, how: how, now: facts.now, &effects), nil) }
         guard let analysed = evidence.selfie, let reference = evidence.reference else { throw IDVError(.internalError, "the selfie was not analysed") }
+        var presence = CapturePresence.none
+        if case let .frames(_, _, _, p) = input { presence = p }
+        // A fallback head-movement challenge is not carried over to a new ask (it gets fresh illumination).
+        let keep = policy.activeLiveness ? challenge : nil
         r.selfieAttempts += 1
         // Active liveness: judged against the challenge the server issued and kept (never one from the client).
         if policy.activeLiveness, challenge == nil { throw IDVError(.internalError, "no liveness challenge was issued for this capture") }
@@ -495,9 +519,13 @@ extension IDVFlowSteps {
             effects.append(audit(r, "selfie_verified", ["result": .string("unusable"), "error_code": .integer(e.longErrorCode),
                                                         "attempt": .integer(r.selfieAttempts)]))
             if selfieLeft(r) <= 0 { return (.end(.exhausted("selfie")), nil) }
-            return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: e), nil)
+            return (askSelfieUpload(r, challenge: keep, now: facts.now, error: e), nil)
         case let .success(t):
             let e = t.value
+            // Judged frames are kept as digests: the same bytes uploaded again fail as a replay.
+            if policy.presence.replaySeconds > 0, !evidence.captureDigests.isEmpty {
+                effects.append(.recordCaptureDigests(evidence.captureDigests, expiresAt: facts.now + policy.presence.replaySeconds))
+            }
             // A capture too dark, bright, blurred or small to decide on is asked again, not judged; one
             // with the face turned away is asked again instead of a match verdict, once it is live.
             func recapture(_ issue: CaptureIssue) -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
@@ -506,15 +534,24 @@ extension IDVFlowSteps {
                                                             "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
                 r.embedding = nil
                 if selfieLeft(r) <= 0 { return (.end(.exhausted("selfie")), nil) }
-                return (askSelfieUpload(r, challenge: challenge, now: facts.now, error: error), nil)
+                return (askSelfieUpload(r, challenge: keep, now: facts.now, error: error), nil)
             }
             if let issue = policy.recapture(e) { return recapture(issue) }
-            let j = policy.judge(e, reference: reference, challenge: challenge, now: facts.now)
+            let j = policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
+                                 now: facts.now)
             if let issue = policy.recapture(e, after: j) { return recapture(issue) }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
             r.livenessScore = j.livenessScore
+            r.presenceAssurance = j.assurance
+            let illumination = e.presence.measurement
             effects.append(audit(r, "selfie_verified", [
+                "presence": .string(presence.illumination == nil ? "not_asked" : e.presence.name),   // with a fallback: not asked
+                "presence_assurance": .string(j.assurance.rawValue),
+                "presence_score": illumination?.score.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+                "presence_p": illumination?.pValue.map { .number($0) } ?? .null,
+                "presence_steps": illumination.map { .string("\($0.stepsMeasured)/\($0.steps)") } ?? .null,
+                "replayed_frames": .integer(evidence.replayedFrames),
                 "result": .string(j.verdict.rawValue), "attempt": .integer(r.selfieAttempts),
                 "face_match_score": r.faceMatchScore.map { .number($0) } ?? .null, "liveness_score": .integer(j.livenessScore),
                 "reasons": .array(j.cues.prefix(8).map { .string($0.rawValue) }), "reason": .string(j.reason.rawValue),
@@ -657,6 +694,7 @@ extension IDVFlowSteps {
             "consent": r.consent.map { .bool($0) } ?? .null, "template_created": .bool(r.templateCreated),
             "scan_id": r.scanID.map { .string($0) } ?? .null,
             "review_triggers": r.reviewTriggers.isEmpty ? .null : .array(r.reviewTriggers.map { .string($0.rawValue) }),
+            "presence_assurance": r.presenceAssurance.map { .string($0.rawValue) } ?? .null,
         ])]
     }
 

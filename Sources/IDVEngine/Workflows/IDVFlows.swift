@@ -63,7 +63,7 @@ extension IDVFlowSteps {
         let left = biometricAttemptsLeft(facts)
         var frames = 0
         var meta: SelfieCaptureMetadata?
-        if case let .frames(f, _, m)? = capture { frames = f.count; meta = m }
+        if case let .frames(f, _, m, _)? = capture { frames = f.count; meta = m }
         let result = ServerBiometricAuthenticationResult(
             video: ServerBiometricVideo(workflowData: SelfieWorkflowData(workflow: IDVWorkflow.postLoginSelfieBiometric.rawValue, frames: frames),
                                         metaData: meta, clientVersion: "1.0"),
@@ -117,7 +117,7 @@ public struct IdentityFlow: IDVFlowSteps {
         case .document(.upload): return try parsePages(a)
         case .document(.confirm): return .confirm(try Self.confirm(a, "is_confirm"))
         case .selfie(.start): return try parseSelfieStart(a)
-        case .selfie(.upload): return try parseFrames(a)
+        case .selfie(.upload): return try parseFrames(a, challenge)
         case let .selfie(.confirm(offered)):
             guard let raw = a.payload["action"]?.stringValue else { throw IDVError(.malformedRequest, "payload.action (string) is required") }
             // "false" rejects the selfie (seed 002 A4), whatever buttons were offered.
@@ -133,10 +133,11 @@ public struct IdentityFlow: IDVFlowSteps {
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
         switch (state.step, input) {
         case let (.document(.upload), .pages(pages, chip)): return .document(pages: pages, chip: chip)
-        case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
+        case let (.selfie(.upload(challenge)), .frames(frames, fps, _, presence)):
             let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
                 : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)
-            return .selfie(frames: frames, framesPerSecond: fps, reference: reference, challenge: challenge, nameMedia: state.run.nameMedia)
+            return .selfie(frames: frames, framesPerSecond: fps, reference: reference, challenge: challenge, nameMedia: state.run.nameMedia,
+                           presence: presence)
         default: return .none
         }
     }
@@ -385,14 +386,15 @@ public struct ServerBiometricFlow: IDVFlowSteps {
     public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge) throws -> IDVInput {
         switch state.step {
         case .start: return try parseSelfieStart(a)
-        case .upload: return try parseFrames(a)
+        case .upload: return try parseFrames(a, challenge)
         case .confirm: throw IDVError(.internalError, "server biometric authentication in unexpected step")
         }
     }
 
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
-        if case let .upload(challenge) = state.step, case let .frames(frames, fps, _) = input {
-            return .selfie(frames: frames, framesPerSecond: fps, reference: .template(orPortrait: nil), challenge: challenge, nameMedia: nil)
+        if case let .upload(challenge) = state.step, case let .frames(frames, fps, _, presence) = input {
+            return .selfie(frames: frames, framesPerSecond: fps, reference: .template(orPortrait: nil), challenge: challenge, nameMedia: nil,
+                           presence: presence)
         }
         return .none
     }
@@ -456,7 +458,7 @@ public struct OptInFlow: IDVFlowSteps {
         switch state.step {
         case let .reauth(step): return try parseReauth(step, a, challenge)
         case .selfie(.start): return try parseSelfieStart(a)
-        case .selfie(.upload): return try parseFrames(a)
+        case .selfie(.upload): return try parseFrames(a, challenge)
         case .selfie(.confirm): throw IDVError(.internalError, "opt-in in unexpected step")
         case .frameConfirm:
             guard let raw = a.payload["status"]?.intValue, let st = IDVStatus(rawValue: raw) else {
@@ -474,8 +476,8 @@ public struct OptInFlow: IDVFlowSteps {
     public func evidence(_ state: State, input: IDVInput, config: ServerConfig) -> EvidenceRequest {
         switch (state.step, input) {
         case let (.reauth(.password), .password(pw)): return .passwordCheck(pw)
-        case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
-            return .selfie(frames: frames, framesPerSecond: fps, reference: .none, challenge: challenge, nameMedia: nil)
+        case let (.selfie(.upload(challenge)), .frames(frames, fps, _, presence)):
+            return .selfie(frames: frames, framesPerSecond: fps, reference: .none, challenge: challenge, nameMedia: nil, presence: presence)
         default: return .none
         }
     }

@@ -72,6 +72,13 @@ public enum SelfieReason: String, Sendable, Equatable {
     case challengeNotEvaluated = "challenge_not_evaluated"
     /// LIVENESS_FAILED: the frames arrived after the issued challenge's deadline.
     case challengeExpired = "challenge_expired"
+    /// LIVENESS_FAILED: the reflected light did not follow the issued illumination sequence
+    /// (Workflows/Presence.swift).
+    case presenceNotFollowed = "presence_not_followed"
+    /// LIVENESS_FAILED: the frames arrived after the illumination challenge's deadline.
+    case presenceExpired = "presence_expired"
+    /// LIVENESS_FAILED: a frame is byte for byte a frame of an earlier upload.
+    case replayedCapture = "replayed_capture"
     /// NOT_MATCHED: no comparison with the reference could be measured.
     case noComparison = "no_comparison"
     /// NOT_MATCHED: the descriptor distance is above the operating point's distance.
@@ -91,6 +98,8 @@ public struct SelfieJudgement: Sendable, Equatable {
     /// The distance line the match was judged with (``WorkflowPolicy/matchThreshold(_:)``), when a
     /// comparison was measured.
     public var matchThreshold: Double? = nil
+    /// The presence assurance of the capture (the illumination followed, a fallback, or not checked).
+    public var assurance: PresenceAssurance = .notChecked
     /// `biometric_result.result_criteria` (seed 002 §6.2): `LIVENESS` when liveness decided, else `FACE_MATCH`.
     public var resultCriteria: BiometricResultCriteria { BiometricResultCriteria(verdict: verdict) }
 }
@@ -304,7 +313,10 @@ extension WorkflowPolicy {
         return j.verdict == .livenessFailed ? nil : e.captureIssues.first { !$0.hidesLiveness }
     }
 
-    /// The server's selfie verdict from the analyser's evidence against `reference`. With an
+    /// The server's selfie verdict from the analyser's evidence against `reference`. A frame
+    /// replayed from an earlier upload (`replayedFrames` > 0), or, under an issued illumination
+    /// sequence (`presence`), frames past its deadline or light that did not follow it, set the
+    /// reported liveness score to 0 (``presenceFailure(_:presence:replayedFrames:now:cues:)``). With an
     /// issued active `challenge`, the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`)
     /// and arrive by its deadline at `now` (Unix seconds; else `CHALLENGE_EXPIRED`): either sets
     /// the reported liveness score to 0.
@@ -312,11 +324,13 @@ extension WorkflowPolicy {
     /// LIVENESS_FAILED when the (reported) liveness score is below `livenessThreshold`; else MATCHED
     /// with no reference, or when the descriptor distance is at most ``matchThreshold(_:)``; else
     /// NOT_MATCHED. (A capture ``recapture(_:)`` names is asked again before this is called.)
-    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, now: Int) -> SelfieJudgement {
+    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, presence: CapturePresence = .none,
+                      replayedFrames: Int = 0, now: Int) -> SelfieJudgement {
         var score = e.livenessScore
         var cues = e.livenessCues
-        var challengeReason: SelfieReason?
-        if let challenge {
+        var challengeReason = presenceFailure(e, presence: presence, replayedFrames: replayedFrames, now: now, cues: &cues)
+        if challengeReason != nil { score = 0 }
+        if let challenge, challengeReason == nil {
             if e.challengeNonce != challenge.nonce {
                 score = 0
                 cues.append(.challengeNotEvaluated)
@@ -343,7 +357,7 @@ extension WorkflowPolicy {
             reason = .noComparison
         }
         return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score,
-                               matchThreshold: e.match.map(matchThreshold))
+                               matchThreshold: e.match.map(matchThreshold), assurance: presence.assurance)
     }
 }
 
