@@ -90,31 +90,42 @@ let package = Package(
         .target(name: "IDVTools", dependencies: ["DocumentReader", "MRZ", "Imaging", "CCairo", "FaceKit"],
                 swiftSettings: [.unsafeFlags(["-O"])]),
 
-        // MARK: Server (ARCHITECTURE.md §3): engine ← crypto/store/HTTP/reader adapters ← idvd
-        // Flows, the policy (the only judge), the Store protocol; no C module and no reader (the
-        // evidence vocabulary, IDVEvidence, is re-exported).
+        // MARK: Server (ARCHITECTURE.md §3)
+        // engine ← runtime ← operations ← HTTP ← idvd; crypto, stores, readers and webhooks beside.
+        // The flow core and its ports: flows (typed reducers), the policy (the only judge), effects,
+        // the store and reader protocols; no C module, no reader, no process concern (the evidence
+        // vocabulary, IDVEvidence, is re-exported).
         .target(name: "IDVEngine", dependencies: ["IDVCore", "IDVEvidence"]),
+        // The process runtime: the server configuration and its one settings table, key location,
+        // logging, metrics, analysis admission.
+        .target(name: "IDVRuntime", dependencies: ["IDVEngine", "IDVCore"]),
+        // The relying party's and the operator's side, built on the engine: the read model and
+        // reviews, API clients, webhook admin, verification links, admin commands, the expiry sweep.
+        .target(name: "IDVOperations", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore"]),
         // libsodium behind the engine's EngineCrypto and Vault.
-        .target(name: "IDVCrypto", dependencies: ["IDVEngine", "CSodium"]),
-        .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CSQLite"]),
+        .target(name: "IDVCrypto", dependencies: ["IDVEngine", "IDVRuntime", "CSodium"]),
+        // The SQL of both stores written once: statements, row mapping, audit chain, key rotation,
+        // over a small dialect; internal to the two stores (not a product).
+        .target(name: "IDVStoreSQL", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore"]),
+        .target(name: "IDVStoreSQLite", dependencies: ["IDVEngine", "IDVRuntime", "IDVStoreSQL", "IDVCrypto", "IDVCore", "CSQLite"]),
         // The same Store on PostgreSQL (libpq): N stateless idvd nodes on one database.
-        .target(name: "IDVStorePostgres", dependencies: ["IDVEngine", "IDVCrypto", "IDVCore", "CPostgres"]),
+        .target(name: "IDVStorePostgres", dependencies: ["IDVEngine", "IDVRuntime", "IDVStoreSQL", "IDVCrypto", "IDVCore", "CPostgres"]),
         // The hosted verification page: HTML, CSS and JavaScript modules as resources (no build step).
         .target(name: "IDVWeb", resources: [.copy("Assets")]),
-        .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVCore", "IDVWeb", "CMicroHTTPD"]),
+        .target(name: "IDVHTTP", dependencies: ["IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVWeb", "CMicroHTTPD"]),
         // The webhook delivery worker and signatures (docs/WEBHOOKS.md): URLSession (FoundationNetworking on Linux).
-        .target(name: "IDVWebhooks", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto"]),
+        .target(name: "IDVWebhooks", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto"]),
         // FaceKit and DocumentReader behind the engine's analyser protocols.
-        .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging", "EMRTD"]),
+        .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging", "EMRTD"]),
         // The one composition root: serve, admin, offline tools, benchmarks.
         .executableTarget(name: "idvd", dependencies: [
-            "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders", "IDVTools", "IDVWebhooks",
-            "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
+            "IDVCore", "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders",
+            "IDVTools", "IDVWebhooks", "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
         ]),
 
         // What tests share (never linked into a product): test-data locations and the CI rule for
         // missing data, test doubles in the real readers' evidence shape.
-        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto"]),
+        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto"]),
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
@@ -128,24 +139,27 @@ let package = Package(
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging", "IDVTestSupport"]),
         .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd", "IDVTestSupport"]),
         .testTarget(name: "DocumentReaderTests", dependencies: [
-            "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVReaders", "IDVTestSupport",
+            "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVRuntime", "IDVReaders", "IDVTestSupport",
         ]),
-        .testTarget(name: "IDVEngineTests", dependencies: ["IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVTestSupport"]),
+        .testTarget(name: "IDVEngineTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVTestSupport",
+        ]),
         // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
         // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
         .testTarget(name: "IDVStoreTests", dependencies: [
-            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport", "IDVWebhooks", "idvd", "idv",
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
+            "IDVWebhooks", "idvd", "idv",
         ]),
         // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
         // the real reader adapters.
         .testTarget(name: "IDVServerTests", dependencies: [
-            "IDVEngine", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools", "IDVTestSupport", "FaceKit", "Imaging", "idvd",
-            "IDVWebhooks",
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVTestSupport", "FaceKit", "Imaging", "idvd", "IDVWebhooks",
         ]),
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.
         .testTarget(name: "IDVKitTests", dependencies: [
-            "IDVKit", "IDVCore", "IDVEngine", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTestSupport", "idvd", "idv",
+            "IDVKit", "IDVCore", "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTestSupport", "idvd", "idv",
         ]),
         // The codelabs' own Swift (Tests/SeedApp/Seeds, extracted verbatim by scripts/extract-seed-swift),
         // built against IDVKit through `import RELID`, and the tests that drive it against a real idvd.
@@ -159,7 +173,7 @@ let package = Package(
         // The hosted page: its assets and routes, verification links, and every flow in headless
         // Chromium with a fake camera (Tests/IDVWebTests/browser, driven by Selenium).
         .testTarget(name: "IDVWebTests", dependencies: [
-            "IDVWeb", "IDVHTTP", "IDVEngine", "IDVCore", "IDVCrypto", "IDVTools", "IDVTestSupport", "CSQLite", "idvd",
+            "IDVWeb", "IDVHTTP", "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVTools", "IDVTestSupport", "CSQLite", "idvd",
         ], exclude: ["browser"]),
     ],
     cxxLanguageStandard: .cxx17

@@ -13,6 +13,8 @@ import MRZ
 /// Tesseract recognisers, one per concurrent reading (a Tesseract instance is not thread-safe), created
 /// on first use (or by `prepare`) and kept for the process.
 final class VisualZoneRecogniser: @unchecked Sendable {
+    // @unchecked: `idle`, `failure` and `preparing` are read and written under `condition`; a
+    // Tesseract handle is used by the one thread that took it.
     /// Tesseract page segmentation: 6 = one uniform block of text (on the specimens it finds more names than 3, automatic, or 11,
     /// sparse; on generated TD1 fronts 11 lost given names, nationality and sex that 6 read).
     static let pageSegmentation: Int32 = 6
@@ -44,17 +46,19 @@ final class VisualZoneRecogniser: @unchecked Sendable {
     /// Creates one recogniser now on a background thread, so that a reading started meanwhile (the
     /// CLI's one page: decode and MRZ first) waits for it instead of starting Tesseract itself.
     func prepare() {
-        condition.lock()
-        guard idle.isEmpty, preparing == 0, failure == nil else { condition.unlock(); return }
-        preparing += 1
-        condition.unlock()
+        let start = condition.withLock {
+            guard idle.isEmpty, preparing == 0, failure == nil else { return false }
+            preparing += 1
+            return true
+        }
+        guard start else { return }
         Thread.detachNewThread { [self] in
             let made = create()
-            condition.lock()
-            preparing -= 1
-            if case let .success(r) = made { idle.append(r) }
-            condition.broadcast()
-            condition.unlock()
+            condition.withLock {
+                preparing -= 1
+                if case let .success(r) = made { idle.append(r) }
+                condition.broadcast()
+            }
         }
     }
 
@@ -66,7 +70,7 @@ final class VisualZoneRecogniser: @unchecked Sendable {
             ?? ct_reader_create(nil, "eng", segmentation, nil, ambigs, &message, message.count)
         guard let r else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            condition.lock(); failure = reason; condition.unlock()
+            condition.withLock { failure = reason }
             return .failure(.init(reason: reason))
         }
         return .success(r)
@@ -74,15 +78,16 @@ final class VisualZoneRecogniser: @unchecked Sendable {
 
     /// A recogniser for the calling thread's use; nil with the reason when Tesseract cannot start.
     private func take() -> Result<OpaquePointer, VisualZoneRecogniserError> {
-        condition.lock()
-        while idle.isEmpty && preparing > 0 && failure == nil { condition.wait() }
-        if let r = idle.popLast() { condition.unlock(); return .success(r) }
-        if let failure { condition.unlock(); return .failure(.init(reason: failure)) }
-        condition.unlock()
-        return create()
+        let ready: Result<OpaquePointer, VisualZoneRecogniserError>? = condition.withLock {
+            while idle.isEmpty && preparing > 0 && failure == nil { condition.wait() }
+            if let r = idle.popLast() { return .success(r) }
+            if let failure { return .failure(.init(reason: failure)) }
+            return nil
+        }
+        return ready ?? create()
     }
 
-    private func give(_ r: OpaquePointer) { condition.lock(); idle.append(r); condition.unlock() }
+    private func give(_ r: OpaquePointer) { condition.withLock { idle.append(r) } }
 
     /// The words Tesseract reads in `image` (8-bit grey), with their confidences.
     func words(in image: GreyImage, pixelsPerMM: Double) -> Result<[VisualZoneWord], VisualZoneRecogniserError> {

@@ -84,6 +84,7 @@ public enum DigestAlgorithm: String, Codable, Sendable, CaseIterable {
 
 /// An X.509 certificate (a CSCA, a document signer, a master-list signer), held by OpenSSL.
 public final class Certificate: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: the OpenSSL object is never modified after parsing; OpenSSL allows concurrent reads.
     let handle: OpaquePointer
     /// What the certificate says about itself.
     public let info: Info
@@ -191,6 +192,7 @@ public final class Certificate: @unchecked Sendable, CustomStringConvertible {
 
 /// An X.509 CRL issued by a CSCA (ICAO 9303-12 §7.1.4), held by OpenSSL.
 public final class RevocationList: @unchecked Sendable {
+    // @unchecked: the OpenSSL object is never modified after parsing; OpenSSL allows concurrent reads.
     let handle: OpaquePointer
     public let der: [UInt8]
     public let issuer: String
@@ -235,6 +237,7 @@ public final class RevocationList: @unchecked Sendable {
 /// A CMS SignedData (RFC 5652) — the body of EF.SOD (ICAO 9303-10 §4.6.2) and of a CSCA master list
 /// (9303-12 §9) — held by OpenSSL.
 public final class SignedData: @unchecked Sendable {
+    // @unchecked: the OpenSSL object is never modified after parsing; OpenSSL allows concurrent reads.
     let handle: OpaquePointer
     /// The encapsulated content type, dotted OID.
     public let contentType: String

@@ -4,6 +4,7 @@ import MRZ
 
 /// A private key held by OpenSSL, for the test PKI and specimen chips only.
 public final class SigningKey: @unchecked Sendable {
+    // @unchecked: the OpenSSL key is never modified after creation; signing only reads it.
     let handle: OpaquePointer
     init(_ h: OpaquePointer) { handle = h }
     deinit { em_key_free(handle) }

@@ -399,16 +399,17 @@ public final class FaceEngine: @unchecked Sendable {
 
 /// One engine per models folder per process.
 private final class EngineCache: @unchecked Sendable {
+    // @unchecked: `engines` is read and written under `lock` only.
     private let lock = NSLock()
     private var engines: [String: FaceEngine] = [:]
 
     func engine(for directory: URL) throws -> FaceEngine {
-        lock.lock()
-        defer { lock.unlock() }
-        let key = directory.standardizedFileURL.path
-        if let engine = engines[key] { return engine }
-        let engine = try FaceEngine(modelsDirectory: directory)
-        engines[key] = engine
-        return engine
+        try lock.withLock {
+            let key = directory.standardizedFileURL.path
+            if let engine = engines[key] { return engine }
+            let engine = try FaceEngine(modelsDirectory: directory)
+            engines[key] = engine
+            return engine
+        }
     }
 }

@@ -173,14 +173,4 @@ extension JSONValue: Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerL
     public var arrayValue: [JSONValue]? { if case let .array(value) = self { return value }; return nil }
     public var isNull: Bool { if case .null = self { return true }; return false }
 
-    /// Converts any `Encodable` value (e.g. a payload struct) to a `JSONValue`.
-    public init<T: Encodable>(encoding value: T) throws {
-        let data = try JSONEncoder().encode(value)
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
-    }
-
-    /// Decodes this value as a `Decodable` type (e.g. a payload struct).
-    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try JSONDecoder().decode(T.self, from: JSONEncoder().encode(self))
-    }
 }

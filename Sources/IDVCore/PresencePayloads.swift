@@ -136,32 +136,24 @@ public enum PresenceAnswer {
     /// the sequence; none lasts a minute).
     public static let frameTimeRange: ClosedRange<Double> = -10_000...60_000
 
-    /// The frame times of an answer's `frame_times_ms` for `frameCount` frames: nil when absent;
-    /// otherwise one finite number per frame, each in ``frameTimeRange``, never decreasing.
-    /// - Throws: ``PayloadError`` (`.typeMismatch`, `.invalidValue`) naming `frame_times_ms`.
-    public static func frameTimes(_ value: JSONValue?, frameCount: Int) throws(PayloadError) -> [Double]? {
-        guard let value, !value.isNull else { return nil }
-        guard let items = value.arrayValue else {
-            throw PayloadError(kind: .typeMismatch, fieldPath: frameTimesKey, reason: "expected an array of milliseconds")
+    /// Checks an answer's `frame_times_ms` for `frameCount` frames: one finite number per frame,
+    /// each in ``frameTimeRange``, never decreasing.
+    /// - Throws: ``PayloadError`` (`.invalidValue`) naming `frame_times_ms` or the failing element.
+    public static func validate(frameTimes: [Double], frameCount: Int) throws(PayloadError) {
+        guard frameTimes.count == frameCount else {
+            throw PayloadError(kind: .invalidValue, fieldPath: frameTimesKey,
+                               reason: "expected one time per frame (\(frameCount)), found \(frameTimes.count)")
         }
-        guard items.count == frameCount else {
-            throw PayloadError(kind: .invalidValue, fieldPath: frameTimesKey, reason: "expected one time per frame (\(frameCount)), found \(items.count)")
-        }
-        var out: [Double] = []
-        out.reserveCapacity(items.count)
-        for (i, item) in items.enumerated() {
-            guard let t = item.doubleValue, t.isFinite else {
-                throw PayloadError(kind: .typeMismatch, fieldPath: "\(frameTimesKey)[\(i)]", reason: "expected a number of milliseconds")
-            }
-            guard frameTimeRange.contains(t) else {
+        var last = -Double.infinity
+        for (i, t) in frameTimes.enumerated() {
+            guard t.isFinite, frameTimeRange.contains(t) else {
                 throw PayloadError(kind: .invalidValue, fieldPath: "\(frameTimesKey)[\(i)]", reason: "expected -10000…60000 ms")
             }
-            if let last = out.last, t < last {
+            guard t >= last else {
                 throw PayloadError(kind: .invalidValue, fieldPath: "\(frameTimesKey)[\(i)]", reason: "frame times must not decrease")
             }
-            out.append(t)
+            last = t
         }
-        return out
     }
 }
 

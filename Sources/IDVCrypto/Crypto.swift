@@ -1,6 +1,7 @@
 internal import CSodium
 import Foundation
 import IDVEngine
+import IDVRuntime
 
 /// Cryptographic primitives of the server, all from libsodium: random tokens, SHA-256 digests,
 /// Argon2id password hashing (`crypto_pwhash`), Ed25519 signature verification (`crypto_sign`) and

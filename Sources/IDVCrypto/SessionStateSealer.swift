@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// Seals a session's flow state (the flow stack and the current challenge with its payload —
 /// document page images, portrait, best selfie frame, document fields, a server-issued liveness

@@ -1,5 +1,6 @@
 internal import CSodium
 import IDVEngine
+import IDVRuntime
 import Foundation
 
 /// Encryption at rest for biometric templates and kept images (ARCHITECTURE.md §2 "templates
@@ -159,14 +160,3 @@ public final class TemplateVault: Vault {
 
 /// `open(2)` with `O_CREAT | O_EXCL` (at file scope: inside the vault `open` names its decryption).
 private func createExclusively(_ path: String, mode: mode_t) -> Int32 { open(path, O_WRONLY | O_CREAT | O_EXCL, mode) }
-
-extension ServerConfig {
-    /// The template/media vault of this configuration: `templates.key_file` (default for a SQLite
-    /// file: ``KeyLocation``, apart from the database, created 0600 when missing; with PostgreSQL required and
-    /// never created — every node must read the same key — ``ServerConfig/storeKeyFile()``) and the
-    /// retired `templates.previous_key_files`.
-    public func openVault() throws -> TemplateVault {
-        try TemplateVault.load(keyFile: storeKeyFile(), previousKeyFiles: workflow.resolvedPreviousKeyFiles,
-                               createIfMissing: !database.isPostgres)
-    }
-}

@@ -36,13 +36,13 @@ public enum ActivationCodes {
 
     /// A new code and its record (hash, salt, expiry, and `attempts_left` = the identity-verification
     /// runs it may start, `activation.idv_runs`).
-    public static func issue(userID: String, now: Int, config: ServerConfig, crypto: any EngineCrypto) -> (code: String, record: ActivationCodeRecord) {
+    public static func issue(userID: String, now: Int, settings: EngineSettings, crypto: any EngineCrypto) -> (code: String, record: ActivationCodeRecord) {
         let raw = crypto.randomBytes(10).map { alphabet[Int($0) & 31] }
         let code = String(raw[0..<5]) + "-" + String(raw[5..<10])
         let salt = crypto.randomID()
         let rec = ActivationCodeRecord(userID: userID, codeHash: hash(code, salt: salt, crypto: crypto), salt: salt,
-                                       expiresAt: now + config.activationCodeTTLSeconds,
-                                       attemptsLeft: config.limits.activationIDVRuns, createdAt: now)
+                                       expiresAt: now + settings.activationCodeTTLSeconds,
+                                       attemptsLeft: settings.limits.activationIDVRuns, createdAt: now)
         return (code, rec)
     }
 
@@ -111,33 +111,35 @@ public struct AuthFlow: Flow {
     static let unlimited = -1
     static func status(_ code: Int, _ message: String) -> RequestStatus { RequestStatus(statusCode: code, statusMessage: message) }
 
-    // MARK: Typed answers
+    // MARK: Typed answers (IDVCore Answers.swift)
 
-    static func requiredString(_ answer: WireAnswer, _ key: String, max: Int) throws -> String {
-        guard let v = answer.payload[key]?.stringValue else {
-            throw IDVError(.malformedRequest, "payload.\(key) (string) is required")
-        }
-        guard !v.isEmpty, v.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have 1–\(max) characters") }
-        guard v.utf8.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have at most \(max) bytes (UTF-8)") }
-        return v
+    /// `value` (the answer's `key`) when it has 1…`max` characters and at most `max` UTF-8 bytes; 1001 otherwise.
+    static func bounded(_ value: String, _ key: String, max: Int) throws -> String {
+        guard !value.isEmpty, value.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have 1–\(max) characters") }
+        guard value.utf8.count <= max else { throw IDVError(.malformedRequest, "payload.\(key) must have at most \(max) bytes (UTF-8)") }
+        return value
     }
 
-    public func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Input {
+    public func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> Input {
         switch state {
-        case .user: return .userID(try Self.requiredString(answer, "user_id", max: 128).trimmingCharacters(in: .whitespaces))
-        case .activationCode: return .activationCode(try Self.requiredString(answer, "activation_code", max: 64))
-        case .setPassword, .verifyPassword: return .password(try Self.requiredString(answer, "password", max: PasswordPolicy.maxAnswerBytes))
+        case .user:
+            return .userID(try Self.bounded(answer(a, as: UserAnswer.self).userID, "user_id", max: 128).trimmingCharacters(in: .whitespaces))
+        case .activationCode:
+            return .activationCode(try Self.bounded(answer(a, as: ActivationCodeAnswer.self).activationCode, "activation_code", max: 64))
+        case .setPassword, .verifyPassword:
+            guard let pw = try answer(a, as: PasswordAnswer.self).password else { throw IDVError(.malformedRequest, "payload.password (string) is required") }
+            return .password(try Self.bounded(pw, "password", max: PasswordPolicy.maxAnswerBytes))
         case .lda:
-            if answer.payload["fallback"]?.stringValue == "password" { return .ldaFallback }
-            guard let sig = answer.payload["signature"]?.stringValue else {
+            let lda = try answer(a, as: DeviceSignatureAnswer.self)
+            if lda.fallsBackToPassword { return .ldaFallback }
+            guard let sig = lda.signature else {
                 throw IDVError(.malformedRequest, "payload.signature (base64) or payload.fallback = \"password\" is required")
             }
-            return .ldaSignature(sig, challengeID: challenge.challengeID, nonce: challenge.payload["nonce"]?.stringValue)
+            return .ldaSignature(sig, challengeID: challenge.challengeID, nonce: challenge.nonce)
         case .ldaConsent:
-            guard let consent = answer.payload["consent"]?.boolValue else { throw IDVError(.malformedRequest, "payload.consent (boolean) is required") }
-            let sig = answer.payload["signature"]?.stringValue
-            if consent && sig == nil { throw IDVError(.malformedRequest, "payload.signature (base64) is required with consent") }
-            return .ldaConsent(consent, signature: sig, challengeID: challenge.challengeID, nonce: challenge.payload["nonce"]?.stringValue)
+            let consent = try answer(a, as: LDAConsentAnswer.self)
+            if consent.consent && consent.signature == nil { throw IDVError(.malformedRequest, "payload.signature (base64) is required with consent") }
+            return .ldaConsent(consent.consent, signature: consent.signature, challengeID: challenge.challengeID, nonce: challenge.nonce)
         case .idv: throw IDVError(.internalError, "auth flow in unexpected step")
         }
     }
@@ -160,11 +162,11 @@ public struct AuthFlow: Flow {
     }
 
     /// Argon2id outside the transaction: hash a new password that meets the policy, or verify one.
-    public func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest {
+    public func evidence(_ state: State, input: Input, settings: EngineSettings) -> EvidenceRequest {
         guard case let .password(pw) = input else { return .none }
         switch state {
         case let .setPassword(uid):
-            return PasswordPolicy.violation(pw, userID: uid, minLength: config.passwordMinLength) == nil ? .passwordHash(pw) : .none
+            return PasswordPolicy.violation(pw, userID: uid, minLength: settings.passwordMinLength) == nil ? .passwordHash(pw) : .none
         case .verifyPassword: return .passwordCheck(pw)
         default: return .none
         }
@@ -185,7 +187,7 @@ public struct AuthFlow: Flow {
 
     /// Wrong passwords left before this client backs off for `user`, or the user locks (whichever is first).
     static func passwordsLeft(_ user: UserRecord, clientFailures: Int, facts: Facts, env: FlowEnv) -> Int {
-        max(0, min(env.config.passwordAttempts - clientFailures, facts.limits.passwordLockThreshold - user.failedPasswordAttempts))
+        max(0, min(env.settings.passwordAttempts - clientFailures, env.settings.limits.passwordLockThreshold - user.failedPasswordAttempts))
     }
 
     func askVerifyPassword(_ user: UserRecord, facts: Facts, env: FlowEnv, clientFailures: Int? = nil, error: IDVError? = nil,
@@ -207,7 +209,7 @@ public struct AuthFlow: Flow {
 
     func askLDA(userID: String, env: FlowEnv, _ effects: [Effect] = []) -> Transition<State> {
         .ask(.lda(userID: userID), ChallengeSpec(name: WireName.getDeviceSignature, attemptsLeft: 1, userID: userID,
-                                                 payload: ["nonce": .string(env.nonce())]), effects)
+                                                 payload: env.ldaChallenge()), effects)
     }
 
     static func audit(_ action: String, _ userID: String?, _ details: [String: JSONValue] = [:]) -> Effect {
@@ -234,7 +236,7 @@ public struct AuthFlow: Flow {
     public func reduce(_ state: State, input: Input, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         switch (state, input) {
         case let (.user, .userID(id)): return answerUser(id, facts: facts, env: env)
-        case let (.activationCode(uid), .activationCode(typed)): return answerActivationCode(typed, userID: uid, facts: facts, env: env)
+        case let (.activationCode(uid), .activationCode(typed)): return try answerActivationCode(typed, userID: uid, facts: facts, env: env)
         case let (.setPassword(uid), .password(pw)): return try answerSetPassword(pw, userID: uid, evidence: evidence, facts: facts, env: env)
         case (.verifyPassword, .password): return answerVerifyPassword(evidence: evidence, facts: facts, env: env)
         case (.lda, .ldaFallback):
@@ -242,7 +244,7 @@ public struct AuthFlow: Flow {
             return askVerifyPassword(user, facts: facts, env: env)
         case let (.lda(uid), .ldaSignature(sig, cid, nonce)):
             guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
-            if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
+            if let refusal = Self.lockRefusal(user, facts: facts, env: env) { return askUser(error: refusal.error, refusal.effects) }
             guard user.state != .pendingActivation else { return askUser(error: IDVError(.userLocked)) }
             guard Self.signatureValid(sig, challengeID: cid, nonce: nonce, facts: facts, env: env) else {
                 // Counted like a wrong password for this client (back-off, failure budget), not
@@ -258,7 +260,7 @@ public struct AuthFlow: Flow {
             if consent, let sig {
                 guard Self.signatureValid(sig, challengeID: cid, nonce: nonce, facts: facts, env: env) else {
                     return .ask(state, ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
-                                                     payload: ["nonce": .string(env.nonce())], error: IDVError(.deviceSignatureInvalid)))
+                                                     payload: env.ldaChallenge(), error: IDVError(.deviceSignatureInvalid)))
                 }
                 if var d = facts.device {
                     d.ldaEnabled = true
@@ -276,7 +278,7 @@ public struct AuthFlow: Flow {
 
     func answerUser(_ id: String, facts: Facts, env: FlowEnv) -> Transition<State> {
         guard let user = facts.user else { return askUser(error: IDVError(.userNotFound)) }
-        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
+        if let refusal = Self.lockRefusal(user, facts: facts, env: env) { return askUser(error: refusal.error, refusal.effects) }
         switch user.state {
         case .pendingActivation:
             guard let code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now else {
@@ -304,15 +306,15 @@ public struct AuthFlow: Flow {
     /// `attempts_left` of `getActivationCode`: the wrong codes this client may still send for the user
     /// before it backs off, and (users activating with IDV) the identity-verification runs the code may still start.
     static func codesLeft(_ code: ActivationCodeRecord, _ user: UserRecord, facts: Facts, env: FlowEnv, clientFailures: Int? = nil) -> Int {
-        let typing = env.config.activationCodeAttempts - (clientFailures ?? facts.client.codeFailures)
+        let typing = env.settings.activationCodeAttempts - (clientFailures ?? facts.client.codeFailures)
         return max(0, user.activationRequiresIDV ? min(typing, code.attemptsLeft) : typing)
     }
 
     /// The 1011 a locked user, or a client backing off for the user, gets instead of a password
     /// challenge, with its effects (a client's back-off is counted as an `auth_backoff` refusal; a
     /// locked user is the account's state, not a limit); nil when neither holds.
-    static func lockRefusal(_ user: UserRecord, facts: Facts) -> (error: IDVError, effects: [Effect])? {
-        if let until = PasswordLockout.lockedUntil(user, facts.limits), until > facts.now {
+    static func lockRefusal(_ user: UserRecord, facts: Facts, env: FlowEnv) -> (error: IDVError, effects: [Effect])? {
+        if let until = PasswordLockout.lockedUntil(user, env.settings.limits), until > facts.now {
             let when = until == Int.max ? "ask support to unlock it" : PasswordLockout.retryText(until: until, now: facts.now) + ", or ask support to unlock it"
             return (IDVError(.userLocked, "The user is locked after too many wrong passwords; " + when), [])
         }
@@ -325,7 +327,7 @@ public struct AuthFlow: Flow {
 
     // MARK: getActivationCode
 
-    func answerActivationCode(_ typed: String, userID uid: String, facts: Facts, env: FlowEnv) -> Transition<State> {
+    func answerActivationCode(_ typed: String, userID uid: String, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         guard var code = facts.activationCode, code.usedAt == nil, code.expiresAt > facts.now else {
             return askUser(error: IDVError(.activationCodeExpired, "The activation code has expired or was used; ask for a new one"))
         }
@@ -335,7 +337,7 @@ public struct AuthFlow: Flow {
             // it backs off for this user after `activation.code_attempts` (docs/LIMITS.md).
             let failures = facts.client.codeFailures + 1
             let left = Self.codesLeft(code, user, facts: facts, env: env, clientFailures: failures)
-            if failures >= env.config.activationCodeAttempts {
+            if failures >= env.settings.activationCodeAttempts {
                 return askUser(error: IDVError(.authThrottled, "Too many wrong activation codes from this device or network; "
                                                + PasswordLockout.retryText(until: facts.now + facts.client.nextCodeBackoff, now: facts.now)),
                                [.credentialFailed(.activationCode, userID: uid),
@@ -371,7 +373,7 @@ public struct AuthFlow: Flow {
         if user.activationRequiresIDV {
             guard let idvFlow = env.activationIDV[user.idvWorkflow] else { return askUser(error: IDVError(.workflowUnavailable), bound) }
             // The IDV hook: the workflow engine's flow runs here, on top of this one.
-            return Transition(.call(.idv(userID: uid), flow: idvFlow, input: ["user_id": .string(uid), "idv_workflow": .integer(user.idvWorkflow)]),
+            return Transition(.call(.idv(userID: uid), flow: idvFlow, input: try JSONValue(encoding: IDVFlowStartPayload(userID: uid, idvWorkflow: user.idvWorkflow))),
                               bound)
         }
         return askSetPassword(userID: uid, bound)
@@ -398,7 +400,7 @@ public struct AuthFlow: Flow {
     // MARK: getPassword
 
     func answerSetPassword(_ pw: String, userID uid: String, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
-        if let why = PasswordPolicy.violation(pw, userID: uid, minLength: env.config.passwordMinLength) {
+        if let why = PasswordPolicy.violation(pw, userID: uid, minLength: env.settings.passwordMinLength) {
             return askSetPassword(userID: uid, error: IDVError(.passwordPolicy, why))
         }
         guard var user = facts.user, user.state == .pendingActivation else {
@@ -422,14 +424,14 @@ public struct AuthFlow: Flow {
             d.ldaEnabled = false
             effects.append(.saveDevice(d))
             return .ask(.ldaConsent(userID: uid), ChallengeSpec(name: WireName.getUserConsentForLDA, attemptsLeft: Self.unlimited, userID: uid,
-                                                                payload: ["nonce": .string(env.nonce())]), effects)
+                                                                payload: env.ldaChallenge()), effects)
         }
         return Self.login(user, facts: facts, effects)
     }
 
     func answerVerifyPassword(evidence: Evidence, facts: Facts, env: FlowEnv) -> Transition<State> {
         guard let user = facts.user, user.state != .pendingActivation else { return askUser(error: IDVError(.userNotFound)) }
-        if let refusal = Self.lockRefusal(user, facts: facts) { return askUser(error: refusal.error, refusal.effects) }
+        if let refusal = Self.lockRefusal(user, facts: facts, env: env) { return askUser(error: refusal.error, refusal.effects) }
         guard evidence.passwordMatches == true else {
             let wrong = Self.wrongPassword(user, facts: facts, env: env)
             if let refusal = wrong.refusal { return askUser(error: refusal, wrong.effects) }
@@ -444,16 +446,16 @@ public struct AuthFlow: Flow {
     /// `password.lock_threshold`, ``PasswordLockout``) and the client's (it backs off for the user
     /// after `password.attempts`). `refusal`: the 1011 to answer when either holds now.
     static func wrongPassword(_ user: UserRecord, facts: Facts, env: FlowEnv) -> (user: UserRecord, refusal: IDVError?, effects: [Effect]) {
-        let (u, locked) = PasswordLockout.failed(user, now: facts.now, facts.limits)
+        let (u, locked) = PasswordLockout.failed(user, now: facts.now, env.settings.limits)
         var effects: [Effect] = [.saveUser(u), .credentialFailed(.password, userID: u.userID)]
         if locked {
-            let until = PasswordLockout.lockedUntil(u, facts.limits) ?? facts.now
+            let until = PasswordLockout.lockedUntil(u, env.settings.limits) ?? facts.now
             effects += [audit("user.locked", u.userID, ["failed_attempts": .integer(u.failedPasswordAttempts), "locked_until": .integer(until)]),
                         .countOutcome(flow: FlowName.auth, outcome: .locked)]
-            return (u, lockRefusal(u, facts: facts)?.error, effects)
+            return (u, lockRefusal(u, facts: facts, env: env)?.error, effects)
         }
         let clientFailures = facts.client.passwordFailures + 1
-        if clientFailures >= env.config.passwordAttempts {
+        if clientFailures >= env.settings.passwordAttempts {
             let seconds = facts.client.nextPasswordBackoff
             effects += [audit("password.client_backoff", u.userID, ["failed_attempts": .integer(u.failedPasswordAttempts), "backoff_seconds": .integer(seconds)]),
                         .countOutcome(flow: FlowName.auth, outcome: .backedOff)]

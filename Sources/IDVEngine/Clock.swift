@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The engine's time: Unix seconds. Injected into ``FlowEngine`` and handed to every flow through
 /// ``Facts/now``, so tests advance time instead of sleeping (``ManualClock``).
@@ -13,20 +14,18 @@ public struct SystemClock: Clock {
     public func now() -> Int { Int(Date().timeIntervalSince1970) }
 }
 
-/// A clock that moves only when told: tests set and advance it. Thread-safe.
-public final class ManualClock: Clock, @unchecked Sendable {
-    // @unchecked: `seconds` is only read and written under `lock`.
-    private let lock = NSLock()
-    private var seconds: Int
+/// A clock that moves only when told: tests set and advance it. Thread-safe (one atomic integer).
+public final class ManualClock: Clock, Sendable {
+    private let seconds: Atomic<Int>
 
     /// Starts at `start` (Unix seconds; default: the wall clock now).
-    public init(_ start: Int = Int(Date().timeIntervalSince1970)) { seconds = start }
+    public init(_ start: Int = Int(Date().timeIntervalSince1970)) { seconds = Atomic(start) }
 
-    public func now() -> Int { lock.lock(); defer { lock.unlock() }; return seconds }
+    public func now() -> Int { seconds.load(ordering: .sequentiallyConsistent) }
 
     /// Moves the clock forward by `delta` seconds.
-    public func advance(by delta: Int) { lock.lock(); seconds += delta; lock.unlock() }
+    public func advance(by delta: Int) { seconds.add(delta, ordering: .sequentiallyConsistent) }
 
     /// Sets the clock to `time` (Unix seconds).
-    public func set(_ time: Int) { lock.lock(); seconds = time; lock.unlock() }
+    public func set(_ time: Int) { seconds.store(time, ordering: .sequentiallyConsistent) }
 }

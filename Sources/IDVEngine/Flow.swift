@@ -160,8 +160,6 @@ public struct Facts: Sendable {
     /// What the abuse limits hold for the request's client and the subject (wrong passwords and
     /// codes it sent for the subject, its back-off): loaded from ``AbuseLimits``.
     public var client = ClientCredentialFacts()
-    /// The abuse-limit settings (``ServerConfig/limits``).
-    public var limits = LimitSettings()
 
     public init(now: Int, session: SessionFacts, user: UserRecord? = nil, activationCode: ActivationCodeRecord? = nil,
                 device: DeviceRecord? = nil, template: TemplateFacts? = nil, biometricFailures: Int = 0) {
@@ -247,7 +245,7 @@ public struct Timed<Value: Sendable>: Sendable {
 /// What was measured for an answer. A reader's retryable refusal of an upload (1008, 1009, 1031,
 /// 1032) is evidence too: the flow counts the attempt and asks again.
 public struct Evidence: Sendable {
-    public var document: Result<Timed<DocumentVerification>, IDVError>?
+    public var document: Result<Timed<DocumentEvidence>, IDVError>?
     public var selfie: Result<Timed<SelfieEvidence>, IDVError>?
     /// The reference the selfie was compared with (resolved from the ``ReferenceRequest``).
     public var reference: MatchReference?
@@ -289,10 +287,12 @@ public struct EvidenceBasis: Sendable, Equatable {
     }
 }
 
-/// What a flow may use besides the facts: configuration, the registry's activation hook,
-/// randomness and signature checks (side-effect free), the run and request ids.
+/// What a flow may use besides the facts: the engine's settings (never the process's
+/// configuration), the registry's activation hook, randomness and signature checks (side-effect
+/// free), the run and request ids.
 public struct FlowEnv: Sendable {
-    public let config: ServerConfig
+    /// The settings the engine runs with (``FlowEngine/settings``).
+    public let settings: EngineSettings
     /// ``IDVWorkflow`` raw value → the flow that runs the activation IDV steps.
     public let activationIDV: [Int: String]
     public let crypto: any EngineCrypto
@@ -300,8 +300,8 @@ public struct FlowEnv: Sendable {
     public let runID: String
     public let requestID: String
 
-    public init(config: ServerConfig, activationIDV: [Int: String], crypto: any EngineCrypto, runID: String, requestID: String) {
-        self.config = config
+    public init(settings: EngineSettings, activationIDV: [Int: String], crypto: any EngineCrypto, runID: String, requestID: String) {
+        self.settings = settings
         self.activationIDV = activationIDV
         self.crypto = crypto
         self.runID = runID
@@ -352,10 +352,11 @@ public protocol Flow: Sendable {
     func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State>
     /// The user whose facts the flow reads in `state` (with `input` when answering).
     func subject(_ state: State, input: Input?) -> String?
-    /// The answer as the typed input of the step `state` waits in; throws 1001 when malformed.
-    func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Input
-    /// What to measure for `input` before the transaction, under `config`. Default: nothing.
-    func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest
+    /// The answer as the typed input of the step `state` waits in, under `settings` (page and
+    /// frame limits, password length); throws 1001 when malformed.
+    func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> Input
+    /// What to measure for `input` before the transaction, under `settings`. Default: nothing.
+    func evidence(_ state: State, input: Input, settings: EngineSettings) -> EvidenceRequest
     /// The credential `input` presents for a user (a password, an activation code), checked by the
     /// engine's abuse limits BEFORE anything is hashed or compared (1111 when the client backs
     /// off). Default: none.
@@ -378,7 +379,7 @@ extension Flow {
     public var workflow: IDVWorkflow? { nil }
     public var usesBiometricHistory: Bool { false }
     public func startSubject(_ input: JSONValue, session: SessionFacts) -> String? { session.userID }
-    public func evidence(_ state: State, input: Input, config: ServerConfig) -> EvidenceRequest { .none }
+    public func evidence(_ state: State, input: Input, settings: EngineSettings) -> EvidenceRequest { .none }
     public func credential(_ state: State, input: Input) -> (kind: CredentialKind, userID: String)? { nil }
     public func resume(_ state: State, child: String, result: FlowResult, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         throw IDVError(.internalError, "flow \(name) does not call sub-flows")
@@ -425,7 +426,7 @@ public struct AnyFlow: Sendable {
     let startSubject: @Sendable (JSONValue, SessionFacts) -> String?
     let start: @Sendable (JSONValue, Facts, FlowEnv) throws -> ErasedTransition
     let subject: @Sendable (JSONValue) throws -> String?
-    let prepare: @Sendable (JSONValue, WireAnswer, PendingChallenge, ServerConfig) throws -> PreparedAnswer
+    let prepare: @Sendable (JSONValue, WireAnswer, PendingChallenge, EngineSettings) throws -> PreparedAnswer
     let resume: @Sendable (JSONValue, String, FlowResult, Facts, FlowEnv) throws -> ErasedTransition
     let abandon: @Sendable (JSONValue, AbandonReason, Facts, FlowEnv) -> [Effect]
     let supersede: @Sendable (JSONValue, String, Facts, FlowEnv) throws -> ErasedTransition?
@@ -440,11 +441,11 @@ public struct AnyFlow: Sendable {
         startSubject = { flow.startSubject($0, session: $1) }
         start = { try encode(try flow.start($0, facts: $1, env: $2)) }
         subject = { flow.subject(try decode($0), input: nil) }
-        prepare = { stateJSON, answer, challenge, config in
+        prepare = { stateJSON, answer, challenge, settings in
             let state = try decode(stateJSON)
-            let input = try flow.parse(state, answer: answer, challenge: challenge)
+            let input = try flow.parse(state, answer: answer, challenge: challenge, settings: settings)
             return PreparedAnswer(subject: flow.subject(state, input: input), usesBiometricHistory: flow.usesBiometricHistory,
-                                  request: flow.evidence(state, input: input, config: config),
+                                  request: flow.evidence(state, input: input, settings: settings),
                                   credential: flow.credential(state, input: input)) { evidence, facts, env in
                 try encode(try flow.reduce(state, input: input, evidence: evidence, facts: facts, env: env))
             }

@@ -5,12 +5,12 @@ import IDVCore
 // frames are looked up before the transaction (with the analysis), looked up again inside it (a
 // concurrent upload of the same frames may have committed meanwhile: the answer is then measured
 // again), recorded by the flow's `.recordCaptureDigests` effect in the same transaction, and
-// purged by the expiry sweep.
+// purged by the expiry sweep (IDVOperations Maintenance.swift).
 
 extension FlowEngine {
-    /// The store's digest table, when the replay check is on and the store keeps one.
+    /// The store's digest table, when the replay check is on.
     var captureDigestStore: (any CaptureDigestStore)? {
-        config.workflow.presence.replaySeconds > 0 ? store as? any CaptureDigestStore : nil
+        settings.workflow.presence.replaySeconds > 0 ? store : nil
     }
 
     /// The digests of `frames` and how many of them earlier uploads left in the store (now).
@@ -30,10 +30,5 @@ extension FlowEngine {
     /// Applies ``Effect/recordCaptureDigests(_:expiresAt:)``.
     func recordCaptureDigests(_ d: [String], now: Int, expiresAt: Int) throws {
         try captureDigestStore?.recordCaptureDigests(d, seenAt: now, expiresAt: expiresAt)
-    }
-
-    /// The sweep's part: digests past `idv.capture_replay_seconds`.
-    func purgeCaptureDigests(now: Int) throws -> Int {
-        try (store as? any CaptureDigestStore)?.purgeExpiredCaptureDigests(now: now) ?? 0
     }
 }

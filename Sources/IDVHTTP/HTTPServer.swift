@@ -2,283 +2,9 @@ internal import CMicroHTTPD
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import Synchronization
 
-/// One HTTP request as a route handler sees it (the body is complete and within the route's limit).
-public struct HTTPRequest: Sendable {
-    public let method: String
-    public let path: String
-    public let body: Data
-    /// Server-generated id (32 hex digits), echoed in `X-Request-Id`, the envelope and the log line.
-    public let requestID: String
-    /// The `Authorization` header, if any.
-    public let authorization: String?
-    /// The peer's IP address as text ("127.0.0.1"), nil when unknown: the per-client limits' key.
-    public let clientAddress: String?
-    /// Values of `{name}` segments of the route pattern.
-    public var pathParameters: [String: String] = [:]
-    /// The route that takes this request (nil: none does; the chain answers 404/405).
-    public internal(set) var route: Route?
-    /// The refusal a request gets before any handler runs (405, 413; 1100/1101 from the analysis
-    /// pool's admission, an ``AnalysisRefusal``), or nil.
-    var refusal: (any Error & Sendable)?
-    /// This request's logger: the server's, with `request_id` (and, after auth, `session_id`).
-    public internal(set) var logger: Logger = .disabled
-    /// The session of a bearer route, opened once by the auth stage (``Middleware/auth(_:)``).
-    public internal(set) var session: SessionRecord?
-    /// The body decoded by the decode stage, for a route made with a body type.
-    var input: (any Sendable)?
-    /// The query-string arguments (decoded). A request that repeats a key is refused (1025) before
-    /// any route sees it, since no route takes a list.
-    public internal(set) var query: [String: String] = [:]
-    /// The relying-party API client of a `/v1/rp/…` route, authenticated by ``Middleware/rpAuth(_:)``.
-    public internal(set) var rpClient: APIClientRecord?
-    /// When the server received the request (`DispatchTime` uptime nanoseconds).
-    let receivedAt: UInt64
-    /// Values inner stages hand back to outer ones (the log line's session id).
-    let scope = RequestScope()
-
-    init(method: String, path: String, body: Data, requestID: String, authorization: String?, clientAddress: String? = nil,
-         receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds) {
-        self.method = method
-        self.path = path
-        self.body = body
-        self.requestID = requestID
-        self.authorization = authorization
-        self.clientAddress = clientAddress
-        self.receivedAt = receivedAt
-    }
-
-    /// The authenticated session of a bearer route (the auth stage ran); 1004 otherwise.
-    public func authenticatedSession() throws -> SessionRecord {
-        guard let session else { throw IDVError(.unauthenticated, "Missing bearer token") }
-        return session
-    }
-
-    /// The bearer token of `Authorization: Bearer <token>`, if present.
-    public var bearerToken: String? { Self.bearer(authorization) }
-
-    /// The token of an `Authorization: Bearer <token>` header value, if it is one.
-    static func bearer(_ authorization: String?) -> String? {
-        guard let a = authorization, a.count > 7, a.prefix(7).lowercased() == "bearer " else { return nil }
-        let t = a.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return t.isEmpty ? nil : t
-    }
-}
-
-/// A handler's answer.
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var contentType: String
-    public var body: Data
-    /// The `long_error_code` this response carries (0 when none) — for logs and metrics.
-    public var errorCode: Int
-    /// The `long_error_code` of the challenge or event inside a successful (non-refusal) answer:
-    /// the flow's verdict, e.g. 1014 wrong password asked again, 1011 locked, 1008 unreadable upload
-    /// (0 when none). Logged as `outcome_error_code`; codes only, never payloads.
-    public var outcomeErrorCode = 0
-    /// Headers beyond `Content-Type` and `X-Request-Id` (e.g. the web page's Content-Security-Policy).
-    /// Every response also gets `X-Content-Type-Options: nosniff`, and a JSON one `Cache-Control: no-store`
-    /// unless set here: API answers carry personal data (document fields, portraits, selfies).
-    public var headers: [String: String] = [:]
-
-    public init(status: Int, contentType: String = "application/json", body: Data, errorCode: Int = 0, headers: [String: String] = [:]) {
-        self.status = status
-        self.contentType = contentType
-        self.body = body
-        self.errorCode = errorCode
-        self.headers = headers
-    }
-
-    /// The header block handed to libmicrohttpd: ``headers`` plus the defaults, one `Name: value`
-    /// line each (names and values with a line break or NUL are dropped, never sent).
-    var headerLines: String {
-        var all = headers
-        if all["X-Content-Type-Options"] == nil { all["X-Content-Type-Options"] = "nosniff" }
-        if contentType == "application/json", all["Cache-Control"] == nil { all["Cache-Control"] = "no-store" }
-        func clean(_ s: String) -> Bool { !s.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" } }
-        return all.sorted { $0.key < $1.key }.filter { clean($0.key) && clean($0.value) && !$0.key.contains(":") }
-            .map { "\($0.key): \($0.value)\n" }.joined()
-    }
-
-    static let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return e
-    }()
-
-    /// A JSON response of any `Encodable` value.
-    public static func json<T: Encodable>(_ value: T, status: Int = 200, errorCode: Int = 0) -> HTTPResponse {
-        do {
-            return HTTPResponse(status: status, body: try encoder.encode(value), errorCode: errorCode)
-        } catch {
-            return HTTPResponse(status: 500, body: Data(#"{"error":{"long_error_code":1030,"short_error_code":7,"error_string":"Internal server error"}}"#.utf8), errorCode: 1030)
-        }
-    }
-
-    /// A refusal: an envelope carrying only `error`, with the HTTP status of ``HTTPStatus/of(_:)``.
-    public static func refusal(_ error: IDVError, requestID: String) -> HTTPResponse {
-        json(WireEnvelope(requestID: requestID, error: error), status: HTTPStatus.of(error.code ?? .internalError), errorCode: error.longErrorCode)
-    }
-
-    /// An engine answer as an envelope (`status` 200, or 201 for a start); the challenge's or
-    /// event's own code becomes ``outcomeErrorCode``.
-    public static func envelope(_ out: EngineOutput, requestID: String, status: Int = 200) -> HTTPResponse {
-        var r = json(WireEnvelope(requestID: requestID, session: out.session, challenge: out.challenge, event: out.event, ended: out.ended),
-                     status: status)
-        r.outcomeErrorCode = out.challenge?.error?.longErrorCode ?? out.event?.error.longErrorCode ?? 0
-        return r
-    }
-
-    /// The HTTP status of a refusal with this code: ``HTTPStatus/of(_:)``.
-    public static func httpStatus(for code: IDVErrorCode) -> Int { HTTPStatus.of(code) }
-}
-
-/// Which body limit a route has (values from ``ServerConfig``).
-public enum BodyLimit: Sendable, Equatable {
-    /// ``ServerConfig/bodyLimit`` (kilobytes: JSON answers).
-    case json
-    /// ``ServerConfig/uploadLimit`` (megabytes: answers carrying base64 images).
-    case upload
-    /// No body accepted beyond this many bytes (GET routes).
-    case bytes(Int)
-}
-
-/// One route: method, path pattern (`/v1/flows/{name}`), body limit, OpenAPI description, handler.
-public struct Route: Sendable {
-    public let method: String
-    public let pattern: String
-    public let bodyLimit: BodyLimit
-    public let operationID: String
-    public let summary: String
-    /// Name of the request body schema in the OpenAPI components, or nil.
-    public let requestSchema: String?
-    /// Response content: schema name (JSON) or a media type for text routes.
-    public let responseSchema: String
-    public let requiresBearer: Bool
-    /// True for a route that answers at once (health, metrics): it runs on the libmicrohttpd pool
-    /// thread that read it. Every other route runs on the server's worker threads (``ServerConfig/workers``).
-    public let quick: Bool
-    /// True for a route that carries heavy work (document pages, selfie frames): it runs on the
-    /// analysis threads (`analysis.threads`), admitted at once or refused with 1100/1101 and
-    /// `Retry-After` (``onAnalysisPool()``); never on the `http.workers` that light requests use.
-    public private(set) var analysis = false
-    /// Runs after the chain's stages (``Middleware``); what it throws becomes a refusal envelope.
-    public let handler: @Sendable (HTTPRequest) throws -> HTTPResponse
-    /// The body decoder of a route made with a body type (run by ``Middleware/decode``), or nil.
-    let decoder: (@Sendable (Data) throws -> any Sendable)?
-
-    /// A route whose JSON body is decoded once, by the chain's decode stage, into `body`'s type
-    /// and handed to `handler` (an empty body is `emptyBody`, or 1001 when nil).
-    public init<Body: Decodable & Sendable>(_ method: String, _ pattern: String, limit: BodyLimit = .json, operationID: String,
-                                            summary: String, request: String? = nil, response: String = "WireEnvelope",
-                                            bearer: Bool = false, quick: Bool = false, body: Body.Type, emptyBody: Body? = nil,
-                                            handler: @escaping @Sendable (HTTPRequest, Body) throws -> HTTPResponse) {
-        self.init(method, pattern, limit: limit, operationID: operationID, summary: summary, request: request, response: response,
-                  bearer: bearer, quick: quick, decoder: { try RequestDecoder.decode(Body.self, $0, emptyAs: emptyBody) }) { req in
-            guard let value = req.input as? Body else { throw IDVError(.internalError, "the body was not decoded") }
-            return try handler(req, value)
-        }
-    }
-
-    public init(_ method: String, _ pattern: String, limit: BodyLimit = .json, operationID: String, summary: String,
-                request: String? = nil, response: String = "WireEnvelope", bearer: Bool = false, quick: Bool = false,
-                handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
-        self.init(method, pattern, limit: limit, operationID: operationID, summary: summary, request: request, response: response,
-                  bearer: bearer, quick: quick, decoder: nil, handler: handler)
-    }
-
-    private init(_ method: String, _ pattern: String, limit: BodyLimit, operationID: String, summary: String,
-                 request: String?, response: String, bearer: Bool, quick: Bool,
-                 decoder: (@Sendable (Data) throws -> any Sendable)?, handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
-        self.decoder = decoder
-        self.method = method
-        self.pattern = pattern
-        self.bodyLimit = limit
-        self.operationID = operationID
-        self.summary = summary
-        self.requestSchema = request
-        self.responseSchema = response
-        self.requiresBearer = bearer
-        self.quick = quick
-        self.handler = handler
-        segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-    }
-
-    let segments: [String]
-
-    /// This route on the analysis threads (``analysis``).
-    public func onAnalysisPool() -> Route {
-        var r = self
-        r.analysis = true
-        return r
-    }
-
-    func match(_ pathSegments: [Substring]) -> [String: String]? {
-        guard pathSegments.count == segments.count else { return nil }
-        var params: [String: String] = [:]
-        for (p, s) in zip(segments, pathSegments) {
-            if p.hasPrefix("{") && p.hasSuffix("}") {
-                guard !s.isEmpty else { return nil }
-                params[String(p.dropFirst().dropLast())] = String(s)
-            } else if p != s {
-                return nil
-            }
-        }
-        return params
-    }
-}
-
-/// A small typed router: exact segments and `{name}` parameters.
-public struct Router: Sendable {
-    public private(set) var routes: [Route] = []
-    public init(_ routes: [Route] = []) { self.routes = routes }
-    public mutating func add(_ r: Route) { routes.append(r) }
-
-    public enum Match { case found(Route, [String: String]), methodNotAllowed([String]), notFound }
-
-    public func match(method: String, path: String) -> Match {
-        let segs = path.split(separator: "/", omittingEmptySubsequences: true)
-        for r in routes {
-            guard let params = r.match(segs) else { continue }
-            if Self.takes(r, method) { return .found(r, params) }
-        }
-        let methods = allowedMethods(path: path)
-        return methods.isEmpty ? .notFound : .methodNotAllowed(methods)
-    }
-
-    /// Whether `route` takes `method`: its own method, and `HEAD` for a `GET` route (RFC 9110 §9.3.2:
-    /// the same answer without its body, which libmicrohttpd leaves out).
-    static func takes(_ route: Route, _ method: String) -> Bool {
-        route.method == method || (method == "HEAD" && route.method == "GET")
-    }
-
-    /// The methods the routes of `path` take, for a 405's `Allow` header (RFC 9110 §15.5.6): each
-    /// route's method, plus `HEAD` beside `GET`; sorted, no duplicates. Empty when no route fits.
-    public func allowedMethods(path: String) -> [String] {
-        let segs = path.split(separator: "/", omittingEmptySubsequences: true)
-        var methods = Set<String>()
-        for r in routes where r.match(segs) != nil {
-            methods.insert(r.method)
-            if r.method == "GET" { methods.insert("HEAD") }
-        }
-        return methods.sorted()
-    }
-
-    /// ``index(method:path:)`` when the path has routes for other methods only.
-    public static let otherMethods = -2
-
-    /// The index in ``routes`` of the route that takes `method path`; -1 when no route's pattern
-    /// fits the path, ``otherMethods`` when only other methods' do.
-    public func index(method: String, path: String) -> Int {
-        let segs = path.split(separator: "/", omittingEmptySubsequences: true)
-        var other = false
-        for (i, r) in routes.enumerated() where r.match(segs) != nil {
-            if Self.takes(r, method) { return i }
-            other = true
-        }
-        return other ? Self.otherMethods : -1
-    }
-}
 
 /// The HTTP server over libmicrohttpd: internal polling thread, thread pool, epoll; per-route body
 /// limits are enforced as bytes arrive (413, code 1006). Quick routes (``Route/quick``) are handled on
@@ -287,13 +13,15 @@ public struct Router: Sendable {
 /// ~0.3 s; a face match) never delays another connection served by the same pool thread. Logs one
 /// JSON line per request and feeds ``Metrics``.
 public final class HTTPServer: @unchecked Sendable {
+    // @unchecked: `daemon`, `tlsStrings` and `addressCString` are written by `start()` and
+    // `shutdown(grace:)` only, before libmicrohttpd's threads run and after they stopped; the
+    // counters are atomics; everything else is immutable.
     public let router: Router
     public let config: ServerConfig
     public let metrics: Metrics
     private var daemon: UnsafeMutableRawPointer?
-    private let lock = NSLock()
-    private var inFlight = 0
-    private var queued = 0
+    private let inFlight = Atomic<Int>(0)
+    private let queued = Atomic<Int>(0)
     private var tlsStrings: [UnsafeMutablePointer<CChar>] = []
     private var addressCString: UnsafeMutablePointer<CChar>?
     /// Runs the handlers of the routes that are not ``Route/quick`` nor ``Route/analysis``.
@@ -304,8 +32,10 @@ public final class HTTPServer: @unchecked Sendable {
     /// Admission of the analysis routes (shared with the engine's cost and memory checks).
     public let analysis: AnalysisLimiter
 
-    /// The stages every request goes through before its handler (``Pipeline/standard(config:metrics:logger:authenticate:)``).
+    /// The stages every request goes through before its handler (``Pipeline/standard(config:metrics:logger:limits:clock:authenticate:)``).
     public let pipeline: Pipeline
+    /// The chain of each route and of refused requests, built once here from ``pipeline``.
+    let chains: Pipeline.Chains
 
     /// `pipeline` nil: the standard chain whose auth stage refuses every bearer route (1004).
     public init(router: Router, config: ServerConfig, metrics: Metrics, pipeline: Pipeline? = nil, analysis: AnalysisLimiter? = nil) {
@@ -316,15 +46,18 @@ public final class HTTPServer: @unchecked Sendable {
         analysisThreads.maxConcurrentOperationCount = max(1, self.analysis.settings.threads)
         self.config = config
         self.metrics = metrics
-        self.pipeline = pipeline ?? .standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http")) { _ in
+        let pipeline = pipeline ?? .standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http")) { _ in
             throw IDVError(.unauthenticated, "This server has no sessions")
         }
+        self.pipeline = pipeline
+        chains = pipeline.compile(router.routes)
         workers = OperationQueue()
         workers.name = "idvd.http.workers"
         workers.maxConcurrentOperationCount = max(1, config.workers)
     }
 
     /// An offloaded request on its way to a worker thread (the wrapper keeps its connection suspended).
+    // @unchecked: the pointer is libmicrohttpd's job, used by one thread at a time (the one it is handed to).
     private struct Job: @unchecked Sendable { let pointer: OpaquePointer }
 
     /// Whether a complete request goes to the worker threads: every routed request but the quick
@@ -340,8 +73,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// How many times a request's route was looked up: once per request (``limit(method:path:route:)``,
     /// as its headers arrive); the offload decision and the handler reuse what it found.
-    var routeLookups: Int { lock.lock(); defer { lock.unlock() }; return lookups }
-    private var lookups = 0
+    var routeLookups: Int { lookups.load(ordering: .relaxed) }
+    private let lookups = Atomic<Int>(0)
 
     deinit {
         tlsStrings.forEach { free($0) }
@@ -349,14 +82,14 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Requests being handled right now.
-    public var requestsInFlight: Int { lock.lock(); defer { lock.unlock() }; return inFlight }
+    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
     /// Requests handed to the worker threads and not yet started (all ``ServerConfig/workers`` busy).
-    public var requestsQueued: Int { lock.lock(); defer { lock.unlock() }; return queued }
+    public var requestsQueued: Int { queued.load(ordering: .relaxed) }
 
     /// The body limit of a request, decided as its headers arrive; stores in `route` the index of the
     /// route that takes it (``Router/index(method:path:)``: -1 none, -2 the path exists for other methods).
     func limit(method: String, path: String, route: inout Int) -> Int64 {
-        lock.lock(); lookups += 1; lock.unlock()
+        lookups.add(1, ordering: .relaxed)
         route = router.index(method: method, path: path)
         return limit(route: route)
     }
@@ -419,9 +152,9 @@ public final class HTTPServer: @unchecked Sendable {
                 server.dispatchAnalysis(handle, request)
                 return
             }
-            server.lock.lock(); server.queued += 1; server.lock.unlock()
+            server.queued.add(1, ordering: .relaxed)
             server.workers.addOperation {
-                server.lock.lock(); server.queued -= 1; server.lock.unlock()
+                server.queued.subtract(1, ordering: .relaxed)
                 var resp = cmhd_response()
                 server.handle(cmhd_job_request(handle.pointer).pointee, &resp)
                 cmhd_job_finish(handle.pointer, &resp)
@@ -479,7 +212,18 @@ public final class HTTPServer: @unchecked Sendable {
     /// A fresh request id: 16 random bytes (the system generator) as 32 lowercase hex digits.
     static func requestID() -> String {
         var rng = SystemRandomNumberGenerator()
-        return Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        let digits = Array("0123456789abcdef".utf8)
+        // Two 64-bit draws (two getrandom calls), not sixteen one-byte ones.
+        let words = (rng.next(), rng.next())
+        return String(unsafeUninitializedCapacity: 32) { out in
+            for i in 0..<16 {
+                let w = i < 8 ? words.0 : words.1
+                let byte = UInt8(truncatingIfNeeded: w >> UInt64(8 * (7 - i % 8)))
+                out[2 * i] = digits[Int(byte >> 4)]
+                out[2 * i + 1] = digits[Int(byte & 0x0F)]
+            }
+            return 32
+        }
     }
 
     /// The wrapper's query lines (`key=value\n`, with `%`, `=` and line breaks escaped) as a dictionary.
@@ -556,8 +300,8 @@ public final class HTTPServer: @unchecked Sendable {
     private func handle(_ req: cmhd_request, _ out: UnsafeMutablePointer<cmhd_response>, refusal early: (any Error & Sendable)? = nil,
                         session: SessionRecord? = nil) {
         let start = DispatchTime.now().uptimeNanoseconds
-        lock.lock(); inFlight += 1; lock.unlock()
-        defer { lock.lock(); inFlight -= 1; lock.unlock() }
+        inFlight.add(1, ordering: .relaxed)
+        defer { inFlight.subtract(1, ordering: .relaxed) }
         let method = String(cString: req.method)
         let path = String(cString: req.url)
         let body = early == nil && req.too_large == 0 && req.body_len > 0 ? Data(bytes: req.body, count: req.body_len) : Data()
@@ -587,7 +331,7 @@ public final class HTTPServer: @unchecked Sendable {
         if let early { hr.refusal = early }
         hr.session = session   // opened before admission (``preauthenticate``); the auth stage uses it
         let requestID = hr.requestID
-        let response = protocolHeaders(pipeline.run(hr), method: method, path: path, bearer: hr.bearerToken != nil)
+        let response = protocolHeaders(chains.run(hr, route: index), method: method, path: path, bearer: hr.bearerToken != nil)
         let n = response.body.count
         let buf = malloc(max(n, 1))!
         response.body.withUnsafeBytes { if n > 0 { memcpy(buf, $0.baseAddress!, n) } }

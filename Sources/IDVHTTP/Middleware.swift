@@ -1,31 +1,70 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
+
+/// What answers a request: a route's handler, or a handler behind the stages in front of it.
+public typealias Responder = @Sendable (HTTPRequest) throws -> HTTPResponse
+
+/// Which requests a ``Middleware`` stage runs for (its route group), decided once per route when
+/// the chain is built — never per request.
+public enum RouteGroup: Sendable {
+    /// Every request: routed or not, refused before the chain (404, 405, 413, an analysis refusal)
+    /// or not. Request id, log, metrics and error-to-envelope are here.
+    case every
+    /// The requests of the routes `member` admits, when no refusal came before the chain (auth:
+    /// the bearer routes; decode: the routes with a body type; throttle: the routes that start a
+    /// session or register a device; the relying party's client auth: `/v1/rp/`).
+    case routes(@Sendable (Route) -> Bool)
+}
 
 /// One stage of the request chain: it gets the request and the rest of the chain (`next`) and
-/// answers, usually by calling `next` and looking at or changing what comes back.
+/// answers, usually by calling `next` and looking at or changing what comes back. A stage is
+/// built into each chain it belongs to once, when the server starts (``Pipeline/compile(_:)``),
+/// and may specialise itself for the route it is built for (`make` sees the route).
 ///
-/// The chain ``Pipeline/standard(config:metrics:logger:authenticate:)`` builds, outermost first:
+/// The chain ``Pipeline/standard(config:metrics:logger:limits:clock:authenticate:)`` builds, outermost first:
 ///
 /// 1. ``requestID(logger:)`` — the request's logger, carrying `request_id`;
 /// 2. ``log(enabled:)`` — one `"msg":"request"` line per request (ids, codes, route pattern, time);
 /// 3. ``metrics(_:)`` — `idvd_http_requests_total` and `idvd_http_request_duration_seconds`;
 /// 4. ``errorToEnvelope`` — a thrown error becomes a refusal envelope, its HTTP status from
 ///    ``HTTPStatus/of(_:)`` (so the stages above always see the final status);
-/// 5. ``throttle(_:clock:)`` — the per-client-address limits (new sessions: 1110 + `Retry-After`);
+/// 5. ``throttle(_:clock:)`` — session-starting and device-registering routes: the per-client-address
+///    limits (1110 + `Retry-After`);
 /// 6. ``auth(_:)`` — bearer routes: the session is looked up and opened here, once, and handed down
 ///    as ``HTTPRequest/session``; its id joins the log metadata;
-/// 7. ``decode`` — the route's JSON body decoded once into its typed value (``Route/init(_:_:limit:operationID:summary:request:response:bearer:quick:body:emptyBody:handler:)``);
-/// 8. the route's handler (or, for a request no route takes, its refusal: 404, 405, 413).
+/// 7. ``decode`` — routes with a body type: the JSON body decoded once into its typed value
+///    (``Route/init(_:_:limit:operationID:summary:request:response:bearer:quick:body:emptyBody:handler:)``);
+/// 8. the route's handler (or, for a request refused before the chain, its refusal: 404, 405, 413).
 public struct Middleware: Sendable {
-    public typealias Next = (HTTPRequest) throws -> HTTPResponse
+    public typealias Next = Responder
     /// For logs and tests (`"request_id"`, `"log"`, …).
     public let name: String
-    let run: @Sendable (HTTPRequest, Next) throws -> HTTPResponse
+    /// The requests this stage runs for.
+    public let group: RouteGroup
+    /// Builds this stage in front of `next` for `route` (nil: the chain of refused requests).
+    let make: @Sendable (Route?, @escaping Responder) -> Responder
 
-    public init(_ name: String, _ run: @escaping @Sendable (HTTPRequest, Next) throws -> HTTPResponse) {
+    /// A stage that builds itself per route.
+    public init(_ name: String, group: RouteGroup = .every, make: @escaping @Sendable (Route?, @escaping Responder) -> Responder) {
         self.name = name
-        self.run = run
+        self.group = group
+        self.make = make
+    }
+
+    /// A stage that does the same for every route it belongs to.
+    public init(_ name: String, group: RouteGroup = .every, _ run: @escaping @Sendable (HTTPRequest, Next) throws -> HTTPResponse) {
+        self.init(name, group: group) { _, next in { req in try run(req, next) } }
+    }
+
+    /// Whether the stage is in the chain of `route` (nil: the chain of refused requests).
+    func belongs(to route: Route?) -> Bool {
+        switch group {
+        case .every: return true
+        case let .routes(member): return route.map(member) ?? false
+        }
     }
 
     /// Gives the request its logger: `logger` with the request's `request_id` in its metadata.
@@ -41,52 +80,50 @@ public struct Middleware: Sendable {
     /// "status","error_code","outcome_error_code","duration_ms"}`. `error_code` is the refusal's code
     /// (0 for an answered request); `outcome_error_code` the code the answered challenge or event
     /// carries (e.g. 1014, 1011, 1008; 0 when none). `route` is the route PATTERN, never the raw path;
-    /// `session_id` appears once the auth stage has opened the session. Nothing from a body.
+    /// `session_id` appears once the auth stage has opened the session. Nothing from a body. Not in
+    /// the chain at all when `enabled` is false (`log.requests`).
     public static func log(enabled: Bool) -> Middleware {
-        Middleware("log") { req, next in
-            let response = try next(req)
-            guard enabled else { return response }
-            let ms = (Double(DispatchTime.now().uptimeNanoseconds - req.receivedAt) / 1e4).rounded() / 100
-            let fields: Logger.Metadata = [
-                "method": .string(req.method), "route": .string(req.route?.pattern ?? "unmatched"),
-                "status": .integer(response.status), "error_code": .integer(response.errorCode),
-                "outcome_error_code": .integer(response.outcomeErrorCode), "duration_ms": .number(ms),
-            ]
-            req.scopedLogger.info("request", fields)
-            return response
+        Middleware("log", group: enabled ? .every : .routes { _ in false }) { route, next in
+            let pattern = JSONValue.string(route?.pattern ?? "unmatched")
+            return { req in
+                let response = try next(req)
+                let ms = (Double(DispatchTime.now().uptimeNanoseconds - req.receivedAt) / 1e4).rounded() / 100
+                let fields: Logger.Metadata = [
+                    "method": .string(req.method), "route": pattern,
+                    "status": .integer(response.status), "error_code": .integer(response.errorCode),
+                    "outcome_error_code": .integer(response.outcomeErrorCode), "duration_ms": .number(ms),
+                ]
+                req.scopedLogger.info("request", fields)
+                return response
+            }
         }
     }
 
     /// Counts the request and its time under its route pattern (`unmatched` when no route took it).
     public static func metrics(_ metrics: Metrics) -> Middleware {
-        Middleware("metrics") { req, next in
-            let response = try next(req)
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - req.receivedAt) / 1e9
-            metrics.observeRequest(route: req.route?.pattern ?? "unmatched", method: req.method, status: response.status, seconds: seconds)
-            return response
+        Middleware("metrics") { route, next in
+            let pattern = route?.pattern ?? "unmatched"
+            return { req in
+                let response = try next(req)
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - req.receivedAt) / 1e9
+                metrics.observeRequest(route: pattern, method: req.method, status: response.status, seconds: seconds)
+                return response
+            }
         }
     }
 
     /// Every error thrown below becomes a refusal envelope: an ``IDVError`` as it is (status from
-    /// ``HTTPStatus/of(_:)``); a ``StoreError`` or anything else as 1030 `internalError`, logged by
-    /// kind and request id only.
+    /// ``HTTPStatus/of(_:)``), a ``ThrottledError`` or ``AnalysisRefusal`` with its `Retry-After`;
+    /// a ``StoreError`` or anything else as 1030 `internalError`, logged by kind and request id only.
     public static let errorToEnvelope = Middleware("error_to_envelope") { req, next in
         do {
             return try next(req)
-        } catch let e as IDVError {
-            return .refusal(e, requestID: req.requestID)
-        } catch let t as ThrottledError {
-            var r = HTTPResponse.refusal(t.error, requestID: req.requestID)
-            r.headers["Retry-After"] = String(t.retryAfterSeconds)
-            return r
-        } catch let e as AnalysisRefusal {
-            return .refusal(e, requestID: req.requestID)
         } catch let e as StoreError {
             req.scopedLogger.error("store error", ["kind": .string(storeKind(e))])
             return .refusal(IDVError(.internalError), requestID: req.requestID)
         } catch {
-            req.scopedLogger.error("internal error", ["kind": .string("\(type(of: error))")])
-            return .refusal(IDVError(.internalError), requestID: req.requestID)
+            if !HTTPResponse.isRefusal(error) { req.scopedLogger.error("internal error", ["kind": .string("\(type(of: error))")]) }
+            return .refusal(error, requestID: req.requestID)
         }
     }
 
@@ -95,29 +132,39 @@ public struct Middleware: Sendable {
         switch e { case .conflict: return "conflict"; case .closed: return "closed"; case .database: return "database" }
     }
 
+    /// The routes each ``throttle(_:clock:)`` limit guards (`POST` only): each starts a session, or
+    /// registers a device (a permanent row).
+    static let sessionStarting: Set<String> = ["/v1/sessions", "/v1/links/redeem"]
+    static let deviceRegistering: Set<String> = ["/v1/devices"]
+
     /// The per-client-address limits of the HTTP edge (``AbuseLimits``, docs/LIMITS.md): `POST /v1/sessions`
     /// and `POST /v1/links/redeem` (each starts a session) count against `limits.sessions_per_client`,
     /// `POST /v1/devices` (a permanent row each) against `limits.devices_per_client`; beyond it the request is refused with 1110,
-    /// HTTP 429 and `Retry-After` before its body is decoded. Other routes pass (their limits are
-    /// the engine's: per device, per user and client).
+    /// HTTP 429 and `Retry-After` before its body is decoded. In the chain of those routes only (the
+    /// other routes' limits are the engine's: per device, per user and client); none without `limits`.
     public static func throttle(_ limits: AbuseLimits?, clock: any Clock) -> Middleware {
-        Middleware("throttle") { req, next in
-            guard let limits, req.refusal == nil, req.method == "POST", let pattern = req.route?.pattern else { return try next(req) }
-            switch pattern {
-            case "/v1/sessions", "/v1/links/redeem": try limits.admitSession(address: req.clientAddress, now: clock.now())
-            case "/v1/devices": try limits.admitDeviceRegistration(address: req.clientAddress, now: clock.now())
-            default: break
+        Middleware("throttle", group: .routes { r in
+            limits != nil && r.method == "POST" && (sessionStarting.contains(r.pattern) || deviceRegistering.contains(r.pattern))
+        }) { route, next in
+            guard let limits, let route else { return next }
+            if deviceRegistering.contains(route.pattern) {
+                return { req in
+                    try limits.admitDeviceRegistration(address: req.clientAddress, now: clock.now())
+                    return try next(req)
+                }
             }
-            return try next(req)
+            return { req in
+                try limits.admitSession(address: req.clientAddress, now: clock.now())
+                return try next(req)
+            }
         }
     }
 
     /// Bearer routes (``Route/requiresBearer``): `authenticate` (``FlowEngine/authenticate(_:)``) turns
     /// the token into the session — looked up and opened once per request — which the handler
-    /// gets as ``HTTPRequest/session``. Throws 1004/1003 from `authenticate`. Other routes pass.
+    /// gets as ``HTTPRequest/session``. Throws 1004/1003 from `authenticate`.
     public static func auth(_ authenticate: @escaping @Sendable (String?) throws -> SessionRecord) -> Middleware {
-        Middleware("auth") { req, next in
-            guard req.refusal == nil, req.route?.requiresBearer == true else { return try next(req) }
+        Middleware("auth", group: .routes { $0.requiresBearer }) { req, next in
             var r = req
             // An upload's session was opened before it was admitted to the analysis pool (HTTPServer.preauthenticate).
             let session = try req.session ?? authenticate(req.bearerToken)
@@ -128,17 +175,19 @@ public struct Middleware: Sendable {
         }
     }
 
-    /// Decodes the body of a route made with a body type, once, into ``HTTPRequest/input``
+    /// Routes made with a body type: the body decoded, once, into ``HTTPRequest/input``
     /// (1001 `malformedRequest` naming the field or the fault).
-    public static let decode = Middleware("decode") { req, next in
-        guard req.refusal == nil, let decoder = req.route?.decoder else { return try next(req) }
-        var r = req
-        r.input = try decoder(req.body)
-        return try next(r)
+    public static let decode = Middleware("decode", group: .routes { $0.decoder != nil }) { route, next in
+        guard let decoder = route?.decoder else { return next }
+        return { req in
+            var r = req
+            r.input = try decoder(req.body)
+            return try next(r)
+        }
     }
 }
 
-/// A chain of ``Middleware`` ending in the matched route's handler.
+/// A chain of ``Middleware`` ending in a route's handler, built once per route (``compile(_:)``).
 public struct Pipeline: Sendable {
     public let stages: [Middleware]
 
@@ -153,34 +202,53 @@ public struct Pipeline: Sendable {
                   .throttle(limits, clock: clock), .auth(authenticate), .decode])
     }
 
-    /// Runs `request` through the stages and then its route's handler (or its refusal when no
-    /// route takes it). Never throws: the error-to-envelope stage answers every error; were it
-    /// left out, an error still becomes a 1030 envelope here.
+    /// The chain of `route` (nil: of the requests refused before the chain — no route takes them,
+    /// or their route must not run): its stages folded around its handler, or around the refusal.
+    func chain(for route: Route?) -> Responder {
+        var next: Responder
+        if let route {
+            next = route.handler
+        } else {
+            next = { req in throw req.refusal ?? IDVError(.notFound, "No route for \(req.method) on this path") }
+        }
+        for stage in stages.reversed() where stage.belongs(to: route) {
+            next = stage.make(route, next)
+        }
+        return next
+    }
+
+    /// The chains of `routes` (index for index) and of refused requests, built now, once.
+    public func compile(_ routes: [Route]) -> Chains {
+        Chains(routed: routes.map { chain(for: $0) }, refused: chain(for: nil))
+    }
+
+    /// The built chains of a server's routes.
+    public struct Chains: Sendable {
+        let routed: [Responder]
+        let refused: Responder
+
+        /// Answers `request`, whose route is `routes[route]` (as compiled; any other index, or a
+        /// request refused before the chain, goes through the refused requests' chain). Never
+        /// throws: the error-to-envelope stage answers every error; were it left out, an error
+        /// still becomes a refusal envelope here.
+        public func run(_ request: HTTPRequest, route: Int) -> HTTPResponse {
+            let responder = request.refusal == nil && route >= 0 && route < routed.count ? routed[route] : refused
+            do { return try responder(request) } catch { return .refusal(error, requestID: request.requestID) }
+        }
+    }
+
+    /// Runs one request through a chain built for its route now (in-process tests, one-off
+    /// requests); a server builds its chains once with ``compile(_:)``.
     public func run(_ request: HTTPRequest) -> HTTPResponse {
-        var next: Middleware.Next = { req in
-            if let refusal = req.refusal { throw refusal }
-            guard let route = req.route else { throw IDVError(.notFound, "No route for \(req.method) on this path") }
-            return try route.handler(req)
-        }
-        for stage in stages.reversed() {
-            let inner = next
-            next = { req in try stage.run(req, inner) }
-        }
-        do { return try next(request) } catch let t as ThrottledError {
-            var r = HTTPResponse.refusal(t.error, requestID: request.requestID)
-            r.headers["Retry-After"] = String(t.retryAfterSeconds)
-            return r
-        } catch let e as AnalysisRefusal {
-            return .refusal(e, requestID: request.requestID)
-        } catch {
-            return .refusal(error as? IDVError ?? IDVError(.internalError), requestID: request.requestID)
-        }
+        let responder = chain(for: request.refusal == nil ? request.route : nil)
+        do { return try responder(request) } catch { return .refusal(error, requestID: request.requestID) }
     }
 }
 
 /// Per-request values a stage deep in the chain hands back up to the stages around it (the log
 /// line's `session_id`). One per request, used by the thread handling that request only.
 public final class RequestScope: @unchecked Sendable {
+    // @unchecked: one per request, written and read by the one thread that handles the request.
     public internal(set) var sessionID: String?
     /// The relying-party API client (``Middleware/rpAuth(_:)``), for the log line's `client_id`.
     public internal(set) var clientID: String?

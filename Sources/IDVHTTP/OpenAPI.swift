@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// The OpenAPI 3 document of the HTTP API, generated from the route table (so it cannot drift
 /// from the routes) plus the wire schemas of IDVCore/Wire.swift. Served at `/openapi.json`;
@@ -297,7 +298,7 @@ public enum OpenAPI {
             "info": ["title": "OpenIDV idvd API", "version": .string(OpenIDV.version),
                      "description": "The wire protocol between IDVKit and idvd. Every session route answers a WireEnvelope: the next challenge or an event, or a refusal (WireRefusal) that changed nothing. Every GET route also answers HEAD; every 405 carries Allow. See docs/PROTOCOL.md."],
             "paths": .object(paths.mapValues { .object($0) }),
-            "components": ["schemas": .object(schemas(config.workflow).merging(RPOpenAPI.schemas) { a, _ in a }),
+            "components": ["schemas": .object(schemas(config.engine.workflow).merging(RPOpenAPI.schemas) { a, _ in a }),
                            "securitySchemes": ["bearerAuth": ["type": "http", "scheme": "bearer"], "rpClientAuth": RPOpenAPI.securityScheme]],
         ]
         let enc = JSONEncoder()

@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 
 /// The relying-party API's part of the OpenAPI document (RPRoutes.swift): its schemas, the
 /// `rpClientAuth` security scheme, query parameters and responses of the `/v1/rp/…` routes.

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 
 // The relying-party API (`/v1/rp/…`, docs/PROTOCOL.md §"Relying-party API"): server to server, for
 // the bank's backend. Authenticated by API client (`Authorization: Bearer <client_id>.<secret>`,
@@ -15,10 +17,9 @@ extension Middleware {
     /// ``HTTPRequest/rpClient``; its id joins the log metadata and the request line (`client_id`:
     /// every read is one such line — reads are not audited). 1131 (401, with
     /// `WWW-Authenticate: Bearer realm="idvd-rp"`, with `error="invalid_token"` when credentials were
-    /// sent, RFC 6750 §3.1), 1133 (429, with `Retry-After`). Other routes pass.
+    /// sent, RFC 6750 §3.1), 1133 (429, with `Retry-After`). In the chains of `/v1/rp/` routes only.
     public static func rpAuth(_ authenticator: RPClientAuthenticator) -> Middleware {
-        Middleware("rp_auth") { req, next in
-            guard req.refusal == nil, let route = req.route, route.pattern.hasPrefix(rpPrefix) else { return try next(req) }
+        Middleware("rp_auth", group: .routes { $0.pattern.hasPrefix(rpPrefix) }) { req, next in
             var r = req
             do {
                 let client = try authenticator.authenticate(req.bearerToken)
@@ -31,9 +32,7 @@ extension Middleware {
                     ? #"Bearer realm="idvd-rp""# : #"Bearer realm="idvd-rp", error="invalid_token""#
                 return resp
             } catch let e as ClientRateLimited {
-                var resp = HTTPResponse.refusal(e.error, requestID: req.requestID)
-                resp.headers["Retry-After"] = String(e.retryAfterSeconds)
-                return resp
+                return .refusal(e.error, requestID: req.requestID, retryAfter: e.retryAfterSeconds)
             }
             return try next(r)
         }
@@ -54,7 +53,7 @@ struct RPItems<Item: Codable & Sendable>: Codable, Sendable { var items: [Item] 
 
 enum RPRoutes {
     static func routes(_ app: IDVServerApp) -> [Route] {
-        let api = RelyingPartyAPI(engine: app.engine)
+        let api = RelyingPartyAPI(engine: app.engine, config: app.config)
         let engine = app.engine
         return [
             Route("GET", "/v1/rp/users/{user_id}", limit: .bytes(0), operationID: "rpGetUser",

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 
 /// The `idvd` server assembled: store, flow engine, routes, HTTP, metrics.
 ///
@@ -10,18 +12,23 @@ import IDVEngine
 /// `POST /v1/session/logoff`, `POST /v1/flows/{name}`; the hosted page `GET /verify`, `GET /verify/{asset}`
 /// and `POST /v1/links/redeem` (Web/WebRoutes.swift); the relying-party API `/v1/rp/…` (RPRoutes.swift).
 public final class IDVServerApp: @unchecked Sendable {
+    // @unchecked: `http` is set once in `init` (its routes capture `self`) and only read after.
     public let config: ServerConfig
-    public let store: Store
+    public let store: any EngineStore
     public let engine: FlowEngine
     public let metrics = Metrics()
+    /// Admission of analyses: the HTTP edge's pool slots and the engine's cost and memory checks share it.
+    public let analysis: AnalysisLimiter
     public private(set) var http: HTTPServer!
 
     /// Builds the engine over `store` and the routes; does not listen yet.
-    public init(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto,
+    public init(config: ServerConfig, store: any EngineStore, registry: FlowRegistry = .standard(), crypto: any EngineCrypto,
                 clock: any Clock = SystemClock()) {
         self.config = config
         self.store = store
-        engine = FlowEngine(store: store, config: config, registry: registry, metrics: metrics, crypto: crypto, clock: clock)
+        analysis = AnalysisLimiter(settings: config.analysis)
+        engine = FlowEngine(store: store, settings: config.engine, registry: registry, metrics: metrics, admission: analysis,
+                            crypto: crypto, clock: clock)
         let engine = engine
         let standard = Pipeline.standard(config: config, metrics: metrics, logger: Logger(label: "idvd.http"),
                                          limits: engine.limits, clock: clock) { token in
@@ -32,7 +39,7 @@ public final class IDVServerApp: @unchecked Sendable {
         let rpAuth = Middleware.rpAuth(RPClientAuthenticator(store: store, crypto: crypto, clock: clock, requestsPerMinute: config.rp.requestsPerMinute))
         stages.insert(rpAuth, at: stages.firstIndex { $0.name == "decode" } ?? stages.endIndex)
         let pipeline = Pipeline(stages)
-        http = HTTPServer(router: Router(Self.routes(self)), config: config, metrics: metrics, pipeline: pipeline, analysis: engine.analysis)
+        http = HTTPServer(router: Router(Self.routes(self)), config: config, metrics: metrics, pipeline: pipeline, analysis: analysis)
         http.preauthenticate = { token in try engine.authenticate(token) }
     }
 
@@ -53,7 +60,7 @@ public final class IDVServerApp: @unchecked Sendable {
                 do {
                     let v = try app.store.schemaVersion()
                     // Degraded (still 200: light requests are served) while the analysis pool is full.
-                    let pool = app.engine.analysis.snapshot
+                    let pool = app.analysis.snapshot
                     return .json(["status": pool.saturated ? "degraded" : "ok", "version": .string(OpenIDV.version), "schema_version": .integer(v),
                                   "analysis": ["in_flight": .integer(pool.running), "queued": .integer(pool.queued),
                                                "threads": .integer(pool.threads), "queue_limit": .integer(pool.queueLimit)]] as JSONValue)
@@ -65,7 +72,7 @@ public final class IDVServerApp: @unchecked Sendable {
                   response: "text/plain", quick: true) { [unowned app] _ in
                 let text = app.metrics.render(inFlight: app.http.requestsInFlight, queued: app.http.requestsQueued,
                                               storeWriteLockWaits: app.store.writeLockWaits())
-                    + app.engine.limits.render() + app.engine.analysis.renderMetrics() + app.http.connectionMetrics()
+                    + app.engine.limits.render() + app.analysis.renderMetrics() + app.http.connectionMetrics()
                 return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Data(text.utf8))
             },
             Route("GET", "/openapi.json", limit: .bytes(0), operationID: "openapi", summary: "This API as an OpenAPI 3 document",
@@ -122,7 +129,7 @@ public enum ServerRunner {
     /// `store` is closed when the server stops.
     /// `background`: started once the server listens (with the app, for its store and metrics);
     /// what it returns is called at shutdown, before the store closes (the webhook deliverer).
-    public static func run(config: ServerConfig, store: Store, registry: FlowRegistry = .standard(), crypto: any EngineCrypto,
+    public static func run(config: ServerConfig, store: any EngineStore, registry: FlowRegistry = .standard(), crypto: any EngineCrypto,
                            background: ((IDVServerApp) throws -> (() -> Void))? = nil) throws -> Int32 {
         let app = IDVServerApp(config: config, store: store, registry: registry, crypto: crypto)
         signal(SIGPIPE, SIG_IGN)

@@ -57,16 +57,16 @@ public struct RDNAAsyncAPI: Sendable {
     }
 
     public func initiateActivatedCustomerKYC(reason: String) async throws(RDNAError) -> [RDNAEvent] {
-        try await run { rdna.startFlow("initiateActivatedCustomerKYC", [WireMapping.Key.reason: .string(reason)], completion: $0) }
+        try await run { rdna.startFlow("initiateActivatedCustomerKYC", WireMapping.payload(IDVFlowStartPayload(reason: reason)), completion: $0) }
     }
     public func initiateIDVAdditionalDocumentScan(reason: String) async throws(RDNAError) -> [RDNAEvent] {
-        try await run { rdna.startFlow("initiateIDVAdditionalDocumentScan", [WireMapping.Key.reason: .string(reason)], completion: $0) }
+        try await run { rdna.startFlow("initiateIDVAdditionalDocumentScan", WireMapping.payload(IDVFlowStartPayload(reason: reason)), completion: $0) }
     }
     public func checkIDVUserBiometricTemplateStatus() async throws(RDNAError) -> [RDNAEvent] {
         try await run { rdna.startFlow("checkIDVUserBiometricTemplateStatus", .emptyObject, completion: $0) }
     }
     public func initiateIDVServerBiometricAuthentication(reason: String) async throws(RDNAError) -> [RDNAEvent] {
-        try await run { rdna.startFlow("initiateIDVServerBiometricAuthentication", [WireMapping.Key.reason: .string(reason)], completion: $0) }
+        try await run { rdna.startFlow("initiateIDVServerBiometricAuthentication", WireMapping.payload(IDVFlowStartPayload(reason: reason)), completion: $0) }
     }
     public func initiateIDVBiometricOptIn() async throws(RDNAError) -> [RDNAEvent] {
         try await run { rdna.startFlow("initiateIDVBiometricOptIn", .emptyObject, completion: $0) }

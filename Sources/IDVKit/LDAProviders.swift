@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(CryptoKit)
 import CryptoKit
 #endif
@@ -58,6 +59,7 @@ public typealias PlatformLDAProvider = CryptoKitLDAProvider
 /// link-time dependency (Debian package `libsodium23`, installed by scripts/bootstrap).
 /// Handles stay open for the life of the process (one per library name).
 final class Sodium: @unchecked Sendable {
+    // @unchecked: immutable C function pointers into libsodium, which is thread-safe after sodium_init.
     typealias InitFn = @convention(c) () -> Int32
     typealias KeypairFn = @convention(c) (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?) -> Int32
     typealias SeedKeypairFn = @convention(c) (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafePointer<UInt8>?) -> Int32
@@ -73,29 +75,29 @@ final class Sodium: @unchecked Sendable {
         self.signDetached = signDetached
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var loaded: [String: Sodium] = [:]
+    /// The libraries loaded so far, by name.
+    private static let loaded = Mutex<[String: Sodium]>([:])
 
     /// The library `name` (e.g. `libsodium.so.23`), initialised; ``LDAError/notAvailable(_:)`` when
     /// it cannot be loaded or lacks a symbol.
     static func load(_ name: String) throws(LDAError) -> Sodium {
-        lock.lock()
-        defer { lock.unlock() }
-        if let s = loaded[name] { return s }
-        guard let h = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
-            throw LDAError.notAvailable("\(name) cannot be loaded (install the libsodium23 package)")
+        try loaded.withLock { (loaded: inout [String: Sodium]) throws(LDAError) -> Sodium in
+            if let s = loaded[name] { return s }
+            guard let h = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
+                throw LDAError.notAvailable("\(name) cannot be loaded (install the libsodium23 package)")
+            }
+            func sym<T>(_ n: String, _ t: T.Type) throws(LDAError) -> T {
+                guard let p = dlsym(h, n) else { throw LDAError.notAvailable("\(name) has no \(n)") }
+                return unsafeBitCast(p, to: t)
+            }
+            let initFn = try sym("sodium_init", InitFn.self)
+            guard initFn() >= 0 else { throw LDAError.notAvailable("sodium_init failed") }
+            let s = Sodium(keypair: try sym("crypto_sign_ed25519_keypair", KeypairFn.self),
+                           seedKeypair: try sym("crypto_sign_ed25519_seed_keypair", SeedKeypairFn.self),
+                           signDetached: try sym("crypto_sign_ed25519_detached", SignFn.self))
+            loaded[name] = s
+            return s
         }
-        func sym<T>(_ n: String, _ t: T.Type) throws(LDAError) -> T {
-            guard let p = dlsym(h, n) else { throw LDAError.notAvailable("\(name) has no \(n)") }
-            return unsafeBitCast(p, to: t)
-        }
-        let initFn = try sym("sodium_init", InitFn.self)
-        guard initFn() >= 0 else { throw LDAError.notAvailable("sodium_init failed") }
-        let s = Sodium(keypair: try sym("crypto_sign_ed25519_keypair", KeypairFn.self),
-                       seedKeypair: try sym("crypto_sign_ed25519_seed_keypair", SeedKeypairFn.self),
-                       signDetached: try sym("crypto_sign_ed25519_detached", SignFn.self))
-        loaded[name] = s
-        return s
     }
 }
 

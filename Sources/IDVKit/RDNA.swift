@@ -51,6 +51,7 @@ public struct RDNAConfiguration: Sendable {
 /// Thread-safe: calls may come from any thread; requests run one at a time on a private serial
 /// queue; callbacks are delivered in order on the callback queue.
 public final class RDNA: @unchecked Sendable {
+    // @unchecked: the mutable state below is read and written under `lock`, or on the serial `work` queue.
     /// The process-wide instance (the seeds' `RDNA.sharedInstance()`).
     public static let shared = RDNA()
     public static func sharedInstance() -> RDNA { shared }
@@ -228,7 +229,7 @@ public final class RDNA: @unchecked Sendable {
     public func setUser(_ userID: String) -> RDNAError { setUser(userID, completion: nil) }
     func setUser(_ userID: String, completion: Completion?) -> RDNAError {
         guard !userID.isEmpty else { return RDNAError(.invalidArgument, "the user id is empty") }
-        return answer("setUser", mode: nil, completion: completion) { _ in [WireMapping.Key.userID: .string(userID)] }
+        return answer("setUser", mode: nil, completion: completion) { _ in WireMapping.payload(UserAnswer(userID: userID)) }
     }
 
     /// `setActivationCode` answers `getActivationCode`.
@@ -236,7 +237,7 @@ public final class RDNA: @unchecked Sendable {
     public func setActivationCode(_ code: String) -> RDNAError { setActivationCode(code, completion: nil) }
     func setActivationCode(_ code: String, completion: Completion?) -> RDNAError {
         guard !code.isEmpty else { return RDNAError(.invalidArgument, "the activation code is empty") }
-        return answer("setActivationCode", mode: nil, completion: completion) { _ in [WireMapping.Key.activationCode: .string(code)] }
+        return answer("setActivationCode", mode: nil, completion: completion) { _ in WireMapping.payload(ActivationCodeAnswer(activationCode: code)) }
     }
 
     /// `setPassword(_:challengeMode:)` answers `getPassword` of the same mode (0 verify, 1 set, 6/7 re-auth).
@@ -246,7 +247,7 @@ public final class RDNA: @unchecked Sendable {
     }
     func setPassword(_ password: String, challengeMode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
         guard !password.isEmpty else { return RDNAError(.invalidArgument, "the password is empty") }
-        return answer("setPassword", mode: challengeMode, completion: completion) { _ in [WireMapping.Key.password: .string(password)] }
+        return answer("setPassword", mode: challengeMode, completion: completion) { _ in WireMapping.payload(PasswordAnswer(password: password)) }
     }
 
     /// `setUserConsentForLDA` answers `getUserConsentForLDA` (asked after activation when the
@@ -267,10 +268,10 @@ public final class RDNA: @unchecked Sendable {
             guard let p else { return RDNAError(.invalidArgument, "LDA needs a device key: no LDAProvider is set") }
             guard device != nil else { return RDNAError(.invalidArgument, "LDA needs a registered device; this session has none") }
             return answer("setUserConsentForLDA", mode: nil, completion: completion) { [self] ch in
-                [WireMapping.Key.consent: true, WireMapping.Key.signature: .string(try ldaSignature(p, ch, purpose: .enrol).base64EncodedString())]
+                WireMapping.payload(LDAConsentAnswer(consent: true, signature: try ldaSignature(p, ch, purpose: .enrol).base64EncodedString()))
             }
         }
-        return answer("setUserConsentForLDA", mode: nil, completion: completion) { _ in [WireMapping.Key.consent: .bool(false)] }
+        return answer("setUserConsentForLDA", mode: nil, completion: completion) { _ in WireMapping.payload(LDAConsentAnswer(consent: false)) }
     }
 
     /// `resetAuthState` ends the flow in progress: before login → `getUser`; after → `onAuthStateReset`.
@@ -310,8 +311,8 @@ public final class RDNA: @unchecked Sendable {
         let provider = lock.withLock { documentProvider }
         if isConfirm && provider == nil { return RDNAError(.invalidArgument, "no document capture provider is set") }
         return answer("setIDVDocumentScanProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
-            guard ch.name == WireMapping.uploadIDVDocumentPages else { return [WireMapping.Key.isConfirm: .bool(isConfirm)] }
-            return isConfirm ? try documentPayload(workflow: idvWorkflow) : [WireMapping.Key.cancel: true]
+            guard ch.name == WireMapping.uploadIDVDocumentPages else { return WireMapping.payload(ConfirmAnswer(isConfirm: isConfirm)) }
+            return isConfirm ? try documentPayload(workflow: idvWorkflow) : WireMapping.payload(CancelAnswer())
         }
     }
 
@@ -321,17 +322,13 @@ public final class RDNA: @unchecked Sendable {
     private func documentPayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
         let (p, chips) = lock.withLock { (documentProvider, chipProvider) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no document capture provider is set") }
-        var payload: [String: JSONValue]
-        do { payload = [WireMapping.Key.pages: WireMapping.pagesPayload(try provider.captureDocumentPages(workflow: workflow))] }
-        catch where error.isUserCancellation { return [WireMapping.Key.cancel: true] }
+        let pages: [CapturedPage]
+        do { pages = try provider.captureDocumentPages(workflow: workflow) }
+        catch where error.isUserCancellation { return WireMapping.payload(CancelAnswer()) }
         catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
         let chip: CapturedChip?
         do { chip = try chips?.readChip(workflow: workflow) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
-        if let chip {
-            guard let encoded = try? JSONValue(encoding: chip.payload) else { throw IDVError(.invalidImage, "chip reading: the files could not be encoded") }
-            payload[WireMapping.Key.chip] = encoded
-        }
-        return .object(payload)
+        return WireMapping.payload(WireMapping.documentAnswer(pages, chip: chip?.payload))
     }
 
     /// `{"frames": …, "fps": …, "meta_data": …}` from the selfie capture provider (1008 when it
@@ -344,8 +341,9 @@ public final class RDNA: @unchecked Sendable {
         guard let provider = p else { throw IDVError(.invalidArgument, "no selfie capture provider is set") }
         let illumination = pendingIlluminationChallenge
         if illumination != nil, !provider.canFlashIllumination {
-            return WireMapping.presenceDecline(.unavailable)
+            return WireMapping.payload(SelfieFramesAnswer.declining(.unavailable))
         }
+        let answer: SelfieFramesAnswer
         do {
             let selfie: CapturedSelfie
             if let illumination {
@@ -353,24 +351,16 @@ public final class RDNA: @unchecked Sendable {
             } else {
                 selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
             }
-            var payload: [String: JSONValue] = [WireMapping.Key.frames: WireMapping.framesPayload(selfie), WireMapping.Key.fps: .number(selfie.framesPerSecond),
-                                                WireMapping.Key.metaData: WireMapping.selfieMetaData(selfie, useBackCamera: back)]
-            if illumination != nil, let times = selfie.frameTimesMs {
-                guard times.count == selfie.frames.count else {
-                    throw IDVError(.invalidImage, "selfie capture: \(times.count) frame times for \(selfie.frames.count) frames")
-                }
-                payload[PresenceAnswer.frameTimesKey] = .array(times.map { .number(($0 * 10).rounded() / 10) })
-            }
-            return .object(payload)
-        } catch let error as CaptureError where error == .illuminationDeclined {
-            return WireMapping.presenceDecline(.declined)
-        } catch let error as CaptureError where error.isUserCancellation {
-            return [WireMapping.Key.cancel: true]
-        } catch let error as CaptureError {
-            throw IDVError(.invalidImage, "selfie capture: \(error.message)")
-        } catch let error as IDVError {
-            throw error
-        } catch { throw IDVError(.invalidImage, "selfie capture failed") }
+            answer = WireMapping.selfieAnswer(selfie, useBackCamera: back, underIllumination: illumination != nil)
+        } catch where error == .illuminationDeclined {
+            return WireMapping.payload(SelfieFramesAnswer.declining(.declined))
+        } catch where error.isUserCancellation {
+            return WireMapping.payload(CancelAnswer())
+        } catch { throw IDVError(.invalidImage, "selfie capture: \(error.message)") }
+        if let times = answer.frameTimesMs, times.count != answer.frames?.count {
+            throw IDVError(.invalidImage, "selfie capture: \(times.count) frame times for \(answer.frames?.count ?? 0) frames")
+        }
+        return WireMapping.payload(answer)
     }
 
     /// A2: answers `getIDVConfirmDocumentDetails` (`false` = rescan).
@@ -379,7 +369,7 @@ public final class RDNA: @unchecked Sendable {
         setIDVConfirmDocumentDetails(isConfirm, challenge: mode, completion: nil)
     }
     func setIDVConfirmDocumentDetails(_ isConfirm: Bool, challenge mode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
-        answer("setIDVConfirmDocumentDetails", mode: mode, completion: completion) { _ in [WireMapping.Key.isConfirm: .bool(isConfirm)] }
+        answer("setIDVConfirmDocumentDetails", mode: mode, completion: completion) { _ in WireMapping.payload(ConfirmAnswer(isConfirm: isConfirm)) }
     }
 
     /// A3: answers `getIDVSelfieProcessStartConfirmation`. With `true` the selfie provider runs and
@@ -394,9 +384,9 @@ public final class RDNA: @unchecked Sendable {
         return answer("setIDVSelfieProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
             lock.withLock { useBackCamera = useDeviceBackCamera }
             guard ch.name == WireMapping.uploadIDVSelfieFrames else {
-                return [WireMapping.Key.isConfirm: .bool(isConfirm), WireMapping.Key.useBackCamera: .bool(useDeviceBackCamera)]
+                return WireMapping.payload(SelfieStartAnswer(isConfirm: isConfirm, useBackCamera: useDeviceBackCamera))
             }
-            return isConfirm ? try selfiePayload(workflow: idvWorkflow) : [WireMapping.Key.cancel: true]
+            return isConfirm ? try selfiePayload(workflow: idvWorkflow) : WireMapping.payload(CancelAnswer())
         }
     }
 
@@ -408,7 +398,7 @@ public final class RDNA: @unchecked Sendable {
     }
     func setIDVSelfieConfirmation(_ action: String, challenge mode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
         guard !action.isEmpty else { return RDNAError(.invalidArgument, "the action key is empty") }
-        return answer("setIDVSelfieConfirmation", mode: mode, completion: completion) { _ in [WireMapping.Key.action: .string(action)] }
+        return answer("setIDVSelfieConfirmation", mode: mode, completion: completion) { _ in WireMapping.payload(SelfieConfirmationActionAnswer(action: action)) }
     }
 
     /// A5: answers `getIDVBiometricOptInConsent` (either answer continues the flow).
@@ -417,7 +407,7 @@ public final class RDNA: @unchecked Sendable {
         setIDVBiometricOptInConsent(isOptIn, challenge: mode, completion: nil)
     }
     func setIDVBiometricOptInConsent(_ isOptIn: Bool, challenge mode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
-        answer("setIDVBiometricOptInConsent", mode: mode, completion: completion) { _ in [WireMapping.Key.isOptIn: .bool(isOptIn)] }
+        answer("setIDVBiometricOptInConsent", mode: mode, completion: completion) { _ in WireMapping.payload(OptInConsentAnswer(isOptIn: isOptIn)) }
     }
 
     /// Seed 004: answers `onIDVOptInCapturedFrameConfirmation`.
@@ -426,7 +416,7 @@ public final class RDNA: @unchecked Sendable {
         setIDVBiometricOptInConfirmation(status, completion: nil)
     }
     func setIDVBiometricOptInConfirmation(_ status: RDNAIDVStatus, completion: Completion?) -> RDNAError {
-        answer("setIDVBiometricOptInConfirmation", mode: nil, completion: completion) { _ in [WireMapping.Key.status: .integer(status.rawValue)] }
+        answer("setIDVBiometricOptInConfirmation", mode: nil, completion: completion) { _ in WireMapping.payload(FrameConfirmationAnswer(status: status.rawValue)) }
     }
 
     // MARK: Post-login initiations (seeds 000, 001, 003, 004)
@@ -440,7 +430,7 @@ public final class RDNA: @unchecked Sendable {
     /// Seed 000: starts the post-login KYC (workflow 6, mode 9) → `onIDVActivatedCustomerKYCResponse`.
     @discardableResult
     public func initiateActivatedCustomerKYC(_ reason: String) -> RDNAError {
-        startFlow("initiateActivatedCustomerKYC", [WireMapping.Key.reason: .string(reason)], completion: nil)
+        startFlow("initiateActivatedCustomerKYC", WireMapping.payload(IDVFlowStartPayload(reason: reason)), completion: nil)
     }
     @discardableResult
     public func initiateActivatedCustomerKYC(reason: String) -> RDNAError { initiateActivatedCustomerKYC(reason) }
@@ -448,7 +438,7 @@ public final class RDNA: @unchecked Sendable {
     /// Seed 003: starts the additional document scan (workflow 7, mode 10) → `onIDVAdditionalDocumentScan`.
     @discardableResult
     public func initiateIDVAdditionalDocumentScan(_ reason: String) -> RDNAError {
-        startFlow("initiateIDVAdditionalDocumentScan", [WireMapping.Key.reason: .string(reason)], completion: nil)
+        startFlow("initiateIDVAdditionalDocumentScan", WireMapping.payload(IDVFlowStartPayload(reason: reason)), completion: nil)
     }
     @discardableResult
     public func initiateIDVAdditionalDocumentScan(reason: String) -> RDNAError { initiateIDVAdditionalDocumentScan(reason) }
@@ -460,7 +450,7 @@ public final class RDNA: @unchecked Sendable {
     /// Seed 001: starts server biometric authentication (workflow 8, mode 25) → `onIDVServerBiometricAuthenticationResult`.
     @discardableResult
     public func initiateIDVServerBiometricAuthentication(_ reason: String) -> RDNAError {
-        startFlow("initiateIDVServerBiometricAuthentication", [WireMapping.Key.reason: .string(reason)], completion: nil)
+        startFlow("initiateIDVServerBiometricAuthentication", WireMapping.payload(IDVFlowStartPayload(reason: reason)), completion: nil)
     }
     @discardableResult
     public func initiateIDVServerBiometricAuthentication(reason: String) -> RDNAError { initiateIDVServerBiometricAuthentication(reason) }
@@ -646,7 +636,7 @@ public final class RDNA: @unchecked Sendable {
     /// base64 text of `payload.nonce`). LDA failures are kept in ``lastLDAError`` and thrown as
     /// their seed error (240 declined, 1025 otherwise).
     private func ldaSignature(_ p: any LDAProvider, _ ch: WireChallenge, purpose: LDAPurpose) throws(IDVError) -> Data {
-        guard let nonce = ch.payload[WireMapping.Key.nonce]?.stringValue else {
+        guard let nonce = try? ch.payload.decode(LDAChallengePayload.self).nonce else {
             throw IDVError(.malformedRequest, "\(ch.name) carries no nonce")
         }
         do {
@@ -724,9 +714,9 @@ public final class RDNA: @unchecked Sendable {
         let provider = lock.withLock { ldaProvider }
         let purpose: LDAPurpose = [ChallengeOpMode.biometricOptIn.rawValue, ChallengeOpMode.biometricOptOut.rawValue].contains(ch.challengeMode)
             ? .reauthentication : .login
-        var payload: JSONValue = [WireMapping.Key.fallback: "password"]
+        var payload = WireMapping.payload(DeviceSignatureAnswer.fallbackToPassword)
         if let provider, let sig = try? ldaSignature(provider, ch, purpose: purpose) {
-            payload = [WireMapping.Key.signature: .string(sig.base64EncodedString())]
+            payload = WireMapping.payload(DeviceSignatureAnswer(signature: sig.base64EncodedString()))
         }
         do {
             return try send(WireAnswer(to: ch, payload: payload), api: "deviceSignature", token: tok, resync: false)
@@ -795,6 +785,7 @@ public final class RDNA: @unchecked Sendable {
 
 /// Carries the (weak) delegate references to the callback queue.
 private final class DelegateBox: @unchecked Sendable {
+    // @unchecked: immutable; the delegates it carries are called on the callback queue only.
     let set: DelegateSet
     init(_ set: DelegateSet) { self.set = set }
 }

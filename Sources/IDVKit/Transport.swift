@@ -8,6 +8,7 @@ import FoundationNetworking
 /// ``RDNAConfiguration/requestTimeout``; 1028 `networkError` when the server cannot be reached or
 /// its answer is unreadable; the server's own refusal otherwise.
 final class Transport: @unchecked Sendable {
+    // @unchecked: immutable after init; URLSession is thread-safe.
     let baseURL: URL
     let session: URLSession
     let timeout: TimeInterval
@@ -26,6 +27,7 @@ final class Transport: @unchecked Sendable {
     deinit { session.invalidateAndCancel() }
 
     private final class Box: @unchecked Sendable {
+        // @unchecked: written by the completion handler before it signals the semaphore `send` waits on, read after.
         var data: Data?
         var response: URLResponse?
         var error: Error?

@@ -31,7 +31,7 @@ import Foundation
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` |
 /// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``), with `"frame_times_ms": [Double]` under an illumination challenge; `{"presence": {"illumination": "unavailable" \| "declined"}}` when the provider cannot flash or the person declines (``presenceDecline(_:)``) |
+/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``), with `"frame_times_ms": [Double]` under an illumination challenge; `{"presence": {"illumination": "unavailable" \| "declined"}}` when the provider cannot flash or the person declines (``SelfieFramesAnswer/declining(_:)``) |
 /// | `setIDVSelfieProcessStartConfirmation(…)` when `uploadIDVSelfieFrames` is asked again | `uploadIDVSelfieFrames` | **upload** | `true`: `{"frames": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVSelfieConfirmation(_:challenge:)` | `getIDVSelfieConfirmation` | answer | `{"action": String}` (an offered key; `"true"` = `continue-flow`) |
 /// | `setIDVBiometricOptInConsent(_:challenge:)` | `getIDVBiometricOptInConsent` | answer | `{"is_opt_in": Bool}` |
@@ -114,38 +114,35 @@ public enum WireMapping {
         "initiateIDVBiometricOptOut": FlowName.optOut,
     ]
 
-    /// Payload keys of the answers (so the table above and the code cannot drift apart).
+    /// Keys the SDK reads in what the server sends (challenge payloads, events). The answers it
+    /// sends are typed: IDVCore's answer types (Answers.swift), encoded by ``payload(_:)``.
     public enum Key {
-        public static let userID = "user_id", activationCode = "activation_code", password = "password"
-        public static let consent = "consent", signature = "signature", fallback = "fallback"
-        public static let isConfirm = "is_confirm", idvWorkflow = "idv_workflow", pages = "pages", chip = "chip"
-        public static let pageIndex = "page_index", image = "image", frames = "frames", fps = "fps"
-        public static let useBackCamera = "use_back_camera", action = "action", isOptIn = "is_opt_in"
-        public static let status = "status", reason = "reason", capturedFrame = "captured_frame", cancel = "cancel"
-        public static let nonce = "nonce", challengeMode = "challenge_mode", metaData = "meta_data"
+        public static let idvWorkflow = "idv_workflow", capturedFrame = "captured_frame", challengeMode = "challenge_mode"
     }
 
-    /// Document pages as the upload payload's `pages` array.
-    public static func pagesPayload(_ pages: [CapturedPage]) -> JSONValue {
-        .array(pages.map { .object([Key.pageIndex: .integer($0.pageIndex), Key.image: .string($0.image.base64EncodedString())]) })
+    /// An answer (or start payload) as the `payload` of a ``WireAnswer``. The answer types hold
+    /// strings, numbers, booleans and objects of those only, so encoding cannot fail.
+    public static func payload<T: Encodable>(_ answer: T) -> JSONValue {
+        (try? JSONValue(encoding: answer)) ?? .emptyObject
     }
 
-    /// Selfie frames as the upload payload's `frames` array (oldest first).
-    /// The answer of a client that does not flash the server's illumination sequence:
-    /// `{"presence": {"illumination": "unavailable" | "declined"}}` (IDVCore ``PresenceAnswerPayload``).
-    public static func presenceDecline(_ why: IlluminationDecline) -> JSONValue {
-        [PresenceChallengePayload.key: (try? JSONValue(encoding: PresenceAnswerPayload(illumination: why))) ?? .null]
+    /// The upload answer of captured document pages (``DocumentPagesAnswer``), with the chip's files when read.
+    public static func documentAnswer(_ pages: [CapturedPage], chip: ChipFilesPayload? = nil) -> DocumentPagesAnswer {
+        DocumentPagesAnswer(pages: pages.map { DocumentPagesAnswer.Page(pageIndex: $0.pageIndex, image: $0.image) }, chip: chip)
     }
 
-    public static func framesPayload(_ selfie: CapturedSelfie) -> JSONValue {
-        .array(selfie.frames.map { .string($0.base64EncodedString()) })
+    /// The upload answer of a captured selfie (``SelfieFramesAnswer``): frames oldest first, their rate, ``selfieMetaData(_:useBackCamera:)``,
+    /// and — `underIllumination` — each frame's time from the start of the sequence (`frame_times_ms`, 0.1 ms).
+    public static func selfieAnswer(_ selfie: CapturedSelfie, useBackCamera: Bool, underIllumination: Bool = false) -> SelfieFramesAnswer {
+        SelfieFramesAnswer(frames: selfie.frames, fps: selfie.framesPerSecond, metaData: selfieMetaData(selfie, useBackCamera: useBackCamera),
+                           frameTimesMs: underIllumination ? selfie.frameTimesMs.map { $0.map { ($0 * 10).rounded() / 10 } } : nil)
     }
 
     /// The capture's `meta_data` (seed 001 §6.2 `video.meta_data`, "device info"): what the SDK
     /// knows about the capture, nothing about the person or the device's identity —
     /// `{"sdk": "IDVKit", "sdk_version", "platform" (ios, macos, linux, …), "camera" (front/back),
     /// "frame_count", "fps"}` (IDVCore ``SelfieCaptureMetadata``).
-    public static func selfieMetaData(_ selfie: CapturedSelfie, useBackCamera: Bool) -> JSONValue {
+    public static func selfieMetaData(_ selfie: CapturedSelfie, useBackCamera: Bool) -> SelfieCaptureMetadata {
         #if os(iOS)
         let platform = "ios"
         #elseif os(macOS)
@@ -155,9 +152,8 @@ public enum WireMapping {
         #else
         let platform = "other"
         #endif
-        let meta = SelfieCaptureMetadata(sdk: "IDVKit", sdkVersion: IDVKit.version, platform: platform, camera: useBackCamera ? "back" : "front",
-                                         frameCount: selfie.frames.count, framesPerSecond: selfie.framesPerSecond)
-        return (try? JSONValue(encoding: meta)) ?? .emptyObject
+        return SelfieCaptureMetadata(sdk: "IDVKit", sdkVersion: IDVKit.version, platform: platform, camera: useBackCamera ? "back" : "front",
+                                     frameCount: selfie.frames.count, framesPerSecond: selfie.framesPerSecond)
     }
 
     // MARK: Inbound

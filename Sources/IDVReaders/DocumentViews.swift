@@ -2,6 +2,7 @@ import DocumentReader
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import MRZ
 
 // The `idvd document read` views of a DocumentReader report: the seed shapes and the internal
@@ -78,8 +79,8 @@ public struct Seed003DocumentScan: Codable, Sendable, Equatable {
 }
 
 extension DocumentReport {
-    /// The engine's evidence of this report (what ``DocumentReaderVerifier`` hands the flows).
-    public var evidence: DocumentVerification { DocumentReaderVerifier.evidence(of: self) }
+    /// The engine's evidence of this report (what ``DocumentReaderAdapter`` hands the flows).
+    public var evidence: DocumentEvidence { DocumentReaderAdapter.evidence(of: self) }
 
     /// The policy's judgement of this report, as of `today` (ISO 8601, UTC; default: the reading's
     /// reference date): the server's one rule (`WorkflowPolicy.judge`), for the document step of a

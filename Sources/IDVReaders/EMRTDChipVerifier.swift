@@ -2,6 +2,7 @@ import EMRTD
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import Imaging
 
 /// The production ``ChipVerifying``: EMRTD's `ChipReader` (ICAO 9303-10 parsing, ICAO 9303-11 §5.1
@@ -16,6 +17,7 @@ import Imaging
 /// length beyond the data, garbage CMS) → ``IDVError`` 1050 `chipDataUnreadable` naming the file
 /// and the structural fault (never its content).
 public final class EMRTDChipVerifier: ChipVerifying, @unchecked Sendable {
+    // @unchecked: `cached` is read and written under `lock` only.
     private let lock = NSLock()
     private var cached: (key: [String], trust: CSCATrust)?
 
@@ -25,18 +27,19 @@ public final class EMRTDChipVerifier: ChipVerifying, @unchecked Sendable {
     /// files (checked against what is trusted already, as `idvd chip verify --trust` does).
     public func trust(_ records: [TrustMaterialRecord]) -> CSCATrust {
         let key = records.map(\.sha256)
-        lock.lock()
-        defer { lock.unlock() }
-        if let c = cached, c.key == key { return c.trust }
-        var trust = CSCATrust()
-        let first: Set<String> = [TrustMaterialKind.cscaCertificate.rawValue, TrustMaterialKind.crl.rawValue, TrustMaterialKind.documentSignerCertificate.rawValue]
-        for r in records.filter({ first.contains($0.kind) }) + records.filter({ !first.contains($0.kind) }) {
-            do { trust.add(try TrustMaterial([UInt8](r.bytes), trusted: trust)) } catch {
-                Log.event("trust material left out", level: "warning", ["trust_id": .string(r.id), "kind": .string(r.kind)])
+        // One caller builds the trust for a new set of records; the others wait for it and reuse it.
+        return lock.withLock {
+            if let c = cached, c.key == key { return c.trust }
+            var trust = CSCATrust()
+            let first: Set<String> = [TrustMaterialKind.cscaCertificate.rawValue, TrustMaterialKind.crl.rawValue, TrustMaterialKind.documentSignerCertificate.rawValue]
+            for r in records.filter({ first.contains($0.kind) }) + records.filter({ !first.contains($0.kind) }) {
+                do { trust.add(try TrustMaterial([UInt8](r.bytes), trusted: trust)) } catch {
+                    Log.event("trust material left out", level: "warning", ["trust_id": .string(r.id), "kind": .string(r.kind)])
+                }
             }
+            cached = (key, trust)
+            return trust
         }
-        cached = (key, trust)
-        return trust
     }
 
     public func verify(_ chip: ChipData, printedMRZ: [String], trust records: [TrustMaterialRecord], now: Int) throws -> ChipEvidence {

@@ -2,6 +2,7 @@ import FaceKit
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import Imaging
 
 /// The production ``PortraitComparing``: the page's printed portrait against the chip's DG2 face,

@@ -2,6 +2,7 @@ import DocumentReader
 import FaceKit
 import Foundation
 import IDVEngine
+import IDVRuntime
 import Imaging
 
 /// The production ``UploadCosting``: every image's width × height from its header (Imaging

@@ -2,17 +2,18 @@ import FaceKit
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import IDVCrypto
 
 extension IDVServices {
-    /// The services `idvd serve` runs with: the vault from `templates.key_file` (default: ``KeyLocation``,
-    /// apart from the database, created 0600 when missing; ``ServerConfig/openVault()``) and the analysers this build links: FaceKit's
-    /// `SelfieAnalyzer` (``FaceKitSelfieVerifier``; nil when a dlib model file is missing — checked here, logged)
-    /// and `DocumentReader` (``DocumentReaderVerifier``), and EMRTD's chip reader (``EMRTDChipVerifier``). Flows whose analyser is missing are not
+    /// The services `idvd serve` runs with: `vault` (idvd opens it from `templates.key_file`) and the
+    /// readers this build links, FaceKit's
+    /// `SelfieAnalyzer` (``FaceKitSelfieAnalyser``; nil when a dlib model file is missing — checked here, logged)
+    /// and `DocumentReader` (``DocumentReaderAdapter``), and EMRTD's chip reader (``EMRTDChipVerifier``). Flows whose analyser is missing are not
     /// registered (``FlowRegistry/idv(_:)``).
-    public static func production(config: ServerConfig) throws -> IDVServices {
-        let vault = try config.openVault()
-        var selfies: (any SelfieVerifying)?
+    /// `policy` sets the analyser's liveness threshold and frame limit (``FaceKitSelfieAnalyser/production(policy:)``).
+    public static func production(vault: any Vault, policy: WorkflowPolicy) -> IDVServices {
+        var selfies: (any SelfieAnalysing)?
         // The model files are checked here, at start (the engine loads them lazily): when one is
         // missing the selfie flows are not offered — starting one answers 1033 workflowUnavailable —
         // instead of failing mid-way with 1030 at the first selfie.
@@ -24,14 +25,14 @@ extension IDVServices {
                        "fix": "run scripts/bootstrap, or set IDV_MODELS_DIR to the folder holding them"])
         } else {
             do {
-                selfies = try FaceKitSelfieVerifier.production(policy: config.workflow)
+                selfies = try FaceKitSelfieAnalyser.production(policy: policy)
             } catch {
                 Log.event("selfie analyser unavailable; selfie flows not offered", level: "warning", ["reason": .string("\(type(of: error))")])
             }
         }
-        return IDVServices(documents: DocumentReaderVerifier(), selfies: selfies, vault: vault, policy: config.workflow, chips: EMRTDChipVerifier(),
-                           costing: ImageHeaderCosting(maxFramePixels: (selfies as? FaceKitSelfieVerifier)?.analyzer.configuration.maximumFramePixels
+        return IDVServices(documents: DocumentReaderAdapter(), selfies: selfies, vault: vault, chips: EMRTDChipVerifier(),
+                           costing: ImageHeaderCosting(maxFramePixels: (selfies as? FaceKitSelfieAnalyser)?.analyzer.configuration.maximumFramePixels
                                                        ?? LivenessConfiguration().maximumFramePixels),
-                           portraits: (selfies as? FaceKitSelfieVerifier).map { FaceKitPortraitComparer(engine: $0.analyzer.engine) })
+                           portraits: (selfies as? FaceKitSelfieAnalyser).map { FaceKitPortraitComparer(engine: $0.analyzer.engine) })
     }
 }

@@ -1,83 +1,8 @@
 internal import CPostgres
 import Foundation
 import IDVEngine
-
-/// A value bound to a statement parameter. Text, integers and booleans travel in PostgreSQL's text
-/// format (the server parses them into the parameter's inferred type); `bytes` travel in binary
-/// format (a `bytea` parameter).
-enum PGValue: Sendable, Equatable {
-    case null
-    case int(Int64)
-    case text(String)
-    case bool(Bool)
-    case bytes([UInt8])
-
-    init(_ s: String?) { self = s.map { .text($0) } ?? .null }
-    init(_ i: Int?) { self = i.map { .int(Int64($0)) } ?? .null }
-    init(_ b: Bool) { self = .bool(b) }
-}
-
-/// One result row, decoded from PostgreSQL's binary result format by column type (`int2`, `int4`,
-/// `int8`, `bool`, `text`/`varchar`/`name`, `bytea`; `void` reads as null). The accessors check the
-/// type: a column of another type than the one asked throws ``StoreError/database(_:)`` naming the
-/// column index — a schema that drifted from the code fails loudly, never reads as 0 or "".
-struct PGRow: Sendable {
-    enum Cell: Sendable, Equatable { case null, int(Int64), bool(Bool), text(String), bytes([UInt8]) }
-    let cells: [Cell]
-
-    private func bad(_ i: Int, _ want: String) -> StoreError {
-        .database("column \(i) is not \(want) (\(cells.indices.contains(i) ? "\(cells[i])".prefix(12) : "missing"))")
-    }
-
-    func isNull(_ i: Int) -> Bool { cells.indices.contains(i) && cells[i] == .null }
-
-    func int(_ i: Int) throws -> Int {
-        guard let v = try optionalInt(i) else { throw bad(i, "a non-null integer") }
-        return v
-    }
-    func optionalInt(_ i: Int) throws -> Int? {
-        guard cells.indices.contains(i) else { throw bad(i, "an integer") }
-        switch cells[i] {
-        case .null: return nil
-        case let .int(v): return Int(v)
-        default: throw bad(i, "an integer")
-        }
-    }
-    func bool(_ i: Int) throws -> Bool {
-        guard cells.indices.contains(i), case let .bool(b) = cells[i] else { throw bad(i, "a boolean") }
-        return b
-    }
-    func text(_ i: Int) throws -> String {
-        guard let v = try optionalText(i) else { throw bad(i, "non-null text") }
-        return v
-    }
-    func optionalText(_ i: Int) throws -> String? {
-        guard cells.indices.contains(i) else { throw bad(i, "text") }
-        switch cells[i] {
-        case .null: return nil
-        case let .text(s): return s
-        default: throw bad(i, "text")
-        }
-    }
-    func bytes(_ i: Int) throws -> [UInt8] {
-        guard let v = try optionalBytes(i) else { throw bad(i, "non-null bytea") }
-        return v
-    }
-    func optionalBytes(_ i: Int) throws -> [UInt8]? {
-        guard cells.indices.contains(i) else { throw bad(i, "bytea") }
-        switch cells[i] {
-        case .null: return nil
-        case let .bytes(b): return b
-        default: throw bad(i, "bytea")
-        }
-    }
-}
-
-/// What one statement returned: its rows and the number of rows it changed (`PQcmdTuples`).
-struct PGResult: Sendable {
-    var rows: [PGRow]
-    var affected: Int
-}
+import IDVRuntime
+import IDVStoreSQL
 
 /// The SQLSTATE classes the store acts on (PostgreSQL Appendix A, "Error Codes").
 enum PGErrorClass {
@@ -164,7 +89,7 @@ final class PGConnection {
 
     /// Runs a prepared statement (prepared on first use) and decodes its rows.
     @discardableResult
-    func query(_ sql: String, _ params: [PGValue] = []) throws -> PGResult {
+    func query(_ sql: String, _ params: [SQLCell] = []) throws -> SQLResult {
         guard let conn else { throw StoreError.closed }
         let name: String
         if let n = prepared[sql] {
@@ -184,6 +109,7 @@ final class PGConnection {
             switch p {
             case .null: encoded[i] = nil
             case let .int(v): encoded[i] = Array(String(v).utf8) + [0]
+            case let .double(v): encoded[i] = Array(String(v).utf8) + [0]
             case let .text(s): encoded[i] = Array(s.utf8) + [0]
             case let .bool(b): encoded[i] = Array((b ? "t" : "f").utf8) + [0]
             case let .bytes(b): encoded[i] = b; formats[i] = 1
@@ -230,16 +156,16 @@ final class PGConnection {
     private static let textTypes: Set<UInt32> = [25, 1043, 19, 1042]
     private static let bytea: UInt32 = 17, void: UInt32 = 2278
 
-    private func decode(_ res: OpaquePointer?) throws -> PGResult {
-        guard let res else { return PGResult(rows: [], affected: 0) }
+    private func decode(_ res: OpaquePointer?) throws -> SQLResult {
+        guard let res else { return SQLResult(rows: [], affected: 0) }
         let affected = Int(String(cString: PQcmdTuples(res))) ?? 0
         let n = Int(PQntuples(res)), m = Int(PQnfields(res))
-        guard n > 0 else { return PGResult(rows: [], affected: affected) }
+        guard n > 0 else { return SQLResult(rows: [], affected: affected) }
         let types = (0..<m).map { UInt32(PQftype(res, Int32($0))) }
-        var rows: [PGRow] = []
+        var rows: [SQLRow] = []
         rows.reserveCapacity(n)
         for r in 0..<Int32(n) {
-            var cells: [PGRow.Cell] = []
+            var cells: [SQLCell] = []
             cells.reserveCapacity(m)
             for c in 0..<m {
                 let ci = Int32(c)
@@ -264,8 +190,8 @@ final class PGConnection {
                 default: throw StoreError.database("column \(c) has a type this store does not read (oid \(types[c]))")
                 }
             }
-            rows.append(PGRow(cells: cells))
+            rows.append(SQLRow(cells))
         }
-        return PGResult(rows: rows, affected: affected)
+        return SQLResult(rows: rows, affected: affected)
     }
 }

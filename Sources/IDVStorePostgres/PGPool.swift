@@ -1,5 +1,6 @@
 import Foundation
 import IDVEngine
+import IDVRuntime
 
 /// How a node connects to PostgreSQL. `url` is a libpq connection URI (`postgresql://user@host:5432/db?…`);
 /// `password`, when given, is passed to libpq as its own keyword, so it never has to be in the URL
@@ -48,6 +49,8 @@ public struct PostgresConnectionSettings: Sendable {
 /// time. A connection that broke (server restart, network) is dropped at check-in and a new one
 /// opened on the next demand. Counts checkouts and the time spent waiting for a free connection.
 final class PGPool: @unchecked Sendable {
+    // @unchecked: the idle connections and the counters are read and written under `condition`
+    // only (a condition, not a Mutex: a checkout waits on it for a free connection).
     let settings: PostgresConnectionSettings
     private let condition = NSCondition()
     private var idle: [PGConnection] = []
@@ -72,32 +75,33 @@ final class PGPool: @unchecked Sendable {
     func checkout() throws -> PGConnection {
         let start = DispatchTime.now().uptimeNanoseconds
         let deadline = Date(timeIntervalSinceNow: settings.checkoutTimeoutSeconds)
-        condition.lock()
-        while true {
-            if closed { condition.unlock(); throw StoreError.closed }
-            if let c = idle.popLast() {
-                guard c.stillOpen() else {
-                    c.close()
-                    open -= 1
-                    continue
+        // Either an idle connection, or a slot to open one outside the lock (nil).
+        let reused: PGConnection? = try condition.withLock {
+            while true {
+                if closed { throw StoreError.closed }
+                if let c = idle.popLast() {
+                    guard c.stillOpen() else {
+                        c.close()
+                        open -= 1
+                        continue
+                    }
+                    record(start)
+                    return c
                 }
-                record(start)
-                condition.unlock()
-                return c
-            }
-            if open < settings.poolSize {
-                open += 1
-                record(start)
-                condition.unlock()
-                do { return try connect() } catch {
-                    condition.lock(); open -= 1; condition.signal(); condition.unlock()
-                    throw error
+                if open < settings.poolSize {
+                    open += 1
+                    record(start)
+                    return nil
+                }
+                if !condition.wait(until: deadline) {
+                    throw StoreError.database("no free PostgreSQL connection within \(Int(settings.checkoutTimeoutSeconds)) s (db.pool_size \(settings.poolSize))")
                 }
             }
-            if !condition.wait(until: deadline) {
-                condition.unlock()
-                throw StoreError.database("no free PostgreSQL connection within \(Int(settings.checkoutTimeoutSeconds)) s (db.pool_size \(settings.poolSize))")
-            }
+        }
+        if let reused { return reused }
+        do { return try connect() } catch {
+            condition.withLock { open -= 1; condition.signal() }
+            throw error
         }
     }
 
@@ -110,28 +114,29 @@ final class PGPool: @unchecked Sendable {
     func checkin(_ c: PGConnection) {
         let keep = c.isHealthy && !c.inTransactionBlock
         if !keep { c.close() }
-        condition.lock()
-        if keep && !closed { idle.append(c) } else {
-            open -= 1
-            if keep { c.close() }
+        condition.withLock {
+            if keep && !closed { idle.append(c) } else {
+                open -= 1
+                if keep { c.close() }
+            }
+            condition.signal()
         }
-        condition.signal()
-        condition.unlock()
     }
 
     /// Closes the idle connections and refuses new checkouts; connections in use close at check-in.
     func close() {
-        condition.lock()
-        closed = true
-        let toClose = idle
-        idle.removeAll()
-        open -= toClose.count
-        condition.broadcast()
-        condition.unlock()
+        let toClose = condition.withLock {
+            closed = true
+            let toClose = idle
+            idle.removeAll()
+            open -= toClose.count
+            condition.broadcast()
+            return toClose
+        }
         toClose.forEach { $0.close() }
     }
 
-    var isClosed: Bool { condition.lock(); defer { condition.unlock() }; return closed }
+    var isClosed: Bool { condition.withLock { closed } }
 }
 
 /// Maintenance on the server a URL names (benchmarks and tests make a database per run).

@@ -270,7 +270,7 @@ enum PostgresMigrations {
         );
         CREATE INDEX limit_counters_updated ON limit_counters(updated_at);
         """,
-        // 11: the digests of judged selfie frames, for the replay check (PostgresStore+Presence.swift; docs/WORKFLOWS.md).
+        // 11: the digests of judged selfie frames, for the replay check (IDVStoreSQL SQLStore+Presence.swift; docs/WORKFLOWS.md).
         """
         CREATE TABLE capture_digests (
             digest TEXT PRIMARY KEY,

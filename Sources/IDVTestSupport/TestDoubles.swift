@@ -2,6 +2,7 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
 
 // TEST DOUBLES of the engine's two analyser protocols. They do not analyse: they recognise the
 // shared test images by SHA-256 and return scripted evidence, so every state-machine transition can
@@ -35,7 +36,7 @@ public enum ReaderEvidence {
     /// document-number and composite check digits (and, as the parser does, the MRZ as a whole);
     /// `expiredOn` fails the expiry check.
     public static func passport(_ fields: DocumentFields, page: Data, checkDigitsValid: Bool = true, expired: Bool = false,
-                                portrait: Bool = true) -> DocumentVerification {
+                                portrait: Bool = true) -> DocumentEvidence {
         let expiry = fields.dateOfExpiry ?? "?"
         var checks = [CheckOutcome(.mrzPresent, .passed, .page(0)), CheckOutcome(.mrzReadable, .passed, .format(fields.format))]
         checks += [DocumentCheckID.mrzCheckDigitDocumentNumber, .mrzCheckDigitBirthDate, .mrzCheckDigitExpiryDate,
@@ -62,23 +63,23 @@ public enum ReaderEvidence {
         }
         if expired { findings.append(.expired(date: expiry)) }
         if !portrait { findings.append(.noPortrait) }
-        return DocumentVerification(fields: fields, checks: checks, findings: findings, mrzValid: checkDigitsValid,
+        return DocumentEvidence(fields: fields, checks: checks, findings: findings, mrzValid: checkDigitsValid,
                                     mrzCheckDigitsValid: checkDigitsValid, portraitJPEG: portrait ? page : nil, pageImages: [page])
     }
 }
 
-/// TEST DOUBLE of ``DocumentVerifying``: scripted reader evidence for known shared test images.
-public struct TestDoubleDocumentVerifier: DocumentVerifying {
-    public let scripts: [String: DocumentVerification]
+/// TEST DOUBLE of ``DocumentReading``: scripted reader evidence for known shared test images.
+public struct TestDoubleDocumentReader: DocumentReading {
+    public let scripts: [String: DocumentEvidence]
 
     public init() throws {
-        func report(_ page: Data, number: String, expiry: String, expired: Bool = false, mrzValid: Bool = true) -> DocumentVerification {
+        func report(_ page: Data, number: String, expiry: String, expired: Bool = false, mrzValid: Bool = true) -> DocumentEvidence {
             ReaderEvidence.passport(DocumentFields(documentType: "P", format: "TD3", issuingState: "USA", surname: "OBAMA", givenNames: "BARACK",
                                                    documentNumber: number, nationality: "USA", dateOfBirth: "1961-08-04", sex: "M",
                                                    dateOfExpiry: expiry),
                                     page: page, checkDigitsValid: mrzValid, expired: expired)
         }
-        var s: [String: DocumentVerification] = [:]
+        var s: [String: DocumentEvidence] = [:]
         let ok = try TestImages.obamaPassportPage()
         s[TestImages.key(ok)] = report(ok, number: "P1234567", expiry: "2035-01-01")
         let expired = try TestImages.expiredPassportPage()
@@ -88,7 +89,7 @@ public struct TestDoubleDocumentVerifier: DocumentVerifying {
         scripts = s
     }
 
-    public func read(pages: [Data]) throws -> DocumentVerification {
+    public func read(pages: [Data]) throws -> DocumentEvidence {
         guard let first = pages.first, first.starts(with: [0xFF, 0xD8]) || first.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {
             throw IDVError(.invalidImage)
         }
@@ -97,10 +98,10 @@ public struct TestDoubleDocumentVerifier: DocumentVerifying {
     }
 }
 
-/// TEST DOUBLE of ``SelfieVerifying``: knows who is on each shared test image and whether the
+/// TEST DOUBLE of ``SelfieAnalysing``: knows who is on each shared test image and whether the
 /// capture is live; builds a 128-d one-hot "descriptor" per person so templates round-trip. A
 /// print attack carries FaceKit's cues for a flat picture (`NO_BLINK`, `RIGID_MOTION`).
-public struct TestDoubleSelfieVerifier: SelfieVerifying {
+public struct TestDoubleSelfieAnalyser: SelfieAnalysing {
     /// sha → (person index, live)
     public let people: [String: (Int, Bool)]
 

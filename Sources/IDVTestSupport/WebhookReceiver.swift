@@ -8,6 +8,8 @@ import Glibc
 /// request it gets and answers each with the status `respond` picks. Start it on port 0 (any free
 /// port) or on a given port (to come back on the same URL after being down).
 public final class WebhookReceiver: @unchecked Sendable {
+    // @unchecked: the requests received and the stop flag are read and written under `lock`; the
+    // listening socket is set before its thread starts.
     public struct Request: Sendable {
         public let method: String
         public let path: String
@@ -63,7 +65,7 @@ public final class WebhookReceiver: @unchecked Sendable {
     public var url: String { "http://127.0.0.1:\(port)/hooks/idv" }
 
     /// The requests received so far, in arrival order.
-    public var received: [Request] { lock.lock(); defer { lock.unlock() }; return requests }
+    public var received: [Request] { lock.withLock { requests } }
 
     /// Waits until `condition` holds for the received requests (true) or `timeout` passes (false).
     public func wait(timeout: Double, until condition: ([Request]) -> Bool) -> Bool {
@@ -77,11 +79,12 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     /// Stops listening (connections in progress finish).
     public func stop() {
-        lock.lock()
-        let s = fd
-        fd = -1
-        stopped = true
-        lock.unlock()
+        let s = lock.withLock {
+            let s = fd
+            fd = -1
+            stopped = true
+            return s
+        }
         if s >= 0 { shutdown(s, Int32(SHUT_RDWR)); Glibc.close(s) }
     }
 
@@ -91,7 +94,7 @@ public final class WebhookReceiver: @unchecked Sendable {
         while true {
             let c = accept(s, nil, nil)
             if c < 0 {
-                lock.lock(); let done = stopped; lock.unlock()
+                let done = lock.withLock { stopped }
                 if done || (errno != EINTR && errno != ECONNABORTED) { return }
                 continue
             }
@@ -131,10 +134,10 @@ public final class WebhookReceiver: @unchecked Sendable {
         }
         let req = Request(method: requestLine.first ?? "", path: requestLine.count > 1 ? requestLine[1] : "", headers: headers,
                           body: Data(body.prefix(length)), receivedAt: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
-        lock.lock()
-        let index = requests.count
-        requests.append(req)
-        lock.unlock()
+        let index = lock.withLock {
+            requests.append(req)
+            return requests.count - 1
+        }
         let status = respond(req, index)
         if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
         let reply = Array("HTTP/1.1 \(status) X\r\nContent-Length: 2\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nok".utf8)

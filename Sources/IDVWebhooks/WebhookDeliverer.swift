@@ -5,6 +5,7 @@ import FoundationNetworking
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
 
 /// One POST's result as the deliverer sees it: an HTTP status, or a transport failure.
 public enum WebhookPostResult: Sendable, Equatable {
@@ -23,6 +24,7 @@ public protocol WebhookHTTPClient: Sendable {
 /// no cache, no stored credentials), redirects refused (a 3xx is a failed attempt: a signed body is
 /// never replayed to a URL the operator did not register).
 public final class URLSessionWebhookClient: NSObject, WebhookHTTPClient, URLSessionTaskDelegate, @unchecked Sendable {
+    // @unchecked: `session` is set once in `init` (it needs `self` as its delegate) and only read after.
     private var session: URLSession!
 
     public override init() {
@@ -41,6 +43,7 @@ public final class URLSessionWebhookClient: NSObject, WebhookHTTPClient, URLSess
     }
 
     private final class Box: @unchecked Sendable { var result: WebhookPostResult = .failure(.transport) }
+    // Box: written by the URLSession completion handler before it signals the semaphore `post` waits on, read after.
 
     public func post(url: URL, headers: [String: String], body: Data, timeout: Int) -> WebhookPostResult {
         var req = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: TimeInterval(timeout))
@@ -110,6 +113,8 @@ public enum WebhookSigner {
 /// given up once the event is older than `webhooks.max_age_seconds`. Logs ids, types, statuses and
 /// failure categories — never a body, URL or secret.
 public final class WebhookDeliverer: @unchecked Sendable {
+    // @unchecked: `stopping`, `thread` and `running` are read and written under `lock` (a condition:
+    // `stop()` waits on it for the worker thread to finish).
     public let store: any WebhookStore
     let vault: any Vault
     let settings: WebhookSettings
@@ -137,23 +142,24 @@ public final class WebhookDeliverer: @unchecked Sendable {
 
     /// Starts the worker thread.
     public func start() {
-        lock.lock(); defer { lock.unlock() }
-        guard thread == nil else { return }
-        running = true
-        let t = Thread { [self] in loop() }
-        t.name = "idvd.webhooks"
-        thread = t
-        t.start()
+        lock.withLock {
+            guard thread == nil else { return }
+            running = true
+            let t = Thread { [self] in loop() }
+            t.name = "idvd.webhooks"
+            thread = t
+            t.start()
+        }
     }
 
     /// Stops the worker: the attempt in progress finishes (at most `webhooks.timeout_seconds`);
     /// deliveries not yet attempted stay pending for the next start or another node.
     public func stop() {
-        lock.lock()
-        stopping = true
-        lock.broadcast()
-        while running && thread != nil { lock.wait() }
-        lock.unlock()
+        lock.withLock {
+            stopping = true
+            lock.broadcast()
+            while running && thread != nil { lock.wait() }
+        }
     }
 
     /// When the retention purge last ran (monotonic seconds).
@@ -179,9 +185,11 @@ public final class WebhookDeliverer: @unchecked Sendable {
                 lastPurge = mono
                 do { try purgeExpired() } catch { Log.event("webhook outbox purge failed", level: "error", ["kind": .string("\(type(of: error))")]) }
             }
-            lock.lock()
-            if stopping { running = false; lock.broadcast(); lock.unlock(); return }
-            lock.unlock()
+            let stop = lock.withLock {
+                if stopping { running = false; lock.broadcast() }
+                return stopping
+            }
+            if stop { return }
             var delivered = 0
             do { delivered = try deliverDue() } catch {
                 Log.event("webhook delivery failed", level: "error", ["kind": .string("\(type(of: error))")])
@@ -189,9 +197,9 @@ public final class WebhookDeliverer: @unchecked Sendable {
             if let depth = try? store.webhookOutboxDepth() { metrics?.setWebhookOutboxDepth(depth) }
             // A full batch: more may be due at once.
             if delivered >= settings.batch { continue }
-            lock.lock()
-            if !stopping { _ = lock.wait(until: Date().addingTimeInterval(Double(settings.pollMilliseconds) / 1000)) }
-            lock.unlock()
+            lock.withLock {
+                if !stopping { _ = lock.wait(until: Date().addingTimeInterval(Double(settings.pollMilliseconds) / 1000)) }
+            }
         }
     }
 

@@ -17,6 +17,7 @@ struct FlowResult {
 /// The codelabs' coordinator: turns each SDK event into the screen that handles it, tracks which
 /// flow is running, and records how each flow ended. Runs on the app's callback queue.
 final class Coordinator: @unchecked Sendable {
+    // @unchecked: its mutable state is touched only on the app's one serial callback queue.
     let service: IDVService
     let ui: Terminal
     let answers: AnswerSource

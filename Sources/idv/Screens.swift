@@ -311,6 +311,7 @@ struct Screens {
 /// key? [y/n]". Runs on the SDK's work queue while the screens wait for the SDK's answer, so it
 /// never overlaps another screen's question. A script/input problem ends the app.
 final class PresencePrompt: @unchecked Sendable {
+    // @unchecked: immutable after init; it asks on the SDK work queue while the screens wait (see above).
     let ui: Terminal
     let answers: AnswerSource
     let coordinator: Coordinator

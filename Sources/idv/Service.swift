@@ -7,6 +7,7 @@ import IDVKit
 
 /// Wraps the SDK calls; every call returns the synchronous `RDNAError` (0 = accepted).
 final class IDVService: @unchecked Sendable {
+    // @unchecked: immutable after init; RDNA is thread-safe and Terminal only prints.
     let rdna: RDNA
     let ui: Terminal
     /// `--flash-simulator`: the `idvd` that renders a capture under the server's illumination sequence.
@@ -69,6 +70,7 @@ final class IDVService: @unchecked Sendable {
 /// closure the coordinator registered — the seeds' delegate managers, collapsed into one.
 final class DelegateManager: RDNACallbacks, RDNAIDVDocumentProcessingCallbacks, RDNAIDVSelfieProcessingCallbacks,
     RDNAIDVBiometricManagementCallbacks, RDNAIDVKYCManagementCallbacks, @unchecked Sendable {
+    // @unchecked: `onEvent` is set once before the SDK is started, then only read on the callback queue.
     var onEvent: ((RDNAEvent) -> Void)?
 
     func register(with rdna: RDNA) {

@@ -74,6 +74,7 @@ final class ScriptAnswers: AnswerSource {
 
 /// Screen output: a header per screen and `key: value` facts, flushed at once.
 final class Terminal: @unchecked Sendable {
+    // @unchecked: no state of its own; it writes to stdout, which serialises the lines.
     func screen(_ name: String, _ title: String) {
         print("\n── \(name) ── \(title)")
         fflush(nil)

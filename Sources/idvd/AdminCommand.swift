@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import EMRTD
 import IDVStoreSQLite
@@ -118,10 +120,7 @@ extension Command {
             case "unlock-user":
                 try CLI.printJSON(admin.unlockUser(pos[0]))
             case "purge-expired":
-                let vault = try config.openVault()
-                let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: vault, policy: config.workflow), metrics: Metrics(),
-                                        crypto: Sodium())
-                try CLI.printJSON(engine.purgeExpired())
+                try CLI.printJSON(maintenanceEngine(store: store, config: config).purgeExpired())
             case "rekey":
                 try CLI.printJSON(admin.rekey(vault: config.openVault()))
             case "trust":
@@ -129,9 +128,7 @@ extension Command {
             case "rp-client":
                 return try RPAdminCommand.rpClient(pos, opts, admin: admin)
             case "review":
-                let engine = FlowEngine(store: store, config: config, registry: .idvMaintenance(vault: try config.openVault(), policy: config.workflow),
-                                        metrics: Metrics(), crypto: Sodium())
-                return try RPAdminCommand.review(pos, opts, engine: engine)
+                return try RPAdminCommand.review(pos, opts, engine: maintenanceEngine(store: store, config: config), config: config)
             case "webhook":
                 return try WebhookAdminCommand.run(pos, opts: opts, admin: admin, config: config)
             case "audit":
@@ -152,6 +149,13 @@ extension Command {
             throw CLIError("\(e.errorString) (\(e.longErrorCode))")
         }
         return 0
+    }
+
+    /// An engine for maintenance commands (`purge-expired`, `review`): every IDV flow registered
+    /// whether or not this machine has its readers (closing a run needs no reader).
+    static func maintenanceEngine(store: any EngineStore, config: ServerConfig) throws -> FlowEngine {
+        FlowEngine(store: store, settings: config.engine, registry: .idvMaintenance(vault: try config.openVault()), metrics: Metrics(),
+                   admission: AnalysisLimiter(settings: config.analysis), crypto: Sodium())
     }
 }
 
@@ -324,6 +328,6 @@ struct Where: Encodable {
         do { k = try config.keyLocation() } catch { throw CLIError("\(error)") }
         key_file = Key(path: k.path, source: k.source.rawValue, exists: FileManager.default.fileExists(atPath: k.path),
                        default_path: k.defaultPath, warning: k.legacyWarning)
-        previous_key_files = config.workflow.resolvedPreviousKeyFiles
+        previous_key_files = config.keys.resolvedPreviousKeyFiles
     }
 }

@@ -1,6 +1,8 @@
 import EMRTD
 import Foundation
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 
 extension Benchmark {

@@ -2,6 +2,8 @@ import DocumentReader
 import EMRTD
 import FaceKit
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import Imaging
 import Foundation

@@ -1,6 +1,8 @@
 import DocumentReader
 import Foundation
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import Imaging
 import MRZ

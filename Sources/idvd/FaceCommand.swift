@@ -315,7 +315,7 @@ enum FaceBench {
         return pairs
     }
 
-    final class Store: @unchecked Sendable {
+    final class Store: @unchecked Sendable {   // @unchecked: written under `lock` while the workers run, read after
         let lock = NSLock()
         var descriptors: [String: [Float]] = [:]
         var fallbacks = 0
@@ -367,10 +367,10 @@ enum FaceBench {
                         let image = try Image(data: Data(contentsOf: imagesDir.appendingPathComponent(name)))
                         result = try lfwDescriptor(engine: engine, image: image)
                     }) ?? 0
-                    store.lock.lock()
-                    if let (d, fell) = result { store.descriptors[name] = d; if fell { store.fallbacks += 1 } } else { store.failures.append(name) }
-                    store.seconds += t
-                    store.lock.unlock()
+                    store.lock.withLock {
+                        if let (d, fell) = result { store.descriptors[name] = d; if fell { store.fallbacks += 1 } } else { store.failures.append(name) }
+                        store.seconds += t
+                    }
                 }
             }
         }

@@ -29,7 +29,7 @@ enum FaceTemplateBench {
 
     /// The descriptors and quality measures of every image in `names` (cached in `cache`).
     static func entries(engine: FaceEngine, names: [String], imagesDir: URL, threads: Int, cache: URL?, flip: Bool) throws -> [String: Entry] {
-        final class Box: @unchecked Sendable { // guarded by `lock`
+        final class Box: @unchecked Sendable { // @unchecked: `store` and `failures` only under `lock` while the workers run
             var store: [String: Entry] = [:]
             var failures = 0
             let lock = NSLock()
@@ -60,9 +60,9 @@ enum FaceTemplateBench {
                             let points = try engine.landmarks(in: image, box: box, count: 68)
                             let face = FaceAnalysis(box: box, confidence: 0, detector: .hog, landmarks5: [], landmarks68: points, embedding: nil)
                             let q = try engine.quality(of: face, in: image, faceCount: 1)
-                            shared.lock.lock(); shared.store[name] = Entry(descriptor: descriptor, sharpness: q.sharpness, pose: face.pose); shared.lock.unlock()
+                            shared.lock.withLock { shared.store[name] = Entry(descriptor: descriptor, sharpness: q.sharpness, pose: face.pose) }
                         } catch {
-                            shared.lock.lock(); shared.failures += 1; shared.lock.unlock()
+                            shared.lock.withLock { shared.failures += 1 }
                         }
                     }
                 }

@@ -1,6 +1,8 @@
 import FaceKit
 import Foundation
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import Imaging
 
@@ -259,7 +261,7 @@ extension Command {
         }
         let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
         let v = try analyzer.verify(frames: frames, against: .portrait(portrait), challenge: try LivenessCLI.challenge(o))
-        let evidence = FaceKitSelfieVerifier.evidence(v.liveness, comparison: v, framesPerSecond: config.frameRate)
+        let evidence = FaceKitSelfieAnalyser.evidence(v.liveness, comparison: v, framesPerSecond: config.frameRate)
         let judged = policy.judge(evidence, reference: .portrait(portrait), challenge: nil, now: Int(Date().timeIntervalSince1970))
         if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
         struct Out: Encodable {

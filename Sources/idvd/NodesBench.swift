@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVStorePostgres
 import IDVStoreSQLite
 import IDVTools
@@ -239,7 +241,7 @@ extension Benchmark {
         out["GET /v1/session"] = driveSpread(connections: connections, seconds: seconds, ports: ports) { c, i in
             try c.json("GET", "/v1/session", nil, bearer: sessionTokens[i]).status == 200
         }
-        final class AnswerTimes: @unchecked Sendable { let lock = NSLock(); var ms: [Double] = [] }
+        final class AnswerTimes: @unchecked Sendable { let lock = NSLock(); var ms: [Double] = [] }   // @unchecked: `ms` only under `lock`
         let answers = AnswerTimes()
         let users = codes.map(\.0)
         out["full password login (3 requests)"] = driveSpread(connections: connections, seconds: seconds, ports: ports) { c, _ in
@@ -252,7 +254,7 @@ extension Benchmark {
             let t0 = DispatchTime.now().uptimeNanoseconds
             env = try dec.decode(WireEnvelope.self, from: c.json("POST", "/v1/session/answer", enc.encode(WireAnswer(to: pw, payload: ["password": .string(password)])), bearer: token).body)
             let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
-            answers.lock.lock(); answers.ms.append(ms); answers.lock.unlock()
+            answers.lock.withLock { answers.ms.append(ms) }
             return env.event?.name == WireName.onUserLoggedIn
         }
         out["  its password answer"] = Stats(latencies: answers.ms, failures: 0)
@@ -276,7 +278,7 @@ extension Benchmark {
     /// `op` gets the connection's index.
     static func driveSpread(connections: Int, seconds: Double, ports: [Int],
                             _ op: @escaping @Sendable (LoopbackHTTPClient, Int) throws -> Bool) -> Stats {
-        final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }
+        final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }   // @unchecked: `stats` only under `lock`
         let box = Box()
         let done = DispatchGroup()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
@@ -290,7 +292,7 @@ extension Benchmark {
                     let ok = (try? op(c, i)) ?? false
                     if ok { s.latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6) } else { s.failures += 1 }
                 }
-                box.lock.lock(); box.stats.append(s); box.lock.unlock()
+                box.lock.withLock { box.stats.append(s) }
                 done.leave()
             }.start()
         }
@@ -320,7 +322,7 @@ extension Benchmark {
         defer { try? FileManager.default.removeItem(at: dir) }
         let keyFile = dir.appendingPathComponent("templates.key").path
         _ = try TemplateVault.create(keyFile: keyFile)
-        var targets: [(String, String, () throws -> any ServedStore)] = []
+        var targets: [(String, String, () throws -> any EngineStore)] = []
         let sqlitePath = dir.appendingPathComponent("audit.sqlite").path
         targets.append(("SQLite", sqlitePath, { try SQLiteStore(path: sqlitePath, keyFile: keyFile) }))
         var dropName: String?
@@ -353,13 +355,13 @@ extension Benchmark {
                   + String(format: "%.2f", verify) + " s (" + String(format: "%.0f", Double(n) / verify) + " entries/s, " + (bad == nil ? "valid" : "BROKEN at \(bad!)") + ")")
 
             // Concurrent writers, one append per transaction; on PostgreSQL over two store instances.
-            let second: (any ServedStore)? = name == "PostgreSQL" ? try open() : nil
-            final class Failures: @unchecked Sendable { let lock = NSLock(); var messages: [String] = [] }
+            let second: (any EngineStore)? = name == "PostgreSQL" ? try open() : nil
+            final class Failures: @unchecked Sendable { let lock = NSLock(); var messages: [String] = [] }   // @unchecked: `messages` only under `lock`
             let failures = Failures()
             let gate = DispatchSemaphore(value: 0)
             let group = DispatchGroup()
             for w in 0..<writers {
-                let target: any ServedStore = (w % 2 == 1 ? second : nil) ?? store
+                let target: any EngineStore = (w % 2 == 1 ? second : nil) ?? store
                 group.enter()
                 Thread {
                     gate.wait()
@@ -369,7 +371,7 @@ extension Benchmark {
                                 try target.appendAudit(action: "bench.concurrent", userID: "writer\(w)", sessionID: "s\(i % 4099)", details: details,
                                                        at: 1_900_000_000 + i)
                             }
-                        } catch { failures.lock.lock(); failures.messages.append("\(error)"); failures.lock.unlock() }
+                        } catch { failures.lock.withLock { failures.messages.append("\(error)") } }
                     }
                     group.leave()
                 }.start()

@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 
 /// `idvd admin rp-client create|list|revoke` and `idvd admin review list|show|decide` (issue #23;
 /// IDVEngine/RelyingParty). Output is JSON; secrets are printed once, by `create`.
@@ -40,9 +42,9 @@ enum RPAdminCommand {
         return 0
     }
 
-    static func review(_ pos: [String], _ opts: [String: String], engine: FlowEngine) throws -> Int32 {
+    static func review(_ pos: [String], _ opts: [String: String], engine: FlowEngine, config: ServerConfig) throws -> Int32 {
         guard let verb = pos.first else { throw CLIError("review needs list, show or decide") }
-        let api = RelyingPartyAPI(engine: engine)
+        let api = RelyingPartyAPI(engine: engine, config: config)
         switch verb {
         case "list":
             guard pos.count == 1 else { throw CLIError("review list takes only --state") }

@@ -1,6 +1,9 @@
 import Foundation
+import Synchronization
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVReaders
 import IDVStoreSQLite
@@ -63,23 +66,22 @@ extension Command {
     }
 
     /// Set once, read after: whether `idvd serve` got as far as listening.
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var set = false
-        var value: Bool { lock.withLock { set } }
-        func raise() { lock.withLock { set = true } }
+    final class Flag: Sendable {
+        private let raised = Atomic<Bool>(false)
+        var value: Bool { raised.load(ordering: .acquiring) }
+        func raise() { raised.store(true, ordering: .releasing) }
     }
 
     /// `idvd serve` from the opened store on: readers, engine, HTTP, until SIGTERM/SIGINT.
-    static func serve(config: ServerConfig, store: any ServedStore, listened: Flag) throws -> Int32 {
+    static func serve(config: ServerConfig, store: any EngineStore, listened: Flag) throws -> Int32 {
         StoreOpening.logOpened(store, config: config)
-        if config.documentsWarmUp { DocumentReaderVerifier.warmUp() }
-        if config.workflow.acceptSpecimenDocuments {
+        if config.documentsWarmUp { DocumentReaderAdapter.warmUp() }
+        if config.engine.workflow.acceptSpecimenDocuments {
             Log.event("accepting ICAO specimen documents (issuing state or nationality UTO): a test-deployment setting; "
                       + "production sets idv.doc.accept_specimen_documents=false (docs/idvd.production.json)", level: "warning")
         }
         let registry: FlowRegistry
-        do { registry = FlowRegistry.idv(try IDVServices.production(config: config)) } catch { store.close(); throw error }
+        do { registry = FlowRegistry.idv(IDVServices.production(vault: try config.openVault(), policy: config.engine.workflow)) } catch { store.close(); throw error }
         // The webhook outbox's delivery worker (docs/WEBHOOKS.md), on every node unless webhooks.deliver is off.
         let vault = registry.services?.vault
         return try ServerRunner.run(config: config, store: store, registry: registry, crypto: Sodium()) { app in

@@ -2,10 +2,13 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVReaders
 import IDVStoreSQLite
 import IDVTools
+import Synchronization
 
 extension Benchmark {
     /// `idvd bench server`: starts `idvd serve` as a separate process on loopback and drives it
@@ -34,7 +37,7 @@ extension Benchmark {
         if light { settings["argon2.opslimit"] = "1"; settings["argon2.memlimit_kib"] = "8" }
 
         var config = try ServerConfig.load(file: nil, overrides: settings.merging(["db.path": db]) { a, _ in a })
-        config.activationCodeAttempts = 5
+        config.engine.activationCodeAttempts = 5
         // Users created offline, then the server as another process (`--server PATH` serves with
         // another idvd build: an A/B comparison on the same load).
         let (server, port, codes) = try Self.startBenchServer(db: db, config: config, settings: settings,
@@ -53,7 +56,7 @@ extension Benchmark {
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; argon2id: " + (light ? "light (opslimit 1, 8 KiB)" : "production (opslimit 3, 64 MiB)"))
 
         // Context: one Argon2id verification alone, in this process, single thread.
-        let hash = try Crypto.hashPassword(password, parameters: config.argon2)
+        let hash = try Crypto.hashPassword(password, parameters: config.engine.argon2)
         var t = [Double]()
         for _ in 0..<3 { t.append(Command.measure { _ = Crypto.verifyPassword(password, hash: hash) } * 1000) }
         print("argon2id verify alone (1 thread): " + String(format: "%.1f", t.sorted()[1]) + " ms median of 3")
@@ -89,7 +92,7 @@ extension Benchmark {
 
         // 3. A health probe's latency while every connection logs in: what a load balancer sees
         //    when the workers are busy hashing (quick routes stay on the libmicrohttpd threads).
-        final class ProbeBox: @unchecked Sendable { var stats = Stats() }
+        final class ProbeBox: @unchecked Sendable { var stats = Stats() }   // @unchecked: written by the probing thread, read after it finished
         let probe = ProbeBox()
         let probing = Thread {
             // ~100 probes/s: a probe rather than a load
@@ -108,10 +111,10 @@ extension Benchmark {
         return 0
     }
 
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var n = 0
-        func next() -> Int { lock.lock(); defer { lock.unlock() }; n += 1; return n }
+    /// A counter several connection threads draw from (1, 2, 3, …).
+    final class Counter: Sendable {
+        private let n = Atomic<Int>(0)
+        func next() -> Int { n.add(1, ordering: .relaxed).newValue }
     }
 
     /// POST /v1/sessions, answer getUser, then each of `answers` in turn; ok when it ends in onUserLoggedIn.
@@ -176,7 +179,7 @@ extension Benchmark {
     /// `pauseMicroseconds` between operations is not timed.
     static func drive(connections: Int, seconds: Double, port: Int, pauseMicroseconds: UInt32 = 0,
                       _ op: @escaping @Sendable (LoopbackHTTPClient) throws -> Bool) -> Stats {
-        final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }
+        final class Box: @unchecked Sendable { var stats = [Stats](); let lock = NSLock() }   // @unchecked: `stats` only under `lock`
         let box = Box()
         let done = DispatchGroup()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
@@ -191,7 +194,7 @@ extension Benchmark {
                     let ok = (try? op(c)) ?? false
                     if ok { s.latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6) } else { s.failures += 1 }
                 }
-                box.lock.lock(); box.stats.append(s); box.lock.unlock()
+                box.lock.withLock { box.stats.append(s) }
                 done.leave()
             }.start()
         }

@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVStoreSQLite
 import IDVTools
 import Imaging
@@ -56,7 +58,7 @@ extension Benchmark {
         let idle = Self.drive(connections: lightConnections, seconds: seconds, port: port, pauseMicroseconds: 2_000, createSession)
         Self.report("POST /v1/sessions idle", idle, seconds: seconds, unit: "req")
 
-        final class Tally: @unchecked Sendable {
+        final class Tally: @unchecked Sendable {   // @unchecked: every field only under `lock`
             let lock = NSLock()
             var answered: [Double] = [], refused: [Int: Int] = [:], failed = 0
             var stop = false

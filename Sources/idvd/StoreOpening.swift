@@ -2,11 +2,37 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVStorePostgres
 import IDVStoreSQLite
 
-/// What `idvd` serves from: the workflow store with verification links (SQLite or PostgreSQL).
-typealias ServedStore = WorkflowStore & VerificationLinkStore & WebhookStore
+extension ServerConfig {
+    /// The SQLite store of this configuration, its session states sealed under the same key files.
+    func openStore() throws -> SQLiteStore {
+        try SQLiteStore(path: dbPath, keyFile: storeKeyFile(), previousKeyFiles: keys.resolvedPreviousKeyFiles)
+    }
+
+    /// The PostgreSQL store of this configuration: `db.path` (a `postgresql://` URL), the password
+    /// from ``databasePassword(environment:)``, `db.pool_size`, and the session-state key from
+    /// ``storeKeyFile()``. Throws ``IDVServerError/configuration(_:)`` when `db.path` is not a
+    /// PostgreSQL URL or `templates.key_file` is unset.
+    func openPostgresStore(createSchema: Bool = true, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresStore {
+        guard case let .postgres(url) = database else { throw IDVServerError.configuration("db.path is not a postgresql:// URL") }
+        let settings = PostgresConnectionSettings(url: url, password: try databasePassword(environment: environment), poolSize: db.poolSize)
+        return try PostgresStore(settings: settings, keyFile: try storeKeyFile(), previousKeyFiles: keys.resolvedPreviousKeyFiles,
+                                 createSchema: createSchema)
+    }
+
+    /// The template/media vault of this configuration: `templates.key_file` (default for a SQLite
+    /// file: ``KeyLocation``, apart from the database, created 0600 when missing; with PostgreSQL required and
+    /// never created — every node must read the same key — ``ServerConfig/storeKeyFile()``) and the
+    /// retired `templates.previous_key_files`.
+    func openVault() throws -> TemplateVault {
+        try TemplateVault.load(keyFile: storeKeyFile(), previousKeyFiles: keys.resolvedPreviousKeyFiles,
+                               createIfMissing: !database.isPostgres)
+    }
+}
 
 /// Opens the store `db.path` names — a SQLite file, or PostgreSQL when it is a `postgresql://` URL —
 /// for `idvd serve` and every `idvd admin` command.
@@ -21,7 +47,7 @@ enum StoreOpening {
 
     /// `mustExist`: refuse a missing database (a SQLite file that is not there, a PostgreSQL database
     /// without the OpenIDV schema) instead of creating it — every `idvd admin` command but `create-user`.
-    static func open(_ config: ServerConfig, mustExist: Bool, command: String) throws -> any ServedStore {
+    static func open(_ config: ServerConfig, mustExist: Bool, command: String) throws -> any EngineStore {
         switch config.database {
         case let .sqlite(path):
             let exists = FileManager.default.fileExists(atPath: path)
@@ -48,7 +74,7 @@ enum StoreOpening {
     }
 
     /// One log line naming the store (the URL redacted), for `idvd serve`'s stderr.
-    static func logOpened(_ store: any ServedStore, config: ServerConfig) {
+    static func logOpened(_ store: any EngineStore, config: ServerConfig) {
         var fields: [String: JSONValue] = ["schema_version": .integer((try? store.schemaVersion()) ?? 0)]
         switch config.database {
         case let .sqlite(path):

@@ -5,6 +5,8 @@ import Glibc
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVStoreSQLite
 import IDVWebhooks
 
@@ -81,6 +83,8 @@ extension Benchmark {
 /// A minimal HTTP sink on loopback for the benchmark: reads each request, answers 204, records the
 /// arrival time of each `IDV-Event-Id`.
 final class BenchSink: @unchecked Sendable {
+    // @unchecked: `times` and `received` only under `lock`; `fd` is set in init and closed by
+    // `stop()` on the thread that owns the sink (the accept thread only reads it).
     private let lock = NSLock()
     private var times: [String: Double] = [:]
     private var received = 0
@@ -108,8 +112,8 @@ final class BenchSink: @unchecked Sendable {
         }.start()
     }
 
-    var count: Int { lock.lock(); defer { lock.unlock() }; return received }
-    var arrivals: [String: Double] { lock.lock(); defer { lock.unlock() }; return times }
+    var count: Int { lock.withLock { received } }
+    var arrivals: [String: Double] { lock.withLock { times } }
 
     func stop() { if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)); Glibc.close(fd); fd = -1 } }
 
@@ -140,7 +144,7 @@ final class BenchSink: @unchecked Sendable {
             }
             buf.removeFirst(end! + 4 + length)
             let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
-            lock.lock(); received += 1; if times[id] == nil { times[id] = now }; lock.unlock()
+            lock.withLock { received += 1; if times[id] == nil { times[id] = now } }
             let reply = Array("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n".utf8)
             _ = reply.withUnsafeBytes { write(c, $0.baseAddress, $0.count) }
         }

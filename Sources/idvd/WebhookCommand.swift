@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVWebhooks
 
 /// `idvd admin webhook add|list|remove|deliveries|redeliver` (docs/WEBHOOKS.md).

@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVReaders
 import IDVStoreSQLite
@@ -34,7 +36,7 @@ extension Benchmark {
             "templates.key_file": tmp.appendingPathComponent("templates.key").path,   // not in ~/.local/state
         ])
         let store = try config.openStore()
-        let services = try IDVServices.production(config: config)
+        let services = IDVServices.production(vault: try config.openVault(), policy: config.engine.workflow)
         guard services.selfies != nil else { throw CLIError("the selfie analyser is unavailable (dlib models missing?)") }
         let app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium())
         let port = try app.start()

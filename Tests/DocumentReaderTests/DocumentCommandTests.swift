@@ -7,28 +7,14 @@ import IDVTestSupport
 
 /// `idvd document read --jsonl` as a real process (the `idvd` binary under .build, built by `swift build`).
 final class DocumentCommandTests: XCTestCase {
-    func idvd() throws -> String {
-        for c in ["debug", "release"] {
-            let p = Paths.root.appendingPathComponent(".build/\(c)/idvd").path
-            if FileManager.default.isExecutableFile(atPath: p) { return p }
-        }
-        throw TestData.missing("idvd binary not found under .build (run `swift build --product idvd` first)")
-    }
+    func idvd() throws -> String { try IDVD.binary() }
 
     func run(_ args: [String]) throws -> (status: Int32, lines: [[String: Any]]) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try idvd())
-        p.arguments = args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map {
+        let r = try IDVD.run(args)
+        let lines = r.output.split(separator: "\n").map {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:]
         }
-        return (p.terminationStatus, lines)
+        return (r.status, lines)
     }
 
     /// A missing and a truncated file each get an error line; the readable image before and after still

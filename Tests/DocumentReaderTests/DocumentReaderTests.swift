@@ -7,6 +7,7 @@ import Imaging
 import IDVTools
 import IDVReaders
 import IDVEngine
+import IDVRuntime
 import IDVTestSupport
 
 /// Paths relative to the package root.

@@ -2,6 +2,7 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
 import IDVEvidence
 import IDVReaders
 import IDVTools
@@ -47,7 +48,7 @@ final class GlareTests: XCTestCase {
         XCTAssertEqual(judged.status, .invalid)
         XCTAssertTrue(judged.errors.map(DocumentWording.sentence).contains { $0.contains("glare") })
         // The flows' reader answers with the retryable upload code 1080, not 1031.
-        XCTAssertThrowsError(try DocumentReaderVerifier(options: o).read(pages: [try glaredPage()])) { e in
+        XCTAssertThrowsError(try DocumentReaderAdapter(options: o).read(pages: [try glaredPage()])) { e in
             XCTAssertEqual((e as? IDVError)?.code, .documentGlare, "\(e)")
             // The message says what to do (as `idvd codes` does for 1080).
             XCTAssertEqual((e as? IDVError)?.errorString, "No machine-readable zone could be read: glare covers part of the page. "
@@ -63,7 +64,7 @@ final class GlareTests: XCTestCase {
         let r = DocumentReader.read(pages: [face], options: o)
         XCTAssertTrue(r.findings.contains(.noMRZ))
         XCTAssertEqual(r.check(.mrzPresent)?.measured, CheckMeasurement.none)
-        XCTAssertThrowsError(try DocumentReaderVerifier(options: o).read(pages: [face])) { e in
+        XCTAssertThrowsError(try DocumentReaderAdapter(options: o).read(pages: [face])) { e in
             XCTAssertEqual((e as? IDVError)?.code, .noDocumentFound, "\(e)")
             XCTAssertTrue((e as? IDVError)?.errorString.hasSuffix("was found. Photograph the whole page, flat and in focus.") == true, "\(e)")
         }

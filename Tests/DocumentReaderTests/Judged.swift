@@ -1,6 +1,7 @@
 @testable import DocumentReader
 import Foundation
 import IDVEngine
+import IDVRuntime
 import IDVReaders
 
 // The reader gives evidence only; these tests check that evidence through the server's judge

@@ -6,6 +6,7 @@ import Imaging
 import IDVTools
 import IDVReaders
 import IDVEngine
+import IDVRuntime
 import IDVTestSupport
 
 /// The portrait must be the face of the document the MRZ belongs to (`MRZDocumentFrame`), not the

@@ -1,6 +1,7 @@
 @testable import DocumentReader
 import Foundation
 import IDVEngine
+import IDVRuntime
 import IDVEvidence
 import Imaging
 import IDVTestSupport

@@ -26,13 +26,13 @@ final class ChipCommandTests: XCTestCase {
 
     func testSpecimenChipsVerifyWithTheCLIAndEveryVariantFailsAsItsTruthSays() throws {
         let dir = try temporaryDirectory(self)
-        let gen = try IDVD.run(["specimen", "--chip", "--count", "2", "--format", "mixed", "--seed", "11", "--out", dir])
+        let gen = try IDVDCommand.run(["specimen", "--chip", "--count", "2", "--format", "mixed", "--seed", "11", "--out", dir])
         XCTAssertEqual(gen.status, 0, gen.stderr)
         for seed in [11, 12] {
             let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: "\(dir)/specimen-\(seed).json")))
             XCTAssertTrue(FileManager.default.fileExists(atPath: "\(dir)/specimen-\(seed).png"))
             let trust = dir + "/" + truth.chip.trust
-            let ok = try IDVD.run(["chip", "verify", "--dir", dir + "/" + truth.chip.directory, "--trust", trust, "--mrz"] + truth.mrz_lines
+            let ok = try IDVDCommand.run(["chip", "verify", "--dir", dir + "/" + truth.chip.directory, "--trust", trust, "--mrz"] + truth.mrz_lines
                                   + ["--portrait-out", "\(dir)/portrait-\(seed).png"])
             XCTAssertEqual(ok.status, 0, ok.stderr)
             let out = try JSONDecoder().decode(Output.self, from: ok.stdout)
@@ -49,7 +49,7 @@ final class ChipCommandTests: XCTestCase {
             XCTAssertTrue(FileManager.default.fileExists(atPath: "\(dir)/portrait-\(seed).png"))
             XCTAssertEqual(truth.chip.variants.count, 8)
             for (name, v) in truth.chip.variants {
-                let r = try IDVD.run(["chip", "verify", "--dir", dir + "/" + v.directory, "--trust", trust])
+                let r = try IDVDCommand.run(["chip", "verify", "--dir", dir + "/" + v.directory, "--trust", trust])
                 XCTAssertEqual(r.status, 1, "\(name): \(r.stderr)")
                 let o = try JSONDecoder().decode(Output.self, from: r.stdout)
                 XCTAssertEqual(o.passive_authentication.failures, v.expected_failures, name)
@@ -59,7 +59,7 @@ final class ChipCommandTests: XCTestCase {
             // Another state's trusted CSCA vouching for this document: passive authentication passes, the
             // server's policy refuses it with its own reason, naming both countries.
             let foreign = try XCTUnwrap(truth.chip.variants["foreign-csca"])
-            let f = try JSONDecoder().decode(Output.self, from: try IDVD.run(["chip", "verify", "--dir", dir + "/" + foreign.directory, "--trust", trust,
+            let f = try JSONDecoder().decode(Output.self, from: try IDVDCommand.run(["chip", "verify", "--dir", dir + "/" + foreign.directory, "--trust", trust,
                                                                                "--mrz"] + truth.mrz_lines).stdout)
             XCTAssertTrue(f.passive_authentication.passed)
             XCTAssertEqual(f.policy.reason_code, "signer_country_mismatch")
@@ -74,23 +74,23 @@ final class ChipCommandTests: XCTestCase {
         // Unusable input: exit 2 with one clear line on stderr, nothing on stdout.
         let garbage = dir + "/garbage.bin"
         try Data([0x77, 0x84, 0x40, 0x00, 0x00, 0x00, 0x30, 0x00]).write(to: URL(fileURLWithPath: garbage))
-        let g = try IDVD.run(["chip", "verify", "--sod", garbage])
+        let g = try IDVDCommand.run(["chip", "verify", "--sod", garbage])
         XCTAssertEqual(g.status, 2)
         XCTAssertTrue(g.stderr.contains("length 1073741824 declared at byte 1 runs past the end"), g.stderr)
         XCTAssertTrue(g.stdout.isEmpty)
         let cms = dir + "/cms.bin"
         try Data(DER.tlv(0x77, Array(repeating: 0x42, count: 40))).write(to: URL(fileURLWithPath: cms))
-        let c = try IDVD.run(["chip", "verify", "--sod", cms])
+        let c = try IDVDCommand.run(["chip", "verify", "--sod", cms])
         XCTAssertEqual(c.status, 2)
         XCTAssertTrue(c.stderr.contains("EF.SOD: not a CMS ContentInfo"), c.stderr)
-        XCTAssertEqual(try IDVD.run(["chip", "verify"]).status, 2)
-        XCTAssertEqual(try IDVD.run(["chip", "verify", "--sod", dir + "/absent"]).status, 2)
-        let t = try IDVD.run(["chip", "verify", "--sod", cms, "--trust", garbage])
+        XCTAssertEqual(try IDVDCommand.run(["chip", "verify"]).status, 2)
+        XCTAssertEqual(try IDVDCommand.run(["chip", "verify", "--sod", dir + "/absent"]).status, 2)
+        let t = try IDVDCommand.run(["chip", "verify", "--sod", cms, "--trust", garbage])
         XCTAssertEqual(t.status, 2)
         XCTAssertTrue(t.stderr.contains("--trust"), t.stderr)
         // A real sample whose CSCA is not available: passive authentication fails (exit 1), evidence printed.
         let d = try Samples.path("nld-specimen-2006-loes-meulendijk")
-        let r = try IDVD.run(["chip", "verify", "--sod", d + "/ef011D.bin", "--dg1", d + "/ef0101.bin", "--dg2", d + "/ef0102.bin", "--at", "2010-01-01"])
+        let r = try IDVDCommand.run(["chip", "verify", "--sod", d + "/ef011D.bin", "--dg1", d + "/ef0101.bin", "--dg2", d + "/ef0102.bin", "--at", "2010-01-01"])
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertEqual(try JSONDecoder().decode(Output.self, from: r.stdout).passive_authentication.failures, ["csca_unknown"])
     }
@@ -101,15 +101,15 @@ final class ChipCommandTests: XCTestCase {
     /// line naming it and nothing on stdout (on main: exit 0, reported `mrz_not_compared`).
     func testPageOfAnotherPersonExits1AndAPageThatIsNotAnImageExits2() throws {
         let dir = try temporaryDirectory(self)
-        let chipped = try IDVD.run(["specimen", "--format", "td3", "--seed", "10", "--chip", "--out", dir + "/c1"])
+        let chipped = try IDVDCommand.run(["specimen", "--format", "td3", "--seed", "10", "--chip", "--out", dir + "/c1"])
         XCTAssertEqual(chipped.status, 0, chipped.stderr)
-        let other = try IDVD.run(["specimen", "--format", "td3", "--seed", "20", "--out", dir + "/c2"])
+        let other = try IDVDCommand.run(["specimen", "--format", "td3", "--seed", "20", "--out", dir + "/c2"])
         XCTAssertEqual(other.status, 0, other.stderr)
         let chip = ["chip", "verify", "--dir", dir + "/c1/specimen-10.chip", "--trust", dir + "/c1/test-pki"]
-        let own = try IDVD.run(chip + ["--page", dir + "/c1/specimen-10.png"])
+        let own = try IDVDCommand.run(chip + ["--page", dir + "/c1/specimen-10.png"])
         XCTAssertEqual(own.status, 0, own.stderr)
         XCTAssertEqual(try JSONDecoder().decode(Output.self, from: own.stdout).policy.reason_code, "passed")
-        let mismatch = try IDVD.run(chip + ["--page", dir + "/c2/specimen-20.png"])
+        let mismatch = try IDVDCommand.run(chip + ["--page", dir + "/c2/specimen-20.png"])
         XCTAssertEqual(mismatch.status, 1, mismatch.stderr)
         let m = try JSONDecoder().decode(Output.self, from: mismatch.stdout)
         XCTAssertTrue(m.passive_authentication.passed)
@@ -117,18 +117,18 @@ final class ChipCommandTests: XCTestCase {
         XCTAssertEqual(m.policy.reason_code, "mrz_mismatch")
         // The same with --mrz instead of a page.
         let lines = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/c1/specimen-10.json"))).mrz_lines
-        XCTAssertEqual(try IDVD.run(chip + ["--mrz"] + lines).status, 0)
+        XCTAssertEqual(try IDVDCommand.run(chip + ["--mrz"] + lines).status, 0)
         var wrong = lines
         wrong[1] = String(wrong[1].prefix(9)) + (wrong[1].dropFirst(9).first == "1" ? "2" : "1") + wrong[1].dropFirst(10)
-        XCTAssertEqual(try IDVD.run(chip + ["--mrz"] + wrong).status, 1)
+        XCTAssertEqual(try IDVDCommand.run(chip + ["--mrz"] + wrong).status, 1)
 
         let notImage = dir + "/page.png"
         try Data("this is not an image".utf8).write(to: URL(fileURLWithPath: notImage))
-        let bad = try IDVD.run(chip + ["--page", notImage])
+        let bad = try IDVDCommand.run(chip + ["--page", notImage])
         XCTAssertEqual(bad.status, 2, String(decoding: bad.stdout, as: UTF8.self))
         XCTAssertTrue(bad.stdout.isEmpty)
         XCTAssertTrue(bad.stderr.contains("--page: \(notImage): not a JPEG or PNG image"), bad.stderr)
-        XCTAssertEqual(try IDVD.run(chip + ["--page", dir + "/absent.png"]).status, 2)
+        XCTAssertEqual(try IDVDCommand.run(chip + ["--page", dir + "/absent.png"]).status, 2)
     }
 
     /// The real chips' DG2 portraits against the printed portraits of the same specimen passports (SOURCES.md: the
@@ -142,7 +142,7 @@ final class ChipCommandTests: XCTestCase {
             struct C: Decodable { let outcome: String; let differing_fields: [String] }
         }
         func run(_ chip: String, _ page: String) throws -> Page {
-            let r = try IDVD.run(["chip", "verify", "--dir", try Samples.path(chip), "--page", try Samples.testdata("mrz-images/specimens/" + page)])
+            let r = try IDVDCommand.run(["chip", "verify", "--dir", try Samples.path(chip), "--page", try Samples.testdata("mrz-images/specimens/" + page)])
             XCTAssertEqual(r.status, 1, r.stderr)   // the CSCAs are not available
             return try JSONDecoder().decode(Page.self, from: r.stdout)
         }

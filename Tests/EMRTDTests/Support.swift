@@ -27,28 +27,11 @@ enum Samples {
     static func day(_ s: String) -> Date { TestPKI.day(s).addingTimeInterval(12 * 3600) }
 }
 
-/// Locates the `idvd` binary built beside the test bundle (or under .build).
-enum IDVD {
-    static func path() throws -> String {
-        let beside = Bundle(for: Token.self).bundleURL.deletingLastPathComponent().appendingPathComponent("idvd").path
-        for p in [beside, Samples.packageRoot.appendingPathComponent(".build/debug/idvd").path]
-            where FileManager.default.isExecutableFile(atPath: p) { return p }
-        throw Samples.Missing(description: "idvd binary not found beside the test bundle (swift build first)")
-    }
-    final class Token {}
-
+/// `idvd` commands run to completion (IDVTestSupport ``IDVD``), stderr as text.
+enum IDVDCommand {
     static func run(_ args: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try path())
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, o, String(decoding: e, as: UTF8.self))
+        let r = try IDVD.run(args)
+        return (r.status, r.stdout, r.errors)
     }
 }
 

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import XCTest
 
 /// The analysis pool's admission (Analysis.swift): slots, one per key/run/user, costs, the memory

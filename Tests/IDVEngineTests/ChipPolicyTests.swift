@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVTestSupport
 import XCTest
 
@@ -11,7 +13,7 @@ final class ChipPolicyTests: XCTestCase {
     let fields = DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "SILVA", givenNames: "OLGA",
                                 documentNumber: "MV841085Z", dateOfExpiry: "2032-05-26")
 
-    func doc(_ chip: ChipEvidence?, portrait: Bool = true) -> DocumentVerification {
+    func doc(_ chip: ChipEvidence?, portrait: Bool = true) -> DocumentEvidence {
         var d = ReaderEvidence.passport(fields, page: Data([0xFF, 0xD8, 0xFF]), portrait: portrait)
         d.chip = chip
         return d
@@ -21,7 +23,7 @@ final class ChipPolicyTests: XCTestCase {
         ChipEvidence(failures: failures, mrz: mrz, dataGroups: [1, 2], hashAlgorithm: "SHA256", portraitJPEG: portrait ? Data([0xFF, 0xD8, 1]) : nil)
     }
 
-    func judged(_ d: DocumentVerification, strict: Bool = false, needsPortrait: Bool = false) -> DocumentJudgement {
+    func judged(_ d: DocumentEvidence, strict: Bool = false, needsPortrait: Bool = false) -> DocumentJudgement {
         var p = WorkflowPolicy()
         p.requireTrustedCSCA = strict
         return p.judge(d, today: "2026-12-01", needsPortrait: needsPortrait)

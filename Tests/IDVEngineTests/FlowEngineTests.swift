@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 @testable import IDVStoreSQLite
 import XCTest
 
@@ -20,7 +22,7 @@ final class FlowEngineTests: XCTestCase {
                  ChallengeSpec(name: WireName.getIDVDocumentScanProcessStartConfirmation, mode: 8, workflow: 0, attemptsLeft: 3))
         }
         func subject(_ state: State, input: Bool?) -> String? { state.inputUser }
-        func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Bool {
+        func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> Bool {
             guard let ok = answer.payload["is_confirm"]?.boolValue else { throw IDVError(.malformedRequest, "is_confirm") }
             return ok
         }
@@ -40,13 +42,13 @@ final class FlowEngineTests: XCTestCase {
 
     func makeEngine() throws -> (FlowEngine, SQLiteStore, ServerConfig) {
         var config = ServerConfig()
-        config.argon2OpsLimit = 1
-        config.argon2MemLimitKiB = 8
+        config.engine.argon2OpsLimit = 1
+        config.engine.argon2MemLimitKiB = 8
         let store = try SQLiteStore(path: dir.appendingPathComponent("e.sqlite").path, keyFile: dir.appendingPathComponent("e.key").path)
         var registry = FlowRegistry.standard()
         registry.register(ConfirmFlow(name: "test.idv.activation", startableByClient: false), activationFor: [.activation])
         registry.register(ConfirmFlow(name: "test.postlogin", startableByClient: true))
-        return (FlowEngine(store: store, config: config, registry: registry, metrics: Metrics(), crypto: Sodium()), store, config)
+        return (FlowEngine(store: store, settings: config.engine, registry: registry, metrics: Metrics(), admission: AnalysisLimiter(settings: config.analysis), crypto: Sodium()), store, config)
     }
 
     func testActivationIDVHookRunsBetweenCodeAndPassword() throws {
@@ -136,14 +138,14 @@ final class FlowEngineTests: XCTestCase {
         XCTAssertNotNil(PasswordPolicy.violation("alice123", userID: "ALICE123", minLength: 8))
         XCTAssertNotNil(PasswordPolicy.violation("abc\u{0}defg1", userID: "u", minLength: 8))
         var config = ServerConfig()
-        config.limits.activationIDVRuns = 4
-        let (code, rec) = ActivationCodes.issue(userID: "u", now: 1000, config: config, crypto: Sodium())
+        config.engine.limits.activationIDVRuns = 4
+        let (code, rec) = ActivationCodes.issue(userID: "u", now: 1000, settings: config.engine, crypto: Sodium())
         XCTAssertTrue(ActivationCodes.matches(code, record: rec, crypto: Sodium()))
         XCTAssertTrue(ActivationCodes.matches(" " + code.lowercased() + " ", record: rec, crypto: Sodium()))
         XCTAssertFalse(ActivationCodes.matches(String(code.reversed()), record: rec, crypto: Sodium()))
         XCTAssertFalse(rec.codeHash.contains(code.replacingOccurrences(of: "-", with: "")))
         XCTAssertEqual(rec.attemptsLeft, 4)
-        XCTAssertEqual(rec.expiresAt, 1000 + config.activationCodeTTLSeconds)
+        XCTAssertEqual(rec.expiresAt, 1000 + config.engine.activationCodeTTLSeconds)
     }
 
     func testArgon2idAndEd25519() throws {
@@ -179,7 +181,7 @@ final class FlowEngineTests: XCTestCase {
                                       overrides: ["listen.port": "9002"])
         XCTAssertEqual(c.port, 9002)
         XCTAssertEqual(c.dbPath, "/tmp/a.sqlite")
-        XCTAssertEqual(c.passwordAttempts, 5)
+        XCTAssertEqual(c.engine.passwordAttempts, 5)
         XCTAssertFalse(c.logRequests)
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["nope": "1"]))
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: ["IDVD_HTTP_THREADS": "0"]))

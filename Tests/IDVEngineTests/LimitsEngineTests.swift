@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 @testable import IDVStoreSQLite
 import XCTest
 
@@ -16,7 +18,7 @@ final class LimitsEngineTests: XCTestCase {
             .ask(State(), ChallengeSpec(name: WireName.getIDVDocumentScanProcessStartConfirmation, mode: 8, workflow: 0, attemptsLeft: 1))
         }
         func subject(_ state: State, input: Bool?) -> String? { nil }
-        func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> Bool { answer.payload["is_confirm"]?.boolValue ?? false }
+        func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> Bool { answer.payload["is_confirm"]?.boolValue ?? false }
         func reduce(_ state: State, input ok: Bool, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
             ok ? .finish(FlowResult(outcome: .completed))
                : .finish(FlowResult(outcome: .attemptsExhausted, errorCode: IDVErrorCode.attemptsExhausted.rawValue))
@@ -52,14 +54,14 @@ final class LimitsEngineTests: XCTestCase {
 
     func makeEngine(_ tune: (inout ServerConfig) -> Void = { _ in }, crypto: (any EngineCrypto)? = nil) throws -> (FlowEngine, SQLiteStore, Admin) {
         var config = ServerConfig()
-        config.argon2OpsLimit = 1
-        config.argon2MemLimitKiB = 8
+        config.engine.argon2OpsLimit = 1
+        config.engine.argon2MemLimitKiB = 8
         tune(&config)
         let store = try SQLiteStore(path: dir.appendingPathComponent("e.sqlite").path, keyFile: dir.appendingPathComponent("e.key").path)
         var registry = FlowRegistry.standard()
         registry.register(ConfirmIDV(), activationFor: [.activation])
         let c = crypto ?? Sodium()
-        return (FlowEngine(store: store, config: config, registry: registry, metrics: Metrics(), crypto: c, clock: clock), store,
+        return (FlowEngine(store: store, settings: config.engine, registry: registry, metrics: Metrics(), admission: AnalysisLimiter(settings: config.analysis), crypto: c, clock: clock), store,
                 Admin(store: store, config: config, crypto: c))
     }
 
@@ -101,10 +103,10 @@ final class LimitsEngineTests: XCTestCase {
     // needs `password.lock_threshold`, is temporary, grows, and a right password after it unlocks.
     func testAStrangerBacksOffAndTheUserLockIsTemporaryWithGrowingBackoff() throws {
         let (engine, store, admin) = try makeEngine { c in
-            c.passwordAttempts = 3
-            c.limits.passwordLockThreshold = 6
-            c.limits.passwordLockSeconds = 100
-            c.limits.backoffSeconds = 10
+            c.engine.passwordAttempts = 3
+            c.engine.limits.passwordLockThreshold = 6
+            c.engine.limits.passwordLockSeconds = 100
+            c.engine.limits.backoffSeconds = 10
         }
         try activate(engine, admin, "ada", "right pw 42")
         var stranger = try Client(engine, "198.51.100.7")
@@ -142,7 +144,7 @@ final class LimitsEngineTests: XCTestCase {
         XCTAssertEqual(locked.challenge?.error?.longErrorCode, 1011)
         let u = try XCTUnwrap(try store.user("ada"))
         XCTAssertEqual(u.state, .locked)
-        XCTAssertEqual(PasswordLockout.lockedUntil(u, engine.config.limits), clock.now() + 100)
+        XCTAssertEqual(PasswordLockout.lockedUntil(u, engine.settings.limits), clock.now() + 100)
         // Locked for everyone, the right password too (it is not even asked).
         var owner2 = try Client(engine, "203.0.113.5")
         XCTAssertEqual(try owner2.answer(["user_id": "ada"]).challenge?.error?.longErrorCode, 1011)
@@ -151,7 +153,7 @@ final class LimitsEngineTests: XCTestCase {
         var s7 = try Client(engine, "198.51.100.12")
         XCTAssertEqual(try s7.answer(["user_id": "ada"]).challenge?.name, "getPassword")
         XCTAssertEqual(try s7.answer(["password": "spray 7"]).challenge?.error?.longErrorCode, 1011)
-        XCTAssertEqual(PasswordLockout.lockedUntil(try XCTUnwrap(try store.user("ada")), engine.config.limits), clock.now() + 200)
+        XCTAssertEqual(PasswordLockout.lockedUntil(try XCTUnwrap(try store.user("ada")), engine.settings.limits), clock.now() + 200)
         clock.advance(by: 201)
         // After it, the right password unlocks (audited).
         var owner3 = try Client(engine, "203.0.113.5")
@@ -167,10 +169,10 @@ final class LimitsEngineTests: XCTestCase {
     // Item 5: back-off doubles per further failure; the budget across users is per client.
     func testBackoffGrowsAndPasswordSprayingIsLimitedPerClient() throws {
         let (engine, _, admin) = try makeEngine { c in
-            c.passwordAttempts = 2
-            c.limits.backoffSeconds = 10
-            c.limits.authFailuresPerClient = 5
-            c.limits.authFailureWindowSeconds = 100
+            c.engine.passwordAttempts = 2
+            c.engine.limits.backoffSeconds = 10
+            c.engine.limits.authFailuresPerClient = 5
+            c.engine.limits.authFailureWindowSeconds = 100
         }
         for u in ["u1", "u2", "u3", "u4"] { try activate(engine, admin, u, "right pw 42") }
         var a = try Client(engine, "198.51.100.7")
@@ -206,10 +208,10 @@ final class LimitsEngineTests: XCTestCase {
     // client's failures together, and a new process (a restart) still knows them.
     func testTwoNodesOnOneStoreShareBackoffsAndBudgets() throws {
         let tune: (inout ServerConfig) -> Void = { c in
-            c.passwordAttempts = 4
-            c.limits.backoffSeconds = 10
-            c.limits.authFailuresPerClient = 6
-            c.limits.authFailureWindowSeconds = 600
+            c.engine.passwordAttempts = 4
+            c.engine.limits.backoffSeconds = 10
+            c.engine.limits.authFailuresPerClient = 6
+            c.engine.limits.authFailureWindowSeconds = 600
         }
         let (node1, _, admin) = try makeEngine(tune)
         let (node2, _, _) = try makeEngine(tune)
@@ -250,8 +252,8 @@ final class LimitsEngineTests: XCTestCase {
     // Item 5: wrong activation codes back off the client; the code stays usable.
     func testWrongActivationCodesBackOffAndNeverKillTheCode() throws {
         let (engine, store, admin) = try makeEngine { c in
-            c.activationCodeAttempts = 2
-            c.limits.backoffSeconds = 30
+            c.engine.activationCodeAttempts = 2
+            c.engine.limits.backoffSeconds = 30
         }
         let code = try admin.createUser("pat", activationRequiresIDV: false, now: clock.now()).activationCode
         for round in 0..<3 {
@@ -275,7 +277,7 @@ final class LimitsEngineTests: XCTestCase {
 
     // Item 3: whole IDV runs per activation code; attempts_left moves.
     func testAnActivationCodeStartsAtMostIDVRunsRuns() throws {
-        let (engine, _, admin) = try makeEngine { $0.limits.activationIDVRuns = 2 }
+        let (engine, _, admin) = try makeEngine { $0.engine.limits.activationIDVRuns = 2 }
         let code = try admin.createUser("ivy", now: clock.now()).activationCode
         var lefts: [Int] = []
         for _ in 0..<2 {
@@ -320,8 +322,8 @@ final class LimitsEngineTests: XCTestCase {
     // Item 2: per device; anonymous sessions leave no rows, one count per sweep.
     func testSessionsPerDeviceAndAnonymousExpiryLeavesNoRows() throws {
         let (engine, store, admin) = try makeEngine { c in
-            c.limits.sessionsPerDevicePerMinute = 2
-            c.sessionIdleSeconds = 60
+            c.engine.limits.sessionsPerDevicePerMinute = 2
+            c.engine.sessionIdleSeconds = 60
         }
         let key = Crypto.ed25519KeyPair().publicKey
         let device = try engine.registerDevice(WireDeviceRegistration(publicKey: Data(key).base64EncodedString()))

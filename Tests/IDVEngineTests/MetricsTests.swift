@@ -1,5 +1,7 @@
 import XCTest
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 
 /// The exposition text stays valid whatever a client sends as its HTTP method.
 final class MetricsTests: XCTestCase {

@@ -10,8 +10,8 @@ final class ReducerTests: XCTestCase {
     let flow = AuthFlow()
     let session = SessionFacts(sessionID: "s1", userID: "ada", deviceID: nil, loggedIn: false, absoluteExpiresAt: 10_000)
 
-    func env(_ config: ServerConfig = ServerConfig()) -> FlowEnv {
-        FlowEnv(config: config, activationIDV: [:], crypto: Sodium(), runID: "run1", requestID: "req1")
+    func env(_ settings: EngineSettings = EngineSettings()) -> FlowEnv {
+        FlowEnv(settings: settings, activationIDV: [:], crypto: Sodium(), runID: "run1", requestID: "req1")
     }
 
     func user(failed: Int = 0) -> UserRecord {
@@ -55,13 +55,13 @@ final class ReducerTests: XCTestCase {
         XCTAssertTrue(t.effects.contains(.countOutcome(flow: "auth", outcome: .backedOff)))
         XCTAssertEqual(t.effects.last, .setSessionUser(nil))
 
-        facts.user = user(failed: facts.limits.passwordLockThreshold - 1)
+        facts.user = user(failed: EngineSettings().limits.passwordLockThreshold - 1)
         facts.client.passwordFailures = 0
         let l = try flow.reduce(.verifyPassword(userID: "ada"), input: .password("nope"), evidence: checked(false), facts: facts, env: env())
         guard case let .saveUser(locked) = l.effects.first else { return XCTFail("\(l.effects)") }
         XCTAssertEqual(locked.state, .locked)
         XCTAssertEqual(locked.lockedAt, 500)
-        XCTAssertEqual(PasswordLockout.lockedUntil(locked, facts.limits), 500 + facts.limits.passwordLockSeconds)
+        XCTAssertEqual(PasswordLockout.lockedUntil(locked, EngineSettings().limits), 500 + EngineSettings().limits.passwordLockSeconds)
         XCTAssertTrue(l.effects.contains(.countOutcome(flow: "auth", outcome: .locked)))
     }
 
@@ -80,15 +80,15 @@ final class ReducerTests: XCTestCase {
     /// The evidence request is decided before any facts: a new password that breaks the policy is
     /// not hashed (no Argon2id for an answer that is refused anyway).
     func testOnlyAPolicyConformingNewPasswordIsHashed() {
-        var config = ServerConfig()
-        config.passwordMinLength = 12
-        guard case .passwordHash = flow.evidence(.setPassword(userID: "ada"), input: .password("long enough 123"), config: config) else {
+        var settings = EngineSettings()
+        settings.passwordMinLength = 12
+        guard case .passwordHash = flow.evidence(.setPassword(userID: "ada"), input: .password("long enough 123"), settings: settings) else {
             return XCTFail("a good password is hashed")
         }
-        guard case .none = flow.evidence(.setPassword(userID: "ada"), input: .password("short 1"), config: config) else {
+        guard case .none = flow.evidence(.setPassword(userID: "ada"), input: .password("short 1"), settings: settings) else {
             return XCTFail("a short password is not")
         }
-        guard case .passwordCheck = flow.evidence(.verifyPassword(userID: "ada"), input: .password("x"), config: config) else {
+        guard case .passwordCheck = flow.evidence(.verifyPassword(userID: "ada"), input: .password("x"), settings: settings) else {
             return XCTFail("a login password is checked")
         }
     }

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVTestSupport
 import XCTest
 
@@ -10,7 +12,7 @@ final class ReviewPolicyTests: XCTestCase {
     let fields = DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "SILVA", givenNames: "OLGA",
                                 documentNumber: "MV841085Z", dateOfExpiry: "2032-05-26")
 
-    func doc(chip failures: [ChipFailure]?) -> DocumentVerification {
+    func doc(chip failures: [ChipFailure]?) -> DocumentEvidence {
         var d = ReaderEvidence.passport(fields, page: Data([0xFF, 0xD8, 0xFF]), portrait: true)
         d.chip = failures.map { ChipEvidence(failures: $0, mrz: .matches, dataGroups: [1, 2], hashAlgorithm: "SHA256", portraitJPEG: nil) }
         return d
@@ -70,9 +72,9 @@ final class ReviewPolicyTests: XCTestCase {
     func testSettingsParse() throws {
         let c = try ServerConfig.load(file: nil, environment: [:], overrides: ["review.match_band": "0.1", "review.liveness_band": "5",
                                                                              "review.document_warning": "true", "review.chip_unknown_csca": "on"])
-        XCTAssertEqual(c.workflow.review.matchBand, 0.1)
-        XCTAssertEqual(c.workflow.review.livenessBand, 5)
-        XCTAssertTrue(c.workflow.review.documentWarning && c.workflow.review.chipUnknownCSCA)
+        XCTAssertEqual(c.engine.workflow.review.matchBand, 0.1)
+        XCTAssertEqual(c.engine.workflow.review.livenessBand, 5)
+        XCTAssertTrue(c.engine.workflow.review.documentWarning && c.engine.workflow.review.chipUnknownCSCA)
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["review.match_band": "-1"]))
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["review.liveness_band": "x"]))
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["rp.rate_limit_per_minute": "0"]))

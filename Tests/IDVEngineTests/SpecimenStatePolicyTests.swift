@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVTestSupport
 import XCTest
 
@@ -8,7 +10,7 @@ import XCTest
 /// a real one only in test deployments — on in the code's default (demo, tests), off in the shipped
 /// production configuration, where a UTO document is INVALID with its own reason.
 final class SpecimenStatePolicyTests: XCTestCase {
-    func doc(state: String, nationality: String) -> DocumentVerification {
+    func doc(state: String, nationality: String) -> DocumentEvidence {
         ReaderEvidence.passport(DocumentFields(documentType: "P", format: "TD3", issuingState: state, surname: "ERIKSSON", givenNames: "ANNA MARIA",
                                                documentNumber: "L898902C3", nationality: nationality, dateOfExpiry: "2032-05-26"),
                                 page: Data([0xFF, 0xD8, 0xFF]), portrait: true)
@@ -33,9 +35,9 @@ final class SpecimenStatePolicyTests: XCTestCase {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let file = root.appendingPathComponent("docs/idvd.production.json").path
         let production = try ServerConfig.load(file: file, environment: [:])
-        XCTAssertFalse(production.workflow.acceptSpecimenDocuments)
-        XCTAssertTrue(try ServerConfig.load(file: nil, environment: [:]).workflow.acceptSpecimenDocuments)
-        XCTAssertFalse(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS": "false"]).workflow.acceptSpecimenDocuments)
+        XCTAssertFalse(production.engine.workflow.acceptSpecimenDocuments)
+        XCTAssertTrue(try ServerConfig.load(file: nil, environment: [:]).engine.workflow.acceptSpecimenDocuments)
+        XCTAssertFalse(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS": "false"]).engine.workflow.acceptSpecimenDocuments)
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.doc.accept_specimen_documents": "maybe"]))
     }
 

@@ -3,108 +3,50 @@ import IDVKit
 import XCTest
 import IDVTestSupport
 
-/// Paths of the package and of the binaries `swift test` built (idvd, idv).
+/// Paths of the package and of the binaries `swift test` built (idvd, idv): IDVTestSupport's ``IDVD``.
 enum Paths {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = IDVD.packageRoot
     static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures/selfie")
 
-    static func binary(_ name: String) throws -> String {
-        let beside = Bundle(for: IDVDServer.self).bundleURL.deletingLastPathComponent().appendingPathComponent(name).path
-        for p in [beside, packageRoot.appendingPathComponent(".build/debug/\(name)").path] where FileManager.default.isExecutableFile(atPath: p) {
-            return p
-        }
-        throw TestData.missing("\(name) binary not found beside the test bundle or under .build/debug (run `swift build` first)")
-    }
+    static func binary(_ name: String) throws -> String { try IDVD.binary(name) }
 }
 
-/// A real `idvd serve` on a free loopback port with a SQLite file in a temp folder.
+/// A real `idvd serve` (IDVTestSupport ``IDVDProcess``) on a free loopback port with a SQLite file
+/// and its default key directory (`IDVD_KEY_DIR`) in a temp folder, removed with it.
 final class IDVDServer {
-    let dir: URL
-    let db: String
-    private(set) var process: Process?
-    private(set) var port = 0
-    /// Presence and the replay check are off (PresenceSDKTests turns them on): the frame folders cannot
-    /// flash, and the same committed frames are sent many times.
-    static let settings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "2",
-                            "documents.warm_up": "false", "idv.presence": "off", "idv.capture_replay_seconds": "0"]
+    let process: IDVDProcess
+    var dir: URL { process.dir }
+    var db: String { process.dbPath }
+    var port: Int { process.port }
+    static let settings = ["shutdown.grace_seconds": "2"]
 
     /// Server settings beyond the test defaults (`--set key=value`), e.g. `idv.liveness_mode`.
-    let extraSettings: [String: String]
-
     init(settings extra: [String: String] = [:]) throws {
-        extraSettings = extra
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvkit-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        db = dir.appendingPathComponent("idvd.sqlite").path
+        process = try IDVDProcess(settings: Self.settings.merging(extra) { _, n in n })
+        process.environment = ["IDVD_KEY_DIR": process.dir.appendingPathComponent("keys").path]
     }
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// What this server's `idvd` processes run with: the default key directory (`IDVD_KEY_DIR`,
-    /// KeyLocation) inside ``dir``, removed with it, so no key file is left in ~/.local/state.
-    var environment: [String: String] {
-        ProcessInfo.processInfo.environment.merging(["IDVD_KEY_DIR": dir.appendingPathComponent("keys").path]) { _, n in n }
-    }
-
-    static func settingArgs() -> [String] { settings.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.value)"] } }
-
     func start() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
-        p.arguments = ["serve", "--db", db, "--port", "0"] + Self.settingArgs()
-            + extraSettings.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.value)"] }
-        p.environment = environment
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try p.run()
-        process = p
-        var line = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                guard p.isRunning, Date() < deadline else { throw NSError(domain: "idvd", code: 1, userInfo: [NSLocalizedDescriptionKey: "idvd did not start"]) }
-                usleep(20_000)
-            }
-            line += chunk
-        }
-        let ready = try JSONDecoder().decode(JSONValue.self, from: line.prefix(while: { $0 != 0x0A }))
-        port = ready["port"]?.intValue ?? 0
+        try process.start(timeout: 20)
         XCTAssertGreaterThan(port, 0)
     }
 
     /// SIGTERM; a server still running 15 s later fails the test (and is killed) rather than hang it.
     func stop() {
-        guard let p = process else { return }
-        kill(p.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(15)
-        while p.isRunning && Date() < deadline { usleep(20_000) }
-        if p.isRunning {
-            XCTFail("idvd did not stop within 15 s of SIGTERM")
-            kill(p.processIdentifier, SIGKILL)
-        }
-        p.waitUntilExit()
-        process = nil
+        if !process.stop(within: 15) { XCTFail("idvd did not stop within 15 s of SIGTERM") }
     }
 
     /// `idvd admin create-user <id> --no-idv`: returns the activation code.
     func createUser(_ id: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
-        p.arguments = ["admin", "create-user", id, "--no-idv", "--db", db] + Self.settingArgs()
-        p.environment = environment
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0)
-        return try XCTUnwrap(JSONDecoder().decode(JSONValue.self, from: data)["activation_code"]?.stringValue)
+        let r = try process.admin(["create-user", id, "--no-idv"])
+        XCTAssertEqual(r.status, 0, r.errors)
+        return try XCTUnwrap(JSONDecoder().decode(JSONValue.self, from: r.stdout)["activation_code"]?.stringValue)
     }
 
     deinit {
-        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        _ = process.stop(within: 15)
         try? FileManager.default.removeItem(at: dir)
     }
 }

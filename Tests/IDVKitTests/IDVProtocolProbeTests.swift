@@ -2,6 +2,8 @@ import Foundation
 import IDVKit
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVStoreSQLite
 import XCTest
@@ -39,7 +41,7 @@ struct ProtocolProbeKYCFlow: Flow {
     func subject(_ state: State, input: JSONValue?) -> String? { nil }
 
     /// The SDK's answers checked exactly as WireMapping documents them (1001 otherwise).
-    func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge) throws -> JSONValue {
+    func parse(_ state: State, answer: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> JSONValue {
         let p = answer.payload
         switch state {
         case .pages where p["cancel"]?.boolValue != true:
@@ -110,8 +112,8 @@ final class IDVProtocolProbeTests: XCTestCase {
         var config = ServerConfig()
         config.port = 0
         config.dbPath = dir.appendingPathComponent("idvd.sqlite").path
-        config.argon2OpsLimit = 1
-        config.argon2MemLimitKiB = 8
+        config.engine.argon2OpsLimit = 1
+        config.engine.argon2MemLimitKiB = 8
         config.logRequests = false
         config.shutdownGraceSeconds = 1
         // The key file beside the test database, in the folder the tests remove (not ~/.local/state).

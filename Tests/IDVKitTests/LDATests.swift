@@ -2,6 +2,8 @@ import Foundation
 import IDVKit
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVStoreSQLite
 import XCTest

@@ -51,13 +51,16 @@ final class MappingAndCaptureTests: XCTestCase {
         XCTAssertEqual(frames.frames.count, 30)
         XCTAssertEqual(frames.framesPerSecond, 10)
         XCTAssertTrue(frames.frames.allSatisfy(ImageFiles.isImage))
-        let payload = WireMapping.framesPayload(frames)
-        XCTAssertEqual(Data(base64Encoded: payload.arrayValue?.first?.stringValue ?? ""), frames.frames.first)
+        let upload = WireMapping.payload(WireMapping.selfieAnswer(frames, useBackCamera: false))
+        XCTAssertEqual(Data(base64Encoded: upload["frames"]?.arrayValue?.first?.stringValue ?? ""), frames.frames.first)
+        XCTAssertEqual(upload["fps"]?.doubleValue, 10)
+        XCTAssertEqual(upload["meta_data"]?["camera"], "front")
+        XCTAssertEqual(try upload.decode(SelfieFramesAnswer.self).frames?.count, 30)
 
         let pages = try ImageFileDocumentCapture(pageFiles: [Paths.fixtures.appendingPathComponent("katie_portrait.jpg")])
             .captureDocumentPages(workflow: .postLoginDocScanOnly)
         XCTAssertEqual(pages.map(\.pageIndex), [0])
-        XCTAssertEqual(WireMapping.pagesPayload(pages).arrayValue?.first?["page_index"]?.intValue, 0)
+        XCTAssertEqual(WireMapping.payload(WireMapping.documentAnswer(pages))["pages"]?.arrayValue?.first?["page_index"]?.intValue, 0)
 
         // Bad input: missing file, non-image bytes, empty folder, too many pages — each a distinct message.
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvkit-cap-\(UUID().uuidString)")

@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import FaceKit
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import EMRTD
 import IDVReaders
 import IDVTestSupport
@@ -245,7 +247,7 @@ final class ChipFlowTests: XCTestCase {
         }
         let comparer = FaceKitPortraitComparer(engine: try FaceEngine.shared())
         func printed(_ page: URL) throws -> Data {
-            try XCTUnwrap(try DocumentReaderVerifier().read(pages: [Data(contentsOf: page)]).portraitJPEG, page.lastPathComponent)
+            try XCTUnwrap(try DocumentReaderAdapter().read(pages: [Data(contentsOf: page)]).portraitJPEG, page.lastPathComponent)
         }
         // DG2's face as the server's chip reader decodes it (JPEG 2000 through OpenJPEG, re-encoded as JPEG).
         func chipFace(_ dir: URL) throws -> Data {

@@ -4,6 +4,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 @testable import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTestSupport
@@ -42,7 +44,7 @@ final class EvidenceContractTests: XCTestCase {
     func testCardFrontNameCrossCheckThroughThePolicy() throws {
         var options = DocumentReaderOptions()
         options.detectPortrait = false
-        let reader = DocumentReaderVerifier(options: options)
+        let reader = DocumentReaderAdapter(options: options)
         let policy = WorkflowPolicy()
         let today = WorkflowPolicy.utcDay(Int(Date().timeIntervalSince1970))
         let same = try reader.read(pages: try Self.cardSides())
@@ -62,7 +64,7 @@ final class EvidenceContractTests: XCTestCase {
     func testRealReportCarriesExactlyOneExpiryCheck() throws {
         var options = DocumentReaderOptions()
         options.detectPortrait = false
-        let reader = DocumentReaderVerifier(options: options)
+        let reader = DocumentReaderAdapter(options: options)
         let policy = WorkflowPolicy()
         for (expiry, result) in [("340415", DocumentCheckResult.passed), ("150415", .failed)] {
             let doc = try reader.read(pages: [try Self.specimenPage(expiry: expiry)])
@@ -87,8 +89,8 @@ final class EvidenceContractTests: XCTestCase {
     /// The engine now hands it to the analyser, refuses a malformed one, and audits the rate judged at.
     func testTheClientsFrameRateReachesTheAnalyser() throws {
         final class Rates: @unchecked Sendable { let lock = NSLock(); var seen: [Double?] = [] }
-        struct RateRecorder: SelfieVerifying {
-            let inner: TestDoubleSelfieVerifier
+        struct RateRecorder: SelfieAnalysing {
+            let inner: TestDoubleSelfieAnalyser
             let rates: Rates
             func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
                 inner.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
@@ -100,7 +102,7 @@ final class EvidenceContractTests: XCTestCase {
             }
         }
         let rates = Rates()
-        let server = try WorkflowServer(selfies: RateRecorder(inner: try TestDoubleSelfieVerifier(), rates: rates))
+        let server = try WorkflowServer(selfies: RateRecorder(inner: try TestDoubleSelfieAnalyser(), rates: rates))
         let api = try server.loggedIn("fay")
         XCTAssertEqual(try api.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
         XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
@@ -124,8 +126,8 @@ final class EvidenceContractTests: XCTestCase {
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".jpg") }.sorted()
         guard names.count >= 10 else { throw TestData.missing("selfie fixture \(dir.path)") }
         let frames = try names.map { try Data(contentsOf: dir.appendingPathComponent($0)) }
-        let verifier: FaceKitSelfieVerifier
-        do { verifier = try FaceKitSelfieVerifier.production(policy: WorkflowPolicy()) } catch {
+        let verifier: FaceKitSelfieAnalyser
+        do { verifier = try FaceKitSelfieAnalyser.production(policy: WorkflowPolicy()) } catch {
             throw TestData.missing("dlib models (run scripts/bootstrap): \(error)")
         }
         let at30 = try verifier.analyze(frames: frames, framesPerSecond: 30, against: .none, challenge: nil)
@@ -147,8 +149,8 @@ final class EvidenceContractTests: XCTestCase {
             var vault: TemplateVault?
             var calls = 0
         }
-        struct SwappingVerifier: SelfieVerifying {
-            let inner: TestDoubleSelfieVerifier
+        struct SwappingVerifier: SelfieAnalysing {
+            let inner: TestDoubleSelfieAnalyser
             let swap: Swap
             func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
                 inner.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
@@ -162,14 +164,14 @@ final class EvidenceContractTests: XCTestCase {
                     // Someone else's face enrolled for the user, while this capture was being analysed.
                     swap.armed = false
                     try store.saveBiometricTemplate(BiometricTemplateRecord(
-                        userID: "sam", sealed: vault.sealTemplate(TestDoubleSelfieVerifier.descriptor(2), userID: "sam"),
+                        userID: "sam", sealed: vault.sealTemplate(TestDoubleSelfieAnalyser.descriptor(2), userID: "sam"),
                         model: t.model, consentID: t.consentID, createdAt: t.createdAt + 1))
                 }
                 return e
             }
         }
         let swap = Swap()
-        let server = try WorkflowServer(selfies: SwappingVerifier(inner: try TestDoubleSelfieVerifier(), swap: swap))
+        let server = try WorkflowServer(selfies: SwappingVerifier(inner: try TestDoubleSelfieAnalyser(), swap: swap))
         swap.store = server.store
         swap.vault = server.vault
         let api = try server.loggedIn("sam")

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -29,7 +31,7 @@ final class HardeningTests: XCTestCase {
                     let bytes: [UInt8]
                     switch v {
                     case let .text(s): bytes = Array(s.utf8)
-                    case let .blob(b): bytes = b
+                    case let .bytes(b): bytes = b
                     default: continue
                     }
                     for (name, n) in needles where contains(bytes, n) { hits.append("\(t).\(cols[i]): \(name)") }
@@ -55,7 +57,7 @@ final class HardeningTests: XCTestCase {
     func testDocumentUploadLeavesNoImageOrPersonalDataInClearAndFlowCompletes() throws {
         let server = try WorkflowServer()
         let page = try TestImages.obamaPassportPage(), selfie = try TestImages.obamaSelfie()
-        let keyFile = server.config.workflow.resolvedKeyFile(dbPath: server.config.dbPath)
+        let keyFile = server.config.keys.resolvedKeyFile(dbPath: server.config.dbPath)
         // The document number and surname the (scripted) reader returns; base64 of a JPEG starts
         // "/9j/". Binary JPEG: the first 10 bytes of the two uploaded files (SOI, APPn marker and
         // its header) — a 3-byte FF D8 FF alone would also turn up by chance in megabytes of
@@ -93,7 +95,7 @@ final class HardeningTests: XCTestCase {
         let b = server.client()
         try b.startSession()
         let aID = try XCTUnwrap(a.last?.session?.sessionID), bID = try XCTUnwrap(b.last?.session?.sessionID)
-        let raw = try SQLiteStore(path: server.config.dbPath, keyFile: server.config.workflow.resolvedKeyFile(dbPath: server.config.dbPath))
+        let raw = try SQLiteStore(path: server.config.dbPath, keyFile: server.config.keys.resolvedKeyFile(dbPath: server.config.dbPath))
         defer { raw.close() }
         let stored = try raw.query("SELECT typeof(state) FROM sessions WHERE session_id = ?", [.text(aID)])
         XCTAssertEqual(stored.first?[0].text, "blob")
@@ -120,12 +122,12 @@ final class HardeningTests: XCTestCase {
 
     func testConcurrentAnswersOnTwoServersOverOneFileExactlyOneWinsAndTheLoserLeavesNoRows() throws {
         let server = try WorkflowServer()
-        let keyFile = server.config.workflow.resolvedKeyFile(dbPath: server.config.dbPath)
+        let keyFile = server.config.keys.resolvedKeyFile(dbPath: server.config.dbPath)
         // A second server on the same SQLite file (as a second idvd process would be): its own
         // connection, engine and in-process locks.
         let storeB = try SQLiteStore(path: server.config.dbPath, keyFile: keyFile)
         let appB = IDVServerApp(config: server.config, store: storeB, registry: .idv(IDVServices(
-            documents: try TestDoubleDocumentVerifier(), selfies: try TestDoubleSelfieVerifier(), vault: server.vault, policy: server.config.workflow)), crypto: Sodium())
+            documents: try TestDoubleDocumentReader(), selfies: try TestDoubleSelfieAnalyser(), vault: server.vault)), crypto: Sodium())
         let portB = try appB.start()
         defer { appB.stop() }
 
@@ -359,8 +361,8 @@ final class ActiveLivenessTests: XCTestCase {
     }
 
     func testLivenessModeSettingIsValidated() throws {
-        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).workflow.livenessMode, "passive")
-        XCTAssertEqual(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_LIVENESS_MODE": "ACTIVE"], overrides: [:]).workflow.livenessMode, "active")
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).engine.workflow.livenessMode, "passive")
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_LIVENESS_MODE": "ACTIVE"], overrides: [:]).engine.workflow.livenessMode, "active")
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.liveness_mode": "blink"]))
         XCTAssertTrue(ServerConfig.helpTable.contains("idv.liveness_mode"))
     }
@@ -375,8 +377,8 @@ final class PrepareOutsideTransactionTests: XCTestCase {
         var store: SQLiteStore?
     }
 
-    struct RecordingSelfieVerifier: SelfieVerifying {
-        let inner: TestDoubleSelfieVerifier
+    struct RecordingSelfieVerifier: SelfieAnalysing {
+        let inner: TestDoubleSelfieAnalyser
         let calls: Calls
         func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
             inner.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
@@ -393,7 +395,7 @@ final class PrepareOutsideTransactionTests: XCTestCase {
 
     func testSelfieAnalysisRunsOnceAndOutsideTheStoreTransaction() throws {
         let calls = Calls()
-        let server = try WorkflowServer(selfies: RecordingSelfieVerifier(inner: try TestDoubleSelfieVerifier(), calls: calls))
+        let server = try WorkflowServer(selfies: RecordingSelfieVerifier(inner: try TestDoubleSelfieAnalyser(), calls: calls))
         calls.store = server.store
         let api = try server.loggedIn("olu")
         XCTAssertEqual(try api.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
@@ -421,8 +423,8 @@ final class ActiveChallengeBindingTests: XCTestCase {
         var echoWrongNonce = false
     }
 
-    struct ChallengeAwareVerifier: SelfieVerifying {
-        let inner: TestDoubleSelfieVerifier
+    struct ChallengeAwareVerifier: SelfieAnalysing {
+        let inner: TestDoubleSelfieAnalyser
         let seen: Seen
         func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
             inner.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
@@ -439,7 +441,7 @@ final class ActiveChallengeBindingTests: XCTestCase {
     func testKYCSelfieIsJudgedAgainstTheServersChallengeOnly() throws {
         let seen = Seen()
         let server = try WorkflowServer(["idv.liveness_mode": "active"],
-                                        selfies: ChallengeAwareVerifier(inner: try TestDoubleSelfieVerifier(), seen: seen))
+                                        selfies: ChallengeAwareVerifier(inner: try TestDoubleSelfieAnalyser(), seen: seen))
         let api = try server.loggedIn("kim")
         try api.startFlow("idv.postlogin.kyc")
         try api.scanDocument(try TestImages.obamaPassportPage())

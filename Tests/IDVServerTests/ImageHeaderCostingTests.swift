@@ -1,5 +1,7 @@
 import Foundation
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import Imaging
 import XCTest

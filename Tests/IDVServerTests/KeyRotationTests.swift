@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -36,8 +38,8 @@ final class KeyRotationTests: XCTestCase {
         try store.createUser(UserRecord(userID: "olga", state: .active, createdAt: now, updatedAt: now))
         try store.saveBiometricTemplate(BiometricTemplateRecord(userID: "olga", sealed: vault.sealTemplate(embedding, userID: "olga"),
                                                                 model: "dlib", consentID: "c1", createdAt: now))
-        try store.saveMedia(MediaRecord(mediaID: "m1", runID: "run1", kind: "page0",
-                                        sealed: vault.seal(page, associatedData: TemplateVault.Binding.media(runID: "run1", kind: "page0")), createdAt: now))
+        try store.saveMedia(MediaRecord(mediaID: "m1", runID: "run1", kind: .portrait,
+                                        sealed: vault.seal(page, associatedData: TemplateVault.Binding.media(runID: "run1", kind: "portrait")), createdAt: now))
         try store.saveDocumentScan(DocumentScanRecord(scanID: "s1", userID: "olga", sessionID: nil, runID: "run1", idvWorkflow: 4, reason: "kyc",
                                                       overallStatus: "VALID",
                                                       sealedReport: vault.seal(report, associatedData: TemplateVault.Binding.scan(scanID: "s1")), createdAt: now))
@@ -54,7 +56,7 @@ final class KeyRotationTests: XCTestCase {
         let t = try XCTUnwrap(store.biometricTemplate(userID: "olga"), file: file, line: line)
         XCTAssertEqual(try vault.openTemplate(t.sealed, userID: "olga"), embedding, file: file, line: line)
         let m = try XCTUnwrap(store.media("m1"), file: file, line: line)
-        XCTAssertEqual(try vault.open(m.sealed, associatedData: TemplateVault.Binding.media(runID: "run1", kind: "page0")), page, file: file, line: line)
+        XCTAssertEqual(try vault.open(m.sealed, associatedData: TemplateVault.Binding.media(runID: "run1", kind: "portrait")), page, file: file, line: line)
         let s = try XCTUnwrap(store.documentScans(userID: "olga").first?.sealedReport, file: file, line: line)
         XCTAssertEqual(try vault.open(s, associatedData: TemplateVault.Binding.scan(scanID: "s1")), report, file: file, line: line)
         let frame = try XCTUnwrap(store.session(tokenHash: "th1")?.state.stack.first, file: file, line: line)

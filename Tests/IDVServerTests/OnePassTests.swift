@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 @testable import IDVHTTP
 @testable import IDVStoreSQLite
 import IDVTestSupport
@@ -11,12 +13,12 @@ import XCTest
 /// once for the analysis (the transaction reads the row again only to check it did not change).
 final class OnePassTests: XCTestCase {
     /// The real test double, recording what the store was doing while the frames were analysed.
-    final class ProbingSelfies: SelfieVerifying, @unchecked Sendable {
-        let inner: TestDoubleSelfieVerifier
+    final class ProbingSelfies: SelfieAnalysing, @unchecked Sendable {
+        let inner: TestDoubleSelfieAnalyser
         var store: SQLiteStore?
         private let lock = NSLock()
         private(set) var analyses: [(frames: Int, inTransaction: Bool)] = []
-        init() throws { inner = try TestDoubleSelfieVerifier() }
+        init() throws { inner = try TestDoubleSelfieAnalyser() }
 
         func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
                      challenge: LivenessChallenge?) throws -> SelfieEvidence {

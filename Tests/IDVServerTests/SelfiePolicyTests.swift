@@ -2,6 +2,8 @@ import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVReaders
 import XCTest
 
@@ -46,7 +48,7 @@ final class SelfiePolicyTests: XCTestCase {
     }
 
     func testConfiguration() throws {
-        func load(_ o: [String: String]) throws -> WorkflowPolicy { try ServerConfig.load(file: nil, environment: [:], overrides: o).workflow }
+        func load(_ o: [String: String]) throws -> WorkflowPolicy { try ServerConfig.load(file: nil, environment: [:], overrides: o).engine.workflow }
         XCTAssertEqual(try load([:]).faceMatchOperatingPoint, .fmr1in1000)
         XCTAssertEqual(try load(["idv.face_match_operating_point": "fmr_0.01"]).faceMatchOperatingPoint, .fmr1in10000)
         XCTAssertNil(try load(["idv.face_match_operating_point": "distance"]).faceMatchOperatingPoint)

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -9,130 +11,61 @@ import IDVTools
 import XCTest
 import IDVTestSupport
 
-/// Locates the `idvd` binary that `swift test` built next to the test bundle.
+/// The `idvd` binary of these tests: IDVTestSupport's ``IDVD`` (one way for every test target).
 enum IDVDBinary {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = IDVD.packageRoot
+    static func path() throws -> String { try IDVD.binary() }
+    static var keyDirectory: URL { IDVD.keyDirectory }
+    static var testEnvironment: [String: String] { IDVD.testEnvironment }
 
-    /// `IDVD_BINARY` (an A/B run against another build, e.g. main's), else the one beside the tests.
-    static func path() throws -> String {
-        if let p = ProcessInfo.processInfo.environment["IDVD_BINARY"], !p.isEmpty { return p }
-        let beside = Bundle(for: ServerProcess.self).bundleURL.deletingLastPathComponent().appendingPathComponent("idvd").path
-        for p in [beside, packageRoot.appendingPathComponent(".build/debug/idvd").path, packageRoot.appendingPathComponent(".build/release/idvd").path]
-            where FileManager.default.isExecutableFile(atPath: p) { return p }
-        throw TestData.missing("idvd binary not found beside the test bundle or under .build (run `swift build` first)")
-    }
-
-    /// Runs `idvd <args>` to completion; returns exit status and stdout.
-    /// What every `idvd` these tests run gets on top of the test's environment: the default key
-    /// directory (`IDVD_KEY_DIR`, KeyLocation), one temp folder of this test process removed when
-    /// it exits, so default key files of the tests' databases neither pile up in ~/.local/state
-    /// nor stay in the temp folder (serve and admin agree on it).
-    /// Set in this test process too (first use), so in-process stores (WorkflowServer) resolve the same default.
-    static let keyDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-keys-\(getpid())")
-    static let testEnvironment: [String: String] = {
-        let env = ["IDVD_KEY_DIR": keyDirectory.path]
-        for (k, v) in env { setenv(k, v, 1) }
-        atexit { try? FileManager.default.removeItem(at: IDVDBinary.keyDirectory) }
-        return env
-    }()
-
-    /// `environment`: variables set on top of ``testEnvironment`` and this process's own.
+    /// Runs `idvd <args>` to completion; returns exit status, stdout and stderr.
     static func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: Data, stderr: Data) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try path())
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(testEnvironment) { _, n in n }.merging(environment) { _, n in n }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, o, e)
+        let r = try IDVD.run(args, environment: environment)
+        return (r.status, r.stdout, r.stderr)
     }
 }
 
-/// A real `idvd serve` process on a free loopback port with a SQLite file in a temp directory.
+/// A real `idvd serve` process (IDVTestSupport ``IDVDProcess``) with this target's typed client.
 final class ServerProcess {
-    let dir: URL
-    let dbPath: String
-    let logPath: String
-    private(set) var process: Process?
-    private(set) var port = 0
-    var settings: [String: String]
+    let server: IDVDProcess
+    var dir: URL { server.dir }
+    var dbPath: String { server.dbPath }
+    var logPath: String { server.logPath }
+    var process: Process? { server.process }
+    var port: Int { server.port }
+    var settings: [String: String] {
+        get { server.settings }
+        set { server.settings = newValue }
+    }
     /// Variables set for `idvd serve` and `idvd admin` on top of ``IDVDBinary/testEnvironment``.
-    var environment: [String: String] = [:]
+    var environment: [String: String] {
+        get { server.environment }
+        set { server.environment = newValue }
+    }
 
-    /// Light Argon2id parameters (the minimum) keep the suite fast; production defaults are documented.
-    /// Presence and the replay check are off (`PresenceTests` turns them on): these tests send the same
-    /// committed frames, which no screen lit, again and again.
-    static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5",
-                                "documents.warm_up": "false", "idv.presence": "off", "idv.capture_replay_seconds": "0"]
+    static var testSettings: [String: String] { IDVDProcess.testSettings }
 
     init(settings: [String: String] = [:], dir: URL? = nil) throws {
-        let d = dir ?? FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
-        self.dir = d
-        dbPath = d.appendingPathComponent("idvd.sqlite").path
-        logPath = d.appendingPathComponent("server.log").path
-        self.settings = Self.testSettings.merging(settings) { _, new in new }
-        _ = IDVDBinary.testEnvironment
+        server = try IDVDProcess(settings: settings, dir: dir)
     }
 
     /// Starts the server and waits for its ready line.
     func start() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try IDVDBinary.path())
-        var args = ["serve", "--db", dbPath, "--port", "0"]
-        for (k, v) in settings.sorted(by: { $0.key < $1.key }) { args += ["--set", "\(k)=\(v)"] }
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(IDVDBinary.testEnvironment) { _, n in n }.merging(environment) { _, n in n }
-        let out = Pipe()
-        p.standardOutput = out
-        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        p.standardError = log
-        try p.run()
-        process = p
-        var line = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                guard p.isRunning, Date() < deadline else {
-                    throw NSError(domain: "ServerProcess", code: 1, userInfo: [NSLocalizedDescriptionKey: "idvd did not start: \(serverLog())"])
-                }
-                usleep(20_000)
-            }
-            line += chunk
-        }
-        let ready = try JSONDecoder().decode(JSONValue.self, from: line.prefix(while: { $0 != 0x0A }))
-        XCTAssertEqual(ready["event"], "listening")
-        port = ready["port"]?.intValue ?? 0
+        try server.start(timeout: 20)
     }
 
     /// Sends a signal and waits for the process to exit; returns its exit status.
     @discardableResult
-    func stop(signal sig: Int32 = SIGTERM) -> Int32 {
-        guard let p = process else { return -1 }
-        kill(p.processIdentifier, sig)
-        p.waitUntilExit()
-        process = nil
-        return p.terminationStatus
-    }
+    func stop(signal sig: Int32 = SIGTERM) -> Int32 { server.stop(signal: sig) }
 
-    func serverLog() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    func serverLog() -> String { server.log() }
 
     func client() -> API { API(port: port) }
 
     func admin(_ args: [String]) throws -> JSONValue {
-        var a = ["admin"] + args + ["--db", dbPath]
-        for (k, v) in settings.sorted(by: { $0.key < $1.key }) { a += ["--set", "\(k)=\(v)"] }
-        let r = try IDVDBinary.run(a, environment: environment)
+        let r = try server.admin(args)
         guard r.status == 0 || args.first == "audit" else {
-            throw NSError(domain: "admin", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: String(decoding: r.stderr, as: UTF8.self)])
+            throw NSError(domain: "admin", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: r.errors])
         }
         return try JSONDecoder().decode(JSONValue.self, from: r.stdout)
     }

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders

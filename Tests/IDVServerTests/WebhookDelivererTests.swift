@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 @testable import IDVStoreSQLite
 import IDVWebhooks
 import IDVTestSupport

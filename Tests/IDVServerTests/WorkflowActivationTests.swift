@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -21,7 +23,7 @@ final class WorkflowActivationTests: XCTestCase {
         XCTAssertEqual(first.challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
         XCTAssertEqual(first.challenge?.challengeMode, 8)
         XCTAssertEqual(first.challenge?.idvWorkflow, workflow.rawValue)
-        XCTAssertEqual(first.challenge?.attemptsLeft, server.config.workflow.documentAttempts)
+        XCTAssertEqual(first.challenge?.attemptsLeft, server.config.engine.workflow.documentAttempts)
         return api
     }
 
@@ -55,7 +57,7 @@ final class WorkflowActivationTests: XCTestCase {
 
         let consent = try XCTUnwrap(try api.answer(["action": "continue-flow"]).challenge)
         XCTAssertEqual(consent.name, "getIDVBiometricOptInConsent")
-        XCTAssertEqual(consent.payload["consent_text_version"]?.stringValue, server.config.workflow.consentTextVersion)
+        XCTAssertEqual(consent.payload["consent_text_version"]?.stringValue, server.config.engine.workflow.consentTextVersion)
         let pw = try XCTUnwrap(try api.answer(["is_opt_in": true]).challenge)
         XCTAssertEqual(pw.name, "getPassword")
         XCTAssertEqual(pw.challengeMode, 1)
@@ -65,14 +67,14 @@ final class WorkflowActivationTests: XCTestCase {
 
         // Template: one, sealed, the 128-d descriptor, bound to the user id; consent recorded.
         let t = try XCTUnwrap(try server.store.biometricTemplate(userID: "ada"))
-        XCTAssertEqual(try server.vault.openTemplate(t.sealed, userID: "ada"), TestDoubleSelfieVerifier.descriptor(1))
+        XCTAssertEqual(try server.vault.openTemplate(t.sealed, userID: "ada"), TestDoubleSelfieAnalyser.descriptor(1))
         XCTAssertThrowsError(try server.vault.openTemplate(t.sealed, userID: "eve"))
         let consents = try server.store.consents(userID: "ada")
         XCTAssertEqual(consents.count, 1)
         XCTAssertEqual(consents[0].granted, true)
         XCTAssertEqual(consents[0].flow, "idv.activation")
         XCTAssertEqual(consents[0].idvWorkflow, 0)
-        XCTAssertEqual(consents[0].textVersion, server.config.workflow.consentTextVersion)
+        XCTAssertEqual(consents[0].textVersion, server.config.engine.workflow.consentTextVersion)
         XCTAssertEqual(t.consentID, consents[0].consentID)
         // Images released at flow end; the transaction audited without personal data.
         XCTAssertEqual(try server.store.query("SELECT count(*) FROM idv_media").first?[0].int, 0)
@@ -141,7 +143,7 @@ final class WorkflowActivationTests: XCTestCase {
         XCTAssertTrue(refused.challenge?.error?.errorString.contains("in use in another session") ?? false)
         // Attempts exhausted in a's IDV: released again.
         var r = try a.scanDocument(try TestImages.noDocumentPage())
-        for _ in 1..<server.config.workflow.documentAttempts where r.challenge?.name == "uploadIDVDocumentPages" {
+        for _ in 1..<server.config.engine.workflow.documentAttempts where r.challenge?.name == "uploadIDVDocumentPages" {
             r = try a.uploadPages([try TestImages.noDocumentPage()])
         }
         XCTAssertEqual(r.challenge?.error?.longErrorCode, 1010)
@@ -258,7 +260,7 @@ final class WorkflowActivationTests: XCTestCase {
         let server = try WorkflowServer()
         // Enrol a template for "iv" directly (as an earlier opt-in would), then activate with workflow 1.
         let code = try server.createUser("iv", idv: true, workflow: .activationWithTemplate)
-        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "iv", sealed: server.vault.sealTemplate(TestDoubleSelfieVerifier.descriptor(1), userID: "iv"),
+        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "iv", sealed: server.vault.sealTemplate(TestDoubleSelfieAnalyser.descriptor(1), userID: "iv"),
                                                                       model: "test-double", consentID: "c1", createdAt: 1))
         let api = server.client()
         try api.startSession()

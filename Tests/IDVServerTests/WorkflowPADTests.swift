@@ -2,6 +2,8 @@ import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
@@ -18,7 +20,7 @@ import XCTest
 final class WorkflowPADTests: XCTestCase {
     static func realServer() throws -> WorkflowServer {
         try WorkflowRealImageTests.requireModels()
-        return try WorkflowServer(selfies: try FaceKitSelfieVerifier.production(policy: WorkflowPolicy()))
+        return try WorkflowServer(selfies: try FaceKitSelfieAnalyser.production(policy: WorkflowPolicy()))
     }
 
     /// Server biometric authentication (seed 001) of the session's user with `frames`.

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -148,7 +150,7 @@ final class WorkflowPostLoginTests: XCTestCase {
         XCTAssertEqual(Set(rows.compactMap { $0[0].text }), ["portrait", "name"])
         XCTAssertTrue(rows.allSatisfy { $0[2].int != nil })
         // Sealed: the JPEG magic of the portrait is not in the stored bytes.
-        if case let .blob(b) = rows.first(where: { $0[0].text == "portrait" })![1] { XCTAssertFalse(b.starts(with: [0xFF, 0xD8])) } else { XCTFail("no blob") }
+        if case let .bytes(b) = rows.first(where: { $0[0].text == "portrait" })![1] { XCTAssertFalse(b.starts(with: [0xFF, 0xD8])) } else { XCTFail("no blob") }
         XCTAssertEqual(try server.store.purgeExpiredMedia(now: server.clock.now()), 0, "kept for the retention")
         server.clock.advance(by: 2)
         XCTAssertEqual(try server.store.purgeExpiredMedia(now: server.clock.now()), 2)
@@ -369,7 +371,7 @@ final class WorkflowPostLoginTests: XCTestCase {
             return Data(Crypto.signEd25519(message: Array(msg), secretKey: keys.secretKey)).base64EncodedString()
         }
         XCTAssertEqual(try api.answer(["consent": true, "signature": .string(sign(consent))]).event?.name, "onUserLoggedIn")
-        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "uma", sealed: server.vault.sealTemplate(TestDoubleSelfieVerifier.descriptor(1), userID: "uma"),
+        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "uma", sealed: server.vault.sealTemplate(TestDoubleSelfieAnalyser.descriptor(1), userID: "uma"),
                                                                       model: "test-double", consentID: "c0", createdAt: 1))
         // A bad signature falls back to the password; a good one on the next run erases.
         let lda = try XCTUnwrap(try api.startFlow("idv.postlogin.optout").challenge)

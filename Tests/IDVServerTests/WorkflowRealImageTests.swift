@@ -2,6 +2,8 @@ import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -116,7 +118,7 @@ final class WorkflowRealImageTests: XCTestCase {
         try Self.requireModels()
         let katie = try Self.frames("katie_live"), aoc = try Self.frames("aoc_live")
         let portrait = try Self.portrait()
-        let server = try WorkflowServer(selfies: try FaceKitSelfieVerifier.production(policy: WorkflowPolicy()),
+        let server = try WorkflowServer(selfies: try FaceKitSelfieAnalyser.production(policy: WorkflowPolicy()),
                                         documents: PortraitDocumentDouble(portrait: portrait))
         let api = try server.loggedIn("kat")
         try api.startFlow("idv.postlogin.kyc", ["reason": "KYC"])
@@ -144,11 +146,11 @@ final class WorkflowRealImageTests: XCTestCase {
     }
 }
 
-/// TEST DOUBLE of ``DocumentVerifying`` for the real-selfie KYC test: any JPEG is a valid
+/// TEST DOUBLE of ``DocumentReading`` for the real-selfie KYC test: any JPEG is a valid
 /// passport whose portrait is the given image.
-struct PortraitDocumentDouble: DocumentVerifying {
+struct PortraitDocumentDouble: DocumentReading {
     let portrait: Data
-    func read(pages: [Data]) throws -> DocumentVerification {
+    func read(pages: [Data]) throws -> DocumentEvidence {
         guard let p = pages.first, p.starts(with: [0xFF, 0xD8]) else { throw IDVError(.invalidImage) }
         var v = ReaderEvidence.passport(DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "HILL", givenNames: "KATIE",
                                                        documentNumber: "L898902C3", dateOfExpiry: "2035-01-01"), page: p)

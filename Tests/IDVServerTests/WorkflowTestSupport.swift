@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -26,7 +28,7 @@ final class WorkflowServer {
     /// the server was made with `wallClock`, for tests that mix in other processes' clocks).
     let clock = ManualClock()
 
-    init(_ settings: [String: String] = [:], selfies: (any SelfieVerifying)? = nil, documents: (any DocumentVerifying)? = nil,
+    init(_ settings: [String: String] = [:], selfies: (any SelfieAnalysing)? = nil, documents: (any DocumentReading)? = nil,
          wallClock: Bool = false, chips: (any ChipVerifying)? = nil) throws {
         _ = IDVDBinary.testEnvironment   // the default key directory, shared with the idvd these tests run
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-wf-\(UUID().uuidString)")
@@ -35,10 +37,10 @@ final class WorkflowServer {
                                                    "log.requests": "false"]) { _, n in n }
         o.merge(settings) { _, n in n }
         config = try ServerConfig.load(file: nil, environment: [:], overrides: o)
-        store = try config.openStore()
-        vault = try TemplateVault.load(keyFile: config.workflow.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
-        let services = IDVServices(documents: try documents ?? TestDoubleDocumentVerifier(), selfies: try selfies ?? TestDoubleSelfieVerifier(),
-                                   vault: vault, policy: config.workflow, chips: chips)
+        store = try SQLiteStore(path: config.dbPath, keyFile: config.storeKeyFile(), previousKeyFiles: config.keys.resolvedPreviousKeyFiles)
+        vault = try TemplateVault.load(keyFile: config.keys.resolvedKeyFile(dbPath: config.dbPath), createIfMissing: true)
+        let services = IDVServices(documents: try documents ?? TestDoubleDocumentReader(), selfies: try selfies ?? TestDoubleSelfieAnalyser(),
+                                   vault: vault, chips: chips)
         app = IDVServerApp(config: config, store: store, registry: .idv(services), crypto: Sodium(),
                            clock: wallClock ? SystemClock() : clock)
         port = try app.start()

@@ -2,6 +2,8 @@ import FaceKit
 import Foundation
 import IDVCore
 @testable import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVCrypto
 @testable import IDVHTTP
 import IDVReaders
@@ -111,12 +113,12 @@ final class WorkflowVaultTests: XCTestCase {
     func testWorkflowSettingsLoadValidateAndAppearInHelp() throws {
         let c = try ServerConfig.load(file: nil, environment: ["IDVD_IDV_LIVENESS_THRESHOLD": "70"],
                                       overrides: ["idv.face_match_max_distance": "0.5", "idv.continue_anyway": "yes", "idv.selfie_attempts": "5"])
-        XCTAssertEqual(c.workflow.livenessThreshold, 70)
-        XCTAssertEqual(c.workflow.faceMatchMaxDistance, 0.5)
-        XCTAssertTrue(c.workflow.continueAnywayAfterNotMatched)
-        XCTAssertEqual(c.workflow.selfieAttempts, 5)
+        XCTAssertEqual(c.engine.workflow.livenessThreshold, 70)
+        XCTAssertEqual(c.engine.workflow.faceMatchMaxDistance, 0.5)
+        XCTAssertTrue(c.engine.workflow.continueAnywayAfterNotMatched)
+        XCTAssertEqual(c.engine.workflow.selfieAttempts, 5)
         // The default key file is not beside the database (KeyLocation); a configured one is used as is.
-        XCTAssertFalse(c.workflow.resolvedKeyFile(dbPath: "/x/idvd.sqlite").hasPrefix("/x/"), c.workflow.resolvedKeyFile(dbPath: "/x/idvd.sqlite"))
+        XCTAssertFalse(c.keys.resolvedKeyFile(dbPath: "/x/idvd.sqlite").hasPrefix("/x/"), c.keys.resolvedKeyFile(dbPath: "/x/idvd.sqlite"))
         XCTAssertEqual(try KeyLocation.resolve(dbPath: "/x/idvd.sqlite", configured: "", environment: ["HOME": "/home/op"]).path
                         .hasPrefix("/home/op/.local/state/openidv/keys/idvd.sqlite-"), true)
         XCTAssertEqual(try KeyLocation.resolve(dbPath: "/x/idvd.sqlite", configured: "", environment: ["XDG_STATE_HOME": "/st", "HOME": "/h"]).path
@@ -129,8 +131,8 @@ final class WorkflowVaultTests: XCTestCase {
         }
         XCTAssertTrue(ServerConfig.helpTable.contains("IDVD_IDV_FACE_MATCH_MAX_DISTANCE"))
         // Still configurable away from FaceKit's default.
-        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).workflow.faceMatchMaxDistance, 0.55)
-        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.face_match_max_distance": "0.6"]).workflow.faceMatchMaxDistance, 0.6)
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).engine.workflow.faceMatchMaxDistance, 0.55)
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.face_match_max_distance": "0.6"]).engine.workflow.faceMatchMaxDistance, 0.6)
     }
 
     func testVerdictAndDocumentPolicy() throws {
@@ -165,7 +167,7 @@ final class WorkflowVaultTests: XCTestCase {
         XCTAssertEqual(p.judge(named, reference: .template(Data()), challenge: c, now: 101).reason, .challengeExpired)
         XCTAssertEqual(p.judge(named, reference: .template(Data()), challenge: c, now: 101).resultCriteria, .liveness)
 
-        let doc = DocumentVerification(fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "ERIKSSON",
+        let doc = DocumentEvidence(fields: DocumentFields(documentType: "P", format: "TD3", issuingState: "UTO", surname: "ERIKSSON",
                                                               givenNames: "ANNA MARIA", documentNumber: "L898902C3", dateOfExpiry: "2026-11-28"),
                                        checks: [], mrzValid: true, mrzCheckDigitsValid: true, portraitJPEG: nil, pageImages: [])
         func sentences(_ r: [DocumentReason]) -> [String] { r.map(DocumentWording.sentence) }

@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import IDVTestSupport
 import XCTest
 
 /// Several real `idvd serve` processes on one PostgreSQL (the scratch cluster): any node serves any
@@ -287,8 +288,8 @@ final class MultiNodeTests: XCTestCase {
             stale.kill()
             XCTFail("a node on the retired key alone started")
         } else {
-            stale.process.waitUntilExit()
-            XCTAssertNotEqual(stale.process.terminationStatus, 0)
+            stale.process?.waitUntilExit()
+            XCTAssertNotEqual(stale.process?.terminationStatus, 0)
             XCTAssertTrue(stale.log().contains("same templates.key_file"), stale.log())
         }
         c.settings["templates.key_file"] = newKey
@@ -314,7 +315,7 @@ final class MultiNodeTests: XCTestCase {
         var settings = c.settings
         settings.removeValue(forKey: "templates.key_file")
         let noKey = Process()
-        noKey.executableURL = URL(fileURLWithPath: try IDVD.path())
+        noKey.executableURL = URL(fileURLWithPath: try IDVD.binary())
         noKey.arguments = ["admin", "create-user", "x"] + c.arguments(settings)
         noKey.environment = c.environment
         let err = Pipe()

@@ -2,17 +2,9 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVTools
+import IDVTestSupport
 import XCTest
 
-/// The `idvd` binary `swift test` built beside the test bundle.
-enum IDVD {
-    static func path() throws -> String {
-        let beside = Bundle(for: Cluster.self).bundleURL.deletingLastPathComponent().appendingPathComponent("idvd").path
-        for p in [beside, ScratchPostgres.packageRoot.appendingPathComponent(".build/debug/idvd").path]
-            where FileManager.default.isExecutableFile(atPath: p) { return p }
-        throw ScratchPostgres.Unavailable(description: "the idvd binary is not built beside the test bundle")
-    }
-}
 
 /// N real `idvd serve` processes ("nodes") on one PostgreSQL database, each on its own loopback
 /// port, all with the same key file; `idvd admin` runs against the same database. The password
@@ -72,18 +64,8 @@ final class Cluster {
 
     /// Runs `idvd admin <args>` against the cluster's database; returns exit status, stdout JSON (when any), stderr.
     func admin(_ args: [String], settings extra: [String: String] = [:]) throws -> (status: Int32, json: JSONValue?, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try IDVD.path())
-        p.arguments = ["admin"] + args + arguments(settings.merging(extra) { _, new in new })
-        p.environment = environment
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, try? JSONDecoder().decode(JSONValue.self, from: o), String(decoding: e, as: UTF8.self))
+        let r = try IDVD.run(["admin"] + args + arguments(settings.merging(extra) { _, new in new }), replacing: environment)
+        return (r.status, try? JSONDecoder().decode(JSONValue.self, from: r.stdout), r.errors)
     }
 
     /// `idvd admin create-user <id> --no-idv`; returns the activation code.
@@ -109,59 +91,38 @@ final class Cluster {
     }
 }
 
-/// One `idvd serve` process. Sendable: `port` is set once before the node is shared; the process is
-/// only signalled and waited on.
+/// One `idvd serve` process (IDVTestSupport ``IDVDProcess``) on the cluster's database.
+/// Sendable: `port` is set once before the node is shared; the process is only signalled and waited on.
 final class Node: @unchecked Sendable {
-    let process = Process()
-    let logPath: String
-    private let out = Pipe()
-    private(set) var port = 0
+    let server: IDVDProcess
+    var logPath: String { server.logPath }
+    var port: Int { server.port }
+    var process: Process? { server.process }
 
     init(cluster: Cluster, settings: [String: String]) throws {
-        logPath = cluster.dir.appendingPathComponent("node-\(UUID().uuidString.prefix(8)).log").path
-        process.executableURL = URL(fileURLWithPath: try IDVD.path())
-        process.arguments = ["serve", "--port", "0"] + cluster.arguments(settings)
-        process.environment = cluster.environment
-        process.standardOutput = out
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        try process.run()
+        server = try IDVDProcess(dir: cluster.dir, database: cluster.url, logName: "node-\(UUID().uuidString.prefix(8)).log")
+        server.settings = settings   // the cluster's settings already hold the light test values
+        server.passesDatabase = false
+        server.inheritsIDVDVariables = false
+        server.environment = cluster.environment.filter { $0.key.hasPrefix("IDVD_") }
+        try server.launch()
     }
 
     func waitReady(timeout: TimeInterval = 60) throws {
-        var line = Data()
-        let deadline = Date().addingTimeInterval(timeout)
-        while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                guard process.isRunning, Date() < deadline else {
-                    throw ScratchPostgres.Unavailable(description: "idvd serve did not start: \(log().suffix(1500))")
-                }
-                usleep(20_000)
-            }
-            line += chunk
+        do { try server.waitReady(timeout: timeout) } catch {
+            throw ScratchPostgres.Unavailable(description: "idvd serve did not start: \(log().suffix(1500))")
         }
-        let ready = try JSONDecoder().decode(JSONValue.self, from: line.prefix(while: { $0 != 0x0A }))
-        port = ready["port"]?.intValue ?? 0
     }
 
-    func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    func log() -> String { server.log() }
 
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { server.process?.isRunning ?? false }
 
     /// SIGTERM and wait (a graceful stop).
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
-    }
+    func stop() { server.stop() }
 
     /// SIGKILL and wait: the node dies mid-whatever, as on a power cut or an OOM kill.
-    func kill() {
-        guard process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    func kill() { server.kill() }
 
     func client() -> WireClient { WireClient(port: port) }
 }

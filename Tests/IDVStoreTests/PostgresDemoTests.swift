@@ -1,4 +1,5 @@
 import Foundation
+import IDVTestSupport
 import XCTest
 
 /// `IDVD_DB=postgresql://… scripts/demo`: the sample app through all five flows against an `idvd`
@@ -8,7 +9,7 @@ import XCTest
 final class PostgresDemoTests: XCTestCase {
     func testTheDemoRunsTheFiveFlowsOnPostgreSQL() throws {
         let server = try ScratchPostgres.require()
-        let bin = URL(fileURLWithPath: try IDVD.path()).deletingLastPathComponent()
+        let bin = URL(fileURLWithPath: try IDVD.binary()).deletingLastPathComponent()
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("idv").path), "idv is not built beside idvd")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")

@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 @testable import IDVStorePostgres
 @testable import IDVStoreSQLite
 import XCTest
@@ -121,7 +123,7 @@ final class PostgresStoreContractTests: StoreContractTests {
         let vault = try TemplateVault.load(keyFile: keyFile, createIfMissing: true)
         try a.withTransaction {
             for i in 0..<1200 {
-                try a.saveMedia(MediaRecord(mediaID: "m\(i)", runID: "r\(i % 7)", kind: "frame", sealed: vault.seal([UInt8(i % 256)], associatedData: "x"),
+                try a.saveMedia(MediaRecord(mediaID: "m\(i)", runID: "r\(i % 7)", kind: .selfie, sealed: vault.seal([UInt8(i % 256)], associatedData: "x"),
                                             createdAt: 1, expiresAt: i < 1100 ? 50 : 5000))
             }
         }

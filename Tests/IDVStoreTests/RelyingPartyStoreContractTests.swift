@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import XCTest
 
 /// The ``RelyingPartyStore`` contract (issue #23), on SQLite here and — through
@@ -70,7 +72,7 @@ extension StoreContractTests {
         // Media of one run, oldest first.
         let vault = try TemplateVault.load(keyFile: keyFile, createIfMissing: false)
         for (id, t) in [("m2", 20), ("m1", 10)] {
-            try s.store.saveMedia(MediaRecord(mediaID: id, runID: "r4", kind: "selfie", sealed: vault.seal([1, 2], associatedData: "media:r4:selfie"), createdAt: t))
+            try s.store.saveMedia(MediaRecord(mediaID: id, runID: "r4", kind: .selfie, sealed: vault.seal([1, 2], associatedData: "media:r4:selfie"), createdAt: t))
         }
         XCTAssertEqual(try rp.mediaRecords(runID: "r4").map(\.mediaID), ["m1", "m2"], Self.storeName)
         XCTAssertEqual(try rp.mediaRecords(runID: "r1"), [])

@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 @testable import IDVStorePostgres
 @testable import IDVStoreSQLite
 import XCTest
@@ -353,6 +355,37 @@ class StoreContractTests: XCTestCase {
         XCTAssertEqual(try s.verifyAuditChain(), 4, Self.storeName)
     }
 
+    /// Removing the chain head row is tampering like any other: both stores report the first
+    /// entry not accounted for (the two copies of this code once disagreed — SQLite answered
+    /// `last + 1`, PostgreSQL nil, "the chain verifies").
+    func testAMissingChainHeadIsReportedAsTampering() throws {
+        let subject = try makeSubject()
+        let s = subject.store
+        for i in 1...3 { try s.appendAudit(action: "test.\(i)", userID: "u", sessionID: nil, details: ["n": .integer(i)], at: 100 + i) }
+        XCTAssertNil(try s.verifyAuditChain())
+        try subject.raw("DELETE FROM audit_head")
+        XCTAssertEqual(try s.verifyAuditChain(), 4, Self.storeName)
+    }
+
+    /// A row the code cannot read as its record is an error, never a record with made-up values
+    /// (the two copies of the row mapping once disagreed — SQLite read an unknown user state as
+    /// `locked`, a missing number as 0 and missing text as "", where PostgreSQL threw).
+    func testARowThatDoesNotReadAsItsRecordIsAnErrorNotADefault() throws {
+        let subject = try makeSubject()
+        let s = subject.store
+        try s.createUser(user("odd"))
+        try s.createUser(user("odd2"))
+        try subject.raw("UPDATE users SET state = 'bogus' WHERE user_id = 'odd'")
+        XCTAssertThrowsError(try s.user("odd"), Self.storeName) { XCTAssertEqual(($0 as? StoreError).map { "\($0)".hasPrefix("database:") }, true, "\($0)") }
+        XCTAssertThrowsError(try s.users(), Self.storeName)
+        // A value of the wrong type: PostgreSQL refuses to store it; SQLite stores it, and reading it is an error.
+        try subject.raw("UPDATE users SET state = 'active' WHERE user_id = 'odd'")
+        if (try? subject.raw("UPDATE users SET created_at = 'yesterday' WHERE user_id = 'odd2'")) != nil {
+            XCTAssertThrowsError(try s.user("odd2"), Self.storeName)
+        }
+        XCTAssertEqual(try s.user("odd")?.state, .active)
+    }
+
     func testConcurrentAppendsFromManyThreadsStayOneLinearChain() throws {
         let subject = try makeSubject()
         let s = subject.store
@@ -477,9 +510,9 @@ class StoreContractTests: XCTestCase {
         try s.saveDocumentScan(bare)
         XCTAssertEqual(try s.documentScans(userID: "alice"), [scan, bare])
 
-        let page = MediaRecord(mediaID: "m1", runID: "r", kind: "document_page", sealed: vault.seal([1, 2, 3, 0, 255], associatedData: VaultBinding.media(runID: "r", kind: "document_page")), createdAt: 70)
-        let frame = MediaRecord(mediaID: "m2", runID: "r", kind: "selfie_frame", sealed: vault.seal([9], associatedData: VaultBinding.media(runID: "r", kind: "selfie_frame")), createdAt: 71)
-        let other = MediaRecord(mediaID: "m3", runID: "r2", kind: "portrait", sealed: vault.seal([], associatedData: VaultBinding.media(runID: "r2", kind: "portrait")), createdAt: 72)
+        let page = MediaRecord(mediaID: "m1", runID: "r", kind: .portrait, sealed: vault.seal([1, 2, 3, 0, 255], associatedData: VaultBinding.media(runID: "r", kind: "portrait")), createdAt: 70)
+        let frame = MediaRecord(mediaID: "m2", runID: "r", kind: .selfie, sealed: vault.seal([9], associatedData: VaultBinding.media(runID: "r", kind: "selfie")), createdAt: 71)
+        let other = MediaRecord(mediaID: "m3", runID: "r2", kind: .portrait, sealed: vault.seal([], associatedData: VaultBinding.media(runID: "r2", kind: "portrait")), createdAt: 72)
         for m in [page, frame, other] { try s.saveMedia(m) }
         XCTAssertEqual(try s.media("m1"), page)
         XCTAssertEqual(try s.mediaCount(runID: "r"), 2)
@@ -547,7 +580,7 @@ class StoreContractTests: XCTestCase {
         try s.saveBiometricTemplate(BiometricTemplateRecord(userID: "alice", sealed: old.sealTemplate([0.5, 0.25], userID: "alice"), model: "dlib", consentID: "c", createdAt: 1))
         try s.saveDocumentScan(DocumentScanRecord(scanID: "sc", userID: "alice", sessionID: nil, runID: nil, idvWorkflow: nil, reason: "r", overallStatus: "VALID",
                                                   sealedReport: old.seal([7, 7], associatedData: VaultBinding.scan(scanID: "sc")), createdAt: 1))
-        try s.saveMedia(MediaRecord(mediaID: "m", runID: "run", kind: "portrait", sealed: old.seal([1], associatedData: VaultBinding.media(runID: "run", kind: "portrait")), createdAt: 1))
+        try s.saveMedia(MediaRecord(mediaID: "m", runID: "run", kind: .portrait, sealed: old.seal([1], associatedData: VaultBinding.media(runID: "run", kind: "portrait")), createdAt: 1))
         for i in 0..<5 { try s.createSession(session("s\(i)", user: "alice")) }
         s.close()
 

@@ -2,6 +2,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import XCTest
 
 /// The ``WebhookStore`` contract, on both stores (``PostgresStoreContractTests`` inherits it):

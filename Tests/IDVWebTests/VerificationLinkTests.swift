@@ -3,6 +3,8 @@ import Foundation
 import IDVCore
 import IDVCrypto
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVTools
 import XCTest

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVTools
 import XCTest
@@ -18,13 +20,7 @@ enum WebPaths {
         return packageRoot.appendingPathComponent(".build/web-artifacts")
     }
 
-    static func idvd() throws -> String {
-        let beside = Bundle(for: WebServer.self).bundleURL.deletingLastPathComponent().appendingPathComponent("idvd").path
-        for p in [beside, packageRoot.appendingPathComponent(".build/debug/idvd").path] where FileManager.default.isExecutableFile(atPath: p) {
-            return p
-        }
-        throw TestData.missing("idvd binary not found beside the test bundle or under .build/debug (run `swift build` first)")
-    }
+    static func idvd() throws -> String { try IDVD.binary() }
 
     /// Runs a program to completion: (status, stdout, stderr). For programs with little on stderr.
     static func run(_ exe: String, _ args: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: Data, stderr: Data) {
@@ -43,76 +39,37 @@ enum WebPaths {
     }
 }
 
-/// A real `idvd serve` on a free loopback port with its own SQLite file.
+/// A real `idvd serve` (IDVTestSupport ``IDVDProcess``) on a free loopback port with its own SQLite
+/// file, run as an install runs it: the developer's `IDVD_…` variables left out (the bundled
+/// assets, no `web.assets_dir`), its default key directory (`IDVD_KEY_DIR`) in its folder.
 final class WebServer {
-    let dir: URL
-    let db: String
-    private(set) var process: Process?
-    private(set) var port = 0
-    let settings: [String: String]
-    /// Presence and the replay check are off here (the browser scenario `presence_illumination` has them on).
-    static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "2",
-                               "documents.warm_up": "false", "session.sweep_seconds": "0", "idv.presence": "off", "idv.capture_replay_seconds": "0"]
+    let process: IDVDProcess
+    var dir: URL { process.dir }
+    var db: String { process.dbPath }
+    var port: Int { process.port }
+    var settings: [String: String] { process.settings }
+    var logPath: String { process.logPath }
+    static let testSettings = ["shutdown.grace_seconds": "2", "session.sweep_seconds": "0"]
 
     init(settings: [String: String] = [:]) throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvweb-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        db = dir.appendingPathComponent("idvd.sqlite").path
-        self.settings = Self.testSettings.merging(settings) { _, new in new }
+        process = try IDVDProcess(settings: Self.testSettings.merging(settings) { _, new in new })
+        process.inheritsIDVDVariables = false
+        process.environment = ["IDVD_KEY_DIR": process.dir.appendingPathComponent("keys").path]
     }
 
-    var settingArgs: [String] { settings.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.value)"] } }
-    var logPath: String { dir.appendingPathComponent("server.log").path }
+    var settingArgs: [String] { process.settingArguments }
 
-    /// What this server's `idvd` processes run with: the developer's environment without IDVD_*
-    /// (the bundled assets, as an install has them; no web.assets_dir), and the default key
-    /// directory (`IDVD_KEY_DIR`, KeyLocation) inside ``dir``, removed with it, so no key file is
-    /// left in ~/.local/state.
-    var environment: [String: String] {
-        ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IDVD_") }
-            .merging(["IDVD_KEY_DIR": dir.appendingPathComponent("keys").path]) { _, n in n }
-    }
+    /// What this server's `idvd` processes run with (``IDVDProcess/processEnvironment``).
+    var environment: [String: String] { process.processEnvironment }
 
     func start() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try WebPaths.idvd())
-        p.arguments = ["serve", "--db", db, "--port", "0"] + settingArgs
-        p.environment = environment
-        let out = Pipe()
-        p.standardOutput = out
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        p.standardError = FileHandle(forWritingAtPath: logPath)
-        try p.run()
-        process = p
-        var line = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                guard p.isRunning, Date() < deadline else {
-                    throw NSError(domain: "idvd", code: 1, userInfo: [NSLocalizedDescriptionKey: "idvd did not start: \(log())"])
-                }
-                usleep(20_000)
-            }
-            line += chunk
-        }
-        let ready = try JSONDecoder().decode(JSONValue.self, from: line.prefix(while: { $0 != 0x0A }))
-        port = ready["port"]?.intValue ?? 0
+        try process.start(timeout: 20)
         XCTAssertGreaterThan(port, 0)
     }
 
     /// SIGTERM; a server still running 15 s later fails the test (and is killed) rather than hang it.
     func stop() {
-        guard let p = process else { return }
-        kill(p.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(15)
-        while p.isRunning && Date() < deadline { usleep(20_000) }
-        if p.isRunning {
-            XCTFail("idvd did not stop within 15 s of SIGTERM")
-            kill(p.processIdentifier, SIGKILL)
-        }
-        p.waitUntilExit()
-        process = nil
+        if !process.stop(within: 15) { XCTFail("idvd did not stop within 15 s of SIGTERM") }
     }
 
     deinit {
@@ -120,15 +77,14 @@ final class WebServer {
         try? FileManager.default.removeItem(at: dir)
     }
 
-    func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    func log() -> String { process.log() }
 
     func http() -> LoopbackHTTPClient { LoopbackHTTPClient(port: port) }
 
     /// `idvd admin ARGS` on this server's store: (exit status, stdout JSON or nil, stderr text).
     func admin(_ args: [String]) throws -> (status: Int32, json: JSONValue?, stderr: String) {
-        let r = try WebPaths.run(try WebPaths.idvd(), ["admin"] + args + ["--db", db] + settingArgs,
-                                 environment: environment)
-        return (r.status, try? JSONDecoder().decode(JSONValue.self, from: r.stdout), String(decoding: r.stderr, as: UTF8.self))
+        let r = try process.admin(args)
+        return (r.status, try? JSONDecoder().decode(JSONValue.self, from: r.stdout), r.errors)
     }
 
     func adminJSON(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> JSONValue {

@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVHTTP
 import IDVTools
 import IDVWeb

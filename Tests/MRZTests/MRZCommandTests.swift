@@ -4,30 +4,14 @@ import IDVTestSupport
 
 /// `idvd mrz parse`, run as a real process (the binary `swift build` puts beside the test bundle).
 final class MRZCommandTests: XCTestCase {
+    /// The built `idvd` (IDVTestSupport ``IDVD``); a failure under CI when it is missing.
     var idvd: URL {
-        get throws {
-            let bundle = Bundle(for: MRZCommandTests.self).bundleURL
-            let candidates = [bundle.appendingPathComponent("idvd"), bundle.deletingLastPathComponent().appendingPathComponent("idvd"),
-                              Fixtures.testsDir.deletingLastPathComponent().appendingPathComponent(".build/debug/idvd")]
-            guard let url = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-                throw TestData.missing("idvd not built (looked in \(candidates.map(\.path))); run `swift build` first")
-            }
-            return url
-        }
+        get throws { URL(fileURLWithPath: try IDVD.binary()) }
     }
 
     func run(_ args: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = try idvd
-        p.arguments = args
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        p.standardOutput = out; p.standardError = err; p.standardInput = inp
-        try p.run()
-        if let stdin { inp.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try inp.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try IDVD.run(args, stdin: Data((stdin ?? "").utf8))
+        return (r.status, r.output, r.errors)
     }
 
     let td3 = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"]

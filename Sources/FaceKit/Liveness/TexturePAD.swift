@@ -138,15 +138,16 @@ public final class TexturePAD: @unchecked Sendable {
     }
 
     private final class Cache: @unchecked Sendable {
+        // @unchecked: `value` is read and written under `lock` only.
         private let lock = NSLock()
         private var value: TexturePAD?
         func instance() throws -> TexturePAD {
-            lock.lock()
-            defer { lock.unlock() }
-            if let value { return value }
-            let pad = try TexturePAD()
-            value = pad
-            return pad
+            try lock.withLock {
+                if let value { return value }
+                let pad = try TexturePAD()
+                value = pad
+                return pad
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IDVCore
+import Synchronization
 
 // Abuse limits (docs/LIMITS.md): how many sessions a client may open, how many wrong passwords and
 // activation codes a client may send for one user before it backs off, and how many failures a
@@ -10,7 +11,7 @@ import IDVCore
 // USER across all clients is the user row (``PasswordLockout``).
 
 /// The abuse-limit settings (config keys `limits.*`, `password.lock_*`, `activation.idv_runs`):
-/// part of ``ServerConfig`` (`config.limits`).
+/// part of ``EngineSettings`` (`settings.limits`).
 public struct LimitSettings: Sendable, Equatable {
     /// New sessions per client address per minute (also the burst); 0 = no limit.
     public var sessionsPerClientPerMinute = 120
@@ -45,31 +46,6 @@ public struct LimitSettings: Sendable, Equatable {
     public var maxTrackedKeys = 100_000
 
     public init() {}
-
-    static func int(_ key: String, _ kp: WritableKeyPath<LimitSettings, Int> & Sendable, min: Int, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min else {
-                throw IDVServerError.configuration("\(key) must be an integer ≥ \(min), got '\(v)'")
-            }
-            c.limits[keyPath: kp] = n
-        }, current: { "\($0.limits[keyPath: kp])" })
-    }
-
-    /// The limit settings (appended to ``ServerConfig/settings``).
-    static let settings: [ServerConfig.Setting] = [
-        int("limits.sessions_per_client", \.sessionsPerClientPerMinute, min: 0, "new sessions per client address per minute (and burst); beyond: 429 + 1110 with Retry-After; 0 = no limit"),
-        int("limits.sessions_per_device", \.sessionsPerDevicePerMinute, min: 0, "new sessions per registered device per minute (and burst); 0 = no limit"),
-        int("limits.devices_per_client", \.devicesPerClientPerMinute, min: 0, "device registrations per client address per minute (and burst); beyond: 429 + 1110; 0 = no limit"),
-        int("limits.auth_failures_per_client", \.authFailuresPerClient, min: 0, "failed passwords/activation codes (any user) per client address or device per limits.auth_failure_window_seconds; beyond: 429 + 1111; 0 = no limit"),
-        int("limits.auth_failure_window_seconds", \.authFailureWindowSeconds, min: 1, "window of limits.auth_failures_per_client, seconds"),
-        int("limits.backoff_seconds", \.backoffSeconds, min: 1, "first back-off of a client for a user after password.attempts wrong passwords (activation.code_attempts wrong codes); doubles per further failure"),
-        int("limits.backoff_max_seconds", \.backoffMaxSeconds, min: 1, "longest back-off of a client for a user, seconds"),
-        int("password.lock_threshold", \.passwordLockThreshold, min: 1, "consecutive wrong passwords (all clients, every path) that lock the user temporarily"),
-        int("password.lock_seconds", \.passwordLockSeconds, min: 1, "first user lock, seconds; doubles per wrong password after a lock ended"),
-        int("password.lock_max_seconds", \.passwordLockMaxSeconds, min: 1, "longest user lock, seconds"),
-        int("activation.idv_runs", \.activationIDVRuns, min: 1, "identity-verification runs one activation code may start"),
-        int("limits.unbound_device_ttl_seconds", \.unboundDeviceTTLSeconds, min: 0, "a registered device never bound to a user is deleted by the expiry sweep once unused this long, seconds; 0 = kept"),
-    ]
 }
 
 /// A request refused because a limit holds: the refusal's error (1110, 1111) and when to retry.
@@ -204,29 +180,37 @@ public enum PasswordLockout {
 /// before a credential is checked and changed inside the transaction of the answer, so that every
 /// node on one database counts each failure once. Uses the engine's clock (Unix seconds), so tests
 /// advance a ``ManualClock`` instead of sleeping.
-public final class AbuseLimits: @unchecked Sendable {
-    // @unchecked: the in-memory tables are read and written under `lock`; the store is Sendable.
+public final class AbuseLimits: Sendable {
     public let settings: LimitSettings
     /// `password.attempts` and `activation.code_attempts`: failures before a (user, client) pair backs off.
     let attempts: [CredentialKind: Int]
     private let store: any Store
     private let crypto: any EngineCrypto
-    private let lock = NSLock()
 
     struct Bucket { var tokens: Double; var at: Int }
 
-    private var sessionClients: [String: Bucket] = [:]
-    private var sessionDevices: [String: Bucket] = [:]
-    private var deviceClients: [String: Bucket] = [:]
-    private var refusals: [AbuseLimit: Int] = [:]
+    /// The in-memory limits of this process, under ``tables``' lock.
+    private struct Tables {
+        var sessionClients: [String: Bucket] = [:]
+        var sessionDevices: [String: Bucket] = [:]
+        var deviceClients: [String: Bucket] = [:]
+        var refusals: [AbuseLimit: Int] = [:]
 
-    public init(config: ServerConfig, store: any Store, crypto: any EngineCrypto) {
-        settings = config.limits
+        /// Counts a refusal by `limit` and makes its error.
+        mutating func refuse(_ limit: AbuseLimit, _ code: IDVErrorCode, _ message: String, retryAfter: Int) -> ThrottledError {
+            refusals[limit, default: 0] += 1
+            return ThrottledError(IDVError(code, message + " (retry after \(max(1, retryAfter)) s)"), retryAfterSeconds: retryAfter)
+        }
+    }
+    private let tables = Mutex(Tables())
+
+    public init(settings engine: EngineSettings, store: any Store, crypto: any EngineCrypto) {
+        settings = engine.limits
         self.store = store
         self.crypto = crypto
         // An invalid device signature falls back to the password: it backs off after as many as a password.
-        attempts = [.password: config.passwordAttempts, .activationCode: config.activationCodeAttempts,
-                    .deviceSignature: config.passwordAttempts]
+        attempts = [.password: engine.passwordAttempts, .activationCode: engine.activationCodeAttempts,
+                    .deviceSignature: engine.passwordAttempts]
     }
 
     // MARK: Token buckets
@@ -257,16 +241,11 @@ public final class AbuseLimits: @unchecked Sendable {
         return c
     }
 
-    /// Drops idle entries when a table grew past ``LimitSettings/maxTrackedKeys``.
-    private func prune<V>(_ table: inout [String: V], idle: (V) -> Bool) {
-        guard table.count > settings.maxTrackedKeys else { return }
+    /// Drops idle entries when a table grew past `maxTracked` (``LimitSettings/maxTrackedKeys``).
+    private static func prune<V>(_ table: inout [String: V], maxTracked: Int, idle: (V) -> Bool) {
+        guard table.count > maxTracked else { return }
         table = table.filter { !idle($0.value) }
-        if table.count > settings.maxTrackedKeys { table.removeAll(keepingCapacity: true) }
-    }
-
-    private func refuse(_ limit: AbuseLimit, _ code: IDVErrorCode, _ message: String, retryAfter: Int) -> ThrottledError {
-        refusals[limit, default: 0] += 1
-        return ThrottledError(IDVError(code, message + " (retry after \(max(1, retryAfter)) s)"), retryAfterSeconds: retryAfter)
+        if table.count > maxTracked { table.removeAll(keepingCapacity: true) }
     }
 
     // MARK: Sessions
@@ -274,31 +253,36 @@ public final class AbuseLimits: @unchecked Sendable {
     /// A new session from client address `address` (nil: not limited). Throws 1110.
     public func admitSession(address: String?, now: Int) throws {
         guard let address, settings.sessionsPerClientPerMinute > 0 else { return }
-        lock.lock(); defer { lock.unlock() }
-        let cap = settings.sessionsPerClientPerMinute
-        prune(&sessionClients) { $0.at < now - 60 }
-        if let wait = Self.take(&sessionClients, address, capacity: cap, window: 60, now: now) {
-            throw refuse(.sessionClient, .sessionRateLimited, "Too many new sessions from this address", retryAfter: wait)
+        let cap = settings.sessionsPerClientPerMinute, maxTracked = settings.maxTrackedKeys
+        try tables.withLock { t in
+            Self.prune(&t.sessionClients, maxTracked: maxTracked) { $0.at < now - 60 }
+            if let wait = Self.take(&t.sessionClients, address, capacity: cap, window: 60, now: now) {
+                throw t.refuse(.sessionClient, .sessionRateLimited, "Too many new sessions from this address", retryAfter: wait)
+            }
         }
     }
 
     /// A device registration from client address `address` (nil: not limited). Throws 1110.
     public func admitDeviceRegistration(address: String?, now: Int) throws {
         guard let address, settings.devicesPerClientPerMinute > 0 else { return }
-        lock.lock(); defer { lock.unlock() }
-        prune(&deviceClients) { $0.at < now - 60 }
-        if let wait = Self.take(&deviceClients, address, capacity: settings.devicesPerClientPerMinute, window: 60, now: now) {
-            throw refuse(.deviceClient, .sessionRateLimited, "Too many device registrations from this address", retryAfter: wait)
+        let cap = settings.devicesPerClientPerMinute, maxTracked = settings.maxTrackedKeys
+        try tables.withLock { t in
+            Self.prune(&t.deviceClients, maxTracked: maxTracked) { $0.at < now - 60 }
+            if let wait = Self.take(&t.deviceClients, address, capacity: cap, window: 60, now: now) {
+                throw t.refuse(.deviceClient, .sessionRateLimited, "Too many device registrations from this address", retryAfter: wait)
+            }
         }
     }
 
     /// A new session bound to registered device `deviceID`. Throws 1110.
     public func admitSession(deviceID: String, now: Int) throws {
         guard settings.sessionsPerDevicePerMinute > 0 else { return }
-        lock.lock(); defer { lock.unlock() }
-        prune(&sessionDevices) { $0.at < now - 60 }
-        if let wait = Self.take(&sessionDevices, deviceID, capacity: settings.sessionsPerDevicePerMinute, window: 60, now: now) {
-            throw refuse(.sessionDevice, .sessionRateLimited, "Too many new sessions for this device", retryAfter: wait)
+        let cap = settings.sessionsPerDevicePerMinute, maxTracked = settings.maxTrackedKeys
+        try tables.withLock { t in
+            Self.prune(&t.sessionDevices, maxTracked: maxTracked) { $0.at < now - 60 }
+            if let wait = Self.take(&t.sessionDevices, deviceID, capacity: cap, window: 60, now: now) {
+                throw t.refuse(.sessionDevice, .sessionRateLimited, "Too many new sessions for this device", retryAfter: wait)
+            }
         }
     }
 
@@ -334,21 +318,16 @@ public final class AbuseLimits: @unchecked Sendable {
             case .activationCode: what = "Too many wrong activation codes for this user from this client"
             case .deviceSignature: what = "Too many invalid device signatures for this user from this client; answer with the password"
             }
-            throw locked { refuse(.authBackoff, .authThrottled, what, retryAfter: b.blockedUntil - now) }
+            throw tables.withLock { $0.refuse(.authBackoff, .authThrottled, what, retryAfter: b.blockedUntil - now) }
         }
         let cap = settings.authFailuresPerClient, window = settings.authFailureWindowSeconds
         for key in budgets {
             let c = Self.refilled(counters[key], key: key, capacity: cap, window: window, now: now)
             if c.tokens < 1 {
                 let wait = Int(((1 - c.tokens) / (Double(cap) / Double(max(1, window)))).rounded(.up))
-                throw locked { refuse(.authClient, .authThrottled, "Too many failed attempts from this client", retryAfter: wait) }
+                throw tables.withLock { $0.refuse(.authClient, .authThrottled, "Too many failed attempts from this client", retryAfter: wait) }
             }
         }
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.lock(); defer { lock.unlock() }
-        return body()
     }
 
     /// What the limits hold for this client and `userID` (nil user: nothing); read in the answer's transaction.
@@ -370,7 +349,7 @@ public final class AbuseLimits: @unchecked Sendable {
     }
 
     /// How long a counter is kept once idle: the budget's window or a pair's memory, whichever is longer.
-    var counterIdleSeconds: Int { max(settings.authFailureWindowSeconds, 2 * settings.backoffMaxSeconds) }
+    package var counterIdleSeconds: Int { max(settings.authFailureWindowSeconds, 2 * settings.backoffMaxSeconds) }
 
     /// The back-off after `rounds` earlier ones: `limits.backoff_seconds × 2^rounds`, at most `limits.backoff_max_seconds`.
     func backoff(rounds: Int) -> Int {
@@ -417,18 +396,20 @@ public final class AbuseLimits: @unchecked Sendable {
     /// Counts a refusal the flows answered themselves (a back-off seen at `getUser`, answered 1011 or
     /// 1111 in the challenge rather than thrown here), once its transaction committed.
     public func countRefusal(_ limit: AbuseLimit) {
-        locked { refusals[limit, default: 0] += 1 }
+        tables.withLock { $0.refusals[limit, default: 0] += 1 }
     }
 
     /// `/metrics` text: refusals by limit, keys tracked, and the configured limits.
     public func render() -> String {
-        lock.lock(); defer { lock.unlock() }
+        let (refusals, tracked) = tables.withLock { t in
+            (t.refusals, [("session_client", t.sessionClients.count), ("session_device", t.sessionDevices.count), ("device_client", t.deviceClients.count)])
+        }
         var s = "# HELP idvd_limit_refusals_total Requests refused by an abuse limit (1110, 1111), by limit.\n# TYPE idvd_limit_refusals_total counter\n"
         for limit in AbuseLimit.allCases {
             s += "idvd_limit_refusals_total{limit=\"\(limit.rawValue)\"} \(refusals[limit] ?? 0)\n"
         }
         s += "# HELP idvd_limit_tracked_keys Client keys the in-memory limits of this process track, by table.\n# TYPE idvd_limit_tracked_keys gauge\n"
-        for (name, n) in [("session_client", sessionClients.count), ("session_device", sessionDevices.count), ("device_client", deviceClients.count)] {
+        for (name, n) in tracked {
             s += "idvd_limit_tracked_keys{table=\"\(name)\"} \(n)\n"
         }
         if let n = try? store.limitCounterCount() {

@@ -24,7 +24,7 @@ enum IDVReports {
     }
 
     /// Seed 002 §6.1: `getIDVConfirmDocumentDetails` payload.
-    static func documentDetails(_ doc: DocumentVerification, judged: DocumentJudgement) -> DocumentDetails {
+    static func documentDetails(_ doc: DocumentEvidence, judged: DocumentJudgement) -> DocumentDetails {
         let f = doc.fields
         let info = DocumentInfo(surname: f.surname, givenName: f.givenNames, dateOfBirth: f.dateOfBirth, documentNumber: f.documentNumber,
                                 expiryDate: f.dateOfExpiry, issuingCountry: f.issuingState,
@@ -43,14 +43,14 @@ enum IDVReports {
     /// Seed 003's NFC rows of a judged document: `is_nfc_document` (chip data was sent),
     /// `nfc_scan_status` (`OK` authentic, `ERROR` when a chip finding made the document INVALID,
     /// `WARNING` otherwise, `NOT DONE` without chip data), the reason's sentence and code.
-    static func nfcRows(_ doc: DocumentVerification, policy: WorkflowPolicy) -> (Bool, DocumentScanStatus, ChipVerificationReason) {
+    static func nfcRows(_ doc: DocumentEvidence, policy: WorkflowPolicy) -> (Bool, DocumentScanStatus, ChipVerificationReason) {
         guard let chip = doc.chip else { return (false, .notDone, .noChipData) }
         let reason = policy.chipReason(chip)
         if policy.chipAuthentic(chip) { return (true, .ok, reason) }
         return (true, policy.chipIsError(chip) ? .error : .warning, reason)
     }
 
-    static func additionalScan(_ doc: DocumentVerification, judged: DocumentJudgement, withImages: Bool,
+    static func additionalScan(_ doc: DocumentEvidence, judged: DocumentJudgement, withImages: Bool,
                                policy: WorkflowPolicy = WorkflowPolicy()) -> AdditionalDocumentScanDetails {
         let f = doc.fields
         typealias L = AdditionalDocumentScanDetails.Label

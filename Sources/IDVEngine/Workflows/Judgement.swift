@@ -243,7 +243,7 @@ extension WorkflowPolicy {
     /// accept the MRZ; WARNING when any warning holds or any other check failed; VALID otherwise.
     /// The policy's own reasons (expiry by `today`, check digits, portrait) are added when the reader
     /// did not report the same thing.
-    public func judge(_ doc: DocumentVerification, today: String, needsPortrait: Bool) -> DocumentJudgement {
+    public func judge(_ doc: DocumentEvidence, today: String, needsPortrait: Bool) -> DocumentJudgement {
         var errors: [DocumentReason] = [], warnings: [DocumentReason] = []
         for f in doc.findings { if isError(f) { errors.append(.finding(f)) } else { warnings.append(.finding(f)) } }
         var checks = doc.checks

@@ -44,29 +44,6 @@ public struct PresencePolicy: Sendable, Equatable {
     public var replaySeconds = 604_800
 
     public init() {}
-
-    static let settings: [ServerConfig.Setting] = [
-        ServerConfig.Setting(key: "idv.presence", env: ServerConfig.envName("idv.presence"),
-                             summary: "selfie presence check: illumination (the screen flashes a server-chosen colour sequence the face must reflect; default) or off",
-                             apply: { c, v in
-                                 guard let m = Mode(rawValue: v.trimmingCharacters(in: .whitespaces).lowercased()) else {
-                                     throw IDVServerError.configuration("idv.presence must be illumination or off, got '\(v)'")
-                                 }
-                                 c.workflow.presence.mode = m
-                             }, current: { $0.workflow.presence.mode.rawValue }),
-        ServerConfig.Setting(key: "idv.presence_fallback", env: ServerConfig.envName("idv.presence_fallback"),
-                             summary: "for a client that cannot flash: active (head-movement challenge; default), passive, or refuse — active and passive are recorded as a lower assurance",
-                             apply: { c, v in
-                                 guard let f = Fallback(rawValue: v.trimmingCharacters(in: .whitespaces).lowercased()) else {
-                                     throw IDVServerError.configuration("idv.presence_fallback must be active, passive or refuse, got '\(v)'")
-                                 }
-                                 c.workflow.presence.fallback = f
-                             }, current: { $0.workflow.presence.fallback.rawValue }),
-        WorkflowPolicy.int("idv.presence_deadline_seconds", \.presence.deadlineSeconds, min: 10, max: 3600,
-                           "the frames must arrive within this many seconds of the illumination challenge"),
-        WorkflowPolicy.int("idv.capture_replay_seconds", \.presence.replaySeconds, min: 0, max: 31_536_000,
-                           "keep the digests of judged selfie frames this long; a frame uploaded again byte for byte fails (0 = no replay check)"),
-    ]
 }
 
 /// A capture's illumination as the analyser needs it: the issued steps and each frame's time.
@@ -156,38 +133,38 @@ extension IDVFlowSteps {
     /// The `presence` of a fresh `uploadIDVSelfieFrames` ask: a new illumination sequence from the
     /// analyser, due `idv.presence_deadline_seconds` after `now`; nil when presence is off or the
     /// analyser cannot check illumination.
-    func freshPresence(now: Int) -> PresenceChallengePayload? {
-        guard policy.presence.mode == .illumination, let steps = services.selfies?.issueIllumination() else { return nil }
-        return PresenceChallengePayload(illumination: steps, expiresAt: now + policy.presence.deadlineSeconds)
+    func freshPresence(now: Int, _ env: FlowEnv) -> PresenceChallengePayload? {
+        guard env.policy.presence.mode == .illumination, let steps = services.selfies?.issueIllumination() else { return nil }
+        return PresenceChallengePayload(illumination: steps, expiresAt: now + env.policy.presence.deadlineSeconds)
     }
 
     /// The presence of an upload answer, read against the pending challenge `ch` (the sealed copy of
     /// what the server asked): frames with `frame_times_ms` under an issued sequence are judged
-    /// against it; frames without times, or `{"presence": {"illumination": "unavailable" | "declined"}}`,
-    /// decline it (`nil` presence and the decline); under a fallback or no presence, the frames are
-    /// judged as asked. 1001 for malformed times or an unknown decline.
-    static func capturePresence(_ a: WireAnswer, _ ch: PendingChallenge, frameCount: Int) throws -> (CapturePresence?, IlluminationDecline?) {
-        let asked = PresenceChallengePayload(payload: ch.payload)
-        let times: [Double]?
-        do { times = try PresenceAnswer.frameTimes(a.payload[PresenceAnswer.frameTimesKey], frameCount: frameCount) } catch {
-            throw IDVError(.malformedRequest, "payload.\(error.description)")
+    /// against it; frames without times under an issued sequence decline it (nil: the caller asks
+    /// the fallback); under a fallback or no presence, the frames are judged as asked. 1001 for
+    /// malformed times.
+    static func capturePresence(_ a: SelfieFramesAnswer, _ ch: PendingChallenge, frameCount: Int) throws -> CapturePresence? {
+        if let times = a.frameTimesMs {
+            do { try PresenceAnswer.validate(frameTimes: times, frameCount: frameCount) } catch {
+                throw IDVError(.malformedRequest, "payload.\(error.description)")
+            }
         }
-        guard let asked else { return (CapturePresence.none, nil) }
-        if let fallback = asked.fallback { return (.fallback(fallback), nil) }
-        guard let steps = asked.illumination else { return (CapturePresence.none, nil) }
-        guard let times else { return (nil, .unavailable) }
-        return (.illumination(IlluminationCapture(steps: steps, frameTimesMs: times), expiresAt: asked.expiresAt ?? Int.max), nil)
+        guard let asked = ch.presence else { return CapturePresence.none }
+        if let fallback = asked.fallback { return .fallback(fallback) }
+        guard let steps = asked.illumination else { return CapturePresence.none }
+        guard let times = a.frameTimesMs else { return nil }
+        return .illumination(IlluminationCapture(steps: steps, frameTimesMs: times), expiresAt: asked.expiresAt ?? Int.max)
     }
 
     /// The decline of an upload answer without frames (`{"presence": {"illumination": …}}`), or nil
     /// when the answer has no `presence`. 1001 for anything but a known decline, or a decline of a
     /// challenge that issued no sequence.
-    static func presenceDecline(_ a: WireAnswer, _ ch: PendingChallenge) throws -> IlluminationDecline? {
-        guard let p = a.payload[PresenceChallengePayload.key], !p.isNull else { return nil }
-        guard let d = try? p.decode(PresenceAnswerPayload.self), d.illumination.isKnown else {
+    static func presenceDecline(_ a: SelfieFramesAnswer, _ ch: PendingChallenge) throws -> IlluminationDecline? {
+        guard let d = a.presence else { return nil }
+        guard d.illumination.isKnown else {
             throw IDVError(.malformedRequest, "payload.presence must be {\"illumination\": \"unavailable\"} or {\"illumination\": \"declined\"}")
         }
-        guard PresenceChallengePayload(payload: ch.payload)?.illumination != nil else {
+        guard ch.presence?.illumination != nil else {
             throw IDVError(.malformedRequest, "payload.presence declines an illumination sequence, but this challenge issued none")
         }
         return d.illumination
@@ -197,18 +174,23 @@ extension IDVFlowSteps {
     /// upload asked again, no attempt used, with the policy's fallback — the head-movement challenge
     /// (`active`), passive liveness (`passive`) — or, under `refuse`, a fresh sequence with 1070.
     /// Audited `idv.presence_declined`.
-    func declinePresence(_ r: IDVRun, how: String, now: Int, _ effects: inout [Effect]) -> StepResult<SelfieStep> {
-        effects.append(audit(r, "presence_declined", ["how": .string(how), "fallback": .string(policy.presence.fallback.rawValue)]))
-        switch policy.presence.fallback {
+    func declinePresence(_ r: IDVRun, how: String, now: Int, _ env: FlowEnv, _ effects: inout [Effect]) -> StepResult<SelfieStep> {
+        effects.append(audit(r, "presence_declined", ["how": .string(how), "fallback": .string(env.policy.presence.fallback.rawValue)]))
+        switch env.policy.presence.fallback {
         case .refuse:
-            return askSelfieUpload(r, challenge: nil, now: now, error: IDVError(.presenceRequired))
+            return askSelfieUpload(r, challenge: nil, now: now, env, error: IDVError(.presenceRequired))
         case .active:
-            return askSelfieUpload(r, challenge: issueChallenge(now: now), now: now, presence: PresenceChallengePayload(fallback: .active))
+            return askSelfieUpload(r, challenge: issueChallenge(now: now, env), now: now, env, presence: PresenceChallengePayload(fallback: .active))
         case .passive:
-            return askSelfieUpload(r, challenge: nil, now: now, presence: PresenceChallengePayload(fallback: .passive))
+            return askSelfieUpload(r, challenge: nil, now: now, env, presence: PresenceChallengePayload(fallback: .passive))
         }
     }
+}
 
+extension PendingChallenge {
+    /// The presence the server asked with an `uploadIDVSelfieFrames` challenge (its sealed
+    /// ``SelfieUploadRequest/presence``); nil for any other challenge or none asked.
+    var presence: PresenceChallengePayload? { try? payload.decode(SelfieUploadRequest.self).presence }
 }
 
 /// The replay check's digests.

@@ -2,9 +2,10 @@ import Foundation
 import IDVCore
 
 /// The IDV workflow engine's settings: verdict thresholds, document policy, the `action_buttons`
-/// policy, attempt limits, the flow timeout, consent text version, template key file and image
-/// retention. Part of ``ServerConfig`` (`config.workflow`); every key below is a config-file key,
-/// an `IDVD_…` environment variable and an `idvd serve --set key=value` option.
+/// policy, attempt limits, the flow timeout, consent text version and image retention. Part of
+/// ``EngineSettings`` (`settings.workflow`); each has a config-file key, an `IDVD_…` environment
+/// variable and an `idvd serve --set key=value` option (`idv.*`, `chip.*`, `review.*`; the table is
+/// IDVRuntime's `SettingsTable`).
 ///
 /// Verdicts are computed only here, from the analysers' raw scores (ARCHITECTURE.md §2: the server
 /// is the only judge):
@@ -74,13 +75,6 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// Version of the biometric consent text shown with `getIDVBiometricOptInConsent`; recorded
     /// with every consent.
     public var consentTextVersion = "openidv-biometric-consent-1"
-    /// File holding the 32-byte template/media key (64 hex digits, mode 0600). Empty: the default
-    /// of ``KeyLocation`` (apart from the database; an old `<db.path>.key` is still used), created
-    /// with mode 0600 when missing.
-    public var keyFile = ""
-    /// Comma-separated key files of retired keys (key rotation): boxes sealed under them still open,
-    /// and `idvd admin rekey` re-seals them under `keyFile`. Empty: none.
-    public var previousKeyFiles = ""
     /// Seconds uploaded images (document pages, portrait, selfie frames — encrypted) are kept
     /// after their flow ends. 0 (default): deleted when the flow ends.
     public var mediaRetentionSeconds = 0
@@ -109,87 +103,6 @@ public struct WorkflowPolicy: Sendable, Equatable {
 
     public init() {}
 
-    static func int(_ key: String, _ kp: WritableKeyPath<WorkflowPolicy, Int> & Sendable, min: Int, max: Int = Int.max, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            guard let n = Int(v.trimmingCharacters(in: .whitespaces)), n >= min, n <= max else {
-                throw IDVServerError.configuration("\(key) must be an integer in \(min)…\(max), got '\(v)'")
-            }
-            c.workflow[keyPath: kp] = n
-        }, current: { "\($0.workflow[keyPath: kp])" })
-    }
-
-    static func number(_ key: String, _ kp: WritableKeyPath<WorkflowPolicy, Double> & Sendable, max: Double, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            guard let x = Double(v.trimmingCharacters(in: .whitespaces)), x >= 0, x <= max else {
-                throw IDVServerError.configuration("\(key) must be a number in 0…\(max), got '\(v)'")
-            }
-            c.workflow[keyPath: kp] = x
-        }, current: { "\($0.workflow[keyPath: kp])" })
-    }
-
-    static func bool(_ key: String, _ kp: WritableKeyPath<WorkflowPolicy, Bool> & Sendable, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            switch v.lowercased() {
-            case "1", "true", "yes", "on": c.workflow[keyPath: kp] = true
-            case "0", "false", "no", "off": c.workflow[keyPath: kp] = false
-            default: throw IDVServerError.configuration("\(key) must be true or false, got '\(v)'")
-            }
-        }, current: { $0.workflow[keyPath: kp] ? "true" : "false" })
-    }
-
-    static func string(_ key: String, _ kp: WritableKeyPath<WorkflowPolicy, String> & Sendable, allowEmpty: Bool, _ summary: String) -> ServerConfig.Setting {
-        ServerConfig.Setting(key: key, env: ServerConfig.envName(key), summary: summary, apply: { c, v in
-            guard allowEmpty || !v.isEmpty else { throw IDVServerError.configuration("\(key) must not be empty") }
-            c.workflow[keyPath: kp] = v
-        }, current: { $0.workflow[keyPath: kp] })
-    }
-
-    /// The workflow settings (appended to ``ServerConfig/settings``).
-    static let settings: [ServerConfig.Setting] = [
-        number("idv.face_match_max_distance", \.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED when idv.face_match_operating_point = distance or the analyser reports no calibration (default \(WorkflowPolicy.lfwCalibratedMaxDistance): one image against one, FMR 0.11 % on LFW)"),
-        ServerConfig.Setting(key: "idv.face_match_operating_point", env: ServerConfig.envName("idv.face_match_operating_point"),
-                             summary: "face-match operating point: fmr_0.1 (default), fmr_0.01 (the analyser's calibrated distances), or distance (idv.face_match_max_distance)",
-                             apply: { c, v in
-                                 let m = v.trimmingCharacters(in: .whitespaces).lowercased()
-                                 if m == "distance" { c.workflow.faceMatchOperatingPoint = nil; return }
-                                 guard let p = MatchOperatingPoint(rawValue: m) else {
-                                     throw IDVServerError.configuration("idv.face_match_operating_point must be fmr_0.1, fmr_0.01 or distance, got '\(v)'")
-                                 }
-                                 c.workflow.faceMatchOperatingPoint = p
-                             }, current: { $0.workflow.faceMatchOperatingPoint?.rawValue ?? "distance" }),
-        bool("idv.selfie_recapture_on_poor_quality", \.recaptureOnPoorCapture, "ask a too dark, bright, blurred, small or off-pose selfie capture again (1060–1065) instead of judging it"),
-        int("idv.liveness_threshold", \.livenessThreshold, min: 0, max: 100, "liveness score (0–100) below which the verdict is LIVENESS_FAILED"),
-        bool("idv.doc.reject_expired", \.rejectExpiredDocuments, "an expired document is INVALID"),
-        bool("idv.doc.reject_check_digits", \.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
-        bool("idv.doc.require_portrait", \.requirePortrait, "document flows with a selfie need a portrait on the document"),
-        bool("idv.doc.accept_specimen_documents", \.acceptSpecimenDocuments, "judge documents of ICAO's fictional state UTO (specimens) like real ones; a test-deployment setting, false in docs/idvd.production.json"),
-        bool("idv.continue_anyway", \.continueAnywayAfterNotMatched, "offer 'Continue Anyway' (continue-flow) after NOT_MATCHED"),
-        int("idv.document_attempts", \.documentAttempts, min: 1, max: 20, "document uploads per flow"),
-        int("idv.selfie_attempts", \.selfieAttempts, min: 1, max: 20, "selfie captures per flow"),
-        int("idv.reauth_attempts", \.reauthAttempts, min: 1, max: 20, "password re-authentication attempts (opt-in/opt-out)"),
-        int("idv.biometric_attempts", \.biometricAttempts, min: 1, max: 100, "consecutive failed server biometric authentications before lockout"),
-        int("idv.lockout_seconds", \.biometricLockoutSeconds, min: 1, "window of the biometric failure count, seconds"),
-        int("idv.flow_timeout_seconds", \.flowTimeoutSeconds, min: 1, "an IDV flow expires this long after it started, seconds"),
-        string("idv.consent_text_version", \.consentTextVersion, allowEmpty: false, "version of the biometric consent text (recorded with each consent)"),
-        string("templates.key_file", \.keyFile, allowEmpty: true, "32-byte key file (64 hex digits, mode 0600) for templates, kept images and session states; empty = a per-database file in IDVD_KEY_DIR or $XDG_STATE_HOME/openidv/keys (~/.local/state/openidv/keys), apart from the database; an old <db.path>.key is still used, with a warning (`idvd admin where`)"),
-        string("templates.previous_key_files", \.previousKeyFiles, allowEmpty: true, "comma-separated key files of retired keys: still opened; `idvd admin rekey` re-seals under templates.key_file"),
-        int("idv.media_retention_seconds", \.mediaRetentionSeconds, min: 0, "keep uploaded images (encrypted) this long after the flow ends; 0 = delete at flow end"),
-        int("idv.max_pages", \.maxPages, min: 1, max: 8, "document pages per upload"),
-        int("idv.max_frames", \.maxFrames, min: 1, max: 300, "selfie frames per upload"),
-        ServerConfig.Setting(key: "idv.liveness_mode", env: ServerConfig.envName("idv.liveness_mode"),
-                             summary: "liveness evidence: passive (blink + non-rigid motion) or active (server-issued challenge actions)",
-                             apply: { c, v in
-                                 let m = v.trimmingCharacters(in: .whitespaces).lowercased()
-                                 guard m == "passive" || m == "active" else {
-                                     throw IDVServerError.configuration("idv.liveness_mode must be passive or active, got '\(v)'")
-                                 }
-                                 c.workflow.livenessMode = m
-                             }, current: { $0.workflow.livenessMode }),
-        int("idv.active_challenge_duration_seconds", \.activeChallengeDurationSeconds, min: 2, max: 30, "active liveness: sequence time for the challenged actions, seconds"),
-        int("idv.active_challenge_deadline_seconds", \.activeChallengeDeadlineSeconds, min: 10, max: 3600, "active liveness: the frames must arrive within this many seconds of the challenge"),
-        bool("chip.require_trusted_csca", \.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
-    ]
-
     /// The scores a device may be shown (seed 002's selfie confirmation, seed 004's captured frame):
     /// only for a `MATCHED` verdict, the face match rounded to 0.01 and the liveness score to a
     /// multiple of 5 — an attack verdict (`LIVENESS_FAILED`, `NOT_MATCHED`) shows none, so the
@@ -215,20 +128,4 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// is not (no camera records the same bytes twice).
     public static let retryHintCues: Set<String> = ["CHALLENGE_NOT_MET", "CHALLENGE_EXPIRED", "CHALLENGE_NOT_EVALUATED", "INSUFFICIENT_FRAMES",
                                                     "NO_FACE", "FACE_LOST", "MULTIPLE_FACES", "ILLUMINATION_NOT_FOLLOWED", "PRESENCE_EXPIRED"]
-
-    /// The key file actually used for a SQLite store at `dbPath` (``KeyLocation/resolve(dbPath:configured:environment:)``;
-    /// `<db.path>.key` only when no key directory can be named — ``ServerConfig/storeKeyFile()`` refuses that case).
-    public func resolvedKeyFile(dbPath: String) -> String {
-        (try? KeyLocation.resolve(dbPath: dbPath, configured: keyFile).path) ?? dbPath + ".key"
-    }
-
-    /// The retired key files (``previousKeyFiles`` split at commas, blanks dropped).
-    public var resolvedPreviousKeyFiles: [String] {
-        previousKeyFiles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-}
-
-extension Array {
-    /// nil for an empty array (a payload field left out rather than sent empty).
-    var nilIfEmpty: [Element]? { isEmpty ? nil : self }
 }

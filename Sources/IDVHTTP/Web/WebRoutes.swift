@@ -1,13 +1,15 @@
 import Foundation
 import IDVCore
 import IDVEngine
+import IDVRuntime
+import IDVOperations
 import IDVWeb
 
 /// The hosted verification page and its link redemption, as routes of ``IDVServerApp``:
 ///
 /// - `GET /verify` (and `/verify/`): the page, `Cache-Control: no-store`;
 /// - `GET /verify/{asset}`: its scripts, styles and images, `no-cache`;
-/// - `POST /v1/links/redeem`: a verification link → a session for its user (``FlowEngine/redeemLink(_:requestID:)``).
+/// - `POST /v1/links/redeem`: a verification link → a session for its user (IDVOperations `LinkRedemption`).
 ///
 /// Every asset goes out with ``WebAssets/headers(for:)`` (Content-Security-Policy without inline
 /// script, `nosniff`, no referrer, camera for this origin only). With `web.enabled = false` the
@@ -53,7 +55,7 @@ enum WebRoutes {
             Route("POST", WireLinks.redeemPath, operationID: "redeemLink",
                   summary: "Redeem a verification link: starts a session for the link's user (token only here) and answers getUser; 1040 when unknown, expired or used",
                   request: "WireLinkRedeem", response: "WireLinkRedemption", body: WireLinkRedeem.self) { req, body in
-                .json(try engine.redeemLink(body.link, requestID: req.requestID), status: 201)
+                .json(try LinkRedemption(engine: engine).redeem(body.link, requestID: req.requestID), status: 201)
             },
         ]
     }

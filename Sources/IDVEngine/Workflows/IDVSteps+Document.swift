@@ -1,0 +1,49 @@
+import Foundation
+import IDVCore
+
+extension IDVFlowSteps {
+    // MARK: Document step
+
+    func askDocStart(_ r: IDVRun, _ env: FlowEnv, status: RequestStatus? = nil) -> StepResult<DocumentStep> {
+        .ask(.start, spec(WireName.getIDVDocumentScanProcessStartConfirmation, r, attemptsLeft: docLeft(r, env),
+                          payload: Self.payload(CaptureStartPayload(idvWorkflow: r.idvWorkflow)), status: status))
+    }
+
+    func askDocUpload(_ r: IDVRun, _ env: FlowEnv, error: IDVError? = nil) -> StepResult<DocumentStep> {
+        .ask(.upload, spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r, env),
+                           payload: Self.payload(DocumentUploadRequest(maxPages: env.policy.maxPages)), error: error))
+    }
+
+    /// `getIDVDocumentScanProcessStartConfirmation` answered.
+    func documentStart(_ r: IDVRun, _ input: IDVInput, _ env: FlowEnv) -> StepResult<DocumentStep> {
+        guard case .confirm(true) = input else { return .end(.cancelled(preLogin: kind.preLogin)) }
+        if docLeft(r, env) <= 0 { return .end(.exhausted("document")) }
+        return askDocUpload(r, env)
+    }
+
+    /// `uploadIDVDocumentPages` answered: the read document and its judgement, or what to do.
+    func documentUpload(_ r: inout IDVRun, _ input: IDVInput, _ evidence: Evidence, _ facts: Facts, _ env: FlowEnv,
+                        _ effects: inout [Effect])
+        throws -> (StepResult<DocumentStep>, (DocumentEvidence, DocumentJudgement)?) {
+        if case .cancel = input { return (.end(.cancelled(preLogin: kind.preLogin)), nil) }
+        guard let read = evidence.document else { throw IDVError(.internalError, "the document was not read") }
+        r.documentAttempts += 1
+        switch read {
+        case let .failure(e):
+            effects.append(audit(r, "document_read", ["result": .string("unreadable"), "error_code": .integer(e.longErrorCode),
+                                                      "attempt": .integer(r.documentAttempts)]))
+            if docLeft(r, env) <= 0 { return (.end(.exhausted("document")), nil) }
+            return (askDocUpload(r, env, error: e), nil)
+        case let .success(t):
+            let doc = t.value
+            let judged = env.policy.judge(doc, today: WorkflowPolicy.utcDay(facts.now), needsPortrait: kind != .documentScan)
+            r.documentStatus = judged.status
+            effects.append(audit(r, "document_read", ["result": .string(judged.status.rawValue), "attempt": .integer(r.documentAttempts),
+                                                      "errors": .integer(judged.errors.count), "warnings": .integer(judged.warnings.count),
+                                                      "format": .string(doc.fields.format), "duration_ms": .integer(t.milliseconds),
+                                                      "chip": doc.chip.map { .string(env.policy.chipReason($0).rawValue) } ?? .null]))
+            return (.next, (doc, judged))
+        }
+    }
+
+}

@@ -1,0 +1,128 @@
+import Foundation
+import IDVCore
+
+extension IDVFlowSteps {
+    // MARK: Selfie step
+
+    func askSelfieStart(_ r: IDVRun, now: Int, _ env: FlowEnv, status: RequestStatus? = nil) -> StepResult<SelfieStep> {
+        // Active liveness: a fresh server-issued challenge for every capture, kept in the (sealed) flow state.
+        let challenge = env.policy.activeLiveness ? issueChallenge(now: now, env) : nil
+        return .ask(.start(challenge: challenge), spec(WireName.getIDVSelfieProcessStartConfirmation, r, attemptsLeft: selfieLeft(r, env),
+                                                       payload: Self.payload(CaptureStartPayload(idvWorkflow: r.idvWorkflow, livenessChallenge: challenge)),
+                                                       status: status))
+    }
+
+    /// A fresh active liveness challenge from the analyser (nil without one).
+    func issueChallenge(now: Int, _ env: FlowEnv) -> LivenessChallenge? {
+        services.selfies?.issueChallenge(now: now, durationSeconds: env.policy.activeChallengeDurationSeconds,
+                                         deadlineSeconds: env.policy.activeChallengeDeadlineSeconds)
+    }
+
+    /// `uploadIDVSelfieFrames`, with the pending capture's challenge (issued now when there is none:
+    /// a challenge is used up by the verification that evaluates it) and its presence: `presence`
+    /// (a fallback), else a fresh illumination sequence (``freshPresence(now:_:)``) — every ask of a
+    /// sequence has its own, sealed with the pending challenge.
+    func askSelfieUpload(_ r: IDVRun, challenge: LivenessChallenge?, now: Int, _ env: FlowEnv, error: IDVError? = nil, status: RequestStatus? = nil,
+                         livenessReasons: [String]? = nil, presence: PresenceChallengePayload? = nil) -> StepResult<SelfieStep> {
+        // `challenge` is set outside active liveness only as the head-movement fallback of presence.
+        let c = env.policy.activeLiveness ? challenge ?? issueChallenge(now: now, env) : challenge
+        let request = SelfieUploadRequest(maxFrames: env.policy.maxFrames, livenessChallenge: c, livenessReasons: livenessReasons,
+                                          presence: presence ?? freshPresence(now: now, env))
+        return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r, env), payload: Self.payload(request),
+                                               error: error, status: status))
+    }
+
+    /// `getIDVSelfieProcessStartConfirmation` answered.
+    func selfieStart(_ r: IDVRun, challenge: LivenessChallenge?, _ input: IDVInput, now: Int, _ env: FlowEnv) -> StepResult<SelfieStep> {
+        guard case .confirm(true) = input else { return .end(.cancelled(preLogin: kind.preLogin)) }
+        if selfieLeft(r, env) <= 0 { return .end(.exhausted("selfie")) }
+        return askSelfieUpload(r, challenge: challenge, now: now, env)
+    }
+
+    /// `uploadIDVSelfieFrames` answered: the evidence and the policy's judgement, or what to do.
+    /// Seals the descriptor of a MATCHED selfie when the flow can enrol it.
+    func selfieUpload(_ r: inout IDVRun, challenge: LivenessChallenge?, _ input: IDVInput, _ evidence: Evidence, _ facts: Facts,
+                      _ env: FlowEnv, _ effects: inout [Effect]) throws -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
+        if case .cancel = input { return (.end(.cancelled(preLogin: kind.preLogin)), nil) }
+        // A client that did not flash the issued sequence: the policy's fallback, no attempt used.
+        if case let .presenceDeclined(how) = input { return (declinePresence(r, how: how, now: facts.now, env, &effects), nil) }
+        guard let analysed = evidence.selfie, let reference = evidence.reference else { throw IDVError(.internalError, "the selfie was not analysed") }
+        var presence = CapturePresence.none
+        if case let .frames(_, _, _, p) = input { presence = p }
+        // Asked again: a capture under a fallback keeps its fallback (a person who declined the
+        // flashing is not asked to flash again); any other gets a fresh sequence.
+        var again: PresenceChallengePayload?
+        if case let .fallback(f) = presence { again = PresenceChallengePayload(fallback: f) }
+        r.selfieAttempts += 1
+        // Active liveness: judged against the challenge the server issued and kept (never one from the client).
+        if env.policy.activeLiveness, challenge == nil { throw IDVError(.internalError, "no liveness challenge was issued for this capture") }
+        switch analysed {
+        case let .failure(e):
+            effects.append(audit(r, "selfie_verified", ["result": .string("unusable"), "error_code": .integer(e.longErrorCode),
+                                                        "attempt": .integer(r.selfieAttempts)]))
+            if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
+            return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: e, presence: again), nil)
+        case let .success(t):
+            let e = t.value
+            // Judged frames are kept as digests: the same bytes uploaded again fail as a replay.
+            if env.policy.presence.replaySeconds > 0, !evidence.captureDigests.isEmpty {
+                effects.append(.recordCaptureDigests(evidence.captureDigests, expiresAt: facts.now + env.policy.presence.replaySeconds))
+            }
+            // A capture too dark, bright, blurred or small to decide on is asked again, not judged; one
+            // with the face turned away is asked again instead of a match verdict, once it is live.
+            func recapture(_ issue: CaptureIssue) -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
+                let error = IDVError(issue.errorCode)
+                effects.append(audit(r, "selfie_verified", ["result": .string("recapture"), "capture_issue": .string(issue.rawValue),
+                                                            "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
+                r.embedding = nil
+                if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
+                return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: error, presence: again), nil)
+            }
+            if let issue = env.policy.recapture(e) { return recapture(issue) }
+            let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
+                                     now: facts.now)
+            if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
+            r.verdict = j.verdict
+            r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
+            r.livenessScore = j.livenessScore
+            r.presenceAssurance = j.assurance
+            let illumination = e.presence.measurement
+            effects.append(audit(r, "selfie_verified", [
+                "presence": .string(presence.illumination == nil ? "not_asked" : e.presence.name),
+                "presence_assurance": .string(j.assurance.rawValue),
+                "presence_score": illumination?.score.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+                "presence_p": illumination?.pValue.map { .number($0) } ?? .null,
+                "presence_steps": illumination.map { .string("\($0.stepsMeasured)/\($0.steps)") } ?? .null,
+                "replayed_frames": .integer(evidence.replayedFrames),
+                "result": .string(j.verdict.rawValue), "attempt": .integer(r.selfieAttempts),
+                "face_match_score": r.faceMatchScore.map { .number($0) } ?? .null, "liveness_score": .integer(j.livenessScore),
+                "reasons": .array(j.cues.prefix(8).map { .string($0.rawValue) }), "reason": .string(j.reason.rawValue),
+                "reference": r.portraitSource.map { .string($0.rawValue) } ?? .null,
+                "frames_per_second": .number(e.framesPerSecond), "duration_ms": .integer(t.milliseconds),
+                "pad_rule": e.pad.map { .string($0.rule) } ?? .null,
+                "texture_score": e.pad?.textureScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+                "motion_only_score": e.pad?.motionOnlyScore.map { .integer($0) } ?? .null,
+                "match_kind": e.match?.kind.map { .string($0.rawValue) } ?? .null,
+                "match_threshold": j.matchThreshold.map { .number($0) } ?? .null, "template_frames": .integer(e.templateFrames),
+            ]))
+            // The descriptor (for a template on consent) is sealed, never in the state — only by the
+            // flows that can enrol it (server biometric authentication never creates a template).
+            if j.verdict == .matched, !e.embedding.isEmpty, kind != .serverBiometric {
+                let id = env.newID()
+                effects.append(.sealMedia(id: id, kind: .embedding, bytes: e.template.isEmpty ? SelfieEvidence.version1Template(e.embedding) : e.template))
+                r.embedding = KeptEmbedding(mediaID: id, model: e.model, dimensions: e.embedding.count)
+            } else {
+                r.embedding = nil
+            }
+            return (.next, (e, j))
+        }
+    }
+
+    /// `json` with `value` set at `path` (objects along the path must exist).
+    static func setting(_ json: JSONValue, _ path: ArraySlice<String>, _ value: JSONValue) -> JSONValue {
+        guard let key = path.first, var o = json.objectValue else { return json }
+        if path.count == 1 { o[key] = value } else if let inner = o[key] { o[key] = setting(inner, path.dropFirst(), value) }
+        return .object(o)
+    }
+
+}
