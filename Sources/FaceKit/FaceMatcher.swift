@@ -41,9 +41,12 @@ public enum FaceComparisonKind: String, Sendable, Codable, CaseIterable, Hashabl
 /// A calibrated threshold: the distance of an operating point for a comparison kind, with the
 /// error rates measured on people the threshold was not fitted on.
 public struct CalibratedThreshold: Sendable, Hashable, Codable {
+    /// The descriptor model whose distances these are.
+    public var model: FaceDescriptorModel
     public var kind: FaceComparisonKind
     public var operatingPoint: FaceMatchOperatingPoint
-    /// The largest descriptor distance that is a match (dlib ResNet v1 units).
+    /// The largest descriptor distance that is a match, in `model`'s units (Euclidean for dlib,
+    /// cosine distance for the recogniser).
     public var distance: Double
     /// FMR and FNMR measured at `distance` on the held-out people (0…1), with the comparison counts.
     public var measuredFMR: Double
@@ -53,7 +56,8 @@ public struct CalibratedThreshold: Sendable, Hashable, Codable {
 }
 
 extension FaceMatchCalibration {
-    /// The calibrated thresholds FaceKit publishes, from `idvd bench face --probe-images 3` on LFW
+    /// The calibrated thresholds of dlib's descriptor (version-1 and -2 templates), from `idvd bench
+    /// face --probe-images 3` on LFW
     /// (deep-funnelled, `../shared/testdata/lfw`, 3 811 images of 2 086 people): fitted at each
     /// target FMR on every cross-identity comparison of the people of `pairs.txt` folds 1–3, and
     /// measured on the people of folds 4–5 (the folds are person-disjoint). bench/face.md has the run.
@@ -68,41 +72,43 @@ extension FaceMatchCalibration {
     /// - `fusedToFused`: the mean of 3 images against the mean of the 3 after them (people with
     ///   ≥ 6 images; 238 genuine) or against another person's (27 375 impostor).
     public static let table: [CalibratedThreshold] = [
-        CalibratedThreshold(kind: .imageToImage, operatingPoint: .fmr1in1000, distance: 0.544,
+        CalibratedThreshold(model: .dlibResNetV1, kind: .imageToImage, operatingPoint: .fmr1in1000, distance: 0.544,
                             measuredFMR: 1636.0 / 2_218_544, impostorComparisons: 2_218_544, measuredFNMR: 93.0 / 942, genuineComparisons: 942),
-        CalibratedThreshold(kind: .imageToImage, operatingPoint: .fmr1in10000, distance: 0.473,
+        CalibratedThreshold(model: .dlibResNetV1, kind: .imageToImage, operatingPoint: .fmr1in10000, distance: 0.473,
                             measuredFMR: 134.0 / 2_218_544, impostorComparisons: 2_218_544, measuredFNMR: 308.0 / 942, genuineComparisons: 942),
-        CalibratedThreshold(kind: .fusedToImage, operatingPoint: .fmr1in1000, distance: 0.502,
+        CalibratedThreshold(model: .dlibResNetV1, kind: .fusedToImage, operatingPoint: .fmr1in1000, distance: 0.502,
                             measuredFMR: 367.0 / 766_330, impostorComparisons: 766_330, measuredFNMR: 9.0 / 461, genuineComparisons: 461),
-        CalibratedThreshold(kind: .fusedToImage, operatingPoint: .fmr1in10000, distance: 0.427,
+        CalibratedThreshold(model: .dlibResNetV1, kind: .fusedToImage, operatingPoint: .fmr1in10000, distance: 0.427,
                             measuredFMR: 23.0 / 766_330, impostorComparisons: 766_330, measuredFNMR: 80.0 / 461, genuineComparisons: 461),
         // Fitted on 116 005 impostor comparisons of folds 1–3; folds 4–5 hold only 27 375, so the
         // 0.01 % point is measured with ~3 expected false matches at most (none were seen).
-        CalibratedThreshold(kind: .fusedToFused, operatingPoint: .fmr1in1000, distance: 0.416,
+        CalibratedThreshold(model: .dlibResNetV1, kind: .fusedToFused, operatingPoint: .fmr1in1000, distance: 0.416,
                             measuredFMR: 0, impostorComparisons: 27_375, measuredFNMR: 1.0 / 238, genuineComparisons: 238),
-        CalibratedThreshold(kind: .fusedToFused, operatingPoint: .fmr1in10000, distance: 0.341,
+        CalibratedThreshold(model: .dlibResNetV1, kind: .fusedToFused, operatingPoint: .fmr1in10000, distance: 0.341,
                             measuredFMR: 0, impostorComparisons: 27_375, measuredFNMR: 15.0 / 238, genuineComparisons: 238),
     ]
 
-    /// The calibrated threshold of `point` for `kind` (every pair is in the table).
-    public static func threshold(_ point: FaceMatchOperatingPoint, for kind: FaceComparisonKind) -> CalibratedThreshold {
-        table.first { $0.kind == kind && $0.operatingPoint == point }!
+    /// The calibrated threshold of `point` for `kind` in `model`'s units (every triple is in the table).
+    public static func threshold(_ point: FaceMatchOperatingPoint, for kind: FaceComparisonKind,
+                                 model: FaceDescriptorModel) -> CalibratedThreshold {
+        (table + recognizerTable).first { $0.model == model && $0.kind == kind && $0.operatingPoint == point }!
     }
 }
 
 /// The decision rule of `idvd face compare` and FaceKit's own helpers: a comparison is a match
 /// when the descriptor distance is at most the calibrated threshold of `operatingPoint` for the
-/// comparison's kind (`FaceMatchCalibration.table`). The server's verdicts come from the engine's
+/// comparison's kind and model (`FaceMatchCalibration`). The server's verdicts come from the engine's
 /// policy, which names an operating point the same way; FaceKit only publishes the table.
 public struct FaceMatchPolicy: Sendable, Hashable, Codable {
     /// The operating point (default FMR 0.1 %, NIST SP 800-63B).
     public var operatingPoint: FaceMatchOperatingPoint
     /// An uncalibrated distance used instead of the table, for experiments (`--threshold`,
-    /// `IDV_FACE_MATCH_THRESHOLD`); nil in normal use.
+    /// `IDV_FACE_MATCH_THRESHOLD`), in the units of the model compared; nil in normal use.
     public var thresholdOverride: Double?
 
-    /// The threshold of the previous calibration (all 5 LFW folds, one image against one, FMR 0.11 %):
-    /// kept for callers that predate the table; `FaceMatchCalibration.table` supersedes it.
+    /// The threshold of dlib's previous calibration (all 5 LFW folds, one image against one, FMR
+    /// 0.11 %), in dlib's Euclidean units: kept for callers that predate the table (the server's
+    /// `idv.face_match_max_distance`); `FaceMatchCalibration` supersedes it.
     public static let lfwCalibratedThreshold = 0.55
 
     public static let `default` = FaceMatchPolicy()
@@ -118,13 +124,13 @@ public struct FaceMatchPolicy: Sendable, Hashable, Codable {
         self.thresholdOverride = threshold
     }
 
-    /// The distance threshold for a comparison of `kind`.
-    public func threshold(for kind: FaceComparisonKind) -> Double {
-        thresholdOverride ?? FaceMatchCalibration.threshold(operatingPoint, for: kind).distance
+    /// The distance threshold for a comparison of `kind` between `model`'s descriptors.
+    public func threshold(for kind: FaceComparisonKind, model: FaceDescriptorModel) -> Double {
+        thresholdOverride ?? FaceMatchCalibration.threshold(operatingPoint, for: kind, model: model).distance
     }
 
-    /// The image-to-image threshold (`threshold(for: .imageToImage)`).
-    public var threshold: Double { threshold(for: .imageToImage) }
+    /// The image-to-image threshold of the model new templates use (`FaceDescriptorModel.current`).
+    public var threshold: Double { threshold(for: .imageToImage, model: .current) }
 
     /// From `IDV_FACE_MATCH_OPERATING_POINT` (`fmr_0.1` or `fmr_0.01`) and, overriding it,
     /// `IDV_FACE_MATCH_THRESHOLD` (a decimal in 0…2); invalid values are ignored.
@@ -142,57 +148,71 @@ public struct FaceMatchPolicy: Sendable, Hashable, Codable {
 
 /// The result of comparing two face descriptors.
 public struct FaceComparison: Sendable, Hashable, Codable {
-    /// Euclidean distance between the descriptors (0 = identical; same person typically < 0.5,
-    /// different people typically > 0.6).
+    /// The model's distance between the descriptors (0 = identical): dlib Euclidean (same person
+    /// typically < 0.5, different people > 0.6) or the recogniser's cosine distance.
     public var distance: Double
-    /// `FaceMatcher.similarity(distance:)`, 0…1.
+    /// `FaceMatcher.similarity(distance:model:)`, 0…1.
     public var similarity: Double
     /// distance ≤ threshold.
     public var match: Bool
     /// The threshold the decision used.
     public var threshold: Double
+    /// The descriptor model compared.
+    public var model: FaceDescriptorModel
 }
 
-/// Compares dlib 128-d face descriptors.
+/// Compares face descriptors and templates of one `FaceDescriptorModel`.
 public enum FaceMatcher {
     /// Descriptor length of dlib's ResNet v1.
-    public static let descriptorLength = 128
+    public static let descriptorLength = FaceDescriptorModel.dlibResNetV1.dimensions
 
-    /// Centre of the similarity mapping (distance 0.55, the previous single-image calibration): a
+    /// Centre of dlib's similarity mapping (distance 0.55, the previous single-image calibration): a
     /// fixed, monotone display scale, independent of the operating point.
     public static let similarityCentre = FaceMatchPolicy.lfwCalibratedThreshold
-    /// Scale of the similarity mapping (distance units): ±0.1 around the centre spans 0.16…0.84.
+    /// Scale of dlib's similarity mapping (distance units): ±0.1 around the centre spans 0.16…0.84.
     public static let similarityScale = 0.06
 
-    /// Euclidean distance between two descriptors.
+    /// Euclidean distance between two descriptors (dlib's metric; `FaceDescriptorMetric.euclidean`).
     /// - Throws: `FaceError.invalidArgument` when the lengths differ or a value is not finite.
     public static func distance(_ a: [Float], _ b: [Float]) throws -> Double {
-        guard a.count == b.count, !a.isEmpty else {
-            throw FaceError.invalidArgument("descriptors of different lengths (\(a.count) and \(b.count))")
-        }
-        var sum = 0.0
-        for i in 0..<a.count {
-            let d = Double(a[i]) - Double(b[i])
-            sum += d * d
-        }
-        guard sum.isFinite else { throw FaceError.invalidArgument("descriptor holds a non-finite value") }
-        return sum.squareRoot()
+        try FaceDescriptorMetric.euclidean.distance(a, b)
     }
 
-    /// Maps a distance to a similarity in 0…1 with a fixed logistic curve:
-    /// `similarity = 1 / (1 + exp((distance − similarityCentre) / similarityScale))`
-    /// (centre 0.55, scale 0.06): distance 0.3 → 0.985, 0.55 → 0.5, 0.6 → 0.30, 0.7 → 0.076. Monotone and
-    /// independent of the configured threshold, so scores stay comparable across deployments.
-    public static func similarity(distance: Double) -> Double {
-        1 / (1 + exp((distance - similarityCentre) / similarityScale))
+    /// The distance between two templates in their model's metric.
+    /// - Throws: `FaceError.invalidArgument` when the templates are of different models (their
+    ///   distances mean nothing to each other) or a descriptor is malformed.
+    public static func distance(_ a: FaceTemplate, _ b: FaceTemplate) throws -> Double {
+        guard a.model == b.model else {
+            throw FaceError.invalidArgument("templates of different descriptor models (\(a.model.name) and \(b.model.name)) cannot be compared")
+        }
+        return try a.model.metric.distance(a.descriptor, b.descriptor)
     }
 
-    /// Distance, similarity and decision under `policy` for a comparison of `kind`.
+    /// Maps a distance to a similarity in 0…1 with a fixed logistic curve per model:
+    /// `similarity = 1 / (1 + exp((distance − centre) / scale))`, for dlib centre 0.55 and scale
+    /// 0.06 (0.3 → 0.985, 0.55 → 0.5, 0.6 → 0.30, 0.7 → 0.076); for the recogniser centre and scale
+    /// `FaceMatchCalibration.recognizerSimilarity`. Monotone and independent of the configured
+    /// threshold, so scores stay comparable across deployments.
+    public static func similarity(distance: Double, model: FaceDescriptorModel = .dlibResNetV1) -> Double {
+        let (centre, scale) = model == .dlibResNetV1 ? (similarityCentre, similarityScale) : FaceMatchCalibration.recognizerSimilarity
+        return 1 / (1 + exp((distance - centre) / scale))
+    }
+
+    /// Distance, similarity and decision under `policy` for a comparison of `kind` between two
+    /// descriptors of `model`.
     public static func compare(_ a: [Float], _ b: [Float], policy: FaceMatchPolicy = .default,
-                               kind: FaceComparisonKind = .imageToImage) throws -> FaceComparison {
-        let d = try distance(a, b)
-        let t = policy.threshold(for: kind)
-        return FaceComparison(distance: d, similarity: similarity(distance: d), match: d <= t, threshold: t)
+                               kind: FaceComparisonKind = .imageToImage, model: FaceDescriptorModel) throws -> FaceComparison {
+        let d = try model.metric.distance(a, b)
+        let t = policy.threshold(for: kind, model: model)
+        return FaceComparison(distance: d, similarity: similarity(distance: d, model: model), match: d <= t, threshold: t, model: model)
+    }
+
+    /// `compare` of two templates (of one model), with the kind they make (`FaceComparisonKind.of`).
+    public static func compare(_ a: FaceTemplate, _ b: FaceTemplate, policy: FaceMatchPolicy = .default) throws -> FaceComparison {
+        guard a.model == b.model else {
+            throw FaceError.invalidArgument("templates of different descriptor models (\(a.model.name) and \(b.model.name)) cannot be compared")
+        }
+        return try compare(a.descriptor, b.descriptor, policy: policy, kind: .of(a, b), model: a.model)
     }
 }
 

@@ -57,9 +57,27 @@ public struct CalibratedDistance: Sendable, Equatable, Codable {
     }
 }
 
+/// How a face comparison's distance is measured (each descriptor model has its own).
+public enum FaceDistanceMetric: String, Sendable, Codable, CaseIterable, Hashable {
+    /// Euclidean distance of dlib's 128-d ResNet descriptors (version-1/2 templates).
+    case euclidean
+    /// Cosine distance `1 − cos θ` of the face recogniser's unit descriptors (version-3 templates).
+    case cosine
+}
+
+/// The descriptor models the face reader names (FaceKit `FaceDescriptorModel.name`): the model a
+/// template was made with and a distance was measured in.
+public enum FaceDescriptorModelName {
+    /// dlib's `dlib_face_recognition_resnet_model_v1` (128-d, Euclidean): version-1 and -2 templates.
+    public static let dlibResNetV1 = "dlib_face_recognition_resnet_model_v1"
+    /// Intel's `face-reidentification-retail-0095` (256-d, cosine): version-3 templates.
+    public static let faceReidentification0095 = "face-reidentification-retail-0095"
+}
+
 /// The comparison of the capture's (fused) template with the reference.
 public struct FaceMatchEvidence: Sendable, Equatable {
-    /// Euclidean distance between the 128-d descriptors (dlib ResNet v1); lower is more similar.
+    /// The distance between the descriptors in `metric`, lower is more similar: Euclidean for
+    /// dlib's (a version-1/2 stored template), cosine for the recogniser's (portraits, version-3).
     public var distance: Double
     /// `face_matcher_response.score`, 0–1: a fixed monotone rescaling of `distance` (FaceKit
     /// `SelfieMatching.score`), higher is more similar. Not a probability.
@@ -68,11 +86,18 @@ public struct FaceMatchEvidence: Sendable, Equatable {
     public var kind: FaceMatchKind?
     /// The analyser's calibrated distances for `kind`, one per operating point (empty: uncalibrated).
     public var calibration: [CalibratedDistance]
-    public init(distance: Double, score: Double, kind: FaceMatchKind? = nil, calibration: [CalibratedDistance] = []) {
+    /// The descriptor model the distance is in (`FaceDescriptorModelName`).
+    public var model: String
+    /// How `distance` is measured (selects the policy's fixed line in `distance` mode).
+    public var metric: FaceDistanceMetric
+    public init(distance: Double, score: Double, kind: FaceMatchKind? = nil, calibration: [CalibratedDistance] = [],
+                model: String = FaceDescriptorModelName.dlibResNetV1, metric: FaceDistanceMetric = .euclidean) {
         self.distance = distance
         self.score = score
         self.kind = kind
         self.calibration = calibration
+        self.model = model
+        self.metric = metric
     }
 
     /// The calibrated distance of `point`, if the analyser reported one.
@@ -129,9 +154,11 @@ public struct SelfieEvidence: Sendable, Equatable {
     public var bestFrameIndex: Int?
     /// The best frame, JPEG (shown back to the user; never stored beyond retention).
     public var bestFrameJPEG: Data?
-    /// The capture's face descriptor (fused from its best frames, or the best frame's alone).
+    /// The capture's face descriptor (fused from its best frames, or the best frame's alone), in
+    /// `model`'s units.
     public var embedding: [Float]
-    /// Descriptor model name recorded with a template.
+    /// Descriptor model name of `embedding` and `template`, recorded with a stored template
+    /// (`FaceDescriptorModelName`).
     public var model: String
     /// The nonce of the active challenge the analyser evaluated (nil in passive analysis).
     public var challengeNonce: String?
@@ -140,8 +167,9 @@ public struct SelfieEvidence: Sendable, Equatable {
     /// How the liveness score was made; nil when the analyser does not say.
     public var pad: PADEvidence?
     /// The template to store on consent, as the analyser's versioned bytes (FaceKit `FaceTemplate`:
-    /// version 2 = `IDVT` header + descriptor fused from several frames; version 1 = the bare 128
-    /// little-endian float32 of `embedding`, the default).
+    /// version 3 = `IDVT` header + the recogniser's descriptor fused from several frames; version 2
+    /// the same with dlib's; version 1 = the bare 128 little-endian float32 of `embedding`, the
+    /// default when none is given).
     public var template: [UInt8]
     /// Frames fused into `embedding` / `template` (1: a single frame).
     public var templateFrames: Int

@@ -1,4 +1,5 @@
 import EMRTD
+import FaceKit
 import Foundation
 import IDVCore
 import IDVEngine
@@ -108,16 +109,7 @@ public enum ChipPortrait {
     /// `image` on a mid-grey canvas 50 % larger in each dimension, centred (a chip or page portrait
     /// is all face: the margin gives the face detector's window room around it).
     public static func padded(_ image: Imaging.Image) throws -> Imaging.Image {
-        let rgb = image.rgb()
-        let w = image.width * 3 / 2, h = image.height * 3 / 2, x0 = (w - image.width) / 2, y0 = (h - image.height) / 2
-        var px = [UInt8](repeating: 128, count: w * h * 3)
-        rgb.pixels.withUnsafeBufferPointer { src in
-            for y in 0..<image.height {
-                let s = y * image.width * 3, d = ((y0 + y) * w + x0) * 3
-                px.replaceSubrange(d..<d + image.width * 3, with: src[s..<s + image.width * 3])
-            }
-        }
-        return try Imaging.Image(rgb: px, width: w, height: h)
+        try PortraitCanvas.padded(image)
     }
 
     /// DG2 face `face` decoded. Throws the decoder's error.

@@ -7,14 +7,15 @@ import IDVRuntime
 
 /// The production ``SelfieAnalysing``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
 /// landmarks, MiniFASNet texture PAD fused with blink/expression and non-rigid-motion cues by rule
-/// `texture-motion-v2`, capture quality, a template fused from the best frames' 128-d
-/// `dlib_face_recognition_resnet_model_v1` descriptors), its report mapped to the engine's
-/// ``SelfieEvidence``; the verdict is the server's (``WorkflowPolicy``). docs/LIVENESS.md.
+/// `texture-motion-v2`, capture quality, a version-3 template fused from the good frames' 256-d
+/// `face-reidentification-retail-0095` descriptors; a version-1/2 stored template is still
+/// compared in dlib's units), its report mapped to the engine's ``SelfieEvidence``; the verdict is
+/// the server's (``WorkflowPolicy``). docs/LIVENESS.md.
 ///
 /// Errors mapped to the flows' retryable codes: undecodable frame or reference → 1008
 /// `invalidImage`, frame over the pixel limit → 1009 `imageTooLarge`, no face in the frames (and
 /// no capture-quality issue to explain it) or in the document portrait → 1032 `noFaceFound`,
-/// no/too many frames → 1008 with the reason. A stored template that is neither version 1 nor 2
+/// no/too many frames → 1008 with the reason. A stored template that is not version 1, 2 or 3
 /// → 1030 `internalError`.
 public struct FaceKitSelfieAnalyser: SelfieAnalysing {
     public let analyzer: SelfieAnalyzer
@@ -27,13 +28,16 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
         self.illumination = illumination
     }
 
-    /// Over the shared `FaceEngine` (models from `IDV_MODELS_DIR` or ~/.cache/openidv/models), with
-    /// the liveness threshold and frame limit of `policy`.
+    /// Over the shared `FaceEngine` (models from `IDV_MODELS_DIR` or ~/.cache/openidv/models) and
+    /// the shared `FaceRecognizer` (loaded and SHA-256-checked now, so an altered model file is
+    /// refused at start), with the liveness threshold and frame limit of `policy`.
+    /// - Throws: `FaceError` when the recogniser's model is missing or altered.
     public static func production(policy: WorkflowPolicy) throws -> FaceKitSelfieAnalyser {
         var config = LivenessConfiguration()
         config.threshold = policy.livenessThreshold
         config.maximumFrames = max(config.maximumFrames, policy.maxFrames)
-        return FaceKitSelfieAnalyser(analyzer: SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config))
+        return FaceKitSelfieAnalyser(analyzer: SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config,
+                                                              recognizer: try FaceRecognizer.shared()))
     }
 
     static func imageError(_ e: ImageError, _ what: String) -> IDVError {
@@ -88,7 +92,7 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
         guard let fps = framesPerSecond, fps != analyzer.configuration.frameRate else { return analyzer }
         var config = analyzer.configuration
         config.frameRate = fps
-        return SelfieAnalyzer(engine: analyzer.engine, configuration: config)
+        return SelfieAnalyzer(engine: analyzer.engine, configuration: config, texturePAD: analyzer.texturePAD, recognizer: analyzer.recognizer)
     }
 
     public func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
@@ -112,7 +116,7 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
             case let .template(bytes):
                 let stored: FaceTemplate
                 do { stored = try FaceTemplate(decoding: [UInt8](bytes)) } catch {
-                    throw IDVError(.internalError, "The stored template is not a FaceKit template (version 1 or 2)")
+                    throw IDVError(.internalError, "The stored template is not a FaceKit template (version 1, 2 or 3)")
                 }
                 comparison = try analyzer.verify(frames: frames, against: .template(stored), challenge: active)
                 report = comparison!.liveness
@@ -123,7 +127,7 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
             case let .invalidReference(ie): throw Self.imageError(ie, "the document portrait")
             case .referenceHasNoFace: throw IDVError(.noFaceFound, "The document portrait holds no face")
             case .noFrames, .tooManyFrames: throw IDVError(.invalidImage, e.description)
-            case .invalidTemplate: throw IDVError(.internalError, "The stored template is not a 128-d descriptor")
+            case .invalidTemplate: throw IDVError(.internalError, "The stored template's descriptor does not fit its model")
             case .challengeRequired, .invalidChallenge, .invalidConfiguration:
                 throw IDVError(.internalError, "liveness configuration")
             }
@@ -141,31 +145,38 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
 
     /// The engine's evidence from FaceKit's report (and comparison, when there was a reference):
     /// the fused liveness score with its rule, texture score and the motion-only score beside it;
-    /// the capture's fused template (version 2 bytes) and descriptor; the comparison's distance,
-    /// kind and FaceKit's calibrated distances for that kind (`FaceMatchCalibration.table`); the
-    /// capture-quality issues.
+    /// the capture's version-3 template (the recogniser's descriptors of its good frames fused) and
+    /// descriptor, whatever the reference was; the comparison's distance, kind, model and FaceKit's
+    /// calibrated distances for that kind and model (`FaceMatchCalibration`); the capture-quality
+    /// issues.
     public static func evidence(_ report: LivenessReport, comparison: SelfieComparison?, framesPerSecond: Double) -> SelfieEvidence {
-        let probe = comparison?.probe ?? report.template ?? report.bestFrameEmbedding.map { FaceTemplate(descriptor: $0) }
+        let template = report.template ?? report.bestFrameEmbedding.map { FaceTemplate(descriptor: $0, model: .current) }
         var match: FaceMatchEvidence?
-        if let c = comparison, let d = c.distance {
-            let kind = c.kind.flatMap { FaceMatchKind(rawValue: $0.rawValue) }
-            let calibration = c.kind.map { k in
-                FaceMatchOperatingPoint.allCases.compactMap { point -> CalibratedDistance? in
-                    guard let p = MatchOperatingPoint(rawValue: point.rawValue) else { return nil }
-                    let t = FaceMatchCalibration.threshold(point, for: k)
-                    return CalibratedDistance(operatingPoint: p, maxDistance: t.distance, measuredFMR: t.measuredFMR, measuredFNMR: t.measuredFNMR)
-                }
-            } ?? []
-            match = FaceMatchEvidence(distance: d, score: c.faceMatchScore, kind: kind, calibration: calibration)
+        if let c = comparison, let d = c.distance, let model = c.model {
+            match = matchEvidence(distance: d, score: c.faceMatchScore, kind: c.kind, model: model)
         }
         let pad = PADEvidence(rule: report.fusionRule.rawValue, textureScore: report.texture?.score, motionOnlyScore: report.motionScore)
         return SelfieEvidence(livenessScore: report.score, livenessCues: report.reasons.map { LivenessCue($0.rawValue) }, match: match,
                               frameCount: report.frameCount, trackedFrameCount: report.trackedFrameCount,
                               framesPerSecond: framesPerSecond, bestFrameIndex: report.bestFrameIndex,
-                              bestFrameJPEG: report.bestFrameJPEG, embedding: probe?.descriptor ?? [],
-                              model: "dlib_face_recognition_resnet_model_v1", challengeNonce: report.challengeNonce,
-                              captureIssues: captureIssues(report.quality), pad: pad, template: probe.map { $0.encoded() } ?? [],
-                              templateFrames: probe?.sourceCount ?? 0)
+                              bestFrameJPEG: report.bestFrameJPEG, embedding: template?.descriptor ?? [],
+                              model: (template?.model ?? .current).name, challengeNonce: report.challengeNonce,
+                              captureIssues: captureIssues(report.quality), pad: pad, template: template.map { $0.encoded() } ?? [],
+                              templateFrames: template?.sourceCount ?? 0)
+    }
+
+    /// A comparison as the engine's evidence: the distance and score with FaceKit's calibrated
+    /// distances for `kind` (nil: uncalibrated) and `model`, one per operating point.
+    public static func matchEvidence(distance: Double, score: Double, kind: FaceComparisonKind?, model: FaceDescriptorModel) -> FaceMatchEvidence {
+        let calibration = kind.map { k in
+            FaceMatchOperatingPoint.allCases.compactMap { point -> CalibratedDistance? in
+                guard let p = MatchOperatingPoint(rawValue: point.rawValue) else { return nil }
+                let t = FaceMatchCalibration.threshold(point, for: k, model: model)
+                return CalibratedDistance(operatingPoint: p, maxDistance: t.distance, measuredFMR: t.measuredFMR, measuredFNMR: t.measuredFNMR)
+            }
+        } ?? []
+        return FaceMatchEvidence(distance: distance, score: score, kind: kind.flatMap { FaceMatchKind(rawValue: $0.rawValue) },
+                                 calibration: calibration, model: model.name, metric: model.metric == .cosine ? .cosine : .euclidean)
     }
 
     /// FaceKit's quality issues as the engine's capture issues (eyes closed and a second face are

@@ -27,12 +27,14 @@ extension IDVServices {
             do {
                 selfies = try FaceKitSelfieAnalyser.production(policy: policy)
             } catch {
-                Log.event("selfie analyser unavailable; selfie flows not offered", level: "warning", ["reason": .string("\(type(of: error))")])
+                // A FaceKit error names the model file and, for an altered one, both hashes (no personal data).
+                let reason = error is FaceError ? "\(error)" : "\(type(of: error))"
+                Log.event("selfie analyser unavailable; selfie flows not offered", level: "warning", ["reason": .string(reason)])
             }
         }
         return IDVServices(documents: DocumentReaderAdapter(), selfies: selfies, vault: vault, chips: EMRTDChipVerifier(),
                            costing: ImageHeaderCosting(maxFramePixels: (selfies as? FaceKitSelfieAnalyser)?.analyzer.configuration.maximumFramePixels
                                                        ?? LivenessConfiguration().maximumFramePixels),
-                           portraits: (selfies as? FaceKitSelfieAnalyser).map { FaceKitPortraitComparer(engine: $0.analyzer.engine) })
+                           portraits: (selfies as? FaceKitSelfieAnalyser).map { FaceKitPortraitComparer(engine: $0.analyzer.engine, recognizer: $0.analyzer.recognizer) })
     }
 }

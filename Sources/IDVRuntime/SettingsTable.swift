@@ -104,6 +104,8 @@ enum SettingsTable {
 
     static let workflow: [Setting] = [
         number("idv.face_match_max_distance", \.engine.workflow.faceMatchMaxDistance, max: 4, "largest face-descriptor distance that is MATCHED when idv.face_match_operating_point = distance or the analyser reports no calibration (default \(WorkflowPolicy.lfwCalibratedMaxDistance): one image against one, FMR 0.11 % on LFW)"),
+        number("idv.face_match_max_cosine_distance", \.engine.workflow.faceMatchMaxCosineDistance, max: 2, "largest cosine distance of the face recogniser's descriptors (portraits, version-3 templates) that is MATCHED when idv.face_match_operating_point = distance or the analyser reports no calibration (default \(WorkflowPolicy.recognizerMaxCosineDistance): one image against one, FMR 0.1 % on LFW)"),
+        bool("idv.upgrade_legacy_templates", \.engine.workflow.upgradeLegacyTemplates, "replace a version-1/2 (dlib) template with the capture's version-3 template when its owner matches it at or under the fmr_0.01 line in a biometric authentication against it"),
         parsed("idv.face_match_operating_point", \.engine.workflow.faceMatchOperatingPoint, requirement: "must be fmr_0.1, fmr_0.01 or distance",
                parse: { $0.lowercased() == "distance" ? .some(nil) : MatchOperatingPoint(rawValue: $0.lowercased()).map { .some($0) } },
                show: { $0?.rawValue ?? "distance" },

@@ -147,7 +147,8 @@ struct ChipPageComparison: Encodable {
     let printedMrz: [String]?
     let chipFaceFound: Bool
     let pageFaceFound: Bool
-    /// Euclidean distance of the dlib descriptors (FaceKit; smaller is more alike; LFW-calibrated threshold 0.55).
+    /// Cosine distance of the face recogniser's descriptors (FaceKit `FaceRecognizer`; smaller is more
+    /// alike; the server's image-to-image lines are `FaceMatchCalibration`'s).
     let portraitDistance: Double?
     let portraitSimilarity: Double?
 
@@ -158,9 +159,9 @@ struct ChipPageComparison: Encodable {
         let b = try pagePortraitJPEG.flatMap { try comparer.descriptor($0) }
         var distance: Double?, similarity: Double?
         if let a, let b {
-            let c = try FaceMatcher.compare(a, b)
-            distance = c.distance
-            similarity = c.similarity
+            let e = try FaceKitPortraitComparer.evidence(a, b)
+            distance = e.distance
+            similarity = e.score
         }
         return ChipPageComparison(printedMrz: printedMRZ, chipFaceFound: a != nil, pageFaceFound: b != nil,
                                   portraitDistance: distance, portraitSimilarity: similarity)

@@ -8,17 +8,19 @@ extension Command {
         let usage = """
             usage: idvd face detect IMAGE [--detector hog|cnn] [--embedding] [--landmarks]
                    idvd face compare IMAGE_A IMAGE_B [--operating-point fmr_0.1|fmr_0.01] [--threshold D]
-                                     [--detector hog|cnn] [--jitter N]
+                                     [--model reid|dlib] [--detector hog|cnn] [--jitter N]
                    idvd face export-hog-detector OUT
 
             detect   every face: box (pixels), detector score, head pose (degrees), eye/mouth aspect
                      ratios and quality measures; --landmarks adds the 5 and 68 points,
-                     --embedding the 128-d descriptor.
+                     --embedding dlib's 128-d descriptor.
             compare  the largest face of each image: distance, similarity (0–1) and match at the
                      calibrated image-to-image threshold of the operating point (default
                      \(FaceMatchPolicy.fromEnvironment().operatingPoint.rawValue): \(FaceMatchPolicy.fromEnvironment().threshold);
                      IDV_FACE_MATCH_OPERATING_POINT); --threshold / IDV_FACE_MATCH_THRESHOLD
-                     set an uncalibrated distance instead.
+                     set an uncalibrated distance instead. --model reid (default): the face
+                     recogniser of new templates (face-reidentification-retail-0095, cosine
+                     distance); dlib: dlib's ResNet of version-1/2 templates (Euclidean; --jitter).
             export-hog-detector  writes dlib's get_frontal_face_detector() with dlib's serialize to OUT
                      and prints its SHA-256: how Sources/FaceKit/Models/dlib/frontal_face_detector.dat
                      was made (Models/dlib/SOURCES.md).
@@ -30,7 +32,7 @@ extension Command {
             return args.isEmpty ? 2 : 0
         }
         let (options, positional) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["embedding", "landmarks"],
-                                                         valued: ["detector", "operating-point", "threshold", "jitter"], command: "face \(sub)")
+                                                         valued: ["detector", "operating-point", "threshold", "jitter", "model"], command: "face \(sub)")
         var detection = DetectionOptions()
         if let name = options["detector"] {
             guard let kind = FaceDetectorKind(rawValue: name) else { throw CLIError("--detector must be hog or cnn") }
@@ -71,18 +73,33 @@ extension Command {
             }
             let jitter = Int(options["jitter"] ?? "0") ?? -1
             guard (0...100).contains(jitter) else { throw CLIError("--jitter must be 0…100") }
-            let engine = try FaceEngine.shared()
-            let analysisOptions = AnalysisOptions(detection: detection, landmarks68: false, jitter: jitter)
-            var sides: [(FaceAnalysis, Int)] = []
-            for (label, path) in zip(["IMAGE_A", "IMAGE_B"], positional) {
-                let faces = try engine.analyze(try FaceCLI.load(path), options: analysisOptions)
-                guard let first = faces.first else { throw CLIError("no face found in \(label) (\(path))") }
-                sides.append((first, faces.count))
+            let model: FaceDescriptorModel
+            switch options["model"] ?? "reid" {
+            case "reid": model = .faceReidentification0095
+            case "dlib": model = .dlibResNetV1
+            default: throw CLIError("--model is reid or dlib")
             }
-            let result = try FaceMatcher.compare(sides[0].0.embedding ?? [], sides[1].0.embedding ?? [], policy: policy)
+            let engine = try FaceEngine.shared()
+            let analysisOptions = AnalysisOptions(detection: detection, landmarks68: model != .dlibResNetV1,
+                                                  embedding: model == .dlibResNetV1, jitter: jitter)
+            var sides: [(FaceAnalysis, Int, [Float])] = []
+            for (label, path) in zip(["IMAGE_A", "IMAGE_B"], positional) {
+                let image = try FaceCLI.load(path)
+                let faces = try engine.analyze(image, options: analysisOptions)
+                guard let first = faces.first else { throw CLIError("no face found in \(label) (\(path))") }
+                let descriptor: [Float]
+                if model == .dlibResNetV1 {
+                    descriptor = first.embedding ?? []
+                } else {
+                    guard let points = AlignmentPoints(landmarks68: first.landmarks68) else { throw CLIError("no landmarks in \(label) (\(path))") }
+                    descriptor = try FaceRecognizer.shared().embedding(in: image, points: points)
+                }
+                sides.append((first, faces.count, descriptor))
+            }
+            let result = try FaceMatcher.compare(sides[0].2, sides[1].2, policy: policy, kind: .imageToImage, model: model)
             try CLI.printJSON(FaceCLI.CompareReport(
                 distance: result.distance, similarity: result.similarity, match: result.match, threshold: result.threshold,
-                faces_a: sides[0].1, faces_b: sides[1].1,
+                model: model.name, metric: model.metric.rawValue, faces_a: sides[0].1, faces_b: sides[1].1,
                 box_a: sides[0].0.box, box_b: sides[1].0.box))
             return 0
         default:
@@ -151,6 +168,8 @@ enum FaceCLI {
         let similarity: Double
         let match: Bool
         let threshold: Double
+        let model: String
+        let metric: String
         let faces_a: Int
         let faces_b: Int
         let box_a: FaceBox
@@ -161,24 +180,29 @@ enum FaceCLI {
 // MARK: - idvd bench face
 
 extension Benchmark {
-    static let face = Benchmark(name: "face", summary: "face engine: per-stage times, LFW verification (accuracy, FNMR at FMR)", hasUsage: true) { args in
-        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "flip", "with-pairs"],
+    static let face = Benchmark(name: "face", summary: "face engine: per-stage times; LFW matching (FNMR at FMR, fit/eval split, shipped thresholds)", hasUsage: true) { args in
+        let (o, _) = try CLI.parseOptions(args, flags: ["stages-only", "lfw-only", "help", "with-pairs", "weighted"],
                                           valued: ["pairs", "images", "limit", "threads", "repeat", "cache", "stage-image", "probe-images",
-                                                   "fit-folds", "template-cache"], takesArguments: false, command: "bench face")
+                                                   "split", "measure-cache", "variants"], takesArguments: false, command: "bench face")
         if o["help"] != nil {
             print("""
-                usage: idvd bench face [--pairs FILE] [--images DIR] [--limit N] [--threads N] [--repeat N]
-                                       [--cache FILE] [--stage-image FILE] [--stages-only | --lfw-only]
-                                       [--probe-images K [--fit-folds LIST] [--template-cache FILE] [--flip] [--with-pairs]]
-                  --pairs/--images  an LFW-format pairs list and image folder (default ../shared/testdata/lfw)
-                  --limit N         only the first N usable pairs
-                  --threads N       threads for the LFW descriptors (default 1; stages always use one)
-                  --cache FILE      keep LFW descriptors in FILE between runs
-                  --probe-images K  multi-image templates: one reference image against K fused probe images
-                                    (default 3; 0 skips), thresholds fitted on --fit-folds (default 1,2,3) and
-                                    reported on the other folds; --template-cache FILE keeps its measures;
-                                    --flip averages each image's descriptor with its mirror image's;
-                                    --with-pairs also runs the one-image-pair LFW verification
+                usage: idvd bench face [--pairs FILE] [--images DIR] [--probe-images K,…] [--variants LIST] [--split FILE]
+                                       [--threads N] [--measure-cache FILE] [--weighted] [--stages-only | --lfw-only]
+                                       [--repeat N] [--stage-image FILE] [--with-pairs [--limit N] [--cache FILE]]
+                  --pairs/--images  an LFW-format pairs list and image folder (default ../shared/testdata/lfw); every
+                                    image of every person the list names is measured once (cached)
+                  --probe-images K  fused(K)-to-image protocols beside image-to-image, a list (default 3,5,10; 0 = none)
+                  --variants LIST   matchers to report: \(FaceRecognitionBench.Variant.allCases.map(\.rawValue).joined(separator: ", ")), or all
+                                    (default \(FaceRecognitionBench.Variant.shipped.rawValue),dlib)
+                  --split FILE      the fixed fit/eval person split (default bench/lfw-split.txt, when present); people
+                                    it does not name count as unseen
+                  --threads N       threads measuring images (default 1; stages always use one)
+                  --measure-cache F where per-image measures are kept (default ~/.cache/openidv/bench/face-<models>-<set>.bin)
+                  --weighted        fuse with FaceTemplate.qualityWeight (default: plain mean)
+                  --with-pairs      also the View-2 pairs verification of dlib's descriptor (--limit, --cache)
+                Prints, per matcher and protocol, thresholds fitted at FMR 0.1 % and 0.01 % on the fit people with FMR and
+                FNMR on the eval people, then FaceKit's shipped thresholds' realised FMR/FNMR on every person they were not
+                fitted on ("shipped fmr_0.01 image-to-image: FMR … % (a/b), FNMR … % (c/d)").
                 """)
             return 0
         }
@@ -196,20 +220,29 @@ extension Benchmark {
             let pairs = o["pairs"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("pairs.txt")
             let images = o["images"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("images")
             let threads = max(1, Int(o["threads"] ?? "1") ?? 1)
-            let k = Int(o["probe-images"] ?? "3") ?? -1
-            guard (0...10).contains(k) else { throw CLIError("--probe-images needs 0…10") }
-            if o["probe-images"] == nil || o["with-pairs"] != nil {
+            guard FileManager.default.fileExists(atPath: pairs.path) else {
+                throw CLIError("pairs list \(pairs.path) not found (give --pairs FILE --images DIR, or --stages-only)")
+            }
+            if o["with-pairs"] != nil {
                 try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
                                   threads: threads, cache: o["cache"].map { URL(fileURLWithPath: $0) })
             }
-            if k > 0, FileManager.default.fileExists(atPath: pairs.path) {
-                let fit = try Set((o["fit-folds"] ?? "1,2,3").split(separator: ",").map { s -> Int in
-                    guard let f = Int(s), (1...10).contains(f) else { throw CLIError("--fit-folds is a list of fold numbers, e.g. 1,2,3") }
-                    return f - 1
-                })
-                try FaceTemplateBench.run(engine: engine, pairsFile: pairs, imagesDir: images, k: k, fitFolds: fit, threads: threads,
-                                          cache: o["template-cache"].map { URL(fileURLWithPath: $0) }, flip: o["flip"] != nil)
+            let ks = try (o["probe-images"] ?? "3,5,10").split(separator: ",").map { s -> Int in
+                guard let k = Int(s), (0...20).contains(k) else { throw CLIError("--probe-images is a list of 0…20, e.g. 3,5,10") }
+                return k
+            }.filter { $0 > 0 }
+            let variantNames = (o["variants"] ?? "\(FaceRecognitionBench.Variant.shipped.rawValue),dlib")
+            let variants = try variantNames == "all" ? FaceRecognitionBench.Variant.allCases : variantNames.split(separator: ",").map { s in
+                guard let v = FaceRecognitionBench.Variant(rawValue: String(s)) else {
+                    throw CLIError("--variants: unknown '\(s)' (\(FaceRecognitionBench.Variant.allCases.map(\.rawValue).joined(separator: ", ")), all)")
+                }
+                return v
             }
+            try FaceRecognitionBench.run(engine: engine, pairsFile: pairs, imagesDir: images,
+                                         splitFile: URL(fileURLWithPath: o["split"] ?? "bench/lfw-split.txt"), splitIsDefault: o["split"] == nil,
+                                         ks: [1] + Array(Set(ks)).sorted(),
+                                         variants: variants, threads: threads, cacheFile: o["measure-cache"].map { URL(fileURLWithPath: $0) },
+                                         weighted: o["weighted"] != nil)
         }
         return 0
     }
@@ -246,7 +279,9 @@ enum FaceBench {
         }
         print("face engine per-stage CPU time on one core (thread CPU clock; OpenBLAS 1 thread), median of \(repeats) runs, dlib \(dlibVersion)")
         print("source: \(source.lastPathComponent) (\(photo.width)×\(photo.height)), re-encoded as JPEG q90 at each size")
-        print("size        decode   detect HOG  landmarks5 landmarks68       embed   total(HOG)  detect CNN")
+        let recognizer = try FaceRecognizer.shared()
+        print("size        decode   detect HOG  landmarks5 landmarks68  embed dlib  embed 0095   total(HOG)  detect CNN")
+        print("(total = decode + detect + 68 landmarks + 0095 descriptor: what a new template's image costs)")
         for (w, h) in [(640, 480), (1920, 1080)] {
             let jpeg = try frame(w, h)
             var t: [String: [Double]] = [:]
@@ -259,15 +294,18 @@ enum FaceBench {
                 guard let face = faces.first else { throw CLIError("no face in the \(w)×\(h) stage image") }
                 var five: [FacePoint] = []
                 t["lm5", default: []].append(try cpu { five = try engine.landmarks(in: image, box: face.box, count: 5) })
-                t["lm68", default: []].append(try cpu { _ = try engine.landmarks(in: image, box: face.box, count: 68) })
+                var points68: [FacePoint] = []
+                t["lm68", default: []].append(try cpu { points68 = try engine.landmarks(in: image, box: face.box, count: 68) })
                 t["embed", default: []].append(try cpu { _ = try engine.embedding(in: image, landmarks: five) })
+                guard let points = AlignmentPoints(landmarks68: points68) else { throw CLIError("no 68 landmarks in the \(w)×\(h) stage image") }
+                t["reid", default: []].append(try cpu { _ = try recognizer.embedding(in: image, points: points) })
                 if i < max(1, repeats / 3) {
                     t["cnn", default: []].append(try cpu { _ = try engine.detect(in: image, options: .init(detector: .cnn)) })
                 }
             }
-            let total = ["decode", "detect", "lm5", "lm68", "embed"].reduce(0.0) { $0 + median(t[$1] ?? []) }
+            let total = ["decode", "detect", "lm68", "reid"].reduce(0.0) { $0 + median(t[$1] ?? []) }
             print(String(format: "%4d×%-4d", w, h), ms(median(t["decode"]!)), ms(median(t["detect"]!)), ms(median(t["lm5"]!)),
-                  ms(median(t["lm68"]!)), ms(median(t["embed"]!)), "  ", ms(total), "  ", ms(median(t["cnn"]!)))
+                  ms(median(t["lm68"]!)), ms(median(t["embed"]!)), ms(median(t["reid"]!)), "  ", ms(total), "  ", ms(median(t["cnn"]!)))
         }
         let jpeg1080 = try frame(1920, 1080)
         print(String(format: "wall clock of one whole 1920×1080 decode+detect+landmarks+embed now: %.1f ms (other processes' load shows here, not above)", Command.measure {
@@ -412,7 +450,8 @@ enum FaceBench {
         }
         let meanAcc = foldAcc.isEmpty ? accuracy(scored, bestThreshold(scored)) : foldAcc.reduce(0, +) / Double(foldAcc.count)
         let sdAcc = foldAcc.count > 1 ? (foldAcc.map { ($0 - meanAcc) * ($0 - meanAcc) }.reduce(0, +) / Double(foldAcc.count - 1)).squareRoot() : 0
-        let policy = FaceMatchPolicy.fromEnvironment()
+        // dlib's configured image-to-image line (this section measures dlib's descriptor).
+        let configured = FaceMatchPolicy.fromEnvironment().threshold(for: .imageToImage, model: .dlibResNetV1)
         if foldT.isEmpty {
             let t: Double = bestThreshold(scored)
             print(String(format: "accuracy (one fold: best threshold %.3f fitted on these pairs, in-sample): %.2f %%   [dlib's published figure for this model: 99.38 %%]",
@@ -423,7 +462,7 @@ enum FaceBench {
                          folds.count, meanT, meanAcc * 100, sdAcc * 100))
         }
         print(String(format: "accuracy at the configured threshold %.3f: %.2f %%; at dlib's 0.6: %.2f %%",
-                     policy.threshold, accuracy(scored, policy.threshold) * 100, accuracy(scored, 0.6) * 100))
+                     configured, accuracy(scored, configured) * 100, accuracy(scored, 0.6) * 100))
         print(String(format: "distances: genuine median %.3f (95th pct %.3f), impostor median %.3f (5th pct %.3f)",
                      median(genuine), genuine[Int(Double(genuine.count - 1) * 0.95)], median(impostor), impostor[Int(Double(impostor.count - 1) * 0.05)]))
 
@@ -464,11 +503,11 @@ enum FaceBench {
             print(String(format: "              all cross-person pairs (%d impostors): threshold %.3f, FMR %.4f %%, FNMR %.2f %% (View-2 genuine), %.2f %% (all %d same-person pairs)",
                          extImpostor.count, ext.t, ext.fmr * 100, ext.fnmr * 100, extAll.fnmr * 100, extGenuine.count))
         }
-        for t in [policy.threshold, 0.6] {
+        for t in [configured, 0.6] {
             let fmr = Double(extImpostor.prefix { $0 <= t }.count) / Double(extImpostor.count)
             let fnmr = Double(genuine.filter { $0 > t }.count) / Double(genuine.count)
             print(String(format: "at threshold %.3f%@: FMR %.4f %% (all cross-person pairs), FNMR %.2f %% (View-2 genuine pairs), accuracy %.2f %% (View-2)",
-                         t, t == policy.threshold ? " (configured)" : " (dlib's)", fmr * 100, fnmr * 100, accuracy(scored, t) * 100))
+                         t, t == configured ? " (configured)" : " (dlib's)", fmr * 100, fnmr * 100, accuracy(scored, t) * 100))
         }
     }
 }

@@ -66,6 +66,10 @@ struct LivenessOutput: Encodable {
     let challenge_nonce: String?
     let completed_actions: [String]
     let best_frame_index: Int?
+    /// The frames fused into the capture's template (best first) and their quality weights.
+    let template_frames: [Int]
+    let template_weights: [Double]
+    let template_model: String?
     let frames: [FrameSummary]?
 
     init(_ r: LivenessReport, includeFrames: Bool) {
@@ -77,6 +81,8 @@ struct LivenessOutput: Encodable {
         identity_distance = r.identityDistance.map { ($0 * 10000).rounded() / 10000 }
         challenge_nonce = r.challengeNonce; completed_actions = r.completedActions.map(\.rawValue)
         best_frame_index = r.bestFrameIndex; frames = includeFrames ? r.frames : nil
+        template_frames = r.templateFrameIndices; template_weights = r.templateWeights.map { ($0 * 1000).rounded() / 1000 }
+        template_model = r.template?.model.name
     }
 }
 
@@ -229,8 +235,9 @@ extension Command {
         usage: idvd selfie verify FRAMES_DIR|VIDEO --against PORTRAIT [--fps N] [--threshold T]
                                   [--operating-point fmr_0.1|fmr_0.01] [--match-threshold D]
         Prints JSON: display_text (MATCHED / NOT_MATCHED / LIVENESS_FAILED, the server policy's verdict), result_criteria,
-        face_matcher_score (0–1), distance (capture's fused template to portrait), match_threshold (the operating
-        point's calibrated distance, default fmr_0.1; --match-threshold D: a fixed distance), match_kind,
+        face_matcher_score (0–1), distance (the cosine distance of the capture's fused template to the portrait,
+        face-reidentification-retail-0095), match_threshold (the operating point's calibrated distance, default
+        fmr_0.1; --match-threshold D: a fixed cosine distance), match_kind, match_model,
         liveness_score (0–100), reasons, capture_issues and recapture_code (1060–1065: the server would ask again).
         Exit 0 when MATCHED.
         """
@@ -251,8 +258,8 @@ extension Command {
         var policy = WorkflowPolicy()
         policy.livenessThreshold = config.threshold
         if let v = o["match-threshold"] {
-            guard let d = Double(v), d > 0 else { throw CLIError("--match-threshold needs a positive number") }
-            policy.faceMatchMaxDistance = d
+            guard let d = Double(v), d > 0, d <= 2 else { throw CLIError("--match-threshold needs a cosine distance in (0, 2]") }
+            policy.faceMatchMaxCosineDistance = d
             policy.faceMatchOperatingPoint = nil
         }
         if let v = o["operating-point"] {
@@ -266,13 +273,14 @@ extension Command {
         if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
         struct Out: Encodable {
             let display_text: String; let result_criteria: String; let face_matcher_score: Double; let distance: Double?
-            let match_threshold: Double?; let match_kind: String?; let liveness_score: Int; let live: Bool; let reasons: [String]
+            let match_threshold: Double?; let match_kind: String?; let match_model: String?; let liveness_score: Int; let live: Bool
+            let reasons: [String]
             let best_frame_index: Int?; let capture_issues: [String]; let recapture_code: Int?
         }
         try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria.rawValue,
                               face_matcher_score: (v.faceMatchScore * 1000).rounded() / 1000,
                               distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: judged.matchThreshold,
-                              match_kind: v.kind?.rawValue, liveness_score: v.livenessScore, live: v.liveness.live,
+                              match_kind: v.kind?.rawValue, match_model: v.model?.name, liveness_score: v.livenessScore, live: v.liveness.live,
                               reasons: v.reasons.map(\.rawValue), best_frame_index: v.liveness.bestFrameIndex,
                               capture_issues: evidence.captureIssues.map(\.rawValue), recapture_code: policy.recapture(evidence)?.errorCode.rawValue))
         return judged.verdict == .matched ? 0 : 1

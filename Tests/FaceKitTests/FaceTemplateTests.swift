@@ -25,8 +25,9 @@ final class FaceTemplateTests: XCTestCase {
     }
 
     func testVersionTwoRoundTrip() throws {
-        let t = try FaceTemplate.fused([descriptor(1), descriptor(2), descriptor(3)], weights: [1, 0.5, 0.25])
+        let t = try FaceTemplate.fused([descriptor(1), descriptor(2), descriptor(3)], weights: [1, 0.5, 0.25], model: .dlibResNetV1)
         XCTAssertEqual(t.version, 2)
+        XCTAssertTrue(t.isLegacy)
         XCTAssertEqual(t.fusion, .qualityWeightedMean)
         XCTAssertEqual(t.sourceCount, 3)
         let bytes = t.encoded()
@@ -37,28 +38,82 @@ final class FaceTemplateTests: XCTestCase {
 
     func testFusionIsTheWeightedMean() throws {
         let a = [Float](repeating: 0.2, count: 128), b = [Float](repeating: -0.1, count: 128)
-        XCTAssertEqual(try FaceTemplate.fused([a, b]).descriptor.first!, 0.05, accuracy: 1e-6)
-        XCTAssertEqual(try FaceTemplate.fused([a, b]).fusion, .mean)
-        XCTAssertEqual(try FaceTemplate.fused([a, b], weights: [3, 1]).descriptor.first!, 0.125, accuracy: 1e-6)
-        XCTAssertEqual(try FaceTemplate.fused([a]).fusion, .single)
-        XCTAssertEqual(try FaceTemplate.fused([a, b], weights: [2, 2]).fusion, .mean)
+        XCTAssertEqual(try FaceTemplate.fused([a, b], model: .dlibResNetV1).descriptor.first!, 0.05, accuracy: 1e-6)
+        XCTAssertEqual(try FaceTemplate.fused([a, b], model: .dlibResNetV1).fusion, .mean)
+        XCTAssertEqual(try FaceTemplate.fused([a, b], weights: [3, 1], model: .dlibResNetV1).descriptor.first!, 0.125, accuracy: 1e-6)
+        XCTAssertEqual(try FaceTemplate.fused([a], model: .dlibResNetV1).fusion, .single)
+        XCTAssertEqual(try FaceTemplate.fused([a, b], weights: [2, 2], model: .dlibResNetV1).fusion, .mean)
     }
 
     func testBadInputIsRefused() {
-        XCTAssertThrowsError(try FaceTemplate.fused([]))
-        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), Array(descriptor(2).prefix(127))]))
-        XCTAssertThrowsError(try FaceTemplate.fused([[Float](repeating: .nan, count: 128)]))
-        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), descriptor(2)], weights: [0, 0]))
-        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), descriptor(2)], weights: [1, -1]))
-        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1)], weights: [1, 1]))
+        let dlib = FaceDescriptorModel.dlibResNetV1
+        XCTAssertThrowsError(try FaceTemplate.fused([], model: dlib))
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), Array(descriptor(2).prefix(127))], model: dlib))
+        XCTAssertThrowsError(try FaceTemplate.fused([[Float](repeating: .nan, count: 128)], model: dlib))
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), descriptor(2)], weights: [0, 0], model: dlib))
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1), descriptor(2)], weights: [1, -1], model: dlib))
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1)], weights: [1, 1], model: dlib))
+        // A dlib descriptor is not a recogniser descriptor, nor a zero vector one.
+        XCTAssertThrowsError(try FaceTemplate.fused([descriptor(1)], model: .faceReidentification0095))
+        XCTAssertThrowsError(try FaceTemplate.fused([[Float](repeating: 0, count: 256)], model: .faceReidentification0095))
         XCTAssertThrowsError(try FaceTemplate(decoding: [1, 2, 3]))
-        XCTAssertThrowsError(try FaceTemplate(decoding: Array("IDVT".utf8) + [3, 1, 0, 1] + versionOneBytes(descriptor(1)))) { e in
-            XCTAssertEqual(e as? FaceTemplateError, .unsupportedVersion(3))
+        XCTAssertThrowsError(try FaceTemplate(decoding: Array("IDVT".utf8) + [4, 2, 0, 1] + versionOneBytes(unit(1)))) { e in
+            XCTAssertEqual(e as? FaceTemplateError, .unsupportedVersion(4))
         }
         XCTAssertThrowsError(try FaceTemplate(decoding: Array("IDVT".utf8) + [2, 9, 0, 1] + versionOneBytes(descriptor(1)))) { e in
             XCTAssertEqual(e as? FaceTemplateError, .unsupportedModel(9))
         }
+        // Version 2 holds dlib descriptors only; a version-3 header's model decides the length.
+        XCTAssertThrowsError(try FaceTemplate(decoding: Array("IDVT".utf8) + [2, 2, 0, 1] + versionOneBytes(unit(1)))) { e in
+            XCTAssertEqual(e as? FaceTemplateError, .unsupportedModel(2))
+        }
+        XCTAssertThrowsError(try FaceTemplate(decoding: Array("IDVT".utf8) + [3, 2, 0, 1] + versionOneBytes(descriptor(1)))) { e in
+            guard case .unrecognisedFormat = e as? FaceTemplateError else { return XCTFail("\(e)") }
+        }
         XCTAssertThrowsError(try FaceTemplate(decoding: versionOneBytes([Float](repeating: 1e20, count: 128))))
+    }
+
+    /// A unit 256-d descriptor, as the recogniser makes them.
+    func unit(_ seed: Float) -> [Float] {
+        let v = (0..<256).map { Float(cos(Double($0) * 0.23 + Double(seed))) }
+        let n = v.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        return v.map { $0 / n }
+    }
+
+    func testVersionThreeRoundTripAndCosineFusion() throws {
+        let model = FaceDescriptorModel.faceReidentification0095
+        let t = try FaceTemplate.fused([unit(1), unit(2), unit(3)], weights: [1, 0.5, 0.25], model: model)
+        XCTAssertEqual(t.version, 3)
+        XCTAssertEqual(t.model, model)
+        XCTAssertFalse(t.isLegacy)
+        XCTAssertEqual(t.sourceCount, 3)
+        // The fused descriptor is back at unit length.
+        XCTAssertEqual(t.descriptor.reduce(0) { $0 + Double($1) * Double($1) }, 1, accuracy: 1e-5)
+        let bytes = t.encoded()
+        XCTAssertEqual(bytes.count, 8 + 1024)
+        XCTAssertEqual(Array(bytes.prefix(8)), Array("IDVT".utf8) + [3, 2, 2, 3])
+        XCTAssertEqual(try FaceTemplate(decoding: bytes), t)
+        // Descriptors of twice the length weigh the same: each is taken at unit length first.
+        let scaled = try FaceTemplate.fused([unit(1).map { $0 * 2 }, unit(2)], model: model)
+        let plain = try FaceTemplate.fused([unit(1), unit(2)], model: model)
+        for (a, b) in zip(scaled.descriptor, plain.descriptor) { XCTAssertEqual(a, b, accuracy: 1e-6) }
+        // Templates of different models are not compared.
+        let old = try FaceTemplate.fused([descriptor(1)], model: .dlibResNetV1)
+        XCTAssertThrowsError(try FaceMatcher.distance(t, old))
+        XCTAssertThrowsError(try FaceMatcher.compare(t, old))
+        XCTAssertEqual(try FaceMatcher.distance(t, t), 0, accuracy: 1e-6)
+        XCTAssertEqual(try FaceMatcher.compare(t, t).model, model)
+    }
+
+    func testCosineAndEuclideanMetrics() throws {
+        XCTAssertEqual(try FaceDescriptorMetric.cosine.distance([1, 0], [0, 1]), 1, accuracy: 1e-12)
+        XCTAssertEqual(try FaceDescriptorMetric.cosine.distance([1, 0], [-2, 0]), 2, accuracy: 1e-12)
+        XCTAssertEqual(try FaceDescriptorMetric.cosine.distance([3, 4], [6, 8]), 0, accuracy: 1e-12)
+        XCTAssertEqual(try FaceDescriptorMetric.euclidean.distance([0, 0], [3, 4]), 5)
+        XCTAssertThrowsError(try FaceDescriptorMetric.cosine.distance([0, 0], [1, 0]))
+        XCTAssertThrowsError(try FaceDescriptorMetric.cosine.distance([1], [1, 0]))
+        XCTAssertEqual(FaceDescriptorModel(name: "face-reidentification-retail-0095"), .faceReidentification0095)
+        XCTAssertNil(FaceDescriptorModel(name: "other"))
     }
 
     func testQualityWeight() {

@@ -63,12 +63,12 @@ final class LivenessTests: XCTestCase {
         // The clip turns to about ±20° around frame 17 and 26; those are not chosen.
         let yaws = report.frames.compactMap { $0.pose.map { abs($0.yaw) } }
         XCTAssertGreaterThan(yaws.max() ?? 0, 15)
-        // The JPEG is that frame, decodable, with one face; the embedding is 128-d.
+        // The JPEG is that frame, decodable, with one face; the embedding is the recogniser's (256-d).
         let jpeg = try XCTUnwrap(report.bestFrameJPEG)
         let image = try Image(data: jpeg)
         XCTAssertEqual(image.width, best.width)
         XCTAssertEqual(try FaceEngineTests.engine().detect(in: image).count, 1)
-        XCTAssertEqual(report.bestFrameEmbedding?.count, 128)
+        XCTAssertEqual(report.bestFrameEmbedding?.count, FaceDescriptorModel.faceReidentification0095.dimensions)
     }
 
     // MARK: Attacks
@@ -282,14 +282,17 @@ final class LivenessTests: XCTestCase {
         let analyzer = try Self.analyzer()
         let portrait = try Data(contentsOf: Self.selfie.appendingPathComponent("katie_portrait.jpg"))
         let katie = try Self.frames("katie_live")
+        let model = FaceDescriptorModel.faceReidentification0095
+        let strict = FaceMatchCalibration.threshold(.fmr1in10000, for: .fusedToImage, model: model).distance
         let matched = try analyzer.verify(frames: katie, against: .portrait(portrait))
         XCTAssertTrue(matched.liveness.live)
+        XCTAssertEqual(matched.model, model)
         XCTAssertGreaterThan(matched.faceMatchScore, 0.5)
-        XCTAssertLessThan(try XCTUnwrap(matched.distance), SelfieMatching.defaultDistanceThreshold)
+        XCTAssertLessThan(try XCTUnwrap(matched.distance), strict)
         XCTAssertGreaterThanOrEqual(matched.livenessScore, 50)
 
         let other = try analyzer.verify(frames: Self.frames("aoc_live"), against: .portrait(portrait))
-        XCTAssertGreaterThan(try XCTUnwrap(other.distance), SelfieMatching.defaultDistanceThreshold)
+        XCTAssertGreaterThan(try XCTUnwrap(other.distance), FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToImage, model: model).distance)
         XCTAssertTrue(other.liveness.live)
         XCTAssertLessThan(other.faceMatchScore, 0.5)
 
@@ -301,22 +304,44 @@ final class LivenessTests: XCTestCase {
 
         // The capture's fused template is what was compared with the portrait (fused↔image).
         XCTAssertEqual(matched.kind, .fusedToImage)
+        XCTAssertEqual(matched.comparedProbe, matched.probe)
         XCTAssertGreaterThan(try XCTUnwrap(matched.liveness.template).sourceCount, 1)
-        // Re-comparison against the stored (fused, version-2) template of the first capture.
+        // Re-comparison against the stored (fused, version-3) template of the first capture.
         let stored = try FaceTemplate(decoding: try XCTUnwrap(matched.probe).encoded())
+        XCTAssertEqual(stored.version, 3)
         let again = try analyzer.verify(frames: katie, against: .template(stored))
         XCTAssertEqual(try XCTUnwrap(again.distance), 0, accuracy: 1e-6)
         XCTAssertEqual(again.kind, .fusedToFused)
         XCTAssertGreaterThan(again.faceMatchScore, 0.99)
     }
 
+    /// A portrait cropped tight to the face (as a chip's DG2 face or a page crop can be) is found
+    /// on a grey margin, and gives the same person's descriptor.
+    func testTightPortraitIsFoundOnAMargin() throws {
+        let analyzer = try Self.analyzer()
+        let data = try Data(contentsOf: Self.selfie.appendingPathComponent("katie_portrait.jpg"))
+        let image = try Image(data: data)
+        let face = try XCTUnwrap(analyzer.engine.detect(in: image).first).box
+        let tight = try Image(data: image.cropped(XCTUnwrap(face.expanded(by: -0.15).clipped(to: image.bounds))).jpegData(quality: 92))
+        XCTAssertTrue(try analyzer.engine.detect(in: tight).isEmpty, "the crop must leave the detector no margin for this test")
+        let a = try analyzer.embedding(of: .portrait(tight.jpegData(quality: 92)))
+        let b = try analyzer.embedding(of: .portrait(data))
+        XCTAssertLessThan(try FaceDescriptorMetric.cosine.distance(a, b),
+                          FaceMatchCalibration.threshold(.fmr1in10000, for: .imageToImage, model: .faceReidentification0095).distance)
+    }
+
     func testBadReferencesAreRefusedBeforeAnalysis() throws {
         let analyzer = try Self.analyzer()
         let frames = [Data("never decoded".utf8)]
-        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [0.1, 0.2])))) {
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [0.1, 0.2], model: .dlibResNetV1)))) {
             guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
         }
-        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [Float](repeating: .nan, count: 128))))) {
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [Float](repeating: 0.1, count: 128),
+                                                                                                   model: .faceReidentification0095)))) {
+            guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
+        }
+        XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .template(FaceTemplate(descriptor: [Float](repeating: .nan, count: 128),
+                                                                                                   model: .dlibResNetV1)))) {
             guard case .invalidTemplate = $0 as? LivenessError else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try analyzer.verify(frames: frames, against: .portrait(Data("x".utf8)))) {
@@ -328,112 +353,16 @@ final class LivenessTests: XCTestCase {
     }
 
     func testMatchScoreScale() {
-        XCTAssertGreaterThan(SelfieMatching.score(distance: 0), 0.99)
-        XCTAssertEqual(SelfieMatching.score(distance: SelfieMatching.defaultDistanceThreshold), 0.5, accuracy: 1e-12)
-        XCTAssertLessThan(SelfieMatching.score(distance: 1.5), 0.001)
-        XCTAssertEqual(SelfieMatching.score(distance: .infinity), 0)
+        for model in FaceDescriptorModel.allCases {
+            XCTAssertGreaterThan(SelfieMatching.score(distance: 0, model: model), 0.99)
+            XCTAssertLessThan(SelfieMatching.score(distance: 1.5, model: model), 0.001)
+            XCTAssertEqual(SelfieMatching.score(distance: .infinity, model: model), 0)
+        }
+        XCTAssertEqual(SelfieMatching.score(distance: SelfieMatching.defaultDistanceThreshold, model: .dlibResNetV1), 0.5, accuracy: 1e-12)
+        XCTAssertEqual(SelfieMatching.score(distance: FaceMatchCalibration.recognizerSimilarity.centre, model: .faceReidentification0095), 0.5,
+                       accuracy: 1e-12)
         XCTAssertEqual(SelfieMatching.defaultDistanceThreshold, FaceMatchPolicy.lfwCalibratedThreshold)
         XCTAssertEqual(SelfieMatching.distance([0, 0], [3, 4]), 5)
         XCTAssertEqual(SelfieMatching.distance([0], [3, 4]), .infinity)
-    }
-}
-
-/// The cues on synthetic data, where the right answer is known exactly.
-final class LivenessCueTests: XCTestCase {
-    /// A fake 68-point face: a grid of points.
-    let points: [FacePoint] = (0..<68).map { FacePoint(x: Double($0 % 9) * 12 + 100, y: Double($0 / 9) * 15 + 80) }
-
-    func testHomographyExplainsAFlatPictureExactly() throws {
-        // A perspective map: the residual is (numerically) zero.
-        let h = LivenessCues.Homography(h: [1.05, 0.08, 12, -0.05, 0.97, -7, 0.0004, -0.0003, 1])
-        let moved = points.map(h.apply)
-        let r = try XCTUnwrap(LivenessCues.planarResidual(from: points, to: moved, scale: 40))
-        XCTAssertLessThan(r, 1e-6)
-        let fitted = try XCTUnwrap(LivenessCues.fitHomography(from: points, to: moved))
-        for (a, b) in zip(fitted.h, h.h) { XCTAssertEqual(a, b, accuracy: 1e-6) }
-    }
-
-    func testNonPlanarMotionLeavesAResidual() throws {
-        // Move a "mouth" subset of points independently: not a homography.
-        var moved = points
-        for i in 48..<68 { moved[i].y += 6 }
-        let r = try XCTUnwrap(LivenessCues.planarResidual(from: points, to: moved, scale: 40))
-        XCTAssertGreaterThan(r, 0.03)
-        XCTAssertNil(LivenessCues.planarResidual(from: Array(points.prefix(3)), to: Array(moved.prefix(3)), scale: 40))
-        XCTAssertNil(LivenessCues.planarResidual(from: [FacePoint](repeating: .init(x: 1, y: 1), count: 10),
-                                                 to: Array(points.prefix(10)), scale: 40), "degenerate")
-    }
-
-    func testBlinkNeedsDipAndRecoveryWithinDuration() {
-        let open = 0.32
-        let blink: [Double?] = [open, open, open, 0.12, 0.15, open, open, open]
-        let found = LivenessCues.blinks(ear: blink, minimumDepth: 0.3, maximumFrames: 5).blinks
-        XCTAssertEqual(found, [BlinkEvent(startFrame: 3, endFrame: 4, depth: 1 - 0.12 / open)])
-        // Eyes closed for 8 frames (0.8 s at 10 fps): not a blink.
-        let closedRun = [Double?](repeating: 0.1, count: 8)
-        let openRun = [Double?](repeating: open, count: 10)
-        let long: [Double?] = [open, open] + closedRun + openRun
-        XCTAssertEqual(LivenessCues.blinks(ear: long, minimumDepth: 0.3, maximumFrames: 5).blinks, [])
-        // Closed at the end, never reopened.
-        let noRecovery: [Double?] = [open, open, open, open, 0.1, 0.1]
-        XCTAssertEqual(LivenessCues.blinks(ear: noRecovery, minimumDepth: 0.3, maximumFrames: 5).blinks, [])
-        // A shallow wobble (10 %).
-        let wobble: [Double?] = [open, open, 0.29, open, 0.3, open]
-        let result = LivenessCues.blinks(ear: wobble, minimumDepth: 0.3, maximumFrames: 5)
-        XCTAssertEqual(result.blinks, [])
-        XCTAssertLessThan(result.deepestDip, 0.15)
-        // Frames without a face (nil) are no recovery: the eye must be seen open again within two frames.
-        XCTAssertEqual(LivenessCues.blinks(ear: [open, open, 0.1, nil, nil, open], minimumDepth: 0.3, maximumFrames: 5).blinks, [])
-        XCTAssertEqual(LivenessCues.blinks(ear: [open, open, 0.1, nil, open, open], minimumDepth: 0.3, maximumFrames: 5).blinks.count, 1)
-    }
-
-    func testActionSpreadSeesSpeechButNotOneFrameGlitches() {
-        // A talking mouth: closed (0.02), open over several frames (0.4), closed again.
-        let talking: [Double?] = [0.02, 0.02, 0.03, 0.2, 0.4, 0.42, 0.38, 0.1, 0.02, 0.02, 0.03, 0.3, 0.41, 0.4, 0.05, 0.02]
-        XCTAssertEqual(LivenessCues.actionSpread(talking), 0.38, accuracy: 0.03)
-        // A picture's mouth with landmark jitter and one glitched frame: the running median drops the glitch.
-        let picture: [Double?] = [0.06, 0.07, 0.05, 0.06, 0.26, 0.06, 0.07, 0.05, 0.06, 0.06, 0.07, 0.06]
-        XCTAssertLessThan(LivenessCues.actionSpread(picture), 0.02)
-        // Frames without a face are skipped, not read as 0; too little data is no evidence.
-        let gappy: [Double?] = [0.05, 0.05, 0.05, nil, 0.05, 0.05, 0.05, 0.05]
-        XCTAssertEqual(LivenessCues.actionSpread(gappy), 0, accuracy: 1e-12)
-        XCTAssertEqual(LivenessCues.actionSpread([0.1, 0.5, 0.1]), 0)
-        XCTAssertEqual(LivenessCues.actionSpread([]), 0)
-    }
-
-    func testLaplacianVarianceRanksSharpOverFlat() {
-        let flat = [UInt8](repeating: 100, count: 32 * 32)
-        let checker: [UInt8] = (0..<(32 * 32)).map { (i: Int) -> UInt8 in
-            let cell: Int = (i % 32) / 2 + (i / 32) / 2
-            return cell % 2 == 0 ? 0 : 200
-        }
-        XCTAssertEqual(LivenessCues.laplacianVariance(gray: flat, width: 32, height: 32), 0)
-        XCTAssertGreaterThan(LivenessCues.laplacianVariance(gray: checker, width: 32, height: 32), 1000)
-        XCTAssertEqual(LivenessCues.laplacianVariance(gray: [1, 2], width: 2, height: 1), 0)
-    }
-
-    func testConfigurationValidation() {
-        XCTAssertNoThrow(try LivenessConfiguration().validate())
-        XCTAssertThrowsError(try LivenessConfiguration(threshold: 101).validate())
-        XCTAssertThrowsError(try LivenessConfiguration(threshold: 0).validate())
-        XCTAssertThrowsError(try LivenessConfiguration(frameRate: .nan).validate())
-        XCTAssertThrowsError(try LivenessConfiguration(maximumFaceLostDuration: .infinity).validate())
-        XCTAssertThrowsError(try LivenessConfiguration(residualSmoothingFrames: 2).validate())
-        XCTAssertThrowsError(try LivenessConfiguration(minimumFrames: 20, maximumFrames: 10).validate())
-        XCTAssertThrowsError(try LivenessConfiguration(rigidResidualLevel: 0.2, liveResidualLevel: 0.1).validate())
-        XCTAssertThrowsError(try LivenessConfiguration(mouthActionLevel: 0).validate())
-        XCTAssertThrowsError(try LivenessConfiguration(eyeActionLevel: .nan).validate())
-    }
-
-    func testHeldPhotoGeneratorIsDeterministic() throws {
-        let photo = try Image(data: Fixtures.face("obama_small.jpg"))
-        let a = try HeldPhotoAttack.frames(from: photo, count: 3, seed: 5, maxDimension: 128)
-        let b = try HeldPhotoAttack.frames(from: photo, count: 3, seed: 5, maxDimension: 128)
-        let c = try HeldPhotoAttack.frames(from: photo, count: 3, seed: 6, maxDimension: 128)
-        XCTAssertEqual(a, b)
-        XCTAssertNotEqual(a, c)
-        XCTAssertNotEqual(a[0], a[1], "the hand moves between frames")
-        XCTAssertEqual(max(a[0].width, a[0].height), 128)
-        XCTAssertThrowsError(try HeldPhotoAttack.frames(from: photo, count: 0))
     }
 }

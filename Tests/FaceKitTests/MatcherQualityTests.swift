@@ -28,24 +28,35 @@ final class FaceMatcherTests: XCTestCase {
         let a = [Float](repeating: 0, count: 128)
         var b = a
         b[5] = 0.55
-        XCTAssertFalse(try FaceMatcher.compare(a, b, policy: FaceMatchPolicy(threshold: 0.5)).match)
-        XCTAssertTrue(try FaceMatcher.compare(a, b, policy: FaceMatchPolicy(threshold: 0.6)).match)
+        XCTAssertFalse(try FaceMatcher.compare(a, b, policy: FaceMatchPolicy(threshold: 0.5), model: .dlibResNetV1).match)
+        XCTAssertTrue(try FaceMatcher.compare(a, b, policy: FaceMatchPolicy(threshold: 0.6), model: .dlibResNetV1).match)
         XCTAssertEqual(FaceMatchPolicy.fromEnvironment(["IDV_FACE_MATCH_THRESHOLD": "0.45"]).threshold, 0.45)
         XCTAssertEqual(FaceMatchPolicy.fromEnvironment(["IDV_FACE_MATCH_THRESHOLD": "lots"]), .default)
         XCTAssertEqual(FaceMatchPolicy.fromEnvironment([:]), .default)
         let strict = FaceMatchPolicy.fromEnvironment(["IDV_FACE_MATCH_OPERATING_POINT": "fmr_0.01"])
         XCTAssertEqual(strict.operatingPoint, .fmr1in10000)
-        XCTAssertEqual(strict.threshold(for: .fusedToImage), FaceMatchCalibration.threshold(.fmr1in10000, for: .fusedToImage).distance)
-        // The default names an operating point; its threshold comes from the calibrated table.
-        let c = try FaceMatcher.compare(a, b)
-        XCTAssertEqual(c.threshold, FaceMatchCalibration.threshold(.fmr1in1000, for: .imageToImage).distance)
+        for model in FaceDescriptorModel.allCases {
+            XCTAssertEqual(strict.threshold(for: .fusedToImage, model: model),
+                           FaceMatchCalibration.threshold(.fmr1in10000, for: .fusedToImage, model: model).distance)
+        }
+        // The default names an operating point; its threshold comes from the calibrated table of the model compared.
+        let c = try FaceMatcher.compare(a, b, model: .dlibResNetV1)
+        XCTAssertEqual(c.threshold, FaceMatchCalibration.threshold(.fmr1in1000, for: .imageToImage, model: .dlibResNetV1).distance)
         XCTAssertEqual(c.match, c.distance <= c.threshold)
+        XCTAssertEqual(FaceMatchPolicy.default.threshold, FaceMatchCalibration.threshold(.fmr1in1000, for: .imageToImage, model: .current).distance)
     }
 
-    func testCalibratedTableIsCompleteAndOrdered() {
+    func testCalibratedTableIsCompleteAndOrdered() throws {
+        for model in FaceDescriptorModel.allCases {
+            try checkTable(model)
+        }
+    }
+
+    func checkTable(_ model: FaceDescriptorModel) throws {
         for kind in FaceComparisonKind.allCases {
-            let loose = FaceMatchCalibration.threshold(.fmr1in1000, for: kind)
-            let strict = FaceMatchCalibration.threshold(.fmr1in10000, for: kind)
+            let loose = FaceMatchCalibration.threshold(.fmr1in1000, for: kind, model: model)
+            let strict = FaceMatchCalibration.threshold(.fmr1in10000, for: kind, model: model)
+            XCTAssertEqual(loose.model, model)
             // A lower target FMR is a smaller distance, and its measured FMR and FNMR are consistent.
             XCTAssertLessThan(strict.distance, loose.distance, "\(kind)")
             XCTAssertLessThanOrEqual(strict.measuredFMR, loose.measuredFMR, "\(kind)")
@@ -55,22 +66,22 @@ final class FaceMatcherTests: XCTestCase {
         }
         // Averaged descriptors lie closer together: a fused template's thresholds are below the image ones.
         for point in FaceMatchOperatingPoint.allCases {
-            XCTAssertLessThan(FaceMatchCalibration.threshold(point, for: .fusedToImage).distance,
-                              FaceMatchCalibration.threshold(point, for: .imageToImage).distance)
-            XCTAssertLessThan(FaceMatchCalibration.threshold(point, for: .fusedToFused).distance,
-                              FaceMatchCalibration.threshold(point, for: .fusedToImage).distance)
+            XCTAssertLessThan(FaceMatchCalibration.threshold(point, for: .fusedToImage, model: model).distance,
+                              FaceMatchCalibration.threshold(point, for: .imageToImage, model: model).distance)
+            XCTAssertLessThan(FaceMatchCalibration.threshold(point, for: .fusedToFused, model: model).distance,
+                              FaceMatchCalibration.threshold(point, for: .fusedToImage, model: model).distance)
         }
     }
 
-    func testRealFacesAtTheDefaultThreshold() throws {
+    func testRealFacesAtTheDefaultThresholdWithDlib() throws {
         let engine = try FaceEngineTests.engine()
         func descriptor(_ name: String) throws -> [Float] {
             try XCTUnwrap(engine.analyze(Image(data: Fixtures.face(name))).first?.embedding)
         }
-        let same = try FaceMatcher.compare(descriptor("obama_small.jpg"), descriptor("obama-480p.jpg"))
+        let same = try FaceMatcher.compare(descriptor("obama_small.jpg"), descriptor("obama-480p.jpg"), model: .dlibResNetV1)
         XCTAssertTrue(same.match)
         XCTAssertGreaterThan(same.similarity, 0.9)
-        let different = try FaceMatcher.compare(descriptor("obama_small.jpg"), descriptor("biden_half.jpg"))
+        let different = try FaceMatcher.compare(descriptor("obama_small.jpg"), descriptor("biden_half.jpg"), model: .dlibResNetV1)
         XCTAssertFalse(different.match)
         XCTAssertLessThan(different.similarity, 0.1)
     }

@@ -47,9 +47,12 @@ final class SelfieEvidenceTests: XCTestCase {
     func testCaptureTemplateFusesSeveralSpreadEyesOpenFrames() throws {
         let report = try Self.reports.report("katie_live")
         let template = try XCTUnwrap(report.template)
-        XCTAssertEqual(template.version, 2)
+        XCTAssertEqual(template.version, 3)
+        XCTAssertEqual(template.model, .faceReidentification0095)
         XCTAssertEqual(template.sourceCount, report.templateFrameIndices.count)
-        XCTAssertGreaterThanOrEqual(template.sourceCount, 3)
+        // A steady, sharp capture fuses many frames (quality-weighted, not a fixed count).
+        XCTAssertGreaterThanOrEqual(template.sourceCount, 5)
+        XCTAssertLessThanOrEqual(template.sourceCount, LivenessConfiguration().templateFrames)
         XCTAssertEqual(report.templateFrameIndices.first, report.bestFrameIndex)
         let picks = report.templateFrameIndices.sorted()
         for (a, b) in zip(picks, picks.dropFirst()) {
@@ -57,13 +60,17 @@ final class SelfieEvidenceTests: XCTestCase {
         }
         XCTAssertEqual(report.templateWeights.count, template.sourceCount)
         XCTAssertTrue(report.templateWeights.allSatisfy { $0 > 0 && $0 <= 1 })
-        // The fused descriptor lies near the best frame's own.
+        // The fused descriptor lies near the best frame's own, and every embedded frame near the best.
         let best = try XCTUnwrap(report.bestFrameEmbedding)
-        XCTAssertLessThan(try FaceMatcher.distance(template.descriptor, best), 0.3)
+        XCTAssertEqual(best.count, 256)
+        XCTAssertLessThan(try FaceDescriptorMetric.cosine.distance(template.descriptor, best), 0.15)
+        XCTAssertLessThan(try XCTUnwrap(report.identityDistance), LivenessConfiguration().identityDistanceThreshold)
     }
 
-    /// A template stored before templates were versioned (the bare 128 float32 of one frame) still
-    /// verifies the same person's new capture, and still refuses another person's.
+    /// A template stored before this model (version 1: the bare 128 float32 of one dlib descriptor)
+    /// still verifies the same person's new capture — in dlib's units, with a dlib probe made from
+    /// the capture — and still refuses another person's; the capture's own template to store is a
+    /// version-3 one.
     func testOldSingleDescriptorTemplateStillVerifies() throws {
         let engine = try FaceEngineTests.engine()
         let portrait = try Image(data: Data(contentsOf: LivenessTests.selfie.appendingPathComponent("katie_portrait.jpg")))
@@ -73,20 +80,27 @@ final class SelfieEvidenceTests: XCTestCase {
         XCTAssertEqual(stored.count, 512)
         let old = try FaceTemplate(decoding: stored)
         XCTAssertEqual(old.version, 1)
+        XCTAssertTrue(old.isLegacy)
 
+        let analyzer = try LivenessTests.analyzer()
+        let same = try analyzer.verify(frames: LivenessTests.frames("katie_live"), against: .template(old))
+        XCTAssertEqual(same.model, .dlibResNetV1)
+        XCTAssertEqual(same.kind, .fusedToImage)
+        let probe = try XCTUnwrap(same.comparedProbe)
+        XCTAssertEqual(probe.model, .dlibResNetV1)
+        XCTAssertEqual(probe.sourceCount, min(LivenessConfiguration().legacyProbeFrames, same.liveness.templateFrameIndices.count))
+        let strict = FaceMatchCalibration.threshold(.fmr1in10000, for: .fusedToImage, model: .dlibResNetV1).distance
+        XCTAssertLessThanOrEqual(try XCTUnwrap(same.distance), strict)
+        XCTAssertGreaterThan(same.legacyProbeSeconds, 0)
+        XCTAssertEqual(same.probe?.model, .faceReidentification0095, "the template to store is the new model's")
+        let other = try analyzer.verify(frames: LivenessTests.frames("aoc_live"), against: .template(old))
+        XCTAssertGreaterThan(try XCTUnwrap(other.distance), FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToImage, model: .dlibResNetV1).distance)
+        // A version-3 template of one capture against another cut of the same capture's frames: fused↔fused, near.
         let katie = try XCTUnwrap(Self.reports.report("katie_live").template)
-        let aoc = try XCTUnwrap(Self.reports.report("aoc_live").template)
-        let kind = FaceComparisonKind.of(katie, old)
-        XCTAssertEqual(kind, .fusedToImage)
-        let policy = FaceMatchPolicy(operatingPoint: .fmr1in10000)
-        let same = try FaceMatcher.compare(katie.descriptor, old.descriptor, policy: policy, kind: kind)
-        XCTAssertTrue(same.match, "distance \(same.distance), threshold \(same.threshold)")
-        let other = try FaceMatcher.compare(aoc.descriptor, old.descriptor, policy: FaceMatchPolicy(operatingPoint: .fmr1in1000), kind: kind)
-        XCTAssertFalse(other.match, "distance \(other.distance)")
-        // A new (version 2) template of one capture against another capture of the same person.
         let again = try FaceTemplate(decoding: katie.encoded())
         XCTAssertEqual(FaceComparisonKind.of(katie, again), .fusedToFused)
-        XCTAssertEqual(try FaceMatcher.distance(katie.descriptor, again.descriptor), 0, accuracy: 1e-6)
+        XCTAssertEqual(try FaceMatcher.distance(katie, again), 0, accuracy: 1e-6)
+        XCTAssertThrowsError(try FaceMatcher.distance(katie, old))
     }
 
     /// A capture in a dark room: the evidence names the problem (too dark) so the flow can ask for a

@@ -257,7 +257,7 @@ final class ChipFlowTests: XCTestCase {
             let evidence = try EMRTDChipVerifier().verify(chip, printedMRZ: [], trust: [], now: 1_700_000_000)
             return try XCTUnwrap(evidence.portraitJPEG, dir.lastPathComponent)
         }
-        let line = FaceMatchCalibration.threshold(.fmr1in1000, for: .imageToImage).distance
+        let line = FaceMatchCalibration.threshold(.fmr1in1000, for: .imageToImage, model: .faceReidentification0095).distance
         let same = [try comparer.compare(printed: printed(bdrPage), chip: chipFace(bdrChip)),
                     try comparer.compare(printed: printed(nldPage), chip: chipFace(nldChip))].map { $0?.distance ?? 9 }
         let crossed = [try comparer.compare(printed: printed(bdrPage), chip: chipFace(nldChip)),
@@ -266,6 +266,8 @@ final class ChipFlowTests: XCTestCase {
         for d in crossed { XCTAssertGreaterThan(d, line, "another person's: \(crossed)") }
         let e = try XCTUnwrap(try comparer.compare(printed: printed(bdrPage), chip: chipFace(bdrChip)))
         XCTAssertEqual(e.kind, .imageToImage)
+        XCTAssertEqual(e.metric, .cosine)
+        XCTAssertEqual(e.model, FaceDescriptorModel.faceReidentification0095.name)
         XCTAssertEqual(e.calibrated(.fmr1in1000)?.maxDistance, line)
     }
 

@@ -273,4 +273,30 @@ final class WorkflowActivationTests: XCTestCase {
         XCTAssertNil(sd.responseData.documentDetail)
         XCTAssertEqual(try api.answer(["action": "continue-flow"]).challenge?.name, "getPassword")
     }
+
+    /// The activation variant "with template" is a biometric authentication against the stored
+    /// template: when the stored one is of an older descriptor model than the analyser's and the
+    /// capture matches it, the run's own sealed template replaces it under the same consent
+    /// (TemplateUpgrade.swift), audited; the double's evidence carries no calibration, so the line
+    /// is the fixed one of its metric.
+    func testTemplateVariantReplacesAnOlderModelsTemplate() throws {
+        let server = try WorkflowServer()
+        let code = try server.createUser("ow", idv: true, workflow: .activationWithTemplate)
+        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "ow", sealed: server.vault.sealTemplate(TestDoubleSelfieAnalyser.descriptor(1), userID: "ow"),
+                                                                      model: FaceDescriptorModelName.dlibResNetV1, consentID: "c-old", createdAt: 1))
+        let api = server.client()
+        try api.startSession()
+        try api.answer(["user_id": "ow"])
+        try api.answer(["activation_code": .string(code)])
+        let sd = try XCTUnwrap(try api.captureSelfie(try TestImages.obamaSelfie2()).challenge).payload.decode(SelfieDetails.self)
+        XCTAssertEqual(sd.responseData.biometricResult.displayText, .matched)
+        let record = try XCTUnwrap(try server.store.biometricTemplate(userID: "ow"))
+        XCTAssertEqual(record.model, "test-double", "the capture's model replaced dlib's")
+        XCTAssertEqual(record.consentID, "c-old")
+        XCTAssertEqual(try server.vault.openTemplateBytes(record.sealed, userID: "ow"), SelfieEvidence.version1Template(TestDoubleSelfieAnalyser.descriptor(1)))
+        let upgraded = try XCTUnwrap(try server.audit().last { $0.action.hasSuffix("template_upgraded") }?.details)
+        XCTAssertEqual(upgraded["from_model"], .string(FaceDescriptorModelName.dlibResNetV1))
+        XCTAssertEqual(upgraded["to_model"], "test-double")
+        XCTAssertEqual(try api.answer(["action": "continue-flow"]).challenge?.name, "getPassword")
+    }
 }

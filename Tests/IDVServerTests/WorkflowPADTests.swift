@@ -14,9 +14,10 @@ import XCTest
 /// Issue 18 through the server: the selfie flows on the real FaceKit reader (texture PAD fused with
 /// the motion cues, fused templates, calibrated operating points, capture quality) over real HTTP,
 /// real SQLite and the real vault, with the committed selfie fixtures (Tests/Fixtures/selfie):
-/// a bona fide capture enrols a fused (version-2) template and is MATCHED against it; a screen
-/// replay of the same bona fide clip is LIVENESS_FAILED by the texture cue; a version-1 template
-/// stored before multi-frame templates still verifies; a dark capture is asked again (1060).
+/// a bona fide capture enrols a fused (version-3) template and is MATCHED against it; a screen
+/// replay of the same bona fide clip is LIVENESS_FAILED by the texture cue; version-1 and -2
+/// templates (dlib) still verify, and the owner's confident match replaces them with a version-3
+/// one; a dark capture is asked again (1060).
 final class WorkflowPADTests: XCTestCase {
     static func realServer() throws -> WorkflowServer {
         try WorkflowRealImageTests.requireModels()
@@ -68,7 +69,9 @@ final class WorkflowPADTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(enrolled["texture_score"]?.doubleValue ?? 0, 0.7)
         let record = try XCTUnwrap(try server.store.biometricTemplate(userID: "kate"))
         let stored = try FaceTemplate(decoding: try server.vault.openTemplateBytes(record.sealed, userID: "kate"))
-        XCTAssertEqual(stored.version, 2)
+        XCTAssertEqual(stored.version, 3)
+        XCTAssertEqual(stored.model, .faceReidentification0095)
+        XCTAssertEqual(record.model, FaceDescriptorModel.faceReidentification0095.name)
         XCTAssertEqual(stored.fusion, .qualityWeightedMean)
         XCTAssertGreaterThan(stored.sourceCount, 1)
         XCTAssertEqual(stored.sourceCount, enrolled["template_frames"]?.intValue)
@@ -80,7 +83,8 @@ final class WorkflowPADTests: XCTestCase {
         let matched = try Self.lastSelfieAudit(server)
         XCTAssertEqual(same.biometricResult?.displayText, .matched, "\(matched)")
         XCTAssertEqual(matched["match_kind"], "fused_to_fused")
-        XCTAssertEqual(matched["match_threshold"]?.doubleValue, FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToFused).distance)
+        XCTAssertEqual(matched["match_threshold"]?.doubleValue,
+                       FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToFused, model: .faceReidentification0095).distance)
 
         // The first capture re-shown on a phone screen: real blinks and real non-rigid motion (the
         // previous, motion-only rule accepts it), but the texture cue calls it an attack.
@@ -102,25 +106,88 @@ final class WorkflowPADTests: XCTestCase {
         XCTAssertEqual(far.error?.longErrorCode, IDVErrorCode.selfieFaceTooSmall.rawValue)
     }
 
-    /// A template stored before multi-frame templates (version 1: the bare 128 float32 of one image)
-    /// still verifies: the capture's fused template against it is a fused↔image comparison, judged
-    /// at that row's calibrated distance.
-    func testVersion1TemplateStillVerifies() throws {
+    /// Stores `bytes` as `user`'s template of dlib's model under consent `consentID`.
+    static func storeLegacyTemplate(_ server: WorkflowServer, _ user: String, _ bytes: [UInt8], consentID: String) throws {
+        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: user, sealed: server.vault.sealTemplate(bytes: bytes, userID: user),
+                                                                       model: FaceDescriptorModel.dlibResNetV1.name, consentID: consentID,
+                                                                       createdAt: Int(Date().timeIntervalSince1970)))
+    }
+
+    /// The user's stored template, decoded.
+    static func storedTemplate(_ server: WorkflowServer, _ user: String) throws -> (FaceTemplate, BiometricTemplateRecord) {
+        let record = try XCTUnwrap(try server.store.biometricTemplate(userID: user))
+        return (try FaceTemplate(decoding: try server.vault.openTemplateBytes(record.sealed, userID: user)), record)
+    }
+
+    /// A template stored before multi-frame templates (version 1: the bare 128 float32 of one dlib
+    /// descriptor) still verifies, in dlib's units: the capture's dlib probe against it is a
+    /// fused↔image comparison judged at dlib's calibrated distance. Another person's capture is
+    /// NOT_MATCHED and changes nothing; the owner's confident match replaces it with the capture's
+    /// version-3 template under the same consent (audited `template_upgraded`), and the next
+    /// authentication is judged in the new model's units against it.
+    func testVersion1TemplateStillVerifiesAndTheOwnersNextMatchReplacesIt() throws {
         let server = try Self.realServer()
         let api = try server.loggedIn("olga")
         let portrait = try Image(data: try WorkflowRealImageTests.portrait())
         let descriptor = try XCTUnwrap(try FaceEngine.shared().analyze(portrait, options: AnalysisOptions(landmarks68: false)).first?.embedding)
         let box = server.vault.sealTemplate(descriptor, userID: "olga")     // version 1: 512 bytes
         XCTAssertEqual(try server.vault.openTemplateBytes(box, userID: "olga").count, 512)
-        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "olga", sealed: box, model: "dlib_face_recognition_resnet_model_v1",
+        try server.store.saveBiometricTemplate(BiometricTemplateRecord(userID: "olga", sealed: box, model: FaceDescriptorModel.dlibResNetV1.name,
                                                                        consentID: "consent-v1", createdAt: Int(Date().timeIntervalSince1970)))
+        let other = try Self.authenticate(api, try WorkflowRealImageTests.frames("aoc_live"))
+        XCTAssertEqual(other.biometricResult?.displayText, .notMatched)
+        XCTAssertEqual(try Self.storedTemplate(server, "olga").0.version, 1, "another person's capture replaces nothing")
+
         let same = try Self.authenticate(api, try WorkflowRealImageTests.frames("katie_live"))
         let audit = try Self.lastSelfieAudit(server)
         XCTAssertEqual(same.biometricResult?.displayText, .matched, "\(audit)")
         XCTAssertEqual(audit["match_kind"], "fused_to_image")
-        XCTAssertEqual(audit["match_threshold"]?.doubleValue, FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToImage).distance)
-        let other = try Self.authenticate(api, try WorkflowRealImageTests.frames("aoc_live"))
-        XCTAssertEqual(other.biometricResult?.displayText, .notMatched)
+        XCTAssertEqual(audit["match_threshold"]?.doubleValue, FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToImage, model: .dlibResNetV1).distance)
+        let (upgraded, record) = try Self.storedTemplate(server, "olga")
+        XCTAssertEqual(upgraded.version, 3)
+        XCTAssertEqual(upgraded.model, .faceReidentification0095)
+        XCTAssertGreaterThan(upgraded.sourceCount, 1)
+        XCTAssertEqual(record.model, FaceDescriptorModel.faceReidentification0095.name)
+        XCTAssertEqual(record.consentID, "consent-v1", "the consent on record covers the replacement")
+        let upgradeAudit = try XCTUnwrap(try server.audit().last { $0.action.hasSuffix("template_upgraded") }?.details)
+        XCTAssertEqual(upgradeAudit["from_model"], .string(FaceDescriptorModel.dlibResNetV1.name))
+        XCTAssertEqual(upgradeAudit["to_model"], .string(FaceDescriptorModel.faceReidentification0095.name))
+        XCTAssertEqual(upgradeAudit["consent_id"], "consent-v1")
+        XCTAssertNil(upgradeAudit["embedding"])
+
+        // From now on the owner is compared with the recogniser: fused↔fused against the version-3 template.
+        let next = try Self.authenticate(api, Array(try WorkflowRealImageTests.frames("katie_turn")[20..<50]))
+        let nextAudit = try Self.lastSelfieAudit(server)
+        XCTAssertEqual(next.biometricResult?.displayText, .matched, "\(nextAudit)")
+        XCTAssertEqual(nextAudit["match_kind"], "fused_to_fused")
+        XCTAssertEqual(nextAudit["match_threshold"]?.doubleValue,
+                       FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToFused, model: .faceReidentification0095).distance)
+        XCTAssertEqual(try server.audit().filter { $0.action.hasSuffix("template_upgraded") }.count, 1, "a version-3 template is not replaced")
+        let stranger = try Self.authenticate(api, try WorkflowRealImageTests.frames("aoc_live"))
+        XCTAssertEqual(stranger.biometricResult?.displayText, .notMatched)
+    }
+
+    /// A version-2 template (dlib descriptors of several frames fused) verifies too; with
+    /// `idv.upgrade_legacy_templates` off it is kept as it is.
+    func testVersion2TemplateVerifiesAndIsKeptWhenUpgradesAreOff() throws {
+        try WorkflowRealImageTests.requireModels()
+        let server = try WorkflowServer(["idv.upgrade_legacy_templates": "false"], selfies: try FaceKitSelfieAnalyser.production(policy: WorkflowPolicy()))
+        let api = try server.loggedIn("vera")
+        let engine = try FaceEngine.shared()
+        let turn = try WorkflowRealImageTests.frames("katie_turn")
+        let descriptors = try [0, 5, 10].map { i -> [Float] in
+            try XCTUnwrap(engine.analyze(Image(data: turn[i]), options: AnalysisOptions(landmarks68: false)).first?.embedding)
+        }
+        let v2 = try FaceTemplate.fused(descriptors, model: .dlibResNetV1)
+        XCTAssertEqual(v2.version, 2)
+        try Self.storeLegacyTemplate(server, "vera", v2.encoded(), consentID: "consent-v2")
+        let same = try Self.authenticate(api, try WorkflowRealImageTests.frames("katie_live"))
+        let audit = try Self.lastSelfieAudit(server)
+        XCTAssertEqual(same.biometricResult?.displayText, .matched, "\(audit)")
+        XCTAssertEqual(audit["match_kind"], "fused_to_fused")
+        XCTAssertEqual(audit["match_threshold"]?.doubleValue, FaceMatchCalibration.threshold(.fmr1in1000, for: .fusedToFused, model: .dlibResNetV1).distance)
+        XCTAssertEqual(try Self.storedTemplate(server, "vera").0, v2, "kept: idv.upgrade_legacy_templates is off")
+        XCTAssertTrue(try server.audit().filter { $0.action.hasSuffix("template_upgraded") }.isEmpty)
     }
 
     /// A capture about two stops under-exposed is sent back with 1060 and the sentence of the one

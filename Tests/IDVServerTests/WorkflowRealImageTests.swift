@@ -140,9 +140,10 @@ final class WorkflowRealImageTests: XCTestCase {
         XCTAssertTrue(try e.payload.decode(KYCResponse.self).isSuccess)
         let t = try XCTUnwrap(try server.store.biometricTemplate(userID: "kat"))
         let stored = try FaceTemplate(decoding: try server.vault.openTemplateBytes(t.sealed, userID: "kat"))
-        XCTAssertEqual(stored.descriptor.count, 128)
-        XCTAssertEqual(stored.version, 2)
-        XCTAssertEqual(t.model, "dlib_face_recognition_resnet_model_v1")
+        XCTAssertEqual(stored.descriptor.count, 256)
+        XCTAssertEqual(stored.version, 3)
+        XCTAssertEqual(stored.model, .faceReidentification0095)
+        XCTAssertEqual(t.model, "face-reidentification-retail-0095")
     }
 }
 

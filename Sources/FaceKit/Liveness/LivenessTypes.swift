@@ -17,8 +17,8 @@ public enum LivenessReason: String, Sendable, Codable, CaseIterable, Hashable {
     case faceLost = "FACE_LOST"
     /// A second face of comparable size appears beside the tracked one. Blocking (score 0).
     case multipleFaces = "MULTIPLE_FACES"
-    /// The tracked face's identity changes across the sequence (descriptor distance above
-    /// `identityDistanceThreshold`), e.g. a swapped photo. Blocking (score 0).
+    /// The tracked face's identity changes across the sequence (the recogniser's cosine distance
+    /// above `identityDistanceThreshold`), e.g. a swapped photo. Blocking (score 0).
     case identityChanged = "IDENTITY_CHANGED"
     /// Passive mode: no facial action — neither a genuine blink (eye-aspect-ratio dip and recovery
     /// within a human blink's duration) nor expression dynamics (the mouth or eye opening changing
@@ -172,10 +172,13 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// Frames (odd) over which landmarks are averaged before the non-rigid residual. Default 3.
     public var residualSmoothingFrames: Int
     /// Tracked frames whose descriptors are compared with the best frame's for identity
-    /// consistency (evenly spread). Default 3.
+    /// consistency (evenly spread; the template frames are compared too). Default 3.
     public var identitySamples: Int
-    /// Largest descriptor distance between frames of one sequence. Default 0.6 (dlib's documented
-    /// same-person line; looser than the match threshold, as pose and expression vary within a sequence).
+    /// Largest cosine distance between the face recogniser's descriptors of two frames of one
+    /// sequence (`FaceRecognizer`). Default 0.72: one LFW image against another of a different
+    /// person is that close in 0.5 % of cases (the fit people of `bench/lfw-split.txt`), as dlib's
+    /// former line 0.6 was (0.56 %); looser than the match lines, as pose and expression vary
+    /// within a sequence.
     public var identityDistanceThreshold: Double
     /// Head turn for `turnLeft`/`turnRight`, degrees of (3-frame median) yaw from the first 0.5 s.
     /// Default 25: an instructed turn reaches 30° and more, while talking-head footage sways
@@ -207,11 +210,18 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     public var fullDetectionInterval = 5
 
     // MARK: Face template
-    /// Frames whose descriptors are fused into the capture's template (`LivenessReport.template`):
-    /// the best frame and the next best eyes-open ones. Default 5.
-    public var templateFrames = 5
+    /// At most this many frames' descriptors are fused into the capture's template
+    /// (`LivenessReport.template`): the best frame and the next best eyes-open ones of at least
+    /// `templateQualityFloor` of its quality. Default 8 (about 17 ms of one core each; docs/LIVENESS.md).
+    public var templateFrames = 8
     /// Least distance, in frames, between two template frames. Default 3 (0.3 s at 10 fps).
     public var templateFrameSpacing = 3
+    /// A frame is fused only when its quality (`√(sharpness/max) × frontal × eyes`) is at least
+    /// this fraction of the best frame's. Default 0.5.
+    public var templateQualityFloor = 0.5
+    /// Frames (the template's best ones) whose dlib descriptors make the probe a version-1/2 stored
+    /// template is compared with (`SelfieAnalyzer.legacyProbe`). Default 5 (the version-2 template's count).
+    public var legacyProbeFrames = 5
     /// Capture-quality limits the best frame is measured against (`CaptureQuality.issues`). Default
     /// `FaceQualityRequirements()` with `minSharpness` 13: video frames are softer than stills, and
     /// the development split's bona fide best frames reach 26 at the least (docs/LIVENESS.md).
@@ -232,7 +242,7 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
                 blinkMinimumDepth: Double = 0.2, blinkMaximumDuration: Double = 0.5,
                 rigidResidualLevel: Double = 0.03, liveResidualLevel: Double = 0.06, residualSmoothingFrames: Int = 3,
                 mouthActionLevel: Double = 0.10, eyeActionLevel: Double = 0.30,
-                identitySamples: Int = 3, identityDistanceThreshold: Double = 0.6,
+                identitySamples: Int = 3, identityDistanceThreshold: Double = 0.72,
                 turnDegrees: Double = 25, openMouthRatio: Double = 0.35,
                 bestFrameJPEGQuality: Int = 85) {
         self.mode = mode
@@ -293,6 +303,8 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
         try check(fullDetectionInterval >= 1, "fullDetectionInterval must be at least 1")
         try check(templateFrames >= 1 && templateFrames <= 30, "templateFrames must be 1…30")
         try check(templateFrameSpacing >= 1, "templateFrameSpacing must be at least 1")
+        try check(templateQualityFloor >= 0 && templateQualityFloor <= 1, "templateQualityFloor must be 0…1")
+        try check(legacyProbeFrames >= 1 && legacyProbeFrames <= 30, "legacyProbeFrames must be 1…30")
     }
 }
 
@@ -313,7 +325,7 @@ public enum LivenessError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidReference(ImageError)
     /// The reference portrait holds no face.
     case referenceHasNoFace
-    /// A template that is not a 128-d finite descriptor.
+    /// A template whose descriptor does not fit its model (length, finite values).
     case invalidTemplate(String)
     case invalidConfiguration(String)
 
@@ -435,7 +447,7 @@ public struct LivenessReport: Sendable, Codable, Hashable {
     public var mouthActionSpread: Double?
     /// Expression dynamics: `LivenessCues.actionSpread` of the eye aspect ratio ÷ its median.
     public var eyeActionSpread: Double?
-    /// Largest descriptor distance between sampled frames and the best frame.
+    /// Largest cosine distance between an embedded frame's descriptor and the best frame's.
     public var identityDistance: Double?
     /// The evaluated challenge's nonce.
     public var challengeNonce: String?
@@ -445,7 +457,7 @@ public struct LivenessReport: Sendable, Codable, Hashable {
     public var bestFrameIndex: Int?
     /// That frame as JPEG (the face not cropped).
     public var bestFrameJPEG: Data?
-    /// The 128-d descriptor of the face in the best frame (dlib ResNet v1).
+    /// The 256-d descriptor of the face in the best frame (`FaceRecognizer`, unit length).
     public var bestFrameEmbedding: [Float]?
     /// Per-frame measurements.
     public var frames: [FrameSummary]
@@ -461,8 +473,8 @@ public struct LivenessReport: Sendable, Codable, Hashable {
     public var motionScore: Int = 0
     /// Texture PAD scores; nil when texture scoring is off.
     public var texture: TextureEvidence? = nil
-    /// The capture's face template: descriptors of `templateFrameIndices` fused with
-    /// `templateWeights` (quality-weighted mean); nil without a face.
+    /// The capture's face template (version 3): the recogniser's descriptors of
+    /// `templateFrameIndices` fused with `templateWeights` (quality-weighted mean); nil without a face.
     public var template: FaceTemplate? = nil
     public var templateFrameIndices: [Int] = []
     public var templateWeights: [Double] = []
@@ -512,7 +524,7 @@ public struct SelfieStageTimes: Sendable, Codable, Hashable {
     public var illumination = 0.0
     /// Motion, blink, expression cues.
     public var cues = 0.0
-    /// 5-point landmarks and 128-d descriptors of the template and identity frames.
+    /// Alignment and the recogniser's 256-d descriptors of the template and identity frames.
     public var embed = 0.0
     /// The best frame's JPEG.
     public var encode = 0.0

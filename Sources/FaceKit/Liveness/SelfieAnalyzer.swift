@@ -7,20 +7,27 @@ import Imaging
 /// (presentation-attack detection, passive or active), the best frame (`autocapture_result`) and
 /// the comparison with a document portrait or a stored template (`verify`). Evidence only.
 ///
-/// Cost: one HOG detection plus 5- and 68-point landmarks per frame (frames detected at most
-/// `detectionMaxDimension` on their long side), and 128-d descriptors only for the best frame and
-/// `identitySamples` others. Safe to call from several threads (the engine is).
+/// Cost: one HOG detection plus 68-point landmarks per frame (frames detected at most
+/// `detectionMaxDimension` on their long side), and the recogniser's 256-d descriptors (about
+/// 17 ms each) only for the template frames (at most `templateFrames`) and the `identitySamples`
+/// others, aligned by the 5 points of their 68. Safe to call from several threads (the engine and
+/// the recogniser are).
 public struct SelfieAnalyzer: Sendable {
     public let engine: FaceEngine
     public let configuration: LivenessConfiguration
     /// The texture PAD models; nil = `TexturePAD.shared()` (the bundled, SHA-256-checked files),
     /// loaded on first use when `configuration.texture` is on.
     public let texturePAD: TexturePAD?
+    /// The face recogniser of the capture's template; nil = `FaceRecognizer.shared()` (the bundled,
+    /// SHA-256-checked model), loaded on first use.
+    public let recognizer: FaceRecognizer?
 
-    public init(engine: FaceEngine, configuration: LivenessConfiguration = .init(), texturePAD: TexturePAD? = nil) {
+    public init(engine: FaceEngine, configuration: LivenessConfiguration = .init(), texturePAD: TexturePAD? = nil,
+                recognizer: FaceRecognizer? = nil) {
         self.engine = engine
         self.configuration = configuration
         self.texturePAD = texturePAD
+        self.recognizer = recognizer
     }
 
     /// What a frame's tracking step found (internal).
@@ -124,44 +131,9 @@ public struct SelfieAnalyzer: Sendable {
         var templateFrames: [Int] = []
         var templateWeights: [Double] = []
         if let best, best.face != nil {
-            let picks = templatePicks(observations, best: best)
-            let bestSharpness = picks.compactMap { observations[$0].summary.sharpness }.max() ?? 0
-            var descriptors: [(index: Int, descriptor: [Float])] = []
-            // The template frames, then evenly spread identity samples not among them.
-            var identityPicks: [Int] = []
-            if config.identitySamples > 0, tracked.count > 1 {
-                let step = Double(tracked.count - 1) / Double(max(1, config.identitySamples - 1))
-                identityPicks = Set((0..<config.identitySamples).map { tracked[min(tracked.count - 1, Int((Double($0) * step).rounded()))].summary.index })
-                    .subtracting(picks).sorted()
-            }
-            for index in picks + identityPicks {
-                guard let face = observations[index].face else { continue }
-                let tDecode = Self.cpuNow()
-                let image = try decode(frames[index], index: index)
-                let tEmbed = Self.cpuNow()
-                times.decode += tEmbed - tDecode
-                let five = try engine.landmarks(in: image, box: face.box, count: 5)
-                descriptors.append((index, try engine.embedding(in: image, landmarks: five)))
-                times.embed += Self.cpuNow() - tEmbed
-                if index == best.summary.index {
-                    let tJPEG = Self.cpuNow()
-                    bestJPEG = try image.jpegData(quality: config.bestFrameJPEGQuality)
-                    times.encode += Self.cpuNow() - tJPEG
-                }
-            }
-            bestEmbedding = descriptors.first { $0.index == best.summary.index }?.descriptor
-            let fusedFrames = descriptors.filter { picks.contains($0.index) }
-            templateFrames = fusedFrames.map(\.index)
-            templateWeights = fusedFrames.map {
-                FaceTemplate.qualityWeight(sharpness: observations[$0.index].summary.sharpness, bestSharpness: bestSharpness,
-                                           pose: observations[$0.index].summary.pose)
-            }
-            template = try? FaceTemplate.fused(fusedFrames.map(\.descriptor), weights: templateWeights)
-            if let bestEmbedding {
-                for d in descriptors where d.index != best.summary.index {
-                    identityDistance = max(identityDistance ?? 0, SelfieMatching.distance(d.descriptor, bestEmbedding))
-                }
-            }
+            let e = try captureEmbeddings(observations, frames: frames, best: best, times: &times)
+            (bestJPEG, bestEmbedding, template) = (e.bestJPEG, e.bestEmbedding, e.template)
+            (templateFrames, templateWeights, identityDistance) = (e.templateFrames, e.templateWeights, e.identityDistance)
             if let d = identityDistance, d > config.identityDistanceThreshold { add(.identityChanged) }
         }
 
@@ -217,55 +189,6 @@ public struct SelfieAnalyzer: Sendable {
                               motionScore: motionOutcome.score, texture: texture, template: template,
                               templateFrameIndices: templateFrames, templateWeights: templateWeights,
                               quality: quality, stageTimes: times)
-    }
-
-    /// Liveness, then the 1:1 comparison of the capture's template (descriptors of its best frames
-    /// fused, `LivenessReport.template`; the best frame's alone when only one was embedded) with
-    /// `reference`: evidence only (the verdict is the server's policy's, IDVEngine `WorkflowPolicy`).
-    ///
-    /// - Returns: the liveness report, the descriptor distance and the comparison's kind (nil
-    ///   without a face in the frames).
-    /// - Throws: `LivenessError.invalidReference`, `.referenceHasNoFace`, `.invalidTemplate` (checked
-    ///   before the frames), and everything `analyze` throws.
-    public func verify(frames: [Data], against reference: SelfieReference, challenge: ActiveChallenge? = nil,
-                       now: Date = Date()) throws -> SelfieComparison {
-        let referenceTemplate = try template(of: reference)
-        let report = try analyze(frames: frames, challenge: challenge, now: now)
-        var c = SelfieComparison(faceMatchScore: 0, distance: nil, liveness: report)
-        if let probe = c.probe {
-            let d = SelfieMatching.distance(probe.descriptor, referenceTemplate.descriptor)
-            c.distance = d
-            c.faceMatchScore = SelfieMatching.score(distance: d)
-            c.kind = FaceComparisonKind.of(probe, referenceTemplate)
-        }
-        return c
-    }
-
-    /// The reference as a template: a portrait's largest face as a single descriptor, or the
-    /// stored template as given (checked: 128 finite components).
-    public func template(of reference: SelfieReference) throws -> FaceTemplate {
-        switch reference {
-        case .template(let t):
-            guard t.descriptor.count == 128 else { throw LivenessError.invalidTemplate("expected 128 components, got \(t.descriptor.count)") }
-            guard t.descriptor.allSatisfy(\.isFinite) else { throw LivenessError.invalidTemplate("non-finite component") }
-            return t
-        case .portrait:
-            return FaceTemplate(descriptor: try embedding(of: reference))
-        }
-    }
-
-    /// The 128-d descriptor of the reference (the largest face of a portrait, or a template's descriptor).
-    public func embedding(of reference: SelfieReference) throws -> [Float] {
-        switch reference {
-        case .template:
-            return try template(of: reference).descriptor
-        case .portrait(let data):
-            let image: Image
-            do { image = try Image(data: data) } catch let e as ImageError { throw LivenessError.invalidReference(e) }
-            let options = AnalysisOptions(landmarks68: false, embedding: true, maxFaces: 1)
-            guard let e = try engine.analyze(image, options: options).first?.embedding else { throw LivenessError.referenceHasNoFace }
-            return e
-        }
     }
 
     // MARK: Steps
@@ -429,25 +352,6 @@ public struct SelfieAnalyzer: Sendable {
         let maxSharp = tracked.compactMap(\.summary.sharpness).max() ?? 0
         let openLevel = LivenessCues.median(tracked.compactMap(\.summary.eyeAspectRatio))
         return tracked.max { frameQuality($0, maxSharp: maxSharp, openLevel: openLevel) < frameQuality($1, maxSharp: maxSharp, openLevel: openLevel) }
-    }
-
-    /// Frames whose descriptors are fused into the capture's template: the best frame, then the
-    /// next best by the same quality measure, eyes open, at least `templateFrameSpacing` frames from
-    /// every frame already picked (neighbouring frames are near copies), up to `templateFrames`.
-    func templatePicks(_ observations: [Observation], best: Observation) -> [Int] {
-        let config = configuration
-        let tracked = observations.filter { $0.face != nil }
-        let maxSharp = tracked.compactMap(\.summary.sharpness).max() ?? 0
-        let openLevel = LivenessCues.median(tracked.compactMap(\.summary.eyeAspectRatio))
-        let ranked = tracked.filter { o in
-            openLevel <= 0 || (o.summary.eyeAspectRatio ?? 0) >= 0.85 * openLevel
-        }.sorted { frameQuality($0, maxSharp: maxSharp, openLevel: openLevel) > frameQuality($1, maxSharp: maxSharp, openLevel: openLevel) }
-        var picks = [best.summary.index]
-        for o in ranked where picks.count < config.templateFrames {
-            let i = o.summary.index
-            if picks.allSatisfy({ abs($0 - i) >= config.templateFrameSpacing }) { picks.append(i) }
-        }
-        return picks
     }
 
     /// The best frame's quality measure: `√(sharpness / max sharpness) × frontal × eyes`.

@@ -114,6 +114,8 @@ extension IDVFlowSteps {
             } else {
                 r.embedding = nil
             }
+            // A stored version-1/2 template matched confidently is replaced by this capture's (TemplateUpgrade.swift).
+            effects += templateUpgrade(r, e, j, facts: facts, env: env)
             return (.next, (e, j))
         }
     }

@@ -294,10 +294,15 @@ extension WorkflowPolicy {
     // MARK: Selfies
 
     /// The distance line for a comparison: the analyser's calibrated distance for
-    /// ``faceMatchOperatingPoint`` and the comparison's kind, else ``faceMatchMaxDistance``.
+    /// ``faceMatchOperatingPoint`` and the comparison's kind and model, else the fixed line of the
+    /// distance's metric (``faceMatchMaxDistance`` for dlib's Euclidean distances,
+    /// ``faceMatchMaxCosineDistance`` for the recogniser's cosine distances).
     public func matchThreshold(_ m: FaceMatchEvidence) -> Double {
         if let p = faceMatchOperatingPoint, let c = m.calibrated(p) { return c.maxDistance }
-        return faceMatchMaxDistance
+        switch m.metric {
+        case .euclidean: return faceMatchMaxDistance
+        case .cosine: return faceMatchMaxCosineDistance
+        }
     }
 
     /// The capture issue that sends a selfie back to the user instead of a verdict, or nil (also

@@ -32,8 +32,10 @@ public enum ReviewDecision: String, Codable, Sendable, CaseIterable {
 public struct ReviewPolicy: Sendable, Equatable {
     /// A WARNING document goes to review (default off).
     public var documentWarning = false
-    /// Half-width of the band around the face-match distance threshold (descriptor distance units;
-    /// 0 = off): a MATCHED or NOT_MATCHED selfie whose distance is within it goes to review.
+    /// Half-width of the band around the face-match distance threshold (0 = off): a MATCHED or
+    /// NOT_MATCHED selfie whose distance is within it goes to review. In the comparison's own
+    /// units (``FaceMatchEvidence/metric``): cosine distance (0–2) for the recogniser's portraits and
+    /// version-3 templates, Euclidean distance for a version-1/2 template's dlib comparison.
     public var matchBand = 0.0
     /// Half-width of the band around `idv.liveness_threshold` (score points 0–100; 0 = off).
     public var livenessBand = 0

@@ -14,8 +14,9 @@ import IDVCore
 /// - `LIVENESS_FAILED` when the liveness score (0–100, ISO/IEC 30107-3 PAD: FaceKit's fused
 ///   texture + motion score) is below `idv.liveness_threshold`;
 /// - else `MATCHED` when the face descriptor distance is at most the analyser's calibrated distance
-///   of `idv.face_match_operating_point` for the comparison's kind (or `idv.face_match_max_distance`
-///   when the operating point is `distance` or the evidence carries no calibration);
+///   of `idv.face_match_operating_point` for the comparison's kind and model (or, when the operating
+///   point is `distance` or the evidence carries no calibration, `idv.face_match_max_distance` for
+///   dlib's Euclidean distances and `idv.face_match_max_cosine_distance` for the recogniser's);
 /// - else `NOT_MATCHED`.
 public struct WorkflowPolicy: Sendable, Equatable {
     /// Largest Euclidean distance between 128-d face descriptors (dlib ResNet v1) that still
@@ -26,6 +27,18 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var faceMatchMaxDistance = WorkflowPolicy.lfwCalibratedMaxDistance
     /// The LFW-calibrated descriptor distance line (dlib ResNet v1), FaceKit's `FaceMatchPolicy.lfwCalibratedThreshold`.
     public static let lfwCalibratedMaxDistance = 0.55
+    /// Largest cosine distance between the face recogniser's descriptors
+    /// (face-reidentification-retail-0095: portraits, version-3 templates) that still matches when
+    /// ``faceMatchOperatingPoint`` is `distance` or the evidence carries no calibration
+    /// (`idv.face_match_max_cosine_distance`). Default ``recognizerMaxCosineDistance``.
+    public var faceMatchMaxCosineDistance = WorkflowPolicy.recognizerMaxCosineDistance
+    /// FaceKit's image-to-image line of the recogniser at FMR 0.1 % (LFW, fitted on the fit people of
+    /// `bench/lfw-split.txt`; a test in IDVReaders keeps the two equal).
+    public static let recognizerMaxCosineDistance = 0.657
+    /// A version-1/2 stored template (dlib's descriptor) is replaced by the capture's version-3
+    /// template when the user matches it confidently in a biometric authentication against it
+    /// (`idv.upgrade_legacy_templates`, default true; ``replacesStoredTemplate(_:judgement:storedModel:)``).
+    public var upgradeLegacyTemplates = true
     /// The face-match operating point (ISO/IEC 19795-1): the verdict uses the distance the analyser
     /// calibrated for this target FMR and the comparison's kind (``FaceMatchEvidence/calibration``).
     /// Default `fmr_0.1` (NIST SP 800-63B's ceiling). FaceKit's figures (LFW, thresholds fitted on
