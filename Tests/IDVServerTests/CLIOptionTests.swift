@@ -182,6 +182,7 @@ final class CLIOptionTests: XCTestCase {
             "audit": ["records", "writers", "appends", "db", "async-commit"],
             "chip": ["iterations", "samples"],
             "webhooks": ["events", "batch", "poll-ms"],
+            "presence": ["data", "split", "windows", "scenes", "lux", "delays", "far", "min-score", "guard", "draws", "clips", "dump", "verbose"],
         ]
         let names = text(try IDVDBinary.run(["bench", "--list"]).stdout).split(separator: "\n").map(String.init)
         XCTAssertEqual(Set(names), Set(accepted.keys), "a benchmark without a row here")
