@@ -126,9 +126,9 @@ final class PresenceTests: XCTestCase {
             let e = try XCTUnwrap(try upload(api, try render(own, seed: seed)).event, server.serverLog())
             verdict = try e.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText
         }
-        XCTAssertEqual(verdict, .matched, "last captures: \(try selfieAudits(server).suffix(3).map { a in
-            ["result", "reason", "presence", "presence_score", "presence_p", "liveness_score", "reasons", "replayed_frames"].map { "\($0)=\(a[$0] ?? .null)" }
-        })")
+        let keys = ["result", "reason", "presence", "presence_score", "presence_p", "liveness_score", "reasons", "replayed_frames"]
+        let lastCaptures = try selfieAudits(server).suffix(3).map { a in keys.map { k in "\(k)=\(a[k] ?? .null)" } }
+        XCTAssertEqual(verdict, .matched, "last captures: \(lastCaptures)")
 
         // The other session's challenge never saw any of these sequences (each is the server's alone).
         XCTAssertNotNil(other.token)
