@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export IDV_MODELS_DIR ?= $(HOME)/.cache/openidv/models
 
-.PHONY: all bootstrap build release demo demo-pg test bench fuzz clean
+.PHONY: all bootstrap build release demo demo-pg test bench fuzz deb clean
 
 all: build
 
@@ -35,6 +35,10 @@ bench: release
 # scripts/fuzz says what each target fuzzes and where crash inputs go.
 fuzz: bootstrap
 	@scripts/fuzz
+
+# The Debian package: .build/deb/openidv_<version>_<arch>.deb (docs/OPERATIONS.md; scripts/make-deb says what goes where).
+deb: bootstrap
+	@scripts/make-deb
 
 clean:
 	$(SWIFT) package clean

@@ -19,6 +19,14 @@ let package = Package(
         .library(name: "RELID", targets: ["RELID"]),
         .library(name: "MRZ", targets: ["MRZ"]),
         .library(name: "EMRTD", targets: ["EMRTD"]),
+        // The chip's data structures without cryptography (BER-TLV, SecurityInfos, domain parameters): pure Swift.
+        .library(name: "EMRTDCore", targets: ["EMRTDCore"]),
+        // Reading an eMRTD chip on the client (ICAO 9303-11: BAC, PACE, secure messaging, Chip and Active
+        // Authentication): the protocols in Swift with no C module (iOS too), the crypto and the transport behind
+        // protocols; on Linux add ChipAccessOpenSSL (libcrypto) and ChipAccessPCSC (pcsc-lite).
+        .library(name: "ChipAccess", targets: ["ChipAccess"]),
+        .library(name: "ChipAccessOpenSSL", targets: ["ChipAccessOpenSSL"]),
+        .library(name: "ChipAccessPCSC", targets: ["ChipAccessPCSC"]),
         .executable(name: "idvd", targets: ["idvd"]),
         .executable(name: "idv", targets: ["idv"]),
     ],
@@ -77,8 +85,23 @@ let package = Package(
             cSettings: [.unsafeFlags(["-O2"])],
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("openjp2")]
         ),
+        // BER-TLV, SecurityInfos (EF.CardAccess, DG14), public-key infos and domain parameters (ICAO 9303-10/-11):
+        // pure Swift, no C module, so the client's chip access builds on iOS too. EMRTD re-exports it.
+        .target(name: "EMRTDCore"),
         // LDS parsing (ICAO 9303-10) and passive-authentication evidence (9303-11 §5.1, 9303-12): evidence, no verdicts.
-        .target(name: "EMRTD", dependencies: ["CEMRTD", "MRZ"]),
+        .target(name: "EMRTD", dependencies: ["CEMRTD", "MRZ", "EMRTDCore"]),
+        // Client-side chip access (docs/CHIP.md "Reading a chip"): APDUs, BAC, PACE, secure messaging, CA, AA.
+        .target(name: "ChipAccess", dependencies: ["EMRTDCore", "MRZ"]),
+        // OpenSSL primitives for chip access and the virtual chip (random, digests, 3DES/AES, CMAC, EC and modular
+        // arithmetic, keys) behind one C header. No unsafe flags: ChipAccessOpenSSL is a product others depend on.
+        .target(name: "CChipCrypto", linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "ChipAccessOpenSSL", dependencies: ["ChipAccess", "CChipCrypto", "EMRTDCore"]),
+        // pcsc-lite (Debian libpcsclite-dev): any PC/SC reader on Linux, and pcscd with vsmartcard-vpcd in the tests.
+        .target(name: "CPCSCLite", linkerSettings: [.linkedLibrary("pcsclite")]),
+        .target(name: "ChipAccessPCSC", dependencies: ["ChipAccess", "CPCSCLite"]),
+        // The virtual eMRTD (the chip side of BAC, PACE, SM, CA, AA over a chip folder), its vpcd link, a private
+        // pcscd, and test chip folders: for tests, benchmarks and `idvd chip emulate`; never linked into idv.
+        .target(name: "VirtualEMRTD", dependencies: ["ChipAccess", "ChipAccessOpenSSL", "EMRTD", "EMRTDCore"]),
         // Pixel loops (localiser, recogniser, augmentation) are optimised in every configuration so that
         // classifier training at start-up and `swift test` over image corpora run at full speed.
         // The OCR-B classifier's parameters (Resources/ocrb-lda.bin, written by `idvd ocrb train`) load at start-up.
@@ -121,23 +144,36 @@ let package = Package(
         .executableTarget(name: "idvd", dependencies: [
             "IDVCore", "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders",
             "IDVTools", "IDVWebhooks", "MRZ", "Imaging", "FaceKit", "DocumentReader", "EMRTD",
+            "ChipAccess", "ChipAccessOpenSSL", "ChipAccessPCSC", "VirtualEMRTD",
         ]),
 
         // What tests share (never linked into a product): test-data locations and the CI rule for
         // missing data, test doubles in the real readers' evidence shape.
-        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto"]),
+        .target(name: "IDVTestSupport", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto", "EMRTD"]),
+        // What the server's test targets share: a real `idvd serve` with a typed wire client
+        // (ServerProcess, API) and the in-process server over the test doubles (WorkflowServer).
+        .target(name: "IDVServerTestSupport", dependencies: [
+            "IDVTestSupport", "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+        ]),
 
         // MARK: Client SDK and sample app (Foundation only, builds for iOS too)
         .target(name: "IDVKit", dependencies: ["IDVCore"]),
         .target(name: "RELID", dependencies: ["IDVKit"]),
-        .executableTarget(name: "idv", dependencies: ["IDVKit"]),
+        // The sample app; `idv chip read` adds the chip access library and its Linux crypto and PC/SC parts.
+        .executableTarget(name: "idv", dependencies: ["IDVKit", "ChipAccess", "ChipAccessOpenSSL", "ChipAccessPCSC", "EMRTDCore"]),
 
         // MARK: Tests
+        // The Debian package built, installed with apt, run as its unit runs it, purged (needs root; scripts/make-deb).
+        .testTarget(name: "PackagingTests", dependencies: ["IDVTestSupport", "IDVTools"]),
         .testTarget(name: "IDVCoreTests", dependencies: ["IDVCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ", "IDVTestSupport"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "FaceKitTests", dependencies: ["FaceKit", "Imaging", "IDVTestSupport"]),
         .testTarget(name: "EMRTDTests", dependencies: ["EMRTD", "idvd", "IDVTestSupport"]),
+        // Chip access: the standard's worked examples, and reads of virtual chips through a real pcscd + vpcd.
+        .testTarget(name: "ChipAccessTests", dependencies: [
+            "ChipAccess", "ChipAccessOpenSSL", "ChipAccessPCSC", "VirtualEMRTD", "EMRTD", "EMRTDCore", "MRZ", "IDVTestSupport", "idv", "idvd",
+        ]),
         .testTarget(name: "DocumentReaderTests", dependencies: [
             "DocumentReader", "MRZ", "FaceKit", "Imaging", "IDVTools", "IDVEvidence", "IDVEngine", "IDVRuntime", "IDVReaders", "IDVTestSupport",
         ]),
@@ -147,14 +183,41 @@ let package = Package(
         // The Store contract run against both stores (SQLite; PostgreSQL on a throw-away cluster started
         // by the tests, scripts/pg-scratch), and several real `idvd` nodes on one PostgreSQL.
         .testTarget(name: "IDVStoreTests", dependencies: [
-            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "CSQLite", "IDVStorePostgres", "IDVTools", "IDVTestSupport",
             "IDVWebhooks", "idvd", "idv",
         ]),
-        // The server as a whole: in-process servers over the test doubles, real `idvd` processes,
-        // the real reader adapters.
+        // The server as a whole, end to end: the flows over HTTP (in-process over the test doubles, and
+        // real `idvd` processes), abuse limits, hardening, restarts, the CLI.
         .testTarget(name: "IDVServerTests", dependencies: [
             "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQL", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
-            "IDVTestSupport", "FaceKit", "Imaging", "idvd", "IDVWebhooks",
+            "IDVTestSupport", "IDVServerTestSupport", "Imaging", "idvd",
+        ]),
+        // The HTTP edge: the middleware chain, refusals and statuses, HTTP hygiene, TLS, slow clients,
+        // the OpenAPI document and the wire types' JSON.
+        .testTarget(name: "IDVHTTPTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVTestSupport", "IDVServerTestSupport", "idvd",
+        ]),
+        // The webhook delivery worker (scripted client, manual clock) and webhooks end to end.
+        .testTarget(name: "IDVWebhooksTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTools", "IDVWebhooks",
+            "IDVTestSupport", "IDVServerTestSupport", "idvd",
+        ]),
+        // The real reader adapters behind the engine's ports: their evidence through the one judge,
+        // the selfie policy, upload costing, chips, the real images through the flows.
+        .testTarget(name: "IDVReadersTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVTestSupport", "IDVServerTestSupport", "FaceKit", "DocumentReader", "EMRTD", "Imaging", "idvd",
+        ]),
+        // The vault and key rotation.
+        .testTarget(name: "IDVCryptoTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVReaders", "IDVTools",
+            "IDVTestSupport", "IDVServerTestSupport", "FaceKit", "idvd",
+        ]),
+        // The relying party's API and review queue, and a bank backend against a real idvd.
+        .testTarget(name: "IDVOperationsTests", dependencies: [
+            "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCore", "IDVCrypto", "IDVStoreSQLite", "IDVHTTP", "IDVTools",
+            "IDVTestSupport", "IDVServerTestSupport", "idvd",
         ]),
         // The SDK against an in-process server (engine, HTTP, SQLite — no reader, no dlib) and real
         // `idvd`/`idv` processes.

@@ -193,7 +193,24 @@ func chipViolations(_ data: UnsafeBufferPointer<UInt8>) -> [String] {
     case .dg11: _ = parse { try DG11(bytes) }
     case .dg12: _ = parse { try DG12(bytes) }
     case .dg14: _ = parse { try DG14(bytes) }
-    case .dg15: _ = parse { try DG15(bytes) }
+    case .dg15:
+        // The ISO/IEC 9796-2 decoder on the bytes as a recovered representative (Active Authentication, ICAO
+        // 9303-11 §6.1): whatever they hold, a verdict and no trap; a success must be a hash over this challenge.
+        let challenge: [UInt8] = [0x46, 0x55, 0x5A, 0x5A, 0x20, 0x41, 0x41, 0x21]
+        if case let .success(m) = ActiveAuthentication.decodeISO9796_2(bytes, challenge: challenge) {
+            let trailer = bytes.last == 0xBC ? 1 : 2
+            let h = Array(bytes[(bytes.count - trailer - m.digest.byteCount)..<(bytes.count - trailer)])
+            let start = bytes[0] & 0x0F == 0x0A ? 1 : (bytes.firstIndex(of: 0xBA) ?? 0) + 1
+            if m.digest.digest(Array(bytes[start..<(bytes.count - trailer - h.count)]) + challenge) != h {
+                out.append("ISO/IEC 9796-2 representative accepted with a hash that is not H(M1 ‖ challenge)")
+            }
+        }
+        // DG15's key verifying the bytes as a signature: refused (the input cannot be a signature over this
+        // challenge) with a typed failure, never a trap.
+        if let dg15 = parse({ try DG15(bytes) }),
+           case .success = ActiveAuthentication.verify(challenge: challenge, signature: bytes, publicKey: dg15.subjectPublicKeyInfo, signatureAlgorithm: nil) {
+            out.append("DG15's own bytes verified as an Active Authentication signature")
+        }
     case .sod:
         guard let sod = parse({ try SecurityObject(bytes) }) else { break }
         if !sod.dataGroupHashes.keys.allSatisfy({ (1...16).contains($0) }) { out.append("SOD hashes data groups \(sod.dataGroupHashes.keys.sorted())") }

@@ -21,7 +21,7 @@
 struct em_cert { X509 *x; };
 struct em_crl { X509_CRL *c; };
 struct em_cms { CMS_ContentInfo *cms; STACK_OF(X509) *certs; };
-struct em_key { EVP_PKEY *pkey; };
+#include "cemrtd_internal.h"   // struct em_key, shared with activeauth.c
 
 void em_free(void *pointer) { free(pointer); }
 const char *em_openssl_version(void) { return OpenSSL_version(OPENSSL_VERSION); }

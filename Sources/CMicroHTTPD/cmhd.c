@@ -1,4 +1,4 @@
-#include "cmhd.h"
+#include "cmhd_internal.h"
 #include <microhttpd.h>
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -25,222 +25,6 @@ typedef struct req_state {
     int dispatched;                  // handed to the application's dispatcher (connection suspended)
     int finished;                    // the dispatched job has finished and set `pending`
 } req_state;
-
-/// A client's IP address as compared by the per-address cap: the 4 bytes of IPv4 (an IPv4-mapped
-/// IPv6 address counts as that IPv4 address) or the 16 of IPv6; len 0 for other families.
-typedef struct addr_key {
-    unsigned char bytes[16];
-    int len;
-} addr_key;
-
-static addr_key addr_key_of(const struct sockaddr *sa) {
-    addr_key k;
-    memset(&k, 0, sizeof k);
-    if (sa == NULL) return k;
-    if (sa->sa_family == AF_INET) {
-        memcpy(k.bytes, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-        k.len = 4;
-    } else if (sa->sa_family == AF_INET6) {
-        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-        if (IN6_IS_ADDR_V4MAPPED(a)) { memcpy(k.bytes, a->s6_addr + 12, 4); k.len = 4; }
-        else { memcpy(k.bytes, a->s6_addr, 16); k.len = 16; }
-    }
-    return k;
-}
-
-static int addr_key_equal(const addr_key *a, const addr_key *b) {
-    return a->len != 0 && a->len == b->len && memcmp(a->bytes, b->bytes, (size_t)a->len) == 0;
-}
-
-/// Per-connection accounting for the slow-client deadlines and the per-address cap
-/// (MHD_OPTION_NOTIFY_CONNECTION).
-enum { PHASE_HEADER = 0, PHASE_BODY = 1, PHASE_HANDLING = 2 };
-typedef struct conn_state {
-    struct conn_state *prev, *next;
-    int fd;
-    addr_key addr;                   // the client's address (per-address cap)
-    int phase;                       // PHASE_*: what the connection is waiting for from the client
-    uint64_t phase_start_ms;         // when the phase began (monotonic)
-    uint64_t body_bytes;             // body bytes received in PHASE_BODY
-    int kept_alive;                  // a response was sent: PHASE_HEADER is the wait for the next request
-    int shut;                        // the reaper shut the socket down
-} conn_state;
-
-typedef struct daemon_box {
-    struct MHD_Daemon *daemon;
-    long active;                     // requests between their first callback and their completion (atomic)
-    long jobs;                       // offloaded jobs dispatched and not yet finished (atomic)
-    cmhd_config config;              // copied; strings owned by the caller for the daemon's life
-    pthread_mutex_t conns_lock;      // guards the list below and every conn_state in it
-    conn_state *conns;
-    long open;
-    long closed_header, closed_body;
-    long refused_per_address;        // connections refused by the per-address cap
-    pthread_t reaper;
-    int reaper_running;
-    int stopping;                    // atomic: the reaper ends
-} daemon_box;
-
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static conn_state *state_of(struct MHD_Connection *conn) {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci != NULL ? (conn_state *)ci->socket_context : NULL;
-}
-
-/// Moves the connection to `phase` (under the lock).
-static void set_phase(daemon_box *box, struct MHD_Connection *conn, int phase) {
-    conn_state *cs = state_of(conn);
-    if (cs == NULL) return;
-    pthread_mutex_lock(&box->conns_lock);
-    cs->phase = phase;
-    cs->phase_start_ms = now_ms();
-    cs->body_bytes = 0;
-    pthread_mutex_unlock(&box->conns_lock);
-}
-
-/// Counts body bytes; returns 0 when the body is slower than the minimum rate (the caller closes).
-static int body_progress(daemon_box *box, struct MHD_Connection *conn, size_t n) {
-    conn_state *cs = state_of(conn);
-    if (cs == NULL) return 1;
-    int ok = 1;
-    pthread_mutex_lock(&box->conns_lock);
-    cs->body_bytes += n;
-    unsigned int rate = box->config.min_body_bytes_per_second;
-    if (rate > 0) {
-        uint64_t grace = (box->config.header_deadline_seconds > 0 ? box->config.header_deadline_seconds : 1) * 1000u;
-        uint64_t elapsed = now_ms() - cs->phase_start_ms;
-        if (elapsed > grace && cs->body_bytes * 1000u < (uint64_t)rate * (elapsed - grace)) ok = 0;
-    }
-    if (!ok) box->closed_body++;
-    pthread_mutex_unlock(&box->conns_lock);
-    return ok;
-}
-
-static void notify_connection_cb(void *cls, struct MHD_Connection *conn, void **socket_context,
-                                 enum MHD_ConnectionNotificationCode code) {
-    daemon_box *box = (daemon_box *)cls;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        conn_state *cs = (conn_state *)calloc(1, sizeof *cs);
-        if (cs == NULL) return;
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        cs->fd = ci != NULL ? ci->connect_fd : -1;
-        const union MHD_ConnectionInfo *ai = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        cs->addr = addr_key_of(ai != NULL ? ai->client_addr : NULL);
-        cs->phase = PHASE_HEADER;
-        cs->phase_start_ms = now_ms();
-        pthread_mutex_lock(&box->conns_lock);
-        cs->next = box->conns;
-        if (box->conns != NULL) box->conns->prev = cs;
-        box->conns = cs;
-        box->open++;
-        pthread_mutex_unlock(&box->conns_lock);
-        *socket_context = cs;
-    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        // libmicrohttpd notifies before it closes the socket: once this returns, the reaper can no
-        // longer touch the descriptor (it shuts sockets down only under the same lock).
-        conn_state *cs = (conn_state *)*socket_context;
-        if (cs == NULL) return;
-        pthread_mutex_lock(&box->conns_lock);
-        if (cs->prev != NULL) cs->prev->next = cs->next; else box->conns = cs->next;
-        if (cs->next != NULL) cs->next->prev = cs->prev;
-        box->open--;
-        pthread_mutex_unlock(&box->conns_lock);
-        free(cs);
-        *socket_context = NULL;
-    }
-}
-
-/// The per-address cap (libmicrohttpd's accept policy callback, called for each accepted socket
-/// before its connection starts): refuses a client address that holds `per_ip_connection_limit`
-/// connections already, counting the refusal. The connections are those in the notify list, so
-/// nothing is counted twice or leaked whatever becomes of an admitted socket; accepts on other
-/// pool threads at the same instant may each be admitted (at most `threads` − 1 over the cap).
-/// O(open connections) per accept. (libmicrohttpd's own MHD_OPTION_PER_IP_CONNECTION_LIMIT
-/// refuses without telling the application, so its refusals could not be counted.)
-static enum MHD_Result accept_policy_cb(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
-    (void)addrlen;
-    daemon_box *box = (daemon_box *)cls;
-    unsigned int limit = box->config.per_ip_connection_limit;
-    if (limit == 0) return MHD_YES;
-    addr_key k = addr_key_of(addr);
-    if (k.len == 0) return MHD_YES;
-    unsigned int held = 0;
-    pthread_mutex_lock(&box->conns_lock);
-    for (conn_state *cs = box->conns; cs != NULL && held < limit; cs = cs->next) {
-        if (addr_key_equal(&cs->addr, &k)) held++;
-    }
-    int refuse = held >= limit;
-    if (refuse) box->refused_per_address++;
-    pthread_mutex_unlock(&box->conns_lock);
-    return refuse ? MHD_NO : MHD_YES;
-}
-
-/// Every 200 ms: shuts down the sockets of connections whose header missed its deadline or whose
-/// body has gone silent below the minimum rate; libmicrohttpd then sees the connection end and
-/// closes it on its own thread.
-static void *reaper_main(void *arg) {
-    daemon_box *box = (daemon_box *)arg;
-    while (!__atomic_load_n(&box->stopping, __ATOMIC_SEQ_CST)) {
-        usleep(200000);
-        uint64_t now = now_ms();
-        uint64_t deadline = (uint64_t)box->config.header_deadline_seconds * 1000u;
-        unsigned int rate = box->config.min_body_bytes_per_second;
-        uint64_t grace = (box->config.header_deadline_seconds > 0 ? box->config.header_deadline_seconds : 1) * 1000u;
-        uint64_t keep_alive_ms = (uint64_t)(box->config.connection_timeout_seconds > 0 ? box->config.connection_timeout_seconds : 30) * 1000u;
-        pthread_mutex_lock(&box->conns_lock);
-        for (conn_state *cs = box->conns; cs != NULL; cs = cs->next) {
-            if (cs->shut || cs->fd < 0) continue;
-            uint64_t elapsed = now - cs->phase_start_ms;
-            int close_it = 0;
-            // A kept-alive connection may idle between requests up to the inactivity timeout (a
-            // client that keeps its connection for the next request); a fresh one gets the deadline.
-            uint64_t header_deadline = cs->kept_alive && deadline < keep_alive_ms ? keep_alive_ms : deadline;
-            if (cs->phase == PHASE_HEADER && deadline > 0 && elapsed > header_deadline) {
-                close_it = 1;
-                box->closed_header++;
-            } else if (cs->phase == PHASE_BODY && rate > 0 && elapsed > grace &&
-                       cs->body_bytes * 1000u < (uint64_t)rate * (elapsed - grace)) {
-                close_it = 1;
-                box->closed_body++;
-            }
-            if (close_it) {
-                shutdown(cs->fd, SHUT_RDWR);
-                cs->shut = 1;
-            }
-        }
-        pthread_mutex_unlock(&box->conns_lock);
-    }
-    return NULL;
-}
-
-long cmhd_connections_open(void *daemon) {
-    daemon_box *box = (daemon_box *)daemon;
-    pthread_mutex_lock(&box->conns_lock);
-    long n = box->open;
-    pthread_mutex_unlock(&box->conns_lock);
-    return n;
-}
-
-long cmhd_refused_per_address(void *daemon) {
-    daemon_box *box = (daemon_box *)daemon;
-    pthread_mutex_lock(&box->conns_lock);
-    long n = box->refused_per_address;
-    pthread_mutex_unlock(&box->conns_lock);
-    return n;
-}
-
-long cmhd_slow_closed(void *daemon, int which) {
-    daemon_box *box = (daemon_box *)daemon;
-    pthread_mutex_lock(&box->conns_lock);
-    long n = which == 0 ? box->closed_header : box->closed_body;
-    pthread_mutex_unlock(&box->conns_lock);
-    return n;
-}
 
 struct cmhd_job {
     daemon_box *box;
@@ -461,7 +245,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         if (st == NULL) return MHD_NO;
         *con_cls = st;
         __atomic_add_fetch(&box->active, 1, __ATOMIC_SEQ_CST);
-        set_phase(box, conn, PHASE_BODY);
+        cmhd_set_phase(box, conn, PHASE_BODY);
         st->route = -1;
         st->limit = box->config.limit(box->config.ctx, method, url, &st->route);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -483,7 +267,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (!body_progress(box, conn, n)) return MHD_NO;   // slower than the minimum body rate: closed
+        if (!cmhd_body_progress(box, conn, n)) return MHD_NO;   // slower than the minimum body rate: closed
         if (st->responded || st->too_large) {
             // Discard the excess; answer as soon as libmicrohttpd lets us.
             if (!st->responded && st->pending != NULL) queue(conn, st, st->pending, st->pending_status);
@@ -517,7 +301,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES;
     }
     // Final call: the whole request is in (or, for an offloaded request, its job has finished).
-    if (!st->dispatched) set_phase(box, conn, PHASE_HANDLING);
+    if (!st->dispatched) cmhd_set_phase(box, conn, PHASE_HANDLING);
     if (st->responded) return MHD_YES;
     if (st->pending != NULL) return queue(conn, st, st->pending, st->pending_status);
     if (st->dispatched) return st->finished ? MHD_NO : MHD_YES;   // finished without a response: out of memory
@@ -536,8 +320,8 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
     daemon_box *box = (daemon_box *)cls;
     req_state *st = (req_state *)*con_cls;
     if (st == NULL) return;
-    set_phase(box, conn, PHASE_HEADER);   // a kept-alive connection now waits for its next header
-    conn_state *cs = state_of(conn);
+    cmhd_set_phase(box, conn, PHASE_HEADER);   // a kept-alive connection now waits for its next header
+    conn_state *cs = cmhd_conn_state_of(conn);
     if (cs != NULL) {
         pthread_mutex_lock(&box->conns_lock);
         cs->kept_alive = 1;
@@ -595,8 +379,8 @@ void *cmhd_start(const cmhd_config *config, char *error, size_t error_len) {
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout, NULL };
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL };
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed_cb, box };
-    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify_connection_cb, box };
-    // The per-address cap is the accept policy callback's (accept_policy_cb), so its refusals are counted.
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)cmhd_notify_connection, box };
+    // The per-address cap is the accept policy callback's (cmhd_accept_policy), so its refusals are counted.
     if (config->connection_limit > 0)
         ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)config->connection_limit, NULL };
     if (tls) {
@@ -604,7 +388,7 @@ void *cmhd_start(const cmhd_config *config, char *error, size_t error_len) {
         ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)config->tls_key_pem };
     }
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-    struct MHD_Daemon *d = MHD_start_daemon(flags, config->port, accept_policy_cb, box, access_cb, box,
+    struct MHD_Daemon *d = MHD_start_daemon(flags, config->port, cmhd_accept_policy, box, access_cb, box,
                                             MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
     if (d == NULL) {
         snprintf(error, error_len, "MHD_start_daemon failed on %s:%u (port in use, bad TLS material, or no permission)",
@@ -614,7 +398,7 @@ void *cmhd_start(const cmhd_config *config, char *error, size_t error_len) {
         return NULL;
     }
     if (config->header_deadline_seconds > 0 || config->min_body_bytes_per_second > 0) {
-        if (pthread_create(&box->reaper, NULL, reaper_main, box) == 0) box->reaper_running = 1;
+        if (pthread_create(&box->reaper, NULL, cmhd_reaper_main, box) == 0) box->reaper_running = 1;
     }
     box->daemon = d;
     return box;

@@ -3,6 +3,7 @@
 // The model file's SHA-256 (libsodium) is checked on the very bytes that are parsed, so a file
 // swapped or altered on disk is refused, never run. Every exception is caught here.
 #include "cvision.h"
+#include "model_file.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
@@ -19,20 +20,7 @@
 
 namespace {
 
-void pad_message(char *message, size_t size, const std::string &text) {
-    if (message && size) std::snprintf(message, size, "%s", text.c_str());
-}
-
-std::string hex(const unsigned char *bytes, size_t count) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(count * 2);
-    for (size_t i = 0; i < count; i++) {
-        out.push_back(digits[bytes[i] >> 4]);
-        out.push_back(digits[bytes[i] & 15]);
-    }
-    return out;
-}
+void pad_message(char *message, size_t size, const std::string &text) { cvision_internal::set_message(message, size, text); }
 
 } // namespace
 
@@ -77,9 +65,7 @@ extern "C" cv_status cv_sha256_file(const char *path, char *hex_out, char *messa
             pad_message(message, message_size, "libsodium failed to initialise");
             return CV_ERR_INTERNAL;
         }
-        unsigned char digest[crypto_hash_sha256_BYTES];
-        crypto_hash_sha256(digest, bytes.data(), bytes.size());
-        std::snprintf(hex_out, 65, "%s", hex(digest, sizeof digest).c_str());
+        std::snprintf(hex_out, 65, "%s", cvision_internal::sha256_hex(bytes.data(), bytes.size()).c_str());
         return CV_OK;
     } catch (...) {
         pad_message(message, message_size, std::string("cannot hash ") + path);
@@ -95,28 +81,9 @@ extern "C" cv_status cv_pad_model_load(const char *path, const char *sha256_hex,
         return CV_ERR_INVALID_ARGUMENT;
     }
     try {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            pad_message(message, message_size, std::string("PAD model file ") + path + " not found or unreadable");
-            return CV_ERR_MODEL;
-        }
         auto model = std::make_unique<cv_pad_model>();
-        model->bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        if (sodium_init() < 0) {
-            pad_message(message, message_size, "libsodium failed to initialise");
-            return CV_ERR_INTERNAL;
-        }
-        unsigned char digest[crypto_hash_sha256_BYTES];
-        crypto_hash_sha256(digest, model->bytes.data(), model->bytes.size());
-        const std::string got = hex(digest, sizeof digest);
-        std::string want(sha256_hex);
-        for (char &c : want) c = char(std::tolower(static_cast<unsigned char>(c)));
-        if (got != want) {
-            pad_message(message, message_size,
-                        std::string("PAD model file ") + path + " fails its SHA-256 check (got " + got + ", want " + want +
-                            "); it was altered or replaced: restore it from the repository");
-            return CV_ERR_MODEL_INTEGRITY;
-        }
+        const cv_status status = cvision_internal::read_verified(path, sha256_hex, "PAD model", model->bytes, message, message_size);
+        if (status != CV_OK) return status;
         // One network per thread: the tiny 80×80 networks gain nothing from OpenCV's own
         // parallel loops, and a server runs one request per thread already.
         cv::setNumThreads(1);

@@ -2,6 +2,7 @@
 // A network's file is hashed (libsodium SHA-256) and the very bytes that matched are parsed, so a
 // file altered or replaced on disk is refused, never run. Every exception is caught here.
 #include "cvision_recognition.h"
+#include "model_file.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
@@ -21,21 +22,9 @@
 
 namespace {
 
-void say(char *message, size_t size, const std::string &text) {
-    if (message && size) std::snprintf(message, size, "%s", text.c_str());
-}
+using cvision_internal::read_verified;
 
-std::string sha256_hex(const std::vector<unsigned char> &bytes) {
-    unsigned char digest[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256(digest, bytes.data(), bytes.size());
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned char b : digest) {
-        out.push_back(digits[b >> 4]);
-        out.push_back(digits[b & 15]);
-    }
-    return out;
-}
+void say(char *message, size_t size, const std::string &text) { cvision_internal::set_message(message, size, text); }
 
 /// Runs `body` and maps every exception to a status and message (`what` prefixes it).
 template <typename Body> cv_status guarded(const char *what, char *message, size_t size, Body body) {
@@ -109,27 +98,10 @@ extern "C" cv_status cv_net_load(const char *path, const char *sha256_hex_expect
         return CV_ERR_INVALID_ARGUMENT;
     }
     try {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            say(message, message_size, name + " file " + path + " not found or unreadable");
-            return CV_ERR_MODEL;
-        }
         auto net = std::make_unique<cv_net>();
         net->what = name;
-        net->bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        if (sodium_init() < 0) {
-            say(message, message_size, "libsodium failed to initialise");
-            return CV_ERR_INTERNAL;
-        }
-        const std::string got = sha256_hex(net->bytes);
-        std::string want(sha256_hex_expected);
-        for (char &c : want) c = char(std::tolower(static_cast<unsigned char>(c)));
-        if (got != want) {
-            say(message, message_size,
-                name + " file " + path + " fails its SHA-256 check (got " + got + ", want " + want +
-                    "); it was altered or replaced: restore it from the repository");
-            return CV_ERR_MODEL_INTEGRITY;
-        }
+        const cv_status status = read_verified(path, sha256_hex_expected, name, net->bytes, message, message_size);
+        if (status != CV_OK) return status;
         // One thread per network call: a server runs one request per thread already, and the
         // benchmarks measure one core.
         cv::setNumThreads(1);

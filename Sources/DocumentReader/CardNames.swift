@@ -233,14 +233,18 @@ extension DocumentReader {
         var px = [UInt8](repeating: 255, count: outW * outH)
         var inside = 0
         let k = frame.pixelsPerMM
-        for y in 0..<outH {
-            let c = c0 + (Double(y) + 0.5) / r
-            for x in 0..<outW {
-                let a = a0 + (Double(x) + 0.5) / r
-                let sx = frame.originX + (a * frame.dirX - c * frame.dirY) * k
-                let sy = frame.originY + (a * frame.dirY + c * frame.dirX) * k
-                let v = page.sample(sx, sy, outside: -1)
-                if v >= 0 { inside += 1; px[y * outW + x] = UInt8(min(255, max(0, v.rounded()))) }
+        page.pixels.withUnsafeBufferPointer { p in
+            px.withUnsafeMutableBufferPointer { out in
+                for y in 0..<outH {
+                    let c = c0 + (Double(y) + 0.5) / r
+                    for x in 0..<outW {
+                        let a = a0 + (Double(x) + 0.5) / r
+                        let sx = frame.originX + (a * frame.dirX - c * frame.dirY) * k
+                        let sy = frame.originY + (a * frame.dirY + c * frame.dirX) * k
+                        let v = GreyImage.sample(p, width: page.width, height: page.height, sx, sy, outside: -1)
+                        if v >= 0 { inside += 1; out[y * outW + x] = UInt8(min(255, max(0, v.rounded()))) }
+                    }
+                }
             }
         }
         // Mostly off the page (a tightly cropped photo of the MRZ alone): nothing to read.
@@ -269,10 +273,15 @@ extension DocumentReader {
         f = min(f, Double(cardFrontMaxDimension) / Double(max(turned.width, turned.height)))
         let outW = max(16, Int((Double(turned.width) * f).rounded())), outH = max(16, Int((Double(turned.height) * f).rounded()))
         var px = [UInt8](repeating: 255, count: outW * outH)
-        for y in 0..<outH {
-            let sy = (Double(y) + 0.5) / f - 0.5
-            for x in 0..<outW {
-                px[y * outW + x] = UInt8(min(255, max(0, turned.sample((Double(x) + 0.5) / f - 0.5, sy).rounded())))
+        turned.pixels.withUnsafeBufferPointer { p in
+            px.withUnsafeMutableBufferPointer { out in
+                for y in 0..<outH {
+                    let sy = (Double(y) + 0.5) / f - 0.5
+                    for x in 0..<outW {
+                        let v = GreyImage.sample(p, width: turned.width, height: turned.height, (Double(x) + 0.5) / f - 0.5, sy, outside: 255)
+                        out[y * outW + x] = UInt8(min(255, max(0, v.rounded())))
+                    }
+                }
             }
         }
         return flattened(GreyImage(width: outW, height: outH, pixels: px), window: Int(3 * cardPixelsPerMM))

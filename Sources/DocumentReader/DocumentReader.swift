@@ -8,8 +8,11 @@ internal import CCairo
 /// 3. classify every cell with the OCR-B classifier (`OCRBClassifier`, LDA trained at start-up from
 ///    Cairo-rendered `fonts-ocr-b` glyphs, ~0.3–0.8 s once per process) → lines, per-cell
 ///    confidences and runner-ups (`MRZReader`, `MRZReading`);
-/// 4. parse and correct with check digits (`MRZ.MRZParser`), then the checks, the portrait (FaceKit
-///    face detection) and the verdict (`DocumentReport`, rule on `DocumentStatus`);
+/// 4. the report's stages (`ReadingPipeline.swift`, one file each): the MRZ parsed and corrected
+///    with check digits (`MRZ.MRZParser`) and checked (`MRZStage`), its image quality
+///    (`QualityStage`), the page images and the portrait (FaceKit face detection, `PortraitStage`),
+///    the names against the visual zone (Tesseract, `NameStage`) — evidence only: the server's
+///    policy (`WorkflowPolicy.judge`) gives the verdict;
 /// 5. views: `DocumentReport.seed002` / `.seed003` (ARCHITECTURE.md §5).
 ///
 /// The specimen generator (`SpecimenGenerator`, `SpecimenIdentity`, `Augmentation`) renders

@@ -26,17 +26,21 @@ public struct GreyImage: Sendable, Equatable {
 
     /// Bilinear sample at a real position (pixel centres at integer coordinates); outside → `outside`.
     @inline(__always) public func sample(_ x: Double, _ y: Double, outside: Double = 255) -> Double {
+        pixels.withUnsafeBufferPointer { p in Self.sample(p, width: width, height: height, x, y, outside: outside) }
+    }
+
+    /// `sample` on the pixels `p` of a `width` × `height` image, for loops that hold the pointer.
+    @inline(__always) static func sample(_ p: UnsafeBufferPointer<UInt8>, width: Int, height: Int, _ x: Double, _ y: Double,
+                                         outside: Double) -> Double {
         if !(x > -1 && y > -1 && x < Double(width) && y < Double(height)) { return outside }
         let fx = x.rounded(.down), fy = y.rounded(.down)
         let x0 = Int(fx), y0 = Int(fy)
         let ax = x - fx, ay = y - fy
         let x1 = min(x0 + 1, width - 1), y1 = min(y0 + 1, height - 1)
         let xa = max(x0, 0), ya = max(y0, 0)
-        return pixels.withUnsafeBufferPointer { p in
-            let v00 = Double(p[ya * width + xa]), v10 = Double(p[ya * width + x1])
-            let v01 = Double(p[y1 * width + xa]), v11 = Double(p[y1 * width + x1])
-            return (v00 * (1 - ax) + v10 * ax) * (1 - ay) + (v01 * (1 - ax) + v11 * ax) * ay
-        }
+        let v00 = Double(p[ya * width + xa]), v10 = Double(p[ya * width + x1])
+        let v01 = Double(p[y1 * width + xa]), v11 = Double(p[y1 * width + x1])
+        return (v00 * (1 - ax) + v10 * ax) * (1 - ay) + (v01 * (1 - ax) + v11 * ax) * ay
     }
 
     /// Area-averaging downscale by an integer factor (≥ 1).

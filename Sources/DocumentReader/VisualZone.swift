@@ -131,7 +131,11 @@ final class VisualZoneRecogniser: @unchecked Sendable {
     /// exactly as by a whole-zone reading. 27 of 39 TD3/TD2 test pages were settled by the lines (the
     /// clean ones, e.g. after 7 of 17 lines on 100_pass-uto); busy real pages mostly fall back
     /// (bench/DOCUMENT-BENCH.md, session 8).
-    func names(in image: GreyImage, pixelsPerMM: Double,
+    ///
+    /// `names`: the printed length of each MRZ name field (characters, spaces included, surname
+    /// first); the lines that fit them are recognised first (`NameLines.readingOrder`), the others
+    /// then from the top. Empty: every line from the top.
+    func names(in image: GreyImage, pixelsPerMM: Double, names: [Int] = [],
                settled: ([VisualZoneWord]) -> Bool) -> Result<(words: [VisualZoneWord], reading: NameReading), VisualZoneRecogniserError> {
         let r: OpaquePointer
         switch take() {
@@ -157,8 +161,12 @@ final class VisualZoneRecogniser: @unchecked Sendable {
             guard k >= 0 else { return nil }
             return out.prefix(Int(k)).map(Self.word)
         }
-        // Lines top to bottom; a small margin around each so that no ascender or descender is cut.
-        let lines = boxes.prefix(Int(n)).sorted { ($0.top, $0.left) < ($1.top, $1.left) }
+        // Lines top to bottom, those that fit the names first; a small margin around each so that no
+        // ascender or descender is cut.
+        let sorted = boxes.prefix(Int(n)).sorted { ($0.top, $0.left) < ($1.top, $1.left) }
+        let order = NameLines.readingOrder(sorted.map { LineBox(left: Int($0.left), top: Int($0.top), right: Int($0.right), bottom: Int($0.bottom)) },
+                                           names: names)
+        let lines = order.map { sorted[$0] }
         let budget = Int((Double(lines.count) * Self.lineBudgetFraction).rounded(.up))
         let pad = Int32(max(2, (pixelsPerMM * 0.4).rounded()))
         var words: [VisualZoneWord] = []
@@ -438,44 +446,15 @@ extension DocumentReader {
         return rectifiedZone(page, frame: frame, along: a0, a1, across: c0, c1)
     }
 
-    /// `image` divided by its local background (the maximum over a `window` × `window` square,
-    /// van Herk / Gil–Werman running maxima, then a box blur of the same size): tinted boxes, guilloche
-    /// shading and uneven light become paper white, so that Tesseract's global threshold keeps the ink.
-    static func flattened(_ image: GreyImage, window: Int) -> GreyImage {
-        let w = image.width, h = image.height, k = max(3, window | 1)
-        func runningMax(_ src: [UInt8], count n: Int, stride: Int, lines: Int, lineStride: Int) -> [UInt8] {
-            var out = src
-            var g = [UInt8](repeating: 0, count: n), hh = [UInt8](repeating: 0, count: n)
-            let r = k / 2
-            for line in 0..<lines {
-                let base = line * lineStride
-                for i in 0..<n { g[i] = src[base + i * stride] }
-                // prefix maxima from each block start, suffix maxima from each block end
-                var prefix = g, suffix = g
-                for i in 0..<n where i % k != 0 { prefix[i] = max(prefix[i], prefix[i - 1]) }
-                var i = n - 2
-                while i >= 0 { if (i + 1) % k != 0 { suffix[i] = max(suffix[i], suffix[i + 1]) }; i -= 1 }
-                for i in 0..<n {
-                    let lo = max(0, i - r), hi = min(n - 1, i + r)
-                    hh[i] = (hi - lo + 1 >= k && hi / k != lo / k) ? max(suffix[lo], prefix[hi]) : g[lo...hi].max()!
-                }
-                for i in 0..<n { out[base + i * stride] = hh[i] }
-            }
-            return out
-        }
-        var bg = runningMax(image.pixels, count: w, stride: 1, lines: h, lineStride: w)
-        bg = runningMax(bg, count: h, stride: w, lines: w, lineStride: 1)
-        let blurred = GreyImage(width: w, height: h, pixels: bg).boxBlurred(radius: k / 2)
-        var px = image.pixels
-        for i in px.indices {
-            let b = max(Int(blurred.pixels[i]), 24)
-            px[i] = UInt8(min(255, Int(image.pixels[i]) * 255 / b))
-        }
-        return GreyImage(width: w, height: h, pixels: px)
+    /// The printed length (characters, spaces included) of the surname and of the given names as the
+    /// MRZ gives them, for `NameLines.readingOrder`; a field the MRZ leaves empty is left out.
+    static func printedNameLengths(_ f: MRZFields) -> [Int] {
+        [f.surname, f.givenNames].filter { !$0.isEmpty }.map(\.count)
     }
 
     /// The visual-zone cross-check of `result`'s names (see the top of this file).
-    static func visualZoneCheck(page: GreyImage, reading: MRZReading, result: MRZResult) -> VisualZoneSearch {
+    /// `nameLinesFirst`: recognise the lines that fit the MRZ's names first (`DocumentReaderOptions.nameLinesFirst`).
+    static func visualZoneCheck(page: GreyImage, reading: MRZReading, result: MRZResult, nameLinesFirst: Bool = true) -> VisualZoneSearch {
         guard let frame = MRZDocumentFrame(reading: reading), let viz = visualZoneImage(page, frame: frame) else { return .noVisualZone }
         let parts = VisualZoneNames.parts(result.lines, format: result.format)
         guard !parts.isEmpty else { return .noVisualZone }
@@ -484,7 +463,7 @@ extension DocumentReader {
         }
         // The lines read so far settle the names when every part agrees letter for letter (an exact
         // printed word can only stay exact as more words come: reading on would not change it).
-        switch VisualZoneRecogniser.shared.names(in: viz, pixelsPerMM: visualZonePixelsPerMM,
+        switch VisualZoneRecogniser.shared.names(in: viz, pixelsPerMM: visualZonePixelsPerMM, names: nameLinesFirst ? printedNameLengths(result.fields) : [],
                                                  settled: { compared($0).allSatisfy { $0.outcome == .agrees } }) {
         case let .failure(e): return .recogniserUnavailable(reason: e.reason)
         case let .success((words, _)):
@@ -502,31 +481,6 @@ extension DocumentReader {
             }
             return .compared(c)
         }
-    }
-}
-
-extension GreyImage {
-    /// Mean over the (2·`radius` + 1)² square around each pixel, clipped at the edges (integral image).
-    func boxBlurred(radius: Int) -> GreyImage {
-        let w = width, h = height, r = max(0, radius)
-        var integral = [Int](repeating: 0, count: (w + 1) * (h + 1))
-        for y in 0..<h {
-            var row = 0
-            for x in 0..<w {
-                row += Int(pixels[y * w + x])
-                integral[(y + 1) * (w + 1) + x + 1] = integral[y * (w + 1) + x + 1] + row
-            }
-        }
-        var out = [UInt8](repeating: 0, count: w * h)
-        for y in 0..<h {
-            let y0 = max(0, y - r), y1 = min(h, y + r + 1)
-            for x in 0..<w {
-                let x0 = max(0, x - r), x1 = min(w, x + r + 1)
-                let s = integral[y1 * (w + 1) + x1] - integral[y0 * (w + 1) + x1] - integral[y1 * (w + 1) + x0] + integral[y0 * (w + 1) + x0]
-                out[y * w + x] = UInt8(s / ((y1 - y0) * (x1 - x0)))
-            }
-        }
-        return GreyImage(width: w, height: h, pixels: out)
     }
 }
 

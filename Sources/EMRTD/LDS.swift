@@ -11,10 +11,7 @@ public enum LDSFile: Hashable, Sendable, Comparable, CustomStringConvertible, Co
     case dataGroup(Int)
 
     /// The data groups' application tags (ICAO 9303-10 §4.7, Table 35).
-    static let dataGroupTags: [Int: UInt32] = [
-        1: 0x61, 2: 0x75, 3: 0x63, 4: 0x76, 5: 0x65, 6: 0x66, 7: 0x67, 8: 0x68,
-        9: 0x69, 10: 0x6A, 11: 0x6B, 12: 0x6C, 13: 0x6D, 14: 0x6E, 15: 0x6F, 16: 0x70,
-    ]
+    static let dataGroupTags: [Int: UInt32] = LDSTags.dataGroups.mapValues(UInt32.init)
 
     /// The file's outer tag.
     public var tag: BERTag {
@@ -367,7 +364,8 @@ public struct DG12: Codable, Sendable, Equatable {
 }
 
 /// ICAO 9303-10 §4.7.14 DG14: the chip's SecurityInfos (BSI TR-03110 / ICAO 9303-11 §9.2) — which chip-side
-/// protocols it offers. Reported only: using them (Chip Authentication, PACE) needs a live chip.
+/// protocols it offers — read with EMRTDCore's typed ``SecurityInfos`` (``typed``, the values the chip-access library
+/// runs Chip Authentication with) and reported by protocol OID, family and version.
 public struct DG14: Codable, Sendable, Equatable {
     public struct SecurityInfo: Codable, Sendable, Equatable {
         /// The protocol OBJECT IDENTIFIER, dotted.
@@ -378,21 +376,24 @@ public struct DG14: Codable, Sendable, Equatable {
         public var version: Int?
     }
     public var securityInfos: [SecurityInfo]
+    /// The SecurityInfos typed (PACEInfo, ChipAuthenticationInfo, ChipAuthenticationPublicKeyInfo,
+    /// ActiveAuthenticationInfo, …); not in the JSON report (nil when decoded from one).
+    public var typed: SecurityInfos?
+
+    enum CodingKeys: String, CodingKey { case securityInfos }
+
+    public init(from decoder: Decoder) throws {
+        securityInfos = try decoder.container(keyedBy: CodingKeys.self).decode([SecurityInfo].self, forKey: .securityInfos)
+        typed = nil
+    }
 
     public init(_ bytes: [UInt8]) throws {
         let f = LDSFile.dataGroup(14)
-        let root = try readFile(bytes, as: f)
-        let set = try wrap(f) { try root.children().first }
-        guard let set, set.tag == .set else { throw LDSError.missing(f, "SecurityInfos SET") }
-        var infos: [SecurityInfo] = []
-        for info in try wrap(f, { try set.children() }) {
-            let parts = try wrap(f) { try info.children() }
-            guard let oidElement = parts.first, oidElement.tag == .objectIdentifier else { throw LDSError.invalid(f, "SecurityInfo without a protocol OID") }
-            let oid = try wrap(f) { try oidElement.oidValue() }
-            let version = parts.dropFirst().first { $0.tag == .integer }.flatMap { try? $0.intValue() }
-            infos.append(SecurityInfo(protocolOID: oid, protocolName: Self.protocolName(oid), version: version))
-        }
-        securityInfos = infos
+        _ = try readFile(bytes, as: f)
+        let infos: SecurityInfos
+        do { infos = try SecurityInfos(dg14: bytes) } catch { throw LDSError.invalid(f, "SecurityInfos: \(error)") }
+        typed = infos
+        securityInfos = infos.infos.map { SecurityInfo(protocolOID: $0.protocolOID, protocolName: Self.protocolName($0.protocolOID), version: $0.version) }
     }
 
     /// Protocol families by OID prefix (BSI TR-03110-3 §A.1, ICAO 9303-11 §9.2).
@@ -408,11 +409,26 @@ public struct DG14: Codable, Sendable, Equatable {
     }
 }
 
-/// ICAO 9303-10 §4.7.15 DG15: the Active Authentication public key. Reported only (AA needs a live chip).
+/// ICAO 9303-10 §4.7.15 DG15: the Active Authentication public key (ICAO 9303-11 §6.1), verified with
+/// `ActiveAuthentication` when the chip signed the verifier's challenge.
 public struct DG15: Codable, Sendable, Equatable {
     public var algorithm: String
     public var curve: String?
     public var bits: Int
+    /// The ActiveAuthenticationPublicKeyInfo as DER (an X.509 SubjectPublicKeyInfo); not in the JSON report.
+    public var subjectPublicKeyInfo: [UInt8]
+
+    enum CodingKeys: String, CodingKey { case algorithm, curve, bits }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        algorithm = try c.decode(String.self, forKey: .algorithm)
+        curve = try c.decodeIfPresent(String.self, forKey: .curve)
+        bits = try c.decode(Int.self, forKey: .bits)
+        subjectPublicKeyInfo = []
+    }
+
+    /// Encodes a DG15 holding `subjectPublicKeyInfo` (for specimen chips).
+    public static func encode(subjectPublicKeyInfo: [UInt8]) -> [UInt8] { DER.tlv(0x6F, subjectPublicKeyInfo) }
 
     public init(_ bytes: [UInt8]) throws {
         let f = LDSFile.dataGroup(15)
@@ -426,5 +442,6 @@ public struct DG15: Codable, Sendable, Equatable {
         let c = CryptoError.text(curve)
         self.curve = c.isEmpty ? nil : c
         self.bits = Int(bits)
+        subjectPublicKeyInfo = der
     }
 }

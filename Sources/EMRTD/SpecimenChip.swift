@@ -174,8 +174,10 @@ public struct TestPKI: Sendable {
     }
 }
 
-/// Chip files for a specimen document: EF.COM, DG1 (the printed MRZ), DG2 (the portrait) and an EF.SOD signed
-/// by a test document signer, plus tampered variants that each fail passive authentication in their own way.
+/// Chip files for a specimen document: EF.COM, DG1 (the printed MRZ), DG2 (the portrait), with a chip security
+/// (`SpecimenChipSecurity`) DG14 (Chip Authentication, PACE, ActiveAuthenticationInfo for EC), DG15 (the Active
+/// Authentication key) and EF.CardAccess, and an EF.SOD signed by a test document signer; plus variants that each
+/// fail passive authentication or Active Authentication in their own way.
 public enum SpecimenChip {
     /// The variants written beside each genuine chip, and the failures passive authentication must report.
     public enum Variant: String, CaseIterable, Codable, Sendable {
@@ -198,13 +200,22 @@ public enum SpecimenChip {
         /// Netherlands' for a Utopian document): every passive-authentication step passes, but the signer's
         /// country is not DG1's issuing state (ICAO 9303-12 §7.1), which the server's policy rejects.
         case foreignCSCA = "foreign-csca"
+        /// The genuine chip with an ECDSA P-256 Active Authentication key (ActiveAuthenticationInfo
+        /// `ecdsa-plain-SHA256` in DG14) instead of RSA-2048.
+        case activeAuthenticationECDSA = "aa-ecdsa"
+        /// A copy of the genuine chip: the same files, but the private key in `private/aa-key.pem` is another RSA-2048
+        /// key (what a clone made from the files would hold). Passive authentication passes; Active Authentication fails.
+        case copy
+        /// A chip without Active Authentication: no DG15 (DG14 still offers Chip Authentication and PACE).
+        case noActiveAuthentication = "no-aa"
 
         /// What passive authentication reports for this variant against `TestPKI.trust` (any time 2025–2039).
         public var expectedFailures: [PassiveAuthenticationFailure] {
             switch self {
-            case .genuine: return []
+            case .genuine, .activeAuthenticationECDSA, .copy, .noActiveAuthentication: return []
             case .dg1ByteChanged, .dg2Swapped: return [.dataGroupHashMismatch]
-            // The changed hash is DG2's, so DG2 no longer matches what the (altered) object says either.
+            // The changed hash is the last data group's (DG15's; DG2's on a chip without DG14/DG15), so that data
+            // group no longer matches what the (altered) object says either.
             case .securityObjectChanged: return [.securityObjectDigestMismatch, .dataGroupHashMismatch]
             case .signatureCorrupted: return [.signatureInvalid]
             case .revokedDocumentSigner: return [.documentSignerRevoked]
@@ -217,6 +228,97 @@ public enum SpecimenChip {
         public var signerCountryDiffers: Bool { self == .foreignCSCA }
         /// The data group whose hash mismatches, for the two data-group variants.
         public var mismatchedDataGroup: Int? { self == .dg1ByteChanged ? 1 : self == .dg2Swapped ? 2 : nil }
+
+        /// The kind of Active Authentication key the variant's chip has (nil: none, no DG15).
+        public var activeAuthenticationKind: SpecimenChipSecurity.ActiveAuthenticationKind? {
+            switch self {
+            case .activeAuthenticationECDSA: return .ecdsaP256
+            case .noActiveAuthentication: return nil
+            default: return .rsa2048
+            }
+        }
+
+        /// What `ActiveAuthentication.evaluate` reports for a signature the folder's `private/aa-key.pem` makes over
+        /// the verifier's challenge: `verified` (the chip's own key, DG15 authenticated), `failed` (the copy's other
+        /// key), `notSupported` (no DG15), `keyNotAuthenticated` (the SOD's signature does not verify, so DG15 is not
+        /// the issuer's — whatever signed).
+        public var expectedActiveAuthentication: ActiveAuthenticationEvidence.Outcome {
+            switch self {
+            case .copy: return .failed
+            case .noActiveAuthentication: return .notSupported
+            case .securityObjectChanged, .signatureCorrupted: return .keyNotAuthenticated
+            default: return .verified
+            }
+        }
+    }
+
+    /// A specimen chip as its folder holds it: the LDS files, EF.CardAccess, and the chip's secrets.
+    public struct Folder: Sendable {
+        public var files: ChipFiles
+        /// EF.CardAccess (PACEInfo); nil for a chip made without a security.
+        public var cardAccess: [UInt8]?
+        /// The chip's keys and CAN; nil for a chip made without one (DG1 and DG2 only).
+        public var security: SpecimenChipSecurity?
+        /// The AA private key `private/aa-key.pem` holds when it is not the chip's own (the copy variant).
+        public var activeAuthenticationKeyOverride: SigningKey?
+    }
+
+    /// The keys of one specimen chip and of its variants, made once from `seed` (an RSA-2048 key takes ~0.1–1 s):
+    /// the chip's security with an RSA-2048 AA key, with an ECDSA P-256 one, without AA (the same CA key and CAN in
+    /// all three), and the copy's other RSA-2048 AA private key.
+    public struct Keys: Sendable {
+        public let rsa: SpecimenChipSecurity
+        public let ecdsa: SpecimenChipSecurity
+        public let withoutActiveAuthentication: SpecimenChipSecurity
+        public let copyActiveAuthenticationKey: SigningKey
+
+        public init(seed: String) throws {
+            rsa = try SpecimenChipSecurity.make(seed: seed, activeAuthentication: .rsa2048)
+            ecdsa = try SpecimenChipSecurity.make(seed: seed, activeAuthentication: .ecdsaP256)
+            withoutActiveAuthentication = try SpecimenChipSecurity.make(seed: seed, activeAuthentication: nil)
+            copyActiveAuthenticationKey = try SigningKey.rsa(bits: 2048, seed: "\(seed) AA copy")
+        }
+
+        /// The security `variant`'s chip has.
+        public func security(for variant: Variant) -> SpecimenChipSecurity {
+            switch variant.activeAuthenticationKind {
+            case .rsa2048: return rsa
+            case .ecdsaP256: return ecdsa
+            case nil: return withoutActiveAuthentication
+            }
+        }
+    }
+
+    /// The chip folder of `variant`: `make`'s files with the variant's security from `keys` (RSA-2048 AA; ECDSA
+    /// P-256 for `aa-ecdsa`; none for `no-aa`) and EF.CardAccess. For `copy`: a genuine chip's folder with another AA
+    /// private key than DG15's — pass `genuine` (the genuine folder already made) so the copy holds its files byte
+    /// for byte; without it a genuine chip is made first (its SOD's ECDSA signature then differs from any other's).
+    public static func makeFolder(mrzLines: [String], face: Face, swappedFace: Face, pki: TestPKI, foreign: TestPKI? = nil, keys: Keys,
+                                  variant: Variant, genuine: Folder? = nil, signingTime: Date = TestPKI.day("2025-03-01")) throws -> Folder {
+        if variant == .copy {
+            var copy = try genuine ?? makeFolder(mrzLines: mrzLines, face: face, swappedFace: swappedFace, pki: pki, foreign: foreign, keys: keys,
+                                                 variant: .genuine, signingTime: signingTime)
+            copy.activeAuthenticationKeyOverride = keys.copyActiveAuthenticationKey
+            return copy
+        }
+        let security = keys.security(for: variant)
+        let files = try make(mrzLines: mrzLines, face: face, swappedFace: swappedFace, pki: pki, foreign: foreign, security: security,
+                             variant: variant, signingTime: signingTime)
+        return Folder(files: files, cardAccess: security.cardAccess(), security: security, activeAuthenticationKeyOverride: nil)
+    }
+
+    /// Every variant's folder, in `Variant.allCases` order, the copy holding the genuine chip's files byte for byte.
+    public static func makeFolders(mrzLines: [String], face: Face, swappedFace: Face, pki: TestPKI, foreign: TestPKI? = nil, keys: Keys,
+                                   signingTime: Date = TestPKI.day("2025-03-01")) throws -> [(Variant, Folder)] {
+        var out: [(Variant, Folder)] = []
+        var genuine: Folder?
+        for v in Variant.allCases {
+            let f = try makeFolder(mrzLines: mrzLines, face: face, swappedFace: swappedFace, pki: pki, foreign: foreign, keys: keys, variant: v,
+                                   genuine: genuine, signingTime: signingTime)
+            if v == .genuine { genuine = f }
+            out.append((v, f))
+        }
+        return out
     }
 
     /// The portrait as DG2 carries it: encoded image bytes, their type and size.
@@ -236,11 +338,18 @@ public enum SpecimenChip {
 
     /// The chip files of `variant`, signed under `pki` (the test PKI of the document's issuing state). `swappedFace`
     /// is the other person's face for `.dg2Swapped`; `foreign` the other state's test PKI for `.foreignCSCA`.
-    public static func make(mrzLines: [String], face: Face, swappedFace: Face, pki: TestPKI, foreign: TestPKI? = nil, variant: Variant,
+    /// `security` adds DG14 and (with an AA key) DG15, listed in EF.COM and signed in the SOD like DG1 and DG2; nil
+    /// makes a chip of DG1 and DG2 only (the variant's AA kind is then not used).
+    public static func make(mrzLines: [String], face: Face, swappedFace: Face, pki: TestPKI, foreign: TestPKI? = nil,
+                            security: SpecimenChipSecurity? = nil, variant: Variant,
                             signingTime: Date = TestPKI.day("2025-03-01")) throws -> ChipFiles {
         let dg1 = DG1.encode(lines: mrzLines)
         let dg2 = DG2.encode(image: face.image, type: face.type, width: face.width, height: face.height)
-        let groups = [1: dg1, 2: dg2]
+        var groups = [1: dg1, 2: dg2]
+        if let security {
+            groups[14] = try security.dataGroup14()
+            if let dg15 = try security.dataGroup15() { groups[15] = dg15 }
+        }
         let (signer, key): (Certificate, SigningKey)
         switch variant {
         case .revokedDocumentSigner: (signer, key) = (pki.revokedDocumentSigner, pki.revokedDocumentSignerKey)
@@ -255,7 +364,7 @@ public enum SpecimenChip {
         let content = SecurityObject.encodeContent(dataGroups: groups, algorithm: .sha256)
         let cms = try SignedData.sign(content, contentType: SecurityObject.contentType, signer: signer, key: key, digest: .sha256, signingTime: time)
         var sod = DER.tlv(0x77, cms)
-        var files = ChipFiles(sod: sod, com: EFCOM.encode(dataGroups: [1, 2]), dataGroups: groups)
+        var files = ChipFiles(sod: sod, com: EFCOM.encode(dataGroups: groups.keys.sorted()), dataGroups: groups)
         switch variant {
         case .dg1ByteChanged:
             // The document number's first character (TD3 line 2 column 1; TD1 line 1 column 6).
@@ -288,8 +397,8 @@ public enum SpecimenChip {
         return nil
     }
 
-    /// File names a chip is written with (JMRTD-style), and the reverse.
-    public static let fileNames: [(LDSFile, String)] = [(.com, "EF_COM.bin"), (.sod, "EF_SOD.bin"), (.dataGroup(1), "DG1.bin"), (.dataGroup(2), "DG2.bin")]
+    /// The name EF.CardAccess is written with in a chip folder.
+    public static let cardAccessFileName = "EF_CardAccess.bin"
 
     /// Writes `files` into `directory` as EF_COM.bin, EF_SOD.bin, DG<n>.bin.
     public static func write(_ files: ChipFiles, to directory: String) throws {
@@ -298,6 +407,14 @@ public enum SpecimenChip {
         try put(files.sod, "EF_SOD.bin")
         if let c = files.com { try put(c, "EF_COM.bin") }
         for (n, b) in files.dataGroups { try put(b, "DG\(n).bin") }
+    }
+
+    /// Writes a chip folder (the contract in `SpecimenChipSecurity`): the files as `write` does, `EF_CardAccess.bin`,
+    /// and the secrets under `private/`.
+    public static func write(_ folder: Folder, to directory: String) throws {
+        try write(folder.files, to: directory)
+        if let ca = folder.cardAccess { try Data(ca).write(to: URL(fileURLWithPath: directory + "/" + cardAccessFileName)) }
+        try folder.security?.writeSecrets(chipDirectory: directory, activeAuthenticationKeyOverride: folder.activeAuthenticationKeyOverride)
     }
 
     /// Reads a chip directory written by `write` (see `ChipFiles.read(directory:)` for the names accepted).

@@ -188,13 +188,24 @@ public final class FaceEngine: @unchecked Sendable {
     /// The folder model files are read from.
     public let modelsDirectory: URL
 
-    /// `IDV_MODELS_DIR` when set, else `~/.cache/openidv/models`.
+    /// `IDV_MODELS_DIR` when set; else `~/.cache/openidv/models` (where `scripts/bootstrap` puts
+    /// them) when it holds the recognition model; else ``installedModelsDirectory`` (the Debian
+    /// package's) when that does; else `~/.cache/openidv/models` (and the missing files are reported
+    /// against it).
     public static var defaultModelsDirectory: URL {
         if let dir = ProcessInfo.processInfo.environment["IDV_MODELS_DIR"], !dir.isEmpty {
             return URL(fileURLWithPath: dir)
         }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
+        let cache = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
+        let probe = FaceModel.descriptor.rawValue
+        for dir in [cache, installedModelsDirectory] where FileManager.default.isReadableFile(atPath: dir.appendingPathComponent(probe).path) {
+            return dir
+        }
+        return cache
     }
+
+    /// Where the Debian package installs the dlib model files (`scripts/make-deb`).
+    public static let installedModelsDirectory = URL(fileURLWithPath: "/usr/share/openidv/models")
 
     /// Where an engine's HOG face detector comes from.
     public enum HOGDetectorSource: Sendable, Equatable {

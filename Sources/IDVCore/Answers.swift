@@ -13,7 +13,8 @@ import Foundation
 // | `getPassword` | ``PasswordAnswer`` |
 // | `getUserConsentForLDA` | ``LDAConsentAnswer`` |
 // | `getDeviceSignature` | ``DeviceSignatureAnswer`` |
-// | `getIDVDocumentScanProcessStartConfirmation`, `getIDVConfirmDocumentDetails` | ``ConfirmAnswer`` |
+// | `getIDVDocumentScanProcessStartConfirmation` | ``ConfirmAnswer`` |
+// | `getIDVConfirmDocumentDetails` | ``DocumentDetailsAnswer`` |
 // | `uploadIDVDocumentPages` | ``DocumentPagesAnswer`` |
 // | `getIDVSelfieProcessStartConfirmation` | ``SelfieStartAnswer`` |
 // | `uploadIDVSelfieFrames` | ``SelfieFramesAnswer`` |
@@ -95,12 +96,28 @@ public struct DeviceSignatureAnswer: ChallengeAnswer {
     public var fallsBackToPassword: Bool { fallback == Self.passwordFallback }
 }
 
-/// `getIDVDocumentScanProcessStartConfirmation`, `getIDVConfirmDocumentDetails`: `{"is_confirm": Bool}`.
+/// `getIDVDocumentScanProcessStartConfirmation`: `{"is_confirm": Bool}`.
 public struct ConfirmAnswer: ChallengeAnswer {
-    public static let challenges = [WireName.getIDVDocumentScanProcessStartConfirmation, WireName.getIDVConfirmDocumentDetails]
+    public static let challenges = [WireName.getIDVDocumentScanProcessStartConfirmation]
     public var isConfirm: Bool
     enum CodingKeys: String, CodingKey { case isConfirm = "is_confirm" }
     public init(isConfirm: Bool) { self.isConfirm = isConfirm }
+}
+
+/// `getIDVConfirmDocumentDetails`: `{"is_confirm": Bool, "rescan"?: Bool}`. `rescan: true` is the
+/// details screen's "Recapture" (seed 000 L1821, seed 002 L2138): the server asks for the pages
+/// again, whatever `is_confirm` says (the SDK sends `false` with it). Without `rescan`, KYC reads
+/// `is_confirm: false` as the Close button's cancel (seed 000 L1265, status 240).
+public struct DocumentDetailsAnswer: ChallengeAnswer {
+    public static let challenges = [WireName.getIDVConfirmDocumentDetails]
+    public var isConfirm: Bool
+    /// True for "Recapture": scan the document again.
+    public var rescan: Bool?
+    enum CodingKeys: String, CodingKey { case isConfirm = "is_confirm", rescan }
+    public init(isConfirm: Bool, rescan: Bool? = nil) {
+        self.isConfirm = isConfirm
+        self.rescan = rescan
+    }
 }
 
 /// `uploadIDVDocumentPages` (upload route): `{"pages": [{"page_index": Int, "image": base64}],

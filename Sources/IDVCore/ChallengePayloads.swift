@@ -46,16 +46,21 @@ public struct CaptureStartPayload: Codable, Equatable, Sendable {
     }
 }
 
-/// The `payload` of `uploadIDVDocumentPages`: what the server accepts in the ``DocumentPagesAnswer``.
+/// The `payload` of `uploadIDVDocumentPages`: what the server accepts in the ``DocumentPagesAnswer``,
+/// and, when the server verifies chips, the chip's Active Authentication challenge.
 public struct DocumentUploadRequest: Codable, Equatable, Sendable {
     /// Most pages in one upload (`idv.max_pages`).
     public var maxPages: Int
     /// The image types accepted (`image/jpeg`, `image/png`).
     public var mediaTypes: [String]
-    enum CodingKeys: String, CodingKey { case maxPages = "max_pages", mediaTypes = "media_types" }
-    public init(maxPages: Int, mediaTypes: [String] = CaptureMediaTypes.accepted) {
+    /// `chip_challenge` (``ChipChallengePayload``): a fresh 8-byte challenge for the chip to sign (ICAO 9303-11
+    /// §6.1), valid for this one upload; absent when the server verifies no chips.
+    public var chipChallenge: ChipChallengePayload?
+    enum CodingKeys: String, CodingKey { case maxPages = "max_pages", mediaTypes = "media_types", chipChallenge = "chip_challenge" }
+    public init(maxPages: Int, mediaTypes: [String] = CaptureMediaTypes.accepted, chipChallenge: ChipChallengePayload? = nil) {
         self.maxPages = maxPages
         self.mediaTypes = mediaTypes
+        self.chipChallenge = chipChallenge
     }
 }
 

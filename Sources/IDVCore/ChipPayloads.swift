@@ -1,8 +1,11 @@
 import Foundation
 
 /// The eMRTD chip files a client sends beside the document page images (ICAO 9303-10 LDS1 elementary files,
-/// base64 of the bytes exactly as read): `{"sod": "…", "com": "…", "data_groups": {"1": "…", "2": "…"}}`.
-/// EF.SOD is required; the server verifies everything (passive authentication, ICAO 9303-11 §5.1).
+/// base64 of the bytes exactly as read): `{"sod": "…", "com": "…", "data_groups": {"1": "…", "2": "…"}}`, and what
+/// the chip answered to the step's challenge: `"active_authentication": {"challenge", "signature"}`
+/// (``ActiveAuthenticationAnswer``) and the client's Chip Authentication outcome `"chip_authentication"`
+/// (``ChipAuthenticationReport``), both optional. EF.SOD is required; the server verifies everything (passive
+/// authentication, ICAO 9303-11 §5.1; Active Authentication over its own challenge, §6.1).
 public struct ChipFilesPayload: Codable, Equatable, Sendable {
     /// EF.SOD, base64.
     public var sod: String
@@ -10,18 +13,27 @@ public struct ChipFilesPayload: Codable, Equatable, Sendable {
     public var com: String?
     /// Data group number "1"…"16" → the EF's bytes, base64.
     public var dataGroups: [String: String]
+    /// The chip's signature over the step's `chip_challenge` (nil: Active Authentication not run).
+    public var activeAuthentication: ActiveAuthenticationAnswer?
+    /// Chip Authentication as the client ran it (nil: not reported).
+    public var chipAuthentication: ChipAuthenticationReport?
 
-    enum CodingKeys: String, CodingKey { case sod, com, dataGroups = "data_groups" }
+    enum CodingKeys: String, CodingKey {
+        case sod, com, dataGroups = "data_groups", activeAuthentication = "active_authentication", chipAuthentication = "chip_authentication"
+    }
 
     /// Largest decoded EF accepted (DG2/DG3 stay far below).
     public static let maxFileBytes = 4 * 1024 * 1024
     /// Largest sum of decoded EFs accepted.
     public static let maxTotalBytes = 8 * 1024 * 1024
 
-    public init(sod: Data, com: Data? = nil, dataGroups: [Int: Data] = [:]) {
+    public init(sod: Data, com: Data? = nil, dataGroups: [Int: Data] = [:], activeAuthentication: ActiveAuthenticationAnswer? = nil,
+                chipAuthentication: ChipAuthenticationReport? = nil) {
         self.sod = sod.base64EncodedString()
         self.com = com?.base64EncodedString()
         self.dataGroups = Dictionary(uniqueKeysWithValues: dataGroups.map { (String($0.key), $0.value.base64EncodedString()) })
+        self.activeAuthentication = activeAuthentication
+        self.chipAuthentication = chipAuthentication
     }
 
     /// Why chip files in an answer are unusable (the step answers with `invalidImage`-style errors; nothing stored).
@@ -60,8 +72,26 @@ public struct ChipFilesPayload: Codable, Equatable, Sendable {
 public enum ChipVerificationReason: OpenStringVocabulary {
     /// No chip data was sent with the pages.
     case noChipData
-    /// Passive authentication passed and DG1 equals the printed MRZ.
-    case passed
+    /// Passive authentication passed, DG1 equals the printed MRZ, and the chip verified Active Authentication over
+    /// the server's own challenge: the chip is genuine (ICAO 9303-11 §5.1 and §6.1).
+    case genuine
+    /// Passive authentication passed and DG1 equals the printed MRZ, but the chip did not prove it is not a copy: the
+    /// client did not run Active Authentication although the chip has a DG15 key.
+    case activeAuthenticationNotPerformed
+    /// Passive authentication passed and DG1 equals the printed MRZ, but the chip has no Active Authentication key
+    /// (no DG15), so a copy of its files cannot be told from it.
+    case activeAuthenticationNotSupported
+    /// Active Authentication's signature or key uses an algorithm that cannot be checked.
+    case activeAuthenticationUnsupported
+    /// The chip's Active Authentication signature does not verify with its DG15 key over the server's challenge:
+    /// another key made it — a copy of a genuine chip's files behind another chip or software.
+    case activeAuthenticationFailed
+    /// The Active Authentication signature answers another challenge than this step's: an earlier session's answer
+    /// replayed (or a stale one).
+    case activeAuthenticationReplayed
+    /// An Active Authentication signature was sent, but DG15 is not one the chip's security object signs: its key
+    /// proves nothing.
+    case activeAuthenticationKeyNotSigned
     /// The chip files could not be parsed (no usable EF.SOD).
     case unreadable
     case signatureInvalid
@@ -88,7 +118,13 @@ public enum ChipVerificationReason: OpenStringVocabulary {
     public var rawValue: String {
         switch self {
         case .noChipData: return "no_chip_data"
-        case .passed: return "passed"
+        case .genuine: return "genuine"
+        case .activeAuthenticationNotPerformed: return "active_authentication_not_performed"
+        case .activeAuthenticationNotSupported: return "active_authentication_not_supported"
+        case .activeAuthenticationUnsupported: return "active_authentication_unsupported"
+        case .activeAuthenticationFailed: return "active_authentication_failed"
+        case .activeAuthenticationReplayed: return "active_authentication_replayed"
+        case .activeAuthenticationKeyNotSigned: return "active_authentication_key_not_signed"
         case .unreadable: return "unreadable"
         case .signatureInvalid: return "signature_invalid"
         case .securityObjectDigestMismatch: return "security_object_digest_mismatch"
@@ -108,7 +144,8 @@ public enum ChipVerificationReason: OpenStringVocabulary {
     }
 
     public static let knownValues: [ChipVerificationReason] = [
-        .noChipData, .passed, .unreadable, .signatureInvalid, .securityObjectDigestMismatch, .dataGroupHashMismatch,
+        .noChipData, .genuine, .activeAuthenticationNotPerformed, .activeAuthenticationNotSupported, .activeAuthenticationUnsupported,
+        .activeAuthenticationFailed, .activeAuthenticationReplayed, .activeAuthenticationKeyNotSigned, .unreadable, .signatureInvalid, .securityObjectDigestMismatch, .dataGroupHashMismatch,
         .dataGroupNotSigned, .mrzMismatch, .mrzNotCompared, .documentSignerRevoked, .cscaUnknown, .cscaSignatureInvalid,
         .documentSignerMissing, .certificateNotValidNow, .unsupportedAlgorithm, .signerCountryMismatch,
     ]
@@ -117,7 +154,16 @@ public enum ChipVerificationReason: OpenStringVocabulary {
     public var sentence: String {
         switch self {
         case .noChipData: return "The document's chip was not read."
-        case .passed: return "The chip's data is authentic and matches the document."
+        case .genuine: return "The chip is genuine: its data is authentic, matches the document, and the chip proved it holds its own key."
+        case .activeAuthenticationNotPerformed:
+            return "The chip's data is authentic and matches the document, but the chip was not asked to prove it is not a copy (Active Authentication was not run)."
+        case .activeAuthenticationNotSupported:
+            return "The chip's data is authentic and matches the document, but this chip cannot prove it is not a copy (it has no Active Authentication key)."
+        case .activeAuthenticationUnsupported:
+            return "The chip's data is authentic, but its proof that it is not a copy uses a method that cannot be checked."
+        case .activeAuthenticationFailed: return "The chip failed to prove it holds its own key: it may be a copy of a genuine chip."
+        case .activeAuthenticationReplayed: return "The chip's response was made for another verification, not this one: it may have been replayed."
+        case .activeAuthenticationKeyNotSigned: return "The chip's key for proving it is genuine is not signed by the issuer, so it proves nothing."
         case .unreadable: return "The chip's data could not be read."
         case .signatureInvalid, .securityObjectDigestMismatch: return "The chip's signature is not valid."
         case .dataGroupHashMismatch: return "The chip's data has been altered."

@@ -42,6 +42,7 @@ import Foundation
 /// | 1032 | `noFaceFound` | no face was found where one was required |
 /// | 1033 | `workflowUnavailable` | the user's activation needs an IDV workflow this server does not offer |
 /// | 1034 | `callbackNotImplemented` | the app does not implement a callback the running flow needs (IDVKit) |
+/// | 1038 | `storeUnavailable` | the server cannot reach its database for now (unreachable, shutting down, out of connections, a conflict between writers): send the same request again after `Retry-After` seconds (an answer that did commit before the connection broke is then refused as replayed, 1005, never applied twice) |
 /// | 1040 | `linkInvalid` | the verification link is unknown, expired or already used |
 /// | 1050 | `chipDataUnreadable` | the eMRTD chip files sent are not usable (EF.SOD is not a security object; ICAO 9303-10 §4.6.2) |
 /// | 1060 | `selfieTooDark` | the selfie capture is too dark to decide on: take it again |
@@ -50,6 +51,7 @@ import Foundation
 /// | 1063 | `selfieFaceTooSmall` | the face is too small in the selfie capture: take it again |
 /// | 1064 | `selfieLowContrast` | the selfie capture has too little contrast: take it again |
 /// | 1065 | `selfieFaceNotFrontal` | the face in the selfie capture is turned away: take it again |
+/// | 1066 | `selfieRetake` | the liveness check was unsure about the capture (not an attack): take it again, no attempt used |
 /// | 1070 | `presenceRequired` | the selfie must be taken while the screen flashes the server's colours (`idv.presence_fallback = refuse`): no other way is offered |
 /// | 1080 | `documentGlare` | no machine-readable zone could be read and glare covers a band of the page: take it again |
 /// | 1100 | `analysisBusy` | the server's analysis pool (or its memory budget) is full: send the same upload again after `Retry-After` seconds |
@@ -106,6 +108,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case noFaceFound = 1032
     case workflowUnavailable = 1033
     case callbackNotImplemented = 1034
+    case storeUnavailable = 1038
     case linkInvalid = 1040
     case chipDataUnreadable = 1050
     case selfieTooDark = 1060
@@ -114,6 +117,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case selfieFaceTooSmall = 1063
     case selfieLowContrast = 1064
     case selfieFaceNotFrontal = 1065
+    case selfieRetake = 1066
     case presenceRequired = 1070
     case documentGlare = 1080
     case analysisBusy = 1100
@@ -173,6 +177,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .noFaceFound: return "No face was found"
         case .workflowUnavailable: return "The identity verification workflow is not available"
         case .callbackNotImplemented: return "The app does not implement a callback the flow needs"
+        case .storeUnavailable: return "The service is briefly unavailable: try again in a moment"
         case .linkInvalid: return "The verification link is not valid: it is unknown, has expired or was already used"
         case .chipDataUnreadable: return "The document's chip data could not be read"
         case .selfieTooDark: return "The selfie is too dark to check: move to a brighter place and take it again"
@@ -181,6 +186,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .selfieFaceTooSmall: return "Your face is too small in the selfie: hold the phone closer and take it again"
         case .selfieLowContrast: return "The selfie has too little contrast to check: face the light and take it again"
         case .selfieFaceNotFrontal: return "Your face is turned away in the selfie: look straight at the camera and take it again"
+        case .selfieRetake: return "We could not check the selfie well enough: hold the phone at eye level in even light, keep your face in the frame, look at the camera, blink and turn your head a little, and take it again"
         case .presenceRequired: return "This check needs your screen to flash colours while the front camera records: take the selfie on a phone or computer whose screen faces you"
         case .documentGlare: return "Glare hides the machine-readable zone: tilt the document away from the light and take it again"
         case .analysisBusy: return "The server is busy analysing other uploads: send the same upload again in a moment"
@@ -214,12 +220,12 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
              .clientUnauthenticated, .scopeForbidden, .authThrottled, .activationRunsExhausted: return .authentication
         case .sessionRateLimited: return .request
         case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound, .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred,
-             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal, .presenceRequired, .documentGlare: return .media
+             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal, .selfieRetake, .presenceRequired, .documentGlare: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
              .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable, .verificationUnderReview,
              .reviewAlreadyDecided: return .flow
         case .notInitialized, .networkError, .timeout, .callbackNotImplemented: return .client
-        case .internalError, .analysisBusy, .analysisInProgress: return .server
+        case .internalError, .storeUnavailable, .analysisBusy, .analysisInProgress: return .server
         case .uploadTooCostly: return .media
         }
     }

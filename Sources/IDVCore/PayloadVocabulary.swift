@@ -97,7 +97,7 @@ public enum IDVActionKey: OpenStringVocabulary {
     /// documented boolean form, seed 002 L1074–L1079, seed 000 L1413) means `continue-flow`
     /// (ARCHITECTURE §5); every other string maps as in ``init(rawValue:)``.
     public init(selfieConfirmationAction action: String) {
-        self = action == "true" ? .continueFlow : IDVActionKey(rawValue: action)
+        self = action == SelfieConfirmationAnswer.continueString ? .continueFlow : IDVActionKey(rawValue: action)
     }
 
     /// The string on the wire.
@@ -126,6 +126,8 @@ public enum SelfieConfirmationAnswer: Equatable, Sendable {
 
     /// The `"false"` of the seeds' boolean form.
     public static let rejectString = "false"
+    /// The `"true"` of the seeds' boolean form (seed 000 L1413: "String value, not Bool!").
+    public static let continueString = "true"
 
     /// Exact and case-sensitive, as the seeds pass it.
     public init(_ action: String) {

@@ -207,8 +207,9 @@ public struct TemplateFacts: Sendable, Equatable {
 /// What must be measured for an answer, before the write transaction.
 public enum EvidenceRequest: Sendable {
     case none
-    /// Read the document pages (decoded once from the upload) and verify the chip files sent beside them.
-    case document(pages: [Data], chip: ChipData?)
+    /// Read the document pages (decoded once from the upload) and verify the chip files sent beside them, the
+    /// chip's Active Authentication over `chipChallenge` (the step's own, 8 bytes; nil: none issued).
+    case document(pages: [Data], chip: ChipData?, chipChallenge: [UInt8]?)
     /// Analyse the selfie frames (decoded once from the upload) played at `framesPerSecond`
     /// against `reference`, judging the issued `challenge` when set and the issued illumination
     /// of `presence` (Workflows/Presence.swift); open the document holder's name kept as media

@@ -12,7 +12,7 @@ extension FlowEngine {
         switch request {
         case .none:
             break
-        case let .document(pages, chip):
+        case let .document(pages, chip, chipChallenge):
             guard let reader = services?.documents else { throw IDVError(.workflowUnavailable, "this server has no document reader") }
             var verifier: (any ChipVerifying)?
             if chip != nil {
@@ -29,7 +29,7 @@ extension FlowEngine {
                     // chip whose EF.SOD is unusable refuses the answer (1050, nothing stored).
                     if let chip, let verifier {
                         let trust = try store.trustMaterials()
-                        doc.chip = try verifier.verify(chip, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
+                        doc.chip = try verifier.verify(chip, challenge: chipChallenge, printedMRZ: doc.mrzLines, trust: trust, now: clock.now())
                         // An authentic chip's face against the page's printed one (a substituted photo).
                         if let comparer = services?.portraits, let c = doc.chip, settings.workflow.chipAuthentic(c),
                            let printed = doc.portraitJPEG, let face = doc.chip?.portraitJPEG {

@@ -126,13 +126,25 @@ public final class FlowEngine: Sendable {
     public func current(token: String?) throws -> EngineOutput { try current(session: authenticate(token)) }
 
     /// ``current(token:)`` for a session already authenticated (``authenticate(_:)``).
+    ///
+    /// Polling reads; it writes only when `last_seen_at` is older than ``touchInterval(idleTimeout:)``
+    /// (a tenth of the session's idle timeout), so a client polling every second costs one write
+    /// per interval, not one per poll (on PostgreSQL every write goes through the one cluster-wide
+    /// writer). The session may therefore expire up to that interval before idle_timeout after the
+    /// last poll; answers, uploads and flow starts move `last_seen_at` in their own write as before.
     public func current(session: SessionRecord) throws -> EngineOutput {
         var s = session
         let now = clock.now()
-        try store.touchSession(sessionID: s.sessionID, at: now)
-        s.lastSeenAt = max(s.lastSeenAt, now)
+        if now - s.lastSeenAt >= Self.touchInterval(idleTimeout: s.idleTimeout) {
+            try store.touchSession(sessionID: s.sessionID, at: now)
+            s.lastSeenAt = max(s.lastSeenAt, now)
+        }
         return EngineOutput(session: wire(s), challenge: s.state.challenge?.wire, event: nil)
     }
+
+    /// Seconds between two `last_seen_at` writes of a polled session: a tenth of its idle timeout,
+    /// at least 1.
+    public static func touchInterval(idleTimeout: Int) -> Int { max(1, idleTimeout / 10) }
 
     /// Answers the current challenge. Refusals (thrown ``IDVError``) change nothing:
     /// 1002 wrong challenge (name, id or mode not current), 1005 replayed (id already consumed),

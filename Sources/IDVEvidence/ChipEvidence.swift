@@ -4,7 +4,8 @@ import Foundation
 // the document pages, in typed form. No verdict: `WorkflowPolicy` (IDVEngine) decides what each
 // failure means for the document (docs/CHIP.md "The verdict rule").
 
-/// The eMRTD files as a client sent them (ICAO 9303-10 LDS1 elementary files, bytes exactly as read).
+/// The eMRTD files as a client sent them (ICAO 9303-10 LDS1 elementary files, bytes exactly as read), with what
+/// the chip answered to the step's challenge.
 public struct ChipData: Sendable, Equatable {
     /// EF.SOD (the document security object).
     public var sod: Data
@@ -12,11 +13,80 @@ public struct ChipData: Sendable, Equatable {
     public var com: Data?
     /// Data group number (1…16) → the EF's bytes.
     public var dataGroups: [Int: Data]
-    public init(sod: Data, com: Data? = nil, dataGroups: [Int: Data] = [:]) {
+    /// The chip's Active Authentication response as the client sent it: the challenge it says the chip signed
+    /// (8 bytes; the server checks it is its own) and the signature. nil: the client did not run AA.
+    public var activeAuthentication: ClientActiveAuthentication?
+    /// Chip Authentication (ICAO 9303-11 §6.2) as the client reports it; nil: not reported.
+    public var reportedChipAuthentication: ReportedChipAuthentication?
+    public init(sod: Data, com: Data? = nil, dataGroups: [Int: Data] = [:], activeAuthentication: ClientActiveAuthentication? = nil,
+                reportedChipAuthentication: ReportedChipAuthentication? = nil) {
         self.sod = sod
         self.com = com
         self.dataGroups = dataGroups
+        self.activeAuthentication = activeAuthentication
+        self.reportedChipAuthentication = reportedChipAuthentication
     }
+}
+
+/// An Active Authentication response (ICAO 9303-11 §6.1) as a client sent it.
+public struct ClientActiveAuthentication: Sendable, Equatable {
+    /// The challenge the client says the chip signed (8 bytes).
+    public var challenge: [UInt8]
+    /// The chip's INTERNAL AUTHENTICATE response (RSA ISO/IEC 9796-2 signature, or ECDSA r ‖ s).
+    public var signature: Data
+    public init(challenge: [UInt8], signature: Data) {
+        self.challenge = challenge
+        self.signature = signature
+    }
+}
+
+/// Chip Authentication as the client reports it (the server did not see the exchange: recorded, not judged).
+public enum ReportedChipAuthentication: String, Sendable, Equatable, CaseIterable {
+    case verified, failed, notSupported = "not_supported", notPerformed = "not_performed"
+}
+
+/// What Active Authentication (ICAO 9303-11 §6.1) showed for the chip, over the server's own challenge for this
+/// step. Evidence: the policy decides what each outcome means (docs/CHIP.md "The verdict rule").
+public enum ActiveAuthenticationResult: Sendable, Equatable {
+    /// The signature verifies with DG15's key — authenticated by passive authentication — over this step's challenge:
+    /// a chip holding the private key answered. `mechanism`: `rsa-iso9796-2-sha256`, `ecdsa-plain-sha256`, …
+    case verified(mechanism: String)
+    /// A signature was sent and is not accepted; `detail` is the reader's own fault code (`iso9796_2_bad_padding`,
+    /// `digest_mismatch`, `signature_length`, …) for the audit.
+    case failed(ActiveAuthenticationFailure, detail: String)
+    /// The chip has no DG15: it cannot prove it is not a copy.
+    case notSupported
+    /// The chip has a DG15, but no signature was sent (the client did not run AA).
+    case notPerformed
+
+    /// Whether the chip proved it holds DG15's private key on this step's challenge.
+    public var verified: Bool { if case .verified = self { return true }; return false }
+    /// `verified`, `failed`, `not_supported`, `not_performed` (the audit's `active_authentication`).
+    public var code: String {
+        switch self {
+        case .verified: return "verified"
+        case .failed: return "failed"
+        case .notSupported: return "not_supported"
+        case .notPerformed: return "not_performed"
+        }
+    }
+}
+
+/// Why an Active Authentication signature was not accepted, one case per meaning for the verdict.
+public enum ActiveAuthenticationFailure: String, Sendable, Equatable, CaseIterable {
+    /// The signature does not verify with DG15's key over this step's challenge: another key made it (a copy of the
+    /// chip's files answered by another chip or by software), or its bytes were altered, truncated or padded.
+    case signatureInvalid = "signature_invalid"
+    /// The signature answers another challenge: the client says the chip signed a challenge this step did not issue
+    /// (an earlier session's, or none was issued), or the chip's own key signed a message whose hash is not that of
+    /// this step's challenge (ISO/IEC 9796-2 recovers a well-formed message: only the challenge differs).
+    case challengeReplayed = "challenge_replayed"
+    /// A signature was sent but DG15 is not authenticated by passive authentication (the SOD's signature did not
+    /// verify, or DG15's hash is not the one the SOD signs, or the SOD does not list DG15): its key proves nothing.
+    case keyNotAuthenticated = "key_not_authenticated"
+    /// DG15's key or the signature's algorithm cannot be checked (neither RSA nor EC, an unsupported hash, an EC key
+    /// whose DG14 names no ActiveAuthenticationInfo algorithm).
+    case unsupportedAlgorithm = "unsupported_algorithm"
 }
 
 /// Why a passive-authentication step (ICAO 9303-11 §5.1) did not succeed, one case per outcome:
@@ -131,10 +201,17 @@ public struct ChipEvidence: Sendable, Equatable {
     /// The signer certificates' countries and DG1's issuing state; nil when there is no DG1 or no document
     /// signer (nothing to compare: the MRZ comparison or `documentSignerMissing` already says why).
     public var signerCountries: ChipSignerCountries?
+    /// Active Authentication over the step's own challenge (ICAO 9303-11 §6.1).
+    public var activeAuthentication: ActiveAuthenticationResult
+    /// Chip Authentication as the client reported it (recorded, not judged); nil: not reported.
+    public var reportedChipAuthentication: ReportedChipAuthentication?
 
     public init(failures: [ChipFailure], mrz: ChipMRZComparison, dataGroups: [Int], hashAlgorithm: String,
                 documentSignerFingerprint: String? = nil, cscaFingerprint: String? = nil, portraitJPEG: Data? = nil,
-                unparsedFiles: [String] = [], signerCountries: ChipSignerCountries? = nil) {
+                unparsedFiles: [String] = [], signerCountries: ChipSignerCountries? = nil,
+                activeAuthentication: ActiveAuthenticationResult, reportedChipAuthentication: ReportedChipAuthentication? = nil) {
+        self.activeAuthentication = activeAuthentication
+        self.reportedChipAuthentication = reportedChipAuthentication
         self.failures = failures
         self.mrz = mrz
         self.dataGroups = dataGroups
@@ -147,6 +224,7 @@ public struct ChipEvidence: Sendable, Equatable {
     }
 
     /// Passive authentication passed (every step) and DG1 equals the printed MRZ. The policy adds its
-    /// signer-country rule (`WorkflowPolicy.chipAuthentic`), which is what the verdicts use.
+    /// signer-country rule (`WorkflowPolicy.chipAuthentic`), which is what the verdicts use; a genuine chip is
+    /// also one that verified Active Authentication (`WorkflowPolicy.chipGenuine`).
     public var authentic: Bool { failures.isEmpty && mrz == .matches }
 }

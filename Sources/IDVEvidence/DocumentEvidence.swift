@@ -73,6 +73,10 @@ public enum DocumentCheckID: String, Codable, Sendable, CaseIterable {
 public enum CheckResult: String, Codable, Sendable {
     case passed = "PASSED"
     case failed = "FAILED"
+    /// The check ran and found something that rules out VALID without making the document INVALID — set by the
+    /// policy's judgement (the chip's data authentic but the chip not proven genuine: a copy is not excluded);
+    /// readers report passed or failed.
+    case warning = "WARNING"
     case notPerformed = "NOT_PERFORMED"
 }
 
@@ -218,9 +222,11 @@ public enum CheckMeasurement: Sendable, Equatable {
     case chipNotSupported
     /// `chipVerification`: no chip data was sent with the pages.
     case noChipData
-    /// `chipVerification`: the passive-authentication failures (empty: passed), the DG1 cross-check and the
-    /// policy's signer-country finding (nil: the signers' country is the issuing state's, or nothing to compare).
-    case chip(failures: [ChipFailure], mrz: ChipMRZComparison, signerCountry: ChipSignerCountryMismatch? = nil)
+    /// `chipVerification`: the passive-authentication failures (empty: passed), the DG1 cross-check, the
+    /// policy's signer-country finding (nil: the signers' country is the issuing state's, or nothing to compare) and
+    /// Active Authentication over the step's challenge.
+    case chip(failures: [ChipFailure], mrz: ChipMRZComparison, signerCountry: ChipSignerCountryMismatch? = nil,
+              activeAuthentication: ActiveAuthenticationResult)
     /// `namesMatchVisualZone`: how the visual zone's names compared with the MRZ's.
     case visualZone(VisualZoneSearch)
     /// `mrzPresent`: no MRZ was found, and glare (saturated pixels) covers this share (0…1) of the
@@ -260,6 +266,18 @@ public struct DoubtfulCell: Codable, Sendable, Equatable {
     }
 }
 
+/// An MRZ data element besides the names that no check digit covers (ICAO 9303-3 §4.9: the check
+/// digits cover the document number, the dates, the optional data and, through the composite, those
+/// together): a misread one passes every check. (The names, the other such element, are confirmed
+/// against print: `DocumentCheckID.namesMatchVisualZone`.)
+public enum UncheckedField: String, Codable, Sendable, Equatable, CaseIterable {
+    /// The document code (ICAO 9303-3 §4.2.2), which gives the document type.
+    case documentCode = "document_code"
+    case issuingState = "issuing_state"
+    case nationality
+    case sex
+}
+
 /// Something the reader found that a person should hear about, in typed form (the policy decides
 /// whether it makes the document INVALID or only rules out VALID; the wording table says it).
 public enum DocumentFinding: Sendable, Equatable {
@@ -290,6 +308,14 @@ public enum DocumentFinding: Sendable, Equatable {
     /// Name letters whose rival the classifier gave real weight (names have no check digit); the
     /// first three cells and the total.
     case uncertainName(cells: [DoubtfulCell], total: Int)
+    /// `field` (no check digit) reads `read`, but the classifier gave a character at `cell` real
+    /// weight that makes another reading the field allows, `rival` (another M/F/`<` for the sex,
+    /// another known country code, another document code the issuer is known to use): nothing on
+    /// the MRZ can tell which is printed.
+    case uncheckedFieldInDoubt(field: UncheckedField, read: String, rival: String, cell: DoubtfulCell)
+    /// The document code `code` (fillers included, `PK`) is not one issuer `issuingState` is known to
+    /// use (MRZ `DocumentCodes`): no check digit covers it, so it may be a misreading of another.
+    case documentCodeNotKnown(code: String, issuingState: String)
     /// The document number mixes the letter O and the digit 0.
     case documentNumberMixesOAndZero
     /// Mandatory data elements missing.

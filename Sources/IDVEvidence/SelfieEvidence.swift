@@ -116,23 +116,6 @@ public enum CaptureIssue: String, Sendable, Codable, CaseIterable, Hashable {
     case offPose = "off_pose"
 }
 
-/// How the liveness score was made (ISO/IEC 30107-3 PAD evidence beside the score).
-public struct PADEvidence: Sendable, Equatable, Codable {
-    /// The analyser's fusion rule, e.g. `texture-motion-v2` (texture PAD model AND facial action
-    /// AND non-rigid motion or strong texture; docs/LIVENESS.md).
-    public var rule: String
-    /// The texture PAD model's sequence score, 0–1 (MiniFASNet, 10th percentile of the scored
-    /// frames; higher = more likely bona fide); nil when no frame was scored.
-    public var textureScore: Double?
-    /// The previous, motion-only rule's score on the same capture, 0–100 (audited for comparison).
-    public var motionOnlyScore: Int?
-    public init(rule: String, textureScore: Double?, motionOnlyScore: Int?) {
-        self.rule = rule
-        self.textureScore = textureScore
-        self.motionOnlyScore = motionOnlyScore
-    }
-}
-
 /// What a selfie analyser measured on one capture: liveness cues and score (and how it was made),
 /// the match against the reference, capture-quality issues, the frames and the rate they were
 /// judged at, the best frame, and the capture's (fused) descriptor and template.

@@ -95,9 +95,15 @@ public struct HTTPResponse: Sendable {
         var all = headers
         if all["X-Content-Type-Options"] == nil { all["X-Content-Type-Options"] = "nosniff" }
         if contentType == "application/json", all["Cache-Control"] == nil { all["Cache-Control"] = "no-store" }
-        func clean(_ s: String) -> Bool { !s.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" } }
-        return all.sorted { $0.key < $1.key }.filter { clean($0.key) && clean($0.value) && !$0.key.contains(":") }
-            .map { "\($0.key): \($0.value)\n" }.joined()
+        // Byte checks (an ASCII byte never occurs inside a multi-byte UTF-8 sequence), not Foundation's
+        // `contains`: this runs for every response.
+        func clean(_ s: String) -> Bool { !s.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0 } }
+        var lines = ""
+        for (key, value) in all.sorted(by: { $0.key < $1.key })
+        where clean(key) && clean(value) && !key.utf8.contains(UInt8(ascii: ":")) {
+            lines += key; lines += ": "; lines += value; lines += "\n"
+        }
+        return lines
     }
 
     static let encoder: JSONEncoder = {
@@ -105,6 +111,20 @@ public struct HTTPResponse: Sendable {
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return e
     }()
+
+    /// A JSON response of a ``JSONValue``: written directly (``JSONText``), the same bytes as the
+    /// generic ``json(_:status:errorCode:)`` writes, without `JSONEncoder` where that is certain.
+    public static func json(_ value: JSONValue, status: Int = 200, errorCode: Int = 0) -> HTTPResponse {
+        if let body = JSONText.encode(value) { return HTTPResponse(status: status, body: body, errorCode: errorCode) }
+        return json(JSONValueBox(value), status: status, errorCode: errorCode)
+    }
+
+    /// A ``JSONValue`` as a plain `Encodable`, so the generic ``json(_:status:errorCode:)`` takes it.
+    private struct JSONValueBox: Encodable {
+        let value: JSONValue
+        init(_ value: JSONValue) { self.value = value }
+        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    }
 
     /// A JSON response of any `Encodable` value.
     public static func json<T: Encodable>(_ value: T, status: Int = 200, errorCode: Int = 0) -> HTTPResponse {

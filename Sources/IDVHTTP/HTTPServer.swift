@@ -275,7 +275,10 @@ public final class HTTPServer: @unchecked Sendable {
                 session = try preauthenticate(HTTPRequest.bearer(authorization))
             } catch {
                 var resp = cmhd_response()
-                self.handle(request, &resp, refusal: error as? IDVError ?? IDVError(.internalError))
+                // A known refusal (1004/1003) or a database that cannot serve (503 1038) as itself.
+                let refusal: any Error & Sendable
+                if let e = error as? IDVError { refusal = e } else if let e = error as? StoreError { refusal = e } else { refusal = IDVError(.internalError) }
+                self.handle(request, &resp, refusal: refusal)
                 cmhd_job_finish(handle.pointer, &resp)
                 return
             }

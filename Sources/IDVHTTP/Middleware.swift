@@ -114,22 +114,38 @@ public struct Middleware: Sendable {
 
     /// Every error thrown below becomes a refusal envelope: an ``IDVError`` as it is (status from
     /// ``HTTPStatus/of(_:)``), a ``ThrottledError`` or ``AnalysisRefusal`` with its `Retry-After`;
-    /// a ``StoreError`` or anything else as 1030 `internalError`, logged by kind and request id only.
-    public static let errorToEnvelope = Middleware("error_to_envelope") { req, next in
-        do {
-            return try next(req)
-        } catch let e as StoreError {
-            req.scopedLogger.error("store error", ["kind": .string(storeKind(e))])
-            return .refusal(IDVError(.internalError), requestID: req.requestID)
-        } catch {
-            if !HTTPResponse.isRefusal(error) { req.scopedLogger.error("internal error", ["kind": .string("\(type(of: error))")]) }
-            return .refusal(error, requestID: req.requestID)
+    /// a ``StoreError/unavailable(_:_:)`` (the database cannot serve for now) as 503 1038
+    /// `storeUnavailable` with `Retry-After`, counted in `metrics` (`idvd_store_unavailable_total{reason}`);
+    /// any other ``StoreError`` or error as 1030 `internalError`, logged by kind and request id only.
+    public static let errorToEnvelope = errorToEnvelope(metrics: nil)
+
+    /// ``errorToEnvelope`` counting the database's unavailability in `metrics`.
+    public static func errorToEnvelope(metrics: Metrics?) -> Middleware {
+        Middleware("error_to_envelope") { req, next in
+            do {
+                return try next(req)
+            } catch let StoreError.unavailable(reason, detail) {
+                req.scopedLogger.warning("database unavailable", ["reason": .string(reason.rawValue)])
+                metrics?.storeUnavailable(reason: reason.rawValue)
+                return .refusal(StoreError.unavailable(reason, detail), requestID: req.requestID)
+            } catch let e as StoreError {
+                req.scopedLogger.error("store error", ["kind": .string(storeKind(e))])
+                return .refusal(IDVError(.internalError), requestID: req.requestID)
+            } catch {
+                if !HTTPResponse.isRefusal(error) { req.scopedLogger.error("internal error", ["kind": .string("\(type(of: error))")]) }
+                return .refusal(error, requestID: req.requestID)
+            }
         }
     }
 
     /// The ``StoreError`` case name, for logs.
     static func storeKind(_ e: StoreError) -> String {
-        switch e { case .conflict: return "conflict"; case .closed: return "closed"; case .database: return "database" }
+        switch e {
+        case .conflict: return "conflict"
+        case .closed: return "closed"
+        case .database: return "database"
+        case .unavailable: return "unavailable"
+        }
     }
 
     /// The routes each ``throttle(_:clock:)`` limit guards (`POST` only): each starts a session, or
@@ -198,7 +214,7 @@ public struct Pipeline: Sendable {
     public static func standard(config: ServerConfig, metrics: Metrics, logger: Logger, limits: AbuseLimits? = nil,
                                 clock: any Clock = SystemClock(),
                                 authenticate: @escaping @Sendable (String?) throws -> SessionRecord) -> Pipeline {
-        Pipeline([.requestID(logger: logger), .log(enabled: config.logRequests), .metrics(metrics), .errorToEnvelope,
+        Pipeline([.requestID(logger: logger), .log(enabled: config.logRequests), .metrics(metrics), .errorToEnvelope(metrics: metrics),
                   .throttle(limits, clock: clock), .auth(authenticate), .decode])
     }
 
@@ -274,6 +290,9 @@ public enum HTTPStatus {
         case .sessionRateLimited, .authThrottled: return 429
         case .internalError: return 500
         case .workflowUnavailable: return 503
+        // The database cannot serve for now (unreachable, shutting down, out of connections, a
+        // writers' conflict): 503 with Retry-After (``HTTPResponse/refusal(_:requestID:)``).
+        case .storeUnavailable: return 503
         // Heavy-work admission (IDVEngine/Analysis): the pool or memory budget is full — 503 with
         // Retry-After; this session/user already has one running — 429 with Retry-After; an upload
         // whose images can never fit one analysis — 413.
@@ -285,7 +304,7 @@ public enum HTTPStatus {
         case .idvCancelledByUser, .userCancelled, .invalidActivationCode, .invalidPassword, .noDocumentFound, .noFaceFound, .documentGlare: return 400
         // Upload verdicts: the chip data or the selfie capture is unusable — the step is asked again.
         case .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred, .selfieFaceTooSmall, .selfieLowContrast,
-             .selfieFaceNotFrontal, .presenceRequired: return 400
+             .selfieFaceNotFrontal, .selfieRetake, .presenceRequired: return 400
         // The relying-party API (IDVEngine/RelyingParty): client auth, scopes, rate, cursors, reviews;
         // 1130 is the device's pending outcome inside a 200 event (as a refusal: 409, not decided yet).
         case .clientUnauthenticated: return 401

@@ -157,10 +157,24 @@ public enum OpenAPI {
             "WireFlowStart": obj(["payload": obj(["reason": str(min: 1, max: 128, description: "why the flow runs (recorded with the run)")])]),
             "ChipFiles": obj(["sod": str(pattern: base64), "com": str(pattern: base64),
                               "data_groups": ["type": "object", "additionalProperties": str(pattern: base64),
-                                              "description": "data group number \"1\"…\"16\" → the EF, base64"]],
-                             required: ["sod", "data_groups"], description: "eMRTD chip files (docs/CHIP.md); 4 MiB a file, 8 MiB together"),
+                                              "description": "data group number \"1\"…\"16\" → the EF, base64"],
+                              ActiveAuthenticationAnswer.payloadKey: ref("ActiveAuthenticationAnswer"),
+                              ChipAuthenticationReport.payloadKey: ["type": "string", "enum": .array(ChipAuthenticationReport.allCases.map { .string($0.rawValue) }),
+                                                                    "description": "Chip Authentication (ICAO 9303-11 §6.2) as the client ran it; recorded, not judged"]],
+                             required: ["sod", "data_groups"],
+                             description: "eMRTD chip files (docs/CHIP.md); 4 MiB a file, 8 MiB together; the chip's answer to the upload challenge's chip_challenge"),
+            "ActiveAuthenticationAnswer": obj(["challenge": str(min: 16, max: 16, pattern: "^[0-9A-Fa-f]{16}$",
+                                                                description: "the 8-byte challenge the chip signed: this step's chip_challenge.active_authentication_challenge"),
+                                               "signature": str(pattern: base64, description: "the chip's INTERNAL AUTHENTICATE response (RSA ISO/IEC 9796-2, or ECDSA r‖s), 1–1024 bytes")],
+                                              required: ["challenge", "signature"],
+                                              description: "Active Authentication (ICAO 9303-11 §6.1): the server verifies the signature over its own challenge with DG15's key"),
             "Health": obj(["status": str, "version": str, "schema_version": int,
                            "analysis": obj(["in_flight": int, "queued": int, "threads": int, "queue_limit": int])], required: ["status", "version"]),
+            "Readiness": obj(["status": str(description: "ready or not_ready"), "version": str,
+                              "reasons": ["type": "array", "items": str, "description": "each failed check as `name: reason` (not_ready only)"],
+                              "checks": ["type": "object", "additionalProperties": str,
+                                         "description": "every check (database, schema, analysis_pool, face_models, document_reader) → ok or its reason"]],
+                             required: ["status", "version", "checks"]),
             "OpenAPIDocument": ["type": "object", "description": "this document"],
             "WireLinkRedeem": obj(["link": str(description: "the link's token (after #link= in its URL); any other string is answered 410 1040, like an expired or used link")],
                                   required: ["link"]),
@@ -185,6 +199,12 @@ public enum OpenAPI {
     /// The refusals a route answers besides its success (docs/PROTOCOL.md §6).
     static func refusals(_ r: Route) -> [String: JSONValue] {
         var out: [String: JSONValue] = ["500": refusal("internal error (1030); logged by kind and request id")]
+        // Every route that reads or writes the database: it cannot serve for now (1038, with Retry-After).
+        let storeUnavailable = "the database cannot serve for now — unreachable, shutting down, out of connections, a writers' conflict (1038, with Retry-After)"
+        if !["health", "readiness", "metrics", "openapi", "verifyPage", "verifyPageAsset"].contains(r.operationID) {
+            out["503"] = refusal(storeUnavailable, headers: ["Retry-After": ["description": "seconds to wait before sending the same request again",
+                                                                             "required": true, "schema": int]])
+        }
         if r.requestSchema != nil || r.method == "POST" {
             out["400"] = refusal("malformed or invalid request (1001 and the other request codes)")
             out["413"] = refusal("the body exceeds this route's limit (1006)")
@@ -202,24 +222,30 @@ public enum OpenAPI {
         default: break
         }
         switch r.operationID {
+        case "readiness": out["503"] = ["description": "not ready: the reasons say which check failed (Retry-After: 5)",
+                                        "content": ["application/json": ["schema": ref("Readiness")]],
+                                        "headers": ["X-Request-Id": requestIDHeader,
+                                                    "Retry-After": ["description": "seconds before asking again", "required": true, "schema": int]]]
         case "health": out["503"] = ["description": "the store is unavailable", "content": ["application/json": ["schema": ref("Health")]],
                                      "headers": ["X-Request-Id": requestIDHeader]]
         case "startSession": out["404"] = refusal("unknown device_id (1120)")
         case "startFlow":
             out["404"] = refusal("no startable flow of that name (1007)")
-            out["503"] = refusal("this server cannot run that flow now, e.g. the model files are missing (1033)")
+            out["503"] = refusal("this server cannot run that flow now, e.g. the model files are missing (1033); or \(storeUnavailable)",
+                                 headers: ["Retry-After": ["description": "seconds to wait (1038)", "required": false, "schema": int]])
         case "answerChallenge":
             out["403"] = refusal("the user is locked (1011)")
             out["429"] = refusal("this client backs off for the user, or spent its failed-attempt budget (1111; docs/LIMITS.md)",
                                  headers: ["Retry-After": retryAfter])
-            out["503"] = refusal("this server has no reader for the step (1033)")
+            out["503"] = refusal("this server has no reader for the step (1033); or \(storeUnavailable)",
+                                 headers: ["Retry-After": ["description": "seconds to wait (1038)", "required": false, "schema": int]])
         case "answerChallengeWithUpload":
             out["403"] = refusal("the user is locked (1011)")
             out["413"] = refusal("the body exceeds this route's limit (1006), or the upload costs more pixels or memory than one analysis may (1102)")
             out["429"] = refusal("this session already has an analysis queued or running (1101), or this client backs off (1111)",
                                  headers: ["Retry-After": retryAfter])
-            out["503"] = refusal("every analysis thread is busy and the queue is full (1100, with Retry-After), or no reader for the step (1033)",
-                                 headers: ["Retry-After": ["description": "seconds to wait (1100)", "required": false, "schema": int]])
+            out["503"] = refusal("every analysis thread is busy and the queue is full (1100, with Retry-After), no reader for the step (1033), or \(storeUnavailable)",
+                                 headers: ["Retry-After": ["description": "seconds to wait (1100, 1038)", "required": false, "schema": int]])
         case "redeemLink": out["410"] = refusal("unknown, expired or used link (1040)")
         case "verifyPage", "verifyPageAsset":
             out["404"] = refusal("the page is switched off (web.enabled) or no such asset")

@@ -9,6 +9,8 @@ extension HTTPResponse {
     /// - an ``IDVError``: its envelope, the HTTP status ``HTTPStatus/of(_:)``;
     /// - a ``ThrottledError`` (1110, 1111) or an ``AnalysisRefusal`` (1100, 1101): the same, with
     ///   `Retry-After: <seconds>` (RFC 9110 §10.2.3);
+    /// - a ``StoreError/unavailable(_:_:)``: 503 1038 `storeUnavailable` with the `Retry-After` of
+    ///   its reason (``StoreUnavailability/retryAfterSeconds``);
     /// - anything else: 1030 `internalError` (the caller logs its kind).
     public static func refusal(_ error: any Error, requestID: String) -> HTTPResponse {
         switch error {
@@ -18,6 +20,8 @@ extension HTTPResponse {
             return refusal(t.error, requestID: requestID, retryAfter: t.retryAfterSeconds)
         case let a as AnalysisRefusal:
             return refusal(a.error, requestID: requestID, retryAfter: a.retryAfterSeconds)
+        case let StoreError.unavailable(reason, _):
+            return refusal(IDVError(.storeUnavailable), requestID: requestID, retryAfter: reason.retryAfterSeconds)
         default:
             return refusal(IDVError(.internalError), requestID: requestID)
         }

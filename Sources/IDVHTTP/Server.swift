@@ -7,7 +7,7 @@ import IDVOperations
 /// The `idvd` server assembled: store, flow engine, routes, HTTP, metrics.
 ///
 /// Routes (docs/PROTOCOL.md, openapi.json):
-/// `GET /healthz`, `GET /metrics`, `GET /openapi.json`, `POST /v1/devices`, `POST /v1/sessions`,
+/// `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.json`, `POST /v1/devices`, `POST /v1/sessions`,
 /// `GET /v1/session`, `POST /v1/session/answer`, `POST /v1/session/upload`, `POST /v1/session/reset`,
 /// `POST /v1/session/logoff`, `POST /v1/flows/{name}`; the hosted page `GET /verify`, `GET /verify/{asset}`
 /// and `POST /v1/links/redeem` (Web/WebRoutes.swift); the relying-party API `/v1/rp/…` (RPRoutes.swift).
@@ -20,12 +20,15 @@ public final class IDVServerApp: @unchecked Sendable {
     /// Admission of analyses: the HTTP edge's pool slots and the engine's cost and memory checks share it.
     public let analysis: AnalysisLimiter
     public private(set) var http: HTTPServer!
+    /// The composition root's readiness checks, beside the built-in ones (``Readiness``; `GET /readyz`).
+    public let readinessChecks: [ReadinessCheck]
 
     /// Builds the engine over `store` and the routes; does not listen yet.
     public init(config: ServerConfig, store: any EngineStore, registry: FlowRegistry = .standard(), crypto: any EngineCrypto,
-                clock: any Clock = SystemClock()) {
+                clock: any Clock = SystemClock(), readinessChecks: [ReadinessCheck] = []) {
         self.config = config
         self.store = store
+        self.readinessChecks = readinessChecks
         analysis = AnalysisLimiter(settings: config.analysis)
         engine = FlowEngine(store: store, settings: config.engine, registry: registry, metrics: metrics, admission: analysis,
                             crypto: crypto, clock: clock)
@@ -67,6 +70,11 @@ public final class IDVServerApp: @unchecked Sendable {
                 } catch {
                     return .json(["status": "unavailable", "version": .string(OpenIDV.version)] as JSONValue, status: 503, errorCode: 1030)
                 }
+            },
+            Route("GET", "/readyz", limit: .bytes(0), operationID: "readiness",
+                  summary: "Readiness: 200 when this node can serve (database reachable, schema current, models and OCR parameters loaded, analysis pool up), 503 with the reasons otherwise",
+                  response: "Readiness") { [unowned app] _ in
+                Readiness.response(store: app.store, analysis: app.analysis, metrics: app.metrics, extra: app.readinessChecks)
             },
             Route("GET", "/metrics", limit: .bytes(0), operationID: "metrics", summary: "Prometheus metrics (text format 0.0.4)",
                   response: "text/plain", quick: true) { [unowned app] _ in
@@ -130,8 +138,9 @@ public enum ServerRunner {
     /// `background`: started once the server listens (with the app, for its store and metrics);
     /// what it returns is called at shutdown, before the store closes (the webhook deliverer).
     public static func run(config: ServerConfig, store: any EngineStore, registry: FlowRegistry = .standard(), crypto: any EngineCrypto,
+                           readinessChecks: [ReadinessCheck] = [],
                            background: ((IDVServerApp) throws -> (() -> Void))? = nil) throws -> Int32 {
-        let app = IDVServerApp(config: config, store: store, registry: registry, crypto: crypto)
+        let app = IDVServerApp(config: config, store: store, registry: registry, crypto: crypto, readinessChecks: readinessChecks)
         signal(SIGPIPE, SIG_IGN)
         let stop = try StopSignal.install()
         let port: Int

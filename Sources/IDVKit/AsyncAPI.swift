@@ -43,6 +43,12 @@ public struct RDNAAsyncAPI: Sendable {
     public func setIDVConfirmDocumentDetails(_ isConfirm: Bool, challenge mode: RDNAChallengeOpMode) async throws(RDNAError) -> [RDNAEvent] {
         try await run { rdna.setIDVConfirmDocumentDetails(isConfirm, challenge: mode, completion: $0) }
     }
+    public func rescanIDVDocument(challenge mode: RDNAChallengeOpMode) async throws(RDNAError) -> [RDNAEvent] {
+        try await run { rdna.rescanIDVDocument(challenge: mode, completion: $0) }
+    }
+    public func cancelPassword(challengeMode mode: RDNAChallengeOpMode) async throws(RDNAError) -> [RDNAEvent] {
+        try await run { rdna.cancelPassword(challengeMode: mode, completion: $0) }
+    }
     public func setIDVSelfieProcessStartConfirmation(_ isConfirm: Bool, useDeviceBackCamera: Bool, idvWorkflow: RDNAIDVWorkflow) async throws(RDNAError) -> [RDNAEvent] {
         try await run { rdna.setIDVSelfieProcessStartConfirmation(isConfirm, useDeviceBackCamera: useDeviceBackCamera, idvWorkflow: idvWorkflow, completion: $0) }
     }

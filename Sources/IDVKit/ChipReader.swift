@@ -2,32 +2,90 @@ import Foundation
 import IDVCore
 
 /// The raw elementary files of an eMRTD chip (ICAO 9303-10 LDS1), exactly as read: EF.SOD is required,
-/// EF.COM and the data groups (1…16) are what the reader could read. The server verifies them
-/// (passive authentication, ICAO 9303-11 §5.1); the SDK only carries them.
+/// EF.COM and the data groups (1…16) are what the reader could read — and what the chip answered to the server's
+/// challenge: its Active Authentication signature (ICAO 9303-11 §6.1) and Chip Authentication's outcome (§6.2).
+/// The server verifies them (passive authentication, §5.1; Active Authentication over its own challenge); the SDK
+/// only carries them.
 public struct CapturedChip: Sendable, Equatable {
     public var sod: Data
     public var com: Data?
     public var dataGroups: [Int: Data]
-    public init(sod: Data, com: Data? = nil, dataGroups: [Int: Data] = [:]) {
+    /// The chip's INTERNAL AUTHENTICATE response to the server's challenge; nil when the reader did not run Active
+    /// Authentication (no DG15, no challenge, or a reader of files).
+    public var activeAuthentication: ChipActiveAuthentication?
+    /// Chip Authentication as the reader ran it; nil when it does not report one.
+    public var chipAuthentication: ChipAuthenticationReport?
+    public init(sod: Data, com: Data? = nil, dataGroups: [Int: Data] = [:], activeAuthentication: ChipActiveAuthentication? = nil,
+                chipAuthentication: ChipAuthenticationReport? = nil) {
         self.sod = sod; self.com = com; self.dataGroups = dataGroups
+        self.activeAuthentication = activeAuthentication
+        self.chipAuthentication = chipAuthentication
+    }
+}
+
+/// The chip's Active Authentication response (ICAO 9303-11 §6.1): the challenge it signed — the server's, from
+/// ``RDNAChipChallenge`` — and the signature as INTERNAL AUTHENTICATE returned it (RSA: ISO/IEC 9796-2, as long as the
+/// modulus; ECDSA: r ‖ s).
+public struct ChipActiveAuthentication: Sendable, Equatable {
+    /// The 8-byte challenge the chip signed.
+    public var challenge: [UInt8]
+    public var signature: Data
+    public init(challenge: [UInt8], signature: Data) {
+        self.challenge = challenge
+        self.signature = signature
     }
 }
 
 extension CapturedChip {
-    /// The files as the document step's `chip` payload (base64).
-    public var payload: ChipFilesPayload { ChipFilesPayload(sod: sod, com: com, dataGroups: dataGroups) }
+    /// The files (base64) and the chip's answers as the document step's `chip` payload (IDVCore ``ChipFilesPayload``).
+    public var payload: ChipFilesPayload {
+        ChipFilesPayload(sod: sod, com: com, dataGroups: dataGroups,
+                         activeAuthentication: activeAuthentication.map { ActiveAuthenticationAnswer(challenge: $0.challenge, signature: $0.signature) },
+                         chipAuthentication: chipAuthentication)
+    }
+}
+
+/// The server's challenge for the document's chip (the `chip_challenge` of the `uploadIDVDocumentPages` payload,
+/// IDVCore ``ChipChallengePayload``; docs/PROTOCOL.md): 8 fresh random bytes the chip must sign with its Active
+/// Authentication key (ICAO 9303-11 §6.1, INTERNAL AUTHENTICATE). The server keeps its own copy and verifies the
+/// signature over it; a signature over any other challenge (an earlier session's) is refused as replayed. Valid for
+/// the one upload that answers it.
+public struct RDNAChipChallenge: Sendable, Equatable {
+    /// The 8 bytes to sign.
+    public var activeAuthenticationChallenge: [UInt8]
+    /// When the step expires (server clock).
+    public var expiresAt: Date
+
+    public init(activeAuthenticationChallenge: [UInt8], expiresAt: Date) {
+        self.activeAuthenticationChallenge = activeAuthenticationChallenge
+        self.expiresAt = expiresAt
+    }
+
+    /// The challenge of an upload challenge's `payload`, or nil when it has none (a server that verifies no chips)
+    /// or it is malformed.
+    public init?(payload: JSONValue) {
+        guard let c = (try? payload.decode(DocumentUploadRequest.self))?.chipChallenge, let bytes = c.challenge else { return nil }
+        self.init(activeAuthenticationChallenge: bytes, expiresAt: Date(timeIntervalSince1970: TimeInterval(c.expiresAt)))
+    }
 }
 
 /// Reads the document's chip after the page capture, when the document has one. On a phone: the app's NFC
-/// stack (ISO 14443 / ISO 7816 with BAC or PACE, keyed from the MRZ); on Linux: files. Returns nil when
-/// there is no chip to read (the document step then goes on with the page images alone).
+/// stack (ISO 14443 / ISO 7816 with BAC or PACE, keyed from the MRZ or the CAN); on Linux: PC/SC, or files.
+/// Returns nil when there is no chip to read (the document step then goes on with the page images alone).
 public protocol ChipReaderProvider: Sendable {
-    func readChip(workflow: RDNAIDVWorkflow) throws(CaptureError) -> CapturedChip?
+    /// Reads the chip. `challenge` is the server's (nil when it issued none): a reader that talks to the chip runs
+    /// Active Authentication on its `activeAuthenticationChallenge` when the chip has a DG15 key and returns the
+    /// signature in ``CapturedChip/activeAuthentication`` with that challenge — the server verifies it over its own
+    /// copy. Without it the server reports the chip authentic at best, "a copy is not excluded".
+    func readChip(workflow: RDNAIDVWorkflow, challenge: RDNAChipChallenge?) throws(CaptureError) -> CapturedChip?
 }
 
 /// Linux/desktop chip reading: the EF files of one chip in a folder. Accepts the names `idvd specimen --chip`
 /// writes (`EF_SOD.bin`, `EF_COM.bin`, `DG1.bin` …), JMRTD's by file identifier (`ef011D.bin`, `ef011E.bin`,
-/// `ef0101.bin` …) and `Datagroup1.bin` … . A folder without an EF.SOD is an error, not "no chip".
+/// `ef0101.bin` …) and `Datagroup1.bin` … (a `private/` folder and `EF_CardAccess.bin` are not read). A folder
+/// without an EF.SOD is an error, not "no chip". Files are a copy of a chip, not a chip: nothing here can answer
+/// the server's challenge, so Active Authentication is not performed (the server's verdict: "a copy is not
+/// excluded", WARNING).
 public struct FileChipReader: ChipReaderProvider {
     public let folder: URL
     /// Largest EF accepted (DG2 portraits are tens of KiB; DG3 fingerprints can reach a few hundred).
@@ -35,7 +93,7 @@ public struct FileChipReader: ChipReaderProvider {
 
     public init(folder: URL) { self.folder = folder }
 
-    public func readChip(workflow: RDNAIDVWorkflow) throws(CaptureError) -> CapturedChip? {
+    public func readChip(workflow: RDNAIDVWorkflow, challenge: RDNAChipChallenge? = nil) throws(CaptureError) -> CapturedChip? {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: folder.path) } catch {
             throw CaptureError("cannot read the chip folder \(folder.lastPathComponent)")

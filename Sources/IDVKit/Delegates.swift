@@ -16,6 +16,18 @@ import Foundation
 // (``RDNA`` "Missing callbacks").
 //
 // Callbacks arrive on the queue given to `initialize` (main by default), one at a time, in server order.
+//
+// **The error of a challenge asked again.** Five of the codelabs' challenge callbacks have no error
+// argument — `getIDVDocumentScanProcessStartConfirmation(_:)`, `getIDVConfirmDocumentDetails(_:challenge:)`,
+// `getIDVSelfieProcessStartConfirmation(_:)`, `getIDVSelfieConfirmation(_:challenge:)` and
+// `onIDVOptInCapturedFrameConfirmation(_:)` — so a screen shown again after a refused answer, an
+// unreadable page, a rejected capture or a lost network could not say why. Each has a second
+// spelling with `response: RDNAChallengeResponse, error: RDNAError` (the shape of the seeds' own
+// `getPassword`/`getActivationCode`: `error` the failure, 0 on a first ask; `response.status` the
+// server's status, e.g. 400 "The document is not valid; scan a valid document";
+// `response.payloadJSON` the challenge payload), called FIRST when the app implements it; an app
+// that implements only the seed's spelling gets that one, unchanged. A screen that cannot be
+// reached through its delegate reads the same error from ``RDNA/challengeError``.
 
 /// Marks, on the calling thread, that a protocol's default implementation ran (the app does not
 /// implement that callback), so the dispatcher can try the next spelling or report it.
@@ -87,8 +99,17 @@ public protocol RDNAIDVDocumentProcessingCallbacks: AnyObject {
     /// additional scan). Answer with `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)`.
     /// Asked again after an unusable capture or an INVALID document was confirmed.
     func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow)
-    /// The document details (seed 002 §6.1 JSON, ``DocumentDetails``) to confirm.
+    /// The same callback with why it is asked again (called first when implemented; see the note
+    /// at the top of this file): `error` 1008/1031/1080 for an unusable page, 1028/1029 when the
+    /// answer could not reach the server, a refusal's code, 0 on a first ask; `response.status` 400
+    /// with the server's sentence after an INVALID document was confirmed.
+    func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError)
+    /// The document details (seed 002 §6.1 JSON, ``DocumentDetails``) to confirm. Answer with
+    /// `setIDVConfirmDocumentDetails(_:challenge:)`, or ``RDNA/rescanIDVDocument(challenge:)`` for
+    /// the Recapture button.
     func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode)
+    /// The same callback with the error of a refused or undelivered answer (called first when implemented).
+    func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode, response: RDNAChallengeResponse, error: RDNAError)
     /// Declared by the codelabs' SDK; IDVKit's capture providers report a cancelled capture as a
     /// failed capture (1008), so IDVKit never calls it.
     func getIDVDocumentProcessCanceled()
@@ -105,7 +126,14 @@ public protocol RDNAIDVDocumentProcessingCallbacks: AnyObject {
 
 extension RDNAIDVDocumentProcessingCallbacks {
     public func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { CallbackProbe.notImplemented() }
+    public func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError) {
+        CallbackProbe.notImplemented()
+    }
     public func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode) { CallbackProbe.notImplemented() }
+    public func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode, response: RDNAChallengeResponse,
+                                             error: RDNAError) {
+        CallbackProbe.notImplemented()
+    }
     public func getIDVDocumentProcessCanceled() { CallbackProbe.notImplemented() }
     public func getIDVRescanDocumentConfirmation() { CallbackProbe.notImplemented() }
     public func onIDVAdditionalDocumentScan(_ userID: String, documentDetails: String, status: RDNARequestStatus, challenge mode: RDNAChallengeOpMode, error: RDNAError) {
@@ -119,14 +147,29 @@ public protocol RDNAIDVSelfieProcessingCallbacks: AnyObject {
     /// The server asks whether to start the selfie capture (workflows 0–6, 8, 10). Answer with
     /// `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)`.
     func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow)
+    /// The same callback with why it is asked again (called first when implemented): `error`
+    /// 1060–1065 for a capture too dark, blurred, small or turned away, 1032 no face, 1008 a capture
+    /// that failed, 1028/1029 a lost network, 0 on a first ask; `response.status` 400
+    /// `LIVENESS_FAILED` with `liveness_reasons` in `response.payloadJSON` when an opt-in capture
+    /// was not live.
+    func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError)
     /// The selfie result (the inner object of seed 002 §6.2, ``SelfieDetails``). Answer with
     /// `setIDVSelfieConfirmation(_:challenge:)` and an offered action key.
     func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode)
+    /// The same callback with the error of a refused or undelivered answer (e.g. 1020, an action
+    /// the server did not offer) (called first when implemented).
+    func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode, response: RDNAChallengeResponse, error: RDNAError)
 }
 
 extension RDNAIDVSelfieProcessingCallbacks {
     public func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { CallbackProbe.notImplemented() }
+    public func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError) {
+        CallbackProbe.notImplemented()
+    }
     public func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode) { CallbackProbe.notImplemented() }
+    public func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode, response: RDNAChallengeResponse, error: RDNAError) {
+        CallbackProbe.notImplemented()
+    }
 }
 
 /// Seed 002 L727–L797 `RDNAIDVBiometricManagementCallbacks`, with seeds 001 and 004's methods.
@@ -160,6 +203,9 @@ public protocol RDNAIDVBiometricManagementCallbacks: AnyObject {
     func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String)
     /// Seed 002 L786's spelling of the same callback, called when the app does not implement seed 004's.
     func onIDVOpt(inCapturedFrameConfirmation capturedImage: String)
+    /// The same callback with the error of a refused or undelivered answer, called before both
+    /// seed spellings when implemented; `response.payloadJSON` carries `liveness_score`.
+    func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String, response: RDNAChallengeResponse, error: RDNAError)
     /// Seed 004 L903's spelling, called first: the opt-in ended (`challengeMode` 6).
     func onIDVBiometricOptInStatus(_ userID: String, idvResponse: String, status: RDNARequestStatus, challengeMode: RDNAChallengeOpMode, error: RDNAError)
     /// Seed 002 L790's spelling, called when the app does not implement seed 004's.
@@ -196,6 +242,9 @@ extension RDNAIDVBiometricManagementCallbacks {
     }
     public func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String) { CallbackProbe.notImplemented() }
     public func onIDVOpt(inCapturedFrameConfirmation capturedImage: String) { CallbackProbe.notImplemented() }
+    public func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String, response: RDNAChallengeResponse, error: RDNAError) {
+        CallbackProbe.notImplemented()
+    }
     public func onIDVBiometricOptInStatus(_ userID: String, idvResponse: String, status: RDNARequestStatus, challengeMode: RDNAChallengeOpMode, error: RDNAError) {
         CallbackProbe.notImplemented()
     }

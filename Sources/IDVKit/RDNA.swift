@@ -32,13 +32,21 @@ public struct RDNAConfiguration: Sendable {
 /// the codelabs expect, the flow's own callback:
 /// - a refused answer (the server changed nothing), a capture that failed (1008), an LDA step that
 ///   failed: the same challenge again, with the error where the callback has an `error` argument
-///   (`getUser`, `getActivationCode`, `getPassword`, the consent);
+///   (`getUser`, `getActivationCode`, `getPassword`, the consent) — and, for the five codelab
+///   callbacks that have none, in their `response:error:` spelling and in ``challengeError``
+///   (Delegates.swift: "The error of a challenge asked again");
 /// - a network error (1028) or timeout (1029): the SDK asks the server where the session stands
-///   (`GET /v1/session`) and delivers that (the same or the next challenge); when the server
-///   cannot be reached, the same challenge again with the error;
+///   (`GET /v1/session`) and delivers that (the same or the next challenge; the same one carries
+///   the error); when the server cannot be reached, the same challenge again with the error;
 /// - an `initiate…`/`check…` call that the server refuses or cannot be reached: the flow's terminal
 ///   event with the error (e.g. `onIDVActivatedCustomerKYCResponse(_, 400, 1022)`);
 /// - an expired or revoked session (1003/1004) during a post-login flow: the flow's terminal event.
+///
+/// **A flow the app left.** The codelabs leave some screens without an SDK call (seed 000's KYC
+/// selfie confirmation and consent Close only navigate back, §1.5/§1.6: "no event fires"). When the
+/// app then starts another flow, the server ends the open one (240, audited `idv.superseded`) and
+/// names its terminal event in the answer; IDVKit logs it and does not deliver it, so the app
+/// never hears a "failed" result for a run it already left before the new flow's first callback.
 ///
 /// **Missing callbacks.** When the app registered delegates (or core callbacks) but implements no
 /// spelling of a callback a running flow needs — a challenge, a terminal event, `onInitializeError`
@@ -99,8 +107,9 @@ public final class RDNA: @unchecked Sendable {
     /// The document capture used after `setIDVDocumentScanProcessStartConfirmation(true, …)`.
     public func setDocumentCaptureProvider(_ p: (any DocumentCaptureProvider)?) { lock.withLock { documentProvider = p } }
     /// The eMRTD chip reading after each page capture (``FileChipReader`` on Linux, the app's NFC
-    /// stack on a phone): its files travel beside the pages as `chip` and the server verifies them
-    /// (docs/CHIP.md). nil (the default) or a provider returning nil: pages alone.
+    /// stack on a phone): it gets the server's chip challenge (``RDNAChipChallenge``) to have the chip
+    /// sign (Active Authentication); its files and the signature travel beside the pages as `chip` and
+    /// the server verifies them (docs/CHIP.md). nil (the default) or a provider returning nil: pages alone.
     public func setChipReaderProvider(_ p: (any ChipReaderProvider)?) { lock.withLock { chipProvider = p } }
     /// The selfie capture used after `setIDVSelfieProcessStartConfirmation(true, …)`.
     public func setSelfieCaptureProvider(_ p: (any SelfieCaptureProvider)?) { lock.withLock { selfieProvider = p } }
@@ -141,7 +150,24 @@ public final class RDNA: @unchecked Sendable {
     public var pendingIlluminationChallenge: RDNAIlluminationChallenge? {
         lock.withLock { challenge }.flatMap { $0.name == WireMapping.uploadIDVSelfieFrames ? RDNAIlluminationChallenge(payload: $0.payload) : nil }
     }
+    /// The server's chip challenge for the coming document upload (``RDNAChipChallenge``): set while the
+    /// server asks `uploadIDVDocumentPages` on a server that verifies chips, nil at every other step. The
+    /// SDK hands it to the ``ChipReaderProvider``.
+    public var pendingChipChallenge: RDNAChipChallenge? {
+        lock.withLock { challenge }.flatMap { RDNAChipChallenge(payload: $0.payload) }
+    }
     public var isLoggedIn: Bool { lock.withLock { session?.loggedIn ?? false } }
+
+    /// Why the challenge now waiting was asked again: the error of the previous answer — a refusal
+    /// (e.g. 1020 an action not offered), a capture that failed (1008) or was rejected by the
+    /// server (1031 no machine-readable zone, 1060–1065 a selfie too dark/blurred/…), a network
+    /// failure (1028) or timeout (1029) — or code 0 on a first ask and when no challenge waits.
+    /// The same value as the `error` of the challenge's callback; the five codelab callbacks
+    /// without an error argument receive it in their `response:error:` spelling (Delegates.swift),
+    /// and a screen that gets only the seed's spelling reads it here. The server's status on a
+    /// re-ask (400 "The document is not valid; scan a valid document") is in
+    /// ``currentChallenge``'s `status`.
+    public var challengeError: RDNAError { lock.withLock { RDNAError(challenge?.error ?? .none) } }
 
     typealias Completion = @Sendable ([RDNAEvent]) -> Void
 
@@ -312,14 +338,15 @@ public final class RDNA: @unchecked Sendable {
         if isConfirm && provider == nil { return RDNAError(.invalidArgument, "no document capture provider is set") }
         return answer("setIDVDocumentScanProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
             guard ch.name == WireMapping.uploadIDVDocumentPages else { return WireMapping.payload(ConfirmAnswer(isConfirm: isConfirm)) }
-            return isConfirm ? try documentPayload(workflow: idvWorkflow) : WireMapping.payload(CancelAnswer())
+            return isConfirm ? try documentPayload(workflow: idvWorkflow, challenge: RDNAChipChallenge(payload: ch.payload)) : WireMapping.payload(CancelAnswer())
         }
     }
 
     /// `{"pages": …}` from the document capture provider, with `"chip": …` from the chip reader
-    /// when one is set and reads a chip (1008 when either fails), or `{"cancel": true}` when the
-    /// user left the capture (``CaptureError/cancelledByUser``).
-    private func documentPayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
+    /// when one is set and reads a chip (1008 when either fails) — the reader gets the server's chip
+    /// `challenge` for Active Authentication — or `{"cancel": true}` when the user left the capture
+    /// (``CaptureError/cancelledByUser``).
+    private func documentPayload(workflow: RDNAIDVWorkflow, challenge: RDNAChipChallenge?) throws(IDVError) -> JSONValue {
         let (p, chips) = lock.withLock { (documentProvider, chipProvider) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no document capture provider is set") }
         let pages: [CapturedPage]
@@ -327,7 +354,7 @@ public final class RDNA: @unchecked Sendable {
         catch where error.isUserCancellation { return WireMapping.payload(CancelAnswer()) }
         catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
         let chip: CapturedChip?
-        do { chip = try chips?.readChip(workflow: workflow) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
+        do { chip = try chips?.readChip(workflow: workflow, challenge: challenge) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
         return WireMapping.payload(WireMapping.documentAnswer(pages, chip: chip?.payload))
     }
 
@@ -363,13 +390,46 @@ public final class RDNA: @unchecked Sendable {
         return WireMapping.payload(answer)
     }
 
-    /// A2: answers `getIDVConfirmDocumentDetails` (`false` = rescan).
+    /// A2: answers `getIDVConfirmDocumentDetails`: `true` confirms; `false` rescans in activation
+    /// (mode 8) and is the cancel API in KYC (mode 9: the flow ends with 240, seed 000 L1265) — a
+    /// Recapture button calls ``rescanIDVDocument(challenge:)``.
     @discardableResult
     public func setIDVConfirmDocumentDetails(_ isConfirm: Bool, challenge mode: RDNAChallengeOpMode) -> RDNAError {
         setIDVConfirmDocumentDetails(isConfirm, challenge: mode, completion: nil)
     }
     func setIDVConfirmDocumentDetails(_ isConfirm: Bool, challenge mode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
-        answer("setIDVConfirmDocumentDetails", mode: mode, completion: completion) { _ in WireMapping.payload(ConfirmAnswer(isConfirm: isConfirm)) }
+        answer("setIDVConfirmDocumentDetails", mode: mode, completion: completion) { _ in WireMapping.payload(DocumentDetailsAnswer(isConfirm: isConfirm)) }
+    }
+
+    /// The details screen's **Recapture** (seed 000 L1821 "Recapture to rescan", seed 002 L2138):
+    /// answers `getIDVConfirmDocumentDetails` with `{"is_confirm": false, "rescan": true}`; the
+    /// server asks `getIDVDocumentScanProcessStartConfirmation` again while document attempts
+    /// remain (then the flow ends with 1010). In mode 8 the same as
+    /// `setIDVConfirmDocumentDetails(false, challenge: 8)`; in KYC (mode 9) that call is the Close
+    /// button's cancel API (240, seed 000 L1265), so Recapture needs this one. Sync errors as
+    /// ``setIDVConfirmDocumentDetails(_:challenge:)`` (1002 when the details are not waiting).
+    @discardableResult
+    public func rescanIDVDocument(challenge mode: RDNAChallengeOpMode) -> RDNAError { rescanIDVDocument(challenge: mode, completion: nil) }
+    func rescanIDVDocument(challenge mode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
+        answer("rescanIDVDocument", mode: mode, completion: completion) { _ in
+            WireMapping.payload(DocumentDetailsAnswer(isConfirm: false, rescan: true))
+        }
+    }
+
+    /// Cancels the password dialog of biometric opt-in or opt-out (seed 004's
+    /// `PasswordValidationDialogViewController.onCancel` → `handlePasswordCancel()`, L1197, whose
+    /// body the codelab does not show): answers `getPassword` of mode 6 or 7 with
+    /// `{"cancel": true}`; the flow ends with its terminal event (`onIDVBiometricOptInStatus` /
+    /// `onIDVBiometricOptOutStatus`, error 240, status 400) and nothing changes on the server.
+    /// Sync errors: 1025 for another mode (a login or activation password is left with
+    /// ``resetAuthState()``), 1002 when no such `getPassword` is waiting.
+    @discardableResult
+    public func cancelPassword(challengeMode mode: RDNAChallengeOpMode) -> RDNAError { cancelPassword(challengeMode: mode, completion: nil) }
+    func cancelPassword(challengeMode mode: RDNAChallengeOpMode, completion: Completion?) -> RDNAError {
+        guard mode == .biometricOptIn || mode == .biometricOptOut else {
+            return RDNAError(.invalidArgument, "only the opt-in/opt-out password (mode 6 or 7) can be cancelled; use resetAuthState for mode \(mode.rawValue)")
+        }
+        return answer("cancelPassword", mode: mode, completion: completion) { _ in WireMapping.payload(CancelAnswer()) }
     }
 
     /// A3: answers `getIDVSelfieProcessStartConfirmation`. With `true` the selfie provider runs and
@@ -554,7 +614,10 @@ public final class RDNA: @unchecked Sendable {
     private func answerFailed(_ api: String, _ e: IDVError, challenge ch: WireChallenge, token tok: String, resync allowed: Bool = true) -> [RDNAEvent] {
         let failed = RDNAEvent.onRequestFailed(api: api, error: RDNAError(e))
         if allowed, e.code == .networkError || e.code == .timeout, let now = resync(token: tok), !now.isRefusal {
-            return [failed] + absorb(now, api: api, resync: false)
+            let events = absorb(now, api: api, resync: false)
+            // The answer never arrived: the same challenge is shown again, saying why.
+            if now.challenge?.challengeID == ch.challengeID, now.challenge?.error == nil { attach(e, to: ch.challengeID) }
+            return [failed] + events
         }
         return [failed] + again(ch, e)
     }
@@ -586,7 +649,14 @@ public final class RDNA: @unchecked Sendable {
         var c = ch
         c.error = e
         if c.name == WireName.getDeviceSignature { return [] }
+        attach(e, to: ch.challengeID)
         return [WireMapping.event(for: c)]
+    }
+
+    /// Records `e` as the error of the waiting challenge when it is still `challengeID` (what
+    /// ``challengeError`` and the callbacks' `response:error:` spellings report).
+    private func attach(_ e: IDVError, to challengeID: String) {
+        lock.withLock { if challenge?.challengeID == challengeID { challenge?.error = e } }
     }
 
     /// `GET /v1/session`: the session and its current challenge as the server sees them; nil when
@@ -666,14 +736,20 @@ public final class RDNA: @unchecked Sendable {
             if env.challenge != nil || env.event != nil { challenge = env.challenge }
         }
         var out: [RDNAEvent] = []
-        if let ended = env.ended { out.append(WireMapping.event(for: ended)) }
+        if let ended = env.ended {
+            // A flow the app left without an SDK call (seed 000 §1.5/§1.6), ended by the server as
+            // this request started another: not delivered (``RDNA`` "A flow the app left").
+            log("the server ended a flow the app had left open (\(ended.name), \(ended.error.longErrorCode)) as \(api) started another; not delivered")
+        }
         if let ev = env.event { out.append(WireMapping.event(for: ev)) }
         if let ch = env.challenge {
             let firstAsk = ch.error == nil && (ch.status?.isSuccess ?? true)
             if ch.name == WireName.getDeviceSignature {
                 out += answerDeviceSignature(ch)
             } else if firstAsk && ch.name == WireMapping.uploadIDVDocumentPages, let wf = WireMapping.workflow(ch) {
-                out += autoUpload(ch, api: "documentCapture") { [self] () throws(IDVError) in try documentPayload(workflow: wf) }
+                out += autoUpload(ch, api: "documentCapture") { [self] () throws(IDVError) in
+                    try documentPayload(workflow: wf, challenge: RDNAChipChallenge(payload: ch.payload))
+                }
             } else if firstAsk && ch.name == WireMapping.uploadIDVSelfieFrames, let wf = WireMapping.workflow(ch) {
                 out += autoUpload(ch, api: "selfieCapture") { [self] () throws(IDVError) in try selfiePayload(workflow: wf) }
             } else {
@@ -732,16 +808,18 @@ public final class RDNA: @unchecked Sendable {
     }
 
     private func finish(_ events: [RDNAEvent], _ completion: Completion?) {
-        let (queue, d) = lock.withLock { () -> (DispatchQueue, DelegateSet) in
+        let (queue, d, waiting) = lock.withLock { () -> (DispatchQueue, DelegateSet, WireChallenge?) in
             busy = false
-            return (callbackQueue, delegates)
+            return (callbackQueue, delegates, challenge)
         }
         for e in events { eventSink.yield(e) }
         completion?(events)
         let box = DelegateBox(d)
         let report = completion == nil && d.any
+        // The response and error of the waiting challenge, for the callbacks' `response:error:` spellings.
+        let context = waiting.map { (response: WireMapping.response($0), error: WireMapping.err($0.error)) }
         queue.async { [self] in
-            for e in events where !e.dispatch(to: box.set) && report && e.needsApp {
+            for e in events where !e.dispatch(to: box.set, challenge: e.isChallenge ? context : nil) && report && e.needsApp {
                 unhandled(e, box.set)
             }
         }

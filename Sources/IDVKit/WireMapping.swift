@@ -17,6 +17,7 @@ import Foundation
 /// | `setUser(_:)` | `getUser` | answer | `{"user_id": String}` |
 /// | `setActivationCode(_:)` | `getActivationCode` | answer | `{"activation_code": String}` |
 /// | `setPassword(_:challengeMode:)` | `getPassword` (same mode: 0, 1, 6, 7) | answer | `{"password": String}` |
+/// | `cancelPassword(challengeMode:)` (IDVKit) | `getPassword` mode 6 or 7 (opt-in / opt-out re-authentication) | answer | `{"cancel": true}` → the flow's terminal event, 240 |
 /// | `setUserConsentForLDA(_:challengeMode:)` | `getUserConsentForLDA` | answer | `false`: `{"consent": false}`; `true`: `{"consent": true, "signature": b64}` from the ``LDAProvider`` (enrol) |
 /// | (SDK itself) | `getDeviceSignature` | answer | `{"signature": b64}` from the ``LDAProvider`` after user presence; `{"fallback": "password"}` without a provider, when the user declines or LDA is unavailable |
 /// | (SDK itself, at `initialize` with an ``LDAProvider``) | — | `POST /v1/devices` | `{"public_key": b64 raw 32 bytes, "label": String}` → `device_id`, sent as `WireSessionStart.device_id` |
@@ -27,9 +28,10 @@ import Foundation
 /// `getPassword`; fallback → `getPassword`; an invalid signature → `getPassword` with error 1023
 /// (`getUserConsentForLDA` again with 1023 when enrolling).
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` | `getIDVDocumentScanProcessStartConfirmation` | answer | `{"is_confirm": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}], "chip"?: ChipFilesPayload}` from the ``DocumentCaptureProvider`` (and the ``ChipReaderProvider``, when set) |
+/// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}], "chip"?: ChipFilesPayload}` from the ``DocumentCaptureProvider`` (and the ``ChipReaderProvider``, when set, given the challenge's `chip_challenge` as ``RDNAChipChallenge``: `chip.active_authentication` carries the chip's signature over it) |
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
-/// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` |
+/// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` (`false`: rescan in mode 8; KYC's cancel, 240, in mode 9) |
+/// | `rescanIDVDocument(challenge:)` (IDVKit) | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": false, "rescan": true}` → the document start again (every mode) |
 /// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |
 /// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``), with `"frame_times_ms": [Double]` under an illumination challenge; `{"presence": {"illumination": "unavailable" \| "declined"}}` when the provider cannot flash or the person declines (``SelfieFramesAnswer/declining(_:)``) |
 /// | `setIDVSelfieProcessStartConfirmation(…)` when `uploadIDVSelfieFrames` is asked again | `uploadIDVSelfieFrames` | **upload** | `true`: `{"frames": …}`; `false`: `{"cancel": true}` |
@@ -97,6 +99,8 @@ public enum WireMapping {
         "setIDVDocumentScanProcessStartConfirmation": [WireName.getIDVDocumentScanProcessStartConfirmation, uploadIDVDocumentPages],
         "documentCapture": [uploadIDVDocumentPages],
         "setIDVConfirmDocumentDetails": [WireName.getIDVConfirmDocumentDetails],
+        "rescanIDVDocument": [WireName.getIDVConfirmDocumentDetails],
+        "cancelPassword": [WireName.getPassword],
         "setIDVSelfieProcessStartConfirmation": [WireName.getIDVSelfieProcessStartConfirmation, uploadIDVSelfieFrames],
         "selfieCapture": [uploadIDVSelfieFrames],
         "setIDVSelfieConfirmation": [WireName.getIDVSelfieConfirmation],
@@ -314,11 +318,16 @@ extension RDNAEvent {
     /// Table 4: delivers the event to the seeds' delegate method, trying the spellings in order
     /// (``CallbackProbe``). Returns false when no registered delegate implements any spelling
     /// (a delegate that is not set does not hear it, as in the seeds).
-    func dispatch(to d: DelegateSet) -> Bool {
+    ///
+    /// `challenge`: the response and error of the challenge this event shows (``RDNA/challengeError``),
+    /// for the spellings that carry them; nil gives status 100 and error 0.
+    func dispatch(to d: DelegateSet, challenge: (response: RDNAChallengeResponse, error: RDNAError)? = nil) -> Bool {
         func via<D>(_ delegate: D?, _ spellings: (D) -> [() -> Void]) -> Bool {
             guard let delegate else { return false }
             return CallbackProbe.first(spellings(delegate))
         }
+        let r = challenge?.response ?? RDNAChallengeResponse(status: .success, challengeID: "", payloadJSON: "{}")
+        let ce = challenge?.error ?? .none
         switch self {
         case let .onInitialized(sid):
             let response = RDNAChallengeResponse(status: .success, challengeID: "", payloadJSON: "{}", sessionID: sid)
@@ -334,12 +343,17 @@ extension RDNAEvent {
         case let .onRequestFailed(api, e): return via(d.core) { c in [{ c.onRequestFailed(api, error: e) }] }
         case let .unknown(n, p): return via(d.core) { c in [{ c.onUnknownEvent(n, payloadJSON: p) }] }
         case let .getIDVDocumentScanProcessStartConfirmation(wf):
-            return via(d.document) { c in [{ c.getIDVDocumentScanProcessStartConfirmation(wf) }] }
-        case let .getIDVConfirmDocumentDetails(j, m): return via(d.document) { c in [{ c.getIDVConfirmDocumentDetails(j, challenge: m) }] }
+            return via(d.document) { c in [{ c.getIDVDocumentScanProcessStartConfirmation(wf, response: r, error: ce) },
+                                           { c.getIDVDocumentScanProcessStartConfirmation(wf) }] }
+        case let .getIDVConfirmDocumentDetails(j, m):
+            return via(d.document) { c in [{ c.getIDVConfirmDocumentDetails(j, challenge: m, response: r, error: ce) },
+                                           { c.getIDVConfirmDocumentDetails(j, challenge: m) }] }
         case let .onIDVAdditionalDocumentScan(u, j, s, m, e):
             return via(d.document) { c in [{ c.onIDVAdditionalDocumentScan(u, documentDetails: j, status: s, challenge: m, error: e) }] }
-        case let .getIDVSelfieProcessStartConfirmation(wf): return via(d.selfie) { c in [{ c.getIDVSelfieProcessStartConfirmation(wf) }] }
-        case let .getIDVSelfieConfirmation(j, m): return via(d.selfie) { c in [{ c.getIDVSelfieConfirmation(j, challenge: m) }] }
+        case let .getIDVSelfieProcessStartConfirmation(wf):
+            return via(d.selfie) { c in [{ c.getIDVSelfieProcessStartConfirmation(wf, response: r, error: ce) }, { c.getIDVSelfieProcessStartConfirmation(wf) }] }
+        case let .getIDVSelfieConfirmation(j, m):
+            return via(d.selfie) { c in [{ c.getIDVSelfieConfirmation(j, challenge: m, response: r, error: ce) }, { c.getIDVSelfieConfirmation(j, challenge: m) }] }
         case let .getIDVBiometricOptInConsent(u, r, m, e):
             return via(d.biometric) { c in [{ c.getIDVBiometricOpt(inConsent: u, response: r, challenge: m, error: e) },
                                             { c.getIDVBiometricOptInConsent(u, response: r, challenge: m, error: e) }] }
@@ -348,7 +362,8 @@ extension RDNAEvent {
         case let .onIDVServerBiometricAuthenticationResult(u, j, s, e):
             return via(d.biometric) { c in [{ c.onIDVServerBiometricAuthenticationResult(u, idvResponse: j, status: s, error: e) }] }
         case let .onIDVOptInCapturedFrameConfirmation(img):
-            return via(d.biometric) { c in [{ c.onIDVOptInCapturedFrameConfirmation(img) }, { c.onIDVOpt(inCapturedFrameConfirmation: img) }] }
+            return via(d.biometric) { c in [{ c.onIDVOptInCapturedFrameConfirmation(img, response: r, error: ce) },
+                                            { c.onIDVOptInCapturedFrameConfirmation(img) }, { c.onIDVOpt(inCapturedFrameConfirmation: img) }] }
         case let .onIDVBiometricOptInStatus(u, j, s, m, e):
             return via(d.biometric) { c in [{ c.onIDVBiometricOptInStatus(u, idvResponse: j, status: s, challengeMode: m, error: e) },
                                             { c.onIDVBiometricOpt(inStatus: u, idvResponse: j, status: s, error: e) }] }
@@ -361,7 +376,7 @@ extension RDNAEvent {
     }
 
     /// The delegate method names the app could implement for this event (for the report when it
-    /// implements none), e.g. `getIDVBiometricOpt(inConsent:response:challenge:error:)`.
+    /// implements none; the codelabs' spellings first), e.g. `getIDVBiometricOpt(inConsent:response:challenge:error:)`.
     var callbackSpellings: [String] {
         switch self {
         case .onInitialized: return ["onInitialized(_:) [RDNAChallengeResponse]", "onInitialized()", "onInitialized(_:) [String]"]
@@ -375,11 +390,19 @@ extension RDNAEvent {
         case .onAuthStateReset: return ["onAuthStateReset()"]
         case .onRequestFailed: return ["onRequestFailed(_:error:)"]
         case .unknown: return ["onUnknownEvent(_:payloadJSON:)"]
-        case .getIDVDocumentScanProcessStartConfirmation: return ["RDNAIDVDocumentProcessingCallbacks.getIDVDocumentScanProcessStartConfirmation(_:)"]
-        case .getIDVConfirmDocumentDetails: return ["RDNAIDVDocumentProcessingCallbacks.getIDVConfirmDocumentDetails(_:challenge:)"]
+        case .getIDVDocumentScanProcessStartConfirmation:
+            return ["RDNAIDVDocumentProcessingCallbacks.getIDVDocumentScanProcessStartConfirmation(_:)",
+                    "RDNAIDVDocumentProcessingCallbacks.getIDVDocumentScanProcessStartConfirmation(_:response:error:)"]
+        case .getIDVConfirmDocumentDetails:
+            return ["RDNAIDVDocumentProcessingCallbacks.getIDVConfirmDocumentDetails(_:challenge:)",
+                    "RDNAIDVDocumentProcessingCallbacks.getIDVConfirmDocumentDetails(_:challenge:response:error:)"]
         case .onIDVAdditionalDocumentScan: return ["RDNAIDVDocumentProcessingCallbacks.onIDVAdditionalDocumentScan(_:documentDetails:status:challenge:error:)"]
-        case .getIDVSelfieProcessStartConfirmation: return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:)"]
-        case .getIDVSelfieConfirmation: return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieConfirmation(_:challenge:)"]
+        case .getIDVSelfieProcessStartConfirmation:
+            return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:)",
+                    "RDNAIDVSelfieProcessingCallbacks.getIDVSelfieProcessStartConfirmation(_:response:error:)"]
+        case .getIDVSelfieConfirmation:
+            return ["RDNAIDVSelfieProcessingCallbacks.getIDVSelfieConfirmation(_:challenge:)",
+                    "RDNAIDVSelfieProcessingCallbacks.getIDVSelfieConfirmation(_:challenge:response:error:)"]
         case .getIDVBiometricOptInConsent:
             return ["RDNAIDVBiometricManagementCallbacks.getIDVBiometricOpt(inConsent:response:challenge:error:)",
                     "RDNAIDVBiometricManagementCallbacks.getIDVBiometricOptInConsent(_:response:challenge:error:)"]
@@ -388,7 +411,8 @@ extension RDNAEvent {
             return ["RDNAIDVBiometricManagementCallbacks.onIDVServerBiometricAuthenticationResult(_:idvResponse:status:error:)"]
         case .onIDVOptInCapturedFrameConfirmation:
             return ["RDNAIDVBiometricManagementCallbacks.onIDVOptInCapturedFrameConfirmation(_:)",
-                    "RDNAIDVBiometricManagementCallbacks.onIDVOpt(inCapturedFrameConfirmation:)"]
+                    "RDNAIDVBiometricManagementCallbacks.onIDVOpt(inCapturedFrameConfirmation:)",
+                    "RDNAIDVBiometricManagementCallbacks.onIDVOptInCapturedFrameConfirmation(_:response:error:)"]
         case .onIDVBiometricOptInStatus:
             return ["RDNAIDVBiometricManagementCallbacks.onIDVBiometricOptInStatus(_:idvResponse:status:challengeMode:error:)",
                     "RDNAIDVBiometricManagementCallbacks.onIDVBiometricOpt(inStatus:idvResponse:status:error:)"]

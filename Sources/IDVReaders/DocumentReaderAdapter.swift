@@ -1,5 +1,6 @@
 import DocumentReader
 import Foundation
+import Synchronization
 import IDVCore
 import IDVEngine
 import IDVRuntime
@@ -30,10 +31,16 @@ public struct DocumentReaderAdapter: DocumentReading {
         Thread.detachNewThread {
             let start = DispatchTime.now().uptimeNanoseconds
             _ = OCRBClassifier.shared
+            warmed.withLock { $0 = true }
             let ms = Int((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)
             Log.event("document reader ready", ["load_ms": .integer(ms)])
         }
     }
+
+    private static let warmed = Mutex(false)
+
+    /// True once ``warmUp()`` has loaded the OCR-B parameters (`/readyz`'s `document_reader` check).
+    public static var isWarm: Bool { warmed.withLock { $0 } }
 
     public func read(pages: [Data]) throws -> DocumentEvidence {
         var o = options

@@ -8,7 +8,8 @@ import Imaging
 
 /// The production ``ChipVerifying``: EMRTD's `ChipReader` (ICAO 9303-10 parsing, ICAO 9303-11 §5.1
 /// passive authentication with OpenSSL, DG1 against the printed MRZ) over the operator's trust
-/// material from the store, its findings in the engine's typed form (IDVEvidence ``ChipEvidence``).
+/// material from the store, and EMRTD's `ActiveAuthentication` (§6.1) over the step's own
+/// challenge, its findings in the engine's typed form (IDVEvidence ``ChipEvidence``).
 ///
 /// The parsed trust (`CSCATrust`) is cached by the records' digests: importing or removing
 /// material takes effect on the next verification. A record that no longer parses (it was checked
@@ -43,7 +44,7 @@ public final class EMRTDChipVerifier: ChipVerifying, @unchecked Sendable {
         }
     }
 
-    public func verify(_ chip: ChipData, printedMRZ: [String], trust records: [TrustMaterialRecord], now: Int) throws -> ChipEvidence {
+    public func verify(_ chip: ChipData, challenge: [UInt8]?, printedMRZ: [String], trust records: [TrustMaterialRecord], now: Int) throws -> ChipEvidence {
         let files = ChipFiles(sod: [UInt8](chip.sod), com: chip.com.map { [UInt8]($0) }, dataGroups: chip.dataGroups.mapValues { [UInt8]($0) })
         let report: ChipReport
         do {
@@ -54,11 +55,48 @@ public final class EMRTDChipVerifier: ChipVerifying, @unchecked Sendable {
         } catch {
             throw IDVError(.chipDataUnreadable, "The chip's EF.SOD is not a usable security object")
         }
-        return Self.evidence(of: report, printedMRZ: printedMRZ, dataGroups: chip.dataGroups.keys.sorted())
+        let aa = Self.activeAuthentication(report, files: files, issued: challenge, answer: chip.activeAuthentication)
+        var evidence = Self.evidence(of: report, printedMRZ: printedMRZ, dataGroups: chip.dataGroups.keys.sorted(), activeAuthentication: aa)
+        evidence.reportedChipAuthentication = chip.reportedChipAuthentication
+        return evidence
     }
 
-    /// The engine's evidence of a chip report.
-    public static func evidence(of report: ChipReport, printedMRZ: [String], dataGroups: [Int]) -> ChipEvidence {
+    /// Active Authentication (ICAO 9303-11 §6.1) of the client's `answer` against the challenge this server
+    /// `issued` for the step: no DG15 → not supported; no answer → not performed; an answer naming another challenge
+    /// than the one issued (or any answer when none was issued) → replayed, its signature not looked at; otherwise
+    /// EMRTD's verification over the issued challenge after passive authentication (`ActiveAuthentication.evaluate`).
+    public static func activeAuthentication(_ report: ChipReport, files: ChipFiles, issued: [UInt8]?,
+                                            answer: ClientActiveAuthentication?) -> ActiveAuthenticationResult {
+        guard files.dataGroups[15] != nil else { return .notSupported }
+        guard let answer else { return .notPerformed }
+        guard let issued else { return .failed(.challengeReplayed, detail: "no_challenge_issued") }
+        guard answer.challenge == issued else { return .failed(.challengeReplayed, detail: "challenge_not_this_steps") }
+        return result(of: ActiveAuthentication.evaluate(report, files: files, challenge: issued, signature: [UInt8](answer.signature)))
+    }
+
+    /// The engine's Active Authentication outcome of EMRTD's evidence. A well-formed ISO/IEC 9796-2 message whose
+    /// hash is not that of the challenge (`digest_mismatch`) was made by the chip's own key over another challenge:
+    /// replayed. Every other fault of the signature is `signature_invalid`; of the key or algorithm
+    /// `unsupported_algorithm`.
+    public static func result(of e: ActiveAuthenticationEvidence) -> ActiveAuthenticationResult {
+        switch e.outcome {
+        case .verified: return .verified(mechanism: e.mechanism?.description ?? "verified")
+        case .notSupported: return .notSupported
+        case .notPerformed: return .notPerformed
+        case .keyNotAuthenticated: return .failed(.keyNotAuthenticated, detail: "key_not_authenticated")
+        case .failed:
+            let f = e.failure ?? .signatureInvalid
+            switch f {
+            case .digestMismatch: return .failed(.challengeReplayed, detail: f.rawValue)
+            case .signatureInvalid, .signatureLength, .signatureOutOfRange, .badPadding, .badTrailer: return .failed(.signatureInvalid, detail: f.rawValue)
+            case .malformedPublicKey, .unsupportedKey, .signatureAlgorithmNotNamed, .unsupportedSignatureAlgorithm, .unsupportedHash:
+                return .failed(.unsupportedAlgorithm, detail: f.rawValue)
+            }
+        }
+    }
+
+    /// The engine's evidence of a chip report, with the Active Authentication outcome (``activeAuthentication(_:files:issued:answer:)``).
+    public static func evidence(of report: ChipReport, printedMRZ: [String], dataGroups: [Int], activeAuthentication: ActiveAuthenticationResult) -> ChipEvidence {
         let pa = report.passiveAuthentication
         var failures: [ChipFailure] = []
         for f in pa.failures {
@@ -99,7 +137,7 @@ public final class EMRTDChipVerifier: ChipVerifying, @unchecked Sendable {
         }
         return ChipEvidence(failures: failures, mrz: mrz, dataGroups: dataGroups, hashAlgorithm: pa.hashAlgorithm.rawValue,
                             documentSignerFingerprint: pa.documentSigner?.fingerprint, cscaFingerprint: pa.chain.csca?.fingerprint,
-                            portraitJPEG: portrait, unparsedFiles: unparsed, signerCountries: countries)
+                            portraitJPEG: portrait, unparsedFiles: unparsed, signerCountries: countries, activeAuthentication: activeAuthentication)
     }
 }
 

@@ -7,10 +7,10 @@ import IDVRuntime
 
 /// The production ``SelfieAnalysing``: FaceKit's `SelfieAnalyzer` (dlib HOG detection, 68-point
 /// landmarks, MiniFASNet texture PAD fused with blink/expression and non-rigid-motion cues by rule
-/// `texture-motion-v2`, capture quality, a version-3 template fused from the good frames' 256-d
-/// `face-reidentification-retail-0095` descriptors; a version-1/2 stored template is still
-/// compared in dlib's units), its report mapped to the engine's ``SelfieEvidence``; the verdict is
-/// the server's (``WorkflowPolicy``). docs/LIVENESS.md.
+/// `texture-motion-v3`: the policy judges its typed cues, `judgePAD`), capture quality, a version-3
+/// template fused from the good frames' 256-d `face-reidentification-retail-0095` descriptors; a
+/// version-1/2 stored template is still compared in dlib's units), its report mapped to the engine's
+/// ``SelfieEvidence``; the verdict is the server's (``WorkflowPolicy``). docs/LIVENESS.md.
 ///
 /// Errors mapped to the flows' retryable codes: undecodable frame or reference → 1008
 /// `invalidImage`, frame over the pixel limit → 1009 `imageTooLarge`, no face in the frames (and
@@ -155,7 +155,7 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
         if let c = comparison, let d = c.distance, let model = c.model {
             match = matchEvidence(distance: d, score: c.faceMatchScore, kind: c.kind, model: model)
         }
-        let pad = PADEvidence(rule: report.fusionRule.rawValue, textureScore: report.texture?.score, motionOnlyScore: report.motionScore)
+        let pad = padEvidence(report)
         return SelfieEvidence(livenessScore: report.score, livenessCues: report.reasons.map { LivenessCue($0.rawValue) }, match: match,
                               frameCount: report.frameCount, trackedFrameCount: report.trackedFrameCount,
                               framesPerSecond: framesPerSecond, bestFrameIndex: report.bestFrameIndex,
@@ -177,6 +177,20 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
         } ?? []
         return FaceMatchEvidence(distance: distance, score: score, kind: kind.flatMap { FaceMatchKind(rawValue: $0.rawValue) },
                                  calibration: calibration, model: model.name, metric: model.metric == .cosine ? .cosine : .euclidean)
+    }
+
+    /// The typed PAD evidence of a report: the rule, the raw texture score and the motion-only score
+    /// (audited), the calibrated texture cue with its good and scored frames, the non-rigid motion
+    /// strength (nil when fewer than two frames were tracked), and the facial action (passive) or
+    /// the challenged actions (active) — the cues the server's policy judges (`judgePAD`).
+    public static func padEvidence(_ report: LivenessReport) -> PADEvidence {
+        let inputs = report.fusionInputs
+        let texture = report.texture.flatMap { t in
+            t.logOdds.map { TextureCue(logOdds: $0, goodFrames: t.goodFrames.count, scoredFrames: t.frames.count) }
+        }
+        return PADEvidence(rule: report.fusionRule.rawValue, textureScore: report.texture?.score, motionOnlyScore: report.motionScore,
+                           texture: texture, motion: report.trackedFrameCount >= 2 ? inputs?.motion : nil,
+                           facialAction: inputs?.facialAction, challenge: inputs?.challenge)
     }
 
     /// FaceKit's quality issues as the engine's capture issues (eyes closed and a second face are

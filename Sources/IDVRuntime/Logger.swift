@@ -106,10 +106,10 @@ public final class JSONLinesLogHandler: LogHandler, @unchecked Sendable {
     /// .withoutEscapingSlashes` prints, up to the spelling of numbers); a non-finite number is `null`.
     static func write(_ value: JSONValue, to out: inout [UInt8]) {
         switch value {
-        case .null: out += Array("null".utf8)
-        case let .bool(b): out += Array((b ? "true" : "false").utf8)
-        case let .integer(n): out += Array(String(n).utf8)
-        case let .number(x): out += Array((x.isFinite ? "\(x)" : "null").utf8)
+        case .null: out.append(contentsOf: "null".utf8)
+        case let .bool(b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case let .integer(n): out.append(contentsOf: String(n).utf8)
+        case let .number(x): out.append(contentsOf: (x.isFinite ? "\(x)" : "null").utf8)
         case let .string(text): quote(text, to: &out)
         case let .array(items):
             out.append(0x5B)
@@ -132,21 +132,23 @@ public final class JSONLinesLogHandler: LogHandler, @unchecked Sendable {
 
     /// A JSON string literal: quote, backslash and control characters escaped (RFC 8259 §7).
     static func quote(_ text: String, to out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         out.append(0x22)
         for b in text.utf8 {
             switch b {
-            case 0x22: out += [0x5C, 0x22]
-            case 0x5C: out += [0x5C, 0x5C]
-            case 0x0A: out += [0x5C, 0x6E]
-            case 0x0D: out += [0x5C, 0x72]
-            case 0x09: out += [0x5C, 0x74]
-            case 0..<0x20: out += [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0x0F)]]
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(0x6E)
+            case 0x0D: out.append(0x5C); out.append(0x72)
+            case 0x09: out.append(0x5C); out.append(0x74)
+            case 0..<0x20: out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0x0F)])
             default: out.append(b)
             }
         }
         out.append(0x22)
     }
+
+    /// The lowercase hexadecimal digit of `n` (0...15) as an ASCII byte.
+    private static func hexDigit(_ n: UInt8) -> UInt8 { n < 10 ? 0x30 + n : 0x61 + n - 10 }
 
     /// UTC timestamp with milliseconds, e.g. `2026-11-29T12:57:03.806Z` (gmtime_r; no formatter allocation).
     static func timestamp() -> String {

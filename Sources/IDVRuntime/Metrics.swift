@@ -14,6 +14,10 @@ import Synchronization
 /// - `idvd_store_write_lock_wait_seconds` histogram: time each store transaction (and each write
 ///   outside one) waited for the store's write lock (``Store/writeLockWaits()``; absent when the
 ///   store does not measure it).
+/// - `idvd_store_unavailable_total{reason}` counter: requests refused with 503 1038 because the
+///   database could not serve (``StoreUnavailability``: `unreachable`, `shutting_down`,
+///   `too_many_connections`, `pool_exhausted`, `write_conflict`, `busy`); also the readiness
+///   checks that found it so (`GET /readyz`).
 public final class Metrics: FlowOutcomeCounter, Sendable {
     /// What the counters hold; every read and write goes through ``state``'s lock.
     private struct State {
@@ -22,6 +26,7 @@ public final class Metrics: FlowOutcomeCounter, Sendable {
         var flows: [String: Int] = [:]                     // "flow\u{0}outcome"
         var webhookAttempts: [String: Int] = [:]           // result
         var webhookOutboxDepth: Int?
+        var storeUnavailable: [String: Int] = [:]          // reason
     }
     private let state = Mutex(State())
     /// Upper bounds of the latency buckets, seconds.
@@ -57,14 +62,20 @@ public final class Metrics: FlowOutcomeCounter, Sendable {
         state.withLock { $0.webhookOutboxDepth = n }
     }
 
+    /// A request (or a readiness check) met the database unable to serve, for `reason`
+    /// (a ``StoreUnavailability`` raw value).
+    public func storeUnavailable(reason: String) {
+        state.withLock { $0.storeUnavailable[reason, default: 0] += 1 }
+    }
+
     private static func esc(_ s: String) -> String {
         s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
     }
 
     /// The exposition text; `storeWriteLockWaits` from ``Store/writeLockWaits()``.
     public func render(inFlight: Int, queued: Int, storeWriteLockWaits: DurationHistogram? = nil) -> String {
-        let (requests, durations, flows, webhookAttempts, webhookOutboxDepth) = state.withLock {
-            ($0.requests, $0.durations, $0.flows, $0.webhookAttempts, $0.webhookOutboxDepth)
+        let (requests, durations, flows, webhookAttempts, webhookOutboxDepth, storeUnavailable) = state.withLock {
+            ($0.requests, $0.durations, $0.flows, $0.webhookAttempts, $0.webhookOutboxDepth, $0.storeUnavailable)
         }
         var s = "# HELP idvd_up 1 while the server runs.\n# TYPE idvd_up gauge\nidvd_up 1\n"
         s += "# HELP idvd_http_requests_in_flight Requests being handled.\n# TYPE idvd_http_requests_in_flight gauge\n"
@@ -98,6 +109,9 @@ public final class Metrics: FlowOutcomeCounter, Sendable {
             s += "# TYPE idvd_webhook_deliveries_total counter\n"
             for r in ["delivered", "retry", "gave_up"] { s += "idvd_webhook_deliveries_total{result=\"\(r)\"} \(webhookAttempts[r] ?? 0)\n" }
         }
+        s += "# HELP idvd_store_unavailable_total Requests and readiness checks that met the database unable to serve, by reason.\n"
+        s += "# TYPE idvd_store_unavailable_total counter\n"
+        for r in StoreUnavailability.allCases { s += "idvd_store_unavailable_total{reason=\"\(r.rawValue)\"} \(storeUnavailable[r.rawValue] ?? 0)\n" }
         if let h = storeWriteLockWaits {
             s += "# HELP idvd_store_write_lock_wait_seconds Time a store transaction or write waited for the write lock.\n"
             s += "# TYPE idvd_store_write_lock_wait_seconds histogram\n"

@@ -95,7 +95,8 @@ public struct ServerConfig: Sendable, Equatable {
                 case let .bool(b): text = b ? "true" : "false"
                 case let .integer(i): text = String(i)
                 case let .string(x): text = x
-                default: throw IDVServerError.configuration("config file \(file): '\(k)' must be a string, integer or boolean")
+                case let .number(x): text = String(x)
+                default: throw IDVServerError.configuration("config file \(file): '\(k)' must be a string, number or boolean")
                 }
                 try c.set(k, text)
             }

@@ -111,11 +111,12 @@ enum SettingsTable {
                show: { $0?.rawValue ?? "distance" },
                "face-match operating point: fmr_0.1 (default), fmr_0.01 (the analyser's calibrated distances), or distance (idv.face_match_max_distance)"),
         bool("idv.selfie_recapture_on_poor_quality", \.engine.workflow.recaptureOnPoorCapture, "ask a too dark, bright, blurred, small or off-pose selfie capture again (1060–1065) instead of judging it"),
-        int("idv.liveness_threshold", \.engine.workflow.livenessThreshold, min: 0, max: 100, "liveness score (0–100) below which the verdict is LIVENESS_FAILED"),
+        int("idv.liveness_threshold", \.engine.workflow.livenessThreshold, min: 1, max: 100, "liveness score (1–100) below which the verdict is LIVENESS_FAILED"),
         bool("idv.doc.reject_expired", \.engine.workflow.rejectExpiredDocuments, "an expired document is INVALID"),
         bool("idv.doc.reject_check_digits", \.engine.workflow.rejectFailedCheckDigits, "a failed MRZ check digit makes the document INVALID"),
         bool("idv.doc.require_portrait", \.engine.workflow.requirePortrait, "document flows with a selfie need a portrait on the document"),
-        bool("idv.doc.accept_specimen_documents", \.engine.workflow.acceptSpecimenDocuments, "judge documents of ICAO's fictional state UTO (specimens) like real ones; a test-deployment setting, false in docs/idvd.production.json"),
+        bool("idv.doc.require_name_confirmation", \.engine.workflow.requireNameConfirmation, "the MRZ's names (no check digit) are VALID only when the visual zone or the card's front prints them the same; otherwise WARNING naming the part"),
+        bool("idv.doc.accept_specimen_documents", \.engine.workflow.acceptSpecimenDocuments, "judge documents of ICAO's fictional state UTO (specimens) like real ones; a test-deployment setting (the demo, the tests), false by default"),
         bool("idv.continue_anyway", \.engine.workflow.continueAnywayAfterNotMatched, "offer 'Continue Anyway' (continue-flow) after NOT_MATCHED"),
         int("idv.document_attempts", \.engine.workflow.documentAttempts, min: 1, max: 20, "document uploads per flow"),
         int("idv.selfie_attempts", \.engine.workflow.selfieAttempts, min: 1, max: 20, "selfie captures per flow"),
@@ -145,6 +146,14 @@ enum SettingsTable {
         int("idv.capture_replay_seconds", \.engine.workflow.presence.replaySeconds, min: 0, max: 31_536_000,
             "keep the digests of judged selfie frames this long; a frame uploaded again byte for byte fails (0 = no replay check)"),
         bool("chip.require_trusted_csca", \.engine.workflow.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),
+        bool("chip.require_genuine", \.engine.workflow.requireGenuineChip, "a chip that did not prove itself genuine by Active Authentication over the server's challenge (not run, no DG15 key, an algorithm that cannot be checked: a copy is not excluded) makes the document INVALID, not WARNING; a failed or replayed one is INVALID always"),
+        // Presentation-attack detection (IDVEngine Workflows/PADJudgement.swift; docs/LIVENESS.md).
+        parsed("idv.pad.texture_line", \.engine.workflow.pad.textureLine, requirement: "must be a number from -20 to 20",
+               parse: { Double($0).flatMap { $0.isFinite && abs($0) <= 20 ? $0 : nil } }, show: { "\($0)" },
+               "PAD: calibrated texture log-odds from which the texture speaks for a live face — the APCER operating point (`idvd liveness calibrate` sets it); default \(PADPolicy.defaultTextureLine)"),
+        number("idv.pad.unsure_margin", \.engine.workflow.pad.unsureMargin, max: 20, "PAD: texture up to this many log-odds below idv.pad.texture_line is unsure — asked again (1066, no attempt used) — rather than an attack; default \(PADPolicy.defaultUnsureMargin)"),
+        int("idv.pad.min_good_frames", \.engine.workflow.pad.minimumGoodFrames, min: 1, max: 150, "PAD: texture resting on fewer good frames is unsure, never an attack; default \(PADPolicy.defaultMinimumGoodFrames)"),
+        bool("idv.pad.retake_on_unsure", \.engine.workflow.pad.retakeOnUnsure, "PAD: ask a capture the policy is unsure about again once (no attempt used) and decide on both captures (true/false)"),
     ]
 
     static let web: [Setting] = [

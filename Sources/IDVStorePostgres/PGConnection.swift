@@ -11,6 +11,35 @@ enum PGErrorClass {
     /// 40001 serialization_failure, 40P01 deadlock_detected: the transaction was rolled back by the
     /// server; the store's write lock makes them unexpected (they would mean a lock-order bug).
     static let rolledBack: Set<String> = ["40001", "40P01"]
+
+    /// The failures that mean "the database cannot serve for now" (``StoreError/unavailable(_:_:)``,
+    /// 503 with Retry-After at the HTTP edge), by SQLSTATE: class 08 (connection exception),
+    /// 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300
+    /// too_many_connections, 40001/40P01 (rolled back), 55P03 lock_not_available (`lock_timeout`:
+    /// another node's writer held the write lock that long). An empty SQLSTATE on a connection that
+    /// is no longer healthy is a lost connection. Nil: any other failure (a bug or a broken database).
+    static func unavailability(sqlstate state: String, connectionLost: Bool) -> StoreUnavailability? {
+        switch state {
+        case "57P01", "57P02", "57P03": return .shuttingDown
+        case "53300": return .tooManyConnections
+        case "55P03": return .busy
+        case _ where rolledBack.contains(state): return .writeConflict
+        case _ where state.hasPrefix("08"): return .unreachable
+        case "": return connectionLost ? .unreachable : nil
+        default: return nil
+        }
+    }
+
+    /// A failed connection attempt: libpq gives no SQLSTATE there, only the server's message
+    /// ("sorry, too many clients already", "the database system is shutting down / starting up /
+    /// in recovery mode") or the socket's ("Connection refused", "timeout expired").
+    static func unavailability(connectMessage m: String) -> StoreUnavailability {
+        if m.contains("too many clients") || m.contains("remaining connection slots are reserved") { return .tooManyConnections }
+        if m.contains("shutting down") || m.contains("starting up") || m.contains("recovery mode") || m.contains("not yet accepting connections") {
+            return .shuttingDown
+        }
+        return .unreachable
+    }
 }
 
 /// One libpq connection (`PGconn`), used by one thread at a time (the pool hands it out). Prepared
@@ -38,7 +67,7 @@ final class PGConnection {
         guard PQstatus(c) == CONNECTION_OK else {
             let msg = String(cString: PQerrorMessage(c)).trimmingCharacters(in: .whitespacesAndNewlines)
             PQfinish(c)
-            throw StoreError.database("cannot connect to PostgreSQL: \(msg)")
+            throw StoreError.unavailable(PGErrorClass.unavailability(connectMessage: msg), "cannot connect to PostgreSQL: \(msg)")
         }
         conn = c
     }
@@ -143,6 +172,8 @@ final class PGConnection {
         if PGErrorClass.conflicts.contains(state) {
             let constraint = res.flatMap { cpg_constraint($0) }.map { String(cString: $0) } ?? "constraint"
             error = .conflict("\(constraint) (SQLSTATE \(state))")
+        } else if let reason = PGErrorClass.unavailability(sqlstate: state, connectionLost: !isHealthy) {
+            error = .unavailable(reason, "\(Self.label(sql)) failed (SQLSTATE \(state.isEmpty ? "none" : state)): \(primary)")
         } else {
             // PostgreSQL's primary messages for failures name objects and types, not parameter values
             // (those appear in DETAIL, which is not read here).

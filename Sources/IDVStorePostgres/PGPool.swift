@@ -71,7 +71,8 @@ final class PGPool: @unchecked Sendable {
     }
 
     /// A connection for the calling thread; throws ``StoreError/closed`` after ``close()``, and
-    /// ``StoreError/database(_:)`` when none frees up within the checkout timeout or connecting fails.
+    /// ``StoreError/unavailable(_:_:)`` when none frees up within the checkout timeout
+    /// (`.poolExhausted`) or connecting fails (`.unreachable`, `.shuttingDown`, `.tooManyConnections`).
     func checkout() throws -> PGConnection {
         let start = DispatchTime.now().uptimeNanoseconds
         let deadline = Date(timeIntervalSinceNow: settings.checkoutTimeoutSeconds)
@@ -94,7 +95,7 @@ final class PGPool: @unchecked Sendable {
                     return nil
                 }
                 if !condition.wait(until: deadline) {
-                    throw StoreError.database("no free PostgreSQL connection within \(Int(settings.checkoutTimeoutSeconds)) s (db.pool_size \(settings.poolSize))")
+                    throw StoreError.unavailable(.poolExhausted, "no free PostgreSQL connection within \(Int(settings.checkoutTimeoutSeconds)) s (db.pool_size \(settings.poolSize))")
                 }
             }
         }

@@ -147,6 +147,8 @@ public final class PostgresStore: SQLDatabase, @unchecked Sendable {
         try query("SELECT version FROM idvd_schema").rows.first?.int(0) ?? 0
     }
 
+    public var buildSchemaVersion: Int? { PostgresMigrations.all.count }
+
     /// Records the session-state key id when the database has none; refuses a node that does not
     /// hold the recorded key (current or previous).
     private func checkSessionKey() throws {

@@ -191,6 +191,8 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
         try count("PRAGMA user_version")
     }
 
+    public var buildSchemaVersion: Int? { Self.migrations.count }
+
     /// Applies the missing migrations one transaction each, reading the version under the write
     /// lock (`BEGIN IMMEDIATE`): of several processes opening a new file at once, one applies each
     /// migration and the others find it applied.
@@ -227,6 +229,16 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
 
     // MARK: Low level
 
+    /// The error of a failed statement: SQLITE_BUSY / SQLITE_LOCKED (another process held the
+    /// database's lock past the 30 s busy timeout) is ``StoreError/unavailable(_:_:)`` `.busy` — the
+    /// HTTP edge answers 503 with Retry-After, the client sends the request again; anything else
+    /// (I/O error, full disk, corruption) is ``StoreError/database(_:)``.
+    static func failure(_ rc: Int32, _ message: String) -> StoreError {
+        let primary = rc & 0xff
+        if primary == SQLITE_BUSY || primary == SQLITE_LOCKED { return .unavailable(.busy, message) }
+        return .database(message)
+    }
+
     private func exec(_ sql: String) throws {
         try lock.withLock {
             guard let db else { throw StoreError.closed }
@@ -236,7 +248,7 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
                 if rc & 0xff == SQLITE_BUSY || rc & 0xff == SQLITE_LOCKED { busyFailures += 1 }
                 let msg = err.map { String(cString: $0) } ?? "error"
                 sqlite3_free(err)
-                throw StoreError.database(msg)
+                throw Self.failure(rc, msg)
             }
         }
     }
@@ -346,7 +358,7 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
             if rc == SQLITE_CONSTRAINT || (rc & 0xff) == SQLITE_CONSTRAINT {
                 throw StoreError.conflict(String(cString: sqlite3_errmsg(db)))
             }
-            guard rc == SQLITE_ROW else { throw StoreError.database("step failed (\(rc)): \(String(cString: sqlite3_errmsg(db)))") }
+            guard rc == SQLITE_ROW else { throw Self.failure(rc, "step failed (\(rc)): \(String(cString: sqlite3_errmsg(db)))") }
             var row: [SQLCell] = []
             for c in 0..<sqlite3_column_count(s) {
                 switch sqlite3_column_type(s, c) {

@@ -36,9 +36,12 @@ public enum IDVD {
     public static let keyDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-test-keys-\(getpid())")
 
     /// What every `idvd` these tests run gets on top of the test's own environment: the key
-    /// directory. Set in this test process too (first use), so in-process stores resolve the same default.
+    /// directory, and ICAO specimen documents (UTO) accepted — the tests' pages are specimens, and
+    /// the default refuses them (`idv.doc.accept_specimen_documents`); a test of the default passes
+    /// `IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS=false` or `replacing:`. Set in this test process too
+    /// (first use), so in-process stores resolve the same default.
     public static let testEnvironment: [String: String] = {
-        let env = ["IDVD_KEY_DIR": keyDirectory.path]
+        let env = ["IDVD_KEY_DIR": keyDirectory.path, "IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS": "true"]
         for (k, v) in env { setenv(k, v, 1) }
         atexit { try? FileManager.default.removeItem(at: IDVD.keyDirectory) }
         return env
@@ -108,12 +111,14 @@ public final class IDVDProcess {
     public private(set) var readyLine = Data()
 
     /// The minimum Argon2id cost keeps the suite fast (production defaults are documented); no
-    /// OCR-B warm-up; a short shutdown grace. Presence (the illumination challenge) and the replay
+    /// OCR-B warm-up; a short shutdown grace; ICAO specimen documents (UTO, the tests' pages)
+    /// accepted, which the default refuses. Presence (the illumination challenge) and the replay
     /// check are off: most tests send the same committed frames, which no screen lit, again and
-    /// again; the presence tests (IDVServerTests `PresenceTests` and
+    /// again; the presence tests (IDVReadersTests `PresenceTests` and
     /// the browser scenario `presence_illumination`) turn them on.
     public static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5",
-                                      "documents.warm_up": "false", "idv.presence": "off", "idv.capture_replay_seconds": "0"]
+                                      "documents.warm_up": "false", "idv.doc.accept_specimen_documents": "true",
+                                      "idv.presence": "off", "idv.capture_replay_seconds": "0"]
 
     /// Whether `--db` is passed (false: the database comes from the environment, `IDVD_DB`).
     public var passesDatabase = true

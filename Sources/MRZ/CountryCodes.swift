@@ -86,7 +86,7 @@ public enum CountryCodes {
     }
 
     /// Whether `code` (fillers already removed) is a known issuing-state / nationality code.
-    static func isKnown(_ code: String) -> Bool { iso3166Alpha3.contains(code) || icao.contains(code) }
+    public static func isKnown(_ code: String) -> Bool { iso3166Alpha3.contains(code) || icao.contains(code) }
 
     /// Every known code as the three MRZ cells it fills (`D` → `D<<`), sorted.
     static let cells: [[UInt8]] = iso3166Alpha3.union(icao).sorted().map { Array(($0 + "<<<").utf8.prefix(3)) }

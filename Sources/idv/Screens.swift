@@ -26,14 +26,14 @@ struct Screens {
     // MARK: MFA screens
 
     func checkUser(response: RDNAChallengeResponse, error: RDNAError, answers: AnswerSource, service: IDVService) throws(AppExit) {
-        ui.screen("check-user", "Who are you?")
+        ui.screen("check-user", Words.MFA.checkUser)
         ui.fact("event", "getUser")
         challengeFacts(response: response, error: error)
         try ask("check-user", "user id", answers: answers) { service.setUser($0) }
     }
 
     func activationCode(userID: String, attemptsLeft: Int, response: RDNAChallengeResponse, error: RDNAError, answers: AnswerSource, service: IDVService) throws(AppExit) {
-        ui.screen("activation-code", "Enter the activation code you received")
+        ui.screen("activation-code", Words.MFA.activationCode)
         ui.fact("event", "getActivationCode")
         ui.fact("user", userID)
         challengeFacts(attemptsLeft: attemptsLeft, response: response, error: error)
@@ -48,7 +48,7 @@ struct Screens {
         case .verify: screen = "verify-password"
         default: screen = "reauth-password"
         }
-        ui.screen(screen, mode == .set ? "Choose a password (8+ characters, a letter and a digit)" : "Enter your password")
+        ui.screen(screen, mode == .set ? Words.MFA.setPassword : Words.MFA.verifyPassword)
         ui.fact("event", "getPassword")
         ui.fact("challenge_mode", mode.description)
         ui.fact("user", userID)
@@ -58,216 +58,268 @@ struct Screens {
 
     func ldaConsent(userID: String, answers: AnswerSource, service: IDVService) throws(AppExit) {
         if let e = service.rdna.lastLDAError { ui.fact("lda", e.description) }
-        ui.screen("lda-consent", "Use device authentication (LDA) from now on?")
+        ui.screen("lda-consent", Words.MFA.ldaConsent)
         ui.fact("event", "getUserConsentForLDA")
         try ask("lda-consent", "yes | no", answers: answers) { a in
             switch a { case "yes": return service.setUserConsentForLDA(true); case "no": return service.setUserConsentForLDA(false); default: return nil }
         }
     }
 
-    // MARK: IDV screens (seed 002 §8)
+    // MARK: IDV step screens (seed 002 §8; seeds 000, 001, 003 and 004 reuse them)
 
-    static func documentGuideline(_ wf: RDNAIDVWorkflow) -> String {
-        switch wf {
-        case .activation: return "Activation process requires clear document scan. Ensure good lighting and hold your document steady."
-        case .activationWithTemplate: return "Activation with biometric template. Position document within frame for verification."
-        case .additionalDeviceWithTemplate: return "Additional device activation requires clear document scan. Position document within frame."
-        case .additionalDeviceWithoutTemplate: return "Additional device setup. Scan your identity document clearly for verification."
-        case .accountRecoveryWithTemplate: return "Account recovery process. Scan your identity document clearly for verification."
-        case .accountRecoveryWithoutTemplate: return "Account recovery requires document verification. Ensure all text is visible and document is flat."
-        case .postLoginKYC: return "KYC verification process. Hold document steady and avoid glare for best results."
-        case .postLoginAgentKYC: return "Agent-assisted KYC process. Scan customer document clearly with proper lighting."
-        default: return "Ensure you have good lighting and hold your document steady for the verification process."
-        }
+    /// The error banner of a screen shown again (``ChallengeNotice``): why the last answer did not
+    /// go through, on the screen it happened on.
+    private func problems(_ notice: ChallengeNotice?) {
+        for p in notice?.problems ?? [] { ui.error(p) }
     }
 
-    static func selfieGuidelines(_ wf: RDNAIDVWorkflow) -> [String] {
-        switch wf {
-        case .activation: return ["Ensure good lighting and position your face clearly in the frame for IDV activation process.",
-                                  "Remove any sunglasses, hats, or face coverings for clear facial recognition.",
-                                  "Look directly at the camera and follow any on-screen prompts during capture."]
-        case .postLoginKYC: return ["Post-login KYC process - capture selfie for identity verification.",
-                                    "Ensure your face is clearly visible and well-lit for verification.",
-                                    "Face will be compared with document photo for identity confirmation."]
-        case .postLoginSelfieBiometric: return ["Post-login selfie biometric - capture selfie for biometric authentication.",
-                                                "Position your face clearly for biometric template verification.",
-                                                "Ensure stable positioning and good lighting for accurate capture."]
-        case .postLoginOptIn: return ["Biometric opt-in process - capture selfie for biometric enrollment.",
-                                      "Position your face clearly for initial biometric template creation.",
-                                      "This will enable biometric authentication for future logins."]
-        default: return ["Ensure good lighting and position your face clearly in the frame.",
-                         "Remove any sunglasses, hats, or face coverings for clear facial recognition.",
-                         "Look directly at the camera and follow any on-screen prompts during capture."]
-        }
+    /// The codelabs' `showError(error.errorString ?? fallback)` for a sync refusal of a button's call.
+    static func or(_ fallback: String) -> (RDNAError) -> String {
+        { e in (e.errorString ?? "").isEmpty ? fallback : e.errorString! }
     }
 
-    func documentStart(workflow: RDNAIDVWorkflow, answers: AnswerSource, service: IDVService) throws(AppExit) {
-        ui.screen("document-start", "Scan your identity document")
+    /// `getIDVDocumentScanProcessStartConfirmation` (seed 002 §8.1; seed 000 §6.3; seed 003 §6.3), and
+    /// the same screen after an unusable page or a refused/undelivered answer, saying why. Answers:
+    /// `scan FRONT [BACK]` ("Scan Document") or `cancel` (Close: 146 before login, the flow's
+    /// terminal event with 240 after).
+    func documentStart(workflow: RDNAIDVWorkflow, notice: ChallengeNotice?, answers: AnswerSource, service: IDVService) throws(AppExit) {
+        ui.screen("document-start", Words.DocumentStart.title)
         ui.fact("event", "getIDVDocumentScanProcessStartConfirmation")
         ui.fact("idv_workflow", workflow.description)
-        ui.fact("guideline", Self.documentGuideline(workflow))
-        rejectedCapture(service)
-        // Back here after confirming a document the server judged INVALID: say why (the server's status).
-        if let ch = service.rdna.currentChallenge, ch.name == "getIDVDocumentScanProcessStartConfirmation",
-           let s = ch.status, s.statusCode != 100, s.statusCode != 0, !s.statusMessage.isEmpty {   // 100: success
-            ui.fact("previous_document", "\(s.statusCode) \(s.statusMessage)")
-        }
-        try ask("document-start", "scan FRONT.jpg [BACK.jpg] | cancel", answers: answers) { a in
+        ui.fact("guideline", Words.DocumentStart.guideline(workflow))
+        if let ch = service.rdna.currentChallenge { ui.fact("attempts_left", String(ch.attemptsLeft)) }
+        problems(notice)
+        ui.buttons([Words.Common.close, Words.DocumentStart.scan])
+        try askButton("document-start", "scan FRONT.jpg [BACK.jpg] | cancel", answers: answers) { a in
             let parts = a.split(separator: " ").map(String.init)
             switch parts.first {
             case "scan" where parts.count >= 2:
-                return service.setIDVDocumentScanProcessStartConfirmation(true, workflow, pages: parts.dropFirst().map { URL(fileURLWithPath: $0) })
-            case "cancel": return service.setIDVDocumentScanProcessStartConfirmation(false, workflow, pages: [])
+                return (Words.DocumentStart.busy, Self.or(Words.DocumentStart.startFailed),
+                        { service.setIDVDocumentScanProcessStartConfirmation(true, workflow, pages: parts.dropFirst().map { URL(fileURLWithPath: $0) }) })
+            case "cancel", "close":
+                return (nil, Self.or(Words.DocumentStart.cancelFailed), { service.setIDVDocumentScanProcessStartConfirmation(false, workflow, pages: []) })
             default: return nil
             }
         }
     }
 
-    func documentDetails(json: String, mode: RDNAChallengeOpMode, answers: AnswerSource, service: IDVService) throws(AppExit) {
-        ui.screen("document-details", "Check the details read from your document")
+    /// `getIDVConfirmDocumentDetails` (seed 002 §8.2, seed 000 §6.4). Answers: `confirm`, `recapture`
+    /// (rescans, in every mode: `rescanIDVDocument`), `close` (mode 9: the cancel API, KYC ends with
+    /// 240, seed 000 L1265; mode 8: `resetAuthState`, L1255).
+    func documentDetails(json: String, mode: RDNAChallengeOpMode, notice: ChallengeNotice?, answers: AnswerSource, service: IDVService) throws(AppExit) {
+        ui.screen("document-details", Words.DocumentDetails.title)
         ui.fact("event", "getIDVConfirmDocumentDetails")
         ui.fact("challenge_mode", mode.description)
+        problems(notice)
         do {
             let d = try DocumentDetails(jsonString: json).responseData
             let i = d.documentInfo
             ui.fact("name", "\(i.givenName) \(i.surname)".trimmingCharacters(in: .whitespaces))
-            ui.fact("document_type", i.documentType.rawValue)
-            ui.fact("document_number", i.documentNumber)
-            ui.fact("date_of_birth", i.dateOfBirth ?? "N/A")
-            ui.fact("expiry_date", i.expiryDate ?? "N/A")
-            ui.fact("issuing_country", i.issuingCountry)
+            if let p = i.portraitImage { save(p, "document-portrait") }
+            let values = ["document_type": i.documentType.rawValue, "document_number": i.documentNumber, "date_of_birth": i.dateOfBirth,
+                          "expiry_date": i.expiryDate, "issuing_country": i.issuingCountry]
+            for row in Words.DocumentDetails.rows {
+                let v = values[row.key].flatMap { $0 }.flatMap { $0.isEmpty ? nil : $0 } ?? Words.DocumentDetails.notAvailable
+                ui.text("\(row.label): \(v)")
+            }
+            for page in d.documentPages { save(page.image, "document-page-\(page.pageIndex)") }
             for c in d.checksPerformed { ui.fact("check", "\(c.checkName): \(c.result.rawValue)") }
             for e in d.errors { ui.fact("document_error", "\(e)") }
             for w in d.warnings { ui.fact("warning", w) }
             ui.fact("overall_status", d.overallStatus.rawValue)
-            if let p = i.portraitImage { save(p, "document-portrait") }
-            for page in d.documentPages { save(page.image, "document-page-\(page.pageIndex)") }
         } catch {
             ui.fact("payload_error", "\(error)")
         }
-        try ask("document-details", "confirm | rescan", answers: answers) { a in
-            switch a { case "confirm": return service.setIDVConfirmDocumentDetails(true, mode); case "rescan": return service.setIDVConfirmDocumentDetails(false, mode); default: return nil }
-        }
-    }
-
-    func selfieStart(workflow: RDNAIDVWorkflow, answers: AnswerSource, service: IDVService) throws(AppExit) {
-        ui.screen("selfie-start", "Take a selfie")
-        ui.fact("event", "getIDVSelfieProcessStartConfirmation")
-        ui.fact("idv_workflow", workflow.description)
-        for g in Self.selfieGuidelines(workflow) { ui.fact("guideline", g) }
-        if let lc = service.rdna.pendingLivenessChallenge {
-            // Active liveness: the server chose what the user must do during this capture.
-            ui.fact("liveness_challenge", lc.instructions)
-            ui.fact("liveness_actions", lc.actions.map(\.rawValue).joined(separator: ","))
-        }
-        rejectedCapture(service)
-        try ask("selfie-start", "capture FRAME_FOLDER [back] [no-flash] | cancel", answers: answers) { a in
-            let parts = a.split(separator: " ").map(String.init)
-            switch parts.first {
-            case "capture" where parts.count >= 2:
-                return service.setIDVSelfieProcessStartConfirmation(true, back: parts.dropFirst(2).contains("back"), workflow,
-                                                                    frames: URL(fileURLWithPath: parts[1]), noFlash: parts.dropFirst(2).contains("no-flash"))
-            case "cancel": return service.setIDVSelfieProcessStartConfirmation(false, back: false, workflow, frames: nil)
+        let closeable = mode == .idvPostLoginKYC || mode == .idvActivation
+        ui.buttons((closeable ? [Words.Common.close] : []) + [Words.DocumentDetails.recapture, Words.DocumentDetails.confirm])
+        try askButton("document-details", "confirm | recapture\(closeable ? " | close" : "")", answers: answers) { a in
+            switch a {
+            case "confirm": return (nil, Self.or(Words.DocumentDetails.confirmFailed), { service.setIDVConfirmDocumentDetails(true, mode) })
+            case "recapture", "rescan": return (nil, Self.or(Words.DocumentDetails.recaptureFailed), { service.rescanIDVDocument(mode) })
+            case "close" where mode == .idvPostLoginKYC:
+                return (nil, Self.or(Words.DocumentDetails.cancelFailed), { service.setIDVConfirmDocumentDetails(false, mode) })
+            case "close" where mode == .idvActivation: return (nil, Self.or(Words.DocumentDetails.cancelFailed), { service.resetAuthState() })
             default: return nil
             }
         }
     }
 
-    /// When the server asks for the images again, why the previous capture was rejected.
-    private func rejectedCapture(_ service: IDVService) {
-        guard let ch = service.rdna.currentChallenge, ch.name.hasPrefix("upload") else { return }
-        ui.fact("attempts_left", String(ch.attemptsLeft))
-        if let e = ch.error, !e.isSuccess { ui.fact("previous_capture", "\(e.longErrorCode) \(e.errorString)") }
-        if let st = ch.status, !st.isSuccess { ui.fact("previous_capture_status", "\(st.statusCode) \(st.statusMessage)") }
+    /// `getIDVSelfieProcessStartConfirmation` (seed 002 §8.3): the workflow's three guidelines (all
+    /// eleven sets and the default), the active-liveness instructions when the server issued a
+    /// challenge, and the same screen after a rejected capture, saying why. Answers:
+    /// `capture FRAME_FOLDER [back] [no-flash]` ("Capture Selfie", `back` = the camera switch, `no-flash` = decline the
+    /// illumination sequence) or `cancel` (Close).
+    func selfieStart(workflow: RDNAIDVWorkflow, notice: ChallengeNotice?, answers: AnswerSource, service: IDVService) throws(AppExit) {
+        ui.screen("selfie-start", Words.SelfieStart.title)
+        ui.fact("event", "getIDVSelfieProcessStartConfirmation")
+        ui.fact("idv_workflow", workflow.description)
+        for g in Words.SelfieStart.guidelines(workflow) { ui.fact("guideline", g) }
+        if let lc = service.rdna.pendingLivenessChallenge {
+            // Active liveness: the server chose what the user must do during this capture.
+            ui.text(Words.SelfieStart.challengeTitle)
+            ui.fact("liveness_challenge", lc.instructions)
+            ui.fact("liveness_actions", lc.actions.map(\.rawValue).joined(separator: ","))
+        }
+        if let ch = service.rdna.currentChallenge { ui.fact("attempts_left", String(ch.attemptsLeft)) }
+        problems(notice)
+        ui.text("\(Words.SelfieStart.backCamera): off")
+        ui.buttons([Words.Common.close, Words.SelfieStart.capture])
+        try askButton("selfie-start", "capture FRAME_FOLDER [back] [no-flash] | cancel", answers: answers) { a in
+            let parts = a.split(separator: " ").map(String.init)
+            switch parts.first {
+            case "capture" where parts.count >= 2:
+                // `no-flash` declines the server's illumination sequence (presence), as a person
+                // sensitive to flashing light would: the server asks again with its fallback.
+                return (Words.SelfieStart.busy, Self.or(Words.SelfieStart.startFailed), {
+                    service.setIDVSelfieProcessStartConfirmation(true, back: parts.dropFirst(2).contains("back"), workflow,
+                                                                  frames: URL(fileURLWithPath: parts[1]), noFlash: parts.dropFirst(2).contains("no-flash"))
+                })
+            case "cancel", "close":
+                return (nil, Self.or(Words.SelfieStart.cancelFailed), { service.setIDVSelfieProcessStartConfirmation(false, back: false, workflow, frames: nil) })
+            default: return nil
+            }
+        }
     }
 
-    /// Returns the verdict shown (`MATCHED`, `NOT_MATCHED`, `LIVENESS_FAILED`, …).
-    func selfieConfirmation(json: String, mode: RDNAChallengeOpMode, answers: AnswerSource, service: IDVService) throws(AppExit) -> String? {
-        ui.screen("selfie-confirmation", "Selfie result")
+    /// What a screen's answer led to: an SDK call the SDK answers, or (seed 000 mode 9) a Close that
+    /// only navigates back to the KYC screen, without an SDK call.
+    enum Exit { case answered, navigatedBack }
+
+    /// `getIDVSelfieConfirmation` (seed 002 §8.4): the holder's name (the document's, else the user
+    /// id), the document photo and the selfie (saved), the match text, "Status: …", the scores the
+    /// server sent (a MATCHED verdict only), and the server's buttons. Answers: an offered key, `true`
+    /// (seed 000's one "Continue" button, L1413), or `close` (mode 8: `resetAuthState`; mode 9: back
+    /// to the KYC screen with no SDK call, L1443). Returns the verdict shown and how the screen was left.
+    func selfieConfirmation(userID: String, json: String, mode: RDNAChallengeOpMode, notice: ChallengeNotice?, answers: AnswerSource,
+                            service: IDVService) throws(AppExit) -> (verdict: String?, exit: Exit) {
+        ui.screen("selfie-confirmation", Words.SelfieConfirmation.title)
         ui.fact("event", "getIDVSelfieConfirmation")
         ui.fact("challenge_mode", mode.description)
+        problems(notice)
         var keys: [String] = []
         var verdict: String?
         do {
             let s = try SelfieDetails(jsonString: json)
             let r = s.responseData
+            let name = r.documentDetail?.documentInfo.name ?? ""
+            ui.fact("name", name.isEmpty ? ((s.userID ?? "").isEmpty ? userID : s.userID!) : name)
+            if let img = r.documentDetail?.documentInfo.portraitImage { save(img, "selfie-document-portrait") }
+            if let img = r.analyzeLivenessResponse?.video.autocaptureResult?.selfieImage { save(img, "selfie") }
             verdict = r.biometricResult.displayText.rawValue
             ui.fact("verdict", r.biometricResult.displayText.rawValue)
-            ui.fact("match", r.biometricResult.displayText.isSuccess ? "Selfie matches with document image" : "Selfie does not match with document image")
-            if let c = r.biometricResult.resultCriteria { ui.fact("criteria", c.rawValue) }
+            ui.text(r.biometricResult.displayText.isSuccess ? Words.SelfieConfirmation.matched : Words.SelfieConfirmation.notMatched)
+            ui.text(Words.SelfieConfirmation.status(r.biometricResult.displayText.rawValue))
             if let f = r.faceMatcherResponse { ui.fact("face_match_score", String(format: "%.2f%%", f.score * 100)) }
             if let l = r.analyzeLivenessResponse?.video.livenessResult.score { ui.fact("liveness_score", "\(l)%") }
-            if let img = r.analyzeLivenessResponse?.video.autocaptureResult?.selfieImage { save(img, "selfie") }
-            if let img = r.documentDetail?.documentInfo.portraitImage { save(img, "selfie-document-portrait") }
+            if let c = r.biometricResult.resultCriteria { ui.fact("criteria", c.rawValue) }
             for b in s.displayedButtons { ui.fact("button", "\(b.key.rawValue) — \(b.buttonText)"); keys.append(b.key.rawValue) }
         } catch {
             ui.fact("payload_error", "\(error)")
         }
-        try ask("selfie-confirmation", (keys + ["close"]).joined(separator: " | "), answers: answers) { a in
-            a == "close" ? service.resetAuthState() : service.setIDVSelfieConfirmation(a, mode)
+        if mode == .idvPostLoginKYC {
+            // Seed 000's own screen: one "Continue" that sends "true" (L1413).
+            ui.fact("button", "\(SelfieConfirmationAnswer.continueString) — \(Words.SelfieConfirmation.kycContinue) (seed 000)")
+            keys.append(SelfieConfirmationAnswer.continueString)
         }
-        return verdict
+        var exit = Exit.answered
+        try askButton("selfie-confirmation", (keys + ["close"]).joined(separator: " | "), answers: answers) { a in
+            if a == "close" {
+                if mode == .idvPostLoginKYC { exit = .navigatedBack; return (nil, Self.or(""), { .none }) }
+                return (nil, Self.or(Words.SelfieConfirmation.cancelFailed), { service.resetAuthState() })
+            }
+            return (Words.SelfieConfirmation.busy, Self.or(Words.SelfieConfirmation.confirmFailed), { service.setIDVSelfieConfirmation(a, mode) })
+        }
+        return (verdict, exit)
     }
 
-    func consent(userID: String, response: RDNAChallengeResponse, mode: RDNAChallengeOpMode, error: RDNAError, answers: AnswerSource, service: IDVService) throws(AppExit) {
-        ui.screen("consent", "Store your biometric template?")
+    /// `getIDVBiometricOptInConsent` (seed 002 §8.5): the description for the mode, the four bullets,
+    /// Approve / Reject. Answers: `approve`, `reject`, `close` (mode 8: `resetAuthState`; mode 9:
+    /// back to the KYC screen with no SDK call, seed 000 L1570).
+    func consent(userID: String, response: RDNAChallengeResponse, mode: RDNAChallengeOpMode, error: RDNAError, answers: AnswerSource,
+                 service: IDVService) throws(AppExit) -> Exit {
+        ui.screen("consent", Words.Consent.title)
         ui.fact("event", "getIDVBiometricOptInConsent")
         ui.fact("challenge_mode", mode.description)
         ui.fact("user", userID)
         challengeFacts(response: response, error: error)
-        ui.fact("description", mode.rawValue == 10
-                ? "Your biometric template will be used for enhanced security verification."
-                : "Your selfie biometric template will be securely stored for identity verification.")
-        try ask("consent", "approve | reject | close", answers: answers) { a in
+        ui.fact("description", Words.Consent.description(mode))
+        for b in Words.Consent.bullets { ui.text(b) }
+        ui.buttons([Words.Consent.reject, Words.Consent.approve])
+        var exit = Exit.answered
+        try askButton("consent", "approve | reject | close", answers: answers) { a in
             switch a {
-            case "approve": return service.setIDVBiometricOptInConsent(true, mode)
-            case "reject": return service.setIDVBiometricOptInConsent(false, mode)
-            case "close": return service.resetAuthState()
+            case "approve": return (Words.Consent.busy, Self.or(Words.Consent.failed), { service.setIDVBiometricOptInConsent(true, mode) })
+            case "reject": return (Words.Consent.busy, Self.or(Words.Consent.failed), { service.setIDVBiometricOptInConsent(false, mode) })
+            case "close" where mode == .idvPostLoginKYC: exit = .navigatedBack; return (nil, Self.or(""), { .none })
+            case "close": return (nil, Self.or(Words.SelfieConfirmation.cancelFailed), { service.resetAuthState() })
             default: return nil
             }
         }
+        return exit
     }
 
-    func optInFrame(image: String, answers: AnswerSource, service: IDVService) throws(AppExit) {
-        ui.screen("optin-frame", "Use this captured frame for your template?")
+    /// `onIDVOptInCapturedFrameConfirmation` (seed 004 §6.5): the frame (saved), Approve / Recapture / Cancel.
+    func optInFrame(image: String, notice: ChallengeNotice?, answers: AnswerSource, service: IDVService) throws(AppExit) {
+        ui.screen("optin-frame", Words.FrameConfirmation.title)
         ui.fact("event", "onIDVOptInCapturedFrameConfirmation")
+        problems(notice)
         save(image, "optin-frame")
-        try ask("optin-frame", "approve | recapture | cancel", answers: answers) { a in
+        if let p = notice.flatMap({ try? JSONDecoder().decode(JSONValue.self, from: Data($0.response.payloadJSON.utf8)) }),
+           let score = p["liveness_score"]?.intValue {
+            ui.fact("liveness_score", "\(score)%")
+        }
+        ui.buttons([Words.FrameConfirmation.approve, Words.FrameConfirmation.recapture, Words.FrameConfirmation.cancel])
+        try askButton("optin-frame", "approve | recapture | cancel", answers: answers) { a in
+            let failed = { (e: RDNAError) in Words.OptIn.confirmationFailed(e.errorString ?? "") }
             switch a {
-            case "approve": return service.setIDVBiometricOptInConfirmation(.approved)
-            case "recapture": return service.setIDVBiometricOptInConfirmation(.recapture)
-            case "cancel": return service.setIDVBiometricOptInConfirmation(.cancel)
+            case "approve": return (nil, failed, { service.setIDVBiometricOptInConfirmation(.approved) })
+            case "recapture": return (nil, failed, { service.setIDVBiometricOptInConfirmation(.recapture) })
+            case "cancel": return (nil, failed, { service.setIDVBiometricOptInConfirmation(.cancel) })
             default: return nil
             }
         }
     }
 
-    /// A result screen for a terminal IDV event; returns the verdict found in the payload, if any.
-    func result(_ screen: String, _ title: String, userID: String, json: String, status: RDNARequestStatus, error: RDNAError,
-                mode: RDNAChallengeOpMode?) -> String? {
-        ui.screen(screen, title)
+    /// The password dialog of opt-in (mode 6) and opt-out (mode 7) (seed 004 §6.4,
+    /// `PasswordValidationDialogViewController`): its title and message for the mode, the attempts
+    /// badge (≤ 3), the error box (seed 004 L1163–L1169: the error, else a status other than 100),
+    /// Verify & Continue / Cancel. Answers: the password, or `cancel` (IDVKit's `cancelPassword`:
+    /// the flow ends with 240).
+    func passwordDialog(userID: String, mode: RDNAChallengeOpMode, attemptsLeft: Int, response: RDNAChallengeResponse, error: RDNAError,
+                        answers: AnswerSource, service: IDVService) throws(AppExit) {
+        let (title, message) = mode == .biometricOptIn ? (Words.PasswordDialog.optInTitle, Words.PasswordDialog.optInMessage)
+            : mode == .biometricOptOut ? (Words.PasswordDialog.optOutTitle, Words.PasswordDialog.optOutMessage)
+            : (Words.PasswordDialog.defaultTitle, Words.PasswordDialog.defaultMessage)
+        ui.screen("reauth-password", title)
+        ui.text(message)
+        ui.fact("event", "getPassword")
+        ui.fact("challenge_mode", mode.description)
         ui.fact("user", userID)
-        if let mode { ui.fact("challenge_mode", mode.description) }
-        ui.fact("status", "\(status.statusCode) \(status.statusMessage ?? "")")
-        ui.fact("error", "\(error.longErrorCode) \(error.errorString ?? "")")
-        let v = (try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))) ?? .emptyObject
-        let verdict = Self.find(v, "display_text")?.stringValue ?? Self.find(v, "overall_document_status")?.stringValue
-        if let verdict { ui.fact("verdict", verdict) }
-        // Seed 003's result screen lists why a document is not valid (`error_list`, `warning_list`).
-        for (key, label) in [("error_list", "document_error"), ("warning_list", "document_warning")] {
-            for sentence in Self.find(v, key)?.arrayValue?.compactMap(\.stringValue) ?? [] { ui.fact(label, sentence) }
+        challengeFacts(attemptsLeft: attemptsLeft, response: response, error: error)
+        if attemptsLeft >= 0, attemptsLeft <= 3 { ui.text(Words.PasswordDialog.attempts(attemptsLeft)) }
+        if !error.isSuccess { ui.error(error.errorString ?? "") }
+        else if response.status.statusCode != 100 { ui.error(response.status.statusMessage ?? Words.PasswordDialog.invalidPassword) }
+        ui.text("(\(Words.PasswordDialog.placeholder))")
+        ui.buttons([Words.PasswordDialog.cancel, Words.PasswordDialog.submit])
+        try ask("reauth-password", "password | cancel", answers: answers) { a in
+            a == "cancel" ? service.cancelPassword(mode) : service.setPassword(a, mode)
         }
-        if let s = Self.find(v, "face_matcher_response")?["score"]?.doubleValue { ui.fact("face_match_score", String(format: "%.2f%%", s * 100)) }
-        if let s = Self.find(v, "liveness_result")?["score"]?.intValue { ui.fact("liveness_score", "\(s)%") }
-        if let nfc = Self.find(v, "is_nfc_document")?.boolValue {
-            // Seed 003's NFC rows: the chip's verification result (docs/CHIP.md).
-            ui.fact("nfc", "is_nfc_document=\(nfc) nfc_scan_status=\(Self.find(v, "nfc_scan_status")?.stringValue ?? "") "
-                    + "reason=\(Self.find(v, "nfc_scan_status_reason_code")?.stringValue ?? "")")
+    }
+
+    /// Asks until a button's call is accepted (sync 0): `act` maps the answer to the button's busy
+    /// title (shown while the SDK works, the codelabs' "…ing…"), the fallback sentence of its
+    /// `showError` and the call; nil = not one of the buttons. A refused call is shown on this
+    /// screen and the buttons come back.
+    private func askButton(_ screen: String, _ hint: String, answers: AnswerSource,
+                           _ act: (String) -> (busy: String?, failure: (RDNAError) -> String, call: () -> RDNAError)?) throws(AppExit) {
+        while true {
+            let a = try answers.answer(for: screen, hint: hint)
+            guard let b = act(a) else { ui.error("not one of: \(hint)"); continue }
+            if let busy = b.busy { ui.busy(busy) }
+            let e = b.call()
+            if e.isSuccess { return }
+            ui.error("\(e.longErrorCode) \(b.failure(e))")
         }
-        for key in ["front_page", "back_page", "portrait_image"] {
-            if let b64 = Self.find(v, key)?.stringValue { save(b64, "\(screen)-\(key.replacingOccurrences(of: "_", with: "-"))") }
-        }
-        return verdict
     }
 
     /// The first value under `key`, depth first.

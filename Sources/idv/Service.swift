@@ -37,6 +37,8 @@ final class IDVService: @unchecked Sendable {
     @discardableResult func setIDVConfirmDocumentDetails(_ b: Bool, _ m: RDNAChallengeOpMode) -> RDNAError {
         log("setIDVConfirmDocumentDetails", rdna.setIDVConfirmDocumentDetails(b, challenge: m))
     }
+    @discardableResult func rescanIDVDocument(_ m: RDNAChallengeOpMode) -> RDNAError { log("rescanIDVDocument", rdna.rescanIDVDocument(challenge: m)) }
+    @discardableResult func cancelPassword(_ m: RDNAChallengeOpMode) -> RDNAError { log("cancelPassword", rdna.cancelPassword(challengeMode: m)) }
     @discardableResult func setIDVSelfieProcessStartConfirmation(_ b: Bool, back: Bool, _ wf: RDNAIDVWorkflow, frames: URL?,
                                                                  noFlash: Bool = false) -> RDNAError {
         rdna.setSelfieCaptureProvider(frames.map { folder -> any SelfieCaptureProvider in
@@ -68,10 +70,14 @@ final class IDVService: @unchecked Sendable {
 
 /// Receives every SDK callback (all five protocols) and forwards it as one typed event to the
 /// closure the coordinator registered — the seeds' delegate managers, collapsed into one.
+///
+/// The five challenges whose codelab spelling has no error argument are received in IDVKit's
+/// `response:error:` spelling, so the screen shown again after a refused answer, an unusable
+/// capture or a lost network says why (``ChallengeNotice``).
 final class DelegateManager: RDNACallbacks, RDNAIDVDocumentProcessingCallbacks, RDNAIDVSelfieProcessingCallbacks,
     RDNAIDVBiometricManagementCallbacks, RDNAIDVKYCManagementCallbacks, @unchecked Sendable {
     // @unchecked: `onEvent` is set once before the SDK is started, then only read on the callback queue.
-    var onEvent: ((RDNAEvent) -> Void)?
+    var onEvent: ((RDNAEvent, ChallengeNotice?) -> Void)?
 
     func register(with rdna: RDNA) {
         rdna.setCallbacks(self)
@@ -81,7 +87,7 @@ final class DelegateManager: RDNACallbacks, RDNAIDVDocumentProcessingCallbacks, 
         rdna.setIDVKYCManagementDelegate(self)
     }
 
-    private func send(_ e: RDNAEvent) { onEvent?(e) }
+    private func send(_ e: RDNAEvent, _ notice: ChallengeNotice? = nil) { onEvent?(e, notice) }
 
     func onInitialized(_ sessionID: String) { send(.onInitialized(sessionID: sessionID)) }
     func onInitializeError(_ error: RDNAError) { send(.onInitializeError(error)) }
@@ -98,16 +104,20 @@ final class DelegateManager: RDNACallbacks, RDNAIDVDocumentProcessingCallbacks, 
     func onAuthStateReset() { send(.onAuthStateReset) }
     func onRequestFailed(_ api: String, error: RDNAError) { send(.onRequestFailed(api: api, error: error)) }
     func onUnknownEvent(_ name: String, payloadJSON: String) { send(.unknown(name: name, payloadJSON: payloadJSON)) }
-    func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { send(.getIDVDocumentScanProcessStartConfirmation(idvWorkflow: idvWorkflow)) }
-    func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode) {
-        send(.getIDVConfirmDocumentDetails(documentDetails: documentDetails, challengeMode: mode))
+    func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError) {
+        send(.getIDVDocumentScanProcessStartConfirmation(idvWorkflow: idvWorkflow), ChallengeNotice(response: response, error: error))
+    }
+    func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode, response: RDNAChallengeResponse, error: RDNAError) {
+        send(.getIDVConfirmDocumentDetails(documentDetails: documentDetails, challengeMode: mode), ChallengeNotice(response: response, error: error))
     }
     func onIDVAdditionalDocumentScan(_ userID: String, documentDetails: String, status: RDNARequestStatus, challenge mode: RDNAChallengeOpMode, error: RDNAError) {
         send(.onIDVAdditionalDocumentScan(userID: userID, documentDetails: documentDetails, status: status, challengeMode: mode, error: error))
     }
-    func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { send(.getIDVSelfieProcessStartConfirmation(idvWorkflow: idvWorkflow)) }
-    func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode) {
-        send(.getIDVSelfieConfirmation(selfieDetails: selfieDetails, challengeMode: mode))
+    func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError) {
+        send(.getIDVSelfieProcessStartConfirmation(idvWorkflow: idvWorkflow), ChallengeNotice(response: response, error: error))
+    }
+    func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode, response: RDNAChallengeResponse, error: RDNAError) {
+        send(.getIDVSelfieConfirmation(selfieDetails: selfieDetails, challengeMode: mode), ChallengeNotice(response: response, error: error))
     }
     func getIDVBiometricOptInConsent(_ userID: String, response: RDNAChallengeResponse, challenge mode: RDNAChallengeOpMode, error: RDNAError) {
         send(.getIDVBiometricOptInConsent(userID: userID, response: response, challengeMode: mode, error: error))
@@ -118,7 +128,9 @@ final class DelegateManager: RDNACallbacks, RDNAIDVDocumentProcessingCallbacks, 
     func onIDVServerBiometricAuthenticationResult(_ userID: String, idvResponse: String, status: RDNARequestStatus, error: RDNAError) {
         send(.onIDVServerBiometricAuthenticationResult(userID: userID, idvResponse: idvResponse, status: status, error: error))
     }
-    func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String) { send(.onIDVOptInCapturedFrameConfirmation(capturedImage: capturedImage)) }
+    func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String, response: RDNAChallengeResponse, error: RDNAError) {
+        send(.onIDVOptInCapturedFrameConfirmation(capturedImage: capturedImage), ChallengeNotice(response: response, error: error))
+    }
     func onIDVBiometricOptInStatus(_ userID: String, idvResponse: String, status: RDNARequestStatus, challengeMode: RDNAChallengeOpMode, error: RDNAError) {
         send(.onIDVBiometricOptInStatus(userID: userID, idvResponse: idvResponse, status: status, challengeMode: challengeMode, error: error))
     }
@@ -127,5 +139,24 @@ final class DelegateManager: RDNACallbacks, RDNAIDVDocumentProcessingCallbacks, 
     }
     func onIDVActivatedCustomerKYCResponse(_ userID: String, status: RDNARequestStatus, error: RDNAError) {
         send(.onIDVActivatedCustomerKYCResponse(userID: userID, status: status, error: error))
+    }
+}
+
+/// What IDVKit delivers with a challenge asked again (the `response:error:` spellings): the error of
+/// the previous answer (0 on a first ask) and the server's status and payload.
+struct ChallengeNotice {
+    let response: RDNAChallengeResponse
+    let error: RDNAError
+
+    /// The sentences the screen's error banner shows: the error, then the server's status message
+    /// when it is not a success (e.g. 400 "The document is not valid; scan a valid document"),
+    /// then the liveness reasons of a capture that was not live.
+    var problems: [String] {
+        var out: [String] = []
+        if !error.isSuccess { out.append("\(error.longErrorCode) \(error.errorString ?? "")") }
+        if !response.status.isSuccess, let m = response.status.statusMessage, !m.isEmpty { out.append("\(response.status.statusCode) \(m)") }
+        let payload = (try? JSONDecoder().decode(JSONValue.self, from: Data(response.payloadJSON.utf8))) ?? .emptyObject
+        for r in payload["liveness_reasons"]?.arrayValue?.compactMap(\.stringValue) ?? [] { out.append("liveness: \(r)") }
+        return out
     }
 }

@@ -66,13 +66,17 @@ final class ScriptAnswers: AnswerSource {
         }
         index += 1
         // Secrets (passwords, the one-time activation code) are echoed masked.
-        let secret = screen.contains("password") || screen.contains("activation-code")
+        // (`cancel` on the opt-in/opt-out password dialog is its Cancel button: no password can be "cancel".)
+        let secret = (screen.contains("password") || screen.contains("activation-code")) && !(screen == "reauth-password" && l.answer == "cancel")
         print("\(screen)> \(secret ? String(repeating: "*", count: l.answer.count) : l.answer)")
         return l.answer
     }
 }
 
-/// Screen output: a header per screen and `key: value` facts, flushed at once.
+/// Screen output, flushed at once: a header per screen (`── name ── Title`), the screen's texts
+/// (indented), its buttons (`[Title]`, and the busy title a pressed button takes, e.g.
+/// `[Initiating...]`), alerts (`── alert ── Title`, the message, the buttons), an error banner
+/// (`error: …`) and `key: value` facts (the payload's data, for people and for scripts).
 final class Terminal: @unchecked Sendable {
     // @unchecked: no state of its own; it writes to stdout, which serialises the lines.
     func screen(_ name: String, _ title: String) {
@@ -82,6 +86,32 @@ final class Terminal: @unchecked Sendable {
     func fact(_ key: String, _ value: String) {
         print("  \(key): \(value)")
         fflush(nil)
+    }
+    /// A screen's text (each line indented).
+    func text(_ s: String) {
+        for l in s.split(separator: "\n", omittingEmptySubsequences: false) { print(l.isEmpty ? "" : "  \(l)") }
+        fflush(nil)
+    }
+    /// The screen's buttons, in order (a disabled one in parentheses).
+    func buttons(_ titles: [String], disabled: Set<String> = []) {
+        print("  " + titles.map { disabled.contains($0) ? "(\($0))" : "[\($0)]" }.joined(separator: " "))
+        fflush(nil)
+    }
+    /// A pressed button's busy title (the codelabs' "…ing…" state), e.g. `[Initiating...]`.
+    func busy(_ title: String) {
+        print("  [\(title)]")
+        fflush(nil)
+    }
+    /// The screen's error banner (the codelabs' `showError(_:)`): shown where the failure happened.
+    func error(_ message: String) {
+        print("  error: \(message)")
+        fflush(nil)
+    }
+    /// An alert (the codelabs' `UIAlertController`): title, message, its buttons.
+    func alert(_ title: String, _ message: String, buttons: [String]) {
+        print("\n── alert ── \(title)")
+        text(message)
+        self.buttons(buttons)
     }
     func line(_ s: String) {
         print(s)

@@ -104,7 +104,7 @@ extension Command {
         guard ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "purge-expired", "rekey", "trust", "audit", "rp-client", "review", "webhook"].contains(sub) else {
             throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)")
         }
-        let store = try StoreOpening.open(config, mustExist: sub != "create-user", command: "admin \(sub)")
+        let store = try StoreOpening.open(config, mustExist: sub != "create-user", command: "admin \(sub)").store
         defer { store.close() }
         let admin = Admin(store: store, config: config, crypto: Sodium())
         do {

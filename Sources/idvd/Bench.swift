@@ -29,6 +29,7 @@ let benchmarks: [Benchmark] = [
     .nodes,
     .audit,
     .chip,
+    .chipRead,
     .webhooks,
 ]
 

@@ -12,9 +12,11 @@ extension Benchmark {
           Times each passive-authentication step (ICAO 9303-11 §5.1) on a specimen chip of the test PKI
           (ECDSA P-256 DSC under a brainpoolP384r1 CSCA) and on the real samples in DIR (default:
           ../shared/testdata/emrtd beside the checkout): EF.SOD parse, SOD signature, data-group hashes,
-          DSC chain, CRL, DG2 JPEG 2000 decode, the whole read, the server's chip step (EMRTDChipVerifier: the
-          read, DG1 against the printed MRZ, DG2 re-encoded as the JPEG selfie reference; trust cached), and
-          loading the NL master list as trust.
+          DSC chain, CRL, DG2 JPEG 2000 decode, the whole read, Active Authentication (ICAO 9303-11 §6.1:
+          verifying an RSA-2048 ISO/IEC 9796-2 and an ECDSA P-256 signature over an 8-byte challenge; signing as the
+          chip does), the server's chip step (EMRTDChipVerifier: the read, DG1 against the printed MRZ, DG2
+          re-encoded as the JPEG selfie reference, Active Authentication over the step's challenge; trust cached),
+          and loading the NL master list as trust.
           Prints median and 95th percentile in milliseconds (one thread).
         """
         let (o, _) = try CLI.parseOptions(args, flags: ["help", "h"], valued: ["iterations", "samples"], takesArguments: false, command: "bench chip")
@@ -37,8 +39,11 @@ extension Benchmark {
         let j2k = try JPEG2000.encode(PortraitPixels(width: 360, height: 480, channels: 3, pixels: px), ratio: 12)
         let face = SpecimenChip.Face(image: j2k, type: .jpeg2000, width: 360, height: 480)
         let mrz = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"]
+        // The specimen chip with its chip security (DG14, DG15: an RSA-2048 Active Authentication key).
+        let keys = try SpecimenChip.Keys(seed: "idvd bench chip")
         var chips: [(String, ChipFiles, CSCATrust)] = [
-            ("specimen P-256/bp384", try SpecimenChip.make(mrzLines: mrz, face: face, swappedFace: face, pki: pki, variant: .genuine), pki.trust),
+            ("specimen P-256/bp384", try SpecimenChip.make(mrzLines: mrz, face: face, swappedFace: face, pki: pki, security: keys.rsa, variant: .genuine),
+             pki.trust),
         ]
         var mlBytes: [UInt8]?
         if let s = samples {
@@ -72,15 +77,34 @@ extension Benchmark {
             }
             try time("whole read (parse + passive authentication)", name) { _ = try ChipReader(trust: trust).read(files) }
         }
-        // The server's chip step on the specimen chip, as the document upload runs it (trust from store records).
+        // Active Authentication: verifying (the server) and signing (what the chip does) an 8-byte challenge.
+        let challenge: [UInt8] = [0x4F, 0x70, 0x65, 0x6E, 0x49, 0x44, 0x56, 0x21]
+        for (label, security) in [("RSA-2048 ISO/IEC 9796-2 SHA-256", keys.rsa), ("ECDSA P-256 SHA-256", keys.ecdsa)] {
+            guard let key = security.activeAuthenticationKey else { continue }
+            let spki = try key.subjectPublicKeyInfo()
+            let oid = ActiveAuthentication.ecdsaPlainOIDs[security.activeAuthenticationDigest]
+            let signature = try security.activeAuthenticationSignature(challenge: challenge)
+            guard case .success = ActiveAuthentication.verify(challenge: challenge, signature: signature, publicKey: spki, signatureAlgorithm: oid) else {
+                throw CLIError("bench chip: the \(label) signature does not verify")
+            }
+            try time("AA verify", label) { _ = ActiveAuthentication.verify(challenge: challenge, signature: signature, publicKey: spki, signatureAlgorithm: oid) }
+            try time("AA sign (as the chip)", label) { _ = try security.activeAuthenticationSignature(challenge: challenge) }
+        }
+        // The server's chip step on the specimen chip, as the document upload runs it (trust from store records),
+        // with the chip's Active Authentication signature over the step's challenge.
         let (_, specimen, _) = chips[0]
         let verifier = EMRTDChipVerifier()
         let records = [TrustMaterialRecord(id: "tm_bench", kind: TrustMaterialKind.cscaCertificate.rawValue, sha256: "bench", bytes: Data(pki.csca.der),
                                            cscas: 1, crls: 0, documentSigners: 0, sourceName: "csca.cer", importedAt: 0)]
-        let data = ChipData(sod: Data(specimen.sod), com: specimen.com.map { Data($0) }, dataGroups: specimen.dataGroups.mapValues { Data($0) })
+        let data = ChipData(sod: Data(specimen.sod), com: specimen.com.map { Data($0) }, dataGroups: specimen.dataGroups.mapValues { Data($0) },
+                            activeAuthentication: ClientActiveAuthentication(challenge: challenge,
+                                                                             signature: Data(try keys.rsa.activeAuthenticationSignature(challenge: challenge))))
         let now = Int(Date().timeIntervalSince1970)
-        try time("server chip step (verify + DG1 vs MRZ + DG2 → JPEG)", chips[0].0, max(1, n / 10)) {
-            _ = try verifier.verify(data, printedMRZ: mrz, trust: records, now: now)
+        guard try verifier.verify(data, challenge: challenge, printedMRZ: mrz, trust: records, now: now).activeAuthentication.verified else {
+            throw CLIError("bench chip: the server's chip step does not verify the specimen's Active Authentication")
+        }
+        try time("server chip step (verify + DG1 vs MRZ + DG2 → JPEG + AA)", chips[0].0, max(1, n / 10)) {
+            _ = try verifier.verify(data, challenge: challenge, printedMRZ: mrz, trust: records, now: now)
         }
         if let mlBytes { try time("load master list (306 CSCAs, signature checked)", "NL 2021-12-07", max(1, n / 20)) { _ = try TrustMaterial(mlBytes) } }
 

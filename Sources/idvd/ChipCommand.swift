@@ -1,6 +1,7 @@
 import DocumentReader
 import EMRTD
 import FaceKit
+import IDVCore
 import IDVEngine
 import IDVRuntime
 import IDVOperations
@@ -9,33 +10,45 @@ import Imaging
 import Foundation
 
 extension Command {
-    static let chip = Command(name: "chip", summary: "eMRTD chip: passive authentication of EF.SOD and data groups (chip verify --help)") { args in
+    static let chip = Command(name: "chip", summary: "eMRTD chip: passive authentication (chip verify --help); a virtual chip (chip emulate --help)") { args in
         let usage = """
         usage: idvd chip verify (--sod F [--dg1 F] [--dg2 F] [--com F] [--dg N=F …] | --dir CHIPDIR) [--trust FILE|DIR …]
                                 [--mrz L1 L2 [L3]] [--page IMAGE] [--at YYYY-MM-DD] [--portrait-out FILE.png|.jpg]
+                                [--aa-challenge HEX --aa-signature FILE]
           Parses the chip's elementary files (ICAO 9303-10) and runs passive authentication (ICAO 9303-11 §5.1):
           the SOD's signature with its document signer, every data group's hash, the document signer's chain to
           a trusted CSCA, revocation by CRL and validity dates. Trust (--trust, repeatable) is CSCA certificates,
           CSCA master lists (their own signature is verified), CRLs, document signer certificates or ICAO PKD
           LDIF files; a directory is read one level deep. --mrz compares DG1 with the printed MRZ.
-          --dir reads EF_SOD.bin, EF_COM.bin and DG<n>.bin from a directory (as idvd specimen --chip writes them).
+          --dir reads EF_SOD.bin, EF_COM.bin and DG<n>.bin from a directory (as idvd specimen --chip writes them;
+          its private/ folder and EF_CardAccess.bin are not read).
+          --aa-challenge HEX (16 hexadecimal digits: the 8-byte challenge) and --aa-signature FILE (the chip's
+          INTERNAL AUTHENTICATE response, raw bytes) check an Active Authentication signature offline (ICAO 9303-11
+          §6.1): with DG15's key, after passive authentication verified DG15's hash (RSA: ISO/IEC 9796-2 scheme 1;
+          ECDSA: the hash DG14's ActiveAuthenticationInfo names). Without them Active Authentication is reported
+          not performed (not supported without DG15).
           --page reads the data page image (DocumentReader): its MRZ is the printed MRZ for the DG1 cross-check
           (unless --mrz is given) and its portrait is compared with DG2's (FaceKit descriptors: distance, similarity).
           --at checks dates at that day (UTC) instead of now. --portrait-out writes DG2's first face image.
           Prints the typed evidence as JSON, and under "policy" what the server's default policy makes of it: the
           chip reason code (nfc_scan_status_reason_code) and its sentence, and any signer-country mismatch (the
           document signer's or CSCA's countryName is not DG1's issuing state, ICAO 9303-12 §7.1).
-          Exit 0: passive authentication passed and the policy does not make the document INVALID; 1: passive
-          authentication failed, or the policy's reading is INVALID (signer_country_mismatch, mrz_mismatch: DG1
-          is not the MRZ printed on --page or given with --mrz); 2: unusable input (a missing file, a --page that
-          is not a JPEG or PNG image).
+          Exit 0: passive authentication passed and the policy does not make the document INVALID (a chip without
+          a verified Active Authentication is a WARNING: a copy is not excluded); 1: passive authentication failed,
+          or the policy's reading is INVALID (signer_country_mismatch, mrz_mismatch: DG1 is not the MRZ printed on
+          --page or given with --mrz; active_authentication_failed: the signature does not verify with DG15's key;
+          active_authentication_replayed: it answers another challenge); 2: unusable input (a missing file, a --page
+          that is not a JPEG or PNG image, a challenge that is not 16 hexadecimal digits, one of the two AA options
+          without the other).
+               idvd chip emulate --dir CHIPDIR [--pcscd | --port P] …   a virtual chip through pcscd (chip emulate --help)
         """
         try CLI.refuseOptionForSubcommand(args.first, command: "chip")
+        if args.first == "emulate" { return try ChipEmulateCommand.run(Array(args.dropFirst())) }
         guard let sub = args.first, sub == "verify" else {
             print(usage)
             return args.first.map { ["-h", "--help"].contains($0) } == true ? 0 : 2
         }
-        var sod: String?, com: String?, dir: String?, portraitOut: String?, page: String?, at: Date?
+        var sod: String?, com: String?, dir: String?, portraitOut: String?, page: String?, at: Date?, aaChallenge: String?, aaSignature: String?
         var dgs: [Int: String] = [:], trust: [String] = [], mrz: [String]?
         var i = 1
         // `--name=value` as `--name value`, as CLI.parseOptions reads it (not for --mrz, which takes lines).
@@ -58,6 +71,8 @@ extension Command {
             case "--trust": trust.append(try value(a))
             case "--portrait-out": portraitOut = try value(a)
             case "--page": page = try value(a)
+            case "--aa-challenge": aaChallenge = try value(a)
+            case "--aa-signature": aaSignature = try value(a)
             case "--at":
                 let s = try value(a)
                 let f = DateFormatter()
@@ -83,6 +98,21 @@ extension Command {
             i += 1
         }
         guard sod != nil || dir != nil else { throw CLIError("--sod (or --dir) is required\n\(usage)") }
+        guard (aaChallenge == nil) == (aaSignature == nil) else { throw CLIError("--aa-challenge and --aa-signature go together") }
+        var aaAnswer: ClientActiveAuthentication?
+        var challengeBytes: [UInt8]?
+        if let hex = aaChallenge, let path = aaSignature {
+            guard let c = ChipHex.decode(hex), c.count == ChipChallengePayload.challengeBytes else {
+                throw CLIError("--aa-challenge must be \(ChipChallengePayload.challengeBytes * 2) hexadecimal digits (the 8-byte challenge)")
+            }
+            let signature: [UInt8]
+            do { signature = try ChipFiles.readFile(path, limit: ActiveAuthenticationAnswer.maxSignatureBytes) } catch let e as ChipInputError {
+                throw CLIError("--aa-signature: \(e.description)")
+            }
+            guard !signature.isEmpty else { throw CLIError("--aa-signature: \(path) is empty") }
+            challengeBytes = c
+            aaAnswer = ClientActiveAuthentication(challenge: c, signature: Data(signature))
+        }
         var files: ChipFiles
         let trustStore: CSCATrust
         do {
@@ -127,14 +157,17 @@ extension Command {
         }
         // The server's own judge, so the CLI reports what a document upload would (IDVEngine WorkflowPolicy).
         let policy = WorkflowPolicy()
-        let evidence = EMRTDChipVerifier.evidence(of: report, printedMRZ: mrz ?? [], dataGroups: files.dataGroups.keys.sorted())
+        // Active Authentication over the given challenge (the offline counterpart of the server's own challenge).
+        let aaEvidence = ActiveAuthentication.evaluate(report, files: files, challenge: challengeBytes, signature: aaAnswer.map { [UInt8]($0.signature) })
+        let aa = EMRTDChipVerifier.activeAuthentication(report, files: files, issued: challengeBytes, answer: aaAnswer)
+        let evidence = EMRTDChipVerifier.evidence(of: report, printedMRZ: mrz ?? [], dataGroups: files.dataGroups.keys.sorted(), activeAuthentication: aa)
         let reason = policy.chipReason(evidence)
         let mismatch = policy.signerCountryMismatch(evidence)
         let verdict = ChipPolicyView(reasonCode: reason.rawValue, reason: DocumentWording.sentence(reason, chip: evidence, policy: policy),
                                      signerCountryMismatch: mismatch.map {
                                          .init(certificate: $0.certificate.rawValue, countries: $0.countries, issuingState: $0.issuingState)
                                      })
-        try ChipJSON.print(ChipVerifyOutput(report: report, page: pageView, policy: verdict))
+        try ChipJSON.print(ChipVerifyOutput(report: report, activeAuthentication: aaEvidence, page: pageView, policy: verdict))
         // 1 whenever the policy makes the document INVALID (`chipIsError`: a failure that is an error, a
         // signer-country mismatch, DG1 differing from the printed MRZ), as well as when passive authentication failed.
         return report.passiveAuthentication.passed && !policy.chipIsError(evidence) ? 0 : 1
@@ -177,16 +210,19 @@ struct ChipPolicyView: Encodable {
     struct Mismatch: Encodable { let certificate: String; let countries: [String]; let issuingState: String }
 }
 
-/// What `idvd chip verify` prints: the chip report, with --page the page comparison under "page", and the
+/// What `idvd chip verify` prints: the chip report, Active Authentication under "active_authentication" (EMRTD
+/// evidence: outcome, failure, mechanism, DG15's key), with --page the page comparison under "page", and the
 /// policy's reading under "policy".
 struct ChipVerifyOutput: Encodable {
     let report: ChipReport
+    let activeAuthentication: ActiveAuthenticationEvidence
     let page: ChipPageComparison?
     let policy: ChipPolicyView
-    enum Keys: String, CodingKey { case page, policy }
+    enum Keys: String, CodingKey { case activeAuthentication, page, policy }
     func encode(to encoder: Encoder) throws {
         try report.encode(to: encoder)
         var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(activeAuthentication, forKey: .activeAuthentication)
         try c.encodeIfPresent(page, forKey: .page)
         try c.encode(policy, forKey: .policy)
     }

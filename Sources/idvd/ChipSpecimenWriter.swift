@@ -4,7 +4,8 @@ import IDVTools
 import Imaging
 import Foundation
 
-/// `idvd specimen --chip`: the chip files of each specimen document, their tampered variants, and the test PKI.
+/// `idvd specimen --chip`: the chip folder of each specimen document (files, EF.CardAccess, the chip's keys and CAN
+/// under `private/`; EMRTD `SpecimenChipSecurity`), its variants, and the test PKI.
 /// Each chip is signed under a test CSCA of the document's own issuing state (X.509 `C` = the state's ISO 3166-1
 /// alpha-2 code, ICAO 9303-12 §7.1; `UT` for Utopia), made when a state first appears; `test-pki/csca.cer` and
 /// `test-pki/csca.crl` are PEM bundles of every CSCA and CRL made so far (the foreign-csca variant's state's too).
@@ -27,10 +28,20 @@ final class ChipSpecimenWriter {
         /// Whether that country does not stand for DG1's issuing state: the server's policy then rejects the
         /// genuine chip too (`signer_country_mismatch`).
         let signer_country_differs: Bool
+        /// The genuine chip's Active Authentication key (`rsa-2048`) and what Active Authentication gives for a
+        /// signature its `private/aa-key.pem` makes (`verified`).
+        let active_authentication: String
+        let expected_active_authentication: String
+        /// The card access number (also in `<directory>/private/can.txt`).
+        let can: String
         /// Variant name → its directory and the failures passive authentication reports for it.
         let variants: [String: Variant]
         struct Variant: Encodable {
             let directory: String; let expected_failures: [String]; let mismatched_data_group: Int?; let signer_country_differs: Bool
+            /// The variant's AA key kind (`rsa-2048`, `ecdsa-p256`; nil: no DG15) and what Active Authentication gives
+            /// for a signature its `private/aa-key.pem` makes over the verifier's challenge (`verified`, `failed` for
+            /// the copy, `not_supported`, `key_not_authenticated`).
+            let active_authentication: String?; let expected_active_authentication: String
         }
     }
 
@@ -90,17 +101,24 @@ final class ChipSpecimenWriter {
         let own = state.flatMap { TestPKI.country(ofIssuingState: $0.code) }
         let pki = try self.pki(own ?? "UT")
         let foreign = try self.pki(SpecimenChip.foreignCountry(for: pki.country))
-        for v in SpecimenChip.Variant.allCases {
-            let files = try SpecimenChip.make(mrzLines: specimen.mrzLines, face: main, swappedFace: other, pki: pki, foreign: foreign, variant: v)
+        // The chip's keys (AA, CA) and CAN derive from the test-PKI seed and the document's MRZ: the same every run.
+        let keys = try SpecimenChip.Keys(seed: "OpenIDV specimen chip \(seed) " + specimen.mrzLines.joined())
+        for (v, folder) in try SpecimenChip.makeFolders(mrzLines: specimen.mrzLines, face: main, swappedFace: other, pki: pki, foreign: foreign,
+                                                        keys: keys) {
             let rel = v == .genuine ? chipDir : chipDir + "/variants/" + v.rawValue
-            try SpecimenChip.write(files, to: out + "/" + rel)
+            try SpecimenChip.write(folder, to: out + "/" + rel)
             if v != .genuine {
                 variants[v.rawValue] = Truth.Variant(directory: rel, expected_failures: v.expectedFailures.map(\.rawValue),
                                                      mismatched_data_group: v.mismatchedDataGroup,
-                                                     signer_country_differs: own == nil || v.signerCountryDiffers)
+                                                     signer_country_differs: own == nil || v.signerCountryDiffers,
+                                                     active_authentication: v.activeAuthenticationKind?.rawValue,
+                                                     expected_active_authentication: v.expectedActiveAuthentication.rawValue)
             }
         }
         return Truth(directory: chipDir, trust: "test-pki", portrait_format: jpeg ? "jpeg" : "jpeg2000", csca_country: pki.country,
-                     signer_country_differs: own == nil, variants: variants)
+                     signer_country_differs: own == nil,
+                     active_authentication: SpecimenChip.Variant.genuine.activeAuthenticationKind?.rawValue ?? "none",
+                     expected_active_authentication: SpecimenChip.Variant.genuine.expectedActiveAuthentication.rawValue,
+                     can: keys.rsa.cardAccessNumber, variants: variants)
     }
 }

@@ -12,21 +12,30 @@ extension Command {
         let usage = """
         usage: idvd document read IMAGE [IMAGE2] [--shape internal|seed002|seed003] [--images] [--no-portrait]
                                   [--flow selfie|document-scan] [--no-visual-zone] [--timing]
+                                  [--config FILE] [--set KEY=VALUE]...
                idvd document read --jsonl IMAGE|DIR…      one compact report line per image (corpora)
           IMAGE is a JPEG or PNG photo or scan of a passport page or ID card side, any orientation; IMAGE2
           the other side (for a TD1 card the front, whose printed names are cross-checked with the MRZ's).
           Prints the internal report (mrz.lines as read, mrz.valid, fields, checks_performed, errors,
           warnings, overall_status); --shape seed002 / seed003 prints the seed payloads instead
-          (with Base64 images). --images adds Base64 images to the internal report.
+          (with Base64 images). --images adds Base64 images to the internal report (without it the
+          page images are not made: images.page_jpeg_bytes is empty).
           --flow judges as the server's policy does in the document step of a flow that matches a selfie
             (selfie, the default: activation and KYC — no portrait is INVALID) or of the document-scan-only
             flow (document-scan: no portrait is a WARNING); one rule, `WorkflowPolicy.judge`.
+          --config FILE, --set KEY=VALUE  the policy's settings, read exactly as `idvd serve` reads them:
+            defaults < --config FILE (or IDVD_CONFIG; a flat JSON object) < IDVD_* environment variables
+            < --set (repeatable; `idvd serve --help` lists every key). The document policy is the
+            idv.doc.* keys, e.g. --config docs/idvd.production.json makes a UTO specimen INVALID as the
+            production server does; other keys are checked and have no effect here.
           --no-portrait  skip the portrait search (the "Portrait found" check is then not performed)
           --no-visual-zone  skip the cross-check of the names with the visual zone or the card front (Tesseract)
           --working-size N|full  decode pages whose longer side exceeds N pixels at N (default 2400;
             `full`: at their own size, as before scaled decoding existed — for A/B figures)
           --portrait-search document|page  where the portrait search starts (default document: inside the
             MRZ's document frame; page: the whole page, as before — for A/B figures)
+          --name-lines first|top  which visual-zone text lines Tesseract recognises first (default first:
+            the lines whose width fits the MRZ's names; top: every line from the top, as before — A/B figures)
           --debug-strips DIR writes the rectified MRZ of each image to DIR (FILE.mrz.png, FILE being the
             image's file name with its extension: photo.jpg.mrz.png) and the cells as the recogniser
             samples them (FILE.cells.png, one tile per cell of the fitted grid), and the rectified visual
@@ -45,9 +54,11 @@ extension Command {
             print(usage)
             return args.isEmpty || args.first == "--help" || args.first == "-h" ? 0 : 2
         }
-        let (o, pos) = try CLI.parseOptions(Array(args.dropFirst()), flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"],
-                                            valued: ["shape", "flow", "working-size", "portrait-search", "debug-strips"], command: "document read")
+        let (rest, settings) = try splitSettings(Array(args.dropFirst()))
+        let (o, pos) = try CLI.parseOptions(rest, flags: ["jsonl", "images", "no-portrait", "no-visual-zone", "timing", "help"],
+                                            valued: ["shape", "flow", "working-size", "portrait-search", "name-lines", "debug-strips", "config"], command: "document read")
         if o["help"] != nil { print(usage); return 0 }
+        let policy = try servedPolicy(configFile: o["config"], settings: settings)
         guard !pos.isEmpty else { throw CLIError("no image given\n" + usage) }
         let shape = o["shape"] ?? "internal"
         let flow = o["flow"] ?? "selfie"
@@ -58,6 +69,8 @@ extension Command {
         var options = DocumentReaderOptions()
         if o["no-portrait"] != nil { options.detectPortrait = false }
         if o["no-visual-zone"] != nil { options.checkVisualZone = false }
+        // The page images are made only when printed (--images, the seed shapes): ~30 ms of one core a page.
+        options.pageImages = o["images"] != nil || shape != "internal"
         try applyReaderOptions(o, to: &options)
         // Tesseract starts on a second thread while the page is decoded and its MRZ read.
         DocumentReader.prepare(options: options)
@@ -130,7 +143,7 @@ extension Command {
                 }
             }
             // The reader gives evidence; the verdict and the sentences are the server's policy's.
-            let judged = report.judged(needsPortrait: flow == "selfie" && options.detectPortrait)
+            let judged = report.judged(by: policy, needsPortrait: flow == "selfie" && options.detectPortrait)
             switch shape {
             case "seed002": try CLI.printJSON(report.seed002(judged), compact: jsonl)
             case "seed003": try CLI.printJSON(report.seed003(judged), compact: jsonl)
@@ -145,6 +158,17 @@ extension Command {
             }
         }
         return 0
+    }
+}
+
+extension Command {
+    /// The server's workflow policy (`WorkflowPolicy`, the `idv.*` settings) as `idvd serve` reads
+    /// it: defaults, then `configFile` (or `IDVD_CONFIG`), then the `IDVD_*` environment, then
+    /// `settings` (`--set`). Every key is checked as the server checks it (an unknown key or a bad
+    /// value is a usage error), so a configuration the server refuses is refused here too.
+    static func servedPolicy(configFile: String?, settings: [String: String]) throws -> WorkflowPolicy {
+        let file = configFile ?? ProcessInfo.processInfo.environment["IDVD_CONFIG"]
+        do { return try ServerConfig.load(file: file, overrides: settings).engine.workflow } catch { throw CLIError("\(error)") }
     }
 }
 
@@ -180,7 +204,19 @@ extension Benchmark {
         let warm = (0..<count).map { _ in Command.measure { _ = DocumentReader.read(pages: [pageData], options: DocumentReaderOptions()) } }.sorted()
         print(String(format: "idvd document read %@ in this process, warm: %d run(s), median %.3f s (%.3f–%.3f)",
                      pageName, warm.count, warm[warm.count / 2], warm[0], warm[warm.count - 1]))
-        let fresh = line("idvd document read \(pageName) (one page, full report, fresh process)", try runs(["document", "read", onePage], count))
+        // Fresh processes of the page alternated with bare starts (`idvd version`: the same binary
+        // loaded, linked and exited, nothing read), so that the page's cost over a bare start is
+        // measured pair by pair at the same moment of a shared machine's load.
+        var pages: [ProcessCost] = [], bare: [ProcessCost] = []
+        for _ in 0..<count {
+            pages += try runs(["document", "read", onePage], 1)
+            bare += try runs(["version"], 1)
+        }
+        let fresh = line("idvd document read \(pageName) (one page, full report, fresh process)", pages)
+        line("idvd version (bare start: load, link, exit)", bare)
+        let over = zip(pages, bare).map { $0.seconds - $1.seconds }.sorted()
+        print(String(format: "idvd document read %@ over a bare start, pair by pair: min %.3f s, median %.3f s, max %.3f s (%d pairs)",
+                     pageName, over[0], over[over.count / 2], over[over.count - 1], over.count))
         line("idvd document read \(pageName) --no-portrait --no-visual-zone (MRZ only)", try runs(["document", "read", onePage, "--no-portrait", "--no-visual-zone"], count))
         var passportEyeFigure = "PassportEye 2.2.2 15.2 s (one run recorded in bench/DOCUMENT-BENCH.md, loaded machine, MRZ misread)"
         defer {
@@ -210,7 +246,8 @@ extension Benchmark {
 }
 
 extension Command {
-    /// `--working-size N|full` and `--portrait-search document|page` (document read, bench document).
+    /// `--working-size N|full`, `--portrait-search document|page` and `--name-lines first|top`
+    /// (document read, bench document).
     static func applyReaderOptions(_ o: [String: String], to options: inout DocumentReaderOptions) throws {
         if let w = o["working-size"] {
             if w == "full" { options.workingMaxDimension = nil } else {
@@ -222,6 +259,10 @@ extension Command {
             guard let v = DocumentReaderOptions.PortraitSearchStart(rawValue: p) else { throw CLIError("--portrait-search must be document or page, got '\(p)'") }
             options.portraitSearch = v
         }
+        if let n = o["name-lines"] {
+            guard n == "first" || n == "top" else { throw CLIError("--name-lines must be first or top, got '\(n)'") }
+            options.nameLinesFirst = n == "first"
+        }
     }
 }
 
@@ -229,17 +270,19 @@ extension Benchmark {
     static let document = Benchmark(name: "document", summary: "MRZ reading: success rate and time per image (specimens + generated corpus)", hasUsage: true) { args in
         let usage = """
         usage: idvd bench document [--corpus DIR] [--truth TSV] [--limit N] [--portrait] [--jsonl OUT]
-                                   [--working-size N|full] [--portrait-search document|page]
-                                   [--processes N] [--passporteye]
+                                   [--working-size N|full] [--portrait-search document|page] [--name-lines first|top]
+                                   [--processes N] [--page FILE] [--passporteye]
           --corpus DIR   images written by `idvd specimen --augment --count N --out DIR` (with .json truth)
           --truth TSV    real specimens: ground_truth.tsv (default ../shared/testdata/mrz-images/ground_truth.tsv)
           --portrait     time the full report (with face detection) instead of MRZ reading only
           --jsonl OUT    per-image results (file, expected, got, exact, ms) for side-by-side comparison
-          --working-size, --portrait-search   as for `idvd document read` (A/B figures)
-          --processes N  afterwards, time the full report of one page (specimens/100_pass-uto.jpg, else
-                         the first specimen) N times warm in this process and as N fresh `idvd document
+          --working-size, --portrait-search, --name-lines   as for `idvd document read` (A/B figures)
+          --processes N  afterwards, time the full report of one page (--page, else specimens/100_pass-uto.jpg,
+                         else the first specimen) N times warm in this process and as N fresh `idvd document
                          read` processes (from process start to exit, CPU and peak RSS of each; default
-                         5, 0 = none), printed beside PassportEye's figure; then one each on a
+                         5, 0 = none), each followed by a bare start (`idvd version`) and the page's time
+                         over it pair by pair (min, median, max; run under `taskset -c 0` for one core),
+                         printed beside PassportEye's figure; then one each on a
                          64-megapixel page made from the first specimen, decoded at the working size
                          and in full (the decode before scaled decoding)
           --passporteye  also time one fresh PassportEye process (python3 -m passporteye's read_mrz)
@@ -249,9 +292,10 @@ extension Benchmark {
         but expiry and no warning (it would be VALID were the document in date). Time = decode + locate + recognise + parse, one thread, per image.
         """
         let (o, _) = try CLI.parseOptions(args, flags: ["portrait", "passporteye", "help"],
-                                            valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes"],
+                                            valued: ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "name-lines", "processes", "page"],
                                             takesArguments: false, command: "bench document")
         if o["help"] != nil { print(usage); return 0 }
+        if let page = o["page"], !FileManager.default.isReadableFile(atPath: page) { throw CLIError("--page: cannot read \(page)") }
         struct Item { let file: String; let expected: [String]; let set: String }
         var items: [Item] = []
         // Default: the shared test data beside the checkout, found from the working directory or,
@@ -348,7 +392,7 @@ extension Benchmark {
                          mean(\.checks), mean(\.pageImages), mean(\.portrait), mean(\.visualZone), mean(\.total)))
         }
         let first = items.first { $0.set == "specimens" }?.file ?? items[0].file
-        try processFigures(first: first, onePage: items.first { $0.file.hasSuffix("specimens/100_pass-uto.jpg") }?.file ?? first,
+        try processFigures(first: first, onePage: o["page"] ?? items.first { $0.file.hasSuffix("specimens/100_pass-uto.jpg") }?.file ?? first,
                            count: processes, passportEye: o["passporteye"] != nil)
         return 0
     }

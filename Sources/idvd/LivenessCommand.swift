@@ -1,5 +1,6 @@
 import FaceKit
 import Foundation
+import IDVCore
 import IDVEngine
 import IDVRuntime
 import IDVOperations
@@ -102,6 +103,7 @@ enum LivenessCLI {
                                  [--challenge TURN_LEFT,BLINK [--duration S]] [--best-frame OUT.jpg] [--frames]
            idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S] [--whole]
            idvd liveness texture IMAGE...
+           idvd liveness calibrate --bona-fide PATH… --attack SPECIES=PATH… [--target-apcer PERCENT] [--out FILE]  (below)
     texture prints the MiniFASNet texture PAD score (0–1, bona fide probability) of each image's largest face.
     make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
     under hand-held perspective wobble, lighting drift and blur, as JPEG frames; with --screen phone|laptop|fills_view
@@ -219,13 +221,14 @@ enum LivenessCLI {
 }
 
 extension Command {
-    static let liveness = Command(name: "liveness", summary: "selfie liveness (PAD): analyze FRAMES_DIR|VIDEO, make-attack") { args in
+    static let liveness = Command(name: "liveness", summary: "selfie liveness (PAD): analyze FRAMES_DIR|VIDEO, make-attack, texture, calibrate") { args in
         try CLI.refuseOptionForSubcommand(args.first, command: "liveness")
         switch args.first {
         case "analyze": return try LivenessCLI.analyze(Array(args.dropFirst()))
         case "make-attack": return try LivenessCLI.makeAttack(Array(args.dropFirst()))
         case "texture": return try LivenessCLI.texture(Array(args.dropFirst()))
-        case "-h", "--help": print(LivenessCLI.analyzeUsage); return 0
+        case "calibrate": return try LivenessCalibrate.run(Array(args.dropFirst()))
+        case "-h", "--help": print(LivenessCLI.analyzeUsage + "\n\n" + LivenessCalibrate.usage); return 0
         default: throw CLIError(LivenessCLI.analyzeUsage)
         }
     }
@@ -238,7 +241,10 @@ extension Command {
         face_matcher_score (0–1), distance (the cosine distance of the capture's fused template to the portrait,
         face-reidentification-retail-0095), match_threshold (the operating point's calibrated distance, default
         fmr_0.1; --match-threshold D: a fixed cosine distance), match_kind, match_model,
-        liveness_score (0–100), reasons, capture_issues and recapture_code (1060–1065: the server would ask again).
+        liveness_score (0–100, agreeing with the PAD reading), reasons, capture_issues and recapture_code (1060–1065: the
+        server would ask again), pad_outcome (bona_fide / unsure / attack: the server policy's reading of this capture),
+        pad_findings, texture_log_odds (calibrated) and retake_code (1066 when the server would ask for a retake; the verdict
+        here then decides on this capture alone).
         Exit 0 when MATCHED.
         """
         try CLI.refuseOptionForSubcommand(args.first, command: "selfie")
@@ -269,20 +275,30 @@ extension Command {
         let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
         let v = try analyzer.verify(frames: frames, against: .portrait(portrait), challenge: try LivenessCLI.challenge(o))
         let evidence = FaceKitSelfieAnalyser.evidence(v.liveness, comparison: v, framesPerSecond: config.frameRate)
-        let judged = policy.judge(evidence, reference: .portrait(portrait), challenge: nil, now: Int(Date().timeIntervalSince1970))
+        // The server's PAD reading of this one capture; a tool cannot retake, so an unsure capture is
+        // decided on its own evidence for the verdict (the server would ask again: retake_code 1066).
+        let now = Int(Date().timeIntervalSince1970)
+        let (score, cues, _) = policy.livenessCues(evidence, challenge: nil, now: now)
+        let first = policy.judgePAD(evidence, cues: cues, score: score)
+        let pad = first.outcome == .unsure ? policy.judgePAD(evidence, cues: cues, score: score, final: true) : first
+        let judged = policy.judge(evidence, reference: .portrait(portrait), challenge: nil, now: now, pad: pad)
         if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
         struct Out: Encodable {
             let display_text: String; let result_criteria: String; let face_matcher_score: Double; let distance: Double?
             let match_threshold: Double?; let match_kind: String?; let match_model: String?; let liveness_score: Int; let live: Bool
             let reasons: [String]
             let best_frame_index: Int?; let capture_issues: [String]; let recapture_code: Int?
+            let pad_outcome: String; let pad_findings: [String]; let texture_log_odds: Double?; let retake_code: Int?
         }
         try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria.rawValue,
                               face_matcher_score: (v.faceMatchScore * 1000).rounded() / 1000,
                               distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: judged.matchThreshold,
-                              match_kind: v.kind?.rawValue, match_model: v.model?.name, liveness_score: v.livenessScore, live: v.liveness.live,
+                              match_kind: v.kind?.rawValue, match_model: v.model?.name, liveness_score: judged.livenessScore, live: v.liveness.live,
                               reasons: v.reasons.map(\.rawValue), best_frame_index: v.liveness.bestFrameIndex,
-                              capture_issues: evidence.captureIssues.map(\.rawValue), recapture_code: policy.recapture(evidence)?.errorCode.rawValue))
+                              capture_issues: evidence.captureIssues.map(\.rawValue), recapture_code: policy.recapture(evidence)?.errorCode.rawValue,
+                              pad_outcome: first.outcome.rawValue, pad_findings: first.findings.map(\.rawValue),
+                              texture_log_odds: evidence.pad?.texture.map { ($0.logOdds * 100).rounded() / 100 },
+                              retake_code: first.outcome == .unsure ? IDVErrorCode.selfieRetake.rawValue : nil))
         return judged.verdict == .matched ? 0 : 1
     }
 }

@@ -1,3 +1,4 @@
+import FaceKit
 import Foundation
 import Synchronization
 import IDVCrypto
@@ -51,7 +52,9 @@ extension Command {
         // in use, bad TLS material, …) before it listened: a failed start leaves no empty database.
         var newFile: String?
         if case let .sqlite(path) = config.database, !FileManager.default.fileExists(atPath: path) { newFile = path }
-        let store = try StoreOpening.open(config, mustExist: false, command: "serve")
+        let opened = try StoreOpening.open(config, mustExist: false, command: "serve")
+        StoreOpening.logOpened(opened, config: config)
+        let store = opened.store
         let listened = Flag()
         do {
             return try serve(config: config, store: store, listened: listened)
@@ -74,23 +77,39 @@ extension Command {
 
     /// `idvd serve` from the opened store on: readers, engine, HTTP, until SIGTERM/SIGINT.
     static func serve(config: ServerConfig, store: any EngineStore, listened: Flag) throws -> Int32 {
-        StoreOpening.logOpened(store, config: config)
         if config.documentsWarmUp { DocumentReaderAdapter.warmUp() }
-        if config.engine.workflow.acceptSpecimenDocuments {
-            Log.event("accepting ICAO specimen documents (issuing state or nationality UTO): a test-deployment setting; "
-                      + "production sets idv.doc.accept_specimen_documents=false (docs/idvd.production.json)", level: "warning")
+        // One warning per setting that is not for production (ServerConfig.nonProductionWarnings).
+        for warning in config.nonProductionWarnings {
+            Log.event("non-production setting: " + warning, level: "warning")
         }
         let registry: FlowRegistry
         do { registry = FlowRegistry.idv(IDVServices.production(vault: try config.openVault(), policy: config.engine.workflow)) } catch { store.close(); throw error }
         // The webhook outbox's delivery worker (docs/WEBHOOKS.md), on every node unless webhooks.deliver is off.
         let vault = registry.services?.vault
-        return try ServerRunner.run(config: config, store: store, registry: registry, crypto: Sodium()) { app in
+        return try ServerRunner.run(config: config, store: store, registry: registry, crypto: Sodium(),
+                                    readinessChecks: readinessChecks(config: config, registry: registry)) { app in
             listened.raise()
             guard config.webhooks.deliver, let vault else { return {} }
             let deliverer = WebhookDeliverer(store: store, vault: vault, settings: config.webhooks, metrics: app.metrics)
             deliverer.start()
             return { deliverer.stop() }
         }
+    }
+
+    /// `/readyz`'s checks of what `idvd serve` loads (beside the database, schema and analysis pool):
+    /// `face_models` — the dlib model files were found and the selfie analyser built (without them the
+    /// selfie flows are not offered: a node that cannot run them is not ready); `document_reader` —
+    /// the OCR-B parameters are loaded (`documents.warm_up`; with it off they load at the first upload).
+    static func readinessChecks(config: ServerConfig, registry: FlowRegistry) -> [ReadinessCheck] {
+        let selfiesReady = registry.services?.selfies != nil
+        let missing = FaceEngine.missingModels().map(\.rawValue)
+        let warmUp = config.documentsWarmUp
+        return [
+            ReadinessCheck(name: "face_models") {
+                selfiesReady ? nil : (missing.isEmpty ? "selfie_analyser_unavailable" : "missing: " + missing.joined(separator: ", "))
+            },
+            ReadinessCheck(name: "document_reader") { !warmUp || DocumentReaderAdapter.isWarm ? nil : "loading" },
+        ]
     }
 
     /// Removes every `--set key=value` (repeatable) from `args`; returns the rest and the settings.

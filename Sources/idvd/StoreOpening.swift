@@ -34,6 +34,21 @@ extension ServerConfig {
     }
 }
 
+/// A store as opened: its engine (the composition root knows which) and the one typed store the
+/// engine, the operations and the HTTP layer hold.
+enum OpenedStore {
+    case sqlite(SQLiteStore)
+    case postgres(PostgresStore)
+
+    /// The store as the rest of the server sees it.
+    var store: any EngineStore {
+        switch self {
+        case let .sqlite(s): s
+        case let .postgres(s): s
+        }
+    }
+}
+
 /// Opens the store `db.path` names — a SQLite file, or PostgreSQL when it is a `postgresql://` URL —
 /// for `idvd serve` and every `idvd admin` command.
 enum StoreOpening {
@@ -47,7 +62,7 @@ enum StoreOpening {
 
     /// `mustExist`: refuse a missing database (a SQLite file that is not there, a PostgreSQL database
     /// without the OpenIDV schema) instead of creating it — every `idvd admin` command but `create-user`.
-    static func open(_ config: ServerConfig, mustExist: Bool, command: String) throws -> any EngineStore {
+    static func open(_ config: ServerConfig, mustExist: Bool, command: String) throws -> OpenedStore {
         switch config.database {
         case let .sqlite(path):
             let exists = FileManager.default.fileExists(atPath: path)
@@ -55,16 +70,26 @@ enum StoreOpening {
                 throw CLIError("no database at \(path): `idvd \(command)` does not create one "
                                + "(check --db / db.path; `idvd admin create-user` or `idvd serve` creates a new database)")
             }
+            if exists, let key = try? config.storeKeyFile(), !FileManager.default.fileExists(atPath: key) {
+                // An existing database without its key file (a restore to a new host, a key path
+                // mistyped, an admin command run without the service's key directory): a new key
+                // made here would leave everything sealed under the old one unreadable — templates,
+                // kept images, session states, webhook secrets — and the first use would fail.
+                throw CLIError("the database \(path) exists but its key file \(key) does not: restore the key file "
+                               + "(`idvd admin where` says where it is expected; templates.key_file, IDVD_KEY_DIR), "
+                               + "or, if the key is lost for good, make a new one with `idvd admin new-key FILE` and pass it "
+                               + "as templates.key_file — data sealed under the lost key will not open")
+            }
             if !exists {
                 // The key file first (made when missing, as the store would): a key file the vault
                 // refuses (group-readable, unreadable, a bad previous key) must not leave a new,
                 // empty database behind.
                 do { _ = try config.openVault() } catch { throw CLIError("\(error)") }
             }
-            return try config.openStore()
+            return .sqlite(try config.openStore())
         case .postgres:
             do {
-                return try config.openPostgresStore(createSchema: !mustExist)
+                return .postgres(try config.openPostgresStore(createSchema: !mustExist))
             } catch let e as IDVServerError {
                 throw CLIError("\(e)")
             } catch let e as StoreError {
@@ -74,20 +99,19 @@ enum StoreOpening {
     }
 
     /// One log line naming the store (the URL redacted), for `idvd serve`'s stderr.
-    static func logOpened(_ store: any EngineStore, config: ServerConfig) {
-        var fields: [String: JSONValue] = ["schema_version": .integer((try? store.schemaVersion()) ?? 0)]
-        switch config.database {
-        case let .sqlite(path):
+    /// PostgreSQL: also turns on the pool's statistics line at close.
+    static func logOpened(_ opened: OpenedStore, config: ServerConfig) {
+        var fields: [String: JSONValue] = ["schema_version": .integer((try? opened.store.schemaVersion()) ?? 0)]
+        switch opened {
+        case .sqlite:
             fields["engine"] = "sqlite"
-            fields["path"] = .string(path)
-        case .postgres:
+            if case let .sqlite(path) = config.database { fields["path"] = .string(path) }
+        case let .postgres(pg):
             fields["engine"] = "postgresql"
             fields["url"] = .string(config.database.redacted)
             fields["pool_size"] = .integer(config.db.poolSize)
-            if let pg = store as? PostgresStore {
-                if let v = try? pg.serverVersion() { fields["server_version"] = .integer(v) }
-                pg.logsStatisticsOnClose = true
-            }
+            if let v = try? pg.serverVersion() { fields["server_version"] = .integer(v) }
+            pg.logsStatisticsOnClose = true
         }
         if let key = try? config.keyLocation() {
             fields["key_file"] = .string(key.path)

@@ -33,6 +33,7 @@ extension Benchmark {
         let config = try ServerConfig.load(file: nil, environment: [:], overrides: [
             "db.path": tmp.appendingPathComponent("b.sqlite").path, "listen.port": "0", "log.requests": "false",
             "argon2.opslimit": "1", "argon2.memlimit_kib": "8", "idv.biometric_attempts": "100",
+            "idv.doc.accept_specimen_documents": "true",                               // the bench's pages are specimens
             "templates.key_file": tmp.appendingPathComponent("templates.key").path,   // not in ~/.local/state
         ])
         let store = try config.openStore()

@@ -81,6 +81,52 @@ final class DocumentCommandTests: XCTestCase {
         XCTAssertEqual(try status([]), "INVALID")
         XCTAssertEqual(try status(["--flow", "document-scan"]), "WARNING")
     }
+
+    /// One policy (#40): `idvd document read` reads the policy's settings as `idvd serve` does —
+    /// `--config FILE` (here the shipped production configuration) and `--set KEY=VALUE` with the
+    /// server's keys — so a UTO specimen is INVALID there as on a production server, and a key or
+    /// value the server refuses is refused here with the server's message (exit 2).
+    func testPolicySettingsAreReadAsTheServerReadsThem() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-policy-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SeededRNG(seed: 5)
+        var id = SpecimenIdentity.random(.td3, using: &rng)
+        id.issuingState = "UTO"; id.nationality = "UTO"; id.expiryDate = "351231"
+        let file = dir.appendingPathComponent("page.jpg")
+        try DocumentImage(rgb: try SpecimenGenerator.render(id, format: .td3).image).jpeg(maxDimension: 10_000, quality: 90).write(to: file)
+        // Without the tests' IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS, as an operator runs it.
+        let env = ProcessInfo.processInfo.environment.filter { $0.key != "IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS" }
+            .merging(["IDVD_KEY_DIR": IDVD.keyDirectory.path]) { _, n in n }
+        func report(_ extra: [String]) throws -> (status: Int32, verdict: String?, errors: [String]) {
+            let r = try IDVD.run(["document", "read", "--jsonl", "--flow", "document-scan", file.path] + extra, replacing: env)
+            let line = r.output.split(separator: "\n").first.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
+            let rep = line?["report"] as? [String: Any]
+            return (r.status, rep?["overall_status"] as? String, rep?["errors"] as? [String] ?? [])
+        }
+        let plain = try report([])
+        XCTAssertEqual(plain.status, 0)
+        XCTAssertEqual(plain.verdict, "INVALID", "the code's default refuses specimens (#38): \(plain.errors)")
+        XCTAssertTrue(plain.errors.contains { $0.contains("specimen") }, "\(plain.errors)")
+        let production = Paths.root.appendingPathComponent("docs/idvd.production.json").path
+        for extra in [["--config", production], ["--set", "idv.doc.accept_specimen_documents=false"],
+                      ["--set=idv.doc.accept_specimen_documents=false", "--set", "idv.doc.reject_expired=true"]] {
+            let r = try report(extra)
+            XCTAssertEqual(r.status, 0, "\(extra)")
+            XCTAssertEqual(r.verdict, "INVALID", "\(extra)")
+            XCTAssertTrue(r.errors.contains { $0.contains("specimen") }, "\(extra): \(r.errors)")
+        }
+        // --set after --config wins, as for the server.
+        XCTAssertNotEqual(try report(["--config", production, "--set", "idv.doc.accept_specimen_documents=true"]).verdict, "INVALID")
+        // What the server refuses is refused: an unknown key, a bad value, a missing file (exit 2, no report).
+        for extra in [["--set", "idv.doc.no_such_key=1"], ["--set", "idv.doc.accept_specimen_documents=maybe"],
+                      ["--config", dir.appendingPathComponent("missing.json").path], ["--set", "no-equals-sign"]] {
+            let r = try report(extra)
+            XCTAssertEqual(r.status, 2, "\(extra)")
+            XCTAssertNil(r.verdict, "\(extra)")
+        }
+    }
 }
 
 extension DocumentCommandTests {

@@ -44,7 +44,7 @@ final class GlareTests: XCTestCase {
         XCTAssertEqual(r.check(.mrzPresent)?.result, .failed)
         XCTAssertTrue(r.findings.contains { if case .glareHidesMRZ = $0 { return true }; return false })
         XCTAssertFalse(r.findings.contains(.noMRZ))
-        let judged = r.judged()
+        let judged = r.judged(by: .acceptingSpecimens)
         XCTAssertEqual(judged.status, .invalid)
         XCTAssertTrue(judged.errors.map(DocumentWording.sentence).contains { $0.contains("glare") })
         // The flows' reader answers with the retryable upload code 1080, not 1031.

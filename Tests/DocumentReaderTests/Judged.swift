@@ -9,8 +9,17 @@ import IDVReaders
 // prints and what the flows send.
 
 extension DocumentReport {
-    /// The policy's judgement of this report, as of the reading's reference date.
-    var judgement: DocumentJudgement { judged() }
+    /// The policy's judgement of this report, as of the reading's reference date. A report read with
+    /// the visual-zone check switched off (the MRZ tests, for speed: "Names match visual zone" measured
+    /// nothing) is judged without `idv.doc.require_name_confirmation`, since its names were compared
+    /// with no print by the test's choice; NameConfirmationPolicyTests and UncheckedFieldTests judge
+    /// that rule.
+    var judgement: DocumentJudgement {
+        guard check(.namesMatchVisualZone)?.measured == CheckMeasurement.none else { return judged(by: .acceptingSpecimens) }
+        var policy = WorkflowPolicy.acceptingSpecimens
+        policy.requireNameConfirmation = false
+        return judged(by: policy)
+    }
     /// VALID / INVALID / WARNING.
     var overallStatus: DocumentStatus { judgement.status }
     /// The `errors` sentences.

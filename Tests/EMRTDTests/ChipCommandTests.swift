@@ -16,7 +16,9 @@ final class ChipCommandTests: XCTestCase {
         let mrz_cross_check: Cross?
         let issuing_state: State?
         let policy: Policy
+        let active_authentication: AA
         struct PA: Decodable { let passed: Bool; let failures: [String]; let signer_countries: Countries }
+        struct AA: Decodable { let outcome: String; let failure: String?; let mechanism: String?; let signature_algorithm: String? }
         struct Countries: Decodable, Equatable { let document_signer: [String]; let document_signer_issuer: [String]; let csca: [String]? }
         struct Cross: Decodable { let outcome: String }
         struct State: Decodable { let code: String; let x509_country_names: [String] }
@@ -38,7 +40,9 @@ final class ChipCommandTests: XCTestCase {
             let out = try JSONDecoder().decode(Output.self, from: ok.stdout)
             XCTAssertTrue(out.passive_authentication.passed)
             XCTAssertEqual(out.mrz_cross_check?.outcome, "matches")
-            XCTAssertEqual(out.policy.reason_code, "passed")
+            // Files alone prove the data authentic, not that a chip answered: a copy is not excluded (exit 0, WARNING).
+            XCTAssertEqual(out.policy.reason_code, "active_authentication_not_performed")
+            XCTAssertEqual(out.active_authentication.outcome, "not_performed")
             XCTAssertNil(out.policy.signer_country_mismatch)
             // Signed under the test CSCA of the document's own issuing state.
             let state = try XCTUnwrap(out.issuing_state)
@@ -47,10 +51,13 @@ final class ChipCommandTests: XCTestCase {
             let c = truth.chip.csca_country
             XCTAssertEqual(out.passive_authentication.signer_countries, Output.Countries(document_signer: [c], document_signer_issuer: [c], csca: [c]))
             XCTAssertTrue(FileManager.default.fileExists(atPath: "\(dir)/portrait-\(seed).png"))
-            XCTAssertEqual(truth.chip.variants.count, 8)
+            XCTAssertEqual(truth.chip.variants.count, 11)
             for (name, v) in truth.chip.variants {
                 let r = try IDVDCommand.run(["chip", "verify", "--dir", dir + "/" + v.directory, "--trust", trust])
-                XCTAssertEqual(r.status, 1, "\(name): \(r.stderr)")
+                // The Active Authentication variants (aa-ecdsa, copy, no-aa) pass passive authentication.
+                let passes = v.expected_failures.isEmpty && !v.signer_country_differs
+                XCTAssertEqual(passes, ["aa-ecdsa", "copy", "no-aa"].contains(name), name)
+                XCTAssertEqual(r.status, passes ? 0 : 1, "\(name): \(r.stderr)")
                 let o = try JSONDecoder().decode(Output.self, from: r.stdout)
                 XCTAssertEqual(o.passive_authentication.failures, v.expected_failures, name)
                 XCTAssertEqual(v.signer_country_differs, name == "foreign-csca", name)
@@ -108,7 +115,7 @@ final class ChipCommandTests: XCTestCase {
         let chip = ["chip", "verify", "--dir", dir + "/c1/specimen-10.chip", "--trust", dir + "/c1/test-pki"]
         let own = try IDVDCommand.run(chip + ["--page", dir + "/c1/specimen-10.png"])
         XCTAssertEqual(own.status, 0, own.stderr)
-        XCTAssertEqual(try JSONDecoder().decode(Output.self, from: own.stdout).policy.reason_code, "passed")
+        XCTAssertEqual(try JSONDecoder().decode(Output.self, from: own.stdout).policy.reason_code, "active_authentication_not_performed")
         let mismatch = try IDVDCommand.run(chip + ["--page", dir + "/c2/specimen-20.png"])
         XCTAssertEqual(mismatch.status, 1, mismatch.stderr)
         let m = try JSONDecoder().decode(Output.self, from: mismatch.stdout)
@@ -160,5 +167,66 @@ final class ChipCommandTests: XCTestCase {
         let cross = try run("bsi2008-erika-mustermann", "98_pass-nld.jpg")
         XCTAssertGreaterThan(try XCTUnwrap(cross.page.portrait_distance), line)
         XCTAssertTrue(cross.mrz_cross_check.differing_fields.contains("name"))
+    }
+
+    /// `--aa-challenge HEX --aa-signature FILE`: an Active Authentication signature checked offline (ICAO 9303-11
+    /// §6.1) with the chip folder's DG15 key after passive authentication — genuine (RSA and ECDSA), the copy's key,
+    /// another challenge, a chip without DG15 — and unusable input refused with exit 2.
+    func testActiveAuthenticationSignatureCheckedOffline() throws {
+        let dir = try temporaryDirectory(self)
+        let gen = try IDVDCommand.run(["specimen", "--chip", "--format", "td3", "--seed", "21", "--out", dir])
+        XCTAssertEqual(gen.status, 0, gen.stderr)
+        let chip = dir + "/specimen-21.chip", trust = dir + "/test-pki"
+        let challenge: [UInt8] = [0xC0, 0xFF, 0xEE, 0x00, 0x11, 0x22, 0x33, 0x44]
+        let hex = "c0ffee0011223344"
+        func sign(_ folder: String, _ c: [UInt8] = [0xC0, 0xFF, 0xEE, 0x00, 0x11, 0x22, 0x33, 0x44]) throws -> String {
+            let sig = try XCTUnwrap(try SpecimenChipSecurity.activeAuthenticationSignature(challenge: c, chipDirectory: folder), folder)
+            let path = dir + "/sig-\(UUID().uuidString).bin"
+            try Data(sig).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let mrz = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/specimen-21.json"))).mrz_lines
+        func verify(_ folder: String, _ extra: [String]) throws -> (Int32, Output?, String) {
+            let r = try IDVDCommand.run(["chip", "verify", "--dir", folder, "--trust", trust] + extra + ["--mrz"] + mrz)
+            return (r.status, try? JSONDecoder().decode(Output.self, from: r.stdout), r.stderr)
+        }
+        // The genuine RSA-2048 chip and the ECDSA P-256 variant: verified, the chip is genuine (exit 0).
+        for (folder, mechanism) in [(chip, "rsa-iso9796-2-sha256"), (chip + "/variants/aa-ecdsa", "ecdsa-plain-sha256")] {
+            let (status, out, err) = try verify(folder, ["--aa-challenge", hex, "--aa-signature", try sign(folder)])
+            XCTAssertEqual(status, 0, err)
+            XCTAssertEqual(out?.active_authentication.outcome, "verified", folder)
+            XCTAssertEqual(out?.active_authentication.mechanism, mechanism)
+            XCTAssertEqual(out?.policy.reason_code, "genuine")
+        }
+        XCTAssertEqual(try verify(chip + "/variants/aa-ecdsa", []).1?.active_authentication.outcome, "not_performed")
+        // The copy's key (the genuine files): failed, INVALID (exit 1), with the reader's fault.
+        let (cs, copy, _) = try verify(chip + "/variants/copy", ["--aa-challenge", hex, "--aa-signature", try sign(chip + "/variants/copy")])
+        XCTAssertEqual(cs, 1)
+        XCTAssertEqual(copy?.active_authentication.outcome, "failed")
+        // Another key's signature recovers to noise: past the genuine modulus, or no ISO/IEC 9796-2 structure.
+        XCTAssertTrue(["signature_out_of_range", "iso9796_2_bad_padding", "iso9796_2_bad_trailer"].contains(copy?.active_authentication.failure ?? "-"),
+                      "\(String(describing: copy?.active_authentication))")
+        XCTAssertEqual(copy?.policy.reason_code, "active_authentication_failed")
+        // A signature over another challenge than the one given: the chip's key signed something else (exit 1).
+        let (os, other, _) = try verify(chip, ["--aa-challenge", hex, "--aa-signature", try sign(chip, [1, 2, 3, 4, 5, 6, 7, 8])])
+        XCTAssertEqual(os, 1)
+        XCTAssertEqual([other?.active_authentication.failure, other?.policy.reason_code], ["digest_mismatch", "active_authentication_replayed"])
+        // No DG15: not supported (a copy is not excluded: exit 0).
+        let (ns, none, _) = try verify(chip + "/variants/no-aa", ["--aa-challenge", hex, "--aa-signature", try sign(chip)])
+        XCTAssertEqual(ns, 0)
+        XCTAssertEqual([none?.active_authentication.outcome, none?.policy.reason_code], ["not_supported", "active_authentication_not_supported"])
+        // The SOD's signature corrupted: DG15's key is not authenticated, the signature is not looked at.
+        let (ks, key, _) = try verify(chip + "/variants/signature-corrupted", ["--aa-challenge", hex, "--aa-signature", try sign(chip)])
+        XCTAssertEqual(ks, 1)
+        XCTAssertEqual(key?.active_authentication.outcome, "key_not_authenticated")
+        // Unusable input: exit 2, one line, nothing on stdout.
+        for bad in [["--aa-challenge", "c0ffee"], ["--aa-challenge", hex], ["--aa-signature", dir + "/absent"],
+                    ["--aa-challenge", "zz" + hex.dropFirst(2), "--aa-signature", try sign(chip)], ["--aa-challenge", hex, "--aa-signature", dir + "/absent"]] {
+            let r = try IDVDCommand.run(["chip", "verify", "--dir", chip, "--trust", trust] + bad)
+            XCTAssertEqual(r.status, 2, "\(bad): \(r.stderr)")
+            XCTAssertTrue(r.stdout.isEmpty, "\(bad)")
+            XCTAssertTrue(r.stderr.contains("--aa-"), "\(bad): \(r.stderr)")
+        }
+        _ = challenge
     }
 }

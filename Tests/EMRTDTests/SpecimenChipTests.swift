@@ -98,7 +98,9 @@ final class SpecimenChipTests: XCTestCase {
             }
             XCTAssertEqual(pa.signerCountries.documentSigner == ["UT"], !v.signerCountryDiffers, "\(v)")
             // Each variant's evidence is distinct from every other's.
+            // (The AA variants differ from the genuine chip in Active Authentication only: SpecimenChipSecurityTests.)
             let key = pa.failures.map(\.rawValue).joined(separator: ",") + "/" + "\(v.mismatchedDataGroup ?? 0)" + "/" + pa.signerCountries.documentSigner.joined()
+                + "/" + (v.activeAuthenticationKind?.rawValue ?? "no AA") + "/" + v.expectedActiveAuthentication.rawValue
             XCTAssertTrue(seen.insert(key).inserted, "\(v) repeats \(key)")
         }
     }

@@ -149,13 +149,14 @@ final class LivenessFusionTests: XCTestCase {
         LivenessFusion.Inputs(facialAction: action, challenge: nil, motion: motion, texture: texture)
     }
 
-    func testTextureStrengthIsPiecewiseLinear() {
-        let l = LivenessFusion.TextureLevels(line: 0.4, strong: 0.9)
-        XCTAssertEqual(LivenessFusion.textureStrength(0, levels: l), 0)
-        XCTAssertEqual(LivenessFusion.textureStrength(0.2, levels: l), 0.25, accuracy: 1e-12)
-        XCTAssertEqual(LivenessFusion.textureStrength(0.4, levels: l), 0.5, accuracy: 1e-12)
-        XCTAssertEqual(LivenessFusion.textureStrength(0.7, levels: l), 0.75, accuracy: 1e-12)
-        XCTAssertEqual(LivenessFusion.textureStrength(1.2, levels: l), 1)
+    func testTextureStrengthIsLogisticAroundTheLine() {
+        let l = LivenessFusion.TextureLevels(line: -1.6, scale: 1)
+        XCTAssertEqual(LivenessFusion.textureStrength(-1.6, levels: l), 0.5, accuracy: 1e-12)
+        XCTAssertEqual(LivenessFusion.textureStrength(-0.6, levels: l), 1 / (1 + exp(-1)), accuracy: 1e-12)
+        XCTAssertEqual(LivenessFusion.textureStrength(-2.6, levels: l), 1 / (1 + exp(1)), accuracy: 1e-12)
+        XCTAssertGreaterThan(LivenessFusion.textureStrength(30, levels: l), 0.999_999)
+        XCTAssertLessThan(LivenessFusion.textureStrength(-30, levels: l), 1e-6)
+        XCTAssertEqual(LivenessFusion.TextureLevels().line, -1.6, "the server policy's default idv.pad.texture_line")
     }
 
     func testPreviousRuleIgnoresTexture() {
@@ -186,19 +187,13 @@ final class LivenessFusionTests: XCTestCase {
         XCTAssertEqual(LivenessFusion.apply(.textureMotion, challenge, blocked: false).failed, [.challengeNotMet])
     }
 
-    func testStrongTextureAndStrongActionStandInForMotion() {
-        let strong = LivenessFusion.textureStrength(0.95, levels: levels)
-        let stillButAlive = LivenessFusion.apply(.textureMotion, inputs(action: 0.8, motion: 0.3, texture: strong), blocked: false)
-        XCTAssertGreaterThanOrEqual(stillButAlive.score, 50)
-        XCTAssertEqual(stillButAlive.failed, [])
-        // A weak facial action (a print's false blink) does not stand in, however alive the texture.
-        let weakAction = LivenessFusion.apply(.textureMotion, inputs(action: 0.55, motion: 0.3, texture: strong), blocked: false)
-        XCTAssertLessThan(weakAction.score, 50)
-        XCTAssertEqual(weakAction.failed, [.rigidMotion])
-        // Texture above its line but below the strong level does not either.
-        let plain = LivenessFusion.textureStrength(0.8, levels: levels)
-        XCTAssertEqual(LivenessFusion.apply(.textureMotion, inputs(action: 1, motion: 0.3, texture: plain), blocked: false).failed, [.rigidMotion])
-        // The previous rule never substitutes.
+    /// `texture-motion-v3`: strong texture never stands in for missing landmark motion (the texture
+    /// models do not see a digitally made print, whose only evidence is that it moves like a plane).
+    func testStrongTextureDoesNotStandInForMotion() {
+        let strong = LivenessFusion.textureStrength(8, levels: levels)
+        let still = LivenessFusion.apply(.textureMotion, inputs(action: 1, motion: 0.3, texture: strong), blocked: false)
+        XCTAssertLessThan(still.score, 50)
+        XCTAssertEqual(still.failed, [.rigidMotion])
         XCTAssertEqual(LivenessFusion.apply(.motion, inputs(action: 1, motion: 0.3, texture: 1), blocked: false).failed, [.rigidMotion])
     }
 

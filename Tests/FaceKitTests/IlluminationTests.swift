@@ -7,7 +7,7 @@ import Imaging
 /// per-frame measurement on real pixels, and the check's decisions and its stated false-accept rate,
 /// on captures whose step responses follow a known physical model (the face lit by the screen
 /// relative to a far background, camera noise). The same check on simulated phone captures of real
-/// video, over HTTP, is in IDVServerTests/PresenceTests.swift.
+/// video, over HTTP, is in IDVReadersTests/PresenceTests.swift.
 final class IlluminationTests: XCTestCase {
     // MARK: The design
 

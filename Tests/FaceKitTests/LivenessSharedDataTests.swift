@@ -34,7 +34,7 @@ final class LivenessSharedDataTests: XCTestCase {
         XCTAssertLessThan(report.score, 50)
         XCTAssertLessThan(report.motionScore, 50)
         XCTAssertTrue(report.reasons.contains(.textureAttack), "\(report.reasons)")
-        XCTAssertLessThan(try XCTUnwrap(report.texture?.score), LivenessConfiguration().textureLevels.line)
+        XCTAssertLessThan(try XCTUnwrap(report.texture?.logOdds), LivenessConfiguration().textureLevels.line - 2)
         XCTAssertTrue(report.reasons.contains(.rigidMotion), "\(report.reasons)")
         XCTAssertTrue(report.reasons.contains(.noBlink), "\(report.reasons)")
         XCTAssertLessThan(try XCTUnwrap(report.mouthActionSpread), LivenessConfiguration().mouthActionLevel)
@@ -47,7 +47,7 @@ final class LivenessSharedDataTests: XCTestCase {
         let report = try LivenessTests.analyzer().analyze(frames: frames)
         XCTAssertTrue(report.live, "\(report.reasons)")
         XCTAssertFalse(report.blinks.isEmpty)
-        XCTAssertGreaterThan(try XCTUnwrap(report.texture?.score), LivenessConfiguration().textureLevels.line)
+        XCTAssertGreaterThan(try XCTUnwrap(report.texture?.logOdds), LivenessConfiguration().textureLevels.line)
     }
 
     func testTalkingWindowWithoutABlinkPassesOnExpressionDynamics() throws {

@@ -276,7 +276,7 @@ final class LivenessTests: XCTestCase {
         XCTAssertTrue(report.reasons.contains(.multipleFaces), "\(report.reasons)")
     }
 
-    // MARK: Comparison evidence (the verdict is the server policy's, tested in IDVServerTests)
+    // MARK: Comparison evidence (the verdict is the server policy's, tested in IDVReadersTests)
 
     func testSelfieComparisonAgainstPortraitAndTemplate() throws {
         let analyzer = try Self.analyzer()

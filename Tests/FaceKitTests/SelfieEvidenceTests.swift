@@ -29,8 +29,19 @@ final class SelfieEvidenceTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(report.score, 50)
         let texture = try XCTUnwrap(report.texture)
         XCTAssertEqual(texture.models, ["minifasnetv2_27", "minifasnetv1se_40"])
+        // Scored on the crops of the models' own detector (every spread frame holds the face) and
+        // aggregated over the good frames: near-frontal, sharp enough.
         XCTAssertEqual(texture.frames.count, LivenessConfiguration().textureFrames)
-        XCTAssertGreaterThan(try XCTUnwrap(texture.score), LivenessConfiguration().textureLevels.line)
+        XCTAssertGreaterThanOrEqual(texture.goodFrames.count, 8, "most of the 10 spread frames are frontal and sharp")
+        XCTAssertTrue(Set(texture.goodFrames).isSubset(of: Set(texture.frames)))
+        XCTAssertGreaterThan(try XCTUnwrap(texture.logOdds), LivenessConfiguration().textureLevels.line)
+        XCTAssertGreaterThan(try XCTUnwrap(texture.score), 0.5)
+        for f in report.frames where texture.frames.contains(f.index) {
+            let box = try XCTUnwrap(f.textureBox), tracked = try XCTUnwrap(f.box)
+            // The detector's box is taller than dlib's and holds its centre.
+            XCTAssertGreaterThan(box.height, tracked.height)
+            XCTAssertTrue(box.left < tracked.center.x && tracked.center.x < box.right && box.top < tracked.center.y && tracked.center.y < box.bottom)
+        }
         let inputs = try XCTUnwrap(report.fusionInputs)
         XCTAssertGreaterThanOrEqual(try XCTUnwrap(inputs.facialAction), 0.5)
         XCTAssertGreaterThanOrEqual(try XCTUnwrap(inputs.texture), 0.5)

@@ -82,6 +82,57 @@ final class TexturePADTests: XCTestCase {
         XCTAssertEqual(live.bonaFide, live.perModel.reduce(0, +) / 2, accuracy: 1e-9)
     }
 
+    /// The models' own detector (Silent-Face-Anti-Spoofing's RetinaFace, Caffe): its SHA-256 is
+    /// checked before it is parsed; on the upstream samples it finds the face with a box taller and
+    /// looser than dlib's; the models score the samples as upstream publishes them (image_T1 real,
+    /// image_F1 a print).
+    func testTheModelsOwnDetectorGivesTheirCrops() throws {
+        let engine = try FaceEngineTests.engine()
+        let pad = try TexturePAD.shared()
+        let detector = try PADFaceDetector.shared()
+        func detected(_ name: String) throws -> (TextureScore, PADFaceDetector.Detection, FaceBox) {
+            let image = try Image(data: Fixtures.face(name))
+            let dlib = try XCTUnwrap(engine.detect(in: image).first, "a face in \(name)").box
+            let rgb = image.rgbPixels
+            let found = try rgb.withUnsafeBufferPointer { try detector.detect(rgb: $0, width: image.width, height: image.height) }
+            let d = try XCTUnwrap(PADFaceDetector.matching(found, tracked: dlib), "the detector finds the face in \(name)")
+            return (try pad.score(in: image, box: d.box), d, dlib)
+        }
+        let (live, liveBox, dlib) = try detected("live_exif_rotated.jpg")
+        XCTAssertGreaterThan(liveBox.confidence, 0.9)
+        XCTAssertGreaterThan(liveBox.box.height, dlib.height * 1.1, "the detector's box reaches above the brows")
+        XCTAssertGreaterThan(liveBox.box.height, liveBox.box.width)
+        XCTAssertGreaterThan(live.bonaFide, 0.9, "\(live)")
+        let (print, printBox, _) = try detected("print_attack_exif_rotated.jpg")
+        XCTAssertGreaterThan(printBox.confidence, 0.9)
+        XCTAssertLessThan(print.bonaFide, 0.5, "\(print)")
+        // A region holding no face: nothing matches.
+        XCTAssertNil(PADFaceDetector.matching([], tracked: dlib))
+    }
+
+    func testTamperedDetectorIsRefusedBeforeItRuns() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pad-detector-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for f in [PADFaceDetector.prototxt.name, PADFaceDetector.weights.name] {
+            try FileManager.default.copyItem(at: TexturePAD.bundledModelsDirectory.appendingPathComponent(f), to: dir.appendingPathComponent(f))
+        }
+        XCTAssertNoThrow(try PADFaceDetector(modelsDirectory: dir))
+        let url = dir.appendingPathComponent(PADFaceDetector.weights.name)
+        var bytes = try Data(contentsOf: url)
+        bytes[bytes.count / 2] ^= 0x01
+        try bytes.write(to: url)
+        XCTAssertThrowsError(try PADFaceDetector(modelsDirectory: dir)) { error in
+            guard case FaceError.modelIntegrity(let message) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains(PADFaceDetector.weights.sha256), message)
+        }
+        try FileManager.default.removeItem(at: url)
+        XCTAssertThrowsError(try PADFaceDetector(modelsDirectory: dir)) { error in
+            guard case FaceError.modelUnavailable(let message) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains(PADFaceDetector.weights.name), message)
+        }
+    }
+
     func testBoxOutsideTheImageIsRefused() throws {
         let pad = try TexturePAD.shared()
         let image = try Image(gray: [UInt8](repeating: 90, count: 64 * 64), width: 64, height: 64)

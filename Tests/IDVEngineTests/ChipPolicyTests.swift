@@ -19,13 +19,20 @@ final class ChipPolicyTests: XCTestCase {
         return d
     }
 
-    func chip(_ failures: [ChipFailure], mrz: ChipMRZComparison = .matches, portrait: Bool = true) -> ChipEvidence {
-        ChipEvidence(failures: failures, mrz: mrz, dataGroups: [1, 2], hashAlgorithm: "SHA256", portraitJPEG: portrait ? Data([0xFF, 0xD8, 1]) : nil)
+    static let verified = ActiveAuthenticationResult.verified(mechanism: "rsa-iso9796-2-sha256")
+
+    /// Chip evidence; Active Authentication verified unless `aa` says otherwise (the passive-authentication tests
+    /// below judge a genuine chip's other findings).
+    func chip(_ failures: [ChipFailure], mrz: ChipMRZComparison = .matches, portrait: Bool = true,
+              aa: ActiveAuthenticationResult = ChipPolicyTests.verified) -> ChipEvidence {
+        ChipEvidence(failures: failures, mrz: mrz, dataGroups: [1, 2, 14, 15], hashAlgorithm: "SHA256", portraitJPEG: portrait ? Data([0xFF, 0xD8, 1]) : nil,
+                     activeAuthentication: aa)
     }
 
-    func judged(_ d: DocumentEvidence, strict: Bool = false, needsPortrait: Bool = false) -> DocumentJudgement {
-        var p = WorkflowPolicy()
+    func judged(_ d: DocumentEvidence, strict: Bool = false, genuine: Bool = false, needsPortrait: Bool = false) -> DocumentJudgement {
+        var p = WorkflowPolicy.acceptingSpecimens
         p.requireTrustedCSCA = strict
+        p.requireGenuineChip = genuine
         return p.judge(d, today: "2026-12-01", needsPortrait: needsPortrait)
     }
 
@@ -47,11 +54,11 @@ final class ChipPolicyTests: XCTestCase {
         for f in warning {
             XCTAssertEqual(judged(doc(chip([f])), strict: true).status, .warning, f.rawValue)
         }
-        let p = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
         XCTAssertEqual(p.chipReason(chip([.cscaUnknown, .signatureInvalid])), .signatureInvalid, "an INVALID-making failure is the reason first")
         XCTAssertEqual(p.chipReason(chip([.cscaUnknown])), .cscaUnknown)
         XCTAssertEqual(p.chipReason(chip([.documentSignerExpired])), .certificateNotValidNow)
-        XCTAssertEqual(p.chipReason(chip([])), .passed)
+        XCTAssertEqual(p.chipReason(chip([])), .genuine)
         XCTAssertNotEqual(p.chipReason(chip([.cscaUnknown])), p.chipReason(chip([.signatureInvalid])), "CSCA unknown is not signature invalid")
     }
 
@@ -59,9 +66,9 @@ final class ChipPolicyTests: XCTestCase {
         let mismatch = judged(doc(chip([], mrz: .differs(["document_number"]))))
         XCTAssertEqual(mismatch.status, .invalid)
         XCTAssertEqual(mismatch.errors, [.chipMRZMismatch(["document_number"])])
-        XCTAssertEqual(WorkflowPolicy().chipReason(chip([], mrz: .differs(["birth_date"]))), .mrzMismatch)
+        XCTAssertEqual(WorkflowPolicy.acceptingSpecimens.chipReason(chip([], mrz: .differs(["birth_date"]))), .mrzMismatch)
         XCTAssertEqual(judged(doc(chip([], mrz: .noDataGroup1))).status, .warning)
-        XCTAssertEqual(WorkflowPolicy().chipReason(chip([], mrz: .noDataGroup1)), .mrzNotCompared)
+        XCTAssertEqual(WorkflowPolicy.acceptingSpecimens.chipReason(chip([], mrz: .noDataGroup1)), .mrzNotCompared)
 
         let passed = judged(doc(chip([])))
         XCTAssertEqual(passed.status, .valid)
@@ -73,7 +80,7 @@ final class ChipPolicyTests: XCTestCase {
     }
 
     func testChipPortraitIsTheReferenceOnlyWhenAuthentic() {
-        let p = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
         XCTAssertTrue(p.chipPortraitUsable(chip([])))
         XCTAssertFalse(p.chipPortraitUsable(chip([.cscaUnknown])), "an untrusted chip's portrait is no reference")
         XCTAssertFalse(p.chipPortraitUsable(chip([], mrz: .differs(["name"]))))
@@ -93,13 +100,13 @@ final class ChipPolicyTests: XCTestCase {
                                                     documentSignerIssuer: issuer ?? dsc, csca: csca)
             return c
         }
-        let p = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
         // The genuine case (also lower case, as some CSCAs write it) passes.
         for ok in [countries(["NL"], csca: ["NL"]), countries(["nl"], csca: ["nl"]), countries(["DE"], issuer: [], csca: nil, state: "D", expected: ["DE"])] {
             XCTAssertNil(p.signerCountryMismatch(ok))
             XCTAssertTrue(p.chipAuthentic(ok))
             XCTAssertEqual(judged(doc(ok)).status, .valid)
-            XCTAssertEqual(p.chipReason(ok), .passed)
+            XCTAssertEqual(p.chipReason(ok), .genuine)
         }
         // The repro: an NLD passport signed under Utopia's trusted CSCA.
         let foreign = countries(["UT"], csca: ["UT"])
@@ -138,5 +145,73 @@ final class ChipPolicyTests: XCTestCase {
         XCTAssertEqual(p.chipReason(both), .signerCountryMismatch)
         // Nothing to compare (no DG1 or no DSC): no finding; the other reasons already hold.
         XCTAssertNil(p.signerCountryMismatch(chip([.documentSignerMissing])))
+    }
+
+    /// Active Authentication (ICAO 9303-11 §6.1) in the verdict: verified on top of passive authentication is the
+    /// genuine chip (VALID, nfc OK); not run or no DG15 is "a copy is not excluded" (WARNING, INVALID under
+    /// chip.require_genuine); a copy's signature, a replayed answer or an unsigned key is INVALID with its own reason;
+    /// an algorithm that cannot be checked is a WARNING (INVALID under chip.require_genuine).
+    func testActiveAuthenticationOutcomesHaveTheirVerdictsAndReasons() {
+        let p = WorkflowPolicy.acceptingSpecimens
+        var strict = WorkflowPolicy.acceptingSpecimens
+        strict.requireGenuineChip = true
+        typealias Case = (ActiveAuthenticationResult, DocumentStatus, DocumentStatus, ChipVerificationReason)
+        let cases: [Case] = [
+            (Self.verified, .valid, .valid, .genuine),
+            (.notPerformed, .warning, .invalid, .activeAuthenticationNotPerformed),
+            (.notSupported, .warning, .invalid, .activeAuthenticationNotSupported),
+            (.failed(.unsupportedAlgorithm, detail: "signature_algorithm_not_named"), .warning, .invalid, .activeAuthenticationUnsupported),
+            (.failed(.signatureInvalid, detail: "iso9796_2_bad_padding"), .invalid, .invalid, .activeAuthenticationFailed),
+            (.failed(.challengeReplayed, detail: "challenge_not_this_steps"), .invalid, .invalid, .activeAuthenticationReplayed),
+            (.failed(.keyNotAuthenticated, detail: "key_not_authenticated"), .invalid, .invalid, .activeAuthenticationKeyNotSigned),
+        ]
+        XCTAssertEqual(Set(cases.compactMap { if case let .failed(f, _) = $0.0 { return f }; return nil }), Set(ActiveAuthenticationFailure.allCases))
+        var sentences: Set<String> = []
+        for (aa, status, strictStatus, reason) in cases {
+            let c = chip([], aa: aa)
+            let j = judged(doc(c)), js = judged(doc(c), genuine: true)
+            XCTAssertEqual(j.status, status, "\(aa)")
+            XCTAssertEqual(js.status, strictStatus, "\(aa) under chip.require_genuine")
+            XCTAssertEqual(p.chipReason(c), reason, "\(aa)")
+            XCTAssertEqual(strict.chipReason(c), reason, "\(aa)")
+            XCTAssertEqual(p.chipGenuine(c), aa.verified, "\(aa)")
+            XCTAssertEqual(p.chipIsError(c), status == .invalid, "\(aa)")
+            XCTAssertTrue(p.chipAuthentic(c), "passive authentication passed in every case")
+            XCTAssertTrue(p.chipPortraitUsable(c), "DG2 is authentic data in every case (a copy's face is the holder's)")
+            if aa.verified {
+                XCTAssertEqual(j.errors + j.warnings, [])
+            } else {
+                XCTAssertEqual(status == .invalid ? j.errors : j.warnings, [.chipActiveAuthentication(aa)], "\(aa)")
+                XCTAssertEqual(js.errors, [.chipActiveAuthentication(aa)], "\(aa)")
+            }
+            // The "Chip verification" check says which: PASSED genuine, WARNING a copy not excluded, FAILED INVALID.
+            let check = j.checks.first { $0.id == .chipVerification }
+            func expected(_ s: DocumentStatus) -> CheckResult { s == .invalid ? .failed : s == .warning ? .warning : .passed }
+            XCTAssertEqual(check?.result, expected(status), "\(aa)")
+            XCTAssertEqual(js.checks.first { $0.id == .chipVerification }?.result, expected(strictStatus), "\(aa)")
+            let detail = check.map(DocumentWording.detail) ?? ""
+            if aa.verified { XCTAssertTrue(detail.contains("the chip is genuine"), detail) }
+            else if status == .warning { XCTAssertTrue(detail.contains("a copy of the chip is not excluded"), detail) }
+            else { XCTAssertTrue(detail.contains("Active Authentication"), detail) }
+            let sentence = DocumentWording.sentence(.chipActiveAuthentication(aa))
+            XCTAssertEqual(sentence, reason.sentence)
+            sentences.insert(sentence)
+        }
+        XCTAssertEqual(sentences.count, cases.count, "every outcome has its own sentence")
+        // Active Authentication ranks after an INVALID passive-authentication failure and before the warnings.
+        XCTAssertEqual(p.chipReason(chip([.signatureInvalid], aa: .failed(.keyNotAuthenticated, detail: "key_not_authenticated"))), .signatureInvalid)
+        XCTAssertEqual(p.chipReason(chip([.cscaUnknown], aa: .failed(.signatureInvalid, detail: "signature_invalid"))), .activeAuthenticationFailed)
+        XCTAssertEqual(p.chipReason(chip([.cscaUnknown], aa: .notPerformed)), .cscaUnknown)
+        XCTAssertEqual(strict.chipReason(chip([.cscaUnknown], aa: .notPerformed)), .activeAuthenticationNotPerformed, "the error before the warning")
+        XCTAssertEqual(p.chipReason(chip([], mrz: .noDataGroup1, aa: .notPerformed)), .mrzNotCompared)
+        // A verified Active Authentication does not make an untrusted chain genuine.
+        let untrusted = chip([.cscaUnknown])
+        XCTAssertFalse(p.chipGenuine(untrusted))
+        XCTAssertEqual(judged(doc(untrusted)).status, .warning)
+        // chip.require_genuine is a setting, off by default.
+        XCTAssertFalse(WorkflowPolicy().requireGenuineChip)
+        var config = ServerConfig()
+        XCTAssertNoThrow(try config.set("chip.require_genuine", "true"))
+        XCTAssertTrue(config.engine.workflow.requireGenuineChip)
     }
 }

@@ -14,7 +14,8 @@ final class ReviewPolicyTests: XCTestCase {
 
     func doc(chip failures: [ChipFailure]?) -> DocumentEvidence {
         var d = ReaderEvidence.passport(fields, page: Data([0xFF, 0xD8, 0xFF]), portrait: true)
-        d.chip = failures.map { ChipEvidence(failures: $0, mrz: .matches, dataGroups: [1, 2], hashAlgorithm: "SHA256", portraitJPEG: nil) }
+        d.chip = failures.map { ChipEvidence(failures: $0, mrz: .matches, dataGroups: [1, 2, 15], hashAlgorithm: "SHA256", portraitJPEG: nil,
+                                             activeAuthentication: .verified(mechanism: "rsa-iso9796-2-sha256")) }
         return d
     }
 
@@ -30,7 +31,7 @@ final class ReviewPolicyTests: XCTestCase {
     }
 
     func testOffByDefault() {
-        let p = WorkflowPolicy()
+        let p = WorkflowPolicy.acceptingSpecimens
         XCTAssertFalse(p.review.enabled)
         XCTAssertEqual(triggers(p, liveness: 50, distance: 0.55), [])
         let d = doc(chip: [.cscaUnknown])
@@ -38,7 +39,7 @@ final class ReviewPolicyTests: XCTestCase {
     }
 
     func testMatchAndLivenessBands() {
-        var p = WorkflowPolicy()
+        var p = WorkflowPolicy.acceptingSpecimens
         p.faceMatchOperatingPoint = nil   // the fixed 0.55 line
         p.review.matchBand = 0.05
         p.review.livenessBand = 10
@@ -53,7 +54,7 @@ final class ReviewPolicyTests: XCTestCase {
     }
 
     func testDocumentWarningAndUnknownCSCA() {
-        var p = WorkflowPolicy()
+        var p = WorkflowPolicy.acceptingSpecimens
         p.review.documentWarning = true
         p.review.chipUnknownCSCA = true
         let unknown = doc(chip: [.cscaUnknown])

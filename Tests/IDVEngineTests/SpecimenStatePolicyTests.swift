@@ -18,7 +18,8 @@ final class SpecimenStatePolicyTests: XCTestCase {
 
     func testUtopiaIsAcceptedOnlyWhereTheSettingIsOn() throws {
         var policy = WorkflowPolicy()
-        XCTAssertTrue(policy.acceptSpecimenDocuments, "the code's default (demo, tests) accepts specimens")
+        XCTAssertFalse(policy.acceptSpecimenDocuments, "the code's default is production's: specimens refused")
+        policy.acceptSpecimenDocuments = true
         XCTAssertEqual(policy.judge(doc(state: "UTO", nationality: "UTO"), today: "2026-12-01", needsPortrait: true).status, .valid)
         policy.acceptSpecimenDocuments = false
         for (s, n) in [("UTO", "UTO"), ("NLD", "UTO"), ("UTO", "NLD")] {
@@ -36,8 +37,9 @@ final class SpecimenStatePolicyTests: XCTestCase {
         let file = root.appendingPathComponent("docs/idvd.production.json").path
         let production = try ServerConfig.load(file: file, environment: [:])
         XCTAssertFalse(production.engine.workflow.acceptSpecimenDocuments)
-        XCTAssertTrue(try ServerConfig.load(file: nil, environment: [:]).engine.workflow.acceptSpecimenDocuments)
-        XCTAssertFalse(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS": "false"]).engine.workflow.acceptSpecimenDocuments)
+        XCTAssertFalse(try ServerConfig.load(file: nil, environment: [:]).engine.workflow.acceptSpecimenDocuments)
+        XCTAssertFalse(ServerConfig().engine.workflow.acceptSpecimenDocuments)
+        XCTAssertTrue(try ServerConfig.load(file: nil, environment: ["IDVD_IDV_DOC_ACCEPT_SPECIMEN_DOCUMENTS": "true"]).engine.workflow.acceptSpecimenDocuments)
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.doc.accept_specimen_documents": "maybe"]))
     }
 

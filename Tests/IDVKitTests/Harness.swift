@@ -45,6 +45,40 @@ final class IDVDServer {
         return try XCTUnwrap(JSONDecoder().decode(JSONValue.self, from: r.stdout)["activation_code"]?.stringValue)
     }
 
+    /// `idvd specimen --format td3 --seed 10` with Katie's portrait: the page's PNG (document number
+    /// GC3664952, JOHN GARCIA LOPEZ); a build without a working `idvd specimen` is missing test data.
+    func specimen() throws -> URL {
+        let out = dir.appendingPathComponent("doc")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
+        p.arguments = ["specimen", "--format", "td3", "--seed", "10", "--portrait", Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path,
+                       "--out", out.path]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        let png = out.appendingPathComponent("specimen-10.png")
+        guard p.terminationStatus == 0, FileManager.default.fileExists(atPath: png.path) else {
+            throw TestData.missing("this build has no working `idvd specimen` (DocumentReader not merged)")
+        }
+        return png
+    }
+
+    /// A "print, held" attack sequence made by `idvd liveness make-attack` from the document portrait.
+    func heldPhotoAttack() throws -> URL {
+        let out = dir.appendingPathComponent("attack_held_photo")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try Paths.binary("idvd"))
+        p.arguments = ["liveness", "make-attack", "--from", Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path,
+                       "--out", out.path, "--frames", "30", "--seed", "7"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, "idvd liveness make-attack")
+        return out
+    }
+
     deinit {
         _ = process.stop(within: 15)
         try? FileManager.default.removeItem(at: dir)

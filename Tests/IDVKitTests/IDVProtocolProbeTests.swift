@@ -236,6 +236,7 @@ final class SampleAppIDVScreenTests: XCTestCase {
         activation-code: \(code)
         set-password: Katie pass 1
         dashboard: kyc annual review
+        kyc: start
         document-start: scan \(Paths.fixtures.appendingPathComponent("katie_portrait.jpg").path)
         document-details: confirm
         selfie-start: capture \(Paths.fixtures.appendingPathComponent("katie_live").path)

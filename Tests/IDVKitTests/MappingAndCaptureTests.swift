@@ -25,6 +25,24 @@ final class MappingAndCaptureTests: XCTestCase {
         }
     }
 
+    /// The details screen's two answers as IDVCore's ``DocumentDetailsAnswer``: Confirm/Close send
+    /// `is_confirm` alone; Recapture (`rescanIDVDocument`) adds `rescan: true`; a `rescan` that is not
+    /// a boolean is a shape error naming the field (the server's 1001).
+    func testDocumentDetailsAnswersAndTheRecapture() throws {
+        let close = WireMapping.payload(DocumentDetailsAnswer(isConfirm: false))
+        XCTAssertEqual(close, ["is_confirm": false], "Close says is_confirm alone: KYC's cancel API (240)")
+        let recapture = WireMapping.payload(DocumentDetailsAnswer(isConfirm: false, rescan: true))
+        XCTAssertEqual(recapture, ["is_confirm": false, "rescan": true])
+        XCTAssertEqual(try recapture.decodeAnswer(DocumentDetailsAnswer.self).rescan, true)
+        XCTAssertNil(try close.decodeAnswer(DocumentDetailsAnswer.self).rescan)
+        let bad: JSONValue = ["is_confirm": false, "rescan": "yes"]
+        XCTAssertThrowsError(try bad.decodeAnswer(DocumentDetailsAnswer.self)) { e in
+            XCTAssertTrue("\(e)".contains("rescan"), "the error names the field: \(e)")
+        }
+        XCTAssertEqual(DocumentDetailsAnswer.challenges, [WireName.getIDVConfirmDocumentDetails])
+        XCTAssertEqual(ConfirmAnswer.challenges, [WireName.getIDVDocumentScanProcessStartConfirmation])
+    }
+
     func testDocumentDetailsChallengeArrivesAsTheSeedJSON() throws {
         let details: JSONValue = ["response_data": ["document_info": ["surname": "HILL", "given_name": "KATIE", "document_number": "X1234567", "issuing_country": "USA", "document_type": "PASSPORT"],
                                                     "document_pages": [], "checks_performed": [["check_name": "MRZ check digits", "result": "PASSED"]],

@@ -117,7 +117,9 @@ final class SampleAppTests: XCTestCase {
         activation-code: ${IDV_TEST_CODE}
         set-password: Hana password 7
         dashboard: docscan address change
+        docscan: start
         document-start: scan \(page.path)
+        docscan: back
         dashboard: quit
         """, in: server.dir)
         let r = try Self.runIDV(["--server", server.url.absoluteString, "--script", script, "--out", server.dir.appendingPathComponent("out").path],
@@ -125,6 +127,8 @@ final class SampleAppTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.out)
         XCTAssertTrue(results(r.out).contains { $0.hasPrefix("flow=docscan event=onIDVAdditionalDocumentScan error=0 status=100") }, r.out)
         XCTAssertTrue(r.out.contains("document_error: The document has expired (2018-02-21)."), r.out)
+        // Seed 003's result screen: the overall status and its hint (L1128–L1129).
+        XCTAssertTrue(r.out.contains("Document Status: ERROR\n  Document validation failed. Please review details below."), r.out)
     }
 
     func testScriptForTheWrongScreenStopsWithExit3() throws {

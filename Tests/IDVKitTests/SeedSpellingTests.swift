@@ -97,6 +97,66 @@ final class SeedSpellingTests: XCTestCase {
         XCTAssertEqual(calls.names, ["002 frame", "002 opt-in", "002 opt-out"])
     }
 
+    /// The five codelab challenge callbacks without an error argument (issue #35): an app that
+    /// implements IDVKit's `response:error:` spelling hears the error there (called first); one
+    /// with only the seed's spelling hears that, unchanged.
+    final class SeedScreens: RDNAIDVDocumentProcessingCallbacks, RDNAIDVSelfieProcessingCallbacks, RDNAIDVBiometricManagementCallbacks {
+        let calls: Calls
+        init(_ c: Calls) { calls = c }
+        func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { calls.names.append("seed doc start \(idvWorkflow.rawValue)") }
+        func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode) { calls.names.append("seed details") }
+        func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { calls.names.append("seed selfie start") }
+        func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode) { calls.names.append("seed selfie result") }
+        func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String) { calls.names.append("seed frame") }
+    }
+
+    final class ErrorScreens: RDNAIDVDocumentProcessingCallbacks, RDNAIDVSelfieProcessingCallbacks, RDNAIDVBiometricManagementCallbacks {
+        let calls: Calls
+        init(_ c: Calls) { calls = c }
+        func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow) { calls.names.append("seed doc start") }
+        func getIDVDocumentScanProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError) {
+            calls.names.append("doc start \(error.longErrorCode) \(response.status.statusCode)")
+        }
+        func getIDVConfirmDocumentDetails(_ documentDetails: String, challenge mode: RDNAChallengeOpMode, response: RDNAChallengeResponse, error: RDNAError) {
+            calls.names.append("details \(error.longErrorCode)")
+        }
+        func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError) {
+            calls.names.append("selfie start \(error.longErrorCode)")
+        }
+        func getIDVSelfieConfirmation(_ selfieDetails: String, challenge mode: RDNAChallengeOpMode, response: RDNAChallengeResponse, error: RDNAError) {
+            calls.names.append("selfie result \(error.longErrorCode)")
+        }
+        func onIDVOptInCapturedFrameConfirmation(_ capturedImage: String, response: RDNAChallengeResponse, error: RDNAError) {
+            calls.names.append("frame \(error.longErrorCode) \(response.payloadJSON)")
+        }
+    }
+
+    func testTheErrorOfAChallengeAskedAgainReachesTheResponseErrorSpelling() {
+        let events: [RDNAEvent] = [
+            .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: .IDV_POSTLOGIN_KYC),
+            .getIDVConfirmDocumentDetails(documentDetails: "{}", challengeMode: .idvPostLoginKYC),
+            .getIDVSelfieProcessStartConfirmation(idvWorkflow: .IDV_POSTLOGIN_KYC),
+            .getIDVSelfieConfirmation(selfieDetails: "{}", challengeMode: .idvPostLoginKYC),
+            .onIDVOptInCapturedFrameConfirmation(capturedImage: "b64"),
+        ]
+        let refused = RDNAError(.actionNotOffered)
+        let asked = RDNAChallengeResponse(status: RDNARequestStatus(statusCode: 400, statusMessage: "LIVENESS_FAILED"), challengeID: "c",
+                                          payloadJSON: "{\"liveness_score\":12}")
+        let calls = Calls()
+        let screens = ErrorScreens(calls)
+        for e in events { XCTAssertTrue(e.dispatch(to: DelegateSet(document: screens, selfie: screens, biometric: screens), challenge: (asked, refused))) }
+        XCTAssertEqual(calls.names, ["doc start 1020 400", "details 1020", "selfie start 1020", "selfie result 1020", "frame 1020 {\"liveness_score\":12}"])
+        // Without a context (a first ask): error 0, status 100.
+        calls.names = []
+        XCTAssertTrue(events[0].dispatch(to: DelegateSet(document: screens)))
+        XCTAssertEqual(calls.names, ["doc start 0 100"])
+        // The seeds' screens keep their spelling.
+        calls.names = []
+        let seed = SeedScreens(calls)
+        for e in events { XCTAssertTrue(e.dispatch(to: DelegateSet(document: seed, selfie: seed, biometric: seed), challenge: (asked, refused))) }
+        XCTAssertEqual(calls.names, ["seed doc start 6", "seed details", "seed selfie start", "seed selfie result", "seed frame"])
+    }
+
     func testOnInitializedSpellingsInOrder() {
         let calls = Calls()
         let a = Seed001Core(calls), b = Seed003Core(calls), c = KitCore(calls)

@@ -2,6 +2,7 @@ import Foundation
 import IDVCore
 import IDVTools
 import IDVTestSupport
+import IDVServerTestSupport
 import Imaging
 import XCTest
 
@@ -25,7 +26,7 @@ final class AbuseAnalysisTests: XCTestCase {
 
     /// Starts a real server with `settings` (`--set`, known to every build) and `environment`.
     static func server(settings: [String: String] = [:], environment: [String: String]) throws -> ServerProcess {
-        try WorkflowRealImageTests.requireModels()
+        try RealImages.requireModels()
         let s = try ServerProcess(settings: ["log.requests": "false"].merging(settings) { $1 })
         s.environment = environment
         try s.start()
@@ -65,16 +66,8 @@ final class AbuseAnalysisTests: XCTestCase {
         return try api.encode(WireAnswer(to: ch, payload: ["frames": .array(frames.map { .string($0.base64EncodedString()) })]))
     }
 
-    /// `GET /metrics` as `name{labels} → value`.
-    static func metrics(_ port: Int) throws -> [String: Double] {
-        let r = try LoopbackHTTPClient(port: port).request("GET", "/metrics")
-        var out: [String: Double] = [:]
-        for line in String(decoding: r.body, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-            guard let sp = line.lastIndex(of: " "), let v = Double(line[line.index(after: sp)...]) else { continue }
-            out[String(line[..<sp])] = v
-        }
-        return out
-    }
+    /// `GET /metrics` as `name{labels} → value` (``MetricsScrape``).
+    static func metrics(_ port: Int) throws -> [String: Double] { try MetricsScrape.values(port: port) }
 
     /// Polls `/metrics` until `ready` holds (every 20 ms, at most `timeout` seconds), so a test
     /// sends its next request only once the server has reached the state the test is about (an

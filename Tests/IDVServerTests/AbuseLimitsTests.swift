@@ -5,6 +5,7 @@ import IDVRuntime
 import IDVOperations
 @testable import IDVStoreSQLite
 import IDVTestSupport
+import IDVServerTestSupport
 import XCTest
 
 /// Issue #21 items 2–6 as an attacker tries them, against a real `idvd` on loopback (ServerProcess)

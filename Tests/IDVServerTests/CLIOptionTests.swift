@@ -1,4 +1,5 @@
 import Foundation
+import IDVServerTestSupport
 import XCTest
 
 /// The `idvd` command line's operator-facing papercuts, through the real binary: every command and
@@ -27,9 +28,10 @@ final class CLIOptionTests: XCTestCase {
             ["face", "--bogus"], ["face", "detect", "--bogus", "x"], ["face", "compare", "a", "b", "--bogus", "x"],
             ["face", "export-hog-detector", "--bogus", "x"],
             ["liveness", "--bogus"], ["liveness", "analyze", "--bogus", "x"], ["liveness", "texture", "--bogus"],
-            ["liveness", "make-attack", "--bogus", "x"],
+            ["liveness", "make-attack", "--bogus", "x"], ["liveness", "calibrate", "--bogus", "x"],
             ["selfie", "--bogus"], ["selfie", "verify", "--bogus", "x"],
             ["chip", "--bogus"], ["chip", "verify", "--bogus"], ["chip", "verify", "--sod=x.bin", "--bogus=1"],
+            ["chip", "emulate", "--bogus"],
             ["ocrb", "--bogus"], ["ocrb", "train", "--bogus", "x"], ["ocrb", "check", "--bogus", "x"],
             ["specimen", "--bogus", "x"],
             ["webhook", "--bogus"], ["webhook", "verify", "--bogus", "x"],
@@ -174,13 +176,14 @@ final class CLIOptionTests: XCTestCase {
             "face": ["pairs", "images", "limit", "threads", "repeat", "cache", "stage-image", "probe-images", "split", "measure-cache",
                      "variants", "weighted", "stages-only", "lfw-only", "with-pairs"],
             "workflow": ["frames", "iterations", "document"],
-            "document": ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "processes", "portrait", "passporteye"],
-            "liveness": ["data", "fps", "threshold", "mode", "max-frames", "seconds", "lfw", "dump", "texture-frames", "tracking-margin",
-                         "verbose", "no-simulated"],
+            "document": ["corpus", "truth", "limit", "jsonl", "working-size", "portrait-search", "name-lines", "processes", "page", "portrait", "passporteye"],
+            "liveness": ["data", "split", "fps", "threshold", "max-frames", "seconds", "lfw", "dump", "study", "texture-frames", "only",
+                         "no-frame-cache", "verbose", "no-simulated", "config"],
             "ocrb": ["seed", "lines", "train"],
             "nodes": ["seconds", "connections", "nodes", "argon2", "db", "server", "async-commit", "set"],
             "audit": ["records", "writers", "appends", "db", "async-commit"],
             "chip": ["iterations", "samples"],
+            "chip-read": ["iterations", "sizes", "quick"],
             "webhooks": ["events", "batch", "poll-ms"],
             "presence": ["data", "split", "windows", "scenes", "lux", "delays", "far", "min-score", "guard", "draws", "clips", "dump", "verbose"],
         ]

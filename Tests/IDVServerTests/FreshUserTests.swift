@@ -1,6 +1,7 @@
 import Foundation
 import IDVCore
 import IDVTools
+import IDVServerTestSupport
 import XCTest
 
 /// What a new operator runs into first (issue #21 item 8 and the fresh-user defects): the key file's
@@ -52,6 +53,24 @@ final class FreshUserTests: XCTestCase {
         // `admin --help` says where the key lives by default.
         let help = text(try IDVDBinary.run(["admin", "--help"]).stdout)
         XCTAssertTrue(help.contains("where") && help.contains("IDVD_KEY_DIR"), help)
+    }
+
+    /// An existing database opened without its key file (another key directory, a restore to a new
+    /// host) is refused by `idvd serve` and `idvd admin`, naming both paths: a key made there would
+    /// leave the templates and session states sealed under the old one unreadable. Nothing is created.
+    func testAnExistingDatabaseWithoutItsKeyFileIsRefused() throws {
+        let dir = try tempDir(), keys = try tempDir(), elsewhere = try tempDir()
+        let db = dir.appendingPathComponent("idvd.sqlite").path
+        XCTAssertEqual(try IDVDBinary.run(["admin", "create-user", "ole", "--db", db], environment: ["IDVD_KEY_DIR": keys.path]).status, 0)
+        for args in [["admin", "list-users", "--db", db], ["serve", "--db", db, "--port", "0"]] {
+            let r = try IDVDBinary.run(args, environment: ["IDVD_KEY_DIR": elsewhere.path])
+            XCTAssertNotEqual(r.status, 0, args[0])
+            let message = text(r.stderr)
+            XCTAssertTrue(message.contains("exists but its key file") && message.contains(elsewhere.path) && message.contains("idvd admin new-key"), message)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path), [], "no key file was made")
+        // With its own key directory it opens as before.
+        XCTAssertEqual(try IDVDBinary.run(["admin", "list-users", "--db", db], environment: ["IDVD_KEY_DIR": keys.path]).status, 0)
     }
 
     /// A key file group or others can read (or write) is refused, naming the path and `chmod 600`;

@@ -10,6 +10,7 @@ import IDVReaders
 import IDVTools
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// Defects found after the server core and the IDV flows merged: personal data in clear at rest,
 /// flow writes outside the session CAS, dangling flow runs, expired sessions never purged.
@@ -302,8 +303,8 @@ final class ActiveLivenessTests: XCTestCase {
     }
 
     func testActiveModeIssuesAChallengeAndFramesWithoutItsActionsFailWhilePassiveModePasses() throws {
-        try WorkflowRealImageTests.requireModels()
-        let katie = try WorkflowRealImageTests.frames("katie_live")
+        try RealImages.requireModels()
+        let katie = try RealImages.frames("katie_live")
 
         // Passive (default): no challenge in the payload; the fixture is live.
         let passive = try ServerProcess()

@@ -6,6 +6,7 @@ import IDVOperations
 @testable import IDVHTTP
 @testable import IDVStoreSQLite
 import IDVTestSupport
+import IDVServerTestSupport
 import XCTest
 
 /// One pass per request (#16): a selfie upload matches its route once, reads and opens its session

@@ -8,6 +8,7 @@ import IDVCrypto
 import IDVReaders
 @testable import IDVStoreSQLite
 import IDVTools
+import IDVServerTestSupport
 import XCTest
 
 /// Stop the server in the middle of a flow (SIGTERM, SIGKILL), start it again on the same file:

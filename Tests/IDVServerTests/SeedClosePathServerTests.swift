@@ -9,6 +9,7 @@ import IDVCrypto
 import IDVTools
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// Issue #15's server part on the typed flows, over HTTP on loopback (test doubles): the close
 /// paths and payload values the codelabs expect (seeds 000 §1.3/§1.5/§1.6, 001 §6.2, 002 §3.1 A4
@@ -33,6 +34,53 @@ final class SeedClosePathServerTests: XCTestCase {
         XCTAssertEqual(e.status.statusCode, 400)
         XCTAssertEqual(try server.transactions().last?["outcome"], "cancelled")
         XCTAssertNil(try api.current().challenge, "the session is free")
+    }
+
+    /// Seed 000 L1821 "Recapture to rescan" (issue #35): in KYC the details' Recapture answers
+    /// `{"is_confirm": false, "rescan": true}` and the document start comes again (an attempt
+    /// used; audited `idv.document_rescan`), where a plain `false` (Close) ends KYC with 240.
+    /// With no document attempt left, Recapture ends the flow (1010). `rescan` must be a boolean.
+    func testKYCDocumentDetailsRecaptureRescans() throws {
+        let server = try WorkflowServer(["idv.document_attempts": "2"])
+        let api = try server.loggedIn("kyc-rescan")
+        try api.startFlow("idv.postlogin.kyc", ["reason": "KYC"])
+        XCTAssertEqual(try api.scanDocument(try TestImages.obamaPassportPage()).challenge?.name, "getIDVConfirmDocumentDetails")
+        XCTAssertEqual(try api.answer(["is_confirm": false, "rescan": "yes"]).error?.longErrorCode, 1001)
+        let again = try api.answer(["is_confirm": false, "rescan": true])
+        XCTAssertNil(again.error)
+        XCTAssertEqual(again.challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+        XCTAssertEqual(again.challenge?.attemptsLeft, 1)
+        XCTAssertEqual(try server.audit().filter { $0.action == "idv.document_rescan" }.count, 1)
+        let details = try XCTUnwrap(try api.scanDocument(try TestImages.obamaPassportPage()).challenge)
+        XCTAssertEqual(details.name, "getIDVConfirmDocumentDetails")
+        let end = try XCTUnwrap(try api.answer(["is_confirm": false, "rescan": true]).event)
+        XCTAssertEqual(end.name, "onIDVActivatedCustomerKYCResponse")
+        XCTAssertEqual(end.error.longErrorCode, 1010)
+    }
+
+    /// Seed 000's KYC selfie screen sends "true" whatever the verdict (L1413), and has no other
+    /// button: after a failed match (no continue-flow offered) "true" ends the KYC unverified —
+    /// status 400 "Identity not verified: NOT_MATCHED", outcome completed_unverified, no template,
+    /// never a success — instead of 1020 and the same screen for ever. The explicit key is still
+    /// refused, and activation (whose screen shows the server's buttons) still refuses "true".
+    func testKYCContinueAfterAFailedMatchEndsUnverified() throws {
+        let server = try WorkflowServer()
+        let api = try server.loggedIn("kyc-continue")
+        try api.startFlow("idv.postlogin.kyc", ["reason": "KYC"])
+        try api.scanDocument(try TestImages.obamaPassportPage())
+        try api.answer(["is_confirm": true])
+        let c = try XCTUnwrap(try api.captureSelfie(try TestImages.wrongPersonSelfie()).challenge)
+        let sd = try c.payload.decode(SelfieDetails.self)
+        XCTAssertEqual(sd.responseData.biometricResult.displayText, .notMatched)
+        XCTAssertFalse(sd.actionButtons.failureButton.map(\.key).contains(.continueFlow))
+        XCTAssertEqual(try api.answer(["action": "continue-flow"]).error?.longErrorCode, 1020)
+        let end = try XCTUnwrap(try api.answer(["action": "true"]).event)
+        XCTAssertEqual(end.name, "onIDVActivatedCustomerKYCResponse")
+        XCTAssertEqual(end.error.longErrorCode, 0)
+        XCTAssertEqual(end.status.statusCode, 400)
+        XCTAssertEqual(end.status.statusMessage, "Identity not verified: NOT_MATCHED")
+        XCTAssertEqual(try server.transactions().last?["outcome"], "completed_unverified")
+        XCTAssertNil(try server.store.biometricTemplate(userID: "kyc-continue"))
     }
 
     /// Seed 000 §1.5/§1.6 (L1443–L1460, L1570–L1587): the selfie confirmation's and the consent's

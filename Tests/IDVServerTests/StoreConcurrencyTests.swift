@@ -4,6 +4,7 @@ import IDVEngine
 import IDVRuntime
 import IDVOperations
 @testable import IDVStoreSQLite
+import IDVServerTestSupport
 import XCTest
 
 /// The SQLite store's WAL readers beside its one writer, and the write-lock wait it measures

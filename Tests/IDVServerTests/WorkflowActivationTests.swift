@@ -10,6 +10,7 @@ import IDVReaders
 import IDVTools
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// Seed 002: activation with IDV (workflow 0, challenge mode 8) over HTTP on loopback.
 final class WorkflowActivationTests: XCTestCase {

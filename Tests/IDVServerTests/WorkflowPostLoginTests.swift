@@ -10,6 +10,7 @@ import IDVReaders
 import IDVTools
 import XCTest
 import IDVTestSupport
+import IDVServerTestSupport
 
 /// Seeds 000 (KYC), 003 (additional document scan), 001 (server biometric authentication) and
 /// 004 (template opt-in / opt-out) over HTTP on loopback.

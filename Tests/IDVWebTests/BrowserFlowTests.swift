@@ -110,8 +110,17 @@ final class BrowserFlowTests: XCTestCase {
     /// authentication, opt-out and opt-in — each ends with the server's event and audit record.
     func testPostLoginFlows() throws { try scenario("postlogin") }
 
+    /// The codelabs' entry screens with their texts, the template-status gating and busy titles,
+    /// Recapture that rescans, an unreadable page and a refused answer told on their screen, KYC's
+    /// Close that only navigates back, and the opt-in password dialog's Cancel (issue #35).
+    func testCodelabScreensGatingRecaptureAndVisibleErrors() throws { try scenario("codelab_screens") }
+
     /// A printed photo held to the camera ends LIVENESS_FAILED, told plainly.
     func testHeldPhotoAttackIsRefused() throws { try scenario("held_photo_attack") }
+
+    /// Issue 34: a capture the server is unsure about (the face leaves the view) comes back as the
+    /// selfie screen with the retake guidance (1066), no attempt used, and the next capture decides.
+    func testUnsureSelfieIsRetakenWithGuidance() throws { try scenario("pad_retake") }
 
     /// A reload mid-flow resumes the same step of the same session.
     func testReloadResumesTheSession() throws { try scenario("reload_resume") }

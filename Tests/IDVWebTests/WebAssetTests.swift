@@ -134,8 +134,13 @@ final class WebAssetTests: XCTestCase {
         let ui = try text("ui.js")
         XCTAssertTrue(ui.contains("dataset: { screen: name"), "show() sets data-screen")
         XCTAssertTrue(ui.contains("dataset: { action,"), "button() sets data-action")
-        for a in ["confirm", "retake", "cancel", "capture", "approve", "reject"] {
+        for a in ["confirm", "retake", "cancel", "capture", "approve", "reject", "start", "back"] {
             XCTAssertTrue(screens.contains("'\(a)'"), "no data-action \(a)")
+        }
+        // The codelabs' entry screens (issue #35): data-screen = the entry's kind, shown by entry().
+        XCTAssertTrue(screens.contains("ctl.section = show(state.kind,"), "entry() shows its kind as data-screen")
+        for kind in ["kyc", "document-scan", "server-biometric", "optin", "optout"] {
+            XCTAssertTrue(screens.contains("\(kind.contains("-") ? "'\(kind)'" : kind): Flow."), "entryFlow lacks \(kind)")
         }
     }
 

@@ -60,6 +60,14 @@ final class IDVDServer {
         return png
     }
 
+    /// The audit trail's actions, oldest first (`idvd admin audit`).
+    func auditActions() throws -> [String] {
+        let r = try process.admin(["audit", "--limit", "100000"])
+        XCTAssertEqual(r.status, 0, "idvd admin audit")
+        let v = try JSONDecoder().decode(JSONValue.self, from: r.stdout)
+        return v["entries"]?.arrayValue?.compactMap { $0["action"]?.stringValue } ?? []
+    }
+
     @discardableResult
     func run(_ args: [String]) throws -> Data {
         let r = try IDVD.run(args, environment: process.environment)

@@ -139,6 +139,25 @@ cv_status cv_pad_classify(cv_pad_model *model, const uint8_t *rgb, int32_t width
                           double right, double bottom, double scale, int32_t input_size, float *probabilities,
                           int32_t classes, char *message, size_t message_size);
 
+/// The face detector MiniFASNet's crops are defined on (Silent-Face-Anti-Spoofing's RetinaFace,
+/// Caffe), loaded through OpenCV's dnn module; thread-safe (a pool of per-thread network copies).
+typedef struct cv_pad_detector cv_pad_detector;
+
+/// Reads the Caffe `prototxt` and `model` files, checks each one's SHA-256 (64 hex digits) on the
+/// bytes read and only then parses them (`readNetFromCaffe` from memory). CV_ERR_MODEL_INTEGRITY on
+/// a mismatch, CV_ERR_MODEL when a file is missing or does not parse.
+cv_status cv_pad_detector_load(const char *prototxt_path, const char *prototxt_sha256, const char *model_path,
+                               const char *model_sha256, cv_pad_detector **out, char *message, size_t message_size);
+void cv_pad_detector_destroy(cv_pad_detector *detector);
+
+/// Detects faces in the region (x, y, w, h) of an RGB image as upstream's `Detection.get_bbox` does:
+/// a region of at least `input_side`² pixels is resized to about that many keeping its aspect
+/// ratio, BGR, means (104, 117, 123) subtracted. Writes up to `max_boxes` detections, most confident
+/// first, 5 floats each: left, top, right, bottom (image pixels) and confidence (0…1); `count` says how many.
+cv_status cv_pad_detect(cv_pad_detector *detector, const uint8_t *rgb, int32_t width, int32_t height, int32_t x, int32_t y,
+                        int32_t w, int32_t h, int32_t input_side, float *boxes, int32_t max_boxes, int32_t *count,
+                        char *message, size_t message_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,13 +13,13 @@ public enum LivenessFusion {
         /// non-rigid landmark motion — must pass. Texture is ignored.
         case motion = "motion-v1"
         /// Texture PAD fused with the motion cues (chosen on the development split, docs/LIVENESS.md):
-        /// facial action (or the challenge) AND texture AND (non-rigid motion OR (strong texture AND
-        /// strong facial action)). A face the texture models call a print or a screen fails whatever
-        /// it does. People sitting still move like a plane, so a window that looks alive on every
-        /// scored frame (`TextureLevels.strong`) and shows facial action well above its line
-        /// (`TextureLevels.strongAction`) passes without the non-rigid motion cue; the action margin
-        /// is there because the texture models do not see a digitally made print at all.
-        case textureMotion = "texture-motion-v2"
+        /// facial action (or the challenge) AND texture AND non-rigid motion. The texture is the
+        /// calibrated log-odds of MiniFASNet on the crops of its own detector's box (`TextureCalibration`);
+        /// unlike `texture-motion-v2` (which this replaces), strong texture never stands in for the
+        /// landmark motion: the texture models do not see a digitally made print at all, and motion
+        /// is its only evidence. This is the analyser's one-capture summary; the server's policy
+        /// reads the same cues and asks again where it is unsure (IDVEngine `judgePAD`).
+        case textureMotion = "texture-motion-v3"
     }
 
     /// The cue strengths (0…1, decision line 0.5 each) a rule combines.
@@ -47,34 +47,26 @@ public enum LivenessFusion {
 
     /// Parameters of the texture cue (defaults chosen on the development split, `docs/LIVENESS.md`).
     public struct TextureLevels: Sendable, Hashable, Codable {
-        /// Aggregated bona fide probability (`TextureEvidence.score`, the 10th percentile over the
-        /// scored frames) at the cue's decision line (strength 0.5). Default 0.7: on the development
-        /// split every bona fide window but the two of one clip reaches ≥ 0.76, 17 of 20 simulated
-        /// screens filling the view stay below it.
+        /// Calibrated texture log-odds (`TextureEvidence.logOdds`) at the cue's decision line
+        /// (strength 0.5). Default −1.6: the server policy's default `idv.pad.texture_line`, midway
+        /// on the development split between the highest screen the texture sees (a simulated laptop
+        /// screen, −1.88) and the lowest bona fide window (−1.26).
         public var line: Double
-        /// Bona fide probability from which the texture, with strong facial action, stands in for the
-        /// non-rigid motion cue (strength `strongStrength`). Default 0.9.
-        public var strong: Double
-        /// Facial-action (or least challenge-action) strength needed for that. Default 0.6 (the line
-        /// is 0.5; the weakest development bona fide window that needs it shows 0.70).
-        public var strongAction: Double
+        /// Log-odds over which the strength goes from 0.5 to about 0.73 (and down to 0.27): the
+        /// strength is the logistic function of `(logOdds − line) / scale`. Default 1.
+        public var scale: Double
 
-        public init(line: Double = 0.7, strong: Double = 0.9, strongAction: Double = 0.6) {
+        public init(line: Double = -1.6, scale: Double = 1) {
             self.line = line
-            self.strong = strong
-            self.strongAction = strongAction
+            self.scale = scale
         }
-
-        /// The strength of `strong` on the 0…1 strength scale.
-        public var strongStrength: Double { LivenessFusion.textureStrength(strong, levels: self) }
     }
 
-    /// The texture strength of an aggregated bona fide probability `p` (0…1): piecewise linear,
-    /// 0 at 0, 0.5 at `levels.line`, 1 at 1.
-    public static func textureStrength(_ p: Double, levels: TextureLevels) -> Double {
-        let line = min(max(levels.line, 1e-6), 1 - 1e-6)
-        let q = min(1, max(0, p))
-        return q < line ? 0.5 * q / line : 0.5 + 0.5 * (q - line) / (1 - line)
+    /// The texture strength (0…1, 0.5 at `levels.line`) of calibrated log-odds: the logistic
+    /// function of `(logOdds − line) / scale`.
+    public static func textureStrength(_ logOdds: Double, levels: TextureLevels) -> Double {
+        let z = (logOdds - levels.line) / max(1e-6, levels.scale)
+        return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z))
     }
 
     /// What a rule made of the inputs.
@@ -89,17 +81,14 @@ public enum LivenessFusion {
     /// Applies `rule`. `blocked` (a blocking reason such as no face) forces score 0.
     /// `measurable` is false when there was no motion to measure (fewer than two tracked frames):
     /// the motion cues then give no reason of their own.
-    public static func apply(_ rule: Rule, _ inputs: Inputs, levels: TextureLevels = .init(), blocked: Bool,
-                             measurable: Bool = true) -> Outcome {
+    public static func apply(_ rule: Rule, _ inputs: Inputs, blocked: Bool, measurable: Bool = true) -> Outcome {
         var failed: [LivenessReason] = []
         var required: [Double] = []
-        let action: Double
         if let challenge = inputs.challenge {
             required += challenge
-            action = challenge.min() ?? 0
             if challenge.contains(where: { $0 < 0.5 }) { failed.append(.challengeNotMet) }
         } else {
-            action = inputs.facialAction ?? 0
+            let action = inputs.facialAction ?? 0
             required.append(action)
             if action < 0.5, measurable { failed.append(.noBlink) }
         }
@@ -112,12 +101,8 @@ public enum LivenessFusion {
             let t = inputs.texture ?? 0
             required.append(t)
             if let texture = inputs.texture, texture < 0.5 { failed.append(.textureAttack) }
-            // Motion OR (strong texture AND strong action): counted at 0.5 when only the second holds
-            // (it passes the line but adds no strength of its own).
-            let substitute = t >= levels.strongStrength - 1e-9 && action >= levels.strongAction
-            let motionOrTexture = substitute ? max(inputs.motion, 0.5) : inputs.motion
-            required.append(motionOrTexture)
-            if motionOrTexture < 0.5, measurable { failed.append(.rigidMotion) }
+            required.append(inputs.motion)
+            if inputs.motion < 0.5, measurable { failed.append(.rigidMotion) }
         }
         if blocked { return Outcome(score: 0, failed: failed) }
         let mean = required.reduce(0, +) / Double(max(1, required.count))

@@ -193,10 +193,25 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
     /// Score frames with the texture PAD models (MiniFASNet, `TexturePAD`). Default true; false
     /// gives the previous, motion-only method (`LivenessFusion.Rule.motion`).
     public var texture = true
-    /// Frames scored by the texture models, spread evenly over the sequence (both models, about
-    /// 6 ms of one core per frame). Default 10 (docs/LIVENESS.md: on the development split the
-    /// 10th percentile over 10 frames decided every window as over all 30 did but one).
+    /// Frames scored by the texture models, spread evenly over the sequence (the models' own
+    /// detector and both models, about 14 ms of one core per frame). Default 10 (docs/LIVENESS.md:
+    /// on the development split 10 and 15 frames separated bona fide windows from screens alike).
     public var textureFrames = 10
+    /// Crop the texture models' input around the box of their own detector (`PADFaceDetector`,
+    /// run on the region around the tracked face), as the models' authors do. Default true. false:
+    /// around dlib's tracked box (the previous method, whose crops are shorter and tighter than the
+    /// ones the models were trained on; docs/LIVENESS.md measures the difference).
+    public var textureDetector = true
+    /// A scored frame counts for the texture cue when its head pose is within these degrees of
+    /// frontal (|yaw|, |pitch|) — the models were trained on near-frontal faces. Default 30 / 25.
+    public var textureMaximumYaw = 30.0
+    public var textureMaximumPitch = 25.0
+    /// … and its face box is at least this sharp relative to the sequence's sharpest frame
+    /// (variance of the Laplacian; motion blur). Default 0.3.
+    public var textureMinimumRelativeSharpness = 0.3
+    /// The map from the texture models' raw log-odds to calibrated log-odds (fitted on the
+    /// development split, `TextureCalibration.development`).
+    public var textureCalibration = TextureCalibration.development
     /// The fusion rule (`LivenessFusion.Rule`). Default `.textureMotion`.
     public var fusionRule = LivenessFusion.Rule.textureMotion
     /// The texture cue's levels (chosen on the development split, docs/LIVENESS.md).
@@ -297,8 +312,13 @@ public struct LivenessConfiguration: Sendable, Codable, Hashable {
         try check(identitySamples >= 0, "identitySamples must not be negative")
         try check((1...100).contains(bestFrameJPEGQuality), "bestFrameJPEGQuality must be 1…100")
         try check(textureFrames >= 1 && textureFrames <= maximumFrames, "textureFrames must be 1…maximumFrames")
-        try check(textureLevels.line > 0 && textureLevels.line < 1 && textureLevels.strong >= textureLevels.line && textureLevels.strong <= 1,
-                  "textureLevels need 0 < line < 1 and line ≤ strong ≤ 1")
+        try check(textureLevels.line.isFinite && textureLevels.scale > 0 && textureLevels.scale.isFinite,
+                  "textureLevels need a finite line and a positive scale")
+        try check(textureMaximumYaw > 0 && textureMaximumYaw <= 90 && textureMaximumPitch > 0 && textureMaximumPitch <= 90,
+                  "textureMaximumYaw and textureMaximumPitch must be in (0, 90]")
+        try check((0...1).contains(textureMinimumRelativeSharpness), "textureMinimumRelativeSharpness must be 0…1")
+        try check(textureCalibration.slope > 0 && textureCalibration.slope.isFinite && textureCalibration.intercept.isFinite,
+                  "textureCalibration needs a positive slope and a finite intercept")
         try check(trackingMargin >= 0 && trackingMargin <= 3, "trackingMargin must be 0…3")
         try check(fullDetectionInterval >= 1, "fullDetectionInterval must be at least 1")
         try check(templateFrames >= 1 && templateFrames <= 30, "templateFrames must be 1…30")
@@ -374,8 +394,17 @@ public struct FrameSummary: Sendable, Codable, Hashable {
     public var interEyeDistance: Double?
     /// Mean grey level of the whole frame, 0–255 (also without a face: a dark capture shows here).
     public var frameBrightness: Double?
-    /// Texture PAD bona fide probability of the tracked face (0…1), for the scored frames.
+    /// Texture PAD bona fide probability of the tracked face (0…1), for the scored frames: the
+    /// logistic function of `textureLogOdds`.
     public var texture: Double?
+    /// The texture models' raw log-odds for the scored frames: the mean of the two models' logits
+    /// of their bona fide probability (uncalibrated).
+    public var textureLogOdds: Double?
+    /// The box the texture crops were taken around (the models' own detector's, or the tracked
+    /// box when `textureDetector` is off), frame pixels.
+    public var textureBox: FaceBox?
+    /// Whether the scored frame was good enough to count for the texture cue (pose, sharpness).
+    public var textureGood: Bool?
     /// Whether the whole frame was searched (else only the region around the last face box).
     public var searchedWholeFrame: Bool = true
     /// Non-rigid residual of this frame against the reference frame, in inter-eye distances.
@@ -389,6 +418,9 @@ public struct FrameSummary: Sendable, Codable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case index, width, height, tracked, box, pose, sharpness, residual, brightness, contrast, texture, illumination
+        case textureLogOdds = "texture_log_odds"
+        case textureBox = "texture_box"
+        case textureGood = "texture_good"
         case faceCount = "face_count"
         case interEyeDistance = "inter_eye_distance"
         case frameBrightness = "frame_brightness"
@@ -491,9 +523,36 @@ public struct TextureEvidence: Sendable, Codable, Hashable {
     /// Frames scored (0-based indices) and their bona fide probabilities (0…1), in order.
     public var frames: [Int]
     public var scores: [Double]
-    /// The 10th percentile of `scores` (nearest rank; of 10 frames the second lowest): the texture
-    /// cue's input — the face must look alive on nearly every scored frame. nil when no frame was scored.
+    /// The scored frames that count for the cue (near-frontal, sharp enough; `LivenessConfiguration`).
+    public var goodFrames: [Int] = []
+    /// The median over the good frames of the per-frame bona fide probability (the logistic function
+    /// of the median raw log-odds); nil when no frame counts. Audited as `texture_score`.
     public var score: Double?
+    /// The texture cue: the median over the good frames of the per-frame raw log-odds (mean of the two
+    /// models' logits), mapped by `TextureCalibration` — calibrated log-odds of bona fide against a
+    /// print or a screen (0 = even odds); nil when no frame counts.
+    public var logOdds: Double?
+}
+
+/// The map from the texture models' raw log-odds (the median over a sequence's good frames of the mean
+/// of MiniFASNetV2's and MiniFASNetV1SE's logits) to calibrated log-odds of "bona fide" against "print
+/// or screen": `slope × raw + intercept` (Platt scaling).
+public struct TextureCalibration: Sendable, Codable, Hashable {
+    public var slope: Double
+    public var intercept: Double
+    public init(slope: Double, intercept: Double) {
+        self.slope = slope
+        self.intercept = intercept
+    }
+
+    /// Fitted on the development split by `bench/pad_tune.py` (10 scored frames; weighted logistic regression of 37
+    /// bona fide windows of 18 people against 114 screen and replay windows — real footage, simulated
+    /// phone, laptop and view-filling screens —, each class weighing half; digital held prints left
+    /// out, as the texture does not see them). docs/LIVENESS.md.
+    public static let development = TextureCalibration(slope: 0.646, intercept: -1.510)
+
+    /// Calibrated log-odds of a raw value.
+    public func logOdds(_ raw: Double) -> Double { slope * raw + intercept }
 }
 
 /// The capture's quality evidence (ISO/IEC 29794-5 style measures of the best frame).

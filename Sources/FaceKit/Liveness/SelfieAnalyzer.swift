@@ -18,15 +18,19 @@ public struct SelfieAnalyzer: Sendable {
     /// The texture PAD models; nil = `TexturePAD.shared()` (the bundled, SHA-256-checked files),
     /// loaded on first use when `configuration.texture` is on.
     public let texturePAD: TexturePAD?
+    /// The texture models' own face detector; nil = `PADFaceDetector.shared()` (bundled, checked),
+    /// loaded on first use when `configuration.textureDetector` is on.
+    public let padDetector: PADFaceDetector?
     /// The face recogniser of the capture's template; nil = `FaceRecognizer.shared()` (the bundled,
     /// SHA-256-checked model), loaded on first use.
     public let recognizer: FaceRecognizer?
 
     public init(engine: FaceEngine, configuration: LivenessConfiguration = .init(), texturePAD: TexturePAD? = nil,
-                recognizer: FaceRecognizer? = nil) {
+                padDetector: PADFaceDetector? = nil, recognizer: FaceRecognizer? = nil) {
         self.engine = engine
         self.configuration = configuration
         self.texturePAD = texturePAD
+        self.padDetector = padDetector
         self.recognizer = recognizer
     }
 
@@ -71,9 +75,10 @@ public struct SelfieAnalyzer: Sendable {
             throw LivenessError.invalidChallenge("duration must be in (0, 3600] seconds")
         }
         let pad = config.texture ? try texturePAD ?? TexturePAD.shared() : nil
+        let detector = config.texture && config.textureDetector ? try padDetector ?? PADFaceDetector.shared() : nil
         let t0 = Self.cpuNow()
         var times = SelfieStageTimes()
-        var observations = try track(frames, pad: pad, times: &times)
+        var observations = try track(frames, pad: pad, detector: detector, times: &times)
         var reasons: [LivenessReason] = []
         func add(_ r: LivenessReason) { if !reasons.contains(r) { reasons.append(r) } }
         let tCues = Self.cpuNow()
@@ -137,11 +142,8 @@ public struct SelfieAnalyzer: Sendable {
             if let d = identityDistance, d > config.identityDistanceThreshold { add(.identityChanged) }
         }
 
-        // Texture PAD over the scored frames.
-        let textureScores = observations.compactMap { o in o.summary.texture.map { (o.summary.index, $0) } }
-        let texture: TextureEvidence? = pad == nil ? nil : TextureEvidence(
-            models: TexturePADModel.allCases.map(\.rawValue), frames: textureScores.map(\.0), scores: textureScores.map(\.1),
-            score: textureScores.isEmpty ? nil : LivenessCues.percentile(textureScores.map(\.1), 0.1))
+        // Texture PAD over the scored frames: the median over the good ones (near-frontal, sharp enough).
+        let texture = pad == nil ? nil : textureEvidence(&observations)
 
         // Cue strengths (decision line 0.5 each) and their fusion.
         let measurable = tracked.count >= 2
@@ -149,10 +151,10 @@ public struct SelfieAnalyzer: Sendable {
         var completed: [ChallengeAction] = []
         let mode: LivenessMode = challenge == nil ? .passive : .active
         var inputs = LivenessFusion.Inputs(facialAction: nil, challenge: nil, motion: motion,
-                                           texture: texture?.score.map { LivenessFusion.textureStrength($0, levels: config.textureLevels) })
+                                           texture: texture?.logOdds.map { LivenessFusion.textureStrength($0, levels: config.textureLevels) })
         if let challenge {
             if now > challenge.deadline { add(.challengeExpired) }
-            completed = completedActions(challenge, observations: observations, blinks: blinks)
+            completed = completedActions(challenge, frames: observations.map(\.summary), blinks: blinks)
             inputs.challenge = challenge.actions.indices.map { $0 < completed.count ? 1 : 0 }
         } else {
             let blinkStrength: Double
@@ -169,7 +171,7 @@ public struct SelfieAnalyzer: Sendable {
         }
         let blocked = reasons.contains(where: \.isBlocking)
         let rule = pad == nil ? LivenessFusion.Rule.motion : config.fusionRule
-        let outcome = LivenessFusion.apply(rule, inputs, levels: config.textureLevels, blocked: blocked, measurable: measurable)
+        let outcome = LivenessFusion.apply(rule, inputs, blocked: blocked, measurable: measurable)
         let motionOutcome = LivenessFusion.apply(.motion, inputs, blocked: blocked, measurable: measurable)
         outcome.failed.forEach(add)
         let live = outcome.score >= config.threshold && !blocked
@@ -206,7 +208,7 @@ public struct SelfieAnalyzer: Sendable {
     /// (the box grown by `trackingMargin` on each side, detected at a scale that puts the face near
     /// 120 px wide), falling back to the whole frame when it is not found there; every
     /// `fullDetectionInterval`-th frame is searched whole, for a second face entering the view.
-    func track(_ frames: [Data], pad: TexturePAD?, times: inout SelfieStageTimes) throws -> [Observation] {
+    func track(_ frames: [Data], pad: TexturePAD?, detector: PADFaceDetector?, times: inout SelfieStageTimes) throws -> [Observation] {
         let config = configuration
         let full = DetectionOptions(maxDimension: config.detectionMaxDimension, smallImageDimension: 256)
         var last: FaceBox?
@@ -287,9 +289,14 @@ public struct SelfieAnalyzer: Sendable {
                 }
                 lap(&times.illumination)
                 if let pad, textureIndices.contains(i) {
-                    summary.texture = try rgb.withUnsafeBufferPointer {
-                        try pad.score(rgb: $0, width: image.width, height: image.height, box: face.box)
-                    }.bonaFide
+                    try rgb.withUnsafeBufferPointer { buffer in
+                        guard let box = try Self.textureBox(buffer, image: image, tracked: face.box, detector: detector) else { return }
+                        let score = try pad.score(rgb: buffer, width: image.width, height: image.height, box: box)
+                        let raw = score.perModel.map(Self.logit).reduce(0, +) / Double(max(1, score.perModel.count))
+                        summary.textureLogOdds = raw
+                        summary.texture = 1 / (1 + exp(-raw))
+                        summary.textureBox = box
+                    }
                     lap(&times.texture)
                 }
             } else if let lastBox = last {
@@ -298,6 +305,47 @@ public struct SelfieAnalyzer: Sendable {
             out.append(Observation(summary: summary, face: analysis, secondFace: second))
         }
         return out
+    }
+
+    /// The box the texture crops are taken around: with `detector`, the models' own detector run on
+    /// the tracked box grown by its size on each side (3 × its width and height, clipped), taking the
+    /// detection that is the tracked face (`PADFaceDetector.matching`) — nil when it finds none, so the
+    /// frame is not scored; without one, the tracked box itself.
+    static func textureBox(_ rgb: UnsafeBufferPointer<UInt8>, image: Image, tracked: FaceBox, detector: PADFaceDetector?) throws -> FaceBox? {
+        guard let detector else { return tracked }
+        guard let region = tracked.expanded(by: 1.0).clipped(to: image.bounds), region.width >= 8, region.height >= 8 else { return nil }
+        let found = try detector.detect(rgb: rgb, width: image.width, height: image.height, region: region)
+        return PADFaceDetector.matching(found, tracked: tracked)?.box
+    }
+
+    /// ln(p / (1 − p)) with p kept in [1e-6, 1 − 1e-6] (a saturated softmax gives ±13.8).
+    static func logit(_ p: Double) -> Double {
+        let q = min(max(p, 1e-6), 1 - 1e-6)
+        return log(q / (1 - q))
+    }
+
+    /// The texture cue from the scored frames: marks the good ones (pose within
+    /// `textureMaximumYaw`/`Pitch`, sharpness at least `textureMinimumRelativeSharpness` of the
+    /// sequence's sharpest tracked frame) and takes the median of their raw log-odds, calibrated.
+    func textureEvidence(_ observations: inout [Observation]) -> TextureEvidence {
+        let config = configuration
+        let sharpest = observations.compactMap(\.summary.sharpness).max() ?? 0
+        var scored: [(Int, Double)] = []
+        var good: [(Int, Double)] = []
+        for k in observations.indices {
+            guard let raw = observations[k].summary.textureLogOdds else { continue }
+            let s = observations[k].summary
+            scored.append((s.index, s.texture ?? 0))
+            let pose = s.pose ?? HeadPose(yaw: 90, pitch: 90, roll: 90)
+            let ok = abs(pose.yaw) <= config.textureMaximumYaw && abs(pose.pitch) <= config.textureMaximumPitch
+                && (s.sharpness ?? 0) >= config.textureMinimumRelativeSharpness * sharpest
+            observations[k].summary.textureGood = ok
+            if ok { good.append((s.index, raw)) }
+        }
+        let median = good.isEmpty ? nil : LivenessCues.median(good.map(\.1))
+        return TextureEvidence(models: TexturePADModel.allCases.map(\.rawValue), frames: scored.map(\.0), scores: scored.map(\.1),
+                               goodFrames: good.map(\.0), score: median.map { 1 / (1 + exp(-$0)) },
+                               logOdds: median.map(config.textureCalibration.logOdds))
     }
 
     /// `picks` frame indices of `0..<count` spread evenly (all of them when `picks ≥ count`).
@@ -385,11 +433,13 @@ public struct SelfieAnalyzer: Sendable {
     }
 
     /// The prefix of `challenge.actions` seen in order, each after the previous one, all within
-    /// `challenge.duration` seconds of sequence time.
-    func completedActions(_ challenge: ActiveChallenge, observations: [Observation], blinks: [BlinkEvent]) -> [ChallengeAction] {
+    /// `challenge.duration` seconds of sequence time, read from a sequence's per-frame measurements
+    /// (`LivenessReport.frames`: head pose, mouth aspect ratio of the tracked face) and its blinks —
+    /// so a benchmark can ask which of the possible challenges a recorded sequence would answer.
+    public func completedActions(_ challenge: ActiveChallenge, frames: [FrameSummary], blinks: [BlinkEvent]) -> [ChallengeAction] {
         let config = configuration
-        let yaws = LivenessCues.runningMedian(observations.map { $0.face?.pose?.yaw })
-        let mars = observations.map { $0.face?.mouthAspectRatio }
+        let yaws = LivenessCues.runningMedian(frames.map { $0.tracked ? $0.pose?.yaw : nil })
+        let mars = frames.map { $0.tracked ? $0.mouthAspectRatio : nil }
         // The subject faces the camera when the capture starts: the baseline is the first 0.5 s.
         let startYaws = yaws.compactMap { $0 }.prefix(max(3, Int((0.5 * config.frameRate).rounded())))
         let baseYaw = LivenessCues.median(Array(startYaws))

@@ -124,7 +124,8 @@ public final class TexturePAD: @unchecked Sendable {
         return try rgb.withUnsafeBufferPointer { try score(rgb: $0, width: image.width, height: image.height, box: box) }
     }
 
-    func score(rgb: UnsafeBufferPointer<UInt8>, width: Int, height: Int, box: FaceBox) throws -> TextureScore {
+    /// `score(in:box:)` on an RGB buffer (`width` × `height` × 3 bytes, row-major), read in place.
+    public func score(rgb: UnsafeBufferPointer<UInt8>, width: Int, height: Int, box: FaceBox) throws -> TextureScore {
         var per: [Double] = []
         for (model, pointer) in models {
             var p = [Float](repeating: 0, count: model.classCount)

@@ -22,11 +22,14 @@ public protocol DocumentReading: Sendable {
 ///
 /// Passive authentication (ICAO 9303-11 §5.1) against `trust` at `now` (Unix seconds), DG1 against
 /// the printed MRZ `printedMRZ` (empty: no comparison), DG2's portrait decoded (JPEG or JPEG 2000)
-/// and re-encoded as JPEG. Errors: ``IDVError`` `.chipDataUnreadable` (1050) when EF.SOD is not a
+/// and re-encoded as JPEG, and Active Authentication (§6.1) of the chip's signature in
+/// `chip.activeAuthentication` over `challenge` — the step's own (8 bytes; nil: none was issued, so
+/// any signature answers another challenge) — with DG15's key once passive authentication verified
+/// DG15's hash. Errors: ``IDVError`` `.chipDataUnreadable` (1050) when EF.SOD is not a
 /// usable security object (truncated TLV, lengths past the end, garbage CMS) — the answer is refused
 /// and nothing is stored; anything else is an internal error.
 public protocol ChipVerifying: Sendable {
-    func verify(_ chip: ChipData, printedMRZ: [String], trust: [TrustMaterialRecord], now: Int) throws -> ChipEvidence
+    func verify(_ chip: ChipData, challenge: [UInt8]?, printedMRZ: [String], trust: [TrustMaterialRecord], now: Int) throws -> ChipEvidence
 }
 
 /// Compares the portrait printed on a document page with the chip's DG2 face (production adapter:

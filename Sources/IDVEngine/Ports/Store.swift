@@ -20,6 +20,9 @@ import IDVCore
 public protocol Store: AnyObject, Sendable {
     /// The schema version after migrations (SQLite `user_version`).
     func schemaVersion() throws -> Int
+    /// The schema version this build's migrations reach (nil: the store has no migrations), for
+    /// `/readyz`: a database behind it is not ready.
+    var buildSchemaVersion: Int? { get }
     /// Closes the store; later calls throw. Idempotent.
     func close()
     /// Runs `body` as one transaction: all of its store calls commit together or not at all.
@@ -114,6 +117,7 @@ public protocol Store: AnyObject, Sendable {
 
 extension Store {
     public func writeLockWaits() -> DurationHistogram? { nil }
+    public var buildSchemaVersion: Int? { nil }
 }
 
 /// Errors a ``Store`` throws.
@@ -124,12 +128,48 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case closed
     /// The database failed (I/O, corruption, full disk); the message names the statement, never values.
     case database(String)
+    /// The database cannot serve for now, though nothing is wrong with the request or the data:
+    /// it cannot be reached, is shutting down or starting up, has no connection to spare, or
+    /// rolled the transaction back in a conflict between writers. The HTTP edge answers 503 with
+    /// `Retry-After` and code 1038 `storeUnavailable` (docs/OPERATIONS.md); the message names the
+    /// cause, never values.
+    case unavailable(StoreUnavailability, String)
 
     public var description: String {
         switch self {
         case let .conflict(m): return "conflict: \(m)"
         case .closed: return "store closed"
         case let .database(m): return "database: \(m)"
+        case let .unavailable(r, m): return "database unavailable (\(r.rawValue)): \(m)"
+        }
+    }
+}
+
+/// Why the database cannot serve for now (``StoreError/unavailable(_:_:)``): the label of
+/// `idvd_store_unavailable_total{reason}` and of `/readyz`'s reasons.
+public enum StoreUnavailability: String, Sendable, CaseIterable, Codable {
+    /// No connection could be made, or the connection broke (PostgreSQL SQLSTATE class 08, a
+    /// refused or lost socket).
+    case unreachable
+    /// The server is shutting down or starting up (SQLSTATE 57P01 admin_shutdown, 57P02
+    /// crash_shutdown, 57P03 cannot_connect_now; "the database system is starting up").
+    case shuttingDown = "shutting_down"
+    /// The server has no connection slot left (SQLSTATE 53300 too_many_connections).
+    case tooManyConnections = "too_many_connections"
+    /// This node's connection pool had no free connection within `db.checkout_timeout_seconds`.
+    case poolExhausted = "pool_exhausted"
+    /// The server rolled the transaction back in a conflict between writers (SQLSTATE 40001
+    /// serialization_failure, 40P01 deadlock_detected).
+    case writeConflict = "write_conflict"
+    /// SQLite: another process held the database's lock past the busy timeout (SQLITE_BUSY).
+    case busy
+
+    /// Seconds a client should wait before sending the same request again (`Retry-After`).
+    public var retryAfterSeconds: Int {
+        switch self {
+        case .unreachable, .shuttingDown: return 5
+        case .tooManyConnections: return 2
+        case .poolExhausted, .writeConflict, .busy: return 1
         }
     }
 }

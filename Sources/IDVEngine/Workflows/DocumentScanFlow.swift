@@ -26,7 +26,9 @@ struct DocumentScanFlow: IDVFlowSteps {
     }
 
     func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
-        if case .upload = state.step, case let .pages(pages, chip) = input { return .document(pages: pages, chip: chip) }
+        if case let .upload(challenge) = state.step, case let .pages(pages, chip) = input {
+            return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
+        }
         return .none
     }
 

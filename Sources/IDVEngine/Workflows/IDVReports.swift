@@ -11,6 +11,7 @@ enum IDVReports {
         switch r {
         case .passed: return .passed
         case .failed: return .failed
+        case .warning: return .warning
         case .notPerformed: return .notPerformed
         }
     }
@@ -19,6 +20,7 @@ enum IDVReports {
         switch r {
         case .passed: return .ok
         case .failed: return .error
+        case .warning: return .warning
         case .notPerformed: return .notDone
         }
     }
@@ -41,12 +43,13 @@ enum IDVReports {
 
     /// Seed 003 §4: `onIDVAdditionalDocumentScan` payload. `withImages` false gives the stored form.
     /// Seed 003's NFC rows of a judged document: `is_nfc_document` (chip data was sent),
-    /// `nfc_scan_status` (`OK` authentic, `ERROR` when a chip finding made the document INVALID,
-    /// `WARNING` otherwise, `NOT DONE` without chip data), the reason's sentence and code.
+    /// `nfc_scan_status` (`OK` genuine: authentic and Active Authentication verified; `ERROR` when a chip finding
+    /// made the document INVALID; `WARNING` otherwise, e.g. authentic but a copy not excluded; `NOT DONE` without
+    /// chip data), the reason's sentence and code.
     static func nfcRows(_ doc: DocumentEvidence, policy: WorkflowPolicy) -> (Bool, DocumentScanStatus, ChipVerificationReason) {
         guard let chip = doc.chip else { return (false, .notDone, .noChipData) }
         let reason = policy.chipReason(chip)
-        if policy.chipAuthentic(chip) { return (true, .ok, reason) }
+        if policy.chipGenuine(chip) { return (true, .ok, reason) }
         return (true, policy.chipIsError(chip) ? .error : .warning, reason)
     }
 

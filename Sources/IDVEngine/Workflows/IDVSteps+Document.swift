@@ -9,9 +9,15 @@ extension IDVFlowSteps {
                           payload: Self.payload(CaptureStartPayload(idvWorkflow: r.idvWorkflow)), status: status))
     }
 
+    /// `uploadIDVDocumentPages`, with a fresh chip challenge (`chip_challenge`, IDVCore ``ChipChallengePayload``:
+    /// 8 bytes from the CSPRNG, expiring with the flow) when this server verifies chips.
     func askDocUpload(_ r: IDVRun, _ env: FlowEnv, error: IDVError? = nil) -> StepResult<DocumentStep> {
-        .ask(.upload, spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r, env),
-                           payload: Self.payload(DocumentUploadRequest(maxPages: env.policy.maxPages)), error: error))
+        let challenge = services.chips == nil ? nil
+            : ChipChallengePayload(challenge: env.crypto.randomBytes(ChipChallengePayload.challengeBytes),
+                                   expiresAt: r.startedAt + env.policy.flowTimeoutSeconds)
+        return .ask(.upload(chipChallenge: challenge), spec(WireName.uploadIDVDocumentPages, r, attemptsLeft: docLeft(r, env),
+                                                            payload: Self.payload(DocumentUploadRequest(maxPages: env.policy.maxPages, chipChallenge: challenge)),
+                                                            error: error))
     }
 
     /// `getIDVDocumentScanProcessStartConfirmation` answered.
@@ -41,7 +47,16 @@ extension IDVFlowSteps {
             effects.append(audit(r, "document_read", ["result": .string(judged.status.rawValue), "attempt": .integer(r.documentAttempts),
                                                       "errors": .integer(judged.errors.count), "warnings": .integer(judged.warnings.count),
                                                       "format": .string(doc.fields.format), "duration_ms": .integer(t.milliseconds),
-                                                      "chip": doc.chip.map { .string(env.policy.chipReason($0).rawValue) } ?? .null]))
+                                                      "chip": doc.chip.map { .string(env.policy.chipReason($0).rawValue) } ?? .null,
+                                                      "active_authentication": doc.chip.map { .string($0.activeAuthentication.code) } ?? .null,
+                                                      "active_authentication_detail": doc.chip.flatMap { c -> JSONValue? in
+                                                          switch c.activeAuthentication {
+                                                          case let .verified(m): return .string(m)
+                                                          case let .failed(f, d): return .string(f.rawValue + "/" + d)
+                                                          default: return nil
+                                                          }
+                                                      } ?? .null,
+                                                      "chip_authentication_reported": doc.chip?.reportedChipAuthentication.map { .string($0.rawValue) } ?? .null]))
             return (.next, (doc, judged))
         }
     }

@@ -18,6 +18,16 @@ extension IDVFlowSteps {
     /// `{"is_confirm": Bool}` (``ConfirmAnswer``).
     func parseConfirm(_ a: WireAnswer) throws -> IDVInput { .confirm(try answer(a, as: ConfirmAnswer.self).isConfirm) }
 
+    /// The document-details answer (``DocumentDetailsAnswer``): `rescan: true` is the Recapture
+    /// button (seed 000 L1821, seed 002 L2138) and scans again; otherwise `is_confirm`. In KYC a plain
+    /// `is_confirm: false` stays the Close button's cancel API (seed 000 L1265, 240); in activation a
+    /// `false` rescans too (the flow's own rule).
+    func parseDocumentDetails(_ a: WireAnswer) throws -> IDVInput {
+        let d = try answer(a, as: DocumentDetailsAnswer.self)
+        if d.rescan == true { return .action(.reinitDocumentScan) }
+        return .confirm(d.isConfirm)
+    }
+
     /// The document pages of an upload answer (``DocumentPagesAnswer``), by `page_index`, at most
     /// `idv.max_pages`; 1001 when malformed.
     func parsePages(_ a: WireAnswer, _ policy: WorkflowPolicy) throws -> IDVInput {
@@ -41,7 +51,12 @@ extension IDVFlowSteps {
     static func chip(_ p: ChipFilesPayload) throws -> ChipData {
         do {
             let d = try p.decoded()
-            return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups)
+            let aa = try p.activeAuthentication.map { (a: ActiveAuthenticationAnswer) throws(ChipFilesPayload.Invalid) -> ClientActiveAuthentication in
+                let (challenge, signature) = try a.decoded()
+                return ClientActiveAuthentication(challenge: challenge, signature: signature)
+            }
+            return ChipData(sod: d.sod, com: d.com, dataGroups: d.dataGroups, activeAuthentication: aa,
+                            reportedChipAuthentication: p.chipAuthentication.flatMap { ReportedChipAuthentication(rawValue: $0.rawValue) })
         } catch {
             throw IDVError(.malformedRequest, "payload.chip: \(error.description)")
         }

@@ -79,8 +79,31 @@ extension IDVFlowSteps {
                 return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: error, presence: again), nil)
             }
             if let issue = env.policy.recapture(e) { return recapture(issue) }
+            // PAD: confident attack evidence fails; a capture the policy is unsure about is asked again
+            // once, without using the attempt, and the retake is decided together with it. A failed
+            // presence check (light that did not follow the sequence, a late or replayed capture) is
+            // decisive: never a retake.
+            let (score, cues, failure) = env.policy.livenessCues(e, challenge: challenge, presence: presence,
+                                                                 replayedFrames: evidence.replayedFrames, now: facts.now)
+            let pad = env.policy.judgePAD(e, cues: cues, score: score, earlier: r.padRetake)
+            if pad.outcome == .unsure, failure == nil, let evidence = e.pad {
+                r.selfieAttempts -= 1
+                r.padRetake = PADRetake(pad: evidence, cues: cues)
+                r.embedding = nil
+                let error = IDVError(.selfieRetake)
+                effects.append(audit(r, "selfie_verified", [
+                    "result": .string("retake"), "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts + 1),
+                    "pad_findings": .array(pad.findings.map { .string($0.rawValue) }),
+                    "texture_log_odds": pad.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
+                    "liveness_score": .integer(score), "reasons": .array(cues.prefix(8).map { .string($0.rawValue) }),
+                ]))
+                // A fresh challenge under active liveness (and a fresh illumination sequence, or the
+                // same fallback): the retake must answer one it could not know.
+                return (askSelfieUpload(r, challenge: nil, now: facts.now, env, error: error, presence: again), nil)
+            }
+            r.padRetake = nil
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
-                                     now: facts.now)
+                                     now: facts.now, pad: pad)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
@@ -100,6 +123,10 @@ extension IDVFlowSteps {
                 "reference": r.portraitSource.map { .string($0.rawValue) } ?? .null,
                 "frames_per_second": .number(e.framesPerSecond), "duration_ms": .integer(t.milliseconds),
                 "pad_rule": e.pad.map { .string($0.rule) } ?? .null,
+                "pad_outcome": j.pad.map { .string($0.outcome.rawValue) } ?? .null,
+                "pad_findings": .array((j.pad?.findings ?? []).map { .string($0.rawValue) }),
+                "pad_combined": .bool(j.pad?.combined ?? false),
+                "texture_log_odds": j.pad?.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
                 "texture_score": e.pad?.textureScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
                 "motion_only_score": e.pad?.motionOnlyScore.map { .integer($0) } ?? .null,
                 "match_kind": e.match?.kind.map { .string($0.rawValue) } ?? .null,

@@ -122,6 +122,9 @@ struct IDVRun: Codable, Sendable, Equatable {
     var reviewSelfie: [ReviewTrigger]?
     /// The sealed best frame of the last selfie, kept for the reviewer when a trigger applies.
     var selfieMedia: String?
+    /// The PAD evidence of a selfie capture the policy was unsure about, kept until its retake is
+    /// judged with it (``WorkflowPolicy/judgePAD(_:cues:score:earlier:final:)``); nil otherwise.
+    var padRetake: PADRetake?
     /// The presence assurance of the last judged selfie (Workflows/Presence.swift): illumination
     /// followed, a fallback, or not checked.
     var presenceAssurance: PresenceAssurance?
@@ -151,8 +154,10 @@ struct IDVState<Step: Codable & Sendable & Equatable>: Codable, Sendable, Equata
     var step: Step
 }
 
-/// The document step's places.
-enum DocumentStep: Codable, Sendable, Equatable { case start, upload, confirm }
+/// The document step's places. The upload carries the chip challenge it issued (ICAO 9303-11 §6.1 Active
+/// Authentication; nil when this server verifies no chips): sealed with the flow state, fresh for every upload asked,
+/// gone when the step moves on.
+enum DocumentStep: Codable, Sendable, Equatable { case start, upload(chipChallenge: ChipChallengePayload?), confirm }
 
 /// The selfie step's places; the active liveness challenge (server-issued) rides with them.
 enum SelfieStep: Codable, Sendable, Equatable {

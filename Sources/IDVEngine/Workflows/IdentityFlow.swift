@@ -39,13 +39,18 @@ struct IdentityFlow: IDVFlowSteps {
         switch state.step {
         case .document(.start): return try parseConfirm(a)
         case .document(.upload): return try parsePages(a, settings.workflow)
-        case .document(.confirm): return try parseConfirm(a)
+        case .document(.confirm): return try parseDocumentDetails(a)
         case .selfie(.start): return try parseSelfieStart(a)
         case .selfie(.upload): return try parseFrames(a, settings.workflow, challenge)
         case let .selfie(.confirm(offered)):
             let raw = try answer(a, as: SelfieConfirmationActionAnswer.self).action
             // "false" rejects the selfie (seed 002 A4), whatever buttons were offered.
             guard case let .action(key) = SelfieConfirmationAnswer(raw) else { return .confirm(false) }
+            // Seed 000's KYC selfie screen has one button, "Continue", and sends "true" whatever the
+            // verdict (L1413). After a failed match (no continue-flow offered) it ends the KYC
+            // unverified — status 400, never a success — instead of being refused (1020) and shown
+            // again for ever; the explicit key "continue-flow" stays refused.
+            if raw == SelfieConfirmationAnswer.continueString, kind == .kyc, !offered.contains(.continueFlow) { return .action(.continueFlow) }
             guard offered.contains(key) else {
                 throw IDVError(.actionNotOffered, "The action '\(raw.prefix(40))' was not offered (offered: \(offered.map(\.rawValue).joined(separator: ", ")))")
             }
@@ -56,7 +61,8 @@ struct IdentityFlow: IDVFlowSteps {
 
     func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         switch (state.step, input) {
-        case let (.document(.upload), .pages(pages, chip)): return .document(pages: pages, chip: chip)
+        case let (.document(.upload(challenge)), .pages(pages, chip)):
+            return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
         case let (.selfie(.upload(challenge)), .frames(frames, fps, _, presence)):
             let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
                 : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)
@@ -106,13 +112,16 @@ struct IdentityFlow: IDVFlowSteps {
         case .document(.confirm):
             let ok: Bool
             if case let .confirm(c) = input { ok = c } else { ok = false }
+            let rescan: Bool
+            if case .action(.reinitDocumentScan) = input { rescan = true } else { rescan = false }
             if ok && r.documentStatus != .invalid {
                 effects.append(audit(r, "document_confirmed", ["result": .string(r.documentStatus?.rawValue ?? "")]))
                 return try lift(r, askSelfieStart(r, now: facts.now, env), effects, facts: facts, env: env) { .selfie($0) }
             }
             // Post-login KYC (mode 9): the details screen's Close is the cancel API and ends KYC
-            // with 240 (seed 000 §1.3, L1265–L1300); activation (mode 8) rescans.
-            if !ok, kind == .kyc { return try endFor(r, .cancelled(preLogin: false), facts: facts, env: env).after(effects) }
+            // with 240 (seed 000 §1.3, L1265–L1300); its Recapture (`rescan`) and activation's
+            // `false` (mode 8) rescan.
+            if !ok, !rescan, kind == .kyc { return try endFor(r, .cancelled(preLogin: false), facts: facts, env: env).after(effects) }
             // Rejected by the user, or an INVALID document "confirmed": the server does not accept it.
             if docLeft(r, env) <= 0 { return try endFor(r, .exhausted("document"), facts: facts, env: env) }
             effects.append(audit(r, "document_rescan", ["user_rejected": .bool(!ok)]))

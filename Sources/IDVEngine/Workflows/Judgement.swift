@@ -37,6 +37,10 @@ public enum DocumentReason: Sendable, Equatable {
     case chipSignerCountryMismatch(ChipSignerCountryMismatch)
     /// Chip data was sent without DG1 (or without a printed MRZ): the chip cannot be tied to the page.
     case chipMRZNotCompared
+    /// Active Authentication (ICAO 9303-11 §6.1) did not prove the chip genuine: it failed (a copy, a replayed
+    /// answer, a key the issuer did not sign: errors), or it could not prove it (not run, no DG15, an algorithm that
+    /// cannot be checked: "a copy is not excluded", warnings — errors under `chip.require_genuine`).
+    case chipActiveAuthentication(ActiveAuthenticationResult)
     /// The chip is authentic, but the portrait printed on the page is farther from DG2's face than
     /// the match line (``WorkflowPolicy/matchThreshold(_:)`` for `image_to_image`): the printed photo
     /// may have been replaced. A warning, not an error — a printed portrait photographed through a
@@ -47,6 +51,27 @@ public enum DocumentReason: Sendable, Equatable {
     /// it, nor above the MRZ: the names, which have no check digit, are unconfirmed by the one page
     /// meant to show them (another card's side, or a front too poor to read). A warning.
     case cardFrontShowsNoName(page: Int)
+    /// Policy `idv.doc.require_name_confirmation`: an MRZ name part (names have no check digit, ICAO
+    /// 9303-3 §4.9) that no print confirms. The visual zone or the card's front was read and does not
+    /// print it (`printed` nil), or prints it otherwise and the reader kept the MRZ's reading
+    /// (`printed`: the printed word, transliterated to A–Z). A warning naming the part.
+    case nameNotConfirmed(field: MRZNameField, mrz: String, printed: String?)
+    /// Policy `idv.doc.require_name_confirmation`: the MRZ's names were compared with no print at
+    /// all (`why`), so nothing confirms them. A warning.
+    case namesNotCompared(NamesNotCompared)
+}
+
+/// Why the MRZ's names were compared with no print (``DocumentReason/namesNotCompared(_:)``), from the
+/// reader's "Names match visual zone" evidence.
+public enum NamesNotCompared: Sendable, Equatable {
+    /// The reader's visual-zone check was switched off.
+    case checkOff
+    /// No visual zone with the names on the pages given (a photo cut tightly around the MRZ).
+    case noVisualZone
+    /// A TD1 card's MRZ side alone: the card prints its names on the front (ICAO 9303-5), not sent.
+    case cardFrontNotGiven
+    /// The text recogniser could not start (`reason`, e.g. Tesseract's language data missing).
+    case recogniserUnavailable(String)
 }
 
 /// The policy's document judgement: the verdict, the reasons that are errors (they make it
@@ -66,7 +91,9 @@ public enum SelfieReason: String, Sendable, Equatable {
     case matched
     /// MATCHED with no reference (an enrolment capture): live and one face.
     case liveWithoutReference = "live_without_reference"
-    /// LIVENESS_FAILED: the liveness score is below `idv.liveness_threshold`.
+    /// LIVENESS_FAILED: the PAD reading is an attack (confident attack evidence, or a capture and its
+    /// retake that together are not bona fide) — for evidence without typed PAD cues, the liveness
+    /// score is below `idv.liveness_threshold`.
     case livenessBelowThreshold = "liveness_below_threshold"
     /// LIVENESS_FAILED: the analyser did not evaluate the challenge the server issued.
     case challengeNotEvaluated = "challenge_not_evaluated"
@@ -100,6 +127,8 @@ public struct SelfieJudgement: Sendable, Equatable {
     public var matchThreshold: Double? = nil
     /// The presence assurance of the capture (the illumination followed, a fallback, or not checked).
     public var assurance: PresenceAssurance = .notChecked
+    /// The PAD reading the liveness verdict came from (nil: the score alone decided).
+    public var pad: PADJudgement? = nil
     /// `biometric_result.result_criteria` (seed 002 §6.2): `LIVENESS` when liveness decided, else `FACE_MATCH`.
     public var resultCriteria: BiometricResultCriteria { BiometricResultCriteria(verdict: verdict) }
 }
@@ -163,22 +192,67 @@ extension WorkflowPolicy {
     /// printed MRZ (``ChipEvidence/authentic``) and the signers' country is the issuing state's.
     public func chipAuthentic(_ c: ChipEvidence) -> Bool { c.authentic && signerCountryMismatch(c) == nil }
 
-    /// The wire reason of chip evidence (`nfc_scan_status_reason`): the first INVALID-making failure,
-    /// else a signer-country mismatch, else the DG1 mismatch, else the first other failure; `passed` when
-    /// authentic.
+    /// Whether the chip is genuine — the strongest document evidence: authentic (``chipAuthentic(_:)``: passive
+    /// authentication, DG1, the signers' country) and it proved it holds DG15's private key by signing this step's
+    /// own challenge (Active Authentication verified, ICAO 9303-11 §6.1). Authentic alone means the data is the
+    /// issuer's, but a copy of the chip's files is not excluded.
+    public func chipGenuine(_ c: ChipEvidence) -> Bool { chipAuthentic(c) && c.activeAuthentication.verified }
+
+    /// Whether an Active Authentication outcome makes the document INVALID: a signature that does not verify with
+    /// DG15's key (a copy), one over another challenge (replayed), one from a key the SOD does not vouch for; and —
+    /// under `chip.require_genuine` — anything short of verified (not run, no DG15, an algorithm that cannot be
+    /// checked). Otherwise those rule out VALID ("a copy is not excluded": WARNING).
+    public func isError(_ aa: ActiveAuthenticationResult) -> Bool {
+        switch aa {
+        case .verified: return false
+        case let .failed(f, _):
+            switch f {
+            case .signatureInvalid, .challengeReplayed, .keyNotAuthenticated: return true
+            case .unsupportedAlgorithm: return requireGenuineChip
+            }
+        case .notSupported, .notPerformed: return requireGenuineChip
+        }
+    }
+
+    /// The wire reason of an Active Authentication outcome that is not `verified` (nil when verified).
+    public static func reason(of aa: ActiveAuthenticationResult) -> ChipVerificationReason? {
+        switch aa {
+        case .verified: return nil
+        case .notSupported: return .activeAuthenticationNotSupported
+        case .notPerformed: return .activeAuthenticationNotPerformed
+        case let .failed(f, _):
+            switch f {
+            case .signatureInvalid: return .activeAuthenticationFailed
+            case .challengeReplayed: return .activeAuthenticationReplayed
+            case .keyNotAuthenticated: return .activeAuthenticationKeyNotSigned
+            case .unsupportedAlgorithm: return .activeAuthenticationUnsupported
+            }
+        }
+    }
+
+    /// The wire reason of chip evidence (`nfc_scan_status_reason`): the INVALID-making findings first — a passive
+    /// authentication failure, a failed or replayed Active Authentication, a signer-country mismatch, DG1 differing
+    /// from the printed MRZ, then Active Authentication short of verified under `chip.require_genuine` — then the
+    /// warnings: another passive-authentication failure, DG1 not compared, Active Authentication not run or not
+    /// supported; `genuine` when none holds.
     public func chipReason(_ c: ChipEvidence) -> ChipVerificationReason {
-        let reason = Self.reason(of:)
+        let reason: (ChipFailure) -> ChipVerificationReason = Self.reason(of:)
+        let aa = c.activeAuthentication
         if let f = c.failures.first(where: isError) { return reason(f) }
+        if case .failed = aa, isError(aa), let r = Self.reason(of: aa) { return r }
         if signerCountryMismatch(c) != nil { return .signerCountryMismatch }
         if case .differs = c.mrz { return .mrzMismatch }
+        if isError(aa), let r = Self.reason(of: aa) { return r }
         if let f = c.failures.first { return reason(f) }
-        return chipAuthentic(c) ? .passed : .mrzNotCompared
+        if !chipAuthentic(c) { return .mrzNotCompared }
+        return Self.reason(of: aa) ?? .genuine
     }
 
     /// Whether chip evidence makes the document INVALID (seed 003 `nfc_scan_status` `ERROR`): an
-    /// INVALID-making failure, a signer-country mismatch, or DG1 differing from the printed MRZ.
+    /// INVALID-making failure, a signer-country mismatch, DG1 differing from the printed MRZ, or an Active
+    /// Authentication outcome that is an error (``isError(_:)-…``).
     public func chipIsError(_ c: ChipEvidence) -> Bool {
-        if c.failures.contains(where: isError) || signerCountryMismatch(c) != nil { return true }
+        if c.failures.contains(where: isError) || signerCountryMismatch(c) != nil || isError(c.activeAuthentication) { return true }
         if case .differs = c.mrz { return true }
         return false
     }
@@ -214,7 +288,7 @@ extension WorkflowPolicy {
         case .pageTooLarge, .pageUndecodable, .noMRZ, .glareHidesMRZ, .unclearCharacters, .mrzError, .missingRequiredFields,
              .expired, .noExpiryDate, .invalidExpiryDate, .invalidBirthDate, .implausibleBirthDate, .pagesOfDifferentDocuments:
             return true
-        case .checkDigitTwin, .mrzCorrectionUnconfirmed, .uncertainName, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
+        case .checkDigitTwin, .mrzCorrectionUnconfirmed, .uncertainName, .uncheckedFieldInDoubt, .documentCodeNotKnown, .documentNumberMixesOAndZero, .birthDateNotGiven, .birthDatePartlyGiven,
              .unknownIssuingState, .unknownNationality, .blurredMRZ, .glareOnMRZ, .smallMRZ, .portraitModelsMissing,
              .portraitDetectorFailed, .faceOnlyOutsideDocument, .noPortrait, .nameDiffersFromVisualZone:
             return false
@@ -270,12 +344,19 @@ extension WorkflowPolicy {
             case let .differs(fields): errors.append(.chipMRZMismatch(fields))
             case .noDataGroup1, .noPrintedMRZ: warnings.append(.chipMRZNotCompared)
             }
+            // Active Authentication: a copy, a replayed answer or an unsigned key is an error; not proven (a copy
+            // is not excluded) a warning, an error under chip.require_genuine.
+            let aa = chip.activeAuthentication
+            if !aa.verified { if isError(aa) { errors.append(.chipActiveAuthentication(aa)) } else { warnings.append(.chipActiveAuthentication(aa)) } }
             let authentic = chip.authentic && countryMismatch == nil
             if authentic, let m = doc.chipPortraitComparison, m.distance > matchThreshold(m) {
                 warnings.append(.chipPortraitDiffers(distance: m.distance, threshold: matchThreshold(m)))
             }
-            let outcome = CheckOutcome(.chipVerification, authentic ? .passed : .failed,
-                                       .chip(failures: chip.failures, mrz: chip.mrz, signerCountry: countryMismatch))
+            // "Chip verification" says which: PASSED genuine (authentic and Active Authentication verified), WARNING
+            // authentic but a copy not excluded, FAILED when a chip finding makes the document INVALID.
+            let result: CheckResult = !authentic || isError(aa) ? .failed : aa.verified ? .passed : .warning
+            let outcome = CheckOutcome(.chipVerification, result,
+                                       .chip(failures: chip.failures, mrz: chip.mrz, signerCountry: countryMismatch, activeAuthentication: aa))
             if let i = checks.firstIndex(where: { $0.id == .chipVerification }) { checks[i] = outcome } else { checks.append(outcome) }
         } else if let i = checks.firstIndex(where: { $0.id == .chipVerification }) {
             checks[i] = CheckOutcome(.chipVerification, .notPerformed, .noChipData)
@@ -285,10 +366,40 @@ extension WorkflowPolicy {
             checks[i].result = .failed
             warnings.append(.cardFrontShowsNoName(page: page))
         }
+        if requireNameConfirmation { warnings += unconfirmedNames(doc) }
         let failed = checks.filter { $0.result == .failed }
         let invalid = !errors.isEmpty || !doc.mrzValid || failed.contains { invalidates($0.id) }
         let status: DocumentStatus = invalid ? .invalid : (warnings.isEmpty && failed.isEmpty ? .valid : .warning)
         return DocumentJudgement(status: status, errors: errors, warnings: warnings, checks: checks)
+    }
+
+    /// The reasons `idv.doc.require_name_confirmation` gives for the MRZ's names, from the reader's
+    /// "Names match visual zone" evidence: one ``DocumentReason/nameNotConfirmed(field:mrz:printed:)``
+    /// per name part no print confirms, or one ``DocumentReason/namesNotCompared(_:)``. A part printed
+    /// the same (`agrees`), or settled in the print's favour (the report then carries the printed
+    /// letters, which the OCR-B classifier also gave weight), is confirmed. A part settled for the MRZ
+    /// against the print is not: the classifier's own certainty is all that chose it, and a confident
+    /// misread (`EMITH` for the printed SMITH, a fresh-user trial) looks just like it. A part that
+    /// differs has the reader's finding, a card front that prints none of the names
+    /// ``DocumentReason/cardFrontShowsNoName(page:)``. Empty when no MRZ with a surname was read (the
+    /// document is INVALID for that).
+    public func unconfirmedNames(_ doc: DocumentEvidence) -> [DocumentReason] {
+        guard !doc.fields.surname.isEmpty, doc.check(.mrzPresent)?.result == .passed, let names = doc.check(.namesMatchVisualZone) else { return [] }
+        guard case let .visualZone(search) = names.measured else { return [.namesNotCompared(.checkOff)] }
+        switch search {
+        case let .compared(parts), let .comparedOnCard(_, parts):
+            return parts.compactMap { p in
+                switch p.outcome {
+                case .agrees, .differs: return nil
+                case .settled: return p.winner == .visualZone ? nil : .nameNotConfirmed(field: p.field, mrz: p.mrz, printed: p.visualZone)
+                case .notFound: return .nameNotConfirmed(field: p.field, mrz: p.mrz, printed: nil)
+                }
+            }
+        case .noVisualZone: return [.namesNotCompared(.noVisualZone)]
+        case .cardFrontNotGiven: return [.namesNotCompared(.cardFrontNotGiven)]
+        case let .recogniserUnavailable(reason): return [.namesNotCompared(.recogniserUnavailable(reason))]
+        case .noNamesOnCardFront: return []
+        }
     }
 
     // MARK: Selfies
@@ -318,19 +429,15 @@ extension WorkflowPolicy {
         return j.verdict == .livenessFailed ? nil : e.captureIssues.first { !$0.hidesLiveness }
     }
 
-    /// The server's selfie verdict from the analyser's evidence against `reference`. A frame
-    /// replayed from an earlier upload (`replayedFrames` > 0), or, under an issued illumination
-    /// sequence (`presence`), frames past its deadline or light that did not follow it, set the
-    /// reported liveness score to 0 (``presenceFailure(_:presence:replayedFrames:now:cues:)``). With an
-    /// issued active `challenge`, the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`)
-    /// and arrive by its deadline at `now` (Unix seconds; else `CHALLENGE_EXPIRED`): either sets
-    /// the reported liveness score to 0.
-    ///
-    /// LIVENESS_FAILED when the (reported) liveness score is below `livenessThreshold`; else MATCHED
-    /// with no reference, or when the descriptor distance is at most ``matchThreshold(_:)``; else
-    /// NOT_MATCHED. (A capture ``recapture(_:)`` names is asked again before this is called.)
-    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, presence: CapturePresence = .none,
-                      replayedFrames: Int = 0, now: Int) -> SelfieJudgement {
+    /// The liveness score and cues of `e` once the policy's own checks are applied. First presence
+    /// (``presenceFailure(_:presence:replayedFrames:now:cues:)``): a frame replayed from an earlier
+    /// upload (`replayedFrames` > 0), or, under an issued illumination sequence (`presence`), frames
+    /// past its deadline or light that did not follow it. Then, with an issued active `challenge`,
+    /// the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`) and arrive by its deadline
+    /// at `now` (Unix seconds; else `CHALLENGE_EXPIRED`). Any failure sets the score to 0 and names
+    /// the reason.
+    public func livenessCues(_ e: SelfieEvidence, challenge: LivenessChallenge?, presence: CapturePresence = .none, replayedFrames: Int = 0,
+                             now: Int) -> (score: Int, cues: [LivenessCue], reason: SelfieReason?) {
         var score = e.livenessScore
         var cues = e.livenessCues
         var challengeReason = presenceFailure(e, presence: presence, replayedFrames: replayedFrames, now: now, cues: &cues)
@@ -346,9 +453,36 @@ extension WorkflowPolicy {
                 challengeReason = .challengeExpired
             }
         }
+        return (score, cues, challengeReason)
+    }
+
+    /// The server's selfie verdict from the analyser's evidence against `reference`, with the
+    /// presence and challenge checks of ``livenessCues(_:challenge:presence:replayedFrames:now:)``.
+    ///
+    /// LIVENESS_FAILED when a presence or challenge check failed (whatever the PAD reading: the
+    /// capture is not shown to be made now, for this session), or when the PAD reading `pad`
+    /// (``judgePAD(_:cues:score:earlier:final:)``, decided: never unsure) is an attack — without
+    /// one, when the (reported) liveness score is below `livenessThreshold`; else MATCHED with no
+    /// reference, or when the descriptor distance is at most ``matchThreshold(_:)``; else
+    /// NOT_MATCHED. The reported liveness score agrees with the verdict
+    /// (``reportedLivenessScore(_:outcome:)``; 0 after a failed check). (A capture
+    /// ``recapture(_:)`` names is asked again before this is called, and so is an unsure one.)
+    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, presence: CapturePresence = .none,
+                      replayedFrames: Int = 0, now: Int, pad: PADJudgement? = nil) -> SelfieJudgement {
+        var (score, cues, challengeReason) = livenessCues(e, challenge: challenge, presence: presence, replayedFrames: replayedFrames, now: now)
+        let live: Bool
+        if challengeReason != nil {
+            live = false
+            score = 0
+        } else if let pad {
+            live = pad.outcome == .bonaFide
+            score = reportedLivenessScore(score, outcome: live ? .bonaFide : .attack)
+        } else {
+            live = score >= livenessThreshold
+        }
         let verdict: BiometricVerdict
         let reason: SelfieReason
-        if score < livenessThreshold {
+        if !live {
             verdict = .livenessFailed
             reason = challengeReason ?? .livenessBelowThreshold
         } else if case .none = reference {
@@ -362,7 +496,7 @@ extension WorkflowPolicy {
             reason = .noComparison
         }
         return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score,
-                               matchThreshold: e.match.map(matchThreshold), assurance: presence.assurance)
+                               matchThreshold: e.match.map(matchThreshold), assurance: presence.assurance, pad: pad)
     }
 }
 

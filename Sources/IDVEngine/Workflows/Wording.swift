@@ -89,9 +89,24 @@ public enum DocumentWording {
         case let (.portraitFound, .portrait(search)): return portraitDetail(search)
         case (.portraitFound, _): return passed ? "A face was found on the document." : "No face was found on the document pages."
         case (.chipVerification, .noChipData): return "No chip data was sent with the pages."
-        case let (.chipVerification, .chip(failures, mrz, signerCountry)):
-            if passed { return "Passive authentication (ICAO 9303-11) passed and DG1 equals the printed MRZ." }
+        case let (.chipVerification, .chip(failures, mrz, signerCountry, aa)):
+            if c.result == .passed || c.result == .warning {
+                let base = "Passive authentication (ICAO 9303-11 §5.1) passed and DG1 equals the printed MRZ"
+                switch aa {
+                case let .verified(mechanism):
+                    return base + "; the chip verified Active Authentication (§6.1, \(mechanism)) on this verification's own challenge: the chip is genuine."
+                case .notPerformed: return base + "; Active Authentication was not run, so a copy of the chip is not excluded."
+                case .notSupported: return base + "; the chip has no Active Authentication key (DG15), so a copy of the chip is not excluded."
+                case .failed: return base + "; its Active Authentication cannot be checked, so a copy of the chip is not excluded."
+                }
+            }
             var parts = failures.map(\.rawValue)
+            switch aa {
+            case let .failed(f, detail): parts.append("Active Authentication \(f.rawValue) (\(detail))")
+            case .notPerformed: parts.append("Active Authentication not run")
+            case .notSupported: parts.append("no Active Authentication key (DG15)")
+            case .verified: break
+            }
             if let m = signerCountry {
                 let name = m.certificate == .documentSigner ? "the document signer" : m.certificate == .csca ? "the CSCA" : "the document signer's issuer"
                 parts.append("\(name) names country " + (m.countries.isEmpty ? "none" : m.countries.joined(separator: "/"))
@@ -108,6 +123,20 @@ public enum DocumentWording {
     }
 
     static func nameFieldLabel(_ f: MRZNameField) -> String { f == .primaryIdentifier ? "surname" : "given name" }
+
+    static func uncheckedFieldLabel(_ f: UncheckedField) -> String {
+        switch f {
+        case .documentCode: return "document code"
+        case .issuingState: return "issuing state code"
+        case .nationality: return "nationality code"
+        case .sex: return "sex"
+        }
+    }
+
+    /// A value of an unchecked field as people read it: the sex `<` as "unspecified (<)".
+    static func shown(_ value: String, _ f: UncheckedField) -> String {
+        f == .sex && (value == "<" || value == "X") ? "unspecified (<)" : value
+    }
 
     static func visualZoneDetail(_ s: VisualZoneSearch, passed: Bool) -> String {
         switch s {
@@ -147,12 +176,32 @@ public enum DocumentWording {
         case let .chip(f): return sentence(f)
         case .chipMRZMismatch: return ChipVerificationReason.mrzMismatch.sentence
         case .chipMRZNotCompared: return ChipVerificationReason.mrzNotCompared.sentence
+        case let .chipActiveAuthentication(aa): return (WorkflowPolicy.reason(of: aa) ?? .genuine).sentence
         case let .cardFrontShowsNoName(page):
             return "None of the names in the MRZ was found printed on the card's front (page \(page + 1)); names have no check digit, so compare them with the card itself, or photograph its front again."
         case let .chipSignerCountryMismatch(m):
             return ChipVerificationReason.signerCountryMismatch.sentence(signerCountries: m.countries, issuingState: m.issuingState)
+        case let .nameNotConfirmed(field, mrz, printed?):
+            return "The \(nameFieldLabel(field)) \(mrz) in the MRZ reads \(printed) on the printed page; the MRZ's reading is the likelier, but no check digit covers names, so compare it with the document itself."
+        case .nameNotConfirmed(let field, let mrz, nil):
+            return "The \(nameFieldLabel(field)) \(mrz) in the MRZ was not found printed on the document; names have no check digit, so compare it with the document itself."
+        case let .namesNotCompared(why): return sentence(why)
         case .chipPortraitDiffers:
             return "The portrait printed on the page does not look like the face stored on the chip; the printed photo may have been replaced. Compare the document with its holder."
+        }
+    }
+
+    /// Why the MRZ's names were compared with no print, in a sentence.
+    static func sentence(_ why: NamesNotCompared) -> String {
+        switch why {
+        case .checkOff:
+            return "The names in the MRZ were not compared with the printed page (the check is switched off); names have no check digit, so compare them with the document itself."
+        case .noVisualZone:
+            return "The names in the MRZ could not be compared with the printed page, which is not in the photo; names have no check digit, so photograph the whole page."
+        case .cardFrontNotGiven:
+            return "Only the side of the card with the MRZ was sent, so its names, which have no check digit, could not be compared with the front; send the front too."
+        case let .recogniserUnavailable(reason):
+            return "The names in the MRZ could not be compared with the printed page: the text recogniser is not available (\(reason)); names have no check digit, so compare them with the document itself."
         }
     }
 
@@ -195,6 +244,10 @@ public enum DocumentWording {
             let listed = cells.map { "'\($0.read)' (MRZ line \($0.line), position \($0.column)) could also be '\($0.twin)'" }
             return "The name is not certain: " + listed.joined(separator: "; ") + (total > cells.count ? "; and \(total - cells.count) more" : "")
                 + ". No check digit covers names; compare the name with the printed page."
+        case let .uncheckedFieldInDoubt(field, read, rival, cell):
+            return "The \(uncheckedFieldLabel(field)) reads \(shown(read, field)), but it could also be \(shown(rival, field)) ('\(cell.read)' at MRZ line \(cell.line), position \(cell.column) could be '\(cell.twin)'); no check digit covers it, so compare it with the printed page."
+        case let .documentCodeNotKnown(code, state):
+            return "The document code \(code) is not one \(state.isEmpty ? "the issuing state" : state) is known to use, so it may be misread; no check digit covers it, so compare the document type with the printed page."
         case .documentNumberMixesOAndZero:
             return "The document number mixes the letter O and the digit 0, which look alike in OCR-B and can swap without the check digit noticing; compare it with the printed page."
         case let .missingRequiredFields(m): return "The MRZ has no \(fieldList(m)), which every travel document must carry."

@@ -52,8 +52,12 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// is asked again with the code (1060–1065), counting an attempt, instead of being
     /// judged. Default true.
     public var recaptureOnPoorCapture = true
-    /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED`.
+    /// Liveness score threshold (integer 0–100); below it the verdict is `LIVENESS_FAILED` for
+    /// evidence that carries no typed PAD cues (with them, ``pad`` decides: PADJudgement.swift).
     public var livenessThreshold = 50
+    /// Presentation-attack detection: what is a confident attack, what is unsure and asked again
+    /// (`idv.pad.*`, PADJudgement.swift; docs/LIVENESS.md).
+    public var pad = PADPolicy()
     /// Document policy: an expired document (date of expiry before today, UTC) is INVALID.
     public var rejectExpiredDocuments = true
     /// Document policy: a failed MRZ check digit (ICAO 9303-3 §4.9) makes the document INVALID.
@@ -62,11 +66,19 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var requirePortrait = true
     /// Document policy (`idv.doc.accept_specimen_documents`): a document of ICAO's fictional state
     /// Utopia (`UTO`, ICAO 9303-3 §5: specimens only) as issuing state or nationality is judged like a
-    /// real one. A test-deployment setting: on in the code's default (the demo, the tests, `idvd
-    /// document read`), OFF in the production configuration shipped as `docs/idvd.production.json`,
-    /// where a UTO document is INVALID (`DocumentReason.specimenDocument`). `idvd serve` logs a
-    /// warning at start while it is on.
-    public var acceptSpecimenDocuments = true
+    /// real one. A test-deployment setting, OFF by default (as in the production configuration
+    /// `docs/idvd.production.json`): a UTO document is INVALID (`DocumentReason.specimenDocument`).
+    /// The demo, the tests and the specimen tools turn it on explicitly; `idvd serve` logs a warning
+    /// at start while it is on.
+    public var acceptSpecimenDocuments = false
+    /// Document policy (`idv.doc.require_name_confirmation`): the MRZ's names, which no check digit
+    /// covers (ICAO 9303-3 §4.9), are VALID only when print confirms them — every name part printed
+    /// the same in the visual zone or on a TD1 card's front (or settled in the print's favour).
+    /// A part not found printed, printed otherwise, or names compared with no print at all (a card's
+    /// MRZ side alone, a photo without the visual zone) make the document WARNING, naming the part
+    /// (``unconfirmedNames(_:)``). Default true; false judges the names as before #40 (only a part
+    /// that differs rules out VALID).
+    public var requireNameConfirmation = true
     /// ICAO 9303-3 §5's code of the fictional state on specimen documents.
     public static let specimenStateCode = "UTO"
     /// `action_buttons` policy: offer "Continue Anyway" (`continue-flow`) after `NOT_MATCHED`
@@ -108,6 +120,11 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// (unknown CSCA, a CSCA key that does not verify it, no DSC, an algorithm that cannot be
     /// checked) makes the document INVALID instead of WARNING (docs/CHIP.md "The verdict rule").
     public var requireTrustedCSCA = false
+    /// `chip.require_genuine`: a chip that did not prove itself genuine by Active Authentication over the step's
+    /// challenge (ICAO 9303-11 §6.1) — the client did not run it, the chip has no DG15 key, or its algorithm cannot
+    /// be checked — makes the document INVALID instead of WARNING ("a copy is not excluded"). A failed or replayed
+    /// Active Authentication is INVALID whatever this says (docs/CHIP.md "The verdict rule"). Default false.
+    public var requireGenuineChip = false
     /// Which evidence sends a KYC to human review instead of a decision (`review.*`; RelyingParty/Review.swift).
     public var review = ReviewPolicy()
     /// Presence: the illumination challenge, its fallback and the replay check (`idv.presence*`,

@@ -138,7 +138,7 @@ public struct RPDocumentResult: Codable, Sendable, Equatable {
     public var format: String?
     public var errors: Int?
     public var warnings: Int?
-    /// The chip's passive-authentication reason (`passed`, `csca_unknown`, …) when chip data was sent.
+    /// The chip's verification reason (`genuine`, `active_authentication_not_performed`, `csca_unknown`, …) when chip data was sent.
     public var chip: String?
 }
 

@@ -68,12 +68,16 @@ export function verifyPassword(ctl, ch) {
     type: 'password', name: 'password', autocomplete: 'current-password', required: true, placeholder: reauth ? W.reauth.placeholder : undefined,
   });
   const go = button(reauth ? W.reauth.button : W.verifyPassword.button, 'confirm', null, { primary: true, extra: { type: 'submit' } });
+  // Seed 004's dialog: Cancel ends the opt-in / opt-out (240); its error box shows the error, else a
+  // status other than 100 (L1163–L1169); its badge the attempts when 3 or fewer (L533–L546).
   const cancel = reauth ? button(W.cancel, 'cancel', () => ctl.answer({ cancel: true }, cancel)) : null;
+  const badge = reauth && Number.isInteger(ch.attempts_left) && ch.attempts_left >= 0 && ch.attempts_left <= 3
+    ? h('p', { class: 'attempts', dataset: { attemptsLeft: String(ch.attempts_left) } }, W.reauth.attempts(ch.attempts_left)) : null;
   ctl.section = show('verify-password', {
     title: reauth ? words.title : W.verifyPassword.title,
     subtitle: reauth ? words.subtitle : W.verifyPassword.subtitle(ch.user_id || ctl.rememberedUser() || ''),
     dataset: { mode: String(ch.challenge_mode) },
-  }, verdictNotice(ch), attempts(ch),
+  }, verdictNotice(ch), reauth ? badge : attempts(ch),
   form(() => { if (input.value) ctl.answer({ password: input.value }, go); else input.focus(); }, f, actions(cancel, go)));
   input.focus();
 }
@@ -220,8 +224,11 @@ export function documentConfirm(ctl, ch) {
     h('span', { class: 'check-name' }, W.checkName[c.check_name] || String(c.check_name).replaceAll('_', ' ')),
     h('span', { class: `check-result ${String(c.result).toLowerCase()}` }, W.checkResult[c.result] || c.result)));
   const confirm = button(W.documentConfirm.confirm, 'confirm', () => ctl.answer({ is_confirm: true }, confirm), { primary: status !== 'INVALID' });
-  const recapture = button(W.documentConfirm.recapture, 'retake', () => ctl.answer({ is_confirm: false }, recapture), { primary: status === 'INVALID' });
-  ctl.section = show('document-confirm', { title: W.documentConfirm.title, subtitle: W.documentConfirm.subtitle, dataset: { status } },
+  // Recapture rescans in every mode (`rescan`); in KYC a plain false is the Close button's cancel
+  // API (seed 000 L1265: the flow ends with 240), before login Close is resetAuthState (L1255).
+  const recapture = button(W.documentConfirm.recapture, 'retake', () => ctl.answer({ is_confirm: false, rescan: true }, recapture), { primary: status === 'INVALID' });
+  const close = ch.challenge_mode === Mode.kyc ? () => ctl.answer({ is_confirm: false }) : ch.challenge_mode === Mode.activation ? () => ctl.reset() : null;
+  ctl.section = show('document-confirm', { title: W.documentConfirm.title, subtitle: W.documentConfirm.subtitle, closeAction: close, dataset: { status } },
     verdictNotice(ch),
     status === 'INVALID' ? notice('error', W.documentConfirm.invalidNote, ...(d.errors || []).map(String)) : null,
     h('div', { class: 'identity' },
@@ -371,7 +378,8 @@ export function selfieConfirm(ctl, ch) {
   const faceScore = r.face_matcher_response?.score;
   const liveScore = live?.liveness_result?.score;
   const reasons = r.liveness_reasons || live?.liveness_result?.reasons || [];
-  const docName = r.document_detail?.document_info?.name;
+  // Seed 002 L2851–L2869: the document's name, else the user ID.
+  const docName = r.document_detail?.document_info?.name || ch.payload?.user_id || ch.user_id;
   const buttonsCfg = ch.payload?.action_buttons || {};
   let cfg = matched ? buttonsCfg.success_button : buttonsCfg.failure_button;
   if (!Array.isArray(cfg) || cfg.length === 0) cfg = W.selfieConfirm.fallbackButtons.map(([t, k]) => ({ button_text: t, key: k }));
@@ -387,9 +395,9 @@ export function selfieConfirm(ctl, ch) {
     Number.isInteger(liveScore) ? [W.selfieConfirm.liveness, `${liveScore}%`, 'liveness'] : null,
     r.biometric_result?.result_criteria ? [W.selfieConfirm.criteria, r.biometric_result.result_criteria, 'criteria'] : null,
   ].filter(Boolean);
-  ctl.section = show('selfie-confirm', { title: W.selfieConfirm.title, closeAction: () => ctl.reset(), dataset: { verdict } },
+  ctl.section = show('selfie-confirm', { title: W.selfieConfirm.title, closeAction: () => ctl.closeWithoutAnswer(ch), dataset: { verdict } },
     verdictNotice(ch),
-    docName ? h('p', { class: 'name' }, docName) : null,
+    docName ? h('p', { class: 'name', dataset: { field: 'name' } }, docName) : null,
     h('div', { class: 'compare' },
       image(r.document_detail?.document_info?.portrait_image, W.selfieConfirm.documentPhotoAlt, 'portrait'),
       image(live?.autocapture_result?.selfie_image, W.selfieConfirm.selfieAlt, 'portrait')),
@@ -417,53 +425,130 @@ export function optInFrame(ctl, ch) {
 export function consent(ctl, ch) {
   const approve = button(W.consent.approve, 'approve', () => ctl.answer({ is_opt_in: true }, approve), { primary: true });
   const reject = button(W.consent.reject, 'reject', () => ctl.answer({ is_opt_in: false }, reject));
-  ctl.section = show('consent', { title: W.consent.title, closeAction: () => ctl.reset() },
+  ctl.section = show('consent', { title: W.consent.title, closeAction: () => ctl.closeWithoutAnswer(ch) },
     verdictNotice(ch),
     h('div', { class: 'consent-text' },
       h('p', {}, ch.challenge_mode === 10 ? W.consent.description10 : W.consent.description),
       ch.payload?.consent_text ? h('p', { class: 'consent-server-text' }, ch.payload.consent_text) : null,
-      h('ul', {}, W.consent.bullets.map((b) => h('li', {}, b)))),
+      h('ul', { class: 'consent-bullets' }, W.consent.bullets.map((b) => h('li', {}, b)))),
     actions(reject, approve));
 }
 
-// MARK: Post-login menu and results
+// MARK: Post-login menu, entry screens and results
 
 export function home(ctl, { message } = {}) {
   const user = ctl.rememberedUser() || '';
   ctl.section = show('home', { title: W.home.title(user), subtitle: W.home.subtitle },
     message ? notice('info', message) : null,
-    h('ul', { class: 'menu' }, W.home.flows.map(([flow, title, text]) => {
-      const b = button(title, 'start-flow', () => ctl.startFlow(flow, b), { extra: { dataset: { flow } } });
+    h('ul', { class: 'menu' }, W.home.flows.map(([entry, title, text]) => {
+      const b = button(title, 'start-flow', () => ctl.openEntry(entry, b), { extra: { dataset: { flow: entryFlow[entry], entry } } });
       return h('li', {}, b, h('p', {}, text));
     })),
     actions(button(W.home.logoff, 'logoff', () => ctl.logoff())));
 }
 
-/// A result: title, message, details, and one way on. `outcome` is success | failure | cancelled.
-export function result(ctl, { outcome, title, message, details = [], event = '', statusCode, errorCode, reference }) {
-  const done = button(ctl.isLoggedIn() ? W.result.home : W.result.done, 'confirm', () => ctl.finish(), { primary: true });
+/// The flow each entry screen starts (`data-flow` of the menu's buttons: the registry name).
+export const entryFlow = { kyc: Flow.kyc, 'document-scan': Flow.documentScan, 'server-biometric': Flow.serverBiometric, optin: Flow.optIn, optout: Flow.optOut,
+  'template-status': Flow.templateStatus };
+
+/// Which entry screens check the biometric template first, and when their start button is enabled
+/// (seed 001 L1004–L1025: authentication needs a template; seed 004 L1873–L1874: opt-in needs
+/// none, L1653–L1672: opt-out needs one).
+export const entryGate = {
+  'server-biometric': (exists) => exists === true,
+  optin: (exists) => exists === false,
+  optout: (exists) => exists === true,
+};
+
+const entryWords = { kyc: W.entry.kyc, 'document-scan': W.entry.documentScan, 'server-biometric': W.entry.serverBiometric, optin: W.entry.optIn, optout: W.entry.optOut };
+
+/// The template status card (seed 001 L826–L846): title and text by the status, "Status: … (Code: …)".
+function templateCard(t) {
+  if (!t || t.checking) return null;
+  const exists = t.exists === true;
+  return h('div', { class: `notice ${exists ? 'info' : 'warning'} template-status`, role: 'status', dataset: { template: exists ? 'exists' : 'none', statusCode: String(t.code ?? '') } },
+    h('p', { class: 'template-title' }, h('strong', {}, exists ? W.templateCard.existsTitle : W.templateCard.noneTitle)),
+    h('p', {}, exists ? W.templateCard.exists : W.templateCard.none),
+    h('p', { class: 'template-code' }, W.templateCard.code(t.message ?? '', t.code ?? 0)));
+}
+
+/// An entry screen (seed 000 KYC, 003 Additional Document Scan, 001 Biometric Authentication, 004
+/// Opt-In / Opt-Out): its texts, the template card where gated, and the start button — disabled
+/// with its note while the gate is closed, titled "Checking…" while the status is asked. `state`:
+/// {kind, template: {checking, exists, code, message}}.
+export function entry(ctl, state) {
+  const w = entryWords[state.kind];
+  const gate = entryGate[state.kind];
+  const checking = !!(gate && (!state.template || state.template.checking));
+  const enabled = !gate || (!checking && gate(state.template.exists));
+  const start = button(checking ? w.checking : w.start, 'start', () => ctl.startEntry(state, start, w.busy), { primary: true });
+  start.disabled = !enabled;
+  let body;
+  if (state.kind === 'kyc') {
+    body = [
+      h('section', { class: 'guidelines kyc-info' }, h('h2', {}, w.infoTitle), h('p', {}, w.infoText)),
+      h('ul', { class: 'steps' }, w.steps.map((t) => h('li', {}, t))),
+      h('ul', { class: 'requirements' }, w.requirements.map((t) => h('li', {}, t))),
+    ];
+  } else if (state.kind === 'document-scan') {
+    body = [h('section', { class: 'guidelines' }, w.info.map((t) => h('p', {}, t)))];
+  } else {
+    body = [templateCard(state.template)];
+  }
+  ctl.section = show(state.kind, { title: w.title, subtitle: w.subtitle, dataset: { entry: state.kind, template: gate ? (checking ? 'checking' : state.template.exists ? 'exists' : 'none') : '' } },
+    ...body,
+    state.error ? notice('error', state.error) : null,
+    !enabled && !checking ? h('p', { class: 'disabled-note' }, w.disabledNote) : null,
+    actions(button(W.entry.back, 'back', () => ctl.backHome()), start));
+  if (checking) busy(ctl.section, true, null, w.checking);
+}
+
+/// A result (the codelabs' alert, or seed 003's result screen): title, message, details, and one
+/// way on — its `button` text (the codelab's: "Go to Dashboard", "OK", "Done", "Back to
+/// Dashboard") leading to `next` (default: the menu when logged in). `outcome` is success |
+/// failure | cancelled.
+export function result(ctl, { outcome, title, message, details = [], event = '', statusCode, errorCode, reference, button: label, next }) {
+  const done = button(label || (ctl.isLoggedIn() ? W.result.home : W.result.done), 'confirm', () => (next ? next() : ctl.finish()), { primary: true });
   ctl.section = show('result', { title, dataset: { outcome, event, statusCode: String(statusCode ?? ''), errorCode: String(errorCode ?? '') } },
     h('div', { class: `outcome ${outcome}`, role: 'status' }, h('span', { class: 'icon', 'aria-hidden': 'true' }, outcome === 'success' ? '✓' : outcome === 'cancelled' ? '–' : '✗'),
-      ...[message].flat().filter(Boolean).map((m) => h('p', {}, m))),
+      ...[message].flat().filter(Boolean).map((m) => h('p', { class: 'message' }, m))),
     ...details,
     reference ? h('p', { class: 'reference' }, W.result.reference(reference)) : null,
     ctl.fromLink() && !ctl.isLoggedIn() ? h('p', {}, W.result.closeNow) : null,
     actions(done));
 }
 
-/// The details of a seed-003 additional document scan (identity data, status, checks, images).
+/// Seed 003's result screen (L960–L1445): name, portrait, the document status with its hint, the
+/// error and warning lists, the identity data, the page images, the checks with their category,
+/// the NFC rows.
 export function docScanDetails(p) {
-  const rows = Object.entries(p.identity_data || {}).map(([k, v]) => h('div', { class: 'row' }, h('dt', {}, k), h('dd', {}, String(v))));
+  const D = W.result.docScan;
+  const identity = p.identity_data || {};
+  const name = identity['Surname and given names'] || `${identity['Given name'] || ''} ${identity.Surname || ''}`.trim();
+  const rows = Object.entries(identity).map(([k, v]) => h('div', { class: 'row' }, h('dt', {}, k), h('dd', {}, String(v))));
   const st = p.document_status || {};
   const images = p.document_info?.document_images || {};
+  const overall = st.overall_document_status || '';
+  const hint = overall === 'ERROR' ? D.errorHint : overall === 'WARNING' ? D.warningHint : null;
+  const nfc = [
+    typeof st.is_nfc_document === 'boolean' ? [D.isNFCDocument, st.is_nfc_document ? D.yes : D.no, 'is-nfc-document'] : null,
+    typeof st.nfc_scan_status === 'string' ? [D.nfcScanStatus, st.nfc_scan_status, 'nfc-scan-status'] : null,
+    typeof st.nfc_scan_status_reason === 'string' ? [D.reason, st.nfc_scan_status_reason, 'nfc-reason'] : null,
+  ].filter(Boolean);
   return [
-    h('div', { class: 'identity' }, image(images.portrait_image, W.documentConfirm.portraitAlt, 'portrait'), h('dl', { class: 'rows' }, rows)),
-    h('p', { class: 'overall', dataset: { overallStatus: st.overall_document_status || '' } }, `${W.result.docScan.status}: `, h('strong', {}, st.overall_document_status || '')),
-    (st.checks_performed || []).length ? h('section', { class: 'checks' }, h('h2', {}, W.documentConfirm.checksTitle), h('ul', {}, st.checks_performed.map((c) => h('li', { dataset: { check: c.check_name, result: c.check_status } },
-      h('span', { class: 'check-name' }, W.checkName[c.check_name] || String(c.check_name).replaceAll('_', ' ')), h('span', { class: 'check-result' }, c.check_status))))) : null,
-    (st.error_list || []).length ? notice('error', st.error_list.map(String)) : null,
-    (st.warning_list || []).length ? notice('warning', st.warning_list.map(String)) : null,
+    h('div', { class: 'identity' }, image(images.portrait_image, W.documentConfirm.portraitAlt, 'portrait'),
+      h('div', {}, name ? h('p', { class: 'name', dataset: { field: 'name' } }, name) : null)),
+    h('p', { class: 'overall', dataset: { overallStatus: overall } }, `${D.status}: `, h('strong', {}, overall)),
+    hint ? h('p', { class: 'status-hint' }, hint) : null,
+    (st.error_list || []).length ? h('section', { class: 'errors' }, h('h2', {}, D.errorsTitle), notice('error', st.error_list.map(String))) : null,
+    (st.warning_list || []).length ? h('section', { class: 'warnings' }, h('h2', {}, D.warningsTitle), notice('warning', st.warning_list.map(String))) : null,
+    rows.length ? h('section', { class: 'identity-data' }, h('h2', {}, D.identityTitle), h('dl', { class: 'rows' }, rows)) : null,
     images.front_page ? h('div', { class: 'pages' }, image(images.front_page, W.documentConfirm.frontAlt, 'page'), images.back_page ? image(images.back_page, W.documentConfirm.backAlt, 'page') : null) : null,
+    (st.checks_performed || []).length ? h('section', { class: 'checks' }, h('h2', {}, W.documentConfirm.checksTitle), h('ul', {}, st.checks_performed.map((c) => h('li', { dataset: { check: c.check_name, result: c.check_status } },
+      h('span', { class: 'check-name' }, W.checkName[c.check_name] || String(c.check_name).replaceAll('_', ' '),
+        c.check_category ? h('span', { class: 'check-category' }, D.category(c.check_category)) : null),
+      h('span', { class: 'check-result' }, c.check_status))))) : null,
+    nfc.length ? h('section', { class: 'nfc' }, h('h2', {}, D.nfcTitle), h('dl', { class: 'rows' }, nfc.map(([k, v, id]) => h('div', { class: 'row', dataset: { nfc: id } }, h('dt', {}, k), h('dd', {}, v))))) : null,
   ];
 }
 

@@ -1,0 +1,230 @@
+import Foundation
+import IDVCore
+
+// Presentation-attack detection (ISO/IEC 30107-3 PAD): the policy's reading of a capture's typed PAD
+// evidence. Only confident attack evidence is an attack (LIVENESS_FAILED); evidence the policy is
+// unsure about — the texture near its line, too few good frames, facial action and landmark motion
+// disagreeing, the face not kept in view — asks for one more capture with guidance (no attempt
+// used), and the pair is then decided on the evidence of both captures. docs/LIVENESS.md.
+
+/// The PAD settings of the policy (`idv.pad.*`; `idvd liveness calibrate` writes them for an
+/// operator's own devices).
+public struct PADPolicy: Sendable, Equatable {
+    /// `idv.pad.texture_line`: the calibrated texture log-odds (``TextureCue/logOdds``) from which
+    /// the texture speaks for a bona fide presentation — the operating point that sets APCER for the
+    /// species the texture models see (prints, screens). Default −1.6: midway, on the development
+    /// split, between the highest screen the texture sees (a simulated laptop screen, −1.88) and the
+    /// lowest bona fide window (−1.26) (docs/LIVENESS.md); `idvd liveness calibrate` sets it for an
+    /// operator's own devices.
+    public var textureLine = PADPolicy.defaultTextureLine
+    /// `idv.pad.unsure_margin`: a capture whose texture lies below the line by at most this much
+    /// (log-odds) is unsure — asked again — rather than an attack; one at least this much above it
+    /// is strong enough to call a capture without facial action and motion unsure rather than a
+    /// print. Default 2.0 (log-odds: odds 7.4 : 1) (docs/LIVENESS.md).
+    public var unsureMargin = PADPolicy.defaultUnsureMargin
+    /// `idv.pad.min_good_frames`: texture evidence resting on fewer good frames is unsure, never a
+    /// confident attack. Default 4 (of the 10 scored frames; docs/LIVENESS.md).
+    public var minimumGoodFrames = PADPolicy.defaultMinimumGoodFrames
+    /// `idv.pad.retake_on_unsure`: ask an unsure capture again once per attempt, without using the
+    /// attempt, and decide on both captures (default true). false: decide on the one capture, at the
+    /// line, with no retake.
+    public var retakeOnUnsure = true
+
+    public static let defaultTextureLine = -1.6
+    public static let defaultUnsureMargin = 2.0
+    public static let defaultMinimumGoodFrames = 4
+
+    public init() {}
+}
+
+/// What the policy made of the PAD evidence.
+public enum PADOutcome: String, Sendable, Equatable, Codable {
+    /// The evidence speaks for a live person.
+    case bonaFide = "bona_fide"
+    /// Not enough to decide on: one more capture is asked for (only ever on a first capture).
+    case unsure
+    /// Confident attack evidence (or, after a retake, the two captures together are not bona fide):
+    /// `LIVENESS_FAILED`.
+    case attack
+}
+
+/// Why the PAD outcome is what it is (audited as `pad_findings`; never shown to a device, so a
+/// client learns nothing to tune an attack against).
+public enum PADFinding: String, Sendable, Equatable, Codable, CaseIterable {
+    // Confident attack evidence.
+    /// The texture's log-odds lie more than ``PADPolicy/unsureMargin`` below the line on at least
+    /// ``PADPolicy/minimumGoodFrames`` good frames (after a retake: the two captures' pooled
+    /// log-odds lie below the line).
+    case textureAttack = "texture_attack"
+    /// Neither facial action nor non-rigid landmark motion: the face moves like a flat picture and
+    /// does nothing a face does (a held print).
+    case noSignOfLife = "no_sign_of_life"
+    /// The server's active challenge was not answered (not seen in order, late, or not evaluated).
+    case challengeFailed = "challenge_failed"
+    /// Too few frames to show motion (a still).
+    case insufficientFrames = "insufficient_frames"
+    /// Evidence without typed cues (an analyser that reports only a score) below `idv.liveness_threshold`.
+    case scoreBelowThreshold = "score_below_threshold"
+    // Unsure: asked again.
+    /// The texture lies below the line, but within the unsure margin.
+    case textureUncertain = "texture_uncertain"
+    /// Fewer good frames than ``PADPolicy/minimumGoodFrames`` (blur, the face turned or cut off):
+    /// the texture cannot be read well enough to call an attack.
+    case fewGoodFrames = "few_good_frames"
+    /// Facial action and landmark motion disagree (one is seen, the other not) and the texture is
+    /// not strong enough to settle it.
+    case cuesDisagree = "cues_disagree"
+    /// The face was not kept in view on its own (lost for too long, a second face, the identity
+    /// changing as the head turned).
+    case faceNotKept = "face_not_kept"
+
+    /// Whether the finding is confident attack evidence.
+    public var isAttack: Bool {
+        switch self {
+        case .textureAttack, .noSignOfLife, .challengeFailed, .insufficientFrames, .scoreBelowThreshold: return true
+        case .textureUncertain, .fewGoodFrames, .cuesDisagree, .faceNotKept: return false
+        }
+    }
+}
+
+/// The policy's PAD reading of one capture, or of a capture and its retake together.
+public struct PADJudgement: Sendable, Equatable {
+    public var outcome: PADOutcome
+    /// Every finding that applied, attack findings first.
+    public var findings: [PADFinding]
+    /// True when decided on two captures (the unsure first one and its retake).
+    public var combined: Bool
+    /// The texture log-odds the outcome used (pooled over both captures when combined), nil without texture.
+    public var textureLogOdds: Double?
+}
+
+/// The first, unsure capture's PAD evidence, kept in the flow state until its retake is judged.
+public struct PADRetake: Sendable, Equatable, Codable {
+    public var pad: PADEvidence
+    public var cues: [LivenessCue]
+    public init(pad: PADEvidence, cues: [LivenessCue]) {
+        self.pad = pad
+        self.cues = cues
+    }
+}
+
+extension LivenessCue {
+    // FaceKit's blocking reasons (`LivenessReason`), as the policy reads them.
+    public static let insufficientFrames = LivenessCue("INSUFFICIENT_FRAMES")
+    public static let noFace = LivenessCue("NO_FACE")
+    public static let faceLost = LivenessCue("FACE_LOST")
+    public static let multipleFaces = LivenessCue("MULTIPLE_FACES")
+    public static let identityChanged = LivenessCue("IDENTITY_CHANGED")
+    public static let challengeNotMet = LivenessCue("CHALLENGE_NOT_MET")
+}
+
+extension WorkflowPolicy {
+    /// The PAD reading of a capture's evidence `e` (the policy's own challenge cues — not
+    /// evaluated, expired — already in `cues`).
+    ///
+    /// - Parameters:
+    ///   - earlier: the unsure first capture this one retakes; the two are then decided together.
+    ///   - final: decide now (bona fide or attack, never unsure) even without an earlier capture
+    ///     (`idv.pad.retake_on_unsure` off, or no retake left).
+    ///
+    /// One capture: confident attack evidence (``PADFinding/isAttack``: texture more than the
+    /// margin below the line on enough good frames; neither facial action nor landmark motion while
+    /// the texture is not strongly bona fide; a failed challenge; a still) → attack; else any unsure
+    /// finding → unsure; else bona fide. Decided (two captures, or one with `final`): an attack
+    /// finding of the last capture → attack; else bona fide when the pooled texture (the captures'
+    /// log-odds weighted by their good frames, at least ``PADPolicy/minimumGoodFrames`` of them)
+    /// reaches the line and some capture shows life (facial action, or every challenged action,
+    /// together with non-rigid motion) with its face kept in view; else attack. Evidence with
+    /// neither a texture nor a motion cue (an analyser that reports a score only) is judged by its
+    /// score against ``livenessThreshold``.
+    public func judgePAD(_ e: SelfieEvidence, cues: [LivenessCue], score: Int, earlier: PADRetake? = nil,
+                         final: Bool = false) -> PADJudgement {
+        let p = pad
+        guard let evidence = e.pad, evidence.texture != nil || evidence.motion != nil else {
+            let ok = score >= livenessThreshold
+            return PADJudgement(outcome: ok ? .bonaFide : .attack, findings: ok ? [] : [.scoreBelowThreshold], combined: false,
+                                textureLogOdds: nil)
+        }
+        let now = Self.padFindings(evidence, cues: cues, policy: p)
+        let decide = earlier != nil || final || !p.retakeOnUnsure
+        if !decide {
+            let attack = now.filter(\.isAttack)
+            if !attack.isEmpty { return PADJudgement(outcome: .attack, findings: now, combined: false, textureLogOdds: evidence.texture?.logOdds) }
+            return PADJudgement(outcome: now.isEmpty ? .bonaFide : .unsure, findings: now, combined: false, textureLogOdds: evidence.texture?.logOdds)
+        }
+        // Decide: on this capture alone, or on the pair.
+        var findings = now.filter(\.isAttack)
+        let captures = [earlier.map { ($0.pad, $0.cues) }, (evidence, cues)].compactMap { $0 }
+        let textures = captures.compactMap(\.0.texture)
+        let good = textures.reduce(0) { $0 + $1.goodFrames }
+        var pooled: Double?
+        if !textures.isEmpty {
+            let weights = textures.map { Double(max(1, $0.goodFrames)) }
+            pooled = zip(textures, weights).reduce(0) { $0 + $1.0.logOdds * $1.1 } / weights.reduce(0, +)
+        }
+        if let t = pooled, t < p.textureLine, !findings.contains(.textureAttack) { findings.append(.textureAttack) }
+        if textures.isEmpty || good < p.minimumGoodFrames { findings.append(.fewGoodFrames) }
+        let life = captures.contains { !Self.faceNotKept($0.1) && Self.showsLife($0.0) }
+        if !life, !findings.contains(.noSignOfLife) {
+            findings.append(captures.allSatisfy { Self.faceNotKept($0.1) } ? .faceNotKept : .cuesDisagree)
+        }
+        var unique: [PADFinding] = []
+        for f in findings where !unique.contains(f) { unique.append(f) }
+        return PADJudgement(outcome: unique.isEmpty ? .bonaFide : .attack, findings: unique, combined: earlier != nil, textureLogOdds: pooled)
+    }
+
+    /// The findings of one capture (attack findings first).
+    static func padFindings(_ e: PADEvidence, cues: [LivenessCue], policy p: PADPolicy) -> [PADFinding] {
+        var attack: [PADFinding] = []
+        var unsure: [PADFinding] = []
+        if cues.contains(.insufficientFrames) { attack.append(.insufficientFrames) }
+        if cues.contains(.challengeNotMet) || cues.contains(.challengeExpired) || cues.contains(.challengeNotEvaluated)
+            || (e.challenge?.contains { $0 < 0.5 } ?? false) {
+            attack.append(.challengeFailed)
+        }
+        if let t = e.texture, t.goodFrames >= p.minimumGoodFrames {
+            if t.logOdds < p.textureLine - p.unsureMargin { attack.append(.textureAttack) } else if t.logOdds < p.textureLine { unsure.append(.textureUncertain) }
+        } else {
+            unsure.append(.fewGoodFrames)
+            if let t = e.texture, t.logOdds < p.textureLine - p.unsureMargin, t.goodFrames > 0 {
+                // Attack-like texture on too few good frames: not confident, still not bona fide.
+                unsure.append(.textureUncertain)
+            }
+        }
+        if faceNotKept(cues) { unsure.append(.faceNotKept) }
+        let strongTexture = (e.texture.map { $0.logOdds >= p.textureLine + p.unsureMargin && $0.goodFrames >= p.minimumGoodFrames }) ?? false
+        if e.challenge == nil, let motion = e.motion, (e.facialAction ?? 0) < 0.5, motion < 0.5 {
+            // No sign of life: a held print — unless the texture speaks strongly for a live face, when
+            // the cues disagree (a person sitting still) and the capture is asked again.
+            if strongTexture { unsure.append(.cuesDisagree) } else { attack.append(.noSignOfLife) }
+        } else if e.motion != nil, !showsLife(e), !attack.contains(.challengeFailed) {
+            unsure.append(.cuesDisagree)
+        }
+        return attack + unsure
+    }
+
+    /// Facial action (or every challenged action) together with non-rigid landmark motion. Strong
+    /// texture never stands in for the motion: the texture models do not see a digitally made print,
+    /// whose only evidence is that it moves like a plane.
+    static func showsLife(_ e: PADEvidence) -> Bool {
+        let action = e.challenge.map { $0.min() ?? 0 } ?? e.facialAction ?? 0
+        return action >= 0.5 && (e.motion ?? 0) >= 0.5
+    }
+
+    /// Whether the analyser's cues say the face was not kept in view on its own.
+    static func faceNotKept(_ cues: [LivenessCue]) -> Bool {
+        cues.contains(.faceLost) || cues.contains(.multipleFaces) || cues.contains(.identityChanged) || cues.contains(.noFace)
+    }
+
+    /// The liveness score reported with a PAD outcome: the analyser's score, moved to the right
+    /// side of `idv.liveness_threshold` when the policy's reading differs from it (a bona fide
+    /// outcome shows at least the threshold, an attack at most one below it), so what is shown
+    /// never contradicts the verdict.
+    public func reportedLivenessScore(_ score: Int, outcome: PADOutcome) -> Int {
+        switch outcome {
+        case .bonaFide: return min(100, max(score, livenessThreshold))
+        case .attack: return max(0, min(score, livenessThreshold - 1))
+        case .unsure: return score
+        }
+    }
+}

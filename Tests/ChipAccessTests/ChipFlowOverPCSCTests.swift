@@ -1,0 +1,99 @@
+import ChipAccess
+import Foundation
+import IDVCore
+import IDVTestSupport
+import VirtualEMRTD
+import XCTest
+
+/// The whole chip path, end to end: the sample app `idv --chip-reader pcsc` runs seed 003's additional document scan
+/// against a real `idvd serve`; the document's chip is the virtual eMRTD loaded from an `idvd specimen --chip`
+/// folder, in the vpcd reader of a private pcscd. `idv` reads it (PACE with the CAN or the MRZ, Chip
+/// Authentication) and the chip signs the server's own `chip_challenge`; the server verifies Active Authentication
+/// after passive authentication and reports the chip genuine. A copy (another AA key), a clone replaying a
+/// recorded signature and a wrong CAN/MRZ each get their own result.
+final class ChipFlowOverPCSCTests: XCTestCase {
+    func testDocumentScanReadsTheChipOverPCSCAndTheServerJudgesIt() throws {
+        let models = ProcessInfo.processInfo.environment["IDV_MODELS_DIR"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
+        guard FileManager.default.fileExists(atPath: models.appendingPathComponent("dlib_face_recognition_resnet_model_v1.dat").path) else {
+            throw TestData.missing("dlib models not found in \(models.path) (run scripts/bootstrap)")
+        }
+        let daemon = try ChipLab.daemon()
+        let server = try IDVDProcess(settings: ["shutdown.grace_seconds": "2"])
+        server.environment = ["IDVD_KEY_DIR": server.dir.appendingPathComponent("keys").path]
+        defer { _ = server.stop(within: 15); try? FileManager.default.removeItem(at: server.dir) }
+        let dir = server.dir.appendingPathComponent("specimen").path
+        let portrait = IDVD.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_portrait.jpg").path
+        let spec = try IDVD.run(["specimen", "--format", "td3", "--seed", "9", "--out", dir, "--jpeg", "90", "--chip", "--portrait", portrait])
+        XCTAssertEqual(spec.status, 0, spec.errors)
+        let page = dir + "/specimen-9.jpg", chip = dir + "/specimen-9.chip"
+        try server.start(timeout: 20)
+        let trust = try server.admin(["trust", "import", dir + "/test-pki/csca.cer", dir + "/test-pki/csca.crl"])
+        XCTAssertEqual(trust.status, 0, trust.errors)
+        let can = try String(contentsOfFile: chip + "/private/can.txt", encoding: .ascii).trimmingCharacters(in: .whitespacesAndNewlines)
+        let mrz = try ChipLab.mrzLines(chip)
+        let wrongCAN = can == "000000" ? "111111" : "000000"
+
+        var users = 0
+        /// One `idv` run: activation of a fresh user, one additional document scan answering `chipAccess` on the
+        /// chip-access screen, quit. Returns what it printed.
+        func scan(_ chipAccess: [String]) throws -> String {
+            users += 1
+            let user = "chip\(users)"
+            let created = try server.admin(["create-user", user, "--no-idv"])
+            XCTAssertEqual(created.status, 0, created.errors)
+            let code = try XCTUnwrap(JSONDecoder().decode(JSONValue.self, from: created.stdout)["activation_code"]?.stringValue)
+            let script = server.dir.appendingPathComponent("script-\(user).txt")
+            try (["check-user: \(user)", "activation-code: \(code)", "set-password: Chip password 33", "dashboard: docscan chip check",
+                  "docscan: start", "document-start: scan \(page)"] + chipAccess.map { "chip-access: \($0)" } + ["docscan: back", "dashboard: quit"])
+                .joined(separator: "\n").write(to: script, atomically: true, encoding: .utf8)
+            let r = try IDVD.run(["--server", "http://127.0.0.1:\(server.port)", "--script", script.path, "--chip-reader", "pcsc",
+                                  "--out", server.dir.appendingPathComponent("out-\(user)").path],
+                                 executable: "idv", environment: daemon.environment)
+            XCTAssertEqual(r.status, 0, r.output + r.errors)
+            XCTAssertTrue(r.output.contains("flow=docscan event=onIDVAdditionalDocumentScan error=0 status=100"), r.output + r.errors)
+            return r.output
+        }
+        func nfc(_ out: String) -> String? { out.split(separator: "\n").first { $0.hasPrefix("  nfc: ") }.map { String($0.split(separator: ":", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces) } }
+
+        // The genuine chip, PACE with the CAN: CA and AA run, the server reports it genuine.
+        var link = try ChipLab.insert(VirtualChip(folder: try ChipFolder(directory: chip)), self)
+        let genuine = try scan(["can \(can)"])
+        XCTAssertTrue(genuine.contains("chip protocols: PACE CA AA"), genuine)
+        XCTAssertTrue(genuine.contains("password CAN"), genuine)
+        XCTAssertEqual(nfc(genuine), "is_nfc_document=true nfc_scan_status=OK reason=genuine", genuine)
+
+        // A wrong CAN: said on the screen, asked again; then the MRZ (PACE with the MRZ) reads it.
+        let retried = try scan(["can \(wrongCAN)", "mrz \(mrz.joined(separator: " "))"])
+        XCTAssertTrue(retried.contains("chip: access denied — the chip refused the MRZ or CAN"), retried)
+        XCTAssertTrue(retried.contains("password MRZ"), retried)
+        XCTAssertEqual(nfc(retried), "is_nfc_document=true nfc_scan_status=OK reason=genuine", retried)
+
+        // A wrong MRZ (another birth date), then the holder gives up: the pages go alone.
+        var badMRZ = mrz
+        let line2 = Array(badMRZ[1])
+        badMRZ[1] = String(line2[0..<13]) + (line2[13] == "0" ? "1" : "0") + String(line2[14...])
+        let denied = try scan(["mrz \(badMRZ.joined(separator: " "))", "skip"])
+        XCTAssertTrue(denied.contains("chip: access denied — the chip refused the MRZ or CAN"), denied)
+        XCTAssertTrue(denied.contains("chip: not read (skipped)"), denied)
+        XCTAssertFalse(denied.contains("reason=genuine"), denied)
+
+        // A clone replaying the genuine chip's answer to an earlier challenge: replayed.
+        let recorded = try ChipLab.read(try AccessKey.canNumber(can), options: ChipReadOptions(activeAuthenticationChallenge: Array(repeating: 0x5A, count: 8)))
+        guard case .signed(_, let oldSignature) = recorded.activeAuthentication else { return XCTFail("\(recorded.activeAuthentication)") }
+        ChipLab.remove(link)
+        let clone = VirtualChip(folder: try ChipFolder(directory: chip))
+        clone.faults = [.replayActiveAuthentication(signature: oldSignature)]
+        link = try ChipLab.insert(clone, self)
+        let replayed = try scan(["can \(can)"])
+        XCTAssertEqual(nfc(replayed), "is_nfc_document=true nfc_scan_status=ERROR reason=active_authentication_replayed", replayed)
+
+        // A copy: the genuine files, another AA key: AA fails.
+        ChipLab.remove(link)
+        link = try ChipLab.insert(VirtualChip(folder: try ChipFolder(directory: chip + "/variants/copy")), self)
+        let copy = try scan(["mrz \(mrz.joined(separator: " "))"])
+        XCTAssertTrue(copy.contains("chip protocols: ") && copy.contains(" AA\n"), copy)
+        XCTAssertEqual(nfc(copy), "is_nfc_document=true nfc_scan_status=ERROR reason=active_authentication_failed", copy)
+        ChipLab.remove(link)
+    }
+}

@@ -1,0 +1,1 @@
+../../Fuzz/ChipAccess/ChipSMFuzzSupport.swift

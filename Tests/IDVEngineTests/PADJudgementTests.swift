@@ -1,0 +1,144 @@
+import Foundation
+import IDVCore
+import IDVEngine
+import IDVRuntime
+import XCTest
+
+/// The policy's PAD reading (IDVEngine PADJudgement.swift, issue 34): only confident attack
+/// evidence is an attack; what the policy is unsure about is asked again and the pair is decided
+/// on both captures; the settings and the score shown agree with the reading.
+final class PADJudgementTests: XCTestCase {
+    /// A capture's evidence: texture log-odds on `good` of 15 frames, motion and facial action strengths.
+    func capture(texture: Double?, good: Int = 15, motion: Double? = 0.8, action: Double? = 0.9, challenge: [Double]? = nil,
+                 cues: [LivenessCue] = [], score: Int = 70) -> SelfieEvidence {
+        let pad = PADEvidence(rule: "texture-motion-v3", textureScore: nil, motionOnlyScore: nil,
+                              texture: texture.map { TextureCue(logOdds: $0, goodFrames: good, scoredFrames: 15) },
+                              motion: motion, facialAction: challenge == nil ? action : nil, challenge: challenge)
+        return SelfieEvidence(livenessScore: score, livenessCues: cues, match: nil, frameCount: 30, trackedFrameCount: 30,
+                              framesPerSecond: 10, bestFrameJPEG: nil, embedding: [], pad: pad)
+    }
+
+    func read(_ e: SelfieEvidence, _ p: WorkflowPolicy = WorkflowPolicy(), earlier: SelfieEvidence? = nil, final: Bool = false) -> PADJudgement {
+        p.judgePAD(e, cues: e.livenessCues, score: e.livenessScore,
+                   earlier: earlier.map { PADRetake(pad: $0.pad!, cues: $0.livenessCues) }, final: final)
+    }
+
+    func testDefaults() {
+        let p = PADPolicy()
+        XCTAssertEqual(p.textureLine, -1.6)
+        XCTAssertEqual(p.unsureMargin, 2.0)
+        XCTAssertEqual(p.minimumGoodFrames, 4)
+        XCTAssertTrue(p.retakeOnUnsure)
+    }
+
+    func testOneCapture() {
+        // Texture above the line, facial action and motion: bona fide.
+        XCTAssertEqual(read(capture(texture: 1.0)).outcome, .bonaFide)
+        // A screen: texture far below the line on enough good frames — confident, whatever the motion says.
+        let screen = read(capture(texture: -6.0))
+        XCTAssertEqual(screen.outcome, .attack)
+        XCTAssertEqual(screen.findings, [.textureAttack])
+        // Just below the line (within the margin): unsure, not an attack.
+        let near = read(capture(texture: -2.5))
+        XCTAssertEqual(near.outcome, .unsure)
+        XCTAssertEqual(near.findings, [.textureUncertain])
+        // Attack-like texture on too few good frames: unsure (poor capture), never confident.
+        let few = read(capture(texture: -6.0, good: 2))
+        XCTAssertEqual(few.outcome, .unsure)
+        XCTAssertEqual(few.findings, [.fewGoodFrames, .textureUncertain])
+        // No facial action and no motion (a held print): an attack unless the texture is strongly bona fide.
+        XCTAssertEqual(read(capture(texture: -0.5, motion: 0.2, action: 0.2)).findings, [.noSignOfLife])
+        let still = read(capture(texture: 3.0, motion: 0.2, action: 0.2))
+        XCTAssertEqual(still.outcome, .unsure)
+        XCTAssertEqual(still.findings, [.cuesDisagree])
+        // One of the two seen, the other not: the cues disagree — unsure, however strong the texture.
+        XCTAssertEqual(read(capture(texture: 6.0, motion: 0.3, action: 0.9)).findings, [.cuesDisagree])
+        XCTAssertEqual(read(capture(texture: 6.0, motion: 0.9, action: 0.3)).findings, [.cuesDisagree])
+        // The face not kept in view: unsure.
+        XCTAssertEqual(read(capture(texture: 1.0, cues: [.faceLost])).findings, [.faceNotKept])
+        // A still image, a failed challenge: attacks.
+        XCTAssertEqual(read(capture(texture: 1.0, cues: [.insufficientFrames])).outcome, .attack)
+        let failed = read(capture(texture: 1.0, challenge: [1, 0], cues: [.challengeNotMet]))
+        XCTAssertEqual(failed.outcome, .attack)
+        XCTAssertEqual(failed.findings, [.challengeFailed])
+        XCTAssertEqual(read(capture(texture: 1.0, challenge: [1, 1])).outcome, .bonaFide)
+    }
+
+    func testTheRetakeIsDecidedOnBothCaptures() {
+        let unsure = capture(texture: -2.5)
+        XCTAssertEqual(read(unsure).outcome, .unsure)
+        // A clearly bona fide retake: the pooled texture (weighted by good frames) reaches the line.
+        let pair = read(capture(texture: 1.5), earlier: unsure)
+        XCTAssertEqual(pair.outcome, .bonaFide)
+        XCTAssertTrue(pair.combined)
+        XCTAssertEqual(try XCTUnwrap(pair.textureLogOdds), -0.5, accuracy: 1e-9)
+        // A retake as doubtful as the first: decided — an attack, never unsure twice.
+        let twice = read(capture(texture: -2.0), earlier: unsure)
+        XCTAssertEqual(twice.outcome, .attack)
+        XCTAssertEqual(twice.findings, [.textureAttack])
+        // The pooled texture is weighted by good frames: a retake on 15 good frames outweighs 5
+        // (−1.5 pooled; the plain mean, −2.0, would lie below the line).
+        XCTAssertEqual(read(capture(texture: -1.0), earlier: capture(texture: -3.0, good: 5)).outcome, .bonaFide)
+        // Confident attack evidence in the retake decides alone.
+        XCTAssertEqual(read(capture(texture: -8.0), earlier: capture(texture: 4.0, motion: 0.3)).findings, [.textureAttack])
+        // A person sitting still twice: no capture shows life — an attack (the cues never agreed).
+        let stillTwice = read(capture(texture: 4.0, motion: 0.3), earlier: capture(texture: 4.0, motion: 0.3))
+        XCTAssertEqual(stillTwice.outcome, .attack)
+        XCTAssertEqual(stillTwice.findings, [.cuesDisagree])
+        // … and moving in one of the two: bona fide.
+        XCTAssertEqual(read(capture(texture: 4.0, motion: 0.7), earlier: capture(texture: 4.0, motion: 0.3)).outcome, .bonaFide)
+        // The face lost in the first capture, kept in the retake: bona fide.
+        XCTAssertEqual(read(capture(texture: 2.0), earlier: capture(texture: 2.0, cues: [.faceLost])).outcome, .bonaFide)
+    }
+
+    func testWithoutRetakesTheOneCaptureIsDecided() {
+        var p = WorkflowPolicy()
+        p.pad.retakeOnUnsure = false
+        XCTAssertEqual(read(capture(texture: -2.5), p).outcome, .attack)
+        XCTAssertEqual(read(capture(texture: -1.0), p).outcome, .bonaFide)
+        XCTAssertEqual(read(capture(texture: -2.5), final: true).outcome, .attack)
+    }
+
+    func testEvidenceWithoutCuesIsJudgedByItsScore() {
+        let bare = SelfieEvidence(livenessScore: 49, match: nil, frameCount: 30, trackedFrameCount: 30, framesPerSecond: 10,
+                                  bestFrameJPEG: nil, embedding: [])
+        XCTAssertEqual(read(bare).findings, [.scoreBelowThreshold])
+        var live = bare
+        live.livenessScore = 50
+        XCTAssertEqual(read(live).outcome, .bonaFide)
+    }
+
+    func testTheShownScoreAgreesWithTheReading() {
+        let p = WorkflowPolicy()
+        XCTAssertEqual(p.reportedLivenessScore(30, outcome: .bonaFide), 50)
+        XCTAssertEqual(p.reportedLivenessScore(80, outcome: .bonaFide), 80)
+        XCTAssertEqual(p.reportedLivenessScore(80, outcome: .attack), 49)
+        XCTAssertEqual(p.reportedLivenessScore(12, outcome: .attack), 12)
+        let e = capture(texture: -6.0, score: 77)
+        let j = p.judge(e, reference: .none, challenge: nil, now: 0, pad: read(e))
+        XCTAssertEqual(j.verdict, .livenessFailed)
+        XCTAssertEqual(j.livenessScore, 49)
+        let ok = capture(texture: 2.0, score: 40)
+        let k = p.judge(ok, reference: .none, challenge: nil, now: 0, pad: read(ok))
+        XCTAssertEqual(k.verdict, .matched)
+        XCTAssertEqual(k.livenessScore, 50)
+    }
+
+    func testSettings() throws {
+        func load(_ o: [String: String]) throws -> PADPolicy { try ServerConfig.load(file: nil, environment: [:], overrides: o).engine.workflow.pad }
+        XCTAssertEqual(try load(["idv.pad.texture_line": "-0.8"]).textureLine, -0.8)
+        XCTAssertEqual(try load(["idv.pad.unsure_margin": "1.5"]).unsureMargin, 1.5)
+        XCTAssertEqual(try load(["idv.pad.min_good_frames": "6"]).minimumGoodFrames, 6)
+        XCTAssertFalse(try load(["idv.pad.retake_on_unsure": "false"]).retakeOnUnsure)
+        XCTAssertThrowsError(try load(["idv.pad.texture_line": "lots"]))
+        XCTAssertThrowsError(try load(["idv.pad.unsure_margin": "-1"]))
+        XCTAssertThrowsError(try load(["idv.pad.min_good_frames": "0"]))
+        // A config file may carry the line as a JSON number (what `idvd liveness calibrate` writes).
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pad-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"idv.pad.texture_line": -1.23, "idv.liveness_threshold": 50}"#.utf8).write(to: file)
+        let loaded = try ServerConfig.load(file: file.path, environment: [:])
+        XCTAssertEqual(loaded.engine.workflow.pad.textureLine, -1.23)
+        XCTAssertEqual(loaded.engine.workflow.livenessThreshold, 50)
+    }
+}
