@@ -112,9 +112,17 @@ final class IlluminationTests: XCTestCase {
         let report = try LivenessTests.analyzer(config).analyze(frames: LivenessTests.frames("katie_live"))
         XCTAssertEqual(report.frames.compactMap(\.illumination).count, report.trackedFrameCount)
         XCTAssertGreaterThan(report.stageTimes.illumination, 0)
-        // Unlit, the face-to-background ratio barely moves over the clip (no flashing screen).
-        let red = report.frames.compactMap { $0.illumination?.logRatio[0] }
-        XCTAssertLessThan((red.max() ?? 0) - (red.min() ?? 0), 0.3)
+        // Unlit (no flashing screen), the colour of the face-to-background ratio barely moves over
+        // the clip: each channel's log ratio minus the three channels' mean stays within 0.2 (measured
+        // 0.05–0.10 on katie_live). Its common part (the level, equal in the three channels) does
+        // move, by up to 0.8: the tracked box grows and shrinks by a third from frame to frame and the
+        // background region beside the head moves with it (560–4 260 sampled pixels). The check's
+        // rank test keeps its false-accept rate whatever that noise is; the noise costs bona fide
+        // captures power (docs/LIVENESS.md "Presence").
+        for ch in 0..<3 {
+            let colour = report.frames.compactMap { f in f.illumination.map { s in s.logRatio[ch] - s.logRatio.reduce(0, +) / 3 } }
+            XCTAssertLessThan((colour.max() ?? 9) - (colour.min() ?? 0), 0.2, "channel \(ch)")
+        }
     }
 
     // MARK: The check

@@ -42,6 +42,11 @@ final class PresenceTests: XCTestCase {
         try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: c.frames, fps: 10, metaData: nil, frameTimesMs: c.times)), route: "/v1/session/upload")
     }
 
+    /// A value as JSON text, for a failure message (`JSONValue`'s description names only its kind).
+    static func text(_ v: JSONValue?) -> String {
+        (try? JSONEncoder().encode(v ?? .null)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+    }
+
     func selfieAudits(_ server: ServerProcess) throws -> [JSONValue] {
         let entries = try XCTUnwrap(try server.admin(["audit", "--limit", "1000"])["entries"]?.arrayValue)
         return entries.filter { $0["action"] == "idv.selfie_verified" && $0["details"]?["result"] != "unusable" }.compactMap { $0["details"] }
@@ -128,7 +133,7 @@ final class PresenceTests: XCTestCase {
             verdict = try e.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText
         }
         let keys = ["result", "reason", "presence", "presence_score", "presence_p", "liveness_score", "reasons", "replayed_frames"]
-        let lastCaptures = try selfieAudits(server).suffix(3).map { a in keys.map { k in "\(k)=\(a[k] ?? .null)" } }
+        let lastCaptures = try selfieAudits(server).suffix(3).map { a in keys.map { k in "\(k)=\(Self.text(a[k]))" } }
         XCTAssertEqual(verdict, .matched, "last captures: \(lastCaptures)")
 
         // The other session's challenge never saw any of these sequences (each is the server's alone).
@@ -138,8 +143,10 @@ final class PresenceTests: XCTestCase {
         // The audit: what presence each judged capture reached, and why it failed (the retried
         // bona fide captures of 3 and 5 left out: `rejected` of them).
         var audits = try selfieAudits(server)
-        for a in audits where a["reason"] == "presence_not_followed" && audits.firstIndex(of: a)! >= 2 {
-            print("presence: a simulated bona fide capture was not followed: score \(a["presence_score"] ?? .null) p \(a["presence_p"] ?? .null)")
+        // Every judged capture, for a run's log (why a retried bona fide capture failed).
+        for (i, a) in audits.enumerated() {
+            print("presence capture \(i): " + ["result", "reason", "presence", "presence_score", "presence_p", "presence_steps", "reasons", "pad_findings"]
+                .map { "\($0)=\(Self.text(a[$0]))" }.joined(separator: " "))
         }
         XCTAssertEqual(audits.count, 6 + rejected)
         let okOptIn = try XCTUnwrap(audits.firstIndex { $0["result"] == "MATCHED" })
