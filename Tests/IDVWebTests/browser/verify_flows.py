@@ -1059,7 +1059,7 @@ def scenario_presence_illumination(ctx):
     activate_without_idv(srv, 'katie')
     b = ctx.browser(srv)
     login(b, 'katie')
-    b.click('start-flow', '[data-flow="idv.postlogin.optin"]')
+    start_flow(b, 'idv.postlogin.optin')
     b.screen('verify-password', shot=False)
     b.fill('input[type=password]', PASSWORD)
     b.click('confirm')
