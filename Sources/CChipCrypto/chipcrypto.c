@@ -1,28 +1,20 @@
 // CChipCrypto — OpenSSL implementation of cchipcrypto.h.
-#define OPENSSL_SUPPRESS_DEPRECATED 1   // EC_KEY: the plain way to reach an EC key's group for ECDSA's plain format
 #include "cchipcrypto.h"
-#include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/ec.h>
-#include <openssl/ecdsa.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
 #include <openssl/params.h>
-#include <openssl/pem.h>
 #include <openssl/rand.h>
-#include <openssl/rsa.h>
-#include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct cc_ec_group { EC_GROUP *group; size_t field_bytes; };
-struct cc_key { EVP_PKEY *pkey; };
 
-void cc_free(void *pointer) { free(pointer); }
 const char *cc_openssl_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
 
 static void put_message(char *message, size_t size, const char *what) {
@@ -36,14 +28,6 @@ static void put_message(char *message, size_t size, const char *what) {
         snprintf(message, size, "%s", what);
     }
     ERR_clear_error();
-}
-
-static int bytes_out(cc_bytes *out, const unsigned char *data, size_t count) {
-    out->data = malloc(count ? count : 1);
-    if (!out->data) { out->count = 0; return 0; }
-    if (count) memcpy(out->data, data, count);
-    out->count = count;
-    return 1;
 }
 
 int cc_random(uint8_t *out, size_t count) {
@@ -262,160 +246,5 @@ cc_status cc_mod_mul(const uint8_t *a, size_t a_count, const uint8_t *b, size_t 
     }
     BN_free(x); BN_free(y); BN_free(m); BN_free(r); BN_CTX_free(ctx);
     ERR_clear_error();
-    return st;
-}
-
-// ---- keys --------------------------------------------------------------------------------------------------
-
-static cc_status wrap_key(EVP_PKEY *pk, cc_key **out) {
-    cc_key *k = malloc(sizeof *k);
-    if (!k) { EVP_PKEY_free(pk); return CC_ERR_INTERNAL; }
-    k->pkey = pk;
-    *out = k;
-    return CC_OK;
-}
-
-cc_status cc_key_read_pem(const uint8_t *pem, size_t count, cc_key **out, char *message, size_t message_size) {
-    *out = NULL;
-    if (!pem || count == 0 || count > INT32_MAX) { put_message(message, message_size, "no key data"); return CC_ERR_INVALID; }
-    BIO *b = BIO_new_mem_buf(pem, (int)count);
-    EVP_PKEY *pk = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
-    BIO_free(b);
-    if (!pk) { put_message(message, message_size, "not a PEM private key"); return CC_ERR_INVALID; }
-    ERR_clear_error();
-    return wrap_key(pk, out);
-}
-
-cc_status cc_key_generate_ec(const char *curve, cc_key **out, char *message, size_t message_size) {
-    *out = NULL;
-    EVP_PKEY *pk = curve ? EVP_EC_gen(curve) : NULL;
-    if (!pk) { put_message(message, message_size, "EC key generation failed"); return CC_ERR_UNSUPPORTED; }
-    return wrap_key(pk, out);
-}
-
-cc_status cc_key_generate_rsa(int32_t bits, cc_key **out, char *message, size_t message_size) {
-    *out = NULL;
-    if (bits < 1024 || bits > 8192) { put_message(message, message_size, "RSA key size must be 1024…8192 bits"); return CC_ERR_INVALID; }
-    EVP_PKEY *pk = EVP_RSA_gen((unsigned int)bits);
-    if (!pk) { put_message(message, message_size, "RSA key generation failed"); return CC_ERR_INTERNAL; }
-    return wrap_key(pk, out);
-}
-
-void cc_key_free(cc_key *key) {
-    if (!key) return;
-    EVP_PKEY_free(key->pkey);
-    free(key);
-}
-
-int cc_key_type(const cc_key *key) {
-    switch (EVP_PKEY_get_base_id(key->pkey)) {
-    case EVP_PKEY_RSA: return CC_KEY_RSA;
-    case EVP_PKEY_EC: return CC_KEY_EC;
-    case EVP_PKEY_DH: case EVP_PKEY_DHX: return CC_KEY_DH;
-    default: return 0;
-    }
-}
-
-cc_status cc_key_private_pem(const cc_key *key, cc_bytes *out) {
-    BIO *b = BIO_new(BIO_s_mem());
-    cc_status st = CC_ERR_INTERNAL;
-    if (b && PEM_write_bio_PKCS8PrivateKey(b, key->pkey, NULL, NULL, 0, NULL, NULL)) {
-        char *data = NULL;
-        long n = BIO_get_mem_data(b, &data);
-        if (n > 0 && bytes_out(out, (const unsigned char *)data, (size_t)n)) st = CC_OK;
-    }
-    BIO_free(b);
-    ERR_clear_error();
-    return st;
-}
-
-cc_status cc_key_public_spki(const cc_key *key, cc_bytes *out) {
-    unsigned char *buf = NULL;
-    int n = i2d_PUBKEY(key->pkey, &buf);
-    if (n <= 0) { ERR_clear_error(); return CC_ERR_INTERNAL; }
-    int ok = bytes_out(out, buf, (size_t)n);
-    OPENSSL_free(buf);
-    return ok ? CC_OK : CC_ERR_INTERNAL;
-}
-
-static size_t ec_order_bytes(const EVP_PKEY *pk) {
-    const EC_KEY *ec = EVP_PKEY_get0_EC_KEY(pk);
-    const EC_GROUP *g = ec ? EC_KEY_get0_group(ec) : NULL;
-    const BIGNUM *n = g ? EC_GROUP_get0_order(g) : NULL;
-    return n ? (size_t)BN_num_bytes(n) : 0;
-}
-
-cc_status cc_key_ec_private_scalar(const cc_key *key, cc_bytes *out) {
-    if (EVP_PKEY_get_base_id(key->pkey) != EVP_PKEY_EC) return CC_ERR_INVALID;
-    BIGNUM *d = NULL;
-    size_t n = ec_order_bytes(key->pkey);
-    cc_status st = CC_ERR_INTERNAL;
-    if (n > 0 && EVP_PKEY_get_bn_param(key->pkey, OSSL_PKEY_PARAM_PRIV_KEY, &d)) {
-        unsigned char buf[80];
-        if (n <= sizeof buf && BN_bn2binpad(d, buf, (int)n) == (int)n && bytes_out(out, buf, n)) st = CC_OK;
-        OPENSSL_cleanse(buf, sizeof buf);
-    }
-    BN_clear_free(d);
-    ERR_clear_error();
-    return st;
-}
-
-cc_status cc_key_dh_private_value(const cc_key *key, cc_bytes *out) {
-    int id = EVP_PKEY_get_base_id(key->pkey);
-    if (id != EVP_PKEY_DH && id != EVP_PKEY_DHX) return CC_ERR_INVALID;
-    BIGNUM *x = NULL;
-    cc_status st = CC_ERR_INTERNAL;
-    if (EVP_PKEY_get_bn_param(key->pkey, OSSL_PKEY_PARAM_PRIV_KEY, &x)) {
-        int n = BN_num_bytes(x);
-        unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-        if (buf && BN_bn2bin(x, buf) == n && bytes_out(out, buf, (size_t)n)) st = CC_OK;
-        if (buf) { OPENSSL_cleanse(buf, (size_t)n); free(buf); }
-    }
-    BN_clear_free(x);
-    ERR_clear_error();
-    return st;
-}
-
-cc_status cc_rsa_private_raw(const cc_key *key, const uint8_t *in, size_t count, cc_bytes *out, char *message, size_t message_size) {
-    if (EVP_PKEY_get_base_id(key->pkey) != EVP_PKEY_RSA) { put_message(message, message_size, "not an RSA key"); return CC_ERR_INVALID; }
-    size_t k = (size_t)EVP_PKEY_get_size(key->pkey);
-    if (count != k) { put_message(message, message_size, "the input is not as long as the modulus"); return CC_ERR_INVALID; }
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key->pkey, NULL);
-    unsigned char *buf = malloc(k);
-    size_t n = k;
-    cc_status st = CC_ERR_INTERNAL;
-    if (ctx && buf && EVP_PKEY_decrypt_init(ctx) > 0 && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING) > 0
-        && EVP_PKEY_decrypt(ctx, buf, &n, in, count) > 0 && bytes_out(out, buf, n)) {
-        st = CC_OK;
-    } else {
-        put_message(message, message_size, "RSA private-key operation failed");
-    }
-    free(buf);
-    EVP_PKEY_CTX_free(ctx);
-    return st;
-}
-
-cc_status cc_ecdsa_sign_plain(const cc_key *key, const uint8_t *digest, size_t digest_count, cc_bytes *out,
-                              char *message, size_t message_size) {
-    if (EVP_PKEY_get_base_id(key->pkey) != EVP_PKEY_EC) { put_message(message, message_size, "not an EC key"); return CC_ERR_INVALID; }
-    size_t n = ec_order_bytes(key->pkey);
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key->pkey, NULL);
-    size_t der_len = 0;
-    unsigned char *der = NULL;
-    ECDSA_SIG *sig = NULL;
-    cc_status st = CC_ERR_INTERNAL;
-    if (ctx && n > 0 && n <= 66 && EVP_PKEY_sign_init(ctx) > 0 && EVP_PKEY_sign(ctx, NULL, &der_len, digest, digest_count) > 0
-        && (der = malloc(der_len)) && EVP_PKEY_sign(ctx, der, &der_len, digest, digest_count) > 0) {
-        const unsigned char *p = der;
-        sig = d2i_ECDSA_SIG(NULL, &p, (long)der_len);
-        const BIGNUM *r = NULL, *s = NULL;
-        if (sig) ECDSA_SIG_get0(sig, &r, &s);
-        unsigned char rs[132];
-        if (r && s && BN_bn2binpad(r, rs, (int)n) == (int)n && BN_bn2binpad(s, rs + n, (int)n) == (int)n && bytes_out(out, rs, 2 * n)) st = CC_OK;
-    }
-    if (st != CC_OK) put_message(message, message_size, "ECDSA signing failed");
-    ECDSA_SIG_free(sig);
-    free(der);
-    EVP_PKEY_CTX_free(ctx);
     return st;
 }

@@ -19,27 +19,6 @@
 
 // ---- helpers --------------------------------------------------------------------------------------
 
-static void aa_message(char *message, size_t size, const char *text) {
-    if (!message || size == 0) { ERR_clear_error(); return; }
-    unsigned long e = ERR_peek_last_error();
-    if (e != 0) {
-        char buf[256];
-        ERR_error_string_n(e, buf, sizeof buf);
-        snprintf(message, size, "%s (%s)", text, buf);
-    } else {
-        snprintf(message, size, "%s", text);
-    }
-    ERR_clear_error();
-}
-
-static int aa_bytes_out(em_bytes *out, const unsigned char *data, size_t count) {
-    out->data = malloc(count ? count : 1);
-    if (!out->data) { out->count = 0; return 0; }
-    if (count) memcpy(out->data, data, count);
-    out->count = count;
-    return 1;
-}
-
 static EVP_PKEY *parse_spki(const uint8_t *spki, size_t count) {
     if (!spki || count == 0 || count > INT32_MAX) return NULL;
     const unsigned char *p = spki;
@@ -66,7 +45,7 @@ em_status em_aa_key_info_of(const uint8_t *spki, size_t count, em_aa_key_info *o
     ERR_clear_error();
     memset(out, 0, sizeof *out);
     EVP_PKEY *pk = parse_spki(spki, count);
-    if (!pk) { aa_message(message, message_size, "not a SubjectPublicKeyInfo"); return EM_ERR_PARSE; }
+    if (!pk) { em_put_message(message, message_size, "not a SubjectPublicKeyInfo"); return EM_ERR_PARSE; }
     int id = EVP_PKEY_get_base_id(pk);
     if (id == EVP_PKEY_RSA) {
         out->kind = 1;
@@ -98,10 +77,10 @@ em_status em_aa_rsa_public_raw(const uint8_t *spki, size_t spki_count, const uin
     ERR_clear_error();
     out->data = NULL; out->count = 0;
     EVP_PKEY *pk = parse_spki(spki, spki_count);
-    if (!pk) { aa_message(message, message_size, "not a SubjectPublicKeyInfo"); return EM_ERR_PARSE; }
+    if (!pk) { em_put_message(message, message_size, "not a SubjectPublicKeyInfo"); return EM_ERR_PARSE; }
     if (EVP_PKEY_get_base_id(pk) != EVP_PKEY_RSA) {
         EVP_PKEY_free(pk);
-        aa_message(message, message_size, "not an RSA key");
+        em_put_message(message, message_size, "not an RSA key");
         return EM_ERR_UNSUPPORTED;
     }
     size_t k = (size_t)EVP_PKEY_get_size(pk);
@@ -109,14 +88,14 @@ em_status em_aa_rsa_public_raw(const uint8_t *spki, size_t spki_count, const uin
         EVP_PKEY_free(pk);
         char text[96];
         snprintf(text, sizeof text, "signature of %zu bytes, the modulus is %zu bytes", signature_count, k);
-        aa_message(message, message_size, text);
+        em_put_message(message, message_size, text);
         return EM_ERR_INVALID_ARGUMENT;
     }
     BIGNUM *n = NULL, *s = BN_bin2bn(signature, (int)signature_count, NULL);
     em_status st = EM_ERR_INTERNAL;
     if (s && EVP_PKEY_get_bn_param(pk, OSSL_PKEY_PARAM_RSA_N, &n) && n) {
         if (BN_cmp(s, n) >= 0) {
-            aa_message(message, message_size, "signature is not below the modulus");
+            em_put_message(message, message_size, "signature is not below the modulus");
             st = EM_ERR_INVALID_ARGUMENT;
         } else {
             EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(pk, NULL);
@@ -128,17 +107,17 @@ em_status em_aa_rsa_public_raw(const uint8_t *spki, size_t spki_count, const uin
                 unsigned char *padded = calloc(k ? k : 1, 1);
                 if (padded && outlen <= k) {
                     memcpy(padded + (k - outlen), buf, outlen);
-                    st = aa_bytes_out(out, padded, k) ? EM_OK : EM_ERR_INTERNAL;
+                    st = em_bytes_out(out, padded, k) ? EM_OK : EM_ERR_INTERNAL;
                 }
                 free(padded);
             } else {
-                aa_message(message, message_size, "raw RSA public operation failed");
+                em_put_message(message, message_size, "raw RSA public operation failed");
             }
             free(buf);
             EVP_PKEY_CTX_free(ctx);
         }
     } else {
-        aa_message(message, message_size, "RSA modulus cannot be read");
+        em_put_message(message, message_size, "RSA modulus cannot be read");
     }
     BN_free(n);
     BN_free(s);
@@ -151,15 +130,15 @@ int em_aa_ecdsa_verify_plain(const uint8_t *spki, size_t spki_count, const uint8
                              const uint8_t *signature, size_t signature_count, char *message, size_t message_size) {
     ERR_clear_error();
     EVP_PKEY *pk = parse_spki(spki, spki_count);
-    if (!pk) { aa_message(message, message_size, "not a SubjectPublicKeyInfo"); return -1; }
+    if (!pk) { em_put_message(message, message_size, "not a SubjectPublicKeyInfo"); return -1; }
     const EC_GROUP *g = ec_group(pk);
-    if (!g) { EVP_PKEY_free(pk); aa_message(message, message_size, "not an EC key"); return -1; }
+    if (!g) { EVP_PKEY_free(pk); em_put_message(message, message_size, "not an EC key"); return -1; }
     size_t half = (size_t)order_bytes(g);
     if (half == 0 || signature_count != 2 * half) {
         EVP_PKEY_free(pk);
         char text[96];
         snprintf(text, sizeof text, "plain signature of %zu bytes, r || s needs %zu", signature_count, 2 * half);
-        aa_message(message, message_size, text);
+        em_put_message(message, message_size, text);
         return -1;
     }
     int result = 0;
@@ -177,12 +156,12 @@ int em_aa_ecdsa_verify_plain(const uint8_t *spki, size_t spki_count, const uint8
             int v = EVP_PKEY_verify(ctx, der, (size_t)der_len, digest, digest_count);
             result = v == 1 ? 1 : 0;
         } else {
-            aa_message(message, message_size, "ECDSA verification could not start");
+            em_put_message(message, message_size, "ECDSA verification could not start");
             result = -1;
         }
         EVP_PKEY_CTX_free(ctx);
     } else {
-        aa_message(message, message_size, "plain signature could not be encoded");
+        em_put_message(message, message_size, "plain signature could not be encoded");
         result = -1;
     }
     OPENSSL_free(der);
@@ -239,7 +218,7 @@ em_status em_key_rsa_from_seed(int32_t bits, const uint8_t *seed, size_t seed_co
                                char *message, size_t message_size) {
     ERR_clear_error();
     *out = NULL;
-    if (bits < 1024 || bits > 4096 || bits % 2 != 0) { aa_message(message, message_size, "RSA key size must be an even 1024…4096 bits"); return EM_ERR_INVALID_ARGUMENT; }
+    if (bits < 1024 || bits > 4096 || bits % 2 != 0) { em_put_message(message, message_size, "RSA key size must be an even 1024…4096 bits"); return EM_ERR_INVALID_ARGUMENT; }
     BN_CTX *ctx = BN_CTX_new();
     BIGNUM *e = BN_new();
     if (!ctx || !e || !BN_set_word(e, 65537)) { BN_CTX_free(ctx); BN_free(e); return EM_ERR_INTERNAL; }
@@ -276,7 +255,7 @@ em_status em_key_rsa_from_seed(int32_t bits, const uint8_t *seed, size_t seed_co
             BN_free(e2);
         }
     }
-    if (st != EM_OK) aa_message(message, message_size, "RSA key derivation failed");
+    if (st != EM_OK) em_put_message(message, message_size, "RSA key derivation failed");
     RSA_free(rsa);
     BN_clear_free(p); BN_clear_free(q); BN_free(n); BN_clear_free(d); BN_clear_free(dp); BN_clear_free(dq); BN_clear_free(qinv);
     BN_clear_free(p1); BN_clear_free(q1); BN_clear_free(phi); BN_free(e);
@@ -288,9 +267,9 @@ em_status em_key_rsa_private_raw(const em_key *key, const uint8_t *block, size_t
                                  char *message, size_t message_size) {
     ERR_clear_error();
     out->data = NULL; out->count = 0;
-    if (EVP_PKEY_get_base_id(key->pkey) != EVP_PKEY_RSA) { aa_message(message, message_size, "not an RSA key"); return EM_ERR_UNSUPPORTED; }
+    if (EVP_PKEY_get_base_id(key->pkey) != EVP_PKEY_RSA) { em_put_message(message, message_size, "not an RSA key"); return EM_ERR_UNSUPPORTED; }
     size_t k = (size_t)EVP_PKEY_get_size(key->pkey);
-    if (count != k) { aa_message(message, message_size, "block is not the modulus length"); return EM_ERR_INVALID_ARGUMENT; }
+    if (count != k) { em_put_message(message, message_size, "block is not the modulus length"); return EM_ERR_INVALID_ARGUMENT; }
     // The raw private operation m^d mod n is RSA decryption without padding.
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key->pkey, NULL);
     unsigned char *buf = malloc(k);
@@ -301,11 +280,11 @@ em_status em_key_rsa_private_raw(const em_key *key, const uint8_t *block, size_t
         unsigned char *padded = calloc(k, 1);
         if (padded) {
             memcpy(padded + (k - outlen), buf, outlen);
-            st = aa_bytes_out(out, padded, k) ? EM_OK : EM_ERR_INTERNAL;
+            st = em_bytes_out(out, padded, k) ? EM_OK : EM_ERR_INTERNAL;
             free(padded);
         }
     } else {
-        aa_message(message, message_size, "raw RSA private operation failed (the block must be below the modulus)");
+        em_put_message(message, message_size, "raw RSA private operation failed (the block must be below the modulus)");
         st = EM_ERR_INVALID_ARGUMENT;
     }
     free(buf);
@@ -318,7 +297,7 @@ em_status em_key_ecdsa_sign_plain(const em_key *key, const uint8_t *digest, size
     ERR_clear_error();
     out->data = NULL; out->count = 0;
     const EC_GROUP *g = ec_group(key->pkey);
-    if (!g) { aa_message(message, message_size, "not an EC key"); return EM_ERR_UNSUPPORTED; }
+    if (!g) { em_put_message(message, message_size, "not an EC key"); return EM_ERR_UNSUPPORTED; }
     size_t half = (size_t)order_bytes(g);
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key->pkey, NULL);
     size_t len = 0;
@@ -333,12 +312,12 @@ em_status em_key_ecdsa_sign_plain(const em_key *key, const uint8_t *digest, size
         if (sig && plain) {
             ECDSA_SIG_get0(sig, &r, &s);
             if (BN_bn2binpad(r, plain, (int)half) == (int)half && BN_bn2binpad(s, plain + half, (int)half) == (int)half)
-                st = aa_bytes_out(out, plain, 2 * half) ? EM_OK : EM_ERR_INTERNAL;
+                st = em_bytes_out(out, plain, 2 * half) ? EM_OK : EM_ERR_INTERNAL;
         }
         free(plain);
         ECDSA_SIG_free(sig);
     }
-    if (st != EM_OK) aa_message(message, message_size, "ECDSA signing failed");
+    if (st != EM_OK) em_put_message(message, message_size, "ECDSA signing failed");
     free(der);
     EVP_PKEY_CTX_free(ctx);
     return st;
@@ -349,8 +328,8 @@ em_status em_key_public_spki(const em_key *key, em_bytes *out, char *message, si
     out->data = NULL; out->count = 0;
     unsigned char *buf = NULL;
     int n = i2d_PUBKEY(key->pkey, &buf);
-    if (n <= 0) { aa_message(message, message_size, "public key cannot be encoded"); return EM_ERR_INTERNAL; }
-    int ok = aa_bytes_out(out, buf, (size_t)n);
+    if (n <= 0) { em_put_message(message, message_size, "public key cannot be encoded"); return EM_ERR_INTERNAL; }
+    int ok = em_bytes_out(out, buf, (size_t)n);
     OPENSSL_free(buf);
     return ok ? EM_OK : EM_ERR_INTERNAL;
 }
@@ -363,9 +342,9 @@ em_status em_key_pkcs8_pem(const em_key *key, em_bytes *out, char *message, size
     if (b && PEM_write_bio_PKCS8PrivateKey(b, key->pkey, NULL, NULL, 0, NULL, NULL)) {
         char *data = NULL;
         long n = BIO_get_mem_data(b, &data);
-        if (n > 0 && aa_bytes_out(out, (const unsigned char *)data, (size_t)n)) st = EM_OK;
+        if (n > 0 && em_bytes_out(out, (const unsigned char *)data, (size_t)n)) st = EM_OK;
     }
-    if (st != EM_OK) aa_message(message, message_size, "private key cannot be written as PKCS#8 PEM");
+    if (st != EM_OK) em_put_message(message, message_size, "private key cannot be written as PKCS#8 PEM");
     BIO_free(b);
     return st;
 }
@@ -373,11 +352,11 @@ em_status em_key_pkcs8_pem(const em_key *key, em_bytes *out, char *message, size
 em_status em_key_from_pem(const uint8_t *pem, size_t count, em_key **out, char *message, size_t message_size) {
     ERR_clear_error();
     *out = NULL;
-    if (!pem || count == 0 || count > (1 << 20)) { aa_message(message, message_size, "no PEM data (or more than 1 MiB)"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!pem || count == 0 || count > (1 << 20)) { em_put_message(message, message_size, "no PEM data (or more than 1 MiB)"); return EM_ERR_INVALID_ARGUMENT; }
     BIO *b = BIO_new_mem_buf(pem, (int)count);
     EVP_PKEY *pk = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
     BIO_free(b);
-    if (!pk) { aa_message(message, message_size, "not a PEM private key"); return EM_ERR_PARSE; }
+    if (!pk) { em_put_message(message, message_size, "not a PEM private key"); return EM_ERR_PARSE; }
     em_key *k = malloc(sizeof *k);
     if (!k) { EVP_PKEY_free(pk); return EM_ERR_INTERNAL; }
     k->pkey = pk;
@@ -386,8 +365,64 @@ em_status em_key_from_pem(const uint8_t *pem, size_t count, em_key **out, char *
     return EM_OK;
 }
 
+int32_t em_key_kind(const em_key *key) {
+    switch (EVP_PKEY_get_base_id(key->pkey)) {
+    case EVP_PKEY_RSA: return 1;
+    case EVP_PKEY_EC: return 2;
+    case EVP_PKEY_DH: case EVP_PKEY_DHX: return 3;
+    default: return 0;
+    }
+}
+
+em_status em_key_ec_generate(const char *curve, em_key **out, char *message, size_t message_size) {
+    ERR_clear_error();
+    *out = NULL;
+    EVP_PKEY *pk = curve ? EVP_EC_gen(curve) : NULL;
+    if (!pk) { em_put_message(message, message_size, "EC key generation failed (unknown curve?)"); return EM_ERR_UNSUPPORTED; }
+    em_key *k = malloc(sizeof *k);
+    if (!k) { EVP_PKEY_free(pk); return EM_ERR_INTERNAL; }
+    k->pkey = pk;
+    *out = k;
+    return EM_OK;
+}
+
+em_status em_key_ec_private_scalar(const em_key *key, em_bytes *out, char *message, size_t message_size) {
+    ERR_clear_error();
+    out->data = NULL; out->count = 0;
+    const EC_GROUP *g = ec_group(key->pkey);
+    if (!g) { em_put_message(message, message_size, "not an EC key"); return EM_ERR_INVALID_ARGUMENT; }
+    size_t n = (size_t)order_bytes(g);
+    BIGNUM *d = NULL;
+    em_status st = EM_ERR_INTERNAL;
+    unsigned char buf[80];
+    if (n > 0 && n <= sizeof buf && EVP_PKEY_get_bn_param(key->pkey, OSSL_PKEY_PARAM_PRIV_KEY, &d)
+        && BN_bn2binpad(d, buf, (int)n) == (int)n && em_bytes_out(out, buf, n)) st = EM_OK;
+    OPENSSL_cleanse(buf, sizeof buf);
+    BN_clear_free(d);
+    if (st != EM_OK) em_put_message(message, message_size, "the EC private scalar cannot be read");
+    return st;
+}
+
+em_status em_key_dh_private_value(const em_key *key, em_bytes *out, char *message, size_t message_size) {
+    ERR_clear_error();
+    out->data = NULL; out->count = 0;
+    int id = EVP_PKEY_get_base_id(key->pkey);
+    if (id != EVP_PKEY_DH && id != EVP_PKEY_DHX) { em_put_message(message, message_size, "not a DH key"); return EM_ERR_INVALID_ARGUMENT; }
+    BIGNUM *x = NULL;
+    em_status st = EM_ERR_INTERNAL;
+    if (EVP_PKEY_get_bn_param(key->pkey, OSSL_PKEY_PARAM_PRIV_KEY, &x)) {
+        int n = BN_num_bytes(x);
+        unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+        if (buf && BN_bn2bin(x, buf) == n && em_bytes_out(out, buf, (size_t)n)) st = EM_OK;
+        if (buf) { OPENSSL_cleanse(buf, (size_t)(n > 0 ? n : 1)); free(buf); }
+    }
+    BN_clear_free(x);
+    if (st != EM_OK) em_put_message(message, message_size, "the DH private value cannot be read");
+    return st;
+}
+
 em_status em_random_bytes(uint8_t *out, size_t count, char *message, size_t message_size) {
     ERR_clear_error();
-    if (count > INT32_MAX || RAND_bytes(out, (int)count) != 1) { aa_message(message, message_size, "the random generator failed"); return EM_ERR_INTERNAL; }
+    if (count > INT32_MAX || RAND_bytes(out, (int)count) != 1) { em_put_message(message, message_size, "the random generator failed"); return EM_ERR_INTERNAL; }
     return EM_OK;
 }

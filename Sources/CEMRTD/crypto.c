@@ -28,7 +28,7 @@ const char *em_openssl_version(void) { return OpenSSL_version(OPENSSL_VERSION); 
 
 // ---- helpers --------------------------------------------------------------------------------------
 
-static void put_message(char *message, size_t size, const char *fallback) {
+void em_put_message(char *message, size_t size, const char *fallback) {
     if (!message || size == 0) { ERR_clear_error(); return; }
     unsigned long e = ERR_peek_last_error();
     if (e != 0) {
@@ -57,7 +57,7 @@ static int64_t unix_time(const ASN1_TIME *t) {
     return (int64_t)days * 86400 + secs;
 }
 
-static int bytes_out(em_bytes *out, const unsigned char *data, size_t count) {
+int em_bytes_out(em_bytes *out, const unsigned char *data, size_t count) {
     out->data = malloc(count ? count : 1);
     if (!out->data) { out->count = 0; return 0; }
     if (count) memcpy(out->data, data, count);
@@ -90,10 +90,10 @@ em_status em_digest(const char *algorithm, const uint8_t *data, size_t count, ui
                     size_t *out_count, char *message, size_t message_size) {
     ERR_clear_error();
     const EVP_MD *md = algorithm ? EVP_get_digestbyname(algorithm) : NULL;
-    if (!md) { put_message(message, message_size, "unknown digest algorithm"); return EM_ERR_UNSUPPORTED; }
-    if ((size_t)EVP_MD_get_size(md) > out_capacity) { put_message(message, message_size, "digest buffer too small"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!md) { em_put_message(message, message_size, "unknown digest algorithm"); return EM_ERR_UNSUPPORTED; }
+    if ((size_t)EVP_MD_get_size(md) > out_capacity) { em_put_message(message, message_size, "digest buffer too small"); return EM_ERR_INVALID_ARGUMENT; }
     unsigned int n = 0;
-    if (!EVP_Digest(data, count, out, &n, md, NULL)) { put_message(message, message_size, "digest failed"); return EM_ERR_INTERNAL; }
+    if (!EVP_Digest(data, count, out, &n, md, NULL)) { em_put_message(message, message_size, "digest failed"); return EM_ERR_INTERNAL; }
     *out_count = n;
     return EM_OK;
 }
@@ -103,7 +103,7 @@ em_status em_digest(const char *algorithm, const uint8_t *data, size_t count, ui
 em_status em_cert_parse(const uint8_t *data, size_t count, em_cert **out, char *message, size_t message_size) {
     ERR_clear_error();
     *out = NULL;
-    if (!data || count == 0 || count > INT32_MAX) { put_message(message, message_size, "no certificate data"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!data || count == 0 || count > INT32_MAX) { em_put_message(message, message_size, "no certificate data"); return EM_ERR_INVALID_ARGUMENT; }
     X509 *x = NULL;
     if (looks_pem(data, count)) {
         BIO *b = BIO_new_mem_buf(data, (int)count);
@@ -111,9 +111,9 @@ em_status em_cert_parse(const uint8_t *data, size_t count, em_cert **out, char *
     } else {
         const unsigned char *p = data;
         x = d2i_X509(NULL, &p, (long)count);
-        if (x && (size_t)(p - data) != count) { X509_free(x); x = NULL; ERR_clear_error(); put_message(message, message_size, "bytes after the certificate"); return EM_ERR_PARSE; }
+        if (x && (size_t)(p - data) != count) { X509_free(x); x = NULL; ERR_clear_error(); em_put_message(message, message_size, "bytes after the certificate"); return EM_ERR_PARSE; }
     }
-    if (!x) { put_message(message, message_size, "not an X.509 certificate"); return EM_ERR_PARSE; }
+    if (!x) { em_put_message(message, message_size, "not an X.509 certificate"); return EM_ERR_PARSE; }
     em_cert *c = malloc(sizeof *c);
     if (!c) { X509_free(x); return EM_ERR_INTERNAL; }
     c->x = x;
@@ -201,7 +201,7 @@ em_status em_cert_der(const em_cert *cert, em_bytes *out) {
     unsigned char *buf = NULL;
     int n = i2d_X509(cert->x, &buf);
     if (n <= 0) { ERR_clear_error(); return EM_ERR_INTERNAL; }
-    int ok = bytes_out(out, buf, (size_t)n);
+    int ok = em_bytes_out(out, buf, (size_t)n);
     OPENSSL_free(buf);
     return ok ? EM_OK : EM_ERR_INTERNAL;
 }
@@ -209,21 +209,21 @@ em_status em_cert_der(const em_cert *cert, em_bytes *out) {
 em_status em_cert_serial(const em_cert *cert, em_bytes *out) {
     const ASN1_INTEGER *s = X509_get0_serialNumber(cert->x);
     if (!s) return EM_ERR_NOT_FOUND;
-    return bytes_out(out, ASN1_STRING_get0_data(s), (size_t)ASN1_STRING_length(s)) ? EM_OK : EM_ERR_INTERNAL;
+    return em_bytes_out(out, ASN1_STRING_get0_data(s), (size_t)ASN1_STRING_length(s)) ? EM_OK : EM_ERR_INTERNAL;
 }
 
 em_status em_cert_subject_key_id(const em_cert *cert, em_bytes *out) {
     const ASN1_OCTET_STRING *k = X509_get0_subject_key_id(cert->x);
     ERR_clear_error();
     if (!k) return EM_ERR_NOT_FOUND;
-    return bytes_out(out, ASN1_STRING_get0_data(k), (size_t)ASN1_STRING_length(k)) ? EM_OK : EM_ERR_INTERNAL;
+    return em_bytes_out(out, ASN1_STRING_get0_data(k), (size_t)ASN1_STRING_length(k)) ? EM_OK : EM_ERR_INTERNAL;
 }
 
 em_status em_cert_authority_key_id(const em_cert *cert, em_bytes *out) {
     const ASN1_OCTET_STRING *k = X509_get0_authority_key_id(cert->x);
     ERR_clear_error();
     if (!k) return EM_ERR_NOT_FOUND;
-    return bytes_out(out, ASN1_STRING_get0_data(k), (size_t)ASN1_STRING_length(k)) ? EM_OK : EM_ERR_INTERNAL;
+    return em_bytes_out(out, ASN1_STRING_get0_data(k), (size_t)ASN1_STRING_length(k)) ? EM_OK : EM_ERR_INTERNAL;
 }
 
 em_status em_cert_public_key(const em_cert *cert, em_bytes *out) {
@@ -231,7 +231,7 @@ em_status em_cert_public_key(const em_cert *cert, em_bytes *out) {
     unsigned char *buf = NULL;
     int n = pk ? i2d_X509_PUBKEY(pk, &buf) : -1;
     if (n <= 0) { ERR_clear_error(); return EM_ERR_INTERNAL; }
-    int ok = bytes_out(out, buf, (size_t)n);
+    int ok = em_bytes_out(out, buf, (size_t)n);
     OPENSSL_free(buf);
     return ok ? EM_OK : EM_ERR_INTERNAL;
 }
@@ -268,10 +268,10 @@ int em_cert_same_subject(const em_cert *a, const em_cert *b) {
 int em_cert_verify_signature(const em_cert *subject, const em_cert *issuer, char *message, size_t message_size) {
     ERR_clear_error();
     EVP_PKEY *pk = X509_get0_pubkey(issuer->x);
-    if (!pk) { put_message(message, message_size, "the issuer's public key cannot be read"); return -1; }
+    if (!pk) { em_put_message(message, message_size, "the issuer's public key cannot be read"); return -1; }
     int r = X509_verify(subject->x, pk);
     if (r > 0) { ERR_clear_error(); return 1; }
-    put_message(message, message_size, "signature does not verify");
+    em_put_message(message, message_size, "signature does not verify");
     return 0;
 }
 
@@ -280,7 +280,7 @@ em_status em_public_key_info(const uint8_t *spki, size_t count, char *algorithm,
     ERR_clear_error();
     const unsigned char *p = spki;
     EVP_PKEY *pk = count > 0 && count < INT32_MAX ? d2i_PUBKEY(NULL, &p, (long)count) : NULL;
-    if (!pk) { put_message(message, message_size, "not a SubjectPublicKeyInfo"); return EM_ERR_PARSE; }
+    if (!pk) { em_put_message(message, message_size, "not a SubjectPublicKeyInfo"); return EM_ERR_PARSE; }
     key_description(pk, algorithm, algorithm_size, curve, curve_size, bits, NULL);
     EVP_PKEY_free(pk);
     return EM_OK;
@@ -291,7 +291,7 @@ em_status em_public_key_info(const uint8_t *spki, size_t count, char *algorithm,
 em_status em_crl_parse(const uint8_t *data, size_t count, em_crl **out, char *message, size_t message_size) {
     ERR_clear_error();
     *out = NULL;
-    if (!data || count == 0 || count > INT32_MAX) { put_message(message, message_size, "no CRL data"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!data || count == 0 || count > INT32_MAX) { em_put_message(message, message_size, "no CRL data"); return EM_ERR_INVALID_ARGUMENT; }
     X509_CRL *c = NULL;
     if (looks_pem(data, count)) {
         BIO *b = BIO_new_mem_buf(data, (int)count);
@@ -299,9 +299,9 @@ em_status em_crl_parse(const uint8_t *data, size_t count, em_crl **out, char *me
     } else {
         const unsigned char *p = data;
         c = d2i_X509_CRL(NULL, &p, (long)count);
-        if (c && (size_t)(p - data) != count) { X509_CRL_free(c); ERR_clear_error(); put_message(message, message_size, "bytes after the CRL"); return EM_ERR_PARSE; }
+        if (c && (size_t)(p - data) != count) { X509_CRL_free(c); ERR_clear_error(); em_put_message(message, message_size, "bytes after the CRL"); return EM_ERR_PARSE; }
     }
-    if (!c) { put_message(message, message_size, "not an X.509 CRL"); return EM_ERR_PARSE; }
+    if (!c) { em_put_message(message, message_size, "not an X.509 CRL"); return EM_ERR_PARSE; }
     em_crl *r = malloc(sizeof *r);
     if (!r) { X509_CRL_free(c); return EM_ERR_INTERNAL; }
     r->c = c;
@@ -334,7 +334,7 @@ em_status em_crl_der(const em_crl *crl, em_bytes *out) {
     unsigned char *buf = NULL;
     int n = i2d_X509_CRL(crl->c, &buf);
     if (n <= 0) { ERR_clear_error(); return EM_ERR_INTERNAL; }
-    int ok = bytes_out(out, buf, (size_t)n);
+    int ok = em_bytes_out(out, buf, (size_t)n);
     OPENSSL_free(buf);
     return ok ? EM_OK : EM_ERR_INTERNAL;
 }
@@ -346,10 +346,10 @@ int em_crl_issued_by_name(const em_crl *crl, const em_cert *issuer) {
 int em_crl_verify_signature(const em_crl *crl, const em_cert *issuer, char *message, size_t message_size) {
     ERR_clear_error();
     EVP_PKEY *pk = X509_get0_pubkey(issuer->x);
-    if (!pk) { put_message(message, message_size, "the issuer's public key cannot be read"); return -1; }
+    if (!pk) { em_put_message(message, message_size, "the issuer's public key cannot be read"); return -1; }
     int r = X509_CRL_verify(crl->c, pk);
     if (r > 0) { ERR_clear_error(); return 1; }
-    put_message(message, message_size, "CRL signature does not verify");
+    em_put_message(message, message_size, "CRL signature does not verify");
     return 0;
 }
 
@@ -370,13 +370,13 @@ int em_crl_lists(const em_crl *crl, const em_cert *cert, int64_t *revocation_tim
 em_status em_cms_parse(const uint8_t *data, size_t count, em_cms **out, char *message, size_t message_size) {
     ERR_clear_error();
     *out = NULL;
-    if (!data || count == 0 || count > INT32_MAX) { put_message(message, message_size, "no CMS data"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!data || count == 0 || count > INT32_MAX) { em_put_message(message, message_size, "no CMS data"); return EM_ERR_INVALID_ARGUMENT; }
     const unsigned char *p = data;
     CMS_ContentInfo *cms = d2i_CMS_ContentInfo(NULL, &p, (long)count);
-    if (!cms) { put_message(message, message_size, "not a CMS ContentInfo"); return EM_ERR_PARSE; }
+    if (!cms) { em_put_message(message, message_size, "not a CMS ContentInfo"); return EM_ERR_PARSE; }
     if (OBJ_obj2nid(CMS_get0_type(cms)) != NID_pkcs7_signed) {
         CMS_ContentInfo_free(cms);
-        put_message(message, message_size, "CMS content is not SignedData");
+        em_put_message(message, message_size, "CMS content is not SignedData");
         return EM_ERR_PARSE;
     }
     em_cms *r = malloc(sizeof *r);
@@ -405,7 +405,7 @@ em_status em_cms_content_type(const em_cms *cms, char *oid, size_t oid_size) {
 em_status em_cms_content(const em_cms *cms, em_bytes *out) {
     ASN1_OCTET_STRING **pos = CMS_get0_content(cms->cms);
     if (!pos || !*pos) { ERR_clear_error(); return EM_ERR_NOT_FOUND; }
-    return bytes_out(out, ASN1_STRING_get0_data(*pos), (size_t)ASN1_STRING_length(*pos)) ? EM_OK : EM_ERR_INTERNAL;
+    return em_bytes_out(out, ASN1_STRING_get0_data(*pos), (size_t)ASN1_STRING_length(*pos)) ? EM_OK : EM_ERR_INTERNAL;
 }
 
 int em_cms_signer_count(const em_cms *cms) {
@@ -434,7 +434,7 @@ em_status em_cms_signer_get_info(const em_cms *cms, int signer, em_signer_info *
     memset(out, 0, sizeof *out);
     out->signing_time = INT64_MIN;
     CMS_SignerInfo *si = signer_at(cms, signer);
-    if (!si) { put_message(message, message_size, "no such signer"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!si) { em_put_message(message, message_size, "no such signer"); return EM_ERR_INVALID_ARGUMENT; }
     X509_ALGOR *dig = NULL, *sig = NULL;
     CMS_SignerInfo_get0_algs(si, NULL, NULL, &dig, &sig);
     const ASN1_OBJECT *o = NULL;
@@ -467,16 +467,16 @@ int em_cms_signer_is(const em_cms *cms, int signer, const em_cert *cert) {
 em_signature_result em_cms_signer_verify(em_cms *cms, int signer, const em_cert *cert, char *message, size_t message_size) {
     ERR_clear_error();
     CMS_SignerInfo *si = signer_at(cms, signer);
-    if (!si) { put_message(message, message_size, "no such signer"); return EM_SIGNATURE_ERROR; }
-    if (!X509_get0_pubkey(cert->x)) { put_message(message, message_size, "the document signer's public key cannot be read"); return EM_SIGNATURE_UNSUPPORTED; }
+    if (!si) { em_put_message(message, message_size, "no such signer"); return EM_SIGNATURE_ERROR; }
+    if (!X509_get0_pubkey(cert->x)) { em_put_message(message, message_size, "the document signer's public key cannot be read"); return EM_SIGNATURE_UNSUPPORTED; }
     X509_ALGOR *dig = NULL;
     CMS_SignerInfo_get0_algs(si, NULL, NULL, &dig, NULL);
     const ASN1_OBJECT *dobj = NULL;
     if (dig) X509_ALGOR_get0(&dobj, NULL, NULL, dig);
     const EVP_MD *md = dobj ? EVP_get_digestbyobj(dobj) : NULL;
-    if (!md) { put_message(message, message_size, "unsupported digest algorithm"); return EM_SIGNATURE_UNSUPPORTED; }
+    if (!md) { em_put_message(message, message_size, "unsupported digest algorithm"); return EM_SIGNATURE_UNSUPPORTED; }
     ASN1_OCTET_STRING **pos = CMS_get0_content(cms->cms);
-    if (!pos || !*pos) { put_message(message, message_size, "no encapsulated content"); return EM_SIGNATURE_ERROR; }
+    if (!pos || !*pos) { em_put_message(message, message_size, "no encapsulated content"); return EM_SIGNATURE_ERROR; }
 
     if (CMS_signed_get_attr_count(si) <= 0) {
         // No signed attributes: the signature is over the content itself (RFC 5652 §5.4).
@@ -486,7 +486,7 @@ em_signature_result em_cms_signer_verify(em_cms *cms, int signer, const em_cert 
         int r = CMS_verify(cms->cms, one, NULL, NULL, NULL, CMS_NO_SIGNER_CERT_VERIFY | CMS_NOINTERN | CMS_BINARY);
         sk_X509_free(one);
         if (r > 0) { ERR_clear_error(); return EM_SIGNATURE_VALID; }
-        put_message(message, message_size, "signature over the content does not verify");
+        em_put_message(message, message_size, "signature over the content does not verify");
         return EM_SIGNATURE_INVALID;
     }
     CMS_SignerInfo_set1_signer_cert(si, cert->x);
@@ -498,22 +498,22 @@ em_signature_result em_cms_signer_verify(em_cms *cms, int signer, const em_cert 
         if (reason == CMS_R_UNKNOWN_DIGEST_ALGORITHM || reason == CMS_R_UNSUPPORTED_SIGNATURE_ALGORITHM
             || reason == CMS_R_UNKNOWN_ID || reason == ERR_R_UNSUPPORTED)
             res = EM_SIGNATURE_UNSUPPORTED;
-        put_message(message, message_size, res == EM_SIGNATURE_UNSUPPORTED ? "unsupported signature algorithm" : "signature over the signed attributes does not verify");
+        em_put_message(message, message_size, res == EM_SIGNATURE_UNSUPPORTED ? "unsupported signature algorithm" : "signature over the signed attributes does not verify");
         CMS_SignerInfo_set1_signer_cert(si, NULL);
         return res;
     }
     CMS_SignerInfo_set1_signer_cert(si, NULL);
     // messageDigest attribute against the digest of the content.
     ASN1_OCTET_STRING *mdattr = CMS_signed_get0_data_by_OBJ(si, OBJ_nid2obj(NID_pkcs9_messageDigest), -3, V_ASN1_OCTET_STRING);
-    if (!mdattr) { put_message(message, message_size, "no messageDigest attribute"); return EM_SIGNATURE_DIGEST_MISMATCH; }
+    if (!mdattr) { em_put_message(message, message_size, "no messageDigest attribute"); return EM_SIGNATURE_DIGEST_MISMATCH; }
     unsigned char buf[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
     if (!EVP_Digest(ASN1_STRING_get0_data(*pos), (size_t)ASN1_STRING_length(*pos), buf, &n, md, NULL)) {
-        put_message(message, message_size, "digest failed");
+        em_put_message(message, message_size, "digest failed");
         return EM_SIGNATURE_ERROR;
     }
     if ((int)n != ASN1_STRING_length(mdattr) || memcmp(buf, ASN1_STRING_get0_data(mdattr), n) != 0) {
-        put_message(message, message_size, "messageDigest attribute differs from the digest of the content");
+        em_put_message(message, message_size, "messageDigest attribute differs from the digest of the content");
         return EM_SIGNATURE_DIGEST_MISMATCH;
     }
     ERR_clear_error();
@@ -527,9 +527,9 @@ em_status em_key_ec_from_seed(const char *curve, const uint8_t *seed, size_t see
     ERR_clear_error();
     *out = NULL;
     int nid = curve ? OBJ_sn2nid(curve) : NID_undef;
-    if (nid == NID_undef) { put_message(message, message_size, "unknown curve"); return EM_ERR_INVALID_ARGUMENT; }
+    if (nid == NID_undef) { em_put_message(message, message_size, "unknown curve"); return EM_ERR_INVALID_ARGUMENT; }
     EC_KEY *ec = EC_KEY_new_by_curve_name(nid);
-    if (!ec) { put_message(message, message_size, "curve not available"); return EM_ERR_UNSUPPORTED; }
+    if (!ec) { em_put_message(message, message_size, "curve not available"); return EM_ERR_UNSUPPORTED; }
     EC_KEY_set_asn1_flag(ec, OPENSSL_EC_NAMED_CURVE);
     const EC_GROUP *g = EC_KEY_get0_group(ec);
     unsigned char h[64];
@@ -550,7 +550,7 @@ em_status em_key_ec_from_seed(const char *curve, const uint8_t *seed, size_t see
             } else EVP_PKEY_free(pk);
         }
     }
-    if (st != EM_OK) put_message(message, message_size, "EC key derivation failed");
+    if (st != EM_OK) em_put_message(message, message_size, "EC key derivation failed");
     EC_POINT_free(pub); BN_free(order); BN_clear_free(d); BN_CTX_free(ctx); EC_KEY_free(ec);
     OPENSSL_cleanse(h, sizeof h);
     return st;
@@ -559,9 +559,9 @@ em_status em_key_ec_from_seed(const char *curve, const uint8_t *seed, size_t see
 em_status em_key_rsa_generate(int32_t bits, em_key **out, char *message, size_t message_size) {
     ERR_clear_error();
     *out = NULL;
-    if (bits < 1024 || bits > 8192) { put_message(message, message_size, "RSA key size must be 1024…8192 bits"); return EM_ERR_INVALID_ARGUMENT; }
+    if (bits < 1024 || bits > 8192) { em_put_message(message, message_size, "RSA key size must be 1024…8192 bits"); return EM_ERR_INVALID_ARGUMENT; }
     EVP_PKEY *pk = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
-    if (!pk) { put_message(message, message_size, "RSA key generation failed"); return EM_ERR_INTERNAL; }
+    if (!pk) { em_put_message(message, message_size, "RSA key generation failed"); return EM_ERR_INTERNAL; }
     em_key *k = malloc(sizeof *k);
     if (!k) { EVP_PKEY_free(pk); return EM_ERR_INTERNAL; }
     k->pkey = pk;
@@ -606,7 +606,7 @@ em_status em_cert_create(const em_cert_spec *spec, const em_key *subject_key, co
     ERR_clear_error();
     *out = NULL;
     const EVP_MD *md = EVP_get_digestbyname(spec->digest ? spec->digest : "SHA256");
-    if (!md) { put_message(message, message_size, "unknown digest"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!md) { em_put_message(message, message_size, "unknown digest"); return EM_ERR_INVALID_ARGUMENT; }
     X509 *x = X509_new();
     X509_NAME *name = parse_name(spec->subject);
     BIGNUM *sn = BN_bin2bn(spec->serial, (int)spec->serial_count, NULL);
@@ -639,7 +639,7 @@ em_status em_cert_create(const em_cert_spec *spec, const em_key *subject_key, co
     ok = ok && X509_sign(x, issuer_key->pkey, md) > 0;
     BN_free(sn);
     X509_NAME_free(name);
-    if (!ok) { X509_free(x); put_message(message, message_size, "certificate creation failed"); return EM_ERR_INTERNAL; }
+    if (!ok) { X509_free(x); em_put_message(message, message_size, "certificate creation failed"); return EM_ERR_INTERNAL; }
     em_cert *c = malloc(sizeof *c);
     if (!c) { X509_free(x); return EM_ERR_INTERNAL; }
     c->x = x;
@@ -653,7 +653,7 @@ em_status em_crl_create(const em_cert *issuer, const em_key *issuer_key, const u
     ERR_clear_error();
     *out = NULL;
     const EVP_MD *md = EVP_get_digestbyname(digest ? digest : "SHA256");
-    if (!md) { put_message(message, message_size, "unknown digest"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!md) { em_put_message(message, message_size, "unknown digest"); return EM_ERR_INVALID_ARGUMENT; }
     X509_CRL *c = X509_CRL_new();
     ASN1_TIME *tu = ASN1_TIME_set(NULL, (time_t)this_update), *nu = ASN1_TIME_set(NULL, (time_t)next_update);
     ASN1_TIME *rt = ASN1_TIME_set(NULL, (time_t)revocation_time);
@@ -681,7 +681,7 @@ em_status em_crl_create(const em_cert *issuer, const em_key *issuer_key, const u
     }
     ok = ok && X509_CRL_sign(c, issuer_key->pkey, md) > 0;
     ASN1_TIME_free(tu); ASN1_TIME_free(nu); ASN1_TIME_free(rt);
-    if (!ok) { X509_CRL_free(c); put_message(message, message_size, "CRL creation failed"); return EM_ERR_INTERNAL; }
+    if (!ok) { X509_CRL_free(c); em_put_message(message, message_size, "CRL creation failed"); return EM_ERR_INTERNAL; }
     em_crl *r = malloc(sizeof *r);
     if (!r) { X509_CRL_free(c); return EM_ERR_INTERNAL; }
     r->c = c;
@@ -696,7 +696,7 @@ em_status em_cms_sign(const uint8_t *content, size_t count, const char *content_
     out->data = NULL; out->count = 0;
     const EVP_MD *md = EVP_get_digestbyname(digest ? digest : "SHA256");
     ASN1_OBJECT *oid = content_type_oid ? OBJ_txt2obj(content_type_oid, 1) : NULL;
-    if (!md || !oid || count > INT32_MAX) { ASN1_OBJECT_free(oid); put_message(message, message_size, "bad digest or content type"); return EM_ERR_INVALID_ARGUMENT; }
+    if (!md || !oid || count > INT32_MAX) { ASN1_OBJECT_free(oid); em_put_message(message, message_size, "bad digest or content type"); return EM_ERR_INVALID_ARGUMENT; }
     unsigned int flags = CMS_PARTIAL | CMS_BINARY | CMS_NOSMIMECAP;
     CMS_ContentInfo *cms = CMS_sign(NULL, NULL, NULL, NULL, flags);
     BIO *in = BIO_new_mem_buf(content, (int)count);
@@ -708,8 +708,8 @@ em_status em_cms_sign(const uint8_t *content, size_t count, const char *content_
     unsigned char *buf = NULL;
     int n = ok ? i2d_CMS_ContentInfo(cms, &buf) : -1;
     em_status st = EM_ERR_INTERNAL;
-    if (n > 0 && bytes_out(out, buf, (size_t)n)) st = EM_OK;
-    else put_message(message, message_size, "CMS signing failed");
+    if (n > 0 && em_bytes_out(out, buf, (size_t)n)) st = EM_OK;
+    else em_put_message(message, message_size, "CMS signing failed");
     OPENSSL_free(buf);
     ASN1_TIME_free(t);
     BIO_free(in);

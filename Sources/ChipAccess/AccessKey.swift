@@ -50,9 +50,35 @@ public struct MRZKey: Sendable, Equatable {
     }
 }
 
-/// What opens a chip: the MRZ (BAC or PACE) or the card access number printed on the document (PACE only).
+/// SHA-1(MRZ_information), 20 octets: the one value BAC's K_seed (its first 16 octets, ICAO 9303-11 §9.7.2) and
+/// PACE's MRZ password f(π) (§9.7.3, §4.4.3.3) are both derived from. A server that read the MRZ from the photo can
+/// hand a terminal this digest instead of the document number and dates in the clear.
+public struct MRZInformationDigest: Sendable, Equatable {
+    /// SHA-1's output length.
+    public static let length = 20
+    /// The 20 octets.
+    public let octets: [UInt8]
+
+    /// Throws `ChipAccessError.invalidInput` unless `octets` is 20 octets long.
+    public init(octets: [UInt8]) throws {
+        guard octets.count == Self.length else {
+            throw ChipAccessError.invalidInput("SHA-1(MRZ_information) is \(Self.length) octets, not \(octets.count)")
+        }
+        self.octets = octets
+    }
+
+    /// SHA-1 of `key`'s MRZ_information.
+    public init(_ key: MRZKey, _ crypto: ChipCryptography) {
+        octets = crypto.digest(.sha1, Array(key.information.utf8))
+    }
+}
+
+/// What opens a chip: the MRZ (BAC or PACE) — its fields, or SHA-1(MRZ_information) as a server that read the MRZ
+/// sends it — or the card access number printed on the document (PACE only).
 public enum AccessKey: Sendable, Equatable, CustomStringConvertible {
     case mrz(MRZKey)
+    /// The MRZ given as SHA-1(MRZ_information) (BAC or PACE with the MRZ password, as ``mrz(_:)``).
+    case mrzDigest(MRZInformationDigest)
     /// The CAN: 6 digits (ICAO 9303-11 §4.4.1; some cards print more, so 1–12 digits are taken).
     case can(String)
 
@@ -68,7 +94,7 @@ public enum AccessKey: Sendable, Equatable, CustomStringConvertible {
     /// The PACE password reference (MSE:Set AT DO'83', ICAO 9303-11 §4.4.4.1): 1 MRZ, 2 CAN.
     public var paceReference: UInt8 {
         switch self {
-        case .mrz: return 0x01
+        case .mrz, .mrzDigest: return 0x01
         case .can: return 0x02
         }
     }
@@ -77,7 +103,8 @@ public enum AccessKey: Sendable, Equatable, CustomStringConvertible {
     /// ASCII octets for a CAN.
     public func pacePasswordSeed(_ crypto: ChipCryptography) -> [UInt8] {
         switch self {
-        case .mrz(let k): return crypto.digest(.sha1, Array(k.information.utf8))
+        case .mrz(let k): return MRZInformationDigest(k, crypto).octets
+        case .mrzDigest(let d): return d.octets
         case .can(let c): return Array(c.utf8)
         }
     }
@@ -85,7 +112,7 @@ public enum AccessKey: Sendable, Equatable, CustomStringConvertible {
     /// Never prints the key itself.
     public var description: String {
         switch self {
-        case .mrz: return "MRZ"
+        case .mrz, .mrzDigest: return "MRZ"
         case .can: return "CAN"
         }
     }

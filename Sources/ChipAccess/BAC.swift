@@ -5,12 +5,21 @@ import EMRTDCore
 public enum BAC {
     /// K_seed: the first 16 octets of SHA-1(MRZ_information) (§9.7.2).
     public static func keySeed(_ key: MRZKey, _ crypto: ChipCryptography) -> [UInt8] {
-        Array(crypto.digest(.sha1, Array(key.information.utf8)).prefix(16))
+        keySeed(MRZInformationDigest(key, crypto))
     }
+
+    /// K_seed from SHA-1(MRZ_information) itself (its first 16 octets, §9.7.2): what a terminal given the digest
+    /// rather than the MRZ's fields uses.
+    public static func keySeed(_ digest: MRZInformationDigest) -> [UInt8] { Array(digest.octets.prefix(16)) }
 
     /// K_enc and K_mac of the document basic access keys (§9.7.1, §4.3.2).
     public static func basicAccessKeys(_ key: MRZKey, _ crypto: ChipCryptography) -> SessionKeys {
-        SessionKeys.derive(from: keySeed(key, crypto), cipher: .tripleDES, crypto: crypto)
+        basicAccessKeys(MRZInformationDigest(key, crypto), crypto)
+    }
+
+    /// K_enc and K_mac of the document basic access keys from SHA-1(MRZ_information) (§9.7.1–9.7.2).
+    public static func basicAccessKeys(_ digest: MRZInformationDigest, _ crypto: ChipCryptography) -> SessionKeys {
+        SessionKeys.derive(from: keySeed(digest), cipher: .tripleDES, crypto: crypto)
     }
 
     /// E ‖ M: the 3DES-CBC cryptogram (IV 0) of `plain` and its retail MAC (§4.3.3.1 steps 3–4, 10).
@@ -41,7 +50,15 @@ public enum BAC {
     /// Throws `ChipAccessError.accessDenied(.bac, …)` when the chip refuses the MRZ.
     @discardableResult
     public static func run(on channel: APDUChannel, key: MRZKey, crypto: ChipCryptography, terminalRandom: [UInt8]? = nil) throws -> SecureMessaging {
-        let keys = basicAccessKeys(key, crypto)
+        try run(on: channel, digest: MRZInformationDigest(key, crypto), crypto: crypto, terminalRandom: terminalRandom)
+    }
+
+    /// BAC with the keys derived from SHA-1(MRZ_information) (§9.7.2) instead of the MRZ's fields; otherwise as
+    /// ``run(on:key:crypto:terminalRandom:)``.
+    @discardableResult
+    public static func run(on channel: APDUChannel, digest: MRZInformationDigest, crypto: ChipCryptography,
+                           terminalRandom: [UInt8]? = nil) throws -> SecureMessaging {
+        let keys = basicAccessKeys(digest, crypto)
         channel.secureMessaging = nil
         let challenge = try channel.send(CommandAPDU(ins: 0x84, p1: 0, p2: 0, ne: 8))
         guard challenge.status.isSuccess, challenge.data.count == 8 else {

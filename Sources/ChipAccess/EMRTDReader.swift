@@ -239,14 +239,18 @@ public final class EMRTDReader {
                 paceFailure = "EF.CardAccess cannot be read: \(e)"
             }
         }
-        guard case .mrz(let mrz) = key else {
+        let mrz: MRZInformationDigest
+        switch key {
+        case .mrz(let fields): mrz = MRZInformationDigest(fields, crypto)
+        case .mrzDigest(let digest): mrz = digest
+        case .can:
             throw ChipAccessError.unsupportedProtocol(paceFailure.map { "a CAN opens a chip only with PACE, and \($0)" }
                 ?? "the chip offers no PACE (no EF.CardAccess), and a CAN opens a chip only with PACE; use the MRZ")
         }
         channel.secureMessaging = nil
         try selectApplication()
         do {
-            try BAC.run(on: channel, key: mrz, crypto: crypto)
+            try BAC.run(on: channel, digest: mrz, crypto: crypto)
         } catch let e as ChipAccessError {
             if case .unexpectedStatus(_, let sw) = e, sw == .instructionNotSupported || sw == .conditionsNotSatisfied, let paceFailure {
                 throw ChipAccessError.unsupportedProtocol("the chip does not take BAC (status \(sw)) and PACE failed: \(paceFailure)")

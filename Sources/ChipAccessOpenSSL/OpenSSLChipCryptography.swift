@@ -15,7 +15,7 @@ public final class OpenSSLChipCryptography: ChipCryptography, @unchecked Sendabl
     deinit { for g in groups.values { cc_ec_group_free(g) } }
 
     /// The OpenSSL version in use ("OpenSSL 3.0.19 …").
-    public static var version: String { ChipKey.opensslVersion }
+    public static var version: String { String(cString: cc_openssl_version()) }
 
     public func randomBytes(_ count: Int) throws -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
@@ -124,92 +124,5 @@ public final class OpenSSLChipCryptography: ChipCryptography, @unchecked Sendabl
 
     static func text(_ message: [CChar]) -> String {
         String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}
-
-/// A private key held by OpenSSL, for the chip side: the virtual eMRTD's Active and Chip Authentication keys and
-/// the keys of test chips (`<chip>/private/aa-key.pem`, `ca-key.pem`: PKCS #8 PEM). Never used by a terminal.
-public final class ChipKey: @unchecked Sendable {
-    let handle: OpaquePointer
-
-    public enum Kind: Sendable { case rsa, ec, dh }
-
-    init(_ h: OpaquePointer) { handle = h }
-    deinit { cc_key_free(handle) }
-
-    static var opensslVersion: String { String(cString: cc_openssl_version()) }
-
-    private static func check(_ st: cc_status, _ message: [CChar], _ what: String) throws {
-        guard st == CC_OK else {
-            let m = OpenSSLChipCryptography.text(message)
-            throw ChipCryptoError(st == CC_ERR_UNSUPPORTED ? .unsupported : .invalidInput, m.isEmpty ? what : m)
-        }
-    }
-
-    /// Reads a PEM private key (PKCS #8, or the traditional RSA / EC forms).
-    public convenience init(pem: [UInt8]) throws {
-        var h: OpaquePointer?
-        var message = [CChar](repeating: 0, count: 256)
-        try Self.check(cc_key_read_pem(pem, pem.count, &h, &message, message.count), message, "not a PEM private key")
-        self.init(h!)
-    }
-
-    /// A fresh EC key on OpenSSL curve `curve` (`prime256v1`, `brainpoolP256r1`, …).
-    public static func generateEC(curve: String) throws -> ChipKey {
-        var h: OpaquePointer?
-        var message = [CChar](repeating: 0, count: 256)
-        try check(cc_key_generate_ec(curve, &h, &message, message.count), message, "EC key generation failed")
-        return ChipKey(h!)
-    }
-
-    /// A fresh RSA key (exponent 65537).
-    public static func generateRSA(bits: Int) throws -> ChipKey {
-        var h: OpaquePointer?
-        var message = [CChar](repeating: 0, count: 256)
-        try check(cc_key_generate_rsa(Int32(bits), &h, &message, message.count), message, "RSA key generation failed")
-        return ChipKey(h!)
-    }
-
-    public var kind: Kind? {
-        switch cc_key_type(handle) {
-        case Int32(CC_KEY_RSA): return .rsa
-        case Int32(CC_KEY_EC): return .ec
-        case Int32(CC_KEY_DH): return .dh
-        default: return nil
-        }
-    }
-
-    private func bytes(_ call: (UnsafeMutablePointer<cc_bytes>) -> cc_status, _ what: String) throws -> [UInt8] {
-        var b = cc_bytes()
-        guard call(&b) == CC_OK, let d = b.data else { throw ChipCryptoError(.invalidInput, what) }
-        defer { cc_free(d) }
-        return Array(UnsafeBufferPointer(start: d, count: b.count))
-    }
-
-    /// The private key as unencrypted PKCS #8 PEM.
-    public func privateKeyPEM() throws -> [UInt8] { try bytes({ cc_key_private_pem(handle, $0) }, "the key cannot be written as PEM") }
-    /// The public key as a DER SubjectPublicKeyInfo (EC keys with a named curve).
-    public func subjectPublicKeyInfo() throws -> [UInt8] { try bytes({ cc_key_public_spki(handle, $0) }, "the public key cannot be written") }
-    /// An EC key's private scalar, padded to the order's length.
-    public func ecPrivateScalar() throws -> [UInt8] { try bytes({ cc_key_ec_private_scalar(handle, $0) }, "not an EC private key") }
-    /// A DH key's private value.
-    public func dhPrivateValue() throws -> [UInt8] { try bytes({ cc_key_dh_private_value(handle, $0) }, "not a DH private key") }
-
-    /// input^d mod n, without padding (`input` as long as the modulus): an ISO/IEC 9796-2 signature.
-    public func rsaPrivateOperation(_ input: [UInt8]) throws -> [UInt8] {
-        var message = [CChar](repeating: 0, count: 256)
-        var b = cc_bytes()
-        try Self.check(cc_rsa_private_raw(handle, input, input.count, &b, &message, message.count), message, "RSA private-key operation failed")
-        defer { cc_free(b.data) }
-        return Array(UnsafeBufferPointer(start: b.data, count: b.count))
-    }
-
-    /// An ECDSA signature of `digest` as r ‖ s (BSI TR-03111 plain format).
-    public func ecdsaSignPlain(digest: [UInt8]) throws -> [UInt8] {
-        var message = [CChar](repeating: 0, count: 256)
-        var b = cc_bytes()
-        try Self.check(cc_ecdsa_sign_plain(handle, digest, digest.count, &b, &message, message.count), message, "ECDSA signing failed")
-        defer { cc_free(b.data) }
-        return Array(UnsafeBufferPointer(start: b.data, count: b.count))
     }
 }

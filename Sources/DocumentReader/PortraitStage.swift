@@ -64,7 +64,13 @@ extension DocumentReading {
         let frame = indices[k] == best?.page ? best.flatMap { MRZDocumentFrame(reading: $0.reading) } : nil
         var faces = options.portraitSearch == .wholePage ? []
             : frame.map { DocumentReader.facesInDocument($0, page: page, turns: -quarter, original: img.rgb, engine: engine) } ?? []
-        if faces.isEmpty { faces = (try? engine.detect(in: page)) ?? [] }
+        if faces.isEmpty {
+            // TD3/TD2 only: a TD1 card's portrait (ICAO 9303-5) can be too small for the frame search's
+            // scale, and the whole page at the detector's default is what finds it there.
+            let whole = frame.flatMap { $0.mrzOnBack ? nil : DocumentReader.wholePageSearch(width: page.width, height: page.height, pixelsPerMM: $0.pixelsPerMM) }
+                ?? DetectionOptions()
+            faces = (try? engine.detect(in: page, options: whole)) ?? []
+        }
         if faces.isEmpty, indices[k] != best?.page {
             for t in [quarter, quarter + 2, quarter + 1, quarter + 3].map({ (($0 % 4) + 4) % 4 }) where t != 0 {
                 let turned = page.rotated90(times: -t)
@@ -145,4 +151,23 @@ extension DocumentReader {
     }
 
     /// Resolution of the portrait search inside the document (`facesInDocument`), pixels per millimetre.
-    static let portraitSearchPixelsPerMM = 6.0}
+    static let portraitSearchPixelsPerMM = 6.0
+
+    /// Detection options for the whole-page search that follows an empty search inside a TD3/TD2
+    /// document (`facesInDocument`) on a `width` × `height` page whose MRZ document frame has
+    /// `pixelsPerMM` (`MRZDocumentFrame.pixelsPerMM`). There that search only tells "no face" from "a
+    /// face outside the document" (a second document, a face pasted beside a covered photo), so it
+    /// runs at the same scale, `portraitSearchPixelsPerMM` (a face smaller than a data page
+    /// portrait's 13 mm is no one's portrait; a TD1 card's portrait can be, and a card keeps the
+    /// detector's defaults: `PortraitLocationTests.testOrdinarySpecimensStillGiveTheirPortrait`), never finer than the detector's default (`DetectionOptions.maxDimension`, 1024 px
+    /// on the longer side) and never enlarged (upsampling off); a page already at or below that scale
+    /// gets the defaults. A 1500 × 1056 TD3 page at 12 px/mm is searched at 750 px instead of 1024:
+    /// about half the HOG work (bench/DOCUMENT-BENCH.md, session 13).
+    static func wholePageSearch(width: Int, height: Int, pixelsPerMM: Double) -> DetectionOptions {
+        let defaults = DetectionOptions()
+        let long = max(width, height)
+        let z = pixelsPerMM > 0 ? min(1, portraitSearchPixelsPerMM / pixelsPerMM) : 1
+        let atScale = max(1, Int((Double(long) * z).rounded()))
+        return z < 1 ? DetectionOptions(maxDimension: min(defaults.maxDimension, atScale), upsample: 0) : defaults
+    }
+}

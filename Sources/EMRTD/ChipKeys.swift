@@ -63,15 +63,54 @@ extension SigningKey {
         try PublicKeyDescription(subjectPublicKeyInfo: subjectPublicKeyInfo())
     }
 
-    /// The raw RSA private operation m^d mod n on `block` (exactly the modulus length, below the modulus).
-    func rsaPrivateRaw(_ block: [UInt8]) throws -> [UInt8] {
+    /// What a private key is (`em_key_kind`).
+    public enum Kind: Sendable { case rsa, ec, dh }
+
+    /// RSA, EC or DH; nil for another kind of key.
+    public var kind: Kind? {
+        switch em_key_kind(handle) {
+        case 1: return .rsa
+        case 2: return .ec
+        case 3: return .dh
+        default: return nil
+        }
+    }
+
+    /// A fresh EC key (not deterministic) on the OpenSSL curve `curve` (`prime256v1`, `brainpoolP256r1`, …): test
+    /// chips' keys and the copy variant's other AA key. Throws `CryptoError` (`.unsupported`) for an unknown curve.
+    public static func ec(curve: String) throws -> SigningKey {
+        var h: OpaquePointer?
+        try shim { em_key_ec_generate(curve, &h, $0, $1) }
+        return SigningKey(h!)
+    }
+
+    /// An EC key's private scalar d, big-endian, left-padded to the group order's length (a virtual chip's Chip
+    /// Authentication, ICAO 9303-11 §6.2). Throws `CryptoError` (`.invalidArgument`) for a key that is not EC.
+    public func ecPrivateScalar() throws -> [UInt8] {
+        var out = em_bytes()
+        try shim { em_key_ec_private_scalar(handle, &out, $0, $1) }
+        return takeBytes(out)
+    }
+
+    /// A DH key's private value x, big-endian (Chip Authentication with a DH key). Throws `CryptoError`
+    /// (`.invalidArgument`) for a key that is not DH.
+    public func dhPrivateValue() throws -> [UInt8] {
+        var out = em_bytes()
+        try shim { em_key_dh_private_value(handle, &out, $0, $1) }
+        return takeBytes(out)
+    }
+
+    /// The raw RSA private operation m^d mod n on `block` (exactly the modulus length, below the modulus): the chip's
+    /// side of ISO/IEC 9796-2 scheme 1 (ICAO 9303-11 §6.1). Returns the modulus length in bytes, left-padded.
+    public func rsaPrivateRaw(_ block: [UInt8]) throws -> [UInt8] {
         var out = em_bytes()
         try shim { em_key_rsa_private_raw(handle, block, block.count, &out, $0, $1) }
         return takeBytes(out)
     }
 
-    /// An ECDSA signature of `digest` in the plain format r || s (BSI TR-03111 §5.2.1).
-    func ecdsaSignPlain(digest: [UInt8]) throws -> [UInt8] {
+    /// An ECDSA signature of `digest` (a fresh random k) in the plain format r || s, each the group order's length
+    /// (BSI TR-03111 §5.2.1): the chip's side of Active Authentication with an EC key.
+    public func ecdsaSignPlain(digest: [UInt8]) throws -> [UInt8] {
         var out = em_bytes()
         try shim { em_key_ecdsa_sign_plain(handle, digest, digest.count, &out, $0, $1) }
         return takeBytes(out)

@@ -22,7 +22,8 @@ public struct ChipFolder: @unchecked Sendable {
     public private(set) var securityInfos: SecurityInfos?
     /// DG14's SecurityInfos.
     public let dg14: SecurityInfos?
-    public let activeAuthenticationKey: ChipKey?
+    /// The Active Authentication private key (`private/aa-key.pem`: EMRTD's `SigningKey`, RSA or EC), nil without AA.
+    public let activeAuthenticationKey: SigningKey?
     /// DG15's public key.
     public let activeAuthenticationPublicKey: SubjectPublicKeyInfo?
     /// The hash AA signs with: DG14's ActiveAuthenticationInfo for an EC key (SHA-256 without one), else
@@ -64,7 +65,7 @@ public struct ChipFolder: @unchecked Sendable {
         dg14 = chip.dataGroups[14].flatMap { try? SecurityInfos(dg14: $0) }
         activeAuthenticationPublicKey = chip.dataGroups[15].flatMap { try? SubjectPublicKeyInfo(dg15: $0) }
         do {
-            activeAuthenticationKey = try secret("aa-key.pem").map { try ChipKey(pem: $0) }
+            activeAuthenticationKey = try secret("aa-key.pem").map { try SigningKey(pem: $0) }
         } catch {
             throw ChipAccessError.invalidInput("\(privateDir)/aa-key.pem: \(error)")
         }
@@ -80,8 +81,8 @@ public struct ChipFolder: @unchecked Sendable {
         }
         chipAuthenticationProtocols = protocols
         if let pem = secret("ca-key.pem"), let publicInfo = dg14?.chipAuthenticationPublicKeyInfos.first {
-            let key: ChipKey
-            do { key = try ChipKey(pem: pem) } catch { throw ChipAccessError.invalidInput("\(privateDir)/ca-key.pem: \(error)") }
+            let key: SigningKey
+            do { key = try SigningKey(pem: pem) } catch { throw ChipAccessError.invalidInput("\(privateDir)/ca-key.pem: \(error)") }
             switch (publicInfo.publicKey.key, key.kind) {
             case (.ec(let curve, _), .ec?):
                 chipAuthenticationKey = (KeyAgreementDomain(.ec(curve)), try key.ecPrivateScalar())

@@ -59,24 +59,24 @@ public struct TestChip {
         switch activeAuthentication {
         case .none: break
         case .rsa(let bits):
-            let key = try ChipKey.generateRSA(bits: bits)
+            let key = try SigningKey.rsa(bits: bits)
             groups[15] = DER.tlv(0x6F, try key.subjectPublicKeyInfo())
-            try put(try key.privateKeyPEM(), "private/aa-key.pem")
+            try put(Array(try key.pkcs8PEM().utf8), "private/aa-key.pem")
         case let .ec(curve, signature):
-            let key = try ChipKey.generateEC(curve: curve)
+            let key = try SigningKey.ec(curve: curve)
             groups[15] = DER.tlv(0x6F, try key.subjectPublicKeyInfo())
-            try put(try key.privateKeyPEM(), "private/aa-key.pem")
+            try put(Array(try key.pkcs8PEM().utf8), "private/aa-key.pem")
             dg14.append(.activeAuthentication(ActiveAuthenticationInfo(signatureAlgorithm: signature.oid)))
         }
         if let (caProtocol, keyKind) = chipAuthentication {
             let caKey: SubjectPublicKeyInfo
             switch keyKind {
             case .ec(let curveName):
-                let key = try ChipKey.generateEC(curve: curveName)
+                let key = try SigningKey.ec(curve: curveName)
                 let spki = try SubjectPublicKeyInfo(key.subjectPublicKeyInfo())
                 guard case let .ec(curve, point) = spki.key else { throw ChipAccessError.invalidInput("not an EC key") }
                 caKey = SubjectPublicKeyInfo.encodeEC(algorithm: ChipOID.pkECDH, curve: curve, point: point)
-                try put(try key.privateKeyPEM(), "private/ca-key.pem")
+                try put(Array(try key.pkcs8PEM().utf8), "private/ca-key.pem")
             case .dh(let id):
                 guard case .dh(let group)? = StandardizedDomainParameters.parameters(id: id) else { throw ChipAccessError.invalidInput("no DH group \(id)") }
                 let crypto = OpenSSLChipCryptography()
@@ -113,15 +113,15 @@ public struct TestChip {
         for name in ["ca-key.pem", "can.txt"] where fm.fileExists(atPath: original + "/private/" + name) {
             try fm.copyItem(atPath: original + "/private/" + name, toPath: directory + "/private/" + name)
         }
-        let old = try ChipKey(pem: [UInt8](Data(contentsOf: URL(fileURLWithPath: original + "/private/aa-key.pem"))))
+        let old = try SigningKey(pem: [UInt8](Data(contentsOf: URL(fileURLWithPath: original + "/private/aa-key.pem"))))
         let spki = try SubjectPublicKeyInfo(old.subjectPublicKeyInfo())
-        let key: ChipKey
+        let key: SigningKey
         switch spki.key {
-        case .rsa(let n, _): key = try ChipKey.generateRSA(bits: n.count * 8)
-        case .ec(let curve, _): key = try ChipKey.generateEC(curve: curve.name == "secp256r1" ? "prime256v1" : curve.name ?? "prime256v1")
+        case .rsa(let n, _): key = try SigningKey.rsa(bits: n.count * 8)
+        case .ec(let curve, _): key = try SigningKey.ec(curve: curve.name == "secp256r1" ? "prime256v1" : curve.name ?? "prime256v1")
         case .dh: throw ChipAccessError.invalidInput("a DH Active Authentication key")
         }
-        try Data(try key.privateKeyPEM()).write(to: URL(fileURLWithPath: directory + "/private/aa-key.pem"))
+        try Data(Array(try key.pkcs8PEM().utf8)).write(to: URL(fileURLWithPath: directory + "/private/aa-key.pem"))
     }
 
     /// An X9.42 DH private key as PKCS #8 PEM (RFC 5958 PrivateKeyInfo with `dhpublicnumber` and p, g, q; the

@@ -422,7 +422,7 @@ public final class VirtualChip: @unchecked Sendable {
                 let trailer = hash == .sha1 ? 1 : 2
                 let m1 = try crypto.randomBytes(k - 1 - hash.length - trailer)
                 let representative = ActiveAuthentication.iso9796Representative(m1: m1, challenge: c.data, hash: hash, modulusLength: k, crypto: crypto)
-                return try key.rsaPrivateOperation(representative) + sw(.success)
+                return try key.rsaPrivateRaw(representative) + sw(.success)
             case .ec?:
                 let digest = crypto.digest(folder.activeAuthenticationHash, c.data)
                 return try key.ecdsaSignPlain(digest: digest) + sw(.success)

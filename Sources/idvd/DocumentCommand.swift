@@ -1,5 +1,8 @@
 import DocumentReader
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import IDVEngine
 import IDVRuntime
 import IDVOperations
@@ -72,6 +75,7 @@ extension Command {
         // The page images are made only when printed (--images, the seed shapes): ~30 ms of one core a page.
         options.pageImages = o["images"] != nil || shape != "internal"
         try applyReaderOptions(o, to: &options)
+        keepFreedBuffersForReuse()
         // Tesseract starts on a second thread while the page is decoded and its MRZ read.
         DocumentReader.prepare(options: options)
         let timingWanted = o["timing"] != nil
@@ -396,4 +400,26 @@ extension Benchmark {
                            count: processes, passportEye: o["passporteye"] != nil)
         return 0
     }
+}
+
+/// Keeps memory the reader frees in the heap for its next buffers, for this short-lived command.
+/// One page read allocates and frees image-sized buffers (the page and its grey copy, the rectified
+/// zones, the face detector's HOG pyramid levels: 0.1–2 MB each) dozens of times; with glibc's
+/// defaults each one above 128 KB (the dynamic threshold grows only as such blocks are freed) gets
+/// its own `mmap` and goes back to the system on `free`, so its pages fault in again on every reuse.
+/// Here blocks are mapped on their own only above 64 MB and the heap is trimmed only above 128 MB
+/// free (`mallopt`, M_MMAP_THRESHOLD / M_TRIM_THRESHOLD): one generated TD3 page took ~12,300 page
+/// faults instead of ~16,500 and ~4 % less CPU, for ~11 MB more peak memory
+/// (bench/DOCUMENT-BENCH.md, session 13). `idvd serve` keeps glibc's defaults.
+/// `mallopt` is declared in <malloc.h>, which Swift's Glibc module does not import: it is looked
+/// up by name (glibc's own, the parameters' values from that header); elsewhere nothing is done.
+func keepFreedBuffersForReuse() {
+    #if canImport(Glibc)
+    typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }  // RTLD_DEFAULT
+    let mallopt = unsafeBitCast(symbol, to: MallOpt.self)
+    let (mmapThreshold, trimThreshold): (Int32, Int32) = (-3, -1)  // M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+    _ = mallopt(mmapThreshold, 64 << 20)
+    _ = mallopt(trimThreshold, 128 << 20)
+    #endif
 }

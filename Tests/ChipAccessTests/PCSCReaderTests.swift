@@ -114,6 +114,33 @@ final class PCSCReaderTests: XCTestCase {
                                                    info: nil, crypto: crypto), .verified(algorithm: "ISO/IEC 9796-2 scheme 1, SHA-256"))
     }
 
+    /// The MRZ given as SHA-1(MRZ_information) (what a server that read the MRZ can send instead of its fields)
+    /// opens the chip with PACE and, on a chip offering no PACE, with BAC — the same files as with the MRZ's fields;
+    /// another document's digest is refused as a wrong MRZ is (access denied).
+    func testMRZInformationDigestOpensTheChipWithPACEAndBAC() throws {
+        let dir = try ChipLab.chips.specimen()
+        let folder = try ChipFolder(directory: dir)
+        let mrz = try XCTUnwrap(folder.mrzKey)
+        let digest = MRZInformationDigest(mrz, crypto)
+        XCTAssertEqual(digest.octets, crypto.digest(.sha1, Array(mrz.information.utf8)))
+        XCTAssertThrowsError(try MRZInformationDigest(octets: Array(digest.octets.prefix(16))))
+        let link = try ChipLab.insert(VirtualChip(folder: folder), self)
+        for pace in [true, false] {
+            if !pace { link.chip.folder = try ChipFolder(directory: dir, pace: []) }
+            let result = try ChipLab.read(.mrzDigest(digest), options: ChipReadOptions(dataGroups: [1, 2]))
+            XCTAssertEqual(result.accessControl.accessProtocol, pace ? .pace : .bac)
+            XCTAssertEqual(result.sod, folder.files[.sod])
+            XCTAssertEqual(result.dataGroups[1], folder.files[.dataGroup(1)])
+            XCTAssertEqual(result.dataGroups[2], folder.files[.dataGroup(2)])
+            var other = digest.octets
+            other[0] ^= 0x01
+            XCTAssertThrowsError(try ChipLab.read(.mrzDigest(try MRZInformationDigest(octets: other)))) { error in
+                guard case ChipAccessError.accessDenied = error else { return XCTFail("\(error)") }
+            }
+        }
+        ChipLab.remove(link)
+    }
+
     /// The real chip dumps: each read with BAC (their DG1's MRZ) and with PACE offered by a generated EF.CardAccess,
     /// every file read equal to the dump's. They have no private keys, so CA and AA fail as a chip's refusal.
     func testRealChipFilesLoadedIntoTheVirtualChip() throws {

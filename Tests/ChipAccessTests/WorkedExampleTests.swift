@@ -18,6 +18,11 @@ final class WorkedExampleTests: XCTestCase {
     func testAppendixDKeyDerivation() {
         XCTAssertEqual(appendixD.information, "L898902C<369080619406236")
         XCTAssertEqual(BAC.keySeed(appendixD, crypto), hex("239AB9CB282DAF66231DC5A4DF6BFBAE"))
+        // Appendix D.2: SHA-1(MRZ_information), whose first 16 octets are K_seed.
+        let digest = MRZInformationDigest(appendixD, crypto)
+        XCTAssertEqual(digest.octets, hex("239AB9CB282DAF66231DC5A4DF6BFBAEDF477565"))
+        XCTAssertEqual(BAC.keySeed(digest), hex("239AB9CB282DAF66231DC5A4DF6BFBAE"))
+        XCTAssertEqual(AccessKey.mrzDigest(digest).pacePasswordSeed(crypto), AccessKey.mrz(appendixD).pacePasswordSeed(crypto))
         let keys = BAC.basicAccessKeys(appendixD, crypto)
         XCTAssertEqual(keys.encryption, hex("AB94FDECF2674FDFB9B391F85D7F76F2"))
         XCTAssertEqual(keys.mac, hex("7962D9ECE03D1ACD4C76089DCE131543"))

@@ -137,4 +137,18 @@ final class PortraitLocationTests: XCTestCase {
             XCTAssertEqual(back.x, 3, "turns \(t)"); XCTAssertEqual(back.y, 1, "turns \(t)")
         }
     }
+
+    /// The whole-page search that follows an empty search inside the document runs at the portrait
+    /// search's scale (6 px/mm), capped at the detector's default size and never enlarged.
+    func testWholePageSearchRunsAtThePortraitScale() {
+        let page = DocumentReader.wholePageSearch(width: 1500, height: 1056, pixelsPerMM: 12)
+        XCTAssertEqual(page.maxDimension, 750)
+        XCTAssertEqual(page.upsample, 0)
+        XCTAssertEqual(page.workingScale(width: 1500, height: 1056), 0.5, accuracy: 1e-9)
+        // A 6000-pixel photo at 30 px/mm would be 1200 px at 6 px/mm: the detector's 1024 caps it.
+        XCTAssertEqual(DocumentReader.wholePageSearch(width: 6000, height: 4000, pixelsPerMM: 30).maxDimension, 1024)
+        // A page already coarser than 6 px/mm is searched as before (the detector's defaults).
+        XCTAssertEqual(DocumentReader.wholePageSearch(width: 800, height: 600, pixelsPerMM: 5), DetectionOptions())
+        XCTAssertEqual(DocumentReader.wholePageSearch(width: 800, height: 600, pixelsPerMM: 0), DetectionOptions())
+    }
 }

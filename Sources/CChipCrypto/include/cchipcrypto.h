@@ -1,8 +1,8 @@
 // CChipCrypto — the OpenSSL primitives behind ChipAccessOpenSSL (the client's chip access on Linux) and the
 // virtual eMRTD: random bytes, digests, 3DES/AES-CBC, AES-CMAC, EC point arithmetic over explicit prime-field
-// curves, modular exponentiation, and — for the chip side and test chips only — key files, RSA raw private
-// operations and ECDSA signing. Plain C; no OpenSSL type appears here. Integers and field elements are big-endian
-// octet strings; EC points are uncompressed (04 || x || y).
+// curves and modular exponentiation: what a terminal needs. The chip side's keys (Active and Chip Authentication
+// private keys, RSA raw private operations, ECDSA signing) are CEMRTD's (cemrtd_aa.h), one implementation.
+// Plain C; no OpenSSL type appears here. Integers and field elements are big-endian octet strings; EC points are uncompressed (04 || x || y).
 //
 // Every fallible call returns a `cc_status` and, where it takes one, writes a one-line reason into `message`.
 // The protocol logic (BAC, PACE, Chip and Active Authentication, secure messaging) is in Swift (ChipAccess).
@@ -21,13 +21,6 @@ typedef enum cc_status {
     CC_ERR_INTERNAL = 3,     ///< any other OpenSSL failure
 } cc_status;
 
-/// Bytes allocated by the shim (malloc); release with `cc_free(bytes.data)`.
-typedef struct cc_bytes {
-    uint8_t *data;
-    size_t count;
-} cc_bytes;
-
-void cc_free(void *pointer);
 
 /// OpenSSL's version line ("OpenSSL 3.0.19 …"). Static storage.
 const char *cc_openssl_version(void);
@@ -78,34 +71,9 @@ cc_status cc_mod_exp(const uint8_t *base, size_t base_count, const uint8_t *expo
 cc_status cc_mod_mul(const uint8_t *a, size_t a_count, const uint8_t *b, size_t b_count, const uint8_t *modulus,
                      size_t modulus_count, uint8_t *out, size_t out_capacity);
 
-// MARK: - Keys (the virtual chip and test chips only)
-
-typedef struct cc_key cc_key;
-
-enum { CC_KEY_RSA = 1, CC_KEY_EC = 2, CC_KEY_DH = 3 };
-
-/// Reads a private key from PEM (PKCS #8, or the traditional RSA / EC forms).
-cc_status cc_key_read_pem(const uint8_t *pem, size_t count, cc_key **out, char *message, size_t message_size);
-/// A fresh EC key on the OpenSSL curve `curve` ("prime256v1", "brainpoolP256r1", …).
-cc_status cc_key_generate_ec(const char *curve, cc_key **out, char *message, size_t message_size);
-/// A fresh RSA key of `bits` bits (public exponent 65537).
-cc_status cc_key_generate_rsa(int32_t bits, cc_key **out, char *message, size_t message_size);
-void cc_key_free(cc_key *key);
-/// CC_KEY_RSA, CC_KEY_EC, CC_KEY_DH, or 0.
-int cc_key_type(const cc_key *key);
-/// The private key as PKCS #8 PEM (unencrypted).
-cc_status cc_key_private_pem(const cc_key *key, cc_bytes *out);
-/// The public key as a SubjectPublicKeyInfo (DER, named curve for EC keys).
-cc_status cc_key_public_spki(const cc_key *key, cc_bytes *out);
-/// An EC key's private scalar (big-endian, padded to the order's length).
-cc_status cc_key_ec_private_scalar(const cc_key *key, cc_bytes *out);
-/// A DH key's private value x (big-endian).
-cc_status cc_key_dh_private_value(const cc_key *key, cc_bytes *out);
-/// RSA private-key operation without padding: input^d mod n (input < n, as many bytes as the modulus).
-cc_status cc_rsa_private_raw(const cc_key *key, const uint8_t *in, size_t count, cc_bytes *out, char *message, size_t message_size);
-/// ECDSA signature of a digest as r || s, each padded to the order's length (BSI TR-03111 §5.2.1 plain format).
-cc_status cc_ecdsa_sign_plain(const cc_key *key, const uint8_t *digest, size_t digest_count, cc_bytes *out,
-                              char *message, size_t message_size);
+// Keys (the chip's side: the virtual eMRTD's and test chips' Active and Chip Authentication keys) are not here:
+// they are EMRTD's `SigningKey` (CEMRTD, cemrtd_aa.h), the one implementation that specimen chips, the virtual chip
+// and the server's tests share. A terminal never holds a private key.
 
 #ifdef __cplusplus
 }

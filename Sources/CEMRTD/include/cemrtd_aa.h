@@ -4,8 +4,10 @@
 // (the message-recovery format itself is decoded in Swift, EMRTD/ActiveAuthentication.swift), and ECDSA
 // verification of a plain signature (BSI TR-03111 §5.2.1: r || s, each as long as the group order) over a digest.
 //
-// Chip side (specimen chips, tests, a virtual chip): deterministic RSA keys, the raw RSA private operation, plain
-// ECDSA signing, PKCS#8 PEM export and import, SubjectPublicKeyInfo export. Keys are the opaque `em_key` of
+// Chip side (specimen chips, tests, the virtual eMRTD — the one implementation of the chip's keys; CChipCrypto has
+// only a terminal's primitives): deterministic and fresh keys, the raw RSA private operation, plain ECDSA signing,
+// PKCS#8 PEM export and import, SubjectPublicKeyInfo export, the EC private scalar and DH private value that Chip
+// Authentication needs. Keys are the opaque `em_key` of
 // cemrtd.h. Like cemrtd.h: every fallible call returns an `em_status` and writes a one-line detail into `message`.
 #ifndef CEMRTD_AA_H
 #define CEMRTD_AA_H
@@ -67,6 +69,22 @@ em_status em_key_pkcs8_pem(const em_key *key, em_bytes *out, char *message, size
 
 /// Reads a PEM private key (PKCS#8 or the traditional RSA / EC forms).
 em_status em_key_from_pem(const uint8_t *pem, size_t count, em_key **out, char *message, size_t message_size);
+
+/// What `key` is: 1 RSA, 2 EC, 3 DH (PKCS #3 or X9.42), 0 anything else.
+int32_t em_key_kind(const em_key *key);
+
+/// A fresh EC key (not deterministic) on the OpenSSL curve `curve` ("prime256v1", "brainpoolP256r1", …): test chips
+/// and the copy variant's other key. EM_ERR_UNSUPPORTED for a curve this OpenSSL does not know.
+em_status em_key_ec_generate(const char *curve, em_key **out, char *message, size_t message_size);
+
+/// An EC key's private scalar d (big-endian, left-padded to the group order's length): what a virtual chip's Chip
+/// Authentication (ICAO 9303-11 §6.2) multiplies the terminal's ephemeral point with. EM_ERR_INVALID_ARGUMENT when
+/// the key is not EC.
+em_status em_key_ec_private_scalar(const em_key *key, em_bytes *out, char *message, size_t message_size);
+
+/// A DH key's private value x (big-endian, no padding): Chip Authentication with a DH key (ICAO 9303-11 §6.2).
+/// EM_ERR_INVALID_ARGUMENT when the key is not DH.
+em_status em_key_dh_private_value(const em_key *key, em_bytes *out, char *message, size_t message_size);
 
 /// Fills `out` with `count` bytes from OpenSSL's CSPRNG (RAND_bytes).
 em_status em_random_bytes(uint8_t *out, size_t count, char *message, size_t message_size);

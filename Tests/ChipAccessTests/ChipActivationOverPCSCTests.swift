@@ -1,0 +1,166 @@
+import ChipAccess
+import Foundation
+import IDVCore
+import IDVTestSupport
+import VirtualEMRTD
+import XCTest
+
+/// Seed 002's activation flow with the chip read over PC/SC, end to end: the sample app `idv --chip-reader pcsc`
+/// activates a fresh user against a real `idvd serve` (activation code → document page + chip → document details →
+/// selfie → consent → password → logged in). The document's chip is the virtual eMRTD loaded from an
+/// `idvd specimen --chip` folder, in the vpcd reader of a private pcscd (Debian pcscd + vsmartcard-vpcd); `idv`
+/// opens it with PACE, runs Chip Authentication and has it sign the server's own `chip_challenge`. The server
+/// verifies Active Authentication after passive authentication (its audit's `idv.document_read` says so) and the
+/// document details show the "Chip verification" check. A copy (another AA key), a clone replaying a recorded
+/// signature and a wrong CAN / MRZ each get their own result; the first two make the document INVALID and the
+/// activation asks for another document.
+final class ChipActivationOverPCSCTests: XCTestCase {
+    func testActivationReadsTheChipOverPCSCAndTheServerJudgesIt() throws {
+        let models = ProcessInfo.processInfo.environment["IDV_MODELS_DIR"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
+        guard FileManager.default.fileExists(atPath: models.appendingPathComponent("dlib_face_recognition_resnet_model_v1.dat").path) else {
+            throw TestData.missing("dlib models not found in \(models.path) (run scripts/bootstrap)")
+        }
+        let daemon = try ChipLab.daemon()
+        let server = try IDVDProcess(settings: ["shutdown.grace_seconds": "2"])
+        server.environment = ["IDVD_KEY_DIR": server.dir.appendingPathComponent("keys").path]
+        defer { _ = server.stop(within: 15); try? FileManager.default.removeItem(at: server.dir) }
+        let dir = server.dir.appendingPathComponent("specimen").path
+        let portrait = IDVD.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_portrait.jpg").path
+        let live = IDVD.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_live").path
+        let spec = try IDVD.run(["specimen", "--format", "td3", "--seed", "9", "--out", dir, "--jpeg", "90", "--chip", "--portrait", portrait])
+        XCTAssertEqual(spec.status, 0, spec.errors)
+        let page = dir + "/specimen-9.jpg", chip = dir + "/specimen-9.chip"
+        try server.start(timeout: 20)
+        let trust = try server.admin(["trust", "import", dir + "/test-pki/csca.cer", dir + "/test-pki/csca.crl"])
+        XCTAssertEqual(trust.status, 0, trust.errors)
+        let can = try String(contentsOfFile: chip + "/private/can.txt", encoding: .ascii).trimmingCharacters(in: .whitespacesAndNewlines)
+        let mrz = try ChipLab.mrzLines(chip)
+        let wrongCAN = can == "000000" ? "111111" : "000000"
+
+        var users = 0
+        /// One `idv` run: a fresh user created for activation with IDV (workflow 0), the activation code, the page
+        /// with `chipAccess` answered on the chip-access screen, then `rest` (the screens after the document
+        /// details). Returns the user and what `idv` printed, and its exit status.
+        func activate(_ chipAccess: [String], then rest: [String]) throws -> (user: String, out: String, status: Int32) {
+            users += 1
+            let user = "chipact\(users)"
+            let created = try server.admin(["create-user", user])
+            XCTAssertEqual(created.status, 0, created.errors)
+            let json = try JSONDecoder().decode(JSONValue.self, from: created.stdout)
+            XCTAssertEqual(json["activation_requires_idv"]?.boolValue, true)
+            let code = try XCTUnwrap(json["activation_code"]?.stringValue)
+            let script = server.dir.appendingPathComponent("script-\(user).txt")
+            try (["check-user: \(user)", "activation-code: \(code)", "document-start: scan \(page)"]
+                 + chipAccess.map { "chip-access: \($0)" } + ["document-details: confirm"] + rest)
+                .joined(separator: "\n").write(to: script, atomically: true, encoding: .utf8)
+            let r = try IDVD.run(["--server", "http://127.0.0.1:\(server.port)", "--script", script.path, "--chip-reader", "pcsc",
+                                  "--out", server.dir.appendingPathComponent("out-\(user)").path],
+                                 executable: "idv", environment: daemon.environment)
+            return (user, r.output + r.errors, r.status)
+        }
+        /// The whole activation after a document the server accepted: selfie, consent, password, logged in.
+        let toLoggedIn = ["selfie-start: capture \(live)", "selfie-confirmation: continue-flow", "consent: approve",
+                          "set-password: Chip password 33", "dashboard: quit"]
+        /// After a document the server refused: the activation asks for another document; the holder cancels (146)
+        /// and the app is back on its first screen, where the script ends (exit 3, said so).
+        let cancelled = ["document-start: cancel"]
+        func endedCancelled(_ r: (user: String, out: String, status: Int32)) {
+            XCTAssertEqual(r.status, 3, r.out)
+            XCTAssertTrue(r.out.contains("error: 400 The document is not valid; scan a valid document"), r.out)
+            XCTAssertTrue(r.out.contains("RESULT flow=activation event=getUser error=146"), r.out)
+            XCTAssertTrue(r.out.contains("script ended, but screen check-user waits for an answer"), r.out)
+        }
+        /// The server's own record of the document read for `user` (the audit's `idv.document_read`).
+        func documentRead(_ user: String) throws -> JSONValue {
+            let audit = try server.admin(["audit", "--limit", "500"])
+            XCTAssertEqual(audit.status, 0, audit.errors)
+            let entries = try JSONDecoder().decode(JSONValue.self, from: audit.stdout)
+            let list = entries.arrayValue ?? entries["entries"]?.arrayValue ?? []
+            let reads = list.filter { $0["action"]?.stringValue == "idv.document_read" && $0["user_id"]?.stringValue == user }
+            XCTAssertEqual(reads.count, 1, "\(user): \(reads)")
+            return try XCTUnwrap(reads.first?["details"])
+        }
+        func loggedIn(_ out: String) -> Bool { out.contains("RESULT flow=activation event=onUserLoggedIn error=0 status=100 verdict=MATCHED") }
+
+        // The genuine chip, PACE with the CAN: CA and AA run; the server verifies AA on its own challenge and the chip
+        // is genuine: "Chip verification" PASSED, the document VALID, the activation ends logged in.
+        var link = try ChipLab.insert(VirtualChip(folder: try ChipFolder(directory: chip)), self)
+        let genuine = try activate(["can \(can)"], then: toLoggedIn)
+        XCTAssertEqual(genuine.status, 0, genuine.out)
+        XCTAssertTrue(genuine.out.contains("challenge_mode: IDV_ACTIVATION (8)"), genuine.out)
+        XCTAssertTrue(genuine.out.contains("chip protocols: PACE CA AA"), genuine.out)
+        XCTAssertTrue(genuine.out.contains("password CAN"), genuine.out)
+        XCTAssertTrue(genuine.out.contains("check: Chip verification: PASSED"), genuine.out)
+        XCTAssertTrue(genuine.out.contains("overall_status: VALID"), genuine.out)
+        XCTAssertTrue(loggedIn(genuine.out), genuine.out)
+        var read = try documentRead(genuine.user)
+        XCTAssertEqual(read["flow"]?.stringValue, "idv.activation")
+        XCTAssertEqual(read["chip"]?.stringValue, "genuine")
+        XCTAssertEqual(read["active_authentication"]?.stringValue, "verified")
+        XCTAssertEqual(read["active_authentication_detail"]?.stringValue, "rsa-iso9796-2-sha1")
+        XCTAssertEqual(read["chip_authentication_reported"]?.stringValue, "verified")
+        XCTAssertEqual(read["result"]?.stringValue, "VALID")
+
+        // A wrong CAN: said on the chip-access screen, asked again; the MRZ (PACE with the MRZ) then opens it: genuine.
+        let retried = try activate(["can \(wrongCAN)", "mrz \(mrz.joined(separator: " "))"], then: toLoggedIn)
+        XCTAssertEqual(retried.status, 0, retried.out)
+        XCTAssertTrue(retried.out.contains("chip: access denied — the chip refused the MRZ or CAN"), retried.out)
+        XCTAssertTrue(retried.out.contains("password MRZ"), retried.out)
+        XCTAssertTrue(retried.out.contains("check: Chip verification: PASSED"), retried.out)
+        XCTAssertTrue(loggedIn(retried.out), retried.out)
+        XCTAssertEqual(try documentRead(retried.user)["chip"]?.stringValue, "genuine")
+
+        // A wrong MRZ (another birth date), then the holder skips the chip: the page goes alone, the chip is not
+        // verified ("Chip verification" NOT_PERFORMED) and the activation goes on with the page's portrait.
+        var badMRZ = mrz
+        let line2 = Array(badMRZ[1])
+        badMRZ[1] = String(line2[0..<13]) + (line2[13] == "0" ? "1" : "0") + String(line2[14...])
+        let denied = try activate(["mrz \(badMRZ.joined(separator: " "))", "skip"], then: toLoggedIn)
+        XCTAssertEqual(denied.status, 0, denied.out)
+        XCTAssertTrue(denied.out.contains("chip: access denied — the chip refused the MRZ or CAN"), denied.out)
+        XCTAssertTrue(denied.out.contains("chip: not read (skipped)"), denied.out)
+        XCTAssertTrue(denied.out.contains("check: Chip verification: NOT_PERFORMED"), denied.out)
+        read = try documentRead(denied.user)
+        XCTAssertEqual(read["active_authentication"] ?? .null, .null, "\(read)")
+        XCTAssertNotEqual(read["chip"]?.stringValue, "genuine")
+
+        // A clone replaying the genuine chip's answer to an earlier challenge: the server sees a signature over
+        // another challenge than its own — replayed, INVALID; the activation asks for another document.
+        let recorded = try ChipLab.read(try AccessKey.canNumber(can), options: ChipReadOptions(activeAuthenticationChallenge: Array(repeating: 0x5A, count: 8)))
+        guard case .signed(_, let oldSignature) = recorded.activeAuthentication else { return XCTFail("\(recorded.activeAuthentication)") }
+        ChipLab.remove(link)
+        let clone = VirtualChip(folder: try ChipFolder(directory: chip))
+        clone.faults = [.replayActiveAuthentication(signature: oldSignature)]
+        link = try ChipLab.insert(clone, self)
+        let replayed = try activate(["can \(can)"], then: cancelled)
+        XCTAssertTrue(replayed.out.contains("check: Chip verification: FAILED"), replayed.out)
+        XCTAssertTrue(replayed.out.contains("document_error: The chip's response was made for another verification, not this one: it may have been replayed."), replayed.out)
+        XCTAssertTrue(replayed.out.contains("overall_status: INVALID"), replayed.out)
+        endedCancelled(replayed)
+        XCTAssertFalse(loggedIn(replayed.out), replayed.out)
+        read = try documentRead(replayed.user)
+        XCTAssertEqual(read["chip"]?.stringValue, "active_authentication_replayed")
+        XCTAssertEqual(read["active_authentication"]?.stringValue, "failed")
+        XCTAssertEqual(read["active_authentication_detail"]?.stringValue.map { $0.hasPrefix("challenge_replayed") }, true, "\(read)")
+        XCTAssertEqual(read["result"]?.stringValue, "INVALID")
+
+        // A copy: the genuine files, another AA key: the signature does not verify with DG15's key — failed, INVALID,
+        // with its own sentence on the document details.
+        ChipLab.remove(link)
+        link = try ChipLab.insert(VirtualChip(folder: try ChipFolder(directory: chip + "/variants/copy")), self)
+        let copy = try activate(["mrz \(mrz.joined(separator: " "))"], then: cancelled)
+        XCTAssertTrue(copy.out.contains("chip protocols: ") && copy.out.contains(" AA\n"), copy.out)
+        XCTAssertTrue(copy.out.contains("check: Chip verification: FAILED"), copy.out)
+        XCTAssertTrue(copy.out.contains("document_error: The chip failed to prove it holds its own key: it may be a copy of a genuine chip."), copy.out)
+        XCTAssertTrue(copy.out.contains("overall_status: INVALID"), copy.out)
+        endedCancelled(copy)
+        XCTAssertFalse(loggedIn(copy.out), copy.out)
+        read = try documentRead(copy.user)
+        XCTAssertEqual(read["chip"]?.stringValue, "active_authentication_failed")
+        XCTAssertEqual(read["active_authentication_detail"]?.stringValue.map { $0.hasPrefix("signature_invalid") }, true, "\(read)")
+        // The replay's sentence is its own, not the copy's.
+        XCTAssertFalse(replayed.out.contains("it may be a copy of a genuine chip"), replayed.out)
+        ChipLab.remove(link)
+    }
+}
