@@ -108,9 +108,9 @@ let package = Package(
         .target(name: "DocumentReader", dependencies: ["MRZ", "Imaging", "FaceKit", "IDVEvidence", "CCairo", "CTesseract"],
                 exclude: ["Resources/SOURCES.md"], resources: [.copy("Resources/ocrb-lda.bin")],
                 swiftSettings: [.unsafeFlags(["-O"])]),
-        // Not part of serving: the specimen generator, augmentations, evaluation harnesses and the
-        // loopback HTTP client of the benchmarks.
-        .target(name: "IDVTools", dependencies: ["DocumentReader", "MRZ", "Imaging", "CCairo"],
+        // Not part of serving: the specimen generator, augmentations, evaluation harnesses, the
+        // phone-camera simulation of the illumination challenge and the loopback HTTP client of the benchmarks.
+        .target(name: "IDVTools", dependencies: ["DocumentReader", "MRZ", "Imaging", "CCairo", "FaceKit"],
                 swiftSettings: [.unsafeFlags(["-O"])]),
 
         // MARK: Server (ARCHITECTURE.md §3)

@@ -158,10 +158,13 @@ public struct SelfieStartAnswer: ChallengeAnswer {
     }
 }
 
-/// `uploadIDVSelfieFrames` (upload route): `{"frames": [base64], "fps"?: Double, "meta_data"?: {…}}`
-/// — JPEG or PNG frames, oldest first, played at `fps` frames per second; `meta_data` is what the
-/// SDK knows about the capture (``SelfieCaptureMetadata``, kept only as the server sanitises it);
-/// or `{"cancel": true}`.
+/// `uploadIDVSelfieFrames` (upload route): `{"frames": [base64], "fps"?: Double, "meta_data"?: {…},
+/// "frame_times_ms"?: [Double]}` — JPEG or PNG frames, oldest first, played at `fps` frames per
+/// second; `meta_data` is what the SDK knows about the capture (``SelfieCaptureMetadata``, kept
+/// only as the server sanitises it); `frame_times_ms` each frame's capture time, milliseconds from
+/// the start of the challenge's illumination sequence (``PresenceAnswer/validate(frameTimes:frameCount:)``).
+/// Or, with no frames, `{"presence": {"illumination": "unavailable" | "declined"}}`: this client did
+/// not flash the sequence (``PresenceAnswerPayload``). Or `{"cancel": true}`.
 public struct SelfieFramesAnswer: ChallengeAnswer {
     public static let challenges = [WireName.uploadIDVSelfieFrames]
     public var frames: [String]?
@@ -169,12 +172,26 @@ public struct SelfieFramesAnswer: ChallengeAnswer {
     public var fps: Double?
     /// Any JSON object; the server keeps ``SelfieCaptureMetadata/init(sanitising:)`` of it.
     public var metaData: JSONValue?
+    /// Each frame's capture time, milliseconds from the start of the illumination sequence.
+    public var frameTimesMs: [Double]?
+    /// The client's decline of the illumination sequence (sent instead of frames).
+    public var presence: PresenceAnswerPayload?
     public var cancel: Bool?
-    enum CodingKeys: String, CodingKey { case frames, fps, metaData = "meta_data", cancel }
-    public init(frames: [Data], fps: Double?, metaData: SelfieCaptureMetadata?) {
+    enum CodingKeys: String, CodingKey { case frames, fps, metaData = "meta_data", frameTimesMs = "frame_times_ms", presence, cancel }
+    public init(frames: [Data], fps: Double?, metaData: SelfieCaptureMetadata?, frameTimesMs: [Double]? = nil) {
         self.frames = frames.map { $0.base64EncodedString() }
         self.fps = fps
         self.metaData = metaData.flatMap { try? JSONValue(encoding: $0) }
+        self.frameTimesMs = frameTimesMs
+    }
+
+    /// `{"presence": {"illumination": …}}`: the client did not flash the sequence (`unavailable`:
+    /// it cannot; `declined`: the person chose the head movements instead).
+    public static func declining(_ why: IlluminationDecline) -> SelfieFramesAnswer {
+        var a = SelfieFramesAnswer(frames: [], fps: nil, metaData: nil)
+        a.frames = nil
+        a.presence = PresenceAnswerPayload(illumination: why)
+        return a
     }
 
     /// `{"cancel": true}`: the user left the capture.

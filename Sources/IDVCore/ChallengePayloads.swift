@@ -65,7 +65,8 @@ public struct DocumentUploadRequest: Codable, Equatable, Sendable {
 }
 
 /// The `payload` of `uploadIDVSelfieFrames`: what the server accepts in the ``SelfieFramesAnswer``,
-/// the capture's challenge under active liveness, and after a `LIVENESS_FAILED` capture (opt-in)
+/// the capture's challenge under active liveness (or a presence fallback), its presence challenge,
+/// and after a `LIVENESS_FAILED` capture (opt-in)
 /// the reasons a person can act on.
 public struct SelfieUploadRequest: Codable, Equatable, Sendable {
     /// Most frames in one upload (`idv.max_frames`).
@@ -75,15 +76,20 @@ public struct SelfieUploadRequest: Codable, Equatable, Sendable {
     public var livenessChallenge: LivenessChallenge?
     /// Liveness cues a person can act on (`CHALLENGE_NOT_MET`, `NO_FACE`, …), never the attack cues.
     public var livenessReasons: [String]?
+    /// Presence (PresencePayloads.swift): the illumination sequence to flash while capturing, or
+    /// the fallback given after the client said it cannot flash; nil when the server checks none.
+    public var presence: PresenceChallengePayload?
     enum CodingKeys: String, CodingKey {
         case maxFrames = "max_frames", mediaTypes = "media_types", livenessChallenge = "liveness_challenge", livenessReasons = "liveness_reasons"
+        case presence
     }
     public init(maxFrames: Int, mediaTypes: [String] = CaptureMediaTypes.accepted, livenessChallenge: LivenessChallenge? = nil,
-                livenessReasons: [String]? = nil) {
+                livenessReasons: [String]? = nil, presence: PresenceChallengePayload? = nil) {
         self.maxFrames = maxFrames
         self.mediaTypes = mediaTypes
         self.livenessChallenge = livenessChallenge
         self.livenessReasons = livenessReasons
+        self.presence = presence
     }
 }
 

@@ -69,4 +69,7 @@ public enum Effect: Sendable, Equatable {
     /// A request a flow refused because `limit` holds for its client (a back-off seen at `getUser`):
     /// counted in `idvd_limit_refusals_total` once the transaction commits.
     case limitRefused(AbuseLimit)
+    /// Keeps the digests of a judged selfie capture's frames until `expiresAt` (Unix seconds), so the
+    /// same bytes uploaded again fail as a replay (``CaptureDigestStore``, Workflows/Presence.swift).
+    case recordCaptureDigests([String], expiresAt: Int)
 }

@@ -211,9 +211,11 @@ public enum EvidenceRequest: Sendable {
     /// chip's Active Authentication over `chipChallenge` (the step's own, 8 bytes; nil: none issued).
     case document(pages: [Data], chip: ChipData?, chipChallenge: [UInt8]?)
     /// Analyse the selfie frames (decoded once from the upload) played at `framesPerSecond`
-    /// against `reference`, judging the issued `challenge` when set; open the document holder's
-    /// name kept as media `nameMedia` for the confirmation screen.
-    case selfie(frames: [Data], framesPerSecond: Double?, reference: ReferenceRequest, challenge: LivenessChallenge?, nameMedia: String?)
+    /// against `reference`, judging the issued `challenge` when set and the issued illumination
+    /// of `presence` (Workflows/Presence.swift); open the document holder's name kept as media
+    /// `nameMedia` for the confirmation screen. The frames' digests are looked up for a replay.
+    case selfie(frames: [Data], framesPerSecond: Double?, reference: ReferenceRequest, challenge: LivenessChallenge?, nameMedia: String?,
+                presence: CapturePresence)
     /// Verify `password` against the subject's current Argon2id hash.
     case passwordCheck(String)
     /// Hash a new password with Argon2id (activation).
@@ -254,6 +256,10 @@ public struct Evidence: Sendable {
     public var displayName: String?
     public var passwordMatches: Bool?
     public var passwordHash: String?
+    /// The digests of the selfie's frames (``CaptureDigests/of(_:crypto:)``; empty when the
+    /// replay check is off) and how many of them the store already kept from earlier uploads.
+    public var captureDigests: [String] = []
+    public var replayedFrames = 0
     /// What the evidence was computed against; the engine re-checks it inside the transaction
     /// (``Facts``) and measures again when it changed meanwhile.
     public var basis = EvidenceBasis()

@@ -88,6 +88,8 @@ extension FlowEngine {
             c.credentials.append((false, kind, uid))
         case let .limitRefused(limit):
             c.refusals.append(limit)
+        case let .recordCaptureDigests(digests, expiresAt):
+            try recordCaptureDigests(digests, now: c.now, expiresAt: expiresAt)
         }
     }
 

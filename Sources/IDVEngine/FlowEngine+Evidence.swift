@@ -42,7 +42,7 @@ extension FlowEngine {
             } catch let err as IDVError where IDVErrorCode(rawValue: err.longErrorCode).map(Self.retryableUploadErrors.contains) ?? false {
                 e.document = .failure(err)
             }
-        case let .selfie(frames, fps, referenceRequest, challenge, nameMedia):
+        case let .selfie(frames, fps, referenceRequest, challenge, nameMedia, presence):
             guard let analyser = services?.selfies else { throw IDVError(.workflowUnavailable, "this server has no selfie analyser") }
             if let id = nameMedia, let m = try store.media(id), m.runID == runID {
                 e.displayName = String(decoding: try vault().open(m.sealed, associatedData: VaultBinding.media(runID: runID, kind: MediaKind.name.rawValue)),
@@ -57,8 +57,12 @@ extension FlowEngine {
             let admitted = try admission.admit(cost: services?.costing?.cost(frames: frames) ?? .zero, run: runID, user: subject)
             defer { admission.release(admitted) }
             do {
-                let (v, ms) = try Self.timed { try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge) }
+                let (v, ms) = try Self.timed {
+                    try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge,
+                                         illumination: presence.illumination)
+                }
                 e.selfie = .success(Timed(v, milliseconds: ms))
+                (e.captureDigests, e.replayedFrames) = try captureReplay(frames)
             } catch let err as IDVError where IDVErrorCode(rawValue: err.longErrorCode).map(Self.retryableUploadErrors.contains) ?? false {
                 e.selfie = .failure(err)
             }

@@ -200,7 +200,7 @@ public final class FlowEngine: Sendable {
                         try ensureUnchanged(s, else: IDVError(.replayedAnswer, "Another answer to this challenge was accepted first"))
                         c.session.lastSeenAt = c.now
                         let facts = try loadFacts(subject: prepared.subject, biometric: prepared.usesBiometricHistory, c)
-                        guard evidence.basis.holds(in: facts) else { throw StaleEvidence() }
+                        guard evidence.basis.holds(in: facts), try captureReplayHolds(evidence, now: c.now) else { throw StaleEvidence() }
                         let t = try prepared.reduce(evidence, facts, env(frame.runID, c))
                         let event = try settle(t, c)
                         guard try store.updateSession(c.session, expectedVersion: s.version, consuming: ch.challengeID) else {

@@ -156,6 +156,9 @@ public struct SelfieEvidence: Sendable, Equatable {
     public var template: [UInt8]
     /// Frames fused into `embedding` / `template` (1: a single frame).
     public var templateFrames: Int
+    /// Whether the reflected light followed the server's illumination sequence (`.notOffered` when
+    /// none was asked of this capture).
+    public var presence: PresenceEvidence = .notOffered
 
     public init(livenessScore: Int, livenessCues: [LivenessCue] = [], match: FaceMatchEvidence?, frameCount: Int,
                 trackedFrameCount: Int, framesPerSecond: Double, bestFrameIndex: Int? = nil, bestFrameJPEG: Data?,

@@ -85,11 +85,17 @@ public enum OpenAPI {
                 ],
             ]),
             (WireName.uploadIDVSelfieFrames, true, [
-                "description": "the selfie frames (base64 JPEG/PNG), their rate and capture metadata; or cancel",
+                "description": "the selfie frames (base64 JPEG/PNG), their rate, capture metadata and — under the challenge's presence.illumination — each frame's capture time in ms from the start of the sequence; or a decline of the illumination (the device cannot flash, or the person chose the head movements); or cancel",
                 "anyOf": [
                     obj(["frames": ["type": "array", "minItems": 1, "maxItems": .integer(policy.maxFrames), "items": str(pattern: base64)],
                          "fps": ["type": "number", "exclusiveMinimum": true, "minimum": 0, "maximum": 240, "description": "frames per second"],
+                         PresenceAnswer.frameTimesKey: ["type": "array", "minItems": 1, "maxItems": .integer(policy.maxFrames),
+                                                        "items": ["type": "number", "minimum": .number(PresenceAnswer.frameTimeRange.lowerBound),
+                                                                  "maximum": .number(PresenceAnswer.frameTimeRange.upperBound)],
+                                                        "description": "one per frame, never decreasing: each frame's capture time, milliseconds from the first colour of presence.illumination"],
                          "meta_data": anyObject, "cancel": ["type": "boolean", "enum": [false]]], required: ["frames"]),
+                    obj([PresenceChallengePayload.key: obj(["illumination": ["type": "string", "enum": .array(IlluminationDecline.knownValues.map { .string($0.rawValue) })]],
+                                                           required: ["illumination"])], required: [PresenceChallengePayload.key]),
                     obj(["cancel": ["type": "boolean", "enum": [true]]], required: ["cancel"]),
                 ],
             ]),

@@ -37,16 +37,41 @@ public protocol DocumentCaptureProvider: Sendable {
 /// ``RDNALivenessChallenge/durationSeconds``. Providers that implement only the two-argument method
 /// keep working; the server then judges their frames against the challenge all the same (and a
 /// sequence without the actions fails liveness with `CHALLENGE_*` reasons).
+///
+/// Presence (docs/WORKFLOWS.md "uploadIDVSelfieFrames"): the server may ask the screen to flash a
+/// colour sequence during the capture (``RDNAIlluminationChallenge``). A provider that can —
+/// ``canFlashIllumination`` true — gets it in the four-argument method, flashes it full screen while
+/// recording and returns the frames' times (``CapturedSelfie/frameTimesMs``). For one that cannot
+/// (the default), the SDK tells the server so, and the server asks again with its fallback (the
+/// head-movement challenge, at a lower assurance level) — never a silent pass.
 public protocol SelfieCaptureProvider: Sendable {
     func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow) throws(CaptureError) -> CapturedSelfie
     /// The capture the SDK calls: `challenge` is the server's active-liveness challenge for this
     /// capture, nil under passive liveness. The default ignores it and calls the two-argument method.
     func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow, challenge: RDNALivenessChallenge?) throws(CaptureError) -> CapturedSelfie
+    /// Whether this provider flashes the screen for an ``RDNAIlluminationChallenge`` (a phone or
+    /// computer whose screen faces the person). Default false.
+    var canFlashIllumination: Bool { get }
+    /// The capture under an illumination challenge (only called when ``canFlashIllumination``):
+    /// show ``RDNAIlluminationChallenge/photosensitivityWarning`` (throw
+    /// ``CaptureError/illuminationDeclined`` when the person chooses the head movements instead),
+    /// then flash the steps while recording, and return the frames with ``CapturedSelfie/frameTimesMs``.
+    /// The default calls the three-argument method (frames without times: the server then treats the
+    /// sequence as not flashed).
+    func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow, challenge: RDNALivenessChallenge?,
+                       illumination: RDNAIlluminationChallenge) throws(CaptureError) -> CapturedSelfie
 }
 
 extension SelfieCaptureProvider {
     public func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow, challenge: RDNALivenessChallenge?) throws(CaptureError) -> CapturedSelfie {
         try captureSelfie(useBackCamera: useBackCamera, workflow: workflow)
+    }
+
+    public var canFlashIllumination: Bool { false }
+
+    public func captureSelfie(useBackCamera: Bool, workflow: RDNAIDVWorkflow, challenge: RDNALivenessChallenge?,
+                              illumination: RDNAIlluminationChallenge) throws(CaptureError) -> CapturedSelfie {
+        try captureSelfie(useBackCamera: useBackCamera, workflow: workflow, challenge: challenge)
     }
 }
 

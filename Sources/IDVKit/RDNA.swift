@@ -143,6 +143,13 @@ public final class RDNA: @unchecked Sendable {
     public var pendingLivenessChallenge: RDNALivenessChallenge? {
         lock.withLock { challenge }.flatMap { RDNALivenessChallenge(payload: $0.payload) }
     }
+    /// The server's illumination challenge for the coming selfie capture (presence): set while the
+    /// server asks `uploadIDVSelfieFrames` with `presence.illumination`, nil otherwise (presence off,
+    /// a fallback, or another step). The SDK hands it to a ``SelfieCaptureProvider`` that can flash;
+    /// an app may show ``RDNAIlluminationChallenge/photosensitivityWarning`` ahead.
+    public var pendingIlluminationChallenge: RDNAIlluminationChallenge? {
+        lock.withLock { challenge }.flatMap { $0.name == WireMapping.uploadIDVSelfieFrames ? RDNAIlluminationChallenge(payload: $0.payload) : nil }
+    }
     /// The server's chip challenge for the coming document upload (``RDNAChipChallenge``): set while the
     /// server asks `uploadIDVDocumentPages` on a server that verifies chips, nil at every other step. The
     /// SDK hands it to the ``ChipReaderProvider``.
@@ -352,16 +359,35 @@ public final class RDNA: @unchecked Sendable {
     }
 
     /// `{"frames": …, "fps": …, "meta_data": …}` from the selfie capture provider (1008 when it
-    /// fails), or `{"cancel": true}` when the user left the capture.
+    /// fails), or `{"cancel": true}` when the user left the capture. Under an illumination challenge
+    /// (``pendingIlluminationChallenge``): a provider that can flash captures with it and the frames'
+    /// times go as `frame_times_ms`; one that cannot answers `{"presence": {"illumination":
+    /// "unavailable"}}`, a person who declines `… "declined"` (the server asks again with its fallback).
     private func selfiePayload(workflow: RDNAIDVWorkflow) throws(IDVError) -> JSONValue {
         let (p, back) = lock.withLock { (selfieProvider, useBackCamera) }
         guard let provider = p else { throw IDVError(.invalidArgument, "no selfie capture provider is set") }
+        let illumination = pendingIlluminationChallenge
+        if illumination != nil, !provider.canFlashIllumination {
+            return WireMapping.payload(SelfieFramesAnswer.declining(.unavailable))
+        }
+        let answer: SelfieFramesAnswer
         do {
-            let selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
-            return WireMapping.payload(WireMapping.selfieAnswer(selfie, useBackCamera: back))
+            let selfie: CapturedSelfie
+            if let illumination {
+                selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge, illumination: illumination)
+            } else {
+                selfie = try provider.captureSelfie(useBackCamera: back, workflow: workflow, challenge: pendingLivenessChallenge)
+            }
+            answer = WireMapping.selfieAnswer(selfie, useBackCamera: back, underIllumination: illumination != nil)
+        } catch where error == .illuminationDeclined {
+            return WireMapping.payload(SelfieFramesAnswer.declining(.declined))
         } catch where error.isUserCancellation {
             return WireMapping.payload(CancelAnswer())
         } catch { throw IDVError(.invalidImage, "selfie capture: \(error.message)") }
+        if let times = answer.frameTimesMs, times.count != answer.frames?.count {
+            throw IDVError(.invalidImage, "selfie capture: \(times.count) frame times for \(answer.frames?.count ?? 0) frames")
+        }
+        return WireMapping.payload(answer)
     }
 
     /// A2: answers `getIDVConfirmDocumentDetails`: `true` confirms; `false` rescans in activation

@@ -206,5 +206,12 @@ public struct CapturedPage: Sendable, Equatable {
 public struct CapturedSelfie: Sendable, Equatable {
     public var frames: [Data]
     public var framesPerSecond: Double
-    public init(frames: [Data], framesPerSecond: Double) { self.frames = frames; self.framesPerSecond = framesPerSecond }
+    /// Under an illumination challenge: each frame's capture time, milliseconds from the start of the
+    /// sequence (sent as `frame_times_ms`); nil when the screen did not flash.
+    public var frameTimesMs: [Double]?
+    public init(frames: [Data], framesPerSecond: Double, frameTimesMs: [Double]? = nil) {
+        self.frames = frames
+        self.framesPerSecond = framesPerSecond
+        self.frameTimesMs = frameTimesMs
+    }
 }

@@ -33,7 +33,7 @@ import Foundation
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` (`false`: rescan in mode 8; KYC's cancel, 240, in mode 9) |
 /// | `rescanIDVDocument(challenge:)` (IDVKit) | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": false, "rescan": true}` → the document start again (every mode) |
 /// | `setIDVSelfieProcessStartConfirmation(_:useDeviceBackCamera:idvWorkflow:)` | `getIDVSelfieProcessStartConfirmation` | answer | `{"is_confirm": Bool, "use_back_camera": Bool}` |
-/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``) |
+/// | (SDK itself, after a confirm) | `uploadIDVSelfieFrames` | **upload** | `{"frames": [b64], "fps": Double, "meta_data": {…}}` from the ``SelfieCaptureProvider`` (``selfieMetaData(_:useBackCamera:)``), with `"frame_times_ms": [Double]` under an illumination challenge; `{"presence": {"illumination": "unavailable" \| "declined"}}` when the provider cannot flash or the person declines (``SelfieFramesAnswer/declining(_:)``) |
 /// | `setIDVSelfieProcessStartConfirmation(…)` when `uploadIDVSelfieFrames` is asked again | `uploadIDVSelfieFrames` | **upload** | `true`: `{"frames": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVSelfieConfirmation(_:challenge:)` | `getIDVSelfieConfirmation` | answer | `{"action": String}` (an offered key; `"true"` = `continue-flow`) |
 /// | `setIDVBiometricOptInConsent(_:challenge:)` | `getIDVBiometricOptInConsent` | answer | `{"is_opt_in": Bool}` |
@@ -135,9 +135,11 @@ public enum WireMapping {
         DocumentPagesAnswer(pages: pages.map { DocumentPagesAnswer.Page(pageIndex: $0.pageIndex, image: $0.image) }, chip: chip)
     }
 
-    /// The upload answer of a captured selfie (``SelfieFramesAnswer``): frames oldest first, their rate, ``selfieMetaData(_:useBackCamera:)``.
-    public static func selfieAnswer(_ selfie: CapturedSelfie, useBackCamera: Bool) -> SelfieFramesAnswer {
-        SelfieFramesAnswer(frames: selfie.frames, fps: selfie.framesPerSecond, metaData: selfieMetaData(selfie, useBackCamera: useBackCamera))
+    /// The upload answer of a captured selfie (``SelfieFramesAnswer``): frames oldest first, their rate, ``selfieMetaData(_:useBackCamera:)``,
+    /// and — `underIllumination` — each frame's time from the start of the sequence (`frame_times_ms`, 0.1 ms).
+    public static func selfieAnswer(_ selfie: CapturedSelfie, useBackCamera: Bool, underIllumination: Bool = false) -> SelfieFramesAnswer {
+        SelfieFramesAnswer(frames: selfie.frames, fps: selfie.framesPerSecond, metaData: selfieMetaData(selfie, useBackCamera: useBackCamera),
+                           frameTimesMs: underIllumination ? selfie.frameTimesMs.map { $0.map { ($0 * 10).rounded() / 10 } } : nil)
     }
 
     /// The capture's `meta_data` (seed 001 §6.2 `video.meta_data`, "device info"): what the SDK

@@ -25,17 +25,21 @@ extension FlowEngine {
         public var unboundDevices: Int = 0
         /// Credential-limit counters (``LimitCounterRecord``) idle long enough to be forgotten, deleted.
         public var limitCounters: Int = 0
-        public init(sessions: Int, flowRunsClosed: Int, mediaPurged: Int, anonymousSessions: Int = 0, unboundDevices: Int = 0, limitCounters: Int = 0) {
+        /// Digests of selfie frames past `idv.capture_replay_seconds` (the replay check), deleted.
+        public var captureDigests: Int = 0
+        public init(sessions: Int, flowRunsClosed: Int, mediaPurged: Int, anonymousSessions: Int = 0, unboundDevices: Int = 0, limitCounters: Int = 0,
+                    captureDigests: Int = 0) {
             self.sessions = sessions
             self.flowRunsClosed = flowRunsClosed
             self.mediaPurged = mediaPurged
             self.anonymousSessions = anonymousSessions
             self.unboundDevices = unboundDevices
             self.limitCounters = limitCounters
+            self.captureDigests = captureDigests
         }
         enum CodingKeys: String, CodingKey {
             case sessions, flowRunsClosed = "flow_runs_closed", mediaPurged = "media_purged", anonymousSessions = "anonymous_sessions"
-            case unboundDevices = "unbound_devices", limitCounters = "limit_counters"
+            case unboundDevices = "unbound_devices", limitCounters = "limit_counters", captureDigests = "capture_digests"
         }
     }
 
@@ -49,7 +53,7 @@ extension FlowEngine {
     /// record per sweep counts them (`count`), so anonymous traffic adds at most one audit row per
     /// sweep and the hash chain stays whole. Then registered devices never bound to a user and
     /// unused for `limits.unbound_device_ttl_seconds` are deleted (counted, not audited: such a
-    /// device never belonged to anyone), and kept media past their retention. Logs counts only.
+    /// device never belonged to anyone), kept media past their retention, and selfie frame digests past `idv.capture_replay_seconds`. Logs counts only.
     public func purgeExpired(batch: Int = 500) throws -> PurgeReport {
         let now = clock.now()
         var report = PurgeReport(sessions: 0, flowRunsClosed: 0, mediaPurged: 0)
@@ -104,6 +108,7 @@ extension FlowEngine {
             if n < batch { break }
         }
         report.mediaPurged = try store.purgeExpiredMedia(now: now)
+        report.captureDigests = try store.purgeExpiredCaptureDigests(now: now)
         return report
     }
 }

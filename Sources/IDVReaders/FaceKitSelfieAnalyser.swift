@@ -19,8 +19,14 @@ import IDVRuntime
 /// → 1030 `internalError`.
 public struct FaceKitSelfieAnalyser: SelfieAnalysing {
     public let analyzer: SelfieAnalyzer
+    /// The illumination design the sequences are drawn from and the check's levels (FaceKit
+    /// `IlluminationConfiguration`: 8 steps of 7 colours, p ≤ 0.001 among 1999 random sequences).
+    public let illumination: IlluminationConfiguration
 
-    public init(analyzer: SelfieAnalyzer) { self.analyzer = analyzer }
+    public init(analyzer: SelfieAnalyzer, illumination: IlluminationConfiguration = .init()) {
+        self.analyzer = analyzer
+        self.illumination = illumination
+    }
 
     /// Over the shared `FaceEngine` (models from `IDV_MODELS_DIR` or ~/.cache/openidv/models) and
     /// the shared `FaceRecognizer` (loaded and SHA-256-checked now, so an altered model file is
@@ -56,6 +62,31 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
                                  deadlineSeconds: deadlineSeconds, expiresAt: now + deadlineSeconds)
     }
 
+    /// A fresh sequence of the configured design, drawn with the system's CSPRNG (getrandom(2)).
+    public func issueIllumination() -> [IlluminationStepPayload]? {
+        illumination.design.random().steps.map { IlluminationStepPayload(rgb: [Int($0.red), Int($0.green), Int($0.blue)], ms: $0.milliseconds) }
+    }
+
+    /// FaceKit's sequence for the issued wire steps (nil when a step is out of range: never for a
+    /// sequence this verifier issued, which the sealed challenge returns unchanged).
+    static func sequence(_ steps: [IlluminationStepPayload]) -> IlluminationSequence? {
+        guard !steps.isEmpty, steps.allSatisfy({ (try? $0.validate()) != nil }) else { return nil }
+        return IlluminationSequence(steps: steps.map { IlluminationStep(red: UInt8($0.rgb[0]), green: UInt8($0.rgb[1]), blue: UInt8($0.rgb[2]),
+                                                                         milliseconds: $0.ms) })
+    }
+
+    /// The presence evidence of an analysed capture: FaceKit's `IlluminationCheck` of the frames'
+    /// illumination samples at the client's frame times against the issued sequence.
+    func presence(_ report: LivenessReport, _ capture: IlluminationCapture) -> PresenceEvidence {
+        guard let sequence = Self.sequence(capture.steps) else {
+            return .notFollowed(IlluminationMeasurement(score: nil, pValue: nil, stepsMeasured: 0, steps: capture.steps.count, failure: "sequence_invalid"))
+        }
+        let r = IlluminationCheck.evaluate(samples: report.frames.map(\.illumination), frameTimesMs: capture.frameTimesMs, sequence: sequence,
+                                           configuration: illumination)
+        let m = IlluminationMeasurement(score: r.score, pValue: r.pValue, stepsMeasured: r.stepsMeasured, steps: r.steps, failure: r.failure?.rawValue)
+        return r.followed ? .followed(m) : .notFollowed(m)
+    }
+
     /// The analyser for a capture played at `framesPerSecond` (nil: the configured rate, FaceKit's 10).
     func analyzer(framesPerSecond: Double?) -> SelfieAnalyzer {
         guard let fps = framesPerSecond, fps != analyzer.configuration.frameRate else { return analyzer }
@@ -66,6 +97,11 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
 
     public func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
                         challenge: LivenessChallenge?) throws -> SelfieEvidence {
+        try analyze(frames: frames, framesPerSecond: framesPerSecond, against: reference, challenge: challenge, illumination: nil)
+    }
+
+    public func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
+                        challenge: LivenessChallenge?, illumination capture: IlluminationCapture?) throws -> SelfieEvidence {
         let analyzer = analyzer(framesPerSecond: framesPerSecond)
         let active = challenge.map(Self.activeChallenge)
         let report: LivenessReport
@@ -102,7 +138,9 @@ public struct FaceKitSelfieAnalyser: SelfieAnalysing {
         if report.bestFrameEmbedding == nil, issues.isEmpty {
             throw IDVError(.noFaceFound, "No face was found in the selfie frames")
         }
-        return Self.evidence(report, comparison: comparison, framesPerSecond: analyzer.configuration.frameRate)
+        var e = Self.evidence(report, comparison: comparison, framesPerSecond: analyzer.configuration.frameRate)
+        if let capture { e.presence = presence(report, capture) }
+        return e
     }
 
     /// The engine's evidence from FaceKit's report (and comparison, when there was a reference):

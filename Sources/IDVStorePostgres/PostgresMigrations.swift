@@ -292,5 +292,14 @@ enum PostgresMigrations {
             retired_at BIGINT
         );
         """,
+        // 12: the digests of judged selfie frames, for the replay check (IDVStoreSQL SQLStore+Presence.swift; docs/WORKFLOWS.md).
+        """
+        CREATE TABLE capture_digests (
+            digest TEXT PRIMARY KEY,
+            seen_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX capture_digests_expires ON capture_digests(expires_at);
+        """,
     ]
 }

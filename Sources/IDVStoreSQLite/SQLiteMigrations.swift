@@ -140,6 +140,8 @@ extension SQLiteStore {
         LimitMigrations.v10,
         // 11: data protection (docs/DATA-PROTECTION.md): audit pseudonyms, erasure receipts, evidence signing keys.
         DataProtectionMigrations.sqlite,
+        // 12: the digests of judged selfie frames, for the replay check (IDVStoreSQL SQLStore+Presence.swift; docs/WORKFLOWS.md).
+        PresenceMigrations.v12,
     ]
 }
 
@@ -315,5 +317,19 @@ enum LimitMigrations {
         updated_at INTEGER NOT NULL
     );
     CREATE INDEX limit_counters_updated ON limit_counters(updated_at);
+    """
+}
+
+/// Schema of the replay check's frame digests (IDVEngine Workflows/Presence.swift): one row per
+/// distinct frame of every judged selfie capture, kept until `expires_at` (`idv.capture_replay_seconds`),
+/// deleted by the expiry sweep. PostgreSQL's migration 12 is the same with BIGINT times.
+enum PresenceMigrations {
+    static let v12 = """
+    CREATE TABLE capture_digests (
+        digest TEXT PRIMARY KEY,
+        seen_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX capture_digests_expires ON capture_digests(expires_at);
     """
 }

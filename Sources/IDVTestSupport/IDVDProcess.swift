@@ -112,9 +112,13 @@ public final class IDVDProcess {
 
     /// The minimum Argon2id cost keeps the suite fast (production defaults are documented); no
     /// OCR-B warm-up; a short shutdown grace; ICAO specimen documents (UTO, the tests' pages)
-    /// accepted, which the default refuses.
+    /// accepted, which the default refuses. Presence (the illumination challenge) and the replay
+    /// check are off: most tests send the same committed frames, which no screen lit, again and
+    /// again; the presence tests (IDVReadersTests `PresenceTests` and
+    /// the browser scenario `presence_illumination`) turn them on.
     public static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5",
-                                      "documents.warm_up": "false", "idv.doc.accept_specimen_documents": "true"]
+                                      "documents.warm_up": "false", "idv.doc.accept_specimen_documents": "true",
+                                      "idv.presence": "off", "idv.capture_replay_seconds": "0"]
 
     /// Whether `--db` is passed (false: the database comes from the environment, `IDVD_DB`).
     public var passesDatabase = true

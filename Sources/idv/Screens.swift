@@ -147,7 +147,8 @@ struct Screens {
     /// `getIDVSelfieProcessStartConfirmation` (seed 002 §8.3): the workflow's three guidelines (all
     /// eleven sets and the default), the active-liveness instructions when the server issued a
     /// challenge, and the same screen after a rejected capture, saying why. Answers:
-    /// `capture FRAME_FOLDER [back]` ("Capture Selfie", `back` = the camera switch) or `cancel` (Close).
+    /// `capture FRAME_FOLDER [back] [no-flash]` ("Capture Selfie", `back` = the camera switch, `no-flash` = decline the
+    /// illumination sequence) or `cancel` (Close).
     func selfieStart(workflow: RDNAIDVWorkflow, notice: ChallengeNotice?, answers: AnswerSource, service: IDVService) throws(AppExit) {
         ui.screen("selfie-start", Words.SelfieStart.title)
         ui.fact("event", "getIDVSelfieProcessStartConfirmation")
@@ -163,13 +164,15 @@ struct Screens {
         problems(notice)
         ui.text("\(Words.SelfieStart.backCamera): off")
         ui.buttons([Words.Common.close, Words.SelfieStart.capture])
-        try askButton("selfie-start", "capture FRAME_FOLDER [back] | cancel", answers: answers) { a in
+        try askButton("selfie-start", "capture FRAME_FOLDER [back] [no-flash] | cancel", answers: answers) { a in
             let parts = a.split(separator: " ").map(String.init)
             switch parts.first {
             case "capture" where parts.count >= 2:
+                // `no-flash` declines the server's illumination sequence (presence), as a person
+                // sensitive to flashing light would: the server asks again with its fallback.
                 return (Words.SelfieStart.busy, Self.or(Words.SelfieStart.startFailed), {
-                    service.setIDVSelfieProcessStartConfirmation(true, back: parts.count > 2 && parts[2] == "back", workflow,
-                                                                  frames: URL(fileURLWithPath: parts[1]))
+                    service.setIDVSelfieProcessStartConfirmation(true, back: parts.dropFirst(2).contains("back"), workflow,
+                                                                  frames: URL(fileURLWithPath: parts[1]), noFlash: parts.dropFirst(2).contains("no-flash"))
                 })
             case "cancel", "close":
                 return (nil, Self.or(Words.SelfieStart.cancelFailed), { service.setIDVSelfieProcessStartConfirmation(false, back: false, workflow, frames: nil) })

@@ -10,7 +10,9 @@ final class IDVService: @unchecked Sendable {
     // @unchecked: immutable after init; RDNA is thread-safe and Terminal only prints.
     let rdna: RDNA
     let ui: Terminal
-    init(rdna: RDNA, ui: Terminal) { self.rdna = rdna; self.ui = ui }
+    /// `--flash-simulator`: the `idvd` that renders a capture under the server's illumination sequence.
+    let flashSimulator: URL?
+    init(rdna: RDNA, ui: Terminal, flashSimulator: URL? = nil) { self.rdna = rdna; self.ui = ui; self.flashSimulator = flashSimulator }
 
     @discardableResult
     private func log(_ api: String, _ e: RDNAError) -> RDNAError {
@@ -37,8 +39,12 @@ final class IDVService: @unchecked Sendable {
     }
     @discardableResult func rescanIDVDocument(_ m: RDNAChallengeOpMode) -> RDNAError { log("rescanIDVDocument", rdna.rescanIDVDocument(challenge: m)) }
     @discardableResult func cancelPassword(_ m: RDNAChallengeOpMode) -> RDNAError { log("cancelPassword", rdna.cancelPassword(challengeMode: m)) }
-    @discardableResult func setIDVSelfieProcessStartConfirmation(_ b: Bool, back: Bool, _ wf: RDNAIDVWorkflow, frames: URL?) -> RDNAError {
-        rdna.setSelfieCaptureProvider(frames.map { FrameFolderSelfieCapture(folder: $0) })
+    @discardableResult func setIDVSelfieProcessStartConfirmation(_ b: Bool, back: Bool, _ wf: RDNAIDVWorkflow, frames: URL?,
+                                                                 noFlash: Bool = false) -> RDNAError {
+        rdna.setSelfieCaptureProvider(frames.map { folder -> any SelfieCaptureProvider in
+            // The screen "flashes" through the simulator when there is one; else the app cannot flash.
+            flashSimulator.map { SimulatedFlashCapture(folder: folder, simulator: $0, declined: noFlash, ui: ui) } ?? FrameFolderSelfieCapture(folder: folder)
+        })
         return log("setIDVSelfieProcessStartConfirmation", rdna.setIDVSelfieProcessStartConfirmation(b, useDeviceBackCamera: back, idvWorkflow: wf))
     }
     @discardableResult func setIDVSelfieConfirmation(_ a: String, _ m: RDNAChallengeOpMode) -> RDNAError {

@@ -4,6 +4,7 @@ import IDVKit
 // The sample app: the codelabs' screens as a terminal app (screens / coordinator / service).
 let usage = """
 usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-key FILE] [--chip-dir DIR | --chip-reader pcsc[:NAME]]
+       [--flash-simulator IDVD]
        idv chip read (--mrz LINE1 LINE2 [LINE3] | --can NUMBER) --out DIR [--reader NAME] [--aa-challenge HEX] …
        idv chip readers      (idv chip --help: reading a passport chip over PC/SC)
   Runs the codelabs' flows against an idvd server: check user, activation code, document and selfie
@@ -18,6 +19,11 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   --chip-dir DIR reads an eMRTD chip's files from DIR (EF_SOD.bin, EF_COM.bin, DG1.bin, DG2.bin … as
   'idvd specimen --chip' writes them) after every document capture and sends them beside the pages:
   the server verifies the chip (passive authentication), and the scan result shows the 'nfc' row.
+  --flash-simulator IDVD: when the server asks the screen to flash a colour sequence during the selfie
+  (presence), the frame folder is rendered as a phone camera would record it under that light by
+  'IDVD presence simulate' (a terminal has no screen facing a face); without it the app cannot flash,
+  and the server asks again with its fallback (the head-movement challenge). 'no-flash' after the
+  folder declines the flashing as a person sensitive to it would.
   --chip-reader pcsc[:NAME] reads the chip on a PC/SC reader (the first with a card, or the one whose name
   contains NAME) after every document capture: the 'chip-access' screen asks for its key (mrz LINE1 LINE2
   [LINE3] | can NUMBER | skip); PACE or BAC, Chip Authentication, and Active Authentication on the server's
@@ -29,7 +35,7 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   biometric template first and enable start only as the codelabs do),
   reauth-password (the opt-in/opt-out password dialog: PASSWORD | cancel),
   document-start (scan FRONT [BACK] | cancel), document-details (confirm | recapture | close),
-  selfie-start (capture FOLDER [back] | cancel), selfie-confirmation (an offered key | true | close),
+  selfie-start (capture FOLDER [back] [no-flash] | cancel), selfie-confirmation (an offered key | true | close),
   consent (approve | reject | close), optin-frame (approve | recapture | cancel).
   A screen shown again says why (error: …): a refused answer, an unusable page or capture, a lost network.
   Each finished flow prints 'RESULT flow=… event=… error=… status=… verdict=…'; a summary ends the run.
@@ -71,7 +77,15 @@ if let script = opts["script"] {
 let ui = Terminal()
 ui.line("idv \(IDVKit.version) — the OpenIDV sample app; server \(server.absoluteString)")
 let rdna = RDNA.shared
-let service = IDVService(rdna: rdna, ui: ui)
+var flashSimulator: URL?
+if let path = opts["flash-simulator"] {
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        FileHandle.standardError.write(Data("idv: --flash-simulator \(path) is not an executable (the idvd binary)\n".utf8))
+        exit(2)
+    }
+    flashSimulator = URL(fileURLWithPath: path)
+}
+let service = IDVService(rdna: rdna, ui: ui, flashSimulator: flashSimulator)
 let coordinator = Coordinator(service: service, ui: ui, answers: answers, outDir: outDir)
 let delegates = DelegateManager()
 delegates.onEvent = { coordinator.handle($0, $1) }

@@ -24,6 +24,7 @@ let benchmarks: [Benchmark] = [
     .workflow,
     .document,
     .liveness,
+    .presence,
     .ocrb,
     .nodes,
     .audit,

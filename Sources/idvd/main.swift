@@ -15,6 +15,7 @@ let commands: [Command] = [
     .mrz,
     .face,
     .liveness,
+    .presence,
     .selfie,
     .specimen,
     .document,

@@ -81,7 +81,7 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(h.status, 200)
         let health = try JSONDecoder().decode(JSONValue.self, from: h.body)
         XCTAssertEqual(health["status"], "ok")
-        XCTAssertEqual(health["schema_version"], 11)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links; 5: chip trust material; 6: relying-party API; 7: webhook outbox; 8: SQLite audit head; 9: webhook secret rotation; 10: shared credential-limit counters; 11: data protection (audit pseudonyms, erasure receipts, signing keys)
+        XCTAssertEqual(health["schema_version"], 12)   // 2: the workflow engine's migration; 3: activation-code binding; 4: verification links; 5: chip trust material; 6: relying-party API; 7: webhook outbox; 8: SQLite audit head; 9: webhook secret rotation; 10: shared credential-limit counters; 11: data protection (audit pseudonyms, erasure receipts, signing keys); 12: selfie frame digests (replay check)
         XCTAssertEqual(h.headers["x-request-id"]?.count, 32)
         _ = try http.request("GET", "/nope")
         let m = try http.request("GET", "/metrics")

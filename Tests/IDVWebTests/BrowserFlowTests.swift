@@ -136,4 +136,10 @@ final class BrowserFlowTests: XCTestCase {
 
     /// Active liveness: the server's challenge shown before and, action by action, during the capture.
     func testActiveLivenessInstructionsAreShownLive() throws { try scenario("active_liveness") }
+
+    /// Presence by illumination: the warning and the way out, the server's colours flashed full screen
+    /// in order and in time while recording, the frames' times uploaded; the fake camera (a recording)
+    /// is not followed (LIVENESS_FAILED, audited with the measured steps); declining gets the
+    /// head-movement fallback at the lower assurance.
+    func testPresenceIlluminationFlashesAndCaptures() throws { try scenario("presence_illumination") }
 }

@@ -412,12 +412,15 @@ public struct FrameSummary: Sendable, Codable, Hashable {
     /// How far the best homography from the reference frame carries the reference landmarks (RMS),
     /// in inter-eye distances: the face's motion as a plane (`LivenessCues.planarFit`).
     public var planeDisplacement: Double?
+    /// The screen's light on the tracked face and on the background (presence by illumination,
+    /// `IlluminationCheck`); nil without a tracked face or a visible background.
+    public var illumination: IlluminationSample? = nil
     /// The tracked face's 68 landmarks (dlib / iBUG 300-W order), frame pixels. Kept in memory for
     /// calibration (`idvd bench liveness --dump`); not part of the encoded report.
     public var landmarks68: [FacePoint]? = nil
 
     enum CodingKeys: String, CodingKey {
-        case index, width, height, tracked, box, pose, sharpness, residual, brightness, contrast, texture
+        case index, width, height, tracked, box, pose, sharpness, residual, brightness, contrast, texture, illumination
         case textureLogOdds = "texture_log_odds"
         case textureBox = "texture_box"
         case textureGood = "texture_good"
@@ -585,6 +588,8 @@ public struct SelfieStageTimes: Sendable, Codable, Hashable {
     public var quality = 0.0
     /// Texture PAD (both models on the scored frames).
     public var texture = 0.0
+    /// The screen's light on the face and the background (`IlluminationSample.measure`).
+    public var illumination = 0.0
     /// Motion, blink, expression cues.
     public var cues = 0.0
     /// Alignment and the recogniser's 256-d descriptors of the template and identity frames.

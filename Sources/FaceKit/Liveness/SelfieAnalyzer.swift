@@ -291,6 +291,10 @@ public struct SelfieAnalyzer: Sendable {
                     summary.sharpness = stats.laplacianVariance
                 }
                 lap(&times.quality)
+                summary.illumination = rgb.withUnsafeBufferPointer {
+                    IlluminationSample.measure(rgb: $0, width: image.width, height: image.height, box: face.box)
+                }
+                lap(&times.illumination)
                 if let pad, textureIndices.contains(i) {
                     try rgb.withUnsafeBufferPointer { buffer in
                         guard let box = try Self.textureBox(buffer, image: image, tracked: face.box, detector: detector) else { return }

@@ -69,6 +69,25 @@ public protocol SelfieAnalysing: Sendable {
     /// seconds) with `durationSeconds` of sequence time, due `deadlineSeconds` later (FaceKit: one head
     /// turn and one of blink / open mouth, in random order, with a 128-bit random nonce).
     func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge
+    /// A fresh illumination sequence for the next capture (presence, docs/LIVENESS.md "Presence"):
+    /// drawn with a cryptographically secure generator from the design this analyser checks against
+    /// (FaceKit: 8 steps of 7 colours, 300–400 ms each); nil when the analyser cannot check
+    /// illumination (the default), and the server then asks for none.
+    func issueIllumination() -> [IlluminationStepPayload]?
+    /// ``analyze(frames:framesPerSecond:against:challenge:)`` with the capture's illumination: when
+    /// `illumination` is set, the evidence's ``SelfieEvidence/presence`` says whether the reflected
+    /// light followed its steps at its frame times. The default analyses without it (`.notOffered`).
+    func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
+                 challenge: LivenessChallenge?, illumination: IlluminationCapture?) throws -> SelfieEvidence
+}
+
+extension SelfieAnalysing {
+    public func issueIllumination() -> [IlluminationStepPayload]? { nil }
+
+    public func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
+                        challenge: LivenessChallenge?, illumination: IlluminationCapture?) throws -> SelfieEvidence {
+        try analyze(frames: frames, framesPerSecond: framesPerSecond, against: reference, challenge: challenge)
+    }
 }
 
 /// The readers and the vault the IDV flows and the engine measure with (the store and the

@@ -63,7 +63,7 @@ extension IDVFlowSteps {
         let left = biometricAttemptsLeft(facts, env)
         var frames = 0
         var meta: SelfieCaptureMetadata?
-        if case let .frames(f, _, m)? = capture { frames = f.count; meta = m }
+        if case let .frames(f, _, m, _)? = capture { frames = f.count; meta = m }
         let result = ServerBiometricAuthenticationResult(
             video: ServerBiometricVideo(workflowData: SelfieWorkflowData(workflow: IDVWorkflow.postLoginSelfieBiometric.rawValue, frames: frames),
                                         metaData: meta, clientVersion: "1.0"),
@@ -111,6 +111,7 @@ extension IDVFlowSteps {
             "consent": r.consent.map { .bool($0) } ?? .null, "template_created": .bool(r.templateCreated),
             "scan_id": r.scanID.map { .string($0) } ?? .null,
             "review_triggers": r.reviewTriggers.isEmpty ? .null : .array(r.reviewTriggers.map { .string($0.rawValue) }),
+            "presence_assurance": r.presenceAssurance.map { .string($0.rawValue) } ?? .null,
         ])]
     }
 

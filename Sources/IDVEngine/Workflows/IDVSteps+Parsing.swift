@@ -67,11 +67,16 @@ extension IDVFlowSteps {
 
     /// The selfie frames of an upload answer (``SelfieFramesAnswer``), at most `idv.max_frames`,
     /// their frame rate (`fps`: frames per second, a number in (0, 240]; absent: the analyser's
-    /// default) and their `meta_data` (an object, sanitised: ``SelfieCaptureMetadata/init(sanitising:)``);
-    /// 1001 when malformed.
-    func parseFrames(_ a: WireAnswer, _ policy: WorkflowPolicy) throws -> IDVInput {
+    /// default), their `meta_data` (an object, sanitised: ``SelfieCaptureMetadata/init(sanitising:)``)
+    /// and their presence against the pending challenge `ch` (`frame_times_ms`, or a decline of the
+    /// illumination sequence: Workflows/Presence.swift); 1001 when malformed.
+    func parseFrames(_ a: WireAnswer, _ policy: WorkflowPolicy, _ ch: PendingChallenge) throws -> IDVInput {
         if try isCancel(a) { return .cancel }
         let upload = try answer(a, as: SelfieFramesAnswer.self)
+        if let decline = try Self.presenceDecline(upload, ch) {
+            guard upload.frames == nil else { throw IDVError(.malformedRequest, "payload.presence declines the sequence: send no frames with it") }
+            return .presenceDeclined(how: decline.rawValue)
+        }
         guard let sent = upload.frames, !sent.isEmpty else {
             throw IDVError(.malformedRequest, "payload.frames (non-empty array of base64 images) is required")
         }
@@ -85,7 +90,8 @@ extension IDVFlowSteps {
             guard let m = SelfieCaptureMetadata(sanitising: v) else { throw IDVError(.malformedRequest, "payload.meta_data must be an object") }
             meta = m
         }
-        return .frames(frames, framesPerSecond: upload.fps, metaData: meta)
+        guard let presence = try Self.capturePresence(upload, ch, frameCount: frames.count) else { return .presenceDeclined(how: "no_frame_times") }
+        return .frames(frames, framesPerSecond: upload.fps, metaData: meta, presence: presence)
     }
 
     /// Re-authentication (seed 004): ``PasswordAnswer`` or ``DeviceSignatureAnswer``, or a cancel.

@@ -19,12 +19,15 @@ extension IDVFlowSteps {
     }
 
     /// `uploadIDVSelfieFrames`, with the pending capture's challenge (issued now when there is none:
-    /// a challenge is used up by the verification that evaluates it).
+    /// a challenge is used up by the verification that evaluates it) and its presence: `presence`
+    /// (a fallback), else a fresh illumination sequence (``freshPresence(now:_:)``) — every ask of a
+    /// sequence has its own, sealed with the pending challenge.
     func askSelfieUpload(_ r: IDVRun, challenge: LivenessChallenge?, now: Int, _ env: FlowEnv, error: IDVError? = nil, status: RequestStatus? = nil,
-                         livenessReasons: [String]? = nil) -> StepResult<SelfieStep> {
+                         livenessReasons: [String]? = nil, presence: PresenceChallengePayload? = nil) -> StepResult<SelfieStep> {
+        // `challenge` is set outside active liveness only as the head-movement fallback of presence.
         let c = env.policy.activeLiveness ? challenge ?? issueChallenge(now: now, env) : challenge
-        let request = SelfieUploadRequest(maxFrames: env.policy.maxFrames, livenessChallenge: env.policy.activeLiveness ? c : nil,
-                                          livenessReasons: livenessReasons)
+        let request = SelfieUploadRequest(maxFrames: env.policy.maxFrames, livenessChallenge: c, livenessReasons: livenessReasons,
+                                          presence: presence ?? freshPresence(now: now, env))
         return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r, env), payload: Self.payload(request),
                                                error: error, status: status))
     }
@@ -41,7 +44,15 @@ extension IDVFlowSteps {
     func selfieUpload(_ r: inout IDVRun, challenge: LivenessChallenge?, _ input: IDVInput, _ evidence: Evidence, _ facts: Facts,
                       _ env: FlowEnv, _ effects: inout [Effect]) throws -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
         if case .cancel = input { return (.end(.cancelled(preLogin: kind.preLogin)), nil) }
+        // A client that did not flash the issued sequence: the policy's fallback, no attempt used.
+        if case let .presenceDeclined(how) = input { return (declinePresence(r, how: how, now: facts.now, env, &effects), nil) }
         guard let analysed = evidence.selfie, let reference = evidence.reference else { throw IDVError(.internalError, "the selfie was not analysed") }
+        var presence = CapturePresence.none
+        if case let .frames(_, _, _, p) = input { presence = p }
+        // Asked again: a capture under a fallback keeps its fallback (a person who declined the
+        // flashing is not asked to flash again); any other gets a fresh sequence.
+        var again: PresenceChallengePayload?
+        if case let .fallback(f) = presence { again = PresenceChallengePayload(fallback: f) }
         r.selfieAttempts += 1
         // Active liveness: judged against the challenge the server issued and kept (never one from the client).
         if env.policy.activeLiveness, challenge == nil { throw IDVError(.internalError, "no liveness challenge was issued for this capture") }
@@ -50,9 +61,13 @@ extension IDVFlowSteps {
             effects.append(audit(r, "selfie_verified", ["result": .string("unusable"), "error_code": .integer(e.longErrorCode),
                                                         "attempt": .integer(r.selfieAttempts)]))
             if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
-            return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: e), nil)
+            return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: e, presence: again), nil)
         case let .success(t):
             let e = t.value
+            // Judged frames are kept as digests: the same bytes uploaded again fail as a replay.
+            if env.policy.presence.replaySeconds > 0, !evidence.captureDigests.isEmpty {
+                effects.append(.recordCaptureDigests(evidence.captureDigests, expiresAt: facts.now + env.policy.presence.replaySeconds))
+            }
             // A capture too dark, bright, blurred or small to decide on is asked again, not judged; one
             // with the face turned away is asked again instead of a match verdict, once it is live.
             func recapture(_ issue: CaptureIssue) -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
@@ -61,14 +76,17 @@ extension IDVFlowSteps {
                                                             "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
                 r.embedding = nil
                 if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
-                return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: error), nil)
+                return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: error, presence: again), nil)
             }
             if let issue = env.policy.recapture(e) { return recapture(issue) }
             // PAD: confident attack evidence fails; a capture the policy is unsure about is asked again
-            // once, without using the attempt, and the retake is decided together with it.
-            let (score, cues, _) = env.policy.livenessCues(e, challenge: challenge, now: facts.now)
+            // once, without using the attempt, and the retake is decided together with it. A failed
+            // presence check (light that did not follow the sequence, a late or replayed capture) is
+            // decisive: never a retake.
+            let (score, cues, failure) = env.policy.livenessCues(e, challenge: challenge, presence: presence,
+                                                                 replayedFrames: evidence.replayedFrames, now: facts.now)
             let pad = env.policy.judgePAD(e, cues: cues, score: score, earlier: r.padRetake)
-            if pad.outcome == .unsure, let evidence = e.pad {
+            if pad.outcome == .unsure, failure == nil, let evidence = e.pad {
                 r.selfieAttempts -= 1
                 r.padRetake = PADRetake(pad: evidence, cues: cues)
                 r.embedding = nil
@@ -79,16 +97,26 @@ extension IDVFlowSteps {
                     "texture_log_odds": pad.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
                     "liveness_score": .integer(score), "reasons": .array(cues.prefix(8).map { .string($0.rawValue) }),
                 ]))
-                // A fresh challenge under active liveness: the retake must answer one it could not know.
-                return (askSelfieUpload(r, challenge: nil, now: facts.now, env, error: error), nil)
+                // A fresh challenge under active liveness (and a fresh illumination sequence, or the
+                // same fallback): the retake must answer one it could not know.
+                return (askSelfieUpload(r, challenge: nil, now: facts.now, env, error: error, presence: again), nil)
             }
             r.padRetake = nil
-            let j = env.policy.judge(e, reference: reference, challenge: challenge, now: facts.now, pad: pad)
+            let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
+                                     now: facts.now, pad: pad)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
             r.livenessScore = j.livenessScore
+            r.presenceAssurance = j.assurance
+            let illumination = e.presence.measurement
             effects.append(audit(r, "selfie_verified", [
+                "presence": .string(presence.illumination == nil ? "not_asked" : e.presence.name),
+                "presence_assurance": .string(j.assurance.rawValue),
+                "presence_score": illumination?.score.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+                "presence_p": illumination?.pValue.map { .number($0) } ?? .null,
+                "presence_steps": illumination.map { .string("\($0.stepsMeasured)/\($0.steps)") } ?? .null,
+                "replayed_frames": .integer(evidence.replayedFrames),
                 "result": .string(j.verdict.rawValue), "attempt": .integer(r.selfieAttempts),
                 "face_match_score": r.faceMatchScore.map { .number($0) } ?? .null, "liveness_score": .integer(j.livenessScore),
                 "reasons": .array(j.cues.prefix(8).map { .string($0.rawValue) }), "reason": .string(j.reason.rawValue),

@@ -125,6 +125,9 @@ struct IDVRun: Codable, Sendable, Equatable {
     /// The PAD evidence of a selfie capture the policy was unsure about, kept until its retake is
     /// judged with it (``WorkflowPolicy/judgePAD(_:cues:score:earlier:final:)``); nil otherwise.
     var padRetake: PADRetake?
+    /// The presence assurance of the last judged selfie (Workflows/Presence.swift): illumination
+    /// followed, a fallback, or not checked.
+    var presenceAssurance: PresenceAssurance?
 
     /// Every review trigger that holds for the run now.
     var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }
@@ -173,8 +176,12 @@ enum IDVInput: Sendable {
     case cancel
     /// Document pages, and the chip files sent beside them (nil: none).
     case pages([Data], chip: ChipData?)
-    /// The frames (oldest first), their rate, and the capture's sanitised `meta_data`.
-    case frames([Data], framesPerSecond: Double?, metaData: SelfieCaptureMetadata?)
+    /// The frames (oldest first), their rate, the capture's sanitised `meta_data`, and what presence
+    /// the server asked of them (with the frames' times under an illumination sequence).
+    case frames([Data], framesPerSecond: Double?, metaData: SelfieCaptureMetadata?, presence: CapturePresence)
+    /// The client did not flash the issued illumination sequence: `unavailable`, `declined`, or
+    /// `no_frame_times` (frames sent without `frame_times_ms`, left unjudged).
+    case presenceDeclined(how: String)
     case action(IDVActionKey)
     case optIn(Bool)
     case password(String)

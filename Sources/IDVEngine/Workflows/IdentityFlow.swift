@@ -41,7 +41,7 @@ struct IdentityFlow: IDVFlowSteps {
         case .document(.upload): return try parsePages(a, settings.workflow)
         case .document(.confirm): return try parseDocumentDetails(a)
         case .selfie(.start): return try parseSelfieStart(a)
-        case .selfie(.upload): return try parseFrames(a, settings.workflow)
+        case .selfie(.upload): return try parseFrames(a, settings.workflow, challenge)
         case let .selfie(.confirm(offered)):
             let raw = try answer(a, as: SelfieConfirmationActionAnswer.self).action
             // "false" rejects the selfie (seed 002 A4), whatever buttons were offered.
@@ -63,10 +63,11 @@ struct IdentityFlow: IDVFlowSteps {
         switch (state.step, input) {
         case let (.document(.upload(challenge)), .pages(pages, chip)):
             return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
-        case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
+        case let (.selfie(.upload(challenge)), .frames(frames, fps, _, presence)):
             let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
                 : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)
-            return .selfie(frames: frames, framesPerSecond: fps, reference: reference, challenge: challenge, nameMedia: state.run.nameMedia)
+            return .selfie(frames: frames, framesPerSecond: fps, reference: reference, challenge: challenge, nameMedia: state.run.nameMedia,
+                           presence: presence)
         default: return .none
         }
     }

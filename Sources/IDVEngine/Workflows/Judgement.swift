@@ -99,6 +99,13 @@ public enum SelfieReason: String, Sendable, Equatable {
     case challengeNotEvaluated = "challenge_not_evaluated"
     /// LIVENESS_FAILED: the frames arrived after the issued challenge's deadline.
     case challengeExpired = "challenge_expired"
+    /// LIVENESS_FAILED: the reflected light did not follow the issued illumination sequence
+    /// (Workflows/Presence.swift).
+    case presenceNotFollowed = "presence_not_followed"
+    /// LIVENESS_FAILED: the frames arrived after the illumination challenge's deadline.
+    case presenceExpired = "presence_expired"
+    /// LIVENESS_FAILED: a frame is byte for byte a frame of an earlier upload.
+    case replayedCapture = "replayed_capture"
     /// NOT_MATCHED: no comparison with the reference could be measured.
     case noComparison = "no_comparison"
     /// NOT_MATCHED: the descriptor distance is above the operating point's distance.
@@ -118,6 +125,8 @@ public struct SelfieJudgement: Sendable, Equatable {
     /// The distance line the match was judged with (``WorkflowPolicy/matchThreshold(_:)``), when a
     /// comparison was measured.
     public var matchThreshold: Double? = nil
+    /// The presence assurance of the capture (the illumination followed, a fallback, or not checked).
+    public var assurance: PresenceAssurance = .notChecked
     /// The PAD reading the liveness verdict came from (nil: the score alone decided).
     public var pad: PADJudgement? = nil
     /// `biometric_result.result_criteria` (seed 002 §6.2): `LIVENESS` when liveness decided, else `FACE_MATCH`.
@@ -420,15 +429,20 @@ extension WorkflowPolicy {
         return j.verdict == .livenessFailed ? nil : e.captureIssues.first { !$0.hidesLiveness }
     }
 
-    /// The liveness score and cues of `e` once the policy's own challenge checks are applied: with
-    /// an issued active `challenge`, the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`)
-    /// and arrive by its deadline at `now` (Unix seconds; else `CHALLENGE_EXPIRED`): either sets the
-    /// score to 0 and names the reason.
-    public func livenessCues(_ e: SelfieEvidence, challenge: LivenessChallenge?, now: Int) -> (score: Int, cues: [LivenessCue], reason: SelfieReason?) {
+    /// The liveness score and cues of `e` once the policy's own checks are applied. First presence
+    /// (``presenceFailure(_:presence:replayedFrames:now:cues:)``): a frame replayed from an earlier
+    /// upload (`replayedFrames` > 0), or, under an issued illumination sequence (`presence`), frames
+    /// past its deadline or light that did not follow it. Then, with an issued active `challenge`,
+    /// the evidence must name its nonce (else `CHALLENGE_NOT_EVALUATED`) and arrive by its deadline
+    /// at `now` (Unix seconds; else `CHALLENGE_EXPIRED`). Any failure sets the score to 0 and names
+    /// the reason.
+    public func livenessCues(_ e: SelfieEvidence, challenge: LivenessChallenge?, presence: CapturePresence = .none, replayedFrames: Int = 0,
+                             now: Int) -> (score: Int, cues: [LivenessCue], reason: SelfieReason?) {
         var score = e.livenessScore
         var cues = e.livenessCues
-        var challengeReason: SelfieReason?
-        if let challenge {
+        var challengeReason = presenceFailure(e, presence: presence, replayedFrames: replayedFrames, now: now, cues: &cues)
+        if challengeReason != nil { score = 0 }
+        if let challenge, challengeReason == nil {
             if e.challengeNonce != challenge.nonce {
                 score = 0
                 cues.append(.challengeNotEvaluated)
@@ -443,19 +457,24 @@ extension WorkflowPolicy {
     }
 
     /// The server's selfie verdict from the analyser's evidence against `reference`, with the
-    /// challenge checks of ``livenessCues(_:challenge:now:)``.
+    /// presence and challenge checks of ``livenessCues(_:challenge:presence:replayedFrames:now:)``.
     ///
-    /// LIVENESS_FAILED when the PAD reading `pad` (``judgePAD(_:cues:score:earlier:final:)``, decided:
-    /// never unsure) is an attack — without one, when the (reported) liveness score is below
-    /// `livenessThreshold`; else MATCHED with no reference, or when the descriptor distance is at
-    /// most ``matchThreshold(_:)``; else NOT_MATCHED. The reported liveness score agrees with the PAD
-    /// reading (``reportedLivenessScore(_:outcome:)``). (A capture ``recapture(_:)`` names is asked
-    /// again before this is called, and so is an unsure one.)
-    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, now: Int,
-                      pad: PADJudgement? = nil) -> SelfieJudgement {
-        var (score, cues, challengeReason) = livenessCues(e, challenge: challenge, now: now)
+    /// LIVENESS_FAILED when a presence or challenge check failed (whatever the PAD reading: the
+    /// capture is not shown to be made now, for this session), or when the PAD reading `pad`
+    /// (``judgePAD(_:cues:score:earlier:final:)``, decided: never unsure) is an attack — without
+    /// one, when the (reported) liveness score is below `livenessThreshold`; else MATCHED with no
+    /// reference, or when the descriptor distance is at most ``matchThreshold(_:)``; else
+    /// NOT_MATCHED. The reported liveness score agrees with the verdict
+    /// (``reportedLivenessScore(_:outcome:)``; 0 after a failed check). (A capture
+    /// ``recapture(_:)`` names is asked again before this is called, and so is an unsure one.)
+    public func judge(_ e: SelfieEvidence, reference: MatchReference, challenge: LivenessChallenge?, presence: CapturePresence = .none,
+                      replayedFrames: Int = 0, now: Int, pad: PADJudgement? = nil) -> SelfieJudgement {
+        var (score, cues, challengeReason) = livenessCues(e, challenge: challenge, presence: presence, replayedFrames: replayedFrames, now: now)
         let live: Bool
-        if let pad {
+        if challengeReason != nil {
+            live = false
+            score = 0
+        } else if let pad {
             live = pad.outcome == .bonaFide
             score = reportedLivenessScore(score, outcome: live ? .bonaFide : .attack)
         } else {
@@ -477,7 +496,7 @@ extension WorkflowPolicy {
             reason = .noComparison
         }
         return SelfieJudgement(verdict: verdict, reason: reason, livenessScore: score, cues: cues, faceMatchScore: e.match?.score,
-                               matchThreshold: e.match.map(matchThreshold), pad: pad)
+                               matchThreshold: e.match.map(matchThreshold), assurance: presence.assurance, pad: pad)
     }
 }
 

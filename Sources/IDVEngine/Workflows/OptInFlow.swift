@@ -32,7 +32,7 @@ struct OptInFlow: IDVFlowSteps {
         switch state.step {
         case let .reauth(step): return try parseReauth(step, a, challenge)
         case .selfie(.start): return try parseSelfieStart(a)
-        case .selfie(.upload): return try parseFrames(a, settings.workflow)
+        case .selfie(.upload): return try parseFrames(a, settings.workflow, challenge)
         case .selfie(.confirm): throw IDVError(.internalError, "opt-in in unexpected step")
         case .frameConfirm:
             guard let st = IDVStatus(rawValue: try answer(a, as: FrameConfirmationAnswer.self).status) else {
@@ -50,8 +50,8 @@ struct OptInFlow: IDVFlowSteps {
     func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
         switch (state.step, input) {
         case let (.reauth(.password), .password(pw)): return .passwordCheck(pw)
-        case let (.selfie(.upload(challenge)), .frames(frames, fps, _)):
-            return .selfie(frames: frames, framesPerSecond: fps, reference: .none, challenge: challenge, nameMedia: nil)
+        case let (.selfie(.upload(challenge)), .frames(frames, fps, _, presence)):
+            return .selfie(frames: frames, framesPerSecond: fps, reference: .none, challenge: challenge, nameMedia: nil, presence: presence)
         default: return .none
         }
     }

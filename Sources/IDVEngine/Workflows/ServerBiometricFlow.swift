@@ -28,14 +28,15 @@ struct ServerBiometricFlow: IDVFlowSteps {
     func parse(_ state: State, answer a: WireAnswer, challenge: PendingChallenge, settings: EngineSettings) throws -> IDVInput {
         switch state.step {
         case .start: return try parseSelfieStart(a)
-        case .upload: return try parseFrames(a, settings.workflow)
+        case .upload: return try parseFrames(a, settings.workflow, challenge)
         case .confirm: throw IDVError(.internalError, "server biometric authentication in unexpected step")
         }
     }
 
     func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
-        if case let .upload(challenge) = state.step, case let .frames(frames, fps, _) = input {
-            return .selfie(frames: frames, framesPerSecond: fps, reference: .template(orPortrait: nil), challenge: challenge, nameMedia: nil)
+        if case let .upload(challenge) = state.step, case let .frames(frames, fps, _, presence) = input {
+            return .selfie(frames: frames, framesPerSecond: fps, reference: .template(orPortrait: nil), challenge: challenge, nameMedia: nil,
+                           presence: presence)
         }
         return .none
     }

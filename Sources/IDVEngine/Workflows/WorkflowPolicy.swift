@@ -127,6 +127,9 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var requireGenuineChip = false
     /// Which evidence sends a KYC to human review instead of a decision (`review.*`; RelyingParty/Review.swift).
     public var review = ReviewPolicy()
+    /// Presence: the illumination challenge, its fallback and the replay check (`idv.presence*`,
+    /// `idv.capture_replay_seconds`; Workflows/Presence.swift).
+    public var presence = PresencePolicy()
 
     public init() {}
 
@@ -150,6 +153,9 @@ public struct WorkflowPolicy: Sendable, Equatable {
     }
 
     /// The cues ``retryHints(_:)`` keeps.
+    /// The presence cues `ILLUMINATION_NOT_FOLLOWED` and `PRESENCE_EXPIRED` are hints too (a real
+    /// person held the phone too far, stood in bright light or waited too long); `REPLAYED_FRAMES`
+    /// is not (no camera records the same bytes twice).
     public static let retryHintCues: Set<String> = ["CHALLENGE_NOT_MET", "CHALLENGE_EXPIRED", "CHALLENGE_NOT_EVALUATED", "INSUFFICIENT_FRAMES",
-                                                    "NO_FACE", "FACE_LOST", "MULTIPLE_FACES"]
+                                                    "NO_FACE", "FACE_LOST", "MULTIPLE_FACES", "ILLUMINATION_NOT_FOLLOWED", "PRESENCE_EXPIRED"]
 }

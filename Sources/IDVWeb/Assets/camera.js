@@ -109,7 +109,8 @@ export async function takeStill(video, { maxSide = 2400, quality = 0.92 } = {}) 
 /// Records `count` frames of `video` at `fps` (one frame per 1/fps s of camera time, read with
 /// requestVideoFrameCallback where the browser has it, else a timer), each a JPEG of at most
 /// `maxSide` pixels. `onFrame(i)` is called as frame i is taken. Resolves to
-/// {frames: [base64], fps: measured rate}. Rejects with CameraError('failed') when the camera stalls.
+/// {frames: [base64], fps: measured rate, times: each frame's capture time (ms, the
+/// performance.now() clock)}. Rejects with CameraError('failed') when the camera stalls.
 export function recordSequence(video, { fps = 10, count = 30, maxSide = 640, quality = 0.85, onFrame = () => {} } = {}) {
   const interval = 1000 / fps;
   const tolerance = interval / 6;
@@ -131,7 +132,7 @@ export function recordSequence(video, { fps = 10, count = 30, maxSide = 640, qua
       Promise.all(blobs).then((bs) => Promise.all(bs.map(base64Of))).then((frames) => {
         const span = (times[times.length - 1] - times[0]) / 1000;
         const measured = span > 0 ? (times.length - 1) / span : fps;
-        resolve({ frames, fps: Math.round(measured * 100) / 100 });
+        resolve({ frames, fps: Math.round(measured * 100) / 100, times });
       }, reject);
     }
     function take(t) {

@@ -44,6 +44,13 @@ export const Event = {
 // Image-carrying answers go to the upload route (megabytes); every other answer to /answer.
 export const uploadChallenges = new Set([Challenge.uploadIDVDocumentPages, Challenge.uploadIDVSelfieFrames]);
 
+// Presence by illumination (IDVCore PresencePayloads.swift): the keys of payload.presence, the
+// answer's frame times, and the two ways of declining the flashing screen.
+export const Presence = {
+  key: 'presence', illumination: 'illumination', fallback: 'fallback', expiresAt: 'expires_at', frameTimes: 'frame_times_ms',
+  unavailable: 'unavailable', declined: 'declined',
+};
+
 // RDNAChallengeOpMode raw values the page distinguishes.
 export const Mode = { verify: 0, set: 1, optIn: 6, optOut: 7, activation: 8, kyc: 9, documentScan: 10, serverBiometric: 25 };
 
@@ -66,7 +73,7 @@ export const Flow = {
 // Error codes the page acts on (IDVCore Codes.swift).
 export const Code = {
   none: 0, idvCancelledByUser: 146, userCancelled: 240, malformedRequest: 1001, wrongChallenge: 1002, sessionExpired: 1003,
-  unauthenticated: 1004, replayedAnswer: 1005, attemptsExhausted: 1010, flowInProgress: 1022, linkInvalid: 1040,
+  unauthenticated: 1004, replayedAnswer: 1005, attemptsExhausted: 1010, flowInProgress: 1022, linkInvalid: 1040, presenceRequired: 1070,
 };
 
 // The seeds' dual validation: success is error 0 and status 100 (or 0).

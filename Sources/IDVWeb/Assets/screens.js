@@ -6,6 +6,7 @@ import { W, codeWords } from './words.js';
 import { h, show, field, button, notice, image, announce, banner, busy } from './ui.js';
 import { ActionKey, FrameStatus, Mode, Flow, Code, isSuccess } from './protocol.js';
 import { openCamera, stopCamera, attach, frameQuality, takeStill, recordSequence, base64Of, CameraError } from './camera.js';
+import { illuminationOf, fallbackOf, declineAnswer, flashAndRecord } from './flash.js';
 
 const attempts = (ch) => (ch.attempts_left >= 0 && ch.attempts_left !== undefined ? h('p', { class: 'attempts', dataset: { attemptsLeft: String(ch.attempts_left) } }, W.attemptsLeft(ch.attempts_left)) : null);
 
@@ -270,8 +271,12 @@ export function selfieStart(ctl, ch, { retry = false } = {}) {
 /// The camera screen of uploadIDVSelfieFrames: front camera (or back, as chosen), an oval guide;
 /// "Start" records a sequence at 10 frames per second — 3 s, or the active-liveness challenge's
 /// duration with its actions shown one after the other as they are due — and uploads it with its rate.
+/// Under the server's illumination challenge (presence) the screen first warns about flashing light
+/// and offers the head-movement check instead; "Start" then flashes the colours full screen while
+/// recording, and the upload carries each frame's time from the first colour (frame_times_ms).
 export function selfieCapture(ctl, ch) {
   const FPS = 10;
+  const flash = illuminationOf(ch);
   const challenge = ch.payload?.liveness_challenge;
   const acts = challenge && Array.isArray(challenge.actions) ? challenge.actions : [];
   const seconds = acts.length ? Math.max(2, Math.min(challenge.duration_seconds || 6, 15)) : 3;
@@ -286,10 +291,18 @@ export function selfieCapture(ctl, ch) {
   const bar = h('progress', { max: String(count), value: '0', 'aria-label': W.selfieCapture.progress, hidden: true });
   const startBtn = button(W.selfieCapture.start, 'capture', () => record(), { primary: true });
   const cancelBtn = button(W.cancel, 'cancel', () => { cleanup(); ctl.answer({ cancel: true }); });
+  // The person may decline the flashing screen: the server then asks again with its fallback.
+  const declineBtn = flash ? button(W.presence.decline, 'decline-flash', () => { cleanup(); ctl.answer(declineAnswer()); }) : null;
   const cleanup = () => { if (loop) clearInterval(loop); loop = null; stopCamera(stream); stream = null; };
   ctl.onLeave(cleanup);
-  ctl.section = show('selfie-capture', { title: W.selfieCapture.title, subtitle: W.selfieCapture.subtitle, closeAction: () => { cleanup(); ctl.answer({ cancel: true }); }, dataset: { frames: String(count), fps: String(FPS) } },
-    verdictNotice(ch), stage, instruction, bar, actions(cancelBtn, startBtn));
+  const fallback = fallbackOf(ch);
+  ctl.section = show('selfie-capture', { title: W.selfieCapture.title, subtitle: W.selfieCapture.subtitle, closeAction: () => { cleanup(); ctl.answer({ cancel: true }); },
+    dataset: { frames: String(count), fps: String(FPS), presence: flash ? 'illumination' : (fallback ? `fallback-${fallback}` : 'none') } },
+    verdictNotice(ch),
+    flash ? h('div', { class: 'notice warning photosensitivity', role: 'status', dataset: { notice: 'photosensitivity' } },
+      h('p', {}, W.presence.warning), h('p', {}, W.presence.brightness)) : null,
+    fallback ? notice('info', W.presence.fallback) : null,
+    stage, instruction, bar, actions(cancelBtn, declineBtn, startBtn));
 
   function say(key, text) {
     if (instruction.dataset.instruction === key) return;
@@ -314,6 +327,7 @@ export function selfieCapture(ctl, ch) {
 
   async function record() {
     startBtn.disabled = true; cancelBtn.disabled = true;
+    if (declineBtn) declineBtn.disabled = true;
     if (loop) clearInterval(loop);
     loop = null;
     say('get-ready', W.selfieCapture.getReady);
@@ -322,6 +336,18 @@ export function selfieCapture(ctl, ch) {
     const perAction = acts.length ? count / acts.length : count;
     say(acts.length ? `action-0-${acts[0]}` : 'passive', acts.length ? W.action[acts[0]] || acts[0] : W.selfieCapture.passive);
     let result;
+    if (flash) {
+      say('flashing', W.presence.flashing);
+      try {
+        result = await flashAndRecord(video, stream, flash, { fps: FPS, maxFrames });
+      } catch (e) {
+        cameraProblem(ctl, e, () => { startBtn.disabled = false; cancelBtn.disabled = false; if (declineBtn) declineBtn.disabled = false; });
+        return;
+      }
+      say('done', W.selfieCapture.done);
+      ctl.answer({ frames: result.frames, fps: result.fps, frame_times_ms: result.frame_times_ms }, null, W.selfieCapture.uploading);
+      return;
+    }
     try {
       result = await recordSequence(video, {
         fps: FPS, count,

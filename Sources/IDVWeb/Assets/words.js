@@ -446,6 +446,15 @@ export const W = {
     unsupported: (name) => `This step (${name}) is not supported by this page.`,
   },
 
+  // Presence by illumination (flash.js): the warning before the screen flashes, and its way out.
+  presence: {
+    warning: 'When you press Start, your screen will flash bright colours for about 3 seconds while the camera records. If flashing light can affect you (for example photosensitive epilepsy), choose “Use head movements instead”.',
+    brightness: 'Turn your screen brightness all the way up and hold the phone about 30 cm (one foot) from your face.',
+    decline: 'Use head movements instead',
+    flashing: 'Keep looking at the screen…',
+    fallback: 'You chose the head-movement check. Follow the instructions below.',
+  },
+
   // Camera problems (plain language)
   camera: {
     denied: 'Camera access is blocked. To continue, allow camera access for this site in your browser’s settings, then tap Try again.',
@@ -489,6 +498,7 @@ export const W = {
     1033: 'Identity verification is not available right now. Please try again later.',
     1040: 'This verification link is not valid.',
     1066: 'We could not check the selfie well enough. Hold the phone at eye level in even light, keep your face in the frame, look at the camera, blink and turn your head a little, and take it again. This does not use up an attempt.',
+    1070: 'This check needs your screen to flash colours while the front camera records. Use a phone or computer whose screen faces you.',
     default: 'Something went wrong. Please try again.',
   },
   // Status messages that are verdict keywords (WORKFLOWS.md §1), in plain words.
@@ -507,6 +517,8 @@ export const W = {
     RIGID_MOTION: 'The face moved like a photo, not like a person.',
     CHALLENGE_NOT_MET: 'The requested movements were not seen.',
     CHALLENGE_EXPIRED: 'The recording arrived too late.',
+    ILLUMINATION_NOT_FOLLOWED: 'We could not see the screen’s light on your face. Turn the brightness up, hold the phone closer and avoid bright light behind or above you.',
+    PRESENCE_EXPIRED: 'The recording arrived too late. Please take it again.',
     LOW_SCORE: 'We could not confirm a live person.',
   },
 };

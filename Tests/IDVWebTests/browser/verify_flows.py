@@ -123,8 +123,11 @@ class Media:
 # MARK: server
 
 class Server:
+    # The fake camera cannot reflect the screen's light, and every scenario films the same clip: the
+    # scenarios about other things run without the presence check and the replay check; the presence
+    # scenario turns both on.
     SETTINGS = {'argon2.opslimit': '1', 'argon2.memlimit_kib': '8', 'http.threads': '4', 'shutdown.grace_seconds': '2',
-                'documents.warm_up': 'true', 'session.sweep_seconds': '0',
+                'documents.warm_up': 'true', 'session.sweep_seconds': '0', 'idv.presence': 'off', 'idv.capture_replay_seconds': '0',
                 'idv.doc.accept_specimen_documents': 'true'}   # the scenarios' pages are ICAO specimens (UTO)
 
     def __init__(self, idvd, folder, settings=None):
@@ -1026,6 +1029,100 @@ def scenario_active_liveness(ctx):
     b.assert_clean()
 
 
+def current_challenge(b):
+    """The session's pending challenge, as the server keeps it (GET /v1/session with the page's token)."""
+    token = b.js("return JSON.parse(sessionStorage.getItem('openidv.verify.v1') || '{}').token")
+    check(token, 'the page holds no session token')
+    req = urllib.request.Request(b.server.origin + '/v1/session', headers={'Authorization': f'Bearer {token}'})
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read()).get('challenge') or {}
+
+
+FLASH_LOG = r'''
+    window.__flash = [];
+    new MutationObserver((ms) => {
+      for (const m of ms) {
+        const d = m.target.dataset || {};
+        if (m.attributeName === 'data-presence-step' && d.presenceStep !== undefined) window.__flash.push([performance.now(), Number(d.presenceStep), d.rgb]);
+      }
+    }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-presence-step'] });'''
+
+
+def scenario_presence_illumination(ctx):
+    """Presence (idv.presence=illumination, the default): the capture screen warns about flashing light
+    and offers the head-movement check; Start flashes the server's colour sequence full screen while it
+    records and uploads the frames with their times. Chromium's fake camera is a recording (a virtual
+    camera: the injection the check exists for) and cannot reflect the light, so the server concludes
+    'not followed' (LIVENESS_FAILED, audited with the measured steps); declining then gets the policy's
+    fallback (the head-movement challenge, assurance fallback_active)."""
+    srv, media = ctx.server({'idv.presence': 'illumination', 'idv.capture_replay_seconds': '604800'}), ctx.media
+    activate_without_idv(srv, 'katie')
+    b = ctx.browser(srv)
+    login(b, 'katie')
+    start_flow(b, 'idv.postlogin.optin')
+    b.screen('verify-password', shot=False)
+    b.fill('input[type=password]', PASSWORD)
+    b.click('confirm')
+    b.screen('selfie-start')
+    b.use_camera(media.selfie)
+    b.click('confirm')
+    b.screen('selfie-capture', shot=False)
+    check(b.attr('data-presence') == 'illumination', f"the capture screen knows the illumination challenge: {b.attr('data-presence')}")
+    check(b.js("return !!document.querySelector('[data-notice=photosensitivity]')"), 'the flashing-light warning is shown before Start')
+    check(b.js("return !!document.querySelector('[data-action=decline-flash]')"), 'the head-movement check is offered instead')
+    steps = current_challenge(b).get('payload', {}).get('presence', {}).get('illumination') or []
+    check(len(steps) >= 2, f'the upload challenge carries the sequence: {steps}')
+    b.wait(lambda: b.js("return document.querySelector('video.preview')?.videoWidth > 0"), 20, 'the selfie preview')
+    b.shot('presence-warning')
+    b.js(FLASH_LOG)
+    b.click('capture')
+    b.wait(lambda: b.js("return document.querySelector('.flash-overlay')?.dataset.presenceStep") not in (None, '-1'), 15, 'the screen to flash')
+    b.shot('presence-flashing')
+    b.wait(lambda: b.current()[0] in ('selfie-start', 'selfie-confirm', 'result') and b.current()[1] in (None, 'false'), 120, 'the server verdict')
+    log = b.js('return window.__flash') or []
+    order = []
+    for t, i, rgb in log:
+        if i >= 0 and (not order or order[-1][1] != i):
+            order.append((t, i, rgb))
+    check([i for _, i, _ in order] == list(range(len(steps))), f'the page showed every step once, in order: {[i for _, i, _ in order]}')
+    for (_, i, rgb) in order:
+        check(rgb == ','.join(str(v) for v in steps[i]['rgb']), f'step {i} showed {rgb}, the server asked {steps[i]["rgb"]}')
+    late = [(i, round(order[i + 1][0] - order[i][0]), steps[i]['ms']) for i in range(len(order) - 1)
+            if abs((order[i + 1][0] - order[i][0]) - steps[i]['ms']) > 120]
+    check(not late, f'steps held for their time (±120 ms): {late}')
+    verified = [e['details'] for e in srv.audit() if e['action'] == 'idv.selfie_verified']
+    check(verified, 'server audit: the capture was judged')
+    v = verified[-1]
+    ctx.notes['flashed_steps'] = len(order)
+    ctx.notes['server'] = {k: v.get(k) for k in ('result', 'presence', 'presence_assurance', 'presence_score', 'presence_p', 'presence_steps')}
+    check(v.get('presence') == 'not_followed' and v.get('result') == 'LIVENESS_FAILED' and v.get('presence_assurance') == 'illumination',
+          f'the fake camera (a recording) cannot follow the light: {ctx.notes["server"]}')
+    measured, total = (int(x) for x in str(v.get('presence_steps', '0/0')).split('/'))
+    check(total == len(steps) and measured >= total - 2, f'the frames and their times covered the sequence: {v.get("presence_steps")}')
+    check(b.current()[0] == 'selfie-start' and b.attr('data-retry') == 'true', f'the capture is asked again: {b.current()}')
+    check('light' in b.text(), f"plain words: the screen's light was not seen: {b.text()!r}")
+    b.shot('presence-not-followed')
+    # The head-movement check instead: the server's fallback, at a lower assurance.
+    b.click('confirm')
+    b.screen('selfie-capture', shot=False)
+    b.click('decline-flash')
+    b.wait(lambda: b.current()[0] == 'selfie-capture' and b.attr('data-presence') == 'fallback-active', 30, 'the fallback capture screen')
+    b.wait(lambda: b.js("return document.querySelector('video.preview')?.videoWidth > 0"), 20, 'the selfie preview')
+    ch = current_challenge(b)
+    check(ch.get('payload', {}).get('presence', {}).get('fallback') == 'active' and ch['payload'].get('liveness_challenge'),
+          f'the fallback challenge carries the head movements: {ch.get("payload")}')
+    b.shot('presence-fallback')
+    b.click('capture')
+    b.wait(lambda: b.current()[0] in ('selfie-start', 'selfie-confirm', 'result') and b.current()[1] in (None, 'false'), 120, 'the fallback verdict')
+    audit = srv.audit()
+    declined = [e['details'] for e in audit if e['action'] == 'idv.presence_declined']
+    check(declined and declined[-1].get('how') == 'declined', f'server audit: the decline {declined}')
+    last = [e['details'] for e in audit if e['action'] == 'idv.selfie_verified'][-1]
+    ctx.notes['fallback'] = {k: last.get(k) for k in ('result', 'presence', 'presence_assurance', 'reasons')}
+    check(last.get('presence_assurance') == 'fallback_active', f'the fallback capture is judged at the lower assurance: {ctx.notes["fallback"]}')
+    b.assert_clean()
+
+
 SCENARIOS = {
     'activation_link': scenario_activation_link,
     'postlogin': scenario_postlogin,
@@ -1037,6 +1134,7 @@ SCENARIOS = {
     'camera_problems': scenario_camera_problems,
     'expired_link': scenario_expired_link,
     'active_liveness': scenario_active_liveness,
+    'presence_illumination': scenario_presence_illumination,
 }
 
 

@@ -1,0 +1,242 @@
+import FaceKit
+import Foundation
+import IDVTools
+import Imaging
+
+/// `idvd bench presence`: the illumination challenge's error rates on simulated captures of real
+/// bona fide video (IDVTools `PhoneCaptureSimulator` over ../shared/testdata/liveness/bona-fide-more
+/// and real-face-videos), split dev/eval by person, with exact 95 % intervals — false rejects of
+/// bona fide captures, false accepts of four attacks (no reflection: an injected recording; another
+/// session's sequence; a replay of a passing upload, re-encoded so the digest check does not apply;
+/// the sequence shown late) — and the measurement's cost per frame. docs/LIVENESS.md "Presence".
+extension Benchmark {
+    static let presence = Benchmark(name: "presence", summary: "illumination challenge: FRR / FAR per attack with 95 % CIs on simulated captures, cost per frame",
+                                    hasUsage: true) { args in
+        let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "help"],
+                                          valued: ["data", "windows", "scenes", "split", "dump", "lux", "delays", "far", "min-score", "guard", "draws", "clips"],
+                                          takesArguments: false, command: "bench presence")
+        if o["help"] != nil {
+            print("""
+                usage: idvd bench presence [--data DIR] [--split dev|eval|all] [--windows N] [--scenes N] [--lux LO-HI]
+                                           [--delays MS,MS,…] [--far P] [--min-score S] [--guard MS] [--draws N]
+                                           [--clips N] [--dump FILE.jsonl] [--verbose]
+                  --data DIR       shared test data (default ../shared/testdata)
+                  --split S        which people (default all; dev and eval are printed apart either way)
+                  --windows N      3 s windows per clip (default 2), --scenes N simulated scenes per window (default 2)
+                  --lux LO-HI      ambient light range, lux (default 50-1000, log-uniform)
+                  --delays LIST    delays of the late-sequence attack, ms (default 250,500,1000)
+                  --far, --min-score, --guard, --draws   IlluminationConfiguration (defaults: FaceKit's)
+                  --clips N        at most N clips (a quick look)
+                  --dump FILE      one JSON line per capture: split, clip, scene, variant, sequence, frame times,
+                                   per-frame face-to-background log ratios, the report
+                """)
+            return 0
+        }
+        let data = URL(fileURLWithPath: o["data"] ?? "../shared/testdata").appendingPathComponent("liveness")
+        guard FileManager.default.fileExists(atPath: data.path) else { throw CLIError("no test data at \(data.path) (use --data DIR)") }
+        func int(_ key: String, _ d: Int) throws -> Int {
+            guard let v = o[key] else { return d }
+            guard let n = Int(v), n >= 1 else { throw CLIError("--\(key) needs a positive integer") }
+            return n
+        }
+        let windowsPerClip = try int("windows", 2), scenesPerWindow = try int("scenes", 2), maxClips = try int("clips", 10_000)
+        let splitWanted = o["split"] ?? "all"
+        guard ["dev", "eval", "all"].contains(splitWanted) else { throw CLIError("--split is dev, eval or all") }
+        var lux = 50.0...1000.0
+        if let v = o["lux"] {
+            let parts = v.split(separator: "-").compactMap { Double($0) }
+            guard parts.count == 2, parts[0] >= 1, parts[1] >= parts[0] else { throw CLIError("--lux needs LO-HI, e.g. 50-1000") }
+            lux = parts[0]...parts[1]
+        }
+        let delays = try (o["delays"] ?? "250,500,1000").split(separator: ",").map { s -> Double in
+            guard let d = Double(s), d > 0 else { throw CLIError("--delays needs positive milliseconds") }
+            return d
+        }
+        var check = IlluminationConfiguration()
+        if let v = o["far"] { guard let p = Double(v) else { throw CLIError("--far needs a number") }; check.falseAcceptRate = p }
+        if let v = o["min-score"] { guard let s = Double(v) else { throw CLIError("--min-score needs a number") }; check.minimumScore = s }
+        if let v = o["guard"] { guard let g = Double(v) else { throw CLIError("--guard needs milliseconds") }; check.guardMilliseconds = g }
+        if let v = o["draws"] { guard let n = Int(v) else { throw CLIError("--draws needs an integer") }; check.nullDraws = n }
+        if check.falseAcceptRate * Double(check.nullDraws + 1) < 1 { check.nullDraws = Int((1 / check.falseAcceptRate).rounded(.up)) * 2 - 1 }
+        try check.validate()
+        let verbose = o["verbose"] != nil
+
+        let engine = try FaceEngine.shared()
+        try engine.preload()
+        setBLASThreads(1)
+        // The analysis the server runs, without what presence does not use (texture, descriptors).
+        var config = LivenessConfiguration()
+        config.texture = false
+        config.identitySamples = 0
+        config.templateFrames = 1
+        let analyzer = SelfieAnalyzer(engine: engine, configuration: config)
+
+        // The people and their split: sorted person ids, even positions dev, odd positions eval.
+        let clips = try PresenceData.clips(data)
+        let people = Array(Set(clips.map(\.person))).sorted()
+        func split(_ person: String) -> String { (people.firstIndex(of: person) ?? 0) % 2 == 0 ? "dev" : "eval" }
+
+        struct Outcome { let split: String; let variant: String; let lux: Double; let followed: Bool }
+        var outcomes: [Outcome] = []
+        var sampleCPU: [Double] = [], checkCPU: [Double] = []
+        var dump: FileHandle?
+        if let path = o["dump"] {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else { throw CLIError("cannot write \(path)") }
+            dump = FileHandle(forWritingAtPath: path)
+        }
+        defer { try? dump?.close() }
+        let design = check.design
+        var clipCount = 0
+        for (clipIndex, clip) in clips.enumerated() {
+            let s = split(clip.person)
+            guard splitWanted == "all" || splitWanted == s else { continue }
+            guard clipCount < maxClips else { break }
+            clipCount += 1
+            let all = try SelfieInput.videoFrames(clip.path, fps: 10, start: 0, seconds: nil)
+            let perWindow = 34
+            let windows = stride(from: 0, to: max(1, all.count - perWindow + 1), by: perWindow).prefix(windowsPerClip)
+            for (w, start) in windows.enumerated() {
+                let source = try all[start..<min(all.count, start + perWindow)].map { try Image(data: $0, maxPixels: 4_000_000) }
+                guard source.count >= 20 else { continue }
+                let faces = try PresenceCLI.faces(source, engine: engine)
+                guard faces.contains(where: { $0 != nil }) else { continue }
+                for sc in 0..<scenesPerWindow {
+                    var g = SplitMix64(seed: UInt64(clipIndex + 1) &* 1_000_003 &+ UInt64(w) &* 1009 &+ UInt64(sc) &* 17 &+ 5)
+                    let scene = PhoneCaptureScene.random(using: &g, ambientLux: lux)
+                    let sequence = design.random(using: &g)
+                    let first = PhoneCaptureSimulator.frameTimes(count: 1, framesPerSecond: 10, using: &g)[0]
+                    let count = Int(((Double(sequence.totalMilliseconds) + 100 - first) / 100).rounded(.up))
+                    let times = (0..<count).map { first + Double($0) * 100 }
+                    let order = PresenceCLI.pingPong(Array(source.indices), count: count)
+                    let frames = order.map { source[$0] }, boxes = order.map { faces[$0] }
+                    let simulator = PhoneCaptureSimulator(scene: scene)
+                    let other = design.random(using: &g)
+                    var variants: [(String, IlluminationSequence?, Double, IlluminationSequence)] = [
+                        ("bona fide", sequence, 0, sequence), ("no reflection", nil, 0, sequence),
+                        // A passing capture replayed into another session (re-encoded: new bytes): its light
+                        // followed the first session's sequence, the check uses the new session's.
+                        ("another session's sequence", sequence, 0, other),
+                    ]
+                    for d in delays { variants.append(("delayed \(Int(d)) ms", sequence, d, sequence)) }
+                    var bonaFideSamples: [IlluminationSample?]?
+                    var bonaFideTimes: [Double] = []
+                    for (variant, shown, delay, judged) in variants {
+                        let samples: [IlluminationSample?], reported: [Double]
+                        if variant == "another session's sequence", let b = bonaFideSamples {
+                            samples = b
+                            reported = bonaFideTimes
+                        } else {
+                            let capture = try simulator.capture(frames: frames, captureTimesMs: times, faces: boxes, sequence: shown,
+                                                                delayMs: delay, seed: g.next())
+                            let report = try analyzer.analyze(frames: capture.frames)
+                            sampleCPU.append(report.stageTimes.illumination / Double(max(1, report.frameCount)))
+                            samples = report.frames.map(\.illumination)
+                            reported = capture.frameTimesMs
+                            if variant == "bona fide" { bonaFideSamples = samples; bonaFideTimes = reported }
+                        }
+                        var result: IlluminationReport?
+                        let t0 = threadCPUSeconds()
+                        result = IlluminationCheck.evaluate(samples: samples, frameTimesMs: reported, sequence: judged, configuration: check)
+                        checkCPU.append(threadCPUSeconds() - t0)
+                        guard let r = result else { continue }
+                        outcomes.append(Outcome(split: s, variant: variant, lux: scene.ambientLux, followed: r.followed))
+                        if verbose {
+                            CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant): followed=\(r.followed) score=\(r.score.map { String(format: "%.3f", $0) } ?? "-") p=\(r.pValue.map { String(format: "%.4f", $0) } ?? "-") steps=\(r.stepsMeasured)/\(r.steps) lux=\(Int(scene.ambientLux)) d=\(String(format: "%.2f", scene.faceDistanceM))")
+                        }
+                        if let dump {
+                            let line = PresenceDumpLine(split: s, clip: clip.name, person: clip.person, window: w, scene: sc, variant: variant,
+                                                        parameters: scene, sequence: judged.steps.map { [Int($0.red), Int($0.green), Int($0.blue), $0.milliseconds] },
+                                                        shown: shown?.steps.map { [Int($0.red), Int($0.green), Int($0.blue), $0.milliseconds] },
+                                                        delay_ms: delay, times: reported.map { ($0 * 10).rounded() / 10 },
+                                                        features: samples.map { $0?.logRatio.map { ($0 * 1e5).rounded() / 1e5 } },
+                                                        face: samples.map { $0?.face.map { ($0 * 1e6).rounded() / 1e6 } },
+                                                        background: samples.map { $0?.background.map { ($0 * 1e6).rounded() / 1e6 } }, report: r)
+                            let encoder = JSONEncoder()
+                            encoder.outputFormatting = [.sortedKeys]
+                            dump.write(try encoder.encode(line))
+                            dump.write(Data("\n".utf8))
+                        }
+                    }
+                }
+            }
+        }
+
+        // Figures.
+        func interval(_ split: String, _ variant: String, errorWhenFollowed: Bool, lux range: ClosedRange<Double>? = nil) -> BinomialInterval {
+            let set = outcomes.filter { o in (o.split == split || split == "all") && o.variant == variant && (range?.contains(o.lux) ?? true) }
+            return BinomialInterval(errors: set.filter { $0.followed == errorWhenFollowed }.count, trials: set.count)
+        }
+        print("Presence by illumination (\(design.steps) steps of \(design.durationsMs.map(String.init).joined(separator: "/")) ms, \(design.palette.count) colours; "
+              + "FAR line \(check.falseAcceptRate), minimum score \(check.minimumScore), guard \(Int(check.guardMilliseconds)) ms, \(check.nullDraws) null draws)")
+        print("ambient \(Int(lux.lowerBound))–\(Int(lux.upperBound)) lux; \(clipCount) clips, \(people.count) people; \(windowsPerClip) windows × \(scenesPerWindow) scenes per clip at most")
+        let variants = ["no reflection", "another session's sequence"] + delays.map { "delayed \(Int($0)) ms" }
+        for sp in ["dev", "eval", "all"] where splitWanted == "all" || splitWanted == sp || sp == "all" && splitWanted != "all" {
+            guard outcomes.contains(where: { $0.split == sp || sp == "all" }) else { continue }
+            print("\n\(sp):")
+            print("  FRR  bona fide (not followed)              " + interval(sp, "bona fide", errorWhenFollowed: false).description)
+            for band in [50.0...150.0, 150.0...400.0, 400.0...1000.0, 1000.0...200_000.0] {
+                let i = interval(sp, "bona fide", errorWhenFollowed: false, lux: band)
+                guard i.trials > 0 else { continue }
+                print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+            }
+            for v in variants {
+                print("  FAR  \(v)".padding(toLength: 47, withPad: " ", startingAt: 0) + interval(sp, v, errorWhenFollowed: true).description)
+            }
+        }
+        func median(_ xs: [Double]) -> Double { xs.isEmpty ? 0 : xs.sorted()[xs.count / 2] }
+        print("\ncost (thread CPU, one core): measuring a frame (IlluminationSample) median \(String(format: "%.1f", median(sampleCPU) * 1e6)) µs; "
+              + "the check of a capture (\(check.nullDraws) null draws) median \(String(format: "%.2f", median(checkCPU) * 1e3)) ms, max \(String(format: "%.2f", (checkCPU.max() ?? 0) * 1e3)) ms")
+        print("replay of a passing upload byte for byte: refused by the frame digests the server keeps (idv.capture_replay_seconds), not by this check")
+        return 0
+    }
+}
+
+/// Thread CPU seconds (CLOCK_THREAD_CPUTIME_ID) since an arbitrary origin.
+func threadCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// One line of `idvd bench presence --dump`.
+struct PresenceDumpLine: Encodable {
+    let split: String, clip: String, person: String, window: Int, scene: Int, variant: String
+    let parameters: PhoneCaptureScene
+    /// The judged sequence and the one shown ([r, g, b, ms] per step; nil: no reflection).
+    let sequence: [[Int]], shown: [[Int]]?
+    let delay_ms: Double
+    let times: [Double]
+    let features: [[Double]?]
+    /// Per frame, the face's and the background's mean linear RGB (`IlluminationSample`).
+    let face: [[Double]?], background: [[Double]?]
+    let report: IlluminationReport
+}
+
+/// The bona fide clips of the presence figures and their people.
+enum PresenceData {
+    struct Clip { let path: String; let name: String; let person: String }
+
+    /// `liveness/bona-fide-more/*.mp4` (people from its manifest.jsonl) and
+    /// `liveness/real-face-videos/*.mp4` (one person per clip, named by the clip).
+    static func clips(_ liveness: URL) throws -> [Clip] {
+        var out: [Clip] = []
+        let more = liveness.appendingPathComponent("bona-fide-more")
+        var person: [String: String] = [:]
+        if let text = try? String(contentsOf: more.appendingPathComponent("manifest.jsonl"), encoding: .utf8) {
+            for line in text.split(separator: "\n") {
+                guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                      let f = o["file"] as? String, let p = o["person"] as? String else { continue }
+                person[f] = p
+            }
+        }
+        for dir in [more, liveness.appendingPathComponent("real-face-videos")] {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir.path) else { continue }
+            for n in names.sorted() where n.hasSuffix(".mp4") {
+                out.append(Clip(path: dir.appendingPathComponent(n).path, name: n,
+                                person: person[n] ?? String(n.dropLast(4))))
+            }
+        }
+        guard !out.isEmpty else { throw CLIError("no bona fide clips under \(liveness.path)") }
+        return out
+    }
+}
