@@ -168,10 +168,10 @@ final class SampleAppCodelabScreenTests: XCTestCase {
     }
 
     /// A capture the server rejects (opt-in: a printed photo held to the camera is not live) brings
-    /// the selfie start back with why — first the PAD policy's retake (1066, the policy is unsure of
-    /// one capture of the print), then, the print shown again, 400 LIVENESS_FAILED (retry hints too
-    /// when there are any; never attack cues) — and its Close ends the opt-in with seed 004's
-    /// "Opt-In Failed".
+    /// the selfie start back with why — 400 LIVENESS_FAILED on the first capture (the print moved by
+    /// a hand moves as a plane: confident attack evidence, no retake; the unsure case's retake 1066 is
+    /// PADRetakeSDKTests'), and again when the print is shown again (retry hints too when there are
+    /// any; never attack cues) — and its Close ends the opt-in with seed 004's "Opt-In Failed".
     func testARejectedSelfieCaptureIsToldOnTheSelfieScreen() throws {
         let server = try IDVDServer()
         try server.start()
@@ -191,8 +191,8 @@ final class SampleAppCodelabScreenTests: XCTestCase {
         dashboard: quit
         """)
         XCTAssertEqual(r.status, 0, r.out)
-        assertInOrder(r.out, ["selfie-start> capture", "[Starting Capture...]", "── selfie-start ── Take a selfie", "error: 1066 ",
-                              "error: 400 LIVENESS_FAILED",
+        assertInOrder(r.out, ["selfie-start> capture", "[Starting Capture...]", "── selfie-start ── Take a selfie", "error: 400 LIVENESS_FAILED",
+                              "selfie-start> capture", "error: 400 LIVENESS_FAILED",
                               "selfie-start> cancel", "── alert ── Opt-In Failed", "User Cancelled", "── optin"])
     }
 
