@@ -92,6 +92,8 @@ final class RetentionTests: XCTestCase {
         XCTAssertEqual(try count("biometric_templates"), 1, "templates: no limit set")
         // A verification past retention is 404 to the relying party; the audit chain is whole and says what went.
         XCTAssertEqual(try bank.call("GET", "/v1/rp/verifications/run-old").status, 404)
+        XCTAssertEqual(try bank.call("GET", "/v1/rp/verifications/run-old/evidence").status, 404)
+        XCTAssertEqual(try bank.call("GET", "/v1/rp/verifications/run-new").status, 200, "a run inside retention is still there")
         let verify = try IDVDBinary.run(["admin", "audit", "--verify", "--db", db])
         XCTAssertEqual(verify.status, 0, String(decoding: verify.stdout, as: UTF8.self))
         XCTAssertEqual(try count("audit_log WHERE action = 'retention.purged'"), 1)
