@@ -31,6 +31,8 @@ public struct EngineSettings: Sendable, Equatable {
     public var limits = LimitSettings()
     /// The IDV workflow policy: verdict thresholds, document rules, attempts, retention (the only judge).
     public var workflow = WorkflowPolicy()
+    /// How long each class of personal data is kept (`retention.*`; docs/DATA-PROTECTION.md).
+    public var retention = RetentionSettings()
 
     public init() {}
 

@@ -27,6 +27,10 @@ extension FlowEngine {
         public var limitCounters: Int = 0
         /// Digests of selfie frames past `idv.capture_replay_seconds` (the replay check), deleted.
         public var captureDigests: Int = 0
+        /// Rows deleted by age under the `retention.*` settings, per class (``RetentionClass``
+        /// raw value: `templates`, `scan_reports`, `flow_runs`, `review_cases`, `consents`,
+        /// `erasure_receipts`); a class with nothing deleted is absent.
+        public var retention: [String: Int] = [:]
         public init(sessions: Int, flowRunsClosed: Int, mediaPurged: Int, anonymousSessions: Int = 0, unboundDevices: Int = 0, limitCounters: Int = 0,
                     captureDigests: Int = 0) {
             self.sessions = sessions
@@ -40,6 +44,7 @@ extension FlowEngine {
         enum CodingKeys: String, CodingKey {
             case sessions, flowRunsClosed = "flow_runs_closed", mediaPurged = "media_purged", anonymousSessions = "anonymous_sessions"
             case unboundDevices = "unbound_devices", limitCounters = "limit_counters", captureDigests = "capture_digests"
+            case retention
         }
     }
 
@@ -53,7 +58,8 @@ extension FlowEngine {
     /// record per sweep counts them (`count`), so anonymous traffic adds at most one audit row per
     /// sweep and the hash chain stays whole. Then registered devices never bound to a user and
     /// unused for `limits.unbound_device_ttl_seconds` are deleted (counted, not audited: such a
-    /// device never belonged to anyone), kept media past their retention, and selfie frame digests past `idv.capture_replay_seconds`. Logs counts only.
+    /// device never belonged to anyone), kept media past their retention, and selfie frame digests past `idv.capture_replay_seconds`; last the classes with a `retention.*`
+    /// period (``purgeRetained(now:batch:)``). Logs counts only.
     public func purgeExpired(batch: Int = 500) throws -> PurgeReport {
         let now = clock.now()
         var report = PurgeReport(sessions: 0, flowRunsClosed: 0, mediaPurged: 0)
@@ -109,6 +115,7 @@ extension FlowEngine {
         }
         report.mediaPurged = try store.purgeExpiredMedia(now: now)
         report.captureDigests = try store.purgeExpiredCaptureDigests(now: now)
+        report.retention = try purgeRetained(now: now, batch: batch)
         return report
     }
 }

@@ -74,7 +74,7 @@ enum SettingsTable {
 
     /// Every setting, in `--help` order: the process and its store, the workflow policy, the page,
     /// review, the relying-party API, webhooks, the abuse limits, the analysis pool and the HTTP edge.
-    static let all: [Setting] = process + workflow + web + review + rp + webhooks + limits + edge
+    static let all: [Setting] = process + workflow + web + review + rp + webhooks + retention + limits + edge
 
     static let process: [Setting] = [
         string("listen.address", \.listenAddress, "IPv4 address to listen on"),
@@ -188,6 +188,17 @@ enum SettingsTable {
         int("webhooks.max_age_seconds", \.webhooks.maxAgeSeconds, min: 1, "give up delivering an event this long after it, seconds"),
         int("webhooks.batch", \.webhooks.batch, min: 1, "deliveries claimed per poll"),
         int("webhooks.retention_seconds", \.webhooks.retentionSeconds, min: 60, "keep delivered/failed events and their delivery log this long, seconds"),
+    ]
+
+    /// How long each class of personal data is kept (docs/DATA-PROTECTION.md "How long"); the
+    /// expiry sweep deletes rows past their period. 0 = no time limit (kept until erased).
+    static let retention: [Setting] = [
+        int("retention.templates_seconds", \.engine.retention.templatesSeconds, min: 0, "delete a biometric template this long after enrolment, seconds; 0 = kept until the person opts out or is erased"),
+        int("retention.scan_reports_seconds", \.engine.retention.scanReportsSeconds, min: 0, "delete a document scan report (names, document number, chip evidence) this long after the scan, seconds; 0 = kept until erased"),
+        int("retention.flow_runs_seconds", \.engine.retention.flowRunsSeconds, min: 0, "delete an ended flow run (its outcome; the relying party then reads 404) this long after it ended, seconds; a run with an open review case stays; 0 = kept until erased"),
+        int("retention.review_cases_seconds", \.engine.retention.reviewCasesSeconds, min: 0, "delete a decided review case this long after the decision, seconds; 0 = kept until erased"),
+        int("retention.consents_seconds", \.engine.retention.consentsSeconds, min: 0, "delete a consent record this long after it was given, seconds, unless a kept template rests on it; 0 = kept until erased"),
+        int("retention.erasure_receipts_seconds", \.engine.retention.erasureReceiptsSeconds, min: 0, "delete an erasure receipt this long after the erasure, seconds; 0 = kept"),
     ]
 
     static let limits: [Setting] = [

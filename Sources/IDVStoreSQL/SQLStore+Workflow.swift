@@ -210,5 +210,10 @@ struct SealedTable: Sendable {
                     select: "SELECT media_id, ciphertext, nonce, key_id, run_id, kind FROM idv_media WHERE key_id <> ? ORDER BY media_id LIMIT ?",
                     binding: { VaultBinding.media(runID: try $0.text(4), kind: try $0.text(5)) },
                     update: "UPDATE idv_media SET ciphertext = ?, nonce = ?, key_id = ? WHERE media_id = ? AND nonce = ?"),
+        // The evidence-signing keys' private halves (IDVOperations Evidence/EvidenceSigning.swift).
+        SealedTable(name: "signing_keys",
+                    select: "SELECT kid, secret_ciphertext, secret_nonce, key_id FROM signing_keys WHERE key_id <> ? ORDER BY kid LIMIT ?",
+                    binding: { VaultBinding.evidenceSigningKey(kid: try $0.text(0)) },
+                    update: "UPDATE signing_keys SET secret_ciphertext = ?, secret_nonce = ?, key_id = ? WHERE kid = ? AND secret_nonce = ?"),
     ]
 }

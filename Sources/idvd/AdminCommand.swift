@@ -9,7 +9,7 @@ import EMRTD
 import IDVStoreSQLite
 
 extension Command {
-    static let admin = Command(name: "admin", summary: "administer users, links, keys, chip trust, relying-party clients, reviews, webhooks and the audit log (create-user, create-link, list-users, reset-user, unlock-user, erase-user, evidence-key, audit, purge-expired, rekey, new-key, trust, where, rp-client, review, webhook)") { args in
+    static let admin = Command(name: "admin", summary: "administer users, links, keys, chip trust, relying-party clients, reviews, webhooks and the audit log (create-user, create-link, list-users, reset-user, unlock-user, erase-user, evidence-key, audit, purge-expired, retention, rekey, new-key, trust, where, rp-client, review, webhook)") { args in
         let usage = """
         usage: idvd admin <subcommand> [--db PATH|URL | --config FILE] [--set key=value]...
           create-user <user_id> [--no-idv] [--workflow RAW]   create a user; prints its one-time activation code
@@ -31,7 +31,10 @@ extension Command {
           audit [--limit N] [--verify]                        print the last N audit entries and verify the hash chain
                                                               (--verify: only the verdict; exit 1 when broken)
           purge-expired                                       delete expired/revoked sessions, closing their open flow
-                                                              runs as "expired" (audited, sealed media dropped); prints counts
+                                                              runs as "expired" (audited, sealed media dropped), then rows
+                                                              past their retention.* period; prints counts
+          retention                                           per class of data: the setting bounding how long it is kept,
+                                                              its value, rows and bytes stored now, rows past the period
           rekey                                               key rotation: re-seal templates, scan reports, kept images and
                                                               session states under templates.key_file, opening them with
                                                               templates.previous_key_files; prints counts per table
@@ -61,7 +64,7 @@ extension Command {
         create-link prints links for --port N (= listen.port) when web.public_url is not set.
         """
         guard let sub = args.first, !["-h", "--help"].contains(sub) else { print(usage); return args.isEmpty ? 2 : 0 }
-        let subcommands = ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "erase-user", "evidence-key", "audit", "purge-expired", "rekey", "new-key", "trust",
+        let subcommands = ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "erase-user", "evidence-key", "audit", "purge-expired", "retention", "rekey", "new-key", "trust",
                            "where", "rp-client", "review", "webhook"]
         if args.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
             guard subcommands.contains(sub) else { throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)") }
@@ -107,7 +110,7 @@ extension Command {
         }
         // Every subcommand of the switch below that opens the store (checked before opening it, so a
         // typo does not create or touch a database).
-        guard ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "erase-user", "evidence-key", "purge-expired", "rekey", "trust", "audit", "rp-client", "review", "webhook"].contains(sub) else {
+        guard ["create-user", "create-link", "list-users", "reset-user", "unlock-user", "erase-user", "evidence-key", "purge-expired", "retention", "rekey", "trust", "audit", "rp-client", "review", "webhook"].contains(sub) else {
             throw CLIError("unknown admin subcommand '\(sub)'\n\(usage)")
         }
         let store = try StoreOpening.open(config, mustExist: sub != "create-user", command: "admin \(sub)").store
@@ -134,6 +137,8 @@ extension Command {
                 try CLI.printJSON(signer.jwks())
             case "purge-expired":
                 try CLI.printJSON(maintenanceEngine(store: store, config: config).purgeExpired())
+            case "retention":
+                try CLI.printJSON(RetentionCommand.report(store: store, config: config, now: Int(Date().timeIntervalSince1970)))
             case "rekey":
                 try CLI.printJSON(admin.rekey(vault: config.openVault()))
             case "trust":
@@ -204,7 +209,7 @@ extension Command {
             _ = try createLinkTTL(opts)
         case "reset-user", "unlock-user", "erase-user":
             guard pos.count == 1 else { throw CLIError("\(sub) needs exactly one user id") }
-        case "list-users", "purge-expired", "rekey", "audit", "where":
+        case "list-users", "purge-expired", "retention", "rekey", "audit", "where":
             guard pos.isEmpty else { throw CLIError("\(sub) takes no arguments (unexpected '\(pos[0])')") }
             if sub == "audit" { _ = try auditLimit(opts["limit"]) }
         case "new-key":

@@ -95,6 +95,17 @@ final class EvidenceRecordTests: XCTestCase {
         XCTAssertEqual(vc["verification"]?["evidence"]?.arrayValue?.first?["type"], "document")
         XCTAssertNotNil(vc["verification"]?["evidence"]?.arrayValue?.first?["document_details"]?["document_number"]?.stringValue)
         XCTAssertNotNil(vc["claims"]?["family_name"]?.stringValue, "\(vc) \(record["evidence"]?["document_reports"] ?? .null)")
+        // The shape of OpenID Identity Assurance Schema Definition 1.0 (final): a remote image check is `vri`, dates YYYY-MM-DD.
+        let evidence = try XCTUnwrap(vc["verification"]?["evidence"]?.arrayValue?.first)
+        let methods = evidence["check_details"]?.arrayValue?.compactMap { $0["check_method"]?.stringValue } ?? []
+        XCTAssertEqual(methods.first, "vri", "\(evidence)")
+        XCTAssertTrue(Set(methods).isSubset(of: ["vri", "vcrypt", "bvr"]), "\(methods)")
+        XCTAssertNotNil(evidence["document_details"]?["issuer"]?["country_code"]?.stringValue, "\(evidence)")
+        let ymd = #"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"#
+        for date in [vc["claims"]?["birthdate"], evidence["document_details"]?["date_of_expiry"]].compactMap({ $0?.stringValue }) {
+            XCTAssertNotNil(date.range(of: ymd, options: .regularExpression), date)
+        }
+        XCTAssertNotNil(vc["verification"]?["time"]?.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) })
 
         // idvd evidence verify: valid, then a one-byte change in the payload fails (both verifiers).
         let ok = try IDVD.run(["evidence", "verify", recFile.path, "--jwks", jwksFile.path])

@@ -39,7 +39,7 @@ final class CLIOptionTests: XCTestCase {
             ["bench", "--bogus"],
             ["admin", "--bogus"],
         ]
-        for sub in ["create-user u1", "create-link u1", "list-users", "reset-user u1", "unlock-user u1", "audit", "purge-expired", "rekey",
+        for sub in ["create-user u1", "create-link u1", "list-users", "reset-user u1", "unlock-user u1", "audit", "purge-expired", "retention", "rekey",
                     "new-key k", "trust list", "trust import f", "trust remove x", "where", "rp-client create", "rp-client list",
                     "rp-client revoke c", "review list", "review show c", "review decide c", "webhook add", "webhook list",
                     "webhook rotate-secret e", "webhook remove e", "webhook deliveries", "webhook redeliver e"] {

@@ -7,4 +7,4 @@ import Foundation
 /// check's frame digests (``CaptureDigestStore``). Both stores
 /// (IDVStoreSQLite, IDVStorePostgres) implement every capability, so nothing above asks at run
 /// time whether a store can do something: a store that cannot does not compile as one.
-public typealias EngineStore = RelyingPartyStore & WebhookStore & VerificationLinkStore & TrustMaterialStore & CaptureDigestStore & ErasureStore & SigningKeyStore
+public typealias EngineStore = RelyingPartyStore & WebhookStore & VerificationLinkStore & TrustMaterialStore & CaptureDigestStore & ErasureStore & SigningKeyStore & RetentionStore

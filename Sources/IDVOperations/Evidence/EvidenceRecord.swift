@@ -109,10 +109,16 @@ extension RelyingPartyAPI {
     /// OpenID Connect for Identity Assurance 1.0 `verified_claims` (§5: `verification` with
     /// `trust_framework`, `time`, `verification_process`, `evidence` of type `document` with
     /// `check_details` and `document_details`; `claims`) from the verification's first judged
-    /// document report. Check methods (the IDA predefined values): `vpip` (the document's visual
-    /// and MRZ checks), `vcrypt` (the chip's signatures verified: passive authentication, the chip
-    /// verdict `genuine`), `bvr` (the holder's face matched the document). Countries and
-    /// nationalities are ICAO 9303 alpha-3 codes as the IDA schema asks. Nil when no report.
+    /// document report. Checked against OpenID Identity Assurance Schema Definition 1.0 (final,
+    /// https://openid.net/specs/openid-ida-verified-claims-1_0.html, §5 and its Appendix C
+    /// examples) and the IDA predefined values. Check methods: `vri` (the document's images,
+    /// taken remotely under visible light, inspected: visual and MRZ checks — not `vpip`, which
+    /// is an inspection of the physical document in person), `vcrypt` (the chip's signatures
+    /// verified: passive authentication, the chip verdict `genuine`), `bvr` (the holder's face
+    /// matched the document's portrait remotely). Countries and nationalities are ICAO 9303 codes
+    /// as the schema allows; dates are `YYYY-MM-DD` (a date in another form is left out rather
+    /// than sent malformed); the issuing authority, when the report names one, is `issuer.name`.
+    /// Nil when no report.
     static func verifiedClaims(_ view: RPVerificationView, time: Int, processID: String) -> JSONValue? {
         guard let report = view.documents.first?.report else { return nil }
         let id = report["identity_data"]?.objectValue ?? [:]
@@ -121,7 +127,7 @@ extension RelyingPartyAPI {
         typealias L = AdditionalDocumentScanDetails.Label
         let iso = ISO8601DateFormatter()
         let at = iso.string(from: Date(timeIntervalSince1970: TimeInterval(time)))
-        var checks: [JSONValue] = [["check_method": "vpip"]]
+        var checks: [JSONValue] = [["check_method": "vri"]]
         if view.document?.chip == "genuine" { checks.append(["check_method": "vcrypt"]) }
         if view.selfie?.result == "MATCHED" { checks.append(["check_method": "bvr"]) }
         var details: [String: JSONValue] = [:]
@@ -129,14 +135,17 @@ extension RelyingPartyAPI {
         if let number { details["document_number"] = .string(number) }
         let kind = (s(info["document_type"]) ?? "").lowercased()
         details["type"] = .string(kind.contains("id") ? "idcard" : "passport")
-        if let c = s(id[L.issuingStateCode]) ?? s(info["issuing_country"]) ?? s(info["issuing_authority"]) { details["issuer"] = ["country_code": .string(c)] }
-        if let d = s(info["issue_date"]) { details["date_of_issuance"] = .string(d) }
-        if let d = s(info["expiry_date"]) ?? s(id[L.dateOfExpiry]) { details["date_of_expiry"] = .string(d) }
+        var issuer: [String: JSONValue] = [:]
+        if let c = s(id[L.issuingStateCode]) ?? s(info["issuing_country"]) { issuer["country_code"] = .string(c) }
+        if let a = s(info["issuing_authority"]), a != issuer["country_code"]?.stringValue { issuer["name"] = .string(a) }
+        if !issuer.isEmpty { details["issuer"] = .object(issuer) }
+        if let d = Self.idaDate(s(info["issue_date"])) { details["date_of_issuance"] = .string(d) }
+        if let d = Self.idaDate(s(info["expiry_date"]) ?? s(id[L.dateOfExpiry])) { details["date_of_expiry"] = .string(d) }
         var claims: [String: JSONValue] = [:]
         // Seed 003 labels (`identity_data`), else seed 002's `document_info` fields.
         if let g = s(id[L.givenName]) ?? s(info["given_name"]) { claims["given_name"] = .string(g) }
         if let f = s(id[L.surname]) ?? s(info["surname"]) { claims["family_name"] = .string(f) }
-        if let b = s(id[L.dateOfBirth]) ?? s(info["date_of_birth"]) { claims["birthdate"] = .string(b) }
+        if let b = Self.idaDate(s(id[L.dateOfBirth]) ?? s(info["date_of_birth"])) { claims["birthdate"] = .string(b) }
         if let n = s(id[L.nationality]) ?? s(info["nationality"]) { claims["nationalities"] = [.string(n)] }
         guard number != nil || !claims.isEmpty else { return nil }
         return [
@@ -148,5 +157,18 @@ extension RelyingPartyAPI {
             ],
             "claims": .object(claims),
         ]
+    }
+
+    /// A date as the IDA schema and OpenID Connect Core write it, `YYYY-MM-DD`, from that form or
+    /// `DD.MM.YYYY` / `DD/MM/YYYY`; nil for anything else (an MRZ's two-digit year is ambiguous).
+    static func idaDate(_ v: String?) -> String? {
+        guard let v = v?.trimmingCharacters(in: .whitespaces) else { return nil }
+        let d = Array(v)
+        func digits(_ r: Range<Int>) -> Bool { r.allSatisfy { d[$0].isASCII && d[$0].isNumber } }
+        if d.count == 10, d[4] == "-", d[7] == "-", digits(0..<4), digits(5..<7), digits(8..<10) { return v }
+        if d.count == 10, d[2] == d[5], d[2] == "." || d[2] == "/", digits(0..<2), digits(3..<5), digits(6..<10) {
+            return String(d[6..<10]) + "-" + String(d[3..<5]) + "-" + String(d[0..<2])
+        }
+        return nil
     }
 }
