@@ -139,7 +139,8 @@ let package = Package(
         // The webhook delivery worker and signatures (docs/WEBHOOKS.md): URLSession (FoundationNetworking on Linux).
         .target(name: "IDVWebhooks", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto"]),
         // FaceKit and DocumentReader behind the engine's analyser protocols.
-        .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging", "EMRTD"]),
+        .target(name: "IDVReaders", dependencies: ["IDVEngine", "IDVRuntime", "IDVCore", "IDVCrypto", "FaceKit", "DocumentReader", "MRZ", "Imaging", "EMRTD",
+                                                 "ChipAccess"]),
         // The one composition root: serve, admin, offline tools, benchmarks.
         .executableTarget(name: "idvd", dependencies: [
             "IDVCore", "IDVEngine", "IDVRuntime", "IDVOperations", "IDVCrypto", "IDVStoreSQLite", "IDVStorePostgres", "IDVHTTP", "IDVReaders",

@@ -16,6 +16,7 @@ import Foundation
 // | `getIDVDocumentScanProcessStartConfirmation` | ``ConfirmAnswer`` |
 // | `getIDVConfirmDocumentDetails` | ``DocumentDetailsAnswer`` |
 // | `uploadIDVDocumentPages` | ``DocumentPagesAnswer`` |
+// | `readIDVDocumentChip` | ``DocumentChipAnswer`` |
 // | `getIDVSelfieProcessStartConfirmation` | ``SelfieStartAnswer`` |
 // | `uploadIDVSelfieFrames` | ``SelfieFramesAnswer`` |
 // | `getIDVSelfieConfirmation` | ``SelfieConfirmationActionAnswer`` |
@@ -139,10 +140,15 @@ public struct DocumentPagesAnswer: ChallengeAnswer {
     public var pages: [Page]?
     /// The eMRTD chip files read beside the pages (ICAO 9303-10), when the client read the chip.
     public var chip: ChipFilesPayload?
+    /// `"chip_follows": true`: the client reads the chip after the pages (IDVCore ``DocumentChipReadRequest``): the
+    /// server reads the pages, then asks `readIDVDocumentChip` with the MRZ's access digest. Not with `chip`.
+    public var chipFollows: Bool?
     public var cancel: Bool?
-    public init(pages: [Page], chip: ChipFilesPayload? = nil) {
+    enum CodingKeys: String, CodingKey { case pages, chip, chipFollows = "chip_follows", cancel }
+    public init(pages: [Page], chip: ChipFilesPayload? = nil, chipFollows: Bool? = nil) {
         self.pages = pages
         self.chip = chip
+        self.chipFollows = chipFollows
     }
 }
 

@@ -24,7 +24,7 @@ extension WireName {
     /// The challenges whose answers carry images and therefore go to `POST /v1/session/upload`
     /// (megabyte limit) instead of `POST /v1/session/answer` (kilobytes). Server and SDK both route
     /// by this set.
-    public static let uploadChallenges: Set<String> = [uploadIDVDocumentPages, uploadIDVSelfieFrames]
+    public static let uploadChallenges: Set<String> = [uploadIDVDocumentPages, uploadIDVSelfieFrames, readIDVDocumentChip]
 }
 
 /// Registry names of the server's flows. The post-login ones are what a logged-in client starts

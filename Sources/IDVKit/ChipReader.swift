@@ -134,3 +134,41 @@ public struct FileChipReader: ChipReaderProvider {
         do { return try Data(contentsOf: url) } catch { throw CaptureError("cannot read \(url.lastPathComponent)") }
     }
 }
+
+/// The server's request to read the chip after the pages (`readIDVDocumentChip`, IDVCore ``DocumentChipReadRequest``;
+/// docs/CHIP.md): asked when a ``ChipReaderAfterPages`` provider is set and the server verifies chips. The server read
+/// the MRZ on the photo and hands the chip's access key as SHA-1(MRZ_information) (ICAO 9303-11 §9.7.2) — BAC's
+/// K_seed is its first 16 octets, PACE's MRZ password the whole digest — so the holder types nothing.
+public struct RDNAChipReadRequest: Sendable, Equatable {
+    /// The Active Authentication challenge to sign (nil when the payload carries none).
+    public var challenge: RDNAChipChallenge?
+    /// SHA-1(MRZ_information), 20 octets; nil when the server read no MRZ (ask the holder for the MRZ or the CAN).
+    /// A secret of the session: never log it.
+    public var mrzInformationDigest: [UInt8]?
+    /// True when only the holder's CAN (or typed MRZ) can open the chip: the server has no MRZ to offer.
+    public var canRequired: Bool
+
+    public init(challenge: RDNAChipChallenge?, mrzInformationDigest: [UInt8]?, canRequired: Bool) {
+        self.challenge = challenge
+        self.mrzInformationDigest = mrzInformationDigest
+        self.canRequired = canRequired
+    }
+
+    /// The request of a `readIDVDocumentChip` challenge's `payload`; nil when it is not one.
+    public init?(payload: JSONValue) {
+        guard let r = try? payload.decode(DocumentChipReadRequest.self) else { return nil }
+        let challenge = r.chipChallenge.flatMap { c in
+            c.challenge.map { RDNAChipChallenge(activeAuthenticationChallenge: $0, expiresAt: Date(timeIntervalSince1970: TimeInterval(c.expiresAt))) }
+        }
+        self.init(challenge: challenge, mrzInformationDigest: r.digest, canRequired: r.canRequired)
+    }
+}
+
+/// A chip reader that reads after the pages were sent, keyed by the server (`"chip_follows": true`, then
+/// `readIDVDocumentChip`): with it set, the SDK uploads the pages alone and, when the server asks, calls
+/// ``readChip(workflow:request:)`` with the server's Active Authentication challenge and SHA-1(MRZ_information) from
+/// the MRZ it read. A server that verifies no chips never asks; the pages are then the whole upload. Returns nil when
+/// the chip is not read (the server judges the pages alone); throws ``CaptureError/cancelledByUser`` to cancel.
+public protocol ChipReaderAfterPages: ChipReaderProvider {
+    func readChip(workflow: RDNAIDVWorkflow, request: RDNAChipReadRequest) throws(CaptureError) -> CapturedChip?
+}

@@ -156,6 +156,11 @@ public final class RDNA: @unchecked Sendable {
     public var pendingChipChallenge: RDNAChipChallenge? {
         lock.withLock { challenge }.flatMap { RDNAChipChallenge(payload: $0.payload) }
     }
+    /// The server's request to read the chip after the pages (``RDNAChipReadRequest``): set while the server asks
+    /// `readIDVDocumentChip`, nil at every other step. The SDK hands it to the ``ChipReaderAfterPages`` reader.
+    public var pendingChipReadRequest: RDNAChipReadRequest? {
+        lock.withLock { challenge }.flatMap { $0.name == WireName.readIDVDocumentChip ? RDNAChipReadRequest(payload: $0.payload) : nil }
+    }
     public var isLoggedIn: Bool { lock.withLock { session?.loggedIn ?? false } }
 
     /// Why the challenge now waiting was asked again: the error of the previous answer — a refusal
@@ -337,6 +342,9 @@ public final class RDNA: @unchecked Sendable {
         let provider = lock.withLock { documentProvider }
         if isConfirm && provider == nil { return RDNAError(.invalidArgument, "no document capture provider is set") }
         return answer("setIDVDocumentScanProcessStartConfirmation", mode: nil, completion: completion) { [self] ch in
+            if ch.name == WireName.readIDVDocumentChip {
+                return isConfirm ? try chipPayload(workflow: idvWorkflow, request: RDNAChipReadRequest(payload: ch.payload)) : WireMapping.payload(CancelAnswer())
+            }
             guard ch.name == WireMapping.uploadIDVDocumentPages else { return WireMapping.payload(ConfirmAnswer(isConfirm: isConfirm)) }
             return isConfirm ? try documentPayload(workflow: idvWorkflow, challenge: RDNAChipChallenge(payload: ch.payload)) : WireMapping.payload(CancelAnswer())
         }
@@ -353,9 +361,27 @@ public final class RDNA: @unchecked Sendable {
         do { pages = try provider.captureDocumentPages(workflow: workflow) }
         catch where error.isUserCancellation { return WireMapping.payload(CancelAnswer()) }
         catch { throw IDVError(.invalidImage, "document capture: \(error.message)") }
+        // A reader keyed by the server reads after the pages (the server asks readIDVDocumentChip); only a server
+        // that verifies chips (it issued a challenge) is asked to.
+        if chips is any ChipReaderAfterPages, challenge != nil {
+            return WireMapping.payload(WireMapping.documentAnswer(pages, chipFollows: true))
+        }
         let chip: CapturedChip?
         do { chip = try chips?.readChip(workflow: workflow, challenge: challenge) } catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
         return WireMapping.payload(WireMapping.documentAnswer(pages, chip: chip?.payload))
+    }
+
+    /// The `readIDVDocumentChip` answer: the chip files from the ``ChipReaderAfterPages`` reader given the server's
+    /// request, `{"skip": true}` when none is set or it read no chip, `{"cancel": true}` when the user left.
+    private func chipPayload(workflow: RDNAIDVWorkflow, request: RDNAChipReadRequest?) throws(IDVError) -> JSONValue {
+        guard let reader = lock.withLock({ chipProvider }) as? any ChipReaderAfterPages, let request else {
+            return WireMapping.payload(DocumentChipAnswer(chip: nil))
+        }
+        let chip: CapturedChip?
+        do { chip = try reader.readChip(workflow: workflow, request: request) }
+        catch where error.isUserCancellation { return WireMapping.payload(CancelAnswer()) }
+        catch { throw IDVError(.invalidImage, "chip reading: \(error.message)") }
+        return WireMapping.payload(DocumentChipAnswer(chip: chip?.payload))
     }
 
     /// `{"frames": …, "fps": …, "meta_data": …}` from the selfie capture provider (1008 when it
@@ -749,6 +775,10 @@ public final class RDNA: @unchecked Sendable {
             } else if firstAsk && ch.name == WireMapping.uploadIDVDocumentPages, let wf = WireMapping.workflow(ch) {
                 out += autoUpload(ch, api: "documentCapture") { [self] () throws(IDVError) in
                     try documentPayload(workflow: wf, challenge: RDNAChipChallenge(payload: ch.payload))
+                }
+            } else if firstAsk && ch.name == WireName.readIDVDocumentChip, let wf = WireMapping.workflow(ch) {
+                out += autoUpload(ch, api: "chipRead") { [self] () throws(IDVError) in
+                    try chipPayload(workflow: wf, request: RDNAChipReadRequest(payload: ch.payload))
                 }
             } else if firstAsk && ch.name == WireMapping.uploadIDVSelfieFrames, let wf = WireMapping.workflow(ch) {
                 out += autoUpload(ch, api: "selfieCapture") { [self] () throws(IDVError) in try selfiePayload(workflow: wf) }

@@ -29,6 +29,7 @@ import Foundation
 /// (`getUserConsentForLDA` again with 1023 when enrolling).
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` | `getIDVDocumentScanProcessStartConfirmation` | answer | `{"is_confirm": Bool}` |
 /// | (SDK itself, after a confirm) | `uploadIDVDocumentPages` | **upload** | `{"pages": [{"page_index": Int, "image": b64}], "chip"?: ChipFilesPayload}` from the ``DocumentCaptureProvider`` (and the ``ChipReaderProvider``, when set, given the challenge's `chip_challenge` as ``RDNAChipChallenge``: `chip.active_authentication` carries the chip's signature over it) |
+/// | (SDK itself, after pages sent with `"chip_follows": true` by a ``ChipReaderAfterPages``) | `readIDVDocumentChip` | **upload** | `{"chip": ChipFilesPayload}` or `{"skip": true}` from the reader, given ``RDNAChipReadRequest`` (the AA challenge and SHA-1(MRZ_information)) |
 /// | `setIDVDocumentScanProcessStartConfirmation(_:idvWorkflow:)` when `uploadIDVDocumentPages` is asked again | `uploadIDVDocumentPages` | **upload** | `true`: a new capture `{"pages": …}`; `false`: `{"cancel": true}` |
 /// | `setIDVConfirmDocumentDetails(_:challenge:)` | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": Bool}` (`false`: rescan in mode 8; KYC's cancel, 240, in mode 9) |
 /// | `rescanIDVDocument(challenge:)` (IDVKit) | `getIDVConfirmDocumentDetails` | answer | `{"is_confirm": false, "rescan": true}` → the document start again (every mode) |
@@ -96,8 +97,10 @@ public enum WireMapping {
         "setPassword": [WireName.getPassword],
         "setUserConsentForLDA": [WireName.getUserConsentForLDA],
         "deviceSignature": [WireName.getDeviceSignature],
-        "setIDVDocumentScanProcessStartConfirmation": [WireName.getIDVDocumentScanProcessStartConfirmation, uploadIDVDocumentPages],
+        "setIDVDocumentScanProcessStartConfirmation": [WireName.getIDVDocumentScanProcessStartConfirmation, uploadIDVDocumentPages,
+                                                       WireName.readIDVDocumentChip],
         "documentCapture": [uploadIDVDocumentPages],
+        "chipRead": [WireName.readIDVDocumentChip],
         "setIDVConfirmDocumentDetails": [WireName.getIDVConfirmDocumentDetails],
         "rescanIDVDocument": [WireName.getIDVConfirmDocumentDetails],
         "cancelPassword": [WireName.getPassword],
@@ -131,8 +134,8 @@ public enum WireMapping {
     }
 
     /// The upload answer of captured document pages (``DocumentPagesAnswer``), with the chip's files when read.
-    public static func documentAnswer(_ pages: [CapturedPage], chip: ChipFilesPayload? = nil) -> DocumentPagesAnswer {
-        DocumentPagesAnswer(pages: pages.map { DocumentPagesAnswer.Page(pageIndex: $0.pageIndex, image: $0.image) }, chip: chip)
+    public static func documentAnswer(_ pages: [CapturedPage], chip: ChipFilesPayload? = nil, chipFollows: Bool? = nil) -> DocumentPagesAnswer {
+        DocumentPagesAnswer(pages: pages.map { DocumentPagesAnswer.Page(pageIndex: $0.pageIndex, image: $0.image) }, chip: chip, chipFollows: chipFollows)
     }
 
     /// The upload answer of a captured selfie (``SelfieFramesAnswer``): frames oldest first, their rate, ``selfieMetaData(_:useBackCamera:)``,
@@ -200,6 +203,10 @@ public enum WireMapping {
             return .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: wf)
         },
         uploadIDVDocumentPages: { ch in
+            guard let wf = workflow(ch) else { return unknown(ch) }
+            return .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: wf)
+        },
+        WireName.readIDVDocumentChip: { ch in
             guard let wf = workflow(ch) else { return unknown(ch) }
             return .getIDVDocumentScanProcessStartConfirmation(idvWorkflow: wf)
         },

@@ -1,3 +1,4 @@
+import ChipAccess
 import EMRTD
 import FaceKit
 import Foundation
@@ -42,6 +43,13 @@ public final class EMRTDChipVerifier: ChipVerifying, @unchecked Sendable {
             cached = (key, trust)
             return trust
         }
+    }
+
+    /// SHA-1(MRZ_information) (ICAO 9303-11 §9.7.2) of the printed MRZ, as ChipAccess's ``MRZKey`` spells
+    /// MRZ_information for a terminal; nil when the lines are not an MRZ with a document number and both dates.
+    public func mrzInformationDigest(printedMRZ: [String]) -> [UInt8]? {
+        guard let key = try? MRZKey(mrzLines: printedMRZ) else { return nil }
+        return DigestAlgorithm.sha1.digest(Array(key.information.utf8))
     }
 
     public func verify(_ chip: ChipData, challenge: [UInt8]?, printedMRZ: [String], trust records: [TrustMaterialRecord], now: Int) throws -> ChipEvidence {

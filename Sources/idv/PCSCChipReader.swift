@@ -19,7 +19,13 @@ import IDVKit
 /// A wrong MRZ or CAN (the chip's 6300 / 63Cx) is said on the screen (`chip: access denied — …`) and the screen is
 /// asked again; no reader, no card within `wait` seconds, a card removed mid-read, a timeout or a secure-messaging
 /// failure end the capture with a ``CaptureError`` naming it (the SDK answers 1008: nothing is uploaded).
-final class PCSCChipReader: ChipReaderProvider, @unchecked Sendable {
+///
+/// Two-part upload (``ChipReaderAfterPages``): the SDK sends the pages with `"chip_follows": true` and the server,
+/// having read the MRZ on the photo, asks `readIDVDocumentChip` with SHA-1(MRZ_information). The chip is opened with
+/// that digest (BAC K_seed, or PACE with the MRZ password) and nothing is typed; the `chip-access` screen asks the
+/// holder only when the server read no MRZ (`can_required`) or the chip refuses the digest (a chip that offers PACE
+/// with the CAN only, or a misread MRZ).
+final class PCSCChipReader: ChipReaderAfterPages, @unchecked Sendable {
     // @unchecked: immutable after init; it asks on the SDK work queue while the screens wait (as PresencePrompt).
     let readerName: String?
     let wait: Double
@@ -35,6 +41,29 @@ final class PCSCChipReader: ChipReaderProvider, @unchecked Sendable {
         self.wait = wait
         self.ui = ui
         self.answers = answers
+    }
+
+    func readChip(workflow: RDNAIDVWorkflow, request: RDNAChipReadRequest) throws(CaptureError) -> CapturedChip? {
+        if !request.canRequired, let octets = request.mrzInformationDigest, let digest = try? MRZInformationDigest(octets: octets) {
+            ui.screen("chip-access", "Place the document on the reader. Its chip opens with the MRZ read from the photo.")
+            do {
+                return try read(.mrzDigest(digest), challenge: request.challenge)
+            } catch ChipAccessError.accessDenied {
+                ui.fact("chip", "the chip refused the MRZ read from the photo; give its CAN or MRZ")
+            } catch let e as ChipAccessError {
+                switch e {
+                case .unsupportedProtocol, .unexpectedStatus, .authenticationFailed:
+                    // PACE with the CAN only, or a chip that would not take the MRZ password.
+                    ui.fact("chip", "the chip did not open with the MRZ (\(e.description)); give its CAN")
+                default:
+                    ui.fact("chip", "not read: \(e.description)")
+                    throw CaptureError("chip reading: \(e.description)")
+                }
+            } catch {
+                throw CaptureError("chip reading: \(error)")
+            }
+        }
+        return try readChip(workflow: workflow, challenge: request.challenge)
     }
 
     func readChip(workflow: RDNAIDVWorkflow, challenge: RDNAChipChallenge?) throws(CaptureError) -> CapturedChip? {

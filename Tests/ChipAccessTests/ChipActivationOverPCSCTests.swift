@@ -6,10 +6,12 @@ import VirtualEMRTD
 import XCTest
 
 /// Seed 002's activation flow with the chip read over PC/SC, end to end: the sample app `idv --chip-reader pcsc`
-/// activates a fresh user against a real `idvd serve` (activation code → document page + chip → document details →
-/// selfie → consent → password → logged in). The document's chip is the virtual eMRTD loaded from an
-/// `idvd specimen --chip` folder, in the vpcd reader of a private pcscd (Debian pcscd + vsmartcard-vpcd); `idv`
-/// opens it with PACE, runs Chip Authentication and has it sign the server's own `chip_challenge`. The server
+/// activates a fresh user against a real `idvd serve` (activation code → document page, `"chip_follows": true` →
+/// `readIDVDocumentChip` → chip → document details → selfie → consent → password → logged in). The document's chip
+/// is the virtual eMRTD loaded from an `idvd specimen --chip` folder, in the vpcd reader of a private pcscd (Debian
+/// pcscd + vsmartcard-vpcd); `idv` opens it with PACE keyed by the server's SHA-1(MRZ_information) from the MRZ it
+/// read on the photo — nothing typed — runs Chip Authentication and has it sign the server's own `chip_challenge`.
+/// A page whose MRZ is not the chip's makes the chip refuse the digest: only then is the holder asked (CAN or MRZ). The server
 /// verifies Active Authentication after passive authentication (its audit's `idv.document_read` says so) and the
 /// document details show the "Chip verification" check. A copy (another AA key), a clone replaying a recorded
 /// signature and a wrong CAN / MRZ each get their own result; the first two make the document INVALID and the
@@ -31,6 +33,10 @@ final class ChipActivationOverPCSCTests: XCTestCase {
         let spec = try IDVD.run(["specimen", "--format", "td3", "--seed", "9", "--out", dir, "--jpeg", "90", "--chip", "--portrait", portrait])
         XCTAssertEqual(spec.status, 0, spec.errors)
         let page = dir + "/specimen-9.jpg", chip = dir + "/specimen-9.chip"
+        // Another holder's page (same portrait): its MRZ does not open chip 9.
+        let other = try IDVD.run(["specimen", "--format", "td3", "--seed", "10", "--out", dir, "--jpeg", "90", "--portrait", portrait])
+        XCTAssertEqual(other.status, 0, other.errors)
+        let otherPage = dir + "/specimen-10.jpg"
         try server.start(timeout: 20)
         let trust = try server.admin(["trust", "import", dir + "/test-pki/csca.cer", dir + "/test-pki/csca.crl"])
         XCTAssertEqual(trust.status, 0, trust.errors)
@@ -42,7 +48,7 @@ final class ChipActivationOverPCSCTests: XCTestCase {
         /// One `idv` run: a fresh user created for activation with IDV (workflow 0), the activation code, the page
         /// with `chipAccess` answered on the chip-access screen, then `rest` (the screens after the document
         /// details). Returns the user and what `idv` printed, and its exit status.
-        func activate(_ chipAccess: [String], then rest: [String]) throws -> (user: String, out: String, status: Int32) {
+        func activate(_ chipAccess: [String], page: String = page, then rest: [String]) throws -> (user: String, out: String, status: Int32) {
             users += 1
             let user = "chipact\(users)"
             let created = try server.admin(["create-user", user])
@@ -83,14 +89,18 @@ final class ChipActivationOverPCSCTests: XCTestCase {
         }
         func loggedIn(_ out: String) -> Bool { out.contains("RESULT flow=activation event=onUserLoggedIn error=0 status=100 verdict=MATCHED") }
 
-        // The genuine chip, PACE with the CAN: CA and AA run; the server verifies AA on its own challenge and the chip
-        // is genuine: "Chip verification" PASSED, the document VALID, the activation ends logged in.
+        // The genuine chip, opened with the server's digest of the MRZ it read on the photo (PACE with the MRZ
+        // password; no chip-access answer in the script: asking the holder would leave the script short): CA and AA
+        // run; the server verifies AA on its own challenge and the chip is genuine: "Chip verification" PASSED, the
+        // document VALID, the activation ends logged in.
         var link = try ChipLab.insert(VirtualChip(folder: try ChipFolder(directory: chip)), self)
-        let genuine = try activate(["can \(can)"], then: toLoggedIn)
+        let genuine = try activate([], then: toLoggedIn)
         XCTAssertEqual(genuine.status, 0, genuine.out)
         XCTAssertTrue(genuine.out.contains("challenge_mode: IDV_ACTIVATION (8)"), genuine.out)
+        XCTAssertTrue(genuine.out.contains("Its chip opens with the MRZ read from the photo."), genuine.out)
+        XCTAssertFalse(genuine.out.contains("give its CAN"), genuine.out)
         XCTAssertTrue(genuine.out.contains("chip protocols: PACE CA AA"), genuine.out)
-        XCTAssertTrue(genuine.out.contains("password CAN"), genuine.out)
+        XCTAssertTrue(genuine.out.contains("password MRZ"), genuine.out)
         XCTAssertTrue(genuine.out.contains("check: Chip verification: PASSED"), genuine.out)
         XCTAssertTrue(genuine.out.contains("overall_status: VALID"), genuine.out)
         XCTAssertTrue(loggedIn(genuine.out), genuine.out)
@@ -102,23 +112,17 @@ final class ChipActivationOverPCSCTests: XCTestCase {
         XCTAssertEqual(read["chip_authentication_reported"]?.stringValue, "verified")
         XCTAssertEqual(read["result"]?.stringValue, "VALID")
 
-        // A wrong CAN: said on the chip-access screen, asked again; the MRZ (PACE with the MRZ) then opens it: genuine.
-        let retried = try activate(["can \(wrongCAN)", "mrz \(mrz.joined(separator: " "))"], then: toLoggedIn)
-        XCTAssertEqual(retried.status, 0, retried.out)
-        XCTAssertTrue(retried.out.contains("chip: access denied — the chip refused the MRZ or CAN"), retried.out)
-        XCTAssertTrue(retried.out.contains("password MRZ"), retried.out)
-        XCTAssertTrue(retried.out.contains("check: Chip verification: PASSED"), retried.out)
-        XCTAssertTrue(loggedIn(retried.out), retried.out)
-        XCTAssertEqual(try documentRead(retried.user)["chip"]?.stringValue, "genuine")
-
-        // A wrong MRZ (another birth date), then the holder skips the chip: the page goes alone, the chip is not
-        // verified ("Chip verification" NOT_PERFORMED) and the activation goes on with the page's portrait.
+        // Another holder's page on this chip: the chip refuses the server's digest, and only then is the holder asked;
+        // a wrong CAN is said and asked again, a wrong MRZ (another birth date) too; the holder then skips the chip:
+        // the page goes alone, the chip is not verified ("Chip verification" NOT_PERFORMED) and the activation goes on
+        // with the page's portrait.
         var badMRZ = mrz
         let line2 = Array(badMRZ[1])
         badMRZ[1] = String(line2[0..<13]) + (line2[13] == "0" ? "1" : "0") + String(line2[14...])
-        let denied = try activate(["mrz \(badMRZ.joined(separator: " "))", "skip"], then: toLoggedIn)
+        let denied = try activate(["can \(wrongCAN)", "mrz \(badMRZ.joined(separator: " "))", "skip"], page: otherPage, then: toLoggedIn)
         XCTAssertEqual(denied.status, 0, denied.out)
-        XCTAssertTrue(denied.out.contains("chip: access denied — the chip refused the MRZ or CAN"), denied.out)
+        XCTAssertTrue(denied.out.contains("chip: the chip refused the MRZ read from the photo; give its CAN or MRZ"), denied.out)
+        XCTAssertEqual(denied.out.components(separatedBy: "chip: access denied — the chip refused the MRZ or CAN").count - 1, 2, denied.out)
         XCTAssertTrue(denied.out.contains("chip: not read (skipped)"), denied.out)
         XCTAssertTrue(denied.out.contains("check: Chip verification: NOT_PERFORMED"), denied.out)
         read = try documentRead(denied.user)
@@ -133,7 +137,7 @@ final class ChipActivationOverPCSCTests: XCTestCase {
         let clone = VirtualChip(folder: try ChipFolder(directory: chip))
         clone.faults = [.replayActiveAuthentication(signature: oldSignature)]
         link = try ChipLab.insert(clone, self)
-        let replayed = try activate(["can \(can)"], then: cancelled)
+        let replayed = try activate([], then: cancelled)
         XCTAssertTrue(replayed.out.contains("check: Chip verification: FAILED"), replayed.out)
         XCTAssertTrue(replayed.out.contains("document_error: The chip's response was made for another verification, not this one: it may have been replayed."), replayed.out)
         XCTAssertTrue(replayed.out.contains("overall_status: INVALID"), replayed.out)
@@ -149,7 +153,7 @@ final class ChipActivationOverPCSCTests: XCTestCase {
         // with its own sentence on the document details.
         ChipLab.remove(link)
         link = try ChipLab.insert(VirtualChip(folder: try ChipFolder(directory: chip + "/variants/copy")), self)
-        let copy = try activate(["mrz \(mrz.joined(separator: " "))"], then: cancelled)
+        let copy = try activate([], then: cancelled)
         XCTAssertTrue(copy.out.contains("chip protocols: ") && copy.out.contains(" AA\n"), copy.out)
         XCTAssertTrue(copy.out.contains("check: Chip verification: FAILED"), copy.out)
         XCTAssertTrue(copy.out.contains("document_error: The chip failed to prove it holds its own key: it may be a copy of a genuine chip."), copy.out)

@@ -7,8 +7,10 @@ import XCTest
 
 /// The whole chip path, end to end: the sample app `idv --chip-reader pcsc` runs seed 003's additional document scan
 /// against a real `idvd serve`; the document's chip is the virtual eMRTD loaded from an `idvd specimen --chip`
-/// folder, in the vpcd reader of a private pcscd. `idv` reads it (PACE with the CAN or the MRZ, Chip
-/// Authentication) and the chip signs the server's own `chip_challenge`; the server verifies Active Authentication
+/// folder, in the vpcd reader of a private pcscd. The pages go first (`"chip_follows": true`); `idv` reads the chip
+/// with the server's SHA-1(MRZ_information) from the MRZ it read on the photo (PACE with the MRZ password, nothing
+/// typed; the holder is asked only when the chip refuses it), runs Chip Authentication, and the chip signs the
+/// server's own `chip_challenge` (`readIDVDocumentChip`); the server verifies Active Authentication
 /// after passive authentication and reports the chip genuine. A copy (another AA key), a clone replaying a
 /// recorded signature and a wrong CAN/MRZ each get their own result.
 final class ChipFlowOverPCSCTests: XCTestCase {
@@ -27,6 +29,10 @@ final class ChipFlowOverPCSCTests: XCTestCase {
         let spec = try IDVD.run(["specimen", "--format", "td3", "--seed", "9", "--out", dir, "--jpeg", "90", "--chip", "--portrait", portrait])
         XCTAssertEqual(spec.status, 0, spec.errors)
         let page = dir + "/specimen-9.jpg", chip = dir + "/specimen-9.chip"
+        // Another holder's page: its MRZ does not open chip 9.
+        let other = try IDVD.run(["specimen", "--format", "td3", "--seed", "10", "--out", dir, "--jpeg", "90", "--portrait", portrait])
+        XCTAssertEqual(other.status, 0, other.errors)
+        let otherPage = dir + "/specimen-10.jpg"
         try server.start(timeout: 20)
         let trust = try server.admin(["trust", "import", dir + "/test-pki/csca.cer", dir + "/test-pki/csca.crl"])
         XCTAssertEqual(trust.status, 0, trust.errors)
@@ -37,7 +43,7 @@ final class ChipFlowOverPCSCTests: XCTestCase {
         var users = 0
         /// One `idv` run: activation of a fresh user, one additional document scan answering `chipAccess` on the
         /// chip-access screen, quit. Returns what it printed.
-        func scan(_ chipAccess: [String]) throws -> String {
+        func scan(_ chipAccess: [String], page: String = page) throws -> String {
             users += 1
             let user = "chip\(users)"
             let created = try server.admin(["create-user", user, "--no-idv"])
@@ -56,25 +62,24 @@ final class ChipFlowOverPCSCTests: XCTestCase {
         }
         func nfc(_ out: String) -> String? { out.split(separator: "\n").first { $0.hasPrefix("  nfc: ") }.map { String($0.split(separator: ":", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces) } }
 
-        // The genuine chip, PACE with the CAN: CA and AA run, the server reports it genuine.
+        // The genuine chip, opened with the server's digest (PACE with the MRZ password; the script types no key):
+        // CA and AA run, the server reports it genuine.
         var link = try ChipLab.insert(VirtualChip(folder: try ChipFolder(directory: chip)), self)
-        let genuine = try scan(["can \(can)"])
+        let genuine = try scan([])
+        XCTAssertTrue(genuine.contains("Its chip opens with the MRZ read from the photo."), genuine)
         XCTAssertTrue(genuine.contains("chip protocols: PACE CA AA"), genuine)
-        XCTAssertTrue(genuine.contains("password CAN"), genuine)
+        XCTAssertTrue(genuine.contains("password MRZ"), genuine)
         XCTAssertEqual(nfc(genuine), "is_nfc_document=true nfc_scan_status=OK reason=genuine", genuine)
 
-        // A wrong CAN: said on the screen, asked again; then the MRZ (PACE with the MRZ) reads it.
-        let retried = try scan(["can \(wrongCAN)", "mrz \(mrz.joined(separator: " "))"])
-        XCTAssertTrue(retried.contains("chip: access denied — the chip refused the MRZ or CAN"), retried)
-        XCTAssertTrue(retried.contains("password MRZ"), retried)
-        XCTAssertEqual(nfc(retried), "is_nfc_document=true nfc_scan_status=OK reason=genuine", retried)
-
-        // A wrong MRZ (another birth date), then the holder gives up: the pages go alone.
+        // Another holder's page on this chip: the chip refuses the digest and only then is the holder asked; a wrong
+        // CAN and a wrong MRZ (another birth date) are each said and asked again; the holder gives up: the pages go
+        // alone.
         var badMRZ = mrz
         let line2 = Array(badMRZ[1])
         badMRZ[1] = String(line2[0..<13]) + (line2[13] == "0" ? "1" : "0") + String(line2[14...])
-        let denied = try scan(["mrz \(badMRZ.joined(separator: " "))", "skip"])
-        XCTAssertTrue(denied.contains("chip: access denied — the chip refused the MRZ or CAN"), denied)
+        let denied = try scan(["can \(wrongCAN)", "mrz \(badMRZ.joined(separator: " "))", "skip"], page: otherPage)
+        XCTAssertTrue(denied.contains("chip: the chip refused the MRZ read from the photo; give its CAN or MRZ"), denied)
+        XCTAssertEqual(denied.components(separatedBy: "chip: access denied — the chip refused the MRZ or CAN").count - 1, 2, denied)
         XCTAssertTrue(denied.contains("chip: not read (skipped)"), denied)
         XCTAssertFalse(denied.contains("reason=genuine"), denied)
 
@@ -85,13 +90,13 @@ final class ChipFlowOverPCSCTests: XCTestCase {
         let clone = VirtualChip(folder: try ChipFolder(directory: chip))
         clone.faults = [.replayActiveAuthentication(signature: oldSignature)]
         link = try ChipLab.insert(clone, self)
-        let replayed = try scan(["can \(can)"])
+        let replayed = try scan([])
         XCTAssertEqual(nfc(replayed), "is_nfc_document=true nfc_scan_status=ERROR reason=active_authentication_replayed", replayed)
 
         // A copy: the genuine files, another AA key: AA fails.
         ChipLab.remove(link)
         link = try ChipLab.insert(VirtualChip(folder: try ChipFolder(directory: chip + "/variants/copy")), self)
-        let copy = try scan(["mrz \(mrz.joined(separator: " "))"])
+        let copy = try scan([])
         XCTAssertTrue(copy.contains("chip protocols: ") && copy.contains(" AA\n"), copy)
         XCTAssertEqual(nfc(copy), "is_nfc_document=true nfc_scan_status=ERROR reason=active_authentication_failed", copy)
         ChipLab.remove(link)

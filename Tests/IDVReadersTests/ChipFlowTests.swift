@@ -194,6 +194,64 @@ final class ChipFlowTests: XCTestCase {
         XCTAssertEqual(read?["active_authentication_detail"], "rsa-iso9796-2-sha256")
     }
 
+    /// The chip after the pages (`"chip_follows": true`, docs/PROTOCOL.md): the server reads the page, then asks
+    /// `readIDVDocumentChip` with a fresh chip challenge and SHA-1(MRZ_information) of the MRZ it read (ICAO 9303-11
+    /// §9.7.2, spelled here from the MRZ's fields); the chip files answering it give the same verdict as the one-part
+    /// upload; a skip is the page alone; `chip_follows` with `chip`, or an empty chip answer, is refused (1001).
+    func testTheChipAfterThePagesIsKeyedByTheMRZTheServerRead() throws {
+        try RealImages.requireModels()
+        let server = try ServerProcess()
+        let (page, chipDir, pki) = try Self.specimen(in: server.dir)
+        try server.start()
+        _ = try server.admin(["trust", "import", pki.appendingPathComponent("csca.cer").path, pki.appendingPathComponent("csca.crl").path])
+        let api = try Self.loggedIn(server, "olga")
+        let pages: JSONValue = [["page_index": 0, "image": .string(page.base64EncodedString())]]
+        // MRZ_information of the TD3 line 2: document number + check digit, birth date + check digit, expiry + check digit.
+        let line2 = Array(try DG1([UInt8](try Data(contentsOf: chipDir.appendingPathComponent("DG1.bin")))).lines[1])
+        let information = String(line2[0..<10]) + String(line2[13..<20]) + String(line2[21..<28])
+        let expected = DigestAlgorithm.sha1.digest(Array(information.utf8))
+
+        func askChip(_ reason: String) throws -> WireChallenge {
+            try api.startFlow("idv.postlogin.document_scan", ["reason": .string(reason)])
+            let upload = try XCTUnwrap(try api.answer(["is_confirm": true]).challenge)
+            let both = try api.answer(["pages": pages, "chip_follows": true, "chip": try Self.chipPayload(chipDir)], to: upload, route: "/v1/session/upload")
+            XCTAssertEqual(both.error?.longErrorCode, 1001, "\(String(describing: both.error))")
+            let ask = try XCTUnwrap(try api.answer(["pages": pages, "chip_follows": true], to: upload, route: "/v1/session/upload").challenge)
+            XCTAssertEqual(ask.name, WireName.readIDVDocumentChip)
+            return ask
+        }
+
+        let ask = try askChip("Chip after the page")
+        let request = try ask.payload.decode(DocumentChipReadRequest.self)
+        XCTAssertEqual(request.digest, expected)
+        XCTAssertEqual(request.mrzInformationDigest?.count, 40)
+        XCTAssertFalse(request.canRequired)
+        let challenge = try XCTUnwrap(request.chipChallenge?.challenge)
+        let empty = try api.answer([:], to: ask, route: "/v1/session/upload")
+        XCTAssertEqual(empty.error?.longErrorCode, 1001, "\(String(describing: empty.error))")
+        let answered = try api.answer(["chip": try JSONValue(encoding: try SimulatedChip.payload(chipDir, challenge: challenge))],
+                                      to: ask, route: "/v1/session/upload")
+        let twoPart = try XCTUnwrap(answered.event, "\(String(describing: answered.error))").payload.decode(AdditionalDocumentScanDetails.self).documentStatus
+        XCTAssertEqual(twoPart.nfcScanStatus, "OK")
+        XCTAssertEqual(twoPart.nfcScanStatusReasonCode, "genuine")
+        XCTAssertEqual(twoPart.overallDocumentStatus, .ok, "\(twoPart.errorList) \(twoPart.warningList)")
+        // The same page and chip in one upload: the same verdict and checks.
+        let onePart = try Self.scan(api, page, chipDir: chipDir)
+        XCTAssertEqual(twoPart.checksPerformed.map(\.checkName), onePart.checksPerformed.map(\.checkName))
+        XCTAssertEqual(twoPart.checksPerformed.map(\.checkStatus), onePart.checksPerformed.map(\.checkStatus))
+        XCTAssertEqual(twoPart.nfcScanStatusReasonCode, onePart.nfcScanStatusReasonCode)
+
+        // A skip: the page alone.
+        let skipAsk = try askChip("Skip the chip")
+        let skipped = try api.answer(["skip": true], to: skipAsk, route: "/v1/session/upload")
+        let pageOnly = try XCTUnwrap(skipped.event, "\(String(describing: skipped.error))").payload.decode(AdditionalDocumentScanDetails.self).documentStatus
+        XCTAssertEqual(pageOnly.nfcScanStatus, "NOT DONE")
+        XCTAssertEqual(pageOnly.nfcScanStatusReasonCode, "no_chip_data")
+        // The digest is never written to the server's log.
+        XCTAssertFalse(((try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? "").contains(ChipHex.encode(expected)), "the digest in the log")
+        XCTAssertEqual(server.stop(), 0)
+    }
+
     /// Bad chip input is refused clearly and changes nothing stored: not base64, an unknown data
     /// group, a wrong shape (1001), an EF.SOD that is garbage CMS, truncated, or declares 1 GB (1050).
     func testMalformedChipPayloadsAreRefusedWithNothingStored() throws {

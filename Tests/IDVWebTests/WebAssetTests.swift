@@ -154,15 +154,15 @@ final class WebAssetTests: XCTestCase {
             return m.split(separator: "'").dropFirst().first.map(String.init)
         }
         let challenges = [WireName.getUser, WireName.getActivationCode, WireName.getPassword, WireName.getUserConsentForLDA, WireName.getDeviceSignature,
-                          WireName.getIDVDocumentScanProcessStartConfirmation, WireName.uploadIDVDocumentPages, WireName.getIDVConfirmDocumentDetails,
+                          WireName.getIDVDocumentScanProcessStartConfirmation, WireName.uploadIDVDocumentPages, WireName.readIDVDocumentChip, WireName.getIDVConfirmDocumentDetails,
                           WireName.getIDVSelfieProcessStartConfirmation, WireName.uploadIDVSelfieFrames, WireName.getIDVSelfieConfirmation,
                           WireName.getIDVBiometricOptInConsent, WireName.onIDVOptInCapturedFrameConfirmation]
         let events = [WireName.onUserLoggedIn, WireName.onUserLoggedOff, WireName.onAuthStateReset, WireName.onIDVActivatedCustomerKYCResponse,
                       WireName.onIDVAdditionalDocumentScan, WireName.onIDVCheckUserBiometricTemplateStatus,
                       WireName.onIDVServerBiometricAuthenticationResult, WireName.onIDVBiometricOptInStatus, WireName.onIDVBiometricOptOutStatus]
         for n in challenges + events { XCTAssertEqual(value(n), n, "protocol.js lacks \(n)") }
-        XCTAssertTrue(js.contains("new Set([Challenge.uploadIDVDocumentPages, Challenge.uploadIDVSelfieFrames])"))
-        XCTAssertEqual(WireName.uploadChallenges, [WireName.uploadIDVDocumentPages, WireName.uploadIDVSelfieFrames], "protocol.js's upload set")
+        XCTAssertTrue(js.contains("new Set([Challenge.uploadIDVDocumentPages, Challenge.uploadIDVSelfieFrames, Challenge.readIDVDocumentChip])"))
+        XCTAssertEqual(WireName.uploadChallenges, [WireName.uploadIDVDocumentPages, WireName.uploadIDVSelfieFrames, WireName.readIDVDocumentChip], "protocol.js's upload set")
         for (k, flow) in [("activation", FlowName.activation), ("kyc", FlowName.kyc), ("documentScan", FlowName.documentScan),
                           ("serverBiometric", FlowName.serverBiometric), ("templateStatus", FlowName.templateStatus),
                           ("optIn", FlowName.optIn), ("optOut", FlowName.optOut)] {

@@ -30,6 +30,10 @@ public protocol DocumentReading: Sendable {
 /// and nothing is stored; anything else is an internal error.
 public protocol ChipVerifying: Sendable {
     func verify(_ chip: ChipData, challenge: [UInt8]?, printedMRZ: [String], trust: [TrustMaterialRecord], now: Int) throws -> ChipEvidence
+    /// SHA-1(MRZ_information) of the printed MRZ's lines (ICAO 9303-11 §9.7.2: document number, date of birth and
+    /// date of expiry with their check digits), 20 octets — the chip's BAC/PACE access key; nil when the lines are not
+    /// an MRZ with those fields.
+    func mrzInformationDigest(printedMRZ: [String]) -> [UInt8]?
 }
 
 /// Compares the portrait printed on a document page with the chip's DG2 face (production adapter:

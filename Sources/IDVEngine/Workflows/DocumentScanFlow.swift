@@ -21,15 +21,22 @@ struct DocumentScanFlow: IDVFlowSteps {
         switch state.step {
         case .start: return try parseConfirm(a)
         case .upload: return try parsePages(a, settings.workflow)
+        case .chip: return try parseDocumentChip(a)
         case .confirm: throw IDVError(.internalError, "document scan in unexpected step")
         }
     }
 
     func evidence(_ state: State, input: IDVInput, settings: EngineSettings) -> EvidenceRequest {
-        if case let .upload(challenge) = state.step, case let .pages(pages, chip) = input {
+        switch (state.step, input) {
+        case let (.upload(challenge), .pages(pages, chip)):
             return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
+        case let (.upload, .pagesThenChip(pages)):
+            return .document(pages: pages, chip: nil, chipChallenge: nil)
+        case let (.chip(challenge, pages), .chipFiles(chip)):
+            return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
+        default:
+            return .none
         }
-        return .none
     }
 
     func reduce(_ state: State, input: IDVInput, evidence: Evidence, facts: Facts, env: FlowEnv) throws -> Transition<State> {
@@ -39,7 +46,10 @@ struct DocumentScanFlow: IDVFlowSteps {
         switch state.step {
         case .start:
             return try lift(r, documentStart(r, input, env), effects, facts: facts, env: env) { $0 }
-        case .upload:
+        case .upload, .chip:
+            if case let .pagesThenChip(pages) = input, case let .success(t)? = evidence.document {
+                return try lift(r, askDocChip(r, env, pages: pages, read: t.value), effects, facts: facts, env: env) { $0 }
+            }
             let (next, read) = try documentUpload(&r, input, evidence, facts, env, &effects)
             guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { $0 } }
             let scanID = env.newID()

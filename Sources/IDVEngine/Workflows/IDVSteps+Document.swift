@@ -20,6 +20,18 @@ extension IDVFlowSteps {
                                                             error: error))
     }
 
+    /// `readIDVDocumentChip` after pages sent with `"chip_follows": true` and read: a fresh chip challenge and
+    /// SHA-1(MRZ_information) of the MRZ read from the pages (IDVCore ``DocumentChipReadRequest``; absent when no MRZ
+    /// was read). The pages wait in the step (sealed with the flow state); the digest is never logged or audited.
+    func askDocChip(_ r: IDVRun, _ env: FlowEnv, pages: [Data], read: DocumentEvidence) -> StepResult<DocumentStep> {
+        let challenge = ChipChallengePayload(challenge: env.crypto.randomBytes(ChipChallengePayload.challengeBytes),
+                                             expiresAt: r.startedAt + env.policy.flowTimeoutSeconds)
+        let digest = read.mrzLines.isEmpty ? nil : services.chips?.mrzInformationDigest(printedMRZ: read.mrzLines)
+        return .ask(.chip(chipChallenge: challenge, pages: pages),
+                    spec(WireName.readIDVDocumentChip, r, attemptsLeft: docLeft(r, env),
+                         payload: Self.payload(DocumentChipReadRequest(chipChallenge: challenge, mrzInformationDigest: digest))))
+    }
+
     /// `getIDVDocumentScanProcessStartConfirmation` answered.
     func documentStart(_ r: IDVRun, _ input: IDVInput, _ env: FlowEnv) -> StepResult<DocumentStep> {
         guard case .confirm(true) = input else { return .end(.cancelled(preLogin: kind.preLogin)) }

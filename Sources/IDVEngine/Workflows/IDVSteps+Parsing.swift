@@ -43,7 +43,24 @@ extension IDVFlowSteps {
             }
             pages[idx] = try Self.image(p.image, "payload.pages[\(i)].image")
         }
+        if upload.chipFollows == true {
+            guard upload.chip == nil else { throw IDVError(.malformedRequest, "payload.chip_follows and payload.chip exclude each other") }
+            // A server that verifies no chips asks for none: the pages are the whole upload.
+            return services.chips == nil ? .pages(pages, chip: nil) : .pagesThenChip(pages)
+        }
         return .pages(pages, chip: try upload.chip.map(Self.chip))
+    }
+
+    /// The `readIDVDocumentChip` answer (IDVCore ``DocumentChipAnswer``): the chip files, a skip, or a cancel.
+    func parseDocumentChip(_ a: WireAnswer) throws -> IDVInput {
+        if try isCancel(a) { return .cancel }
+        let sent = try answer(a, as: DocumentChipAnswer.self)
+        if let chip = sent.chip {
+            guard sent.skip != true else { throw IDVError(.malformedRequest, "payload.chip and payload.skip exclude each other") }
+            return .chipFiles(try Self.chip(chip))
+        }
+        guard sent.skip == true else { throw IDVError(.malformedRequest, "payload.chip (the chip files) or payload.skip: true is required") }
+        return .chipFiles(nil)
     }
 
     /// The `payload.chip` of a document upload (IDVCore ``ChipFilesPayload``: base64 EF.SOD, EF.COM,

@@ -157,7 +157,14 @@ struct IDVState<Step: Codable & Sendable & Equatable>: Codable, Sendable, Equata
 /// The document step's places. The upload carries the chip challenge it issued (ICAO 9303-11 §6.1 Active
 /// Authentication; nil when this server verifies no chips): sealed with the flow state, fresh for every upload asked,
 /// gone when the step moves on.
-enum DocumentStep: Codable, Sendable, Equatable { case start, upload(chipChallenge: ChipChallengePayload?), confirm }
+///
+/// `chip` is the second part of a two-part upload (`"chip_follows": true`, IDVCore ``DocumentChipReadRequest``): the
+/// pages were read, and are kept here (sealed with the flow state) until the chip's answer, when they are read again
+/// with the chip files exactly as a one-part upload is — the same evidence and the same judgement.
+enum DocumentStep: Codable, Sendable, Equatable {
+    case start, upload(chipChallenge: ChipChallengePayload?), confirm
+    case chip(chipChallenge: ChipChallengePayload?, pages: [Data])
+}
 
 /// The selfie step's places; the active liveness challenge (server-issued) rides with them.
 enum SelfieStep: Codable, Sendable, Equatable {
@@ -176,6 +183,10 @@ enum IDVInput: Sendable {
     case cancel
     /// Document pages, and the chip files sent beside them (nil: none).
     case pages([Data], chip: ChipData?)
+    /// Document pages sent with `"chip_follows": true`: the chip is read after them (`readIDVDocumentChip`).
+    case pagesThenChip([Data])
+    /// The `readIDVDocumentChip` answer: the chip files (nil: the client skipped the chip).
+    case chipFiles(ChipData?)
     /// The frames (oldest first), their rate, the capture's sanitised `meta_data`, and what presence
     /// the server asked of them (with the frames' times under an illumination sequence).
     case frames([Data], framesPerSecond: Double?, metaData: SelfieCaptureMetadata?, presence: CapturePresence)

@@ -39,6 +39,7 @@ struct IdentityFlow: IDVFlowSteps {
         switch state.step {
         case .document(.start): return try parseConfirm(a)
         case .document(.upload): return try parsePages(a, settings.workflow)
+        case .document(.chip): return try parseDocumentChip(a)
         case .document(.confirm): return try parseDocumentDetails(a)
         case .selfie(.start): return try parseSelfieStart(a)
         case .selfie(.upload): return try parseFrames(a, settings.workflow, challenge)
@@ -63,6 +64,10 @@ struct IdentityFlow: IDVFlowSteps {
         switch (state.step, input) {
         case let (.document(.upload(challenge)), .pages(pages, chip)):
             return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
+        case let (.document(.upload), .pagesThenChip(pages)):
+            return .document(pages: pages, chip: nil, chipChallenge: nil)
+        case let (.document(.chip(challenge, pages)), .chipFiles(chip)):
+            return .document(pages: pages, chip: chip, chipChallenge: challenge?.challenge)
         case let (.selfie(.upload(challenge)), .frames(frames, fps, _, presence)):
             let reference: ReferenceRequest = state.run.againstTemplate ? .template(orPortrait: state.run.portraitMedia)
                 : state.run.portraitMedia.map { .portrait($0) } ?? .template(orPortrait: nil)
@@ -79,7 +84,10 @@ struct IdentityFlow: IDVFlowSteps {
         switch state.step {
         case .document(.start):
             return try lift(r, documentStart(r, input, env), effects, facts: facts, env: env) { .document($0) }
-        case .document(.upload):
+        case .document(.upload), .document(.chip):
+            if case let .pagesThenChip(pages) = input, case let .success(t)? = evidence.document {
+                return try lift(r, askDocChip(r, env, pages: pages, read: t.value), effects, facts: facts, env: env) { .document($0) }
+            }
             let (next, read) = try documentUpload(&r, input, evidence, facts, env, &effects)
             guard let (doc, judged) = read else { return try lift(r, next, effects, facts: facts, env: env) { .document($0) } }
             // Keep (sealed) what the next steps need: the portrait for the match — the chip's DG2 when

@@ -21,6 +21,7 @@ export const Challenge = {
   getDeviceSignature: 'getDeviceSignature',
   getIDVDocumentScanProcessStartConfirmation: 'getIDVDocumentScanProcessStartConfirmation',
   uploadIDVDocumentPages: 'uploadIDVDocumentPages',
+  readIDVDocumentChip: 'readIDVDocumentChip',
   getIDVConfirmDocumentDetails: 'getIDVConfirmDocumentDetails',
   getIDVSelfieProcessStartConfirmation: 'getIDVSelfieProcessStartConfirmation',
   uploadIDVSelfieFrames: 'uploadIDVSelfieFrames',
@@ -42,7 +43,7 @@ export const Event = {
 };
 
 // Image-carrying answers go to the upload route (megabytes); every other answer to /answer.
-export const uploadChallenges = new Set([Challenge.uploadIDVDocumentPages, Challenge.uploadIDVSelfieFrames]);
+export const uploadChallenges = new Set([Challenge.uploadIDVDocumentPages, Challenge.uploadIDVSelfieFrames, Challenge.readIDVDocumentChip]);
 
 // Presence by illumination (IDVCore PresencePayloads.swift): the keys of payload.presence, the
 // answer's frame times, and the two ways of declining the flashing screen.
