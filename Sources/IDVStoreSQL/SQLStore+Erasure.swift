@@ -45,7 +45,11 @@ extension SQLDatabase {
         try row("SELECT receipt FROM erasure_receipts WHERE subject_key = ?", [.text(subjectKey)])?.text(0)
     }
 
+    /// Stores the receipt of an erasure (in the caller's transaction). A user id the relying party
+    /// reused after an earlier erasure has an older receipt under the same key: the newest erasure's
+    /// receipt replaces it (the older one stays anchored by its own `user.erased` audit entry).
     public func saveErasureReceipt(subjectKey: String, receiptID: String, json: String, at time: Int) throws {
+        try run("DELETE FROM erasure_receipts WHERE subject_key = ?", [.text(subjectKey)])
         try run("INSERT INTO erasure_receipts (subject_key, receipt_id, receipt, erased_at) VALUES (?,?,?,?)",
                 [.text(subjectKey), .text(receiptID), .text(json), SQLCell(time)])
     }

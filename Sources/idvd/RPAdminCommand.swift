@@ -9,7 +9,7 @@ import IDVOperations
 /// IDVEngine/RelyingParty). Output is JSON; secrets are printed once, by `create`.
 enum RPAdminCommand {
     static let usage = """
-      rp-client create --name N --scope read,links,review
+      rp-client create --name N --scope read,links,review,erase
                                                           a relying-party API client; prints client_id and the secret ONCE
                                                           (send Authorization: Bearer <client_id>.<secret>); audited
       rp-client list                                      every client (id, name, scopes, created, revoked; no secrets)
@@ -28,7 +28,7 @@ enum RPAdminCommand {
         case "create":
             guard pos.count == 1 else { throw CLIError("rp-client create takes --name and --scope, no other arguments") }
             guard let name = opts["name"] else { throw CLIError("rp-client create needs --name N") }
-            guard let scope = opts["scope"] else { throw CLIError("rp-client create needs --scope read,links,review (one or more)") }
+            guard let scope = opts["scope"] else { throw CLIError("rp-client create needs --scope read,links,review,erase (one or more)") }
             try CLI.printJSON(admin.createClient(name: name, scopes: RPScope.parse(scope)))
         case "list":
             guard pos.count == 1 else { throw CLIError("rp-client list takes no arguments") }

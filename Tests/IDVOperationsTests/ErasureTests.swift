@@ -169,6 +169,16 @@ final class ErasureTests: XCTestCase {
         for (k, v) in fields where k.contains("number") || k.contains("name") {
             XCTAssertNil(raw.range(of: Data(v.utf8)), "\(k) still in the file")
         }
+        // The relying party reuses the id for a new person: that person is erasable too, with a receipt of their own.
+        XCTAssertEqual(try IDVDBinary.run(["admin", "create-user", user, "--db", db]).status, 0)
+        let again = try IDVDBinary.run(["admin", "erase-user", user, "--db", db])
+        XCTAssertEqual(again.status, 0, String(decoding: again.stderr, as: UTF8.self))
+        let newer = try JSONDecoder().decode(JSONValue.self, from: again.stdout)
+        XCTAssertNotEqual(newer["receipt_id"], receipt["receipt_id"])
+        XCTAssertEqual(newer["erased"]?["user"], 1)
+        XCTAssertEqual(try JSONDecoder().decode(JSONValue.self, from: try IDVDBinary.run(["admin", "erase-user", user, "--db", db]).stdout), newer,
+                       "asking again answers the newest erasure's receipt")
+        XCTAssertEqual(try rowsAbout(), 0)
         print("erase-user killed \(killedWhole) time(s) before it committed")
     }
 }

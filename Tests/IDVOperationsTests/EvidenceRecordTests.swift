@@ -137,6 +137,24 @@ final class EvidenceRecordTests: XCTestCase {
         let stranger = try http.request("GET", "/v1/rp/users/nobody-here/verified-claims", headers: ["Authorization": "Bearer \(bank.credentials)"])
         XCTAssertEqual(stranger.status, 404)
 
+        // A verification still open (document read, no selfie yet) is signed too, but verified no one: no claims.
+        let open = "evidence.open-32"
+        let openAPI = try server.loggedIn(open)
+        XCTAssertEqual(try openAPI.startFlow("idv.postlogin.kyc", ["reason": "Account opening"]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+        XCTAssertEqual(try openAPI.scanDocument(try TestImages.obamaPassportPage()).challenge?.name, "getIDVConfirmDocumentDetails")
+        let openList = try bank.call("GET", "/v1/rp/users/\(open)/verifications")
+        let openID = try XCTUnwrap(openList.body["items"]?.arrayValue?.first?["verification_id"]?.stringValue, "\(openList.body)")
+        let openEv = try http.request("GET", "/v1/rp/verifications/\(openID)/evidence", headers: ["Authorization": "Bearer \(bank.credentials)"])
+        XCTAssertEqual(openEv.status, 200)
+        let openFile = dir.appendingPathComponent("open.jws")
+        try openEv.body.write(to: openFile)
+        let openChecked = try python(Self.jwcryptoVerify, [jwksFile.path, openFile.path])
+        XCTAssertEqual(openChecked.status, 0, openChecked.out)
+        let openRecord = try JSONDecoder().decode(JSONValue.self, from: Data(openChecked.out.utf8))
+        XCTAssertNil(openRecord["verification"]?["outcome"])
+        XCTAssertNil(openRecord["verified_claims"], "an open verification carries no verified claims")
+        XCTAssertEqual(try http.request("GET", "/v1/rp/users/\(open)/verified-claims", headers: ["Authorization": "Bearer \(bank.credentials)"]).status, 404)
+
         // Rotation: a new key signs, the old one stays listed and the old record still verifies.
         let rotated = try IDVD.run(["admin", "evidence-key", "rotate", "--db", db])
         XCTAssertEqual(rotated.status, 0, rotated.errors)

@@ -49,7 +49,10 @@ extension RelyingPartyAPI {
         ]
         if let tx = view.transactionID { record["transaction_id"] = .string(tx) }
         if let u = r.userID { record["sub"] = .string(u) }
-        if let claims = Self.verifiedClaims(view, time: view.verification.endedAt ?? view.verification.startedAt, processID: tx(view)) {
+        // Verified claims only for a verification that ended `completed`: a run still open, failed,
+        // abandoned or NOT_MATCHED verified no one, even when its document was read.
+        if view.verification.outcome == .completed,
+           let claims = Self.verifiedClaims(view, time: view.verification.endedAt ?? view.verification.startedAt, processID: tx(view)) {
             record["verified_claims"] = claims
         }
         return .object(record)
