@@ -18,31 +18,12 @@ import XCTest
 /// activation asks for another document.
 final class ChipActivationOverPCSCTests: XCTestCase {
     func testActivationReadsTheChipOverPCSCAndTheServerJudgesIt() throws {
-        let models = ProcessInfo.processInfo.environment["IDV_MODELS_DIR"].map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/openidv/models")
-        guard FileManager.default.fileExists(atPath: models.appendingPathComponent("dlib_face_recognition_resnet_model_v1.dat").path) else {
-            throw TestData.missing("dlib models not found in \(models.path) (run scripts/bootstrap)")
-        }
-        let daemon = try ChipLab.daemon()
-        let server = try IDVDProcess(settings: ["shutdown.grace_seconds": "2"])
-        server.environment = ["IDVD_KEY_DIR": server.dir.appendingPathComponent("keys").path]
-        defer { _ = server.stop(within: 15); try? FileManager.default.removeItem(at: server.dir) }
-        let dir = server.dir.appendingPathComponent("specimen").path
-        let portrait = IDVD.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_portrait.jpg").path
+        let lab = try ChipFlowLab()
+        defer { lab.stop() }
+        let (daemon, server) = (lab.daemon, lab.server)
+        let (page, chip, otherPage) = (lab.page, lab.chip, lab.otherPage)
+        let (can, wrongCAN, mrz) = (lab.can, lab.wrongCAN, lab.mrz)
         let live = IDVD.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_live").path
-        let spec = try IDVD.run(["specimen", "--format", "td3", "--seed", "9", "--out", dir, "--jpeg", "90", "--chip", "--portrait", portrait])
-        XCTAssertEqual(spec.status, 0, spec.errors)
-        let page = dir + "/specimen-9.jpg", chip = dir + "/specimen-9.chip"
-        // Another holder's page (same portrait): its MRZ does not open chip 9.
-        let other = try IDVD.run(["specimen", "--format", "td3", "--seed", "10", "--out", dir, "--jpeg", "90", "--portrait", portrait])
-        XCTAssertEqual(other.status, 0, other.errors)
-        let otherPage = dir + "/specimen-10.jpg"
-        try server.start(timeout: 20)
-        let trust = try server.admin(["trust", "import", dir + "/test-pki/csca.cer", dir + "/test-pki/csca.crl"])
-        XCTAssertEqual(trust.status, 0, trust.errors)
-        let can = try String(contentsOfFile: chip + "/private/can.txt", encoding: .ascii).trimmingCharacters(in: .whitespacesAndNewlines)
-        let mrz = try ChipLab.mrzLines(chip)
-        let wrongCAN = can == "000000" ? "111111" : "000000"
 
         var users = 0
         /// One `idv` run: a fresh user created for activation with IDV (workflow 0), the activation code, the page
