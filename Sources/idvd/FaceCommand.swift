@@ -328,7 +328,7 @@ enum FaceBench {
         }
         print("throughput, full analysis of the 640×480 frame (wall clock, load average \(String(format: "%.1f", load[0])) on \(ProcessInfo.processInfo.activeProcessorCount) cores): " + rates.joined(separator: ", ") + "; \(engine.workerCount) worker copies")
         let scale1080 = DetectionOptions().workingScale(width: 1920, height: 1080)
-        print(String(format: "(detection runs on a working copy: 640×480 at ×%.2f, 1920×1080 at ×%.2f; landmarks and embedding on the full image)",
+        print(String(format: "(detection runs on a working copy: 640×480 at ×%.2f, 1920×1080 at ×%.2f; landmarks and the face descriptor on the full image)",
                      DetectionOptions().workingScale(width: 640, height: 480), scale1080))
         print("")
     }
