@@ -260,6 +260,9 @@ public struct Evidence: Sendable {
     /// replay check is off) and how many of them the store already kept from earlier uploads.
     public var captureDigests: [String] = []
     public var replayedFrames = 0
+    /// The SHA-256 of every image (and the chip's EF.SOD) this evidence was measured on
+    /// (``JudgedImage``): recorded in the judgement's audit entry, never the bytes.
+    public var judgedImages: [JudgedImage] = []
     /// What the evidence was computed against; the engine re-checks it inside the transaction
     /// (``Facts``) and measures again when it changed meanwhile.
     public var basis = EvidenceBasis()

@@ -22,6 +22,7 @@ extension FlowEngine {
             // Costed from the pages' headers and admitted before any pixel is decoded (1100/1101/1102).
             let admitted = try admission.admit(cost: services?.costing?.cost(pages: pages) ?? .zero, run: runID, user: subject)
             defer { admission.release(admitted) }
+            e.judgedImages = JudgedImage.document(pages: pages, sod: chip?.sod, crypto: crypto)
             do {
                 let (doc, ms) = try Self.timed { () throws -> DocumentEvidence in
                     var doc = try reader.read(pages: pages)
@@ -56,6 +57,7 @@ extension FlowEngine {
             // Costed from the frames' headers and admitted before any pixel is decoded (1100/1101/1102).
             let admitted = try admission.admit(cost: services?.costing?.cost(frames: frames) ?? .zero, run: runID, user: subject)
             defer { admission.release(admitted) }
+            e.judgedImages = JudgedImage.selfie(frames: frames, crypto: crypto)
             do {
                 let (v, ms) = try Self.timed {
                     try analyser.analyze(frames: frames, framesPerSecond: fps, against: reference, challenge: challenge,

@@ -9,6 +9,18 @@ public struct RelyingPartySettings: Sendable, Equatable {
     public var requestsPerMinute = 600
     /// Lifetime of a link `POST /v1/rp/verifications` creates when the request names none, seconds.
     public var linkTTLSeconds = 24 * 3600
+    /// `evidence.trust_framework`: the `trust_framework` of the OpenID Connect for Identity
+    /// Assurance 1.0 `verified_claims` the server signs (evidence records and
+    /// `GET /v1/rp/users/{user_id}/verified-claims`) — the framework under which the operator
+    /// verifies, e.g. `de_aml`, `uk_tfida` or `eidas` (IDA predefined values) or its own name.
+    /// Default `idvd`. 1–64 characters from `A–Z a–z 0–9 _ . : -`.
+    public var trustFramework = RelyingPartySettings.defaultTrustFramework
+    public static let defaultTrustFramework = "idvd"
+
+    /// Whether `v` is a `trust_framework` value this server signs: 1–64 characters of `A–Z a–z 0–9 _ . : -`.
+    public static func isTrustFramework(_ v: String) -> Bool {
+        (1...64).contains(v.count) && v.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_.:-".contains($0)) }
+    }
 
     public init() {}
 

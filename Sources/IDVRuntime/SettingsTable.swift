@@ -175,6 +175,9 @@ enum SettingsTable {
     ]
 
     static let rp: [Setting] = [
+        parsed("evidence.trust_framework", \.rp.trustFramework, requirement: "must be 1–64 characters of A–Z a–z 0–9 _ . : -",
+               parse: { RelyingPartySettings.isTrustFramework($0) ? $0 : nil }, show: { $0 },
+               "trust_framework of the signed verified_claims (OIDC4IDA 1.0): the framework the operator verifies under, e.g. de_aml, uk_tfida, eidas; default \(RelyingPartySettings.defaultTrustFramework)"),
         int("rp.rate_limit_per_minute", \.rp.requestsPerMinute, min: 1, max: 1_000_000, "requests per minute one relying-party API client may send (per idvd process); above it 429 (1133)"),
     ]
 

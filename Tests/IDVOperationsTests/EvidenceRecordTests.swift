@@ -90,6 +90,40 @@ final class EvidenceRecordTests: XCTestCase {
         let firstHash = try XCTUnwrap(record["audit"]?["entries"]?.arrayValue?.first?["hash"]?.stringValue)
         XCTAssertTrue(try server.audit().contains { $0.hash == firstHash }, "anchored in the chain")
         XCTAssertFalse(checked.out.contains("/9j/"), "no image in the record")
+        // The images judged, by SHA-256 of the bytes this test uploaded (never the images), each
+        // with the audit entry that judged it; the policy's version, the same as in those entries.
+        let judged = try XCTUnwrap(record["evidence"]?["images_judged"]?.arrayValue, "\(record)")
+        let pageSHA = TestImages.key(try TestImages.obamaPassportPage()), frameSHA = TestImages.key(try TestImages.obamaSelfie())
+        XCTAssertEqual(judged.filter { $0["kind"] == "document_front" }.compactMap { $0["sha256"]?.stringValue }, [pageSHA])
+        let frames = judged.filter { $0["kind"] == "selfie_frame" }
+        XCTAssertEqual(frames.compactMap { $0["sha256"]?.stringValue }, [frameSHA], "captureSelfie uploads the frame twice: one digest")
+        XCTAssertEqual(frames.first?["count"]?.intValue, 2)
+        XCTAssertEqual(judged.count, 2, "no back page, no chip in this run: \(judged)")
+        let audit = try server.audit()
+        for item in judged {
+            let seq = try XCTUnwrap(item["audit_seq"]?.intValue)
+            let entry = try XCTUnwrap(audit.first { $0.seq == seq })
+            XCTAssertTrue(["idv.document_read", "idv.selfie_verified"].contains(entry.action), entry.action)
+            XCTAssertTrue(entry.details["images_judged"]?.arrayValue?.contains { $0["sha256"] == item["sha256"] } ?? false)
+        }
+        let policy = try XCTUnwrap(record["policy"])
+        let version = try XCTUnwrap(policy["version"]?.stringValue)
+        XCTAssertNotNil(version.range(of: "^sha256:[0-9a-f]{64}$", options: .regularExpression), version)
+        XCTAssertEqual(version, server.config.engine.workflow.version(crypto: Sodium()))
+        XCTAssertEqual(policy["current_version"]?.stringValue, version)
+        XCTAssertEqual(policy["settings_changed"], false)
+        XCTAssertEqual(policy["settings"]?["idv.liveness_threshold"]?.intValue, server.config.engine.workflow.livenessThreshold)
+        XCTAssertEqual(policy["settings"]?["idv.presence"], "off")
+        let judgements = audit.filter { ["idv.document_read", "idv.selfie_verified"].contains($0.action) && $0.details["run_id"]?.stringValue == vid }
+        XCTAssertEqual(judgements.count, 2)
+        XCTAssertEqual(judgements.map { $0.details["policy_version"]?.stringValue }, [version, version], "the judgement's audit entry names the policy")
+        // Presence off: the slot says so, with no figures.
+        let presence = try XCTUnwrap(record["evidence"]?["presence"], "\(record)")
+        XCTAssertEqual(presence["assurance"], "not_checked")
+        XCTAssertEqual(presence["method"], "not_asked")
+        XCTAssertEqual(presence["score"], .null)
+        XCTAssertEqual(presence["steps_measured"], .null)
+        XCTAssertEqual(presence["replayed_frames"]?.intValue, 0)
         let vc = try XCTUnwrap(record["verified_claims"])
         XCTAssertEqual(vc["verification"]?["trust_framework"], "idvd")
         XCTAssertEqual(vc["verification"]?["evidence"]?.arrayValue?.first?["type"], "document")
@@ -166,5 +200,85 @@ final class EvidenceRecordTests: XCTestCase {
         let kid2 = try XCTUnwrap(Hex.base64urlDecode(String(String(decoding: ev2.body, as: UTF8.self).split(separator: ".")[0])))
         XCTAssertNotEqual(try JSONDecoder().decode(JSONValue.self, from: Data(kid2))["kid"], key["kid"], "the new key signs")
         XCTAssertNil(try server.store.verifyAuditChain())
+    }
+
+    /// The policy's version: the same judging settings give the same version, any judging
+    /// setting changed gives another; settings that judge nothing (attempts) leave it.
+    func testPolicyVersionFollowsTheJudgingSettings() throws {
+        let crypto = Sodium()
+        let base = WorkflowPolicy()
+        XCTAssertEqual(base.version(crypto: crypto), WorkflowPolicy().version(crypto: crypto))
+        XCTAssertEqual(base.version(crypto: crypto), "sha256:" + Hex.encode(crypto.sha256(Array(base.canonicalJudgingSettings))))
+        var threshold = base
+        threshold.livenessThreshold += 1
+        XCTAssertNotEqual(threshold.version(crypto: crypto), base.version(crypto: crypto))
+        var pad = base
+        pad.pad.textureLine = -1.5
+        XCTAssertNotEqual(pad.version(crypto: crypto), base.version(crypto: crypto))
+        var presence = base
+        presence.presence.fallback = .refuse
+        XCTAssertNotEqual(presence.version(crypto: crypto), base.version(crypto: crypto))
+        var specimen = base
+        specimen.acceptSpecimenDocuments.toggle()
+        XCTAssertNotEqual(specimen.version(crypto: crypto), base.version(crypto: crypto))
+        var attempts = base
+        attempts.selfieAttempts = 5
+        XCTAssertEqual(attempts.version(crypto: crypto), base.version(crypto: crypto), "attempt counts judge nothing")
+        // The same through the settings table, as `idvd serve --set` applies them.
+        let a = try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.liveness_threshold": "60"]).engine.workflow
+        let b = try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.liveness_threshold": "60"]).engine.workflow
+        let c = try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.liveness_threshold": "61"]).engine.workflow
+        XCTAssertEqual(a.version(crypto: crypto), b.version(crypto: crypto))
+        XCTAssertNotEqual(a.version(crypto: crypto), c.version(crypto: crypto))
+        XCTAssertEqual(a.judgingSettings["idv.liveness_threshold"], 60)
+    }
+
+    /// `evidence.trust_framework` names the framework in the signed verified_claims (record and
+    /// the user's verified claims); a value outside its alphabet is refused at start.
+    func testTrustFrameworkIsTheOperatorsSetting() throws {
+        XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).rp.trustFramework, "idvd")
+        XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["evidence.trust_framework": "de aml"])) {
+            XCTAssertTrue("\($0)".contains("evidence.trust_framework must be"), "\($0)")
+        }
+        let server = try WorkflowServer(["evidence.trust_framework": "de_aml"])
+        let bank = try RelyingPartyTests.createClient(db: server.config.dbPath, scope: "read", port: server.port)
+        let user = "evidence.framework-33"
+        let api = try server.loggedIn(user)
+        XCTAssertEqual(try api.startFlow("idv.postlogin.kyc", ["reason": "Account opening"]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+        XCTAssertEqual(try api.scanDocument(try TestImages.obamaPassportPage()).challenge?.name, "getIDVConfirmDocumentDetails")
+        try api.answer(["is_confirm": true])
+        XCTAssertEqual(try api.captureSelfie(try TestImages.obamaSelfie()).challenge?.name, "getIDVSelfieConfirmation")
+        XCTAssertEqual(try api.answer(["action": "continue-flow"]).challenge?.name, "getIDVBiometricOptInConsent")
+        XCTAssertTrue(try XCTUnwrap(try api.answer(["is_opt_in": true]).event).payload.decode(KYCResponse.self).isSuccess)
+        let vid = try XCTUnwrap(try bank.call("GET", "/v1/rp/users/\(user)/verifications").body["items"]?.arrayValue?.first?["verification_id"]?.stringValue)
+        let http = LoopbackHTTPClient(port: server.port)
+        let signed = try ["/v1/rp/verifications/\(vid)/evidence", "/v1/rp/users/\(user)/verified-claims"].map {
+            ($0, try http.request("GET", $0, headers: ["Authorization": "Bearer \(bank.credentials)"]))
+        }
+        // The first signature made the first key: the JWKS is read after it.
+        let jwks = try JSONDecoder().decode(EvidenceJWKS.self, from: try http.request("GET", "/.well-known/jwks.json").body)
+        for (path, r) in signed {
+            XCTAssertEqual(r.status, 200, path)
+            let payload = try CompactJWS.verify(String(decoding: r.body, as: UTF8.self), jwks: jwks, crypto: Sodium()).payload
+            let body = try JSONDecoder().decode(JSONValue.self, from: payload)
+            XCTAssertEqual(body["verified_claims"]?["verification"]?["trust_framework"], "de_aml", path)
+        }
+    }
+
+    /// The digests of an upload: page 0 the front, later pages the back, the chip's EF.SOD, each
+    /// distinct frame once with its count — SHA-256 of the bytes, lowercase hex.
+    func testJudgedImagesNameEachPageFrameAndTheSOD() {
+        let crypto = Sodium()
+        let front = Data("front page".utf8), back = Data("back page".utf8), sod = Data([0x77, 0x82, 0x01, 0x00])
+        func sha(_ d: Data) -> String { Hex.encode(crypto.sha256(Array(d))) }
+        XCTAssertEqual(JudgedImage.document(pages: [front, back], sod: sod, crypto: crypto),
+                       [JudgedImage(kind: .documentFront, sha256: sha(front)), JudgedImage(kind: .documentBack, sha256: sha(back)),
+                        JudgedImage(kind: .chipSOD, sha256: sha(sod))])
+        XCTAssertEqual(sha(front), "\(TestImages.key(front))")
+        let a = Data([1, 2, 3]), b = Data([4, 5])
+        let frames = JudgedImage.selfie(frames: [a, b, a, a], crypto: crypto)
+        XCTAssertEqual(frames, [JudgedImage(kind: .selfieFrame, sha256: sha(a), count: 3), JudgedImage(kind: .selfieFrame, sha256: sha(b))])
+        XCTAssertEqual(frames[0].json, ["kind": "selfie_frame", "sha256": .string(sha(a)), "count": 3])
+        XCTAssertEqual(frames[1].json, ["kind": "selfie_frame", "sha256": .string(sha(b))])
     }
 }

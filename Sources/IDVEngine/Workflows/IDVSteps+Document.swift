@@ -68,7 +68,9 @@ extension IDVFlowSteps {
                                                           default: return nil
                                                           }
                                                       } ?? .null,
-                                                      "chip_authentication_reported": doc.chip?.reportedChipAuthentication.map { .string($0.rawValue) } ?? .null]))
+                                                      "chip_authentication_reported": doc.chip?.reportedChipAuthentication.map { .string($0.rawValue) } ?? .null,
+                                                      "images_judged": .array(evidence.judgedImages.map(\.json)),
+                                                      "policy_version": .string(env.policy.version(crypto: env.crypto))]))
             return (.next, (doc, judged))
         }
     }

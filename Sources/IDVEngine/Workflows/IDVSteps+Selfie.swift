@@ -131,6 +131,7 @@ extension IDVFlowSteps {
                 "motion_only_score": e.pad?.motionOnlyScore.map { .integer($0) } ?? .null,
                 "match_kind": e.match?.kind.map { .string($0.rawValue) } ?? .null,
                 "match_threshold": j.matchThreshold.map { .number($0) } ?? .null, "template_frames": .integer(e.templateFrames),
+                "images_judged": .array(evidence.judgedImages.map(\.json)), "policy_version": .string(env.policy.version(crypto: env.crypto)),
             ]))
             // The descriptor (for a template on consent) is sealed, never in the state — only by the
             // flows that can enrol it (server biometric authentication never creates a template).

@@ -20,7 +20,12 @@ extension RelyingPartyAPI {
     ///   selfie result (liveness score 0–100, face-match score and the operating point
     ///   `match_threshold`), consent and template, and each judged document report with its images
     ///   replaced by their SHA-256 (`image_sha256`: hex of the decoded bytes) — never the images;
-    /// - `policy`: the operating points the decision was judged with;
+    /// - `evidence.images_judged`: the SHA-256 of every document page, selfie frame and chip EF.SOD
+    ///   the judgements rested on (``imagesJudged(_:)``); `evidence.presence`: the presence
+    ///   assurance and its figures (``presence(_:)``);
+    /// - `policy`: the version of the judging settings that decided (also in each judgement's audit
+    ///   entry), the settings themselves while they are still this server's, and the operating
+    ///   points the decision was judged with (``policyObject(_:)``);
     /// - `audit`: the verification's audit entries (`seq`, `action`, `hash`) and the chain head at
     ///   signing, anchoring the record in the hash chain (docs/AUDIT-CHAIN.md);
     /// - `verified_claims` (OIDC4IDA 1.0 §5) when a document was read: see ``verifiedClaims(_:time:)``.
@@ -38,7 +43,9 @@ extension RelyingPartyAPI {
             if let rep = scan.report { o["report"] = Self.imagesDigested(rep, crypto: engine.crypto) }
             return .object(o)
         })
-        var policy: [String: JSONValue] = [:]
+        evidence["images_judged"] = .array(Self.imagesJudged(entries))
+        if let presence = Self.presence(entries) { evidence["presence"] = presence }
+        var policy = policyObject(entries)
         if let t = view.selfie?.matchThreshold { policy["match_threshold"] = .number(t) }
         policy["specimen_documents_accepted"] = .bool(config.engine.workflow.acceptSpecimenDocuments)
         var record: [String: JSONValue] = [
@@ -52,10 +59,73 @@ extension RelyingPartyAPI {
         // Verified claims only for a verification that ended `completed`: a run still open, failed,
         // abandoned or NOT_MATCHED verified no one, even when its document was read.
         if view.verification.outcome == .completed,
-           let claims = Self.verifiedClaims(view, time: view.verification.endedAt ?? view.verification.startedAt, processID: tx(view)) {
+           let claims = Self.verifiedClaims(view, time: view.verification.endedAt ?? view.verification.startedAt, processID: tx(view),
+                                              trustFramework: config.rp.trustFramework) {
             record["verified_claims"] = claims
         }
         return .object(record)
+    }
+
+    /// The judgement entries of a run: `idv.document_read` and `idv.selfie_verified`, oldest first.
+    static let judgementActions: Set<String> = ["idv.document_read", "idv.selfie_verified"]
+
+    /// `images_judged`: each judgement's ``JudgedImage`` list (`kind`: `document_front`,
+    /// `document_back`, `selfie_frame`, `chip_sod`; `sha256`: hex of the uploaded bytes; `count`
+    /// when repeated) with the `audit_seq` of the entry that judged it, oldest first.
+    static func imagesJudged(_ entries: [AuditEntry]) -> [JSONValue] {
+        entries.filter { judgementActions.contains($0.action) }.flatMap { e in
+            (e.details["images_judged"]?.arrayValue ?? []).map { item -> JSONValue in
+                guard var o = item.objectValue else { return item }
+                o["audit_seq"] = .integer(e.seq)
+                return .object(o)
+            }
+        }
+    }
+
+    /// The presence evidence of the run's last judged selfie (`idv.selfie_verified` with a
+    /// verdict): `assurance` (`illumination`, `fallback_active`, `fallback_passive`,
+    /// `not_checked`), `method` (what was asked: `not_asked` or the analyser's measurement name),
+    /// `score` (0–1, how well the reflected light followed the sequence), `p_value` (chance of
+    /// that fit by accident), `steps_measured`/`steps` (illumination steps seen / issued), and
+    /// `replayed_frames`; nil when no selfie was judged. Figures are those the engine audited.
+    static func presence(_ entries: [AuditEntry]) -> JSONValue? {
+        guard let d = entries.last(where: { $0.action == "idv.selfie_verified" && $0.details["presence_assurance"] != nil })?.details else { return nil }
+        var o: [String: JSONValue] = ["assurance": d["presence_assurance"] ?? .null, "method": d["presence"] ?? .null,
+                                      "score": d["presence_score"] ?? .null, "p_value": d["presence_p"] ?? .null,
+                                      "replayed_frames": d["replayed_frames"] ?? .null]
+        o["steps_measured"] = .null
+        o["steps"] = .null
+        if let steps = d["presence_steps"]?.stringValue {
+            let parts = steps.split(separator: "/").compactMap { Int($0) }
+            if parts.count == 2 { (o["steps_measured"], o["steps"]) = (.integer(parts[0]), .integer(parts[1])) }
+        }
+        return .object(o)
+    }
+
+    /// `policy`: `version` — the `policy_version` of the run's last judgement entry (the SHA-256
+    /// of the judging settings' canonical JSON, ``WorkflowPolicy/version(crypto:)``), or this
+    /// server's when nothing was judged yet; `versions` — every version the run's judgements
+    /// recorded (one, unless the settings changed mid-run); `current_version` — this server's now;
+    /// `settings` — the judging settings (``WorkflowPolicy/judgingSettings``) when they are the
+    /// ones that judged (`current_version` == `version`). When the settings changed since, the
+    /// record carries the version only (`settings_changed` true): the version still identifies the
+    /// policy, and the operator's configuration history names its settings.
+    func policyObject(_ entries: [AuditEntry]) -> [String: JSONValue] {
+        let current = config.engine.workflow.version(crypto: engine.crypto)
+        var seen: [String] = []
+        for e in entries where Self.judgementActions.contains(e.action) {
+            if let v = e.details["policy_version"]?.stringValue, seen.last != v { seen.append(v) }
+        }
+        let version = seen.last ?? current
+        var p: [String: JSONValue] = ["version": .string(version), "current_version": .string(current),
+                                      "versions": .array(seen.map { .string($0) })]
+        if version == current {
+            p["settings"] = .object(config.engine.workflow.judgingSettings)
+            p["settings_changed"] = false
+        } else {
+            p["settings_changed"] = true
+        }
+        return p
     }
 
     func tx(_ v: RPVerificationView) -> String { v.transactionID ?? v.verification.verificationID }
@@ -80,7 +150,7 @@ extension RelyingPartyAPI {
         let runs = try store.flowRuns(userID: userID, flows: Self.verificationFlows, since: nil, until: nil, after: nil, limit: 200)
         for r in runs where r.outcome == .completed {
             let view = try verification(r.runID)
-            if let claims = Self.verifiedClaims(view, time: r.endedAt ?? r.startedAt, processID: tx(view)) {
+            if let claims = Self.verifiedClaims(view, time: r.endedAt ?? r.startedAt, processID: tx(view), trustFramework: config.rp.trustFramework) {
                 let payload: JSONValue = ["iss": .string(config.web.publicURL.isEmpty ? "idvd" : config.web.publicURL), "sub": .string(userID), "iat": .integer(now),
                                           "verification_id": .string(r.runID), "verified_claims": claims]
                 return try signer().sign(Self.canonical(payload), now: now)
@@ -121,8 +191,9 @@ extension RelyingPartyAPI {
     /// matched the document's portrait remotely). Countries and nationalities are ICAO 9303 codes
     /// as the schema allows; dates are `YYYY-MM-DD` (a date in another form is left out rather
     /// than sent malformed); the issuing authority, when the report names one, is `issuer.name`.
-    /// Nil when no report.
-    static func verifiedClaims(_ view: RPVerificationView, time: Int, processID: String) -> JSONValue? {
+    /// `trust_framework` is the operator's `evidence.trust_framework` (default `idvd`). Nil when
+    /// no report.
+    static func verifiedClaims(_ view: RPVerificationView, time: Int, processID: String, trustFramework: String) -> JSONValue? {
         guard let report = view.documents.first?.report else { return nil }
         let id = report["identity_data"]?.objectValue ?? [:]
         let info = report["document_info"]?.objectValue ?? [:]
@@ -153,7 +224,7 @@ extension RelyingPartyAPI {
         guard number != nil || !claims.isEmpty else { return nil }
         return [
             "verification": [
-                "trust_framework": "idvd",
+                "trust_framework": .string(trustFramework),
                 "time": .string(at),
                 "verification_process": .string(processID),
                 "evidence": [["type": "document", "check_details": .array(checks), "time": .string(at), "document_details": .object(details)]],
