@@ -155,6 +155,18 @@ final class EvidenceRecordTests: XCTestCase {
         XCTAssertNotEqual(try python(Self.jwcryptoVerify, [jwksFile.path, tampered.path]).status, 0)
         let url = try IDVD.run(["evidence", "verify", recFile.path, "--jwks", "http://127.0.0.1:\(server.port)/.well-known/jwks.json"])
         XCTAssertEqual(url.status, 0, url.output + url.errors)
+        let fetched = try JSONDecoder().decode(JSONValue.self, from: Data(url.output.utf8))
+        XCTAssertEqual(fetched["jwks"]?["fetched"], true)
+        XCTAssertEqual(fetched["jwks"]?["keys"]?.intValue, 1)
+        XCTAssertEqual(try JSONDecoder().decode(JSONValue.self, from: Data(ok.output.utf8))["jwks"]?["fetched"], false)
+        // An https:// URL is fetched (here a TLS handshake with a plain-http port fails: said so,
+        // exit 2); plain http from another host is refused before anything is sent.
+        let tls = try IDVD.run(["evidence", "verify", recFile.path, "--jwks", "https://127.0.0.1:\(server.port)/.well-known/jwks.json"])
+        XCTAssertEqual(tls.status, 2, tls.output + tls.errors)
+        XCTAssertTrue(tls.errors.contains("could not be fetched"), tls.errors)
+        let remote = try IDVD.run(["evidence", "verify", recFile.path, "--jwks", "http://jwks.example/.well-known/jwks.json"])
+        XCTAssertEqual(remote.status, 2)
+        XCTAssertTrue(remote.errors.contains("plain http:// is fetched only from this machine"), remote.errors)
 
         // Verified claims of the user, signed the same way.
         let claims = try http.request("GET", "/v1/rp/users/\(user)/verified-claims", headers: ["Authorization": "Bearer \(bank.credentials)"])
