@@ -19,8 +19,9 @@ extension FlowEngine {
     }
 
     /// Deletes, in batches of `batch` rows (one transaction each), every row of a class past its
-    /// `retention.*` period: templates and scan reports by creation, ended flow runs (and their
-    /// kept media) by their end unless a review case is open on them, decided review cases by the
+    /// `retention.*` period: templates by creation, scan reports by creation unless their run is
+    /// still open or under an open review case, ended flow runs (and their kept media) by their
+    /// end unless a review case is open on them, decided review cases by the
     /// decision, consents by when recorded unless a kept template rests on them, erasure receipts
     /// by the erasure. The audit log is not touched: its entries name runs and users by id or
     /// pseudonym, so a deleted run leaves the chain whole; one `retention.purged` entry counts

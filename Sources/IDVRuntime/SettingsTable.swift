@@ -197,7 +197,7 @@ enum SettingsTable {
     /// expiry sweep deletes rows past their period. 0 = no time limit (kept until erased).
     static let retention: [Setting] = [
         int("retention.templates_seconds", \.engine.retention.templatesSeconds, min: 0, "delete a biometric template this long after enrolment, seconds; 0 = kept until the person opts out or is erased"),
-        int("retention.scan_reports_seconds", \.engine.retention.scanReportsSeconds, min: 0, "delete a document scan report (names, document number, chip evidence) this long after the scan, seconds; 0 = kept until erased"),
+        int("retention.scan_reports_seconds", \.engine.retention.scanReportsSeconds, min: 0, "delete a document scan report (names, document number, chip evidence) this long after the scan, seconds (the report of a run still open or under an open review case stays); 0 = kept until erased"),
         int("retention.flow_runs_seconds", \.engine.retention.flowRunsSeconds, min: 0, "delete an ended flow run (its outcome; the relying party then reads 404) this long after it ended, seconds; a run with an open review case stays; 0 = kept until erased"),
         int("retention.review_cases_seconds", \.engine.retention.reviewCasesSeconds, min: 0, "delete a decided review case this long after the decision, seconds; 0 = kept until erased"),
         int("retention.consents_seconds", \.engine.retention.consentsSeconds, min: 0, "delete a consent record this long after it was given, seconds, unless a kept template rests on it; 0 = kept until erased"),

@@ -48,6 +48,12 @@ enum RetentionCommand {
         let absolute = config.engine.sessionAbsoluteSeconds
         try add(.sessions, "session.idle_seconds, session.absolute_seconds", absolute, cutoff: now - absolute,
                 "idle or absolute expiry; past_retention counts those past the absolute limit")
+        let devices = config.engine.limits.unboundDeviceTTLSeconds
+        try add(.unboundDevices, "limits.unbound_device_ttl_seconds", devices, cutoff: devices > 0 ? now - devices : nil,
+                "devices registered but never bound to a user, from their last use; 0: kept")
+        let replay = config.engine.workflow.presence.replaySeconds
+        try add(.captureDigests, "idv.capture_replay_seconds", replay, cutoff: now,
+                "SHA-256 digests of judged selfie frames (no user id), to their expiry; 0: none are kept")
         try add(.auditLog, "", nil, cutoff: nil,
                 "kept: the hash chain is the proof of every decision (docs/AUDIT-CHAIN.md); entries name users by pseudonym")
         return lines

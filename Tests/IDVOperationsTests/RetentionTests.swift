@@ -35,9 +35,20 @@ final class RetentionTests: XCTestCase {
             try seed("INSERT INTO review_cases (case_id, run_id, user_id, flow, triggers, opened_at, decided_at, decision) VALUES (?, ?, 'ret.user', 'idv.postlogin.kyc', '[]', ?, ?, ?)",
                      [.text(id), .text(run), SQLCell(old), SQLCell(decided), SQLCell(decided == nil ? nil : "approved")])
         }
-        for (id, at) in [("scan-old", old), ("scan-new", recent)] {
-            try seed("INSERT INTO document_scans (scan_id, user_id, overall_status, report_ciphertext, report_nonce, key_id, created_at) VALUES (?, 'ret.user', 'OK', ?, ?, 'k', ?)",
-                     [.text(id), .bytes(Array(repeating: 7, count: 100)), .bytes(Array(repeating: 1, count: 24)), SQLCell(at)])
+        // Scan reports: old (goes), recent (stays), old of a run still open and old of a run under
+        // an open review case (both stay: the run's judgement and the reviewer read them).
+        for (id, run, at) in [("scan-old", "run-old", old), ("scan-new", "run-new", recent), ("scan-open", "run-open", old), ("scan-review", "run-review", old)] {
+            try seed("INSERT INTO document_scans (scan_id, user_id, run_id, overall_status, report_ciphertext, report_nonce, key_id, created_at) VALUES (?, 'ret.user', ?, 'OK', ?, ?, 'k', ?)",
+                     [.text(id), .text(run), .bytes(Array(repeating: 7, count: 100)), .bytes(Array(repeating: 1, count: 24)), SQLCell(at)])
+        }
+        // Devices never bound: one unused 10 days (past limits.unbound_device_ttl_seconds, 7 days), one recent; a bound one is not in the class.
+        for (id, user, at) in [("dev-old", nil, old), ("dev-new", nil, recent), ("dev-bound", "ret.user", old)] as [(String, String?, Int)] {
+            try seed("INSERT INTO devices (device_id, public_key, user_id, created_at, last_used_at) VALUES (?, 'pk', ?, ?, ?)",
+                     [.text(id), SQLCell(user), SQLCell(at), SQLCell(at)])
+        }
+        // Capture digests: one past its expiry, one not.
+        for (d, expires) in [("digest-expired", now - 60), ("digest-kept", now + 86400)] {
+            try seed("INSERT INTO capture_digests (digest, seen_at, expires_at) VALUES (?, ?, ?)", [.text(d), SQLCell(old), SQLCell(expires)])
         }
         // Consents: old (goes), old but a template rests on it (stays while the template does), recent (stays).
         for (id, at) in [("consent-old", old), ("consent-held", old), ("consent-new", recent)] {
@@ -63,9 +74,17 @@ final class RetentionTests: XCTestCase {
         XCTAssertEqual(Set(byClass.keys), Set(RetentionClass.allCases.map(\.rawValue)))
         XCTAssertEqual(byClass["scan_reports"]?["setting"], "retention.scan_reports_seconds")
         XCTAssertEqual(byClass["scan_reports"]?["seconds"], .integer(2 * 86400))
-        XCTAssertEqual(byClass["scan_reports"]?["rows"], .integer(2))
-        XCTAssertEqual(byClass["scan_reports"]?["past_retention"], .integer(1))
-        XCTAssertGreaterThanOrEqual(byClass["scan_reports"]?["bytes"]?.intValue ?? 0, 2 * 124)
+        XCTAssertEqual(byClass["scan_reports"]?["rows"], .integer(4))
+        XCTAssertEqual(byClass["scan_reports"]?["past_retention"], .integer(1), "not the reports of an open run or an open review")
+        XCTAssertGreaterThanOrEqual(byClass["scan_reports"]?["bytes"]?.intValue ?? 0, 4 * 124)
+        XCTAssertEqual(byClass["unbound_devices"]?["setting"], "limits.unbound_device_ttl_seconds")
+        XCTAssertEqual(byClass["unbound_devices"]?["seconds"], .integer(7 * 86400))
+        XCTAssertEqual(byClass["unbound_devices"]?["rows"], .integer(2), "the bound device is not in the class")
+        XCTAssertEqual(byClass["unbound_devices"]?["past_retention"], .integer(1))
+        XCTAssertEqual(byClass["capture_digests"]?["setting"], "idv.capture_replay_seconds")
+        XCTAssertEqual(byClass["capture_digests"]?["rows"], .integer(2))
+        XCTAssertEqual(byClass["capture_digests"]?["past_retention"], .integer(1))
+        XCTAssertEqual(byClass["capture_digests"]?["bytes"], .integer("digest-expired".utf8.count + "digest-kept".utf8.count))
         XCTAssertEqual(byClass["flow_runs"]?["past_retention"], .integer(1), "only the ended run with no open review")
         XCTAssertEqual(byClass["review_cases"]?["past_retention"], .integer(1))
         XCTAssertEqual(byClass["consents"]?["past_retention"], .integer(1), "not the consent a template rests on")
@@ -84,7 +103,11 @@ final class RetentionTests: XCTestCase {
         let report = try JSONDecoder().decode(JSONValue.self, from: p.stdout)
         XCTAssertEqual(report["retention"], .object(["scan_reports": .integer(1), "flow_runs": .integer(1), "review_cases": .integer(1),
                                                      "consents": .integer(1), "erasure_receipts": .integer(1)]), "\(report)")
-        XCTAssertEqual(try ids("SELECT scan_id FROM document_scans"), ["scan-new"])
+        XCTAssertEqual(try ids("SELECT scan_id FROM document_scans"), ["scan-new", "scan-open", "scan-review"])
+        XCTAssertEqual(report["unbound_devices"], 1)
+        XCTAssertEqual(report["capture_digests"], 1)
+        XCTAssertEqual(try ids("SELECT device_id FROM devices"), ["dev-new", "dev-bound"])
+        XCTAssertEqual(try ids("SELECT digest FROM capture_digests"), ["digest-kept"])
         XCTAssertEqual(try ids("SELECT run_id FROM flow_runs"), ["run-review", "run-new", "run-open"])
         XCTAssertEqual(try ids("SELECT case_id FROM review_cases"), ["case-new", "case-open"])
         XCTAssertEqual(try ids("SELECT consent_id FROM consents"), ["consent-held", "consent-new"])

@@ -9,8 +9,10 @@ public struct RetentionSettings: Sendable, Equatable {
     /// exists only with the person's consent and is kept until they opt out or are erased.
     public var templatesSeconds = 0
     /// Document scan reports (names, document number, birth date, chip evidence), from the scan
-    /// (`retention.scan_reports_seconds`). Default 0: the evidence record and verified claims are
-    /// built from them; the operator states the period its regulator asks for.
+    /// (`retention.scan_reports_seconds`); the report of a run still open, or of one under an open
+    /// review case, is kept until the run ends or the case is decided. Default 0: the evidence
+    /// record and verified claims are built from them; the operator states the period its
+    /// regulator asks for.
     public var scanReportsSeconds = 0
     /// Ended flow runs and their outcomes, from their end (`retention.flow_runs_seconds`); a run
     /// with an open review case is kept. A verification past retention reads as 404. Default 0.
@@ -40,6 +42,10 @@ public enum RetentionClass: String, Sendable, CaseIterable, Codable {
     case webhookEvents = "webhook_events"
     case sessions
     case auditLog = "audit_log"
+    /// Registered devices never bound to a user (`limits.unbound_device_ttl_seconds`, from last use).
+    case unboundDevices = "unbound_devices"
+    /// SHA-256 digests of judged selfie frames, for the replay check (`idv.capture_replay_seconds`, to their expiry).
+    case captureDigests = "capture_digests"
 }
 
 /// What is stored of one class now: rows, payload bytes (the lengths of the stored values, not
@@ -59,10 +65,11 @@ public struct RetentionUsage: Sendable, Equatable {
 public protocol RetentionStore: Sendable {
     /// Deletes at most `limit` rows of `dataClass` whose age starts before `cutoff` (epoch seconds),
     /// under the class's rule (a flow run: ended, no open review case, its kept media with it; a
-    /// review case: decided; a consent: no kept template rests on it). Returns the rows deleted.
+    /// scan report: its run ended and no open review case on it; a review case: decided; a
+    /// consent: no kept template rests on it). Returns the rows deleted.
     /// Only the classes with a `retention.*` setting are accepted.
     func purgeRetained(_ dataClass: RetentionClass, before cutoff: Int, limit: Int) throws -> Int
     /// Rows and payload bytes of `dataClass` now, and how many are past `cutoff` (nil: none can
-    /// be; for kept media the cutoff is "now", against their own expiry time).
+    /// be; for kept media and capture digests the cutoff is "now", against their own expiry time).
     func retentionUsage(_ dataClass: RetentionClass, cutoff: Int?) throws -> RetentionUsage
 }
