@@ -55,6 +55,9 @@ extension FlowEngine {
     /// A process killed during step 1 or 2 leaves the user whole (step 2 commits or not); killed
     /// during step 3, asking again scrubs again. Asking for a user already erased returns the
     /// stored receipt (and scrubs again); an id never seen (or malformed) throws 1016 (404).
+    /// Two erasures of one user at once (two API calls, the API and the CLI) both return the one
+    /// receipt of the erasure that committed: the other finds the user gone inside its
+    /// transaction, and a flow the first ended is not ended twice.
     public func eraseUser(_ userID: String, by actor: String) throws -> ErasureReceipt {
         let subjectKey = ErasureSubject.key(userID, crypto: crypto)
         guard Admin.validUserID(userID), try store.user(userID) != nil else {
@@ -65,8 +68,12 @@ extension FlowEngine {
             return receipt
         }
         var ended = 0
-        for s in try store.sessions(userID: userID) where !s.state.stack.isEmpty {
-            ended += try withSessionLock(s.sessionID) {
+        for listed in try store.sessions(userID: userID) where !listed.state.stack.isEmpty {
+            ended += try withSessionLock(listed.sessionID) {
+                // Read again under the lock: a concurrent erasure of the same user may have ended
+                // the flows (or deleted the session) while this one waited for it.
+                guard let s = try store.sessions(userID: userID).first(where: { $0.sessionID == listed.sessionID }),
+                      !s.state.stack.isEmpty else { return 0 }
                 let open = s.state.stack.count
                 try committed(Commit(session: s, now: clock.now(), requestID: "erase-" + crypto.randomID(bytes: 8))) { c in
                     try abandonAll(.revoked, c)
@@ -82,7 +89,14 @@ extension FlowEngine {
         }
         let now = clock.now()
         let receipt: ErasureReceipt = try store.withTransaction {
-            guard try store.user(userID) != nil else { throw IDVError(.userNotFound) }
+            guard try store.user(userID) != nil else {
+                // Erased meanwhile by a concurrent request (the API and the CLI, two API calls):
+                // that erasure's receipt, as asking again would return it.
+                guard let json = try store.erasureReceipt(subjectKey: subjectKey) else { throw IDVError(.userNotFound) }
+                var stored = try JSONDecoder().decode(ErasureReceipt.self, from: Data(json.utf8))
+                stored.userID = userID
+                return stored
+            }
             let pseudonym = try store.auditPseudonym(userID: userID)
             let openCases = try store.openReviewCaseCount(userID: userID)
             let counts = try store.eraseUserRows(userID, limitKeyPrefix: AbuseLimits.userPairPrefix(userID, crypto: crypto))

@@ -181,6 +181,68 @@ final class ErasureTests: XCTestCase {
         XCTAssertEqual(try rowsAbout(), 0)
         print("erase-user killed \(killedWhole) time(s) before it committed")
     }
+
+    /// Several DELETEs of one user at once (each on its own connection): every one answers 200
+    /// with the one receipt of the erasure that committed; the user is erased once (one
+    /// tombstone), the running flow ended once, and the chain verifies.
+    func testConcurrentErasuresOfOneUserAllAnswerTheOneReceipt() throws {
+        let server = try WorkflowServer()
+        let bank = try RelyingPartyTests.createClient(db: server.config.dbPath, scope: "read,erase", port: server.port)
+        let user = "erased.twice-88c2d4"
+        let running = try server.loggedIn(user)
+        XCTAssertEqual(try running.startFlow("idv.postlogin.kyc", ["reason": "Account opening"]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+        let n = 12
+        // Written under its lock by the concurrent callers, read after they all returned.
+        final class Answers: @unchecked Sendable {
+            let lock = NSLock()
+            var items: [(Int, JSONValue)] = []
+        }
+        let box = Answers()
+        let (port, credentials, clientID) = (server.port, bank.credentials, bank.clientID)
+        // n threads (not concurrentPerform, which runs as many as there are cores) released together.
+        let start = DispatchSemaphore(value: 0), group = DispatchGroup()
+        for _ in 0..<n {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                let own = RelyingPartyTests.Backend(http: LoopbackHTTPClient(port: port), credentials: credentials, clientID: clientID)
+                start.wait()
+                let r = (try? own.call("DELETE", "/v1/rp/users/\(user)")).map { ($0.status, $0.body) } ?? (-1, .null)
+                box.lock.lock()
+                box.items.append(r)
+                box.lock.unlock()
+            }
+        }
+        // Another connection holds the database's write lock while the requests arrive: each
+        // finds the user there, then waits for the lock; the first to get it erases, the others
+        // find the user gone inside their own transaction (and the running flow already ended).
+        let holder = try SQLiteStore(path: server.config.dbPath, keyFile: server.config.storeKeyFile(),
+                                     previousKeyFiles: server.config.keys.resolvedPreviousKeyFiles)
+        let locked = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? holder.withTransaction {
+                locked.signal()
+                _ = release.wait(timeout: .now() + 30)
+            }
+            released.signal()
+        }
+        XCTAssertEqual(locked.wait(timeout: .now() + 10), .success)
+        for _ in 0..<n { start.signal() }
+        Thread.sleep(forTimeInterval: 0.5)
+        release.signal()
+        XCTAssertEqual(released.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        let answers = box.items
+        XCTAssertEqual(answers.map(\.0), Array(repeating: 200, count: n), "\(answers.map(\.1))")
+        let receipt = try XCTUnwrap(answers.first?.1)
+        XCTAssertEqual(receipt["user_id"]?.stringValue, user)
+        XCTAssertEqual(receipt["flow_runs_ended"], 1)
+        for (_, body) in answers { XCTAssertEqual(body, receipt, "the same receipt") }
+        let audit = try server.audit()
+        XCTAssertEqual(audit.filter { $0.action == "user.erased" }.count, 1, "erased once")
+        XCTAssertEqual(audit.filter { $0.action == "session.revoked" && $0.details["cause"] == "erasure" }.count, 1, "the running flow ended once")
+        XCTAssertNil(try server.store.verifyAuditChain())
+    }
 }
 
 extension WorkflowServer {
