@@ -192,6 +192,15 @@ final class ChipFlowTests: XCTestCase {
         XCTAssertEqual(read?["chip"], "genuine")
         XCTAssertEqual(read?["active_authentication"], "verified")
         XCTAssertEqual(read?["active_authentication_detail"], "rsa-iso9796-2-sha256")
+        // What was judged, by SHA-256 of the bytes uploaded (issue #37): the page and the chip's EF.SOD, then the frames.
+        func sha(_ d: Data) -> JSONValue { .string(TestImages.key(d)) }
+        XCTAssertEqual(read?["images_judged"], [["kind": "document_front", "sha256": sha(page)],
+                                                ["kind": "chip_sod", "sha256": sha(try Data(contentsOf: chipDir.appendingPathComponent("EF_SOD.bin")))]])
+        let frames = entries.last { $0["action"] == "idv.selfie_verified" }?["details"]?["images_judged"]?.arrayValue ?? []
+        XCTAssertEqual(Set(frames.compactMap { $0["sha256"] }), Set(katie.map(sha)))
+        XCTAssertEqual(frames.map { $0["count"]?.intValue ?? 1 }.reduce(0, +), katie.count)
+        XCTAssertNotNil(read?["policy_version"]?.stringValue)
+        XCTAssertEqual(read?["policy_version"], entries.last { $0["action"] == "idv.selfie_verified" }?["details"]?["policy_version"])
     }
 
     /// The chip after the pages (`"chip_follows": true`, docs/PROTOCOL.md): the server reads the page, then asks
