@@ -37,6 +37,21 @@ public struct ErasureReceipt: Codable, Sendable, Equatable {
     }
 }
 
+/// Erasures of one user in this process run one at a time (striped by user id; never taken while
+/// a session lock is held), so the receipt every caller gets is the one of the erasure that did
+/// the work, with the flows it ended. Erasures in another process (the CLI, another node)
+/// serialise on the store's transaction instead (``FlowEngine/eraseUser(_:by:)``).
+private let erasureStripes: [NSLock] = (0..<16).map { _ in NSLock() }
+
+/// The session changed between its read and the erasure's write (see ``FlowEngine/eraseUser(_:by:)``).
+private struct SessionMoved: Error {}
+
+private func withErasureLock<T>(_ userID: String, _ body: () throws -> T) rethrows -> T {
+    var h: UInt32 = 2166136261
+    for b in userID.utf8 { h = (h ^ UInt32(b)) &* 16777619 }
+    return try erasureStripes[Int(h % UInt32(erasureStripes.count))].withLock(body)
+}
+
 extension FlowEngine {
     /// Erases everything the server holds about `userID` and returns the receipt:
     ///
@@ -55,10 +70,17 @@ extension FlowEngine {
     /// A process killed during step 1 or 2 leaves the user whole (step 2 commits or not); killed
     /// during step 3, asking again scrubs again. Asking for a user already erased returns the
     /// stored receipt (and scrubs again); an id never seen (or malformed) throws 1016 (404).
-    /// Two erasures of one user at once (two API calls, the API and the CLI) both return the one
-    /// receipt of the erasure that committed: the other finds the user gone inside its
-    /// transaction, and a flow the first ended is not ended twice.
+    /// Two erasures of one user at once both return the one receipt of the erasure that
+    /// committed: in one process they run one after the other (the later finds the user gone and
+    /// answers the stored receipt); across processes (the API and the CLI, two nodes) the later
+    /// finds the user gone inside its transaction and answers the stored receipt, and a flow the
+    /// other ended is not ended twice — there, `flow_runs_ended` counts the flows the erasure that
+    /// committed ended itself (each ending is audited, `session.revoked` with `cause: erasure`).
     public func eraseUser(_ userID: String, by actor: String) throws -> ErasureReceipt {
+        try withErasureLock(userID) { try eraseUserLocked(userID, by: actor) }
+    }
+
+    private func eraseUserLocked(_ userID: String, by actor: String) throws -> ErasureReceipt {
         let subjectKey = ErasureSubject.key(userID, crypto: crypto)
         guard Admin.validUserID(userID), try store.user(userID) != nil else {
             guard let json = try store.erasureReceipt(subjectKey: subjectKey) else { throw IDVError(.userNotFound) }
@@ -70,21 +92,27 @@ extension FlowEngine {
         var ended = 0
         for listed in try store.sessions(userID: userID) where !listed.state.stack.isEmpty {
             ended += try withSessionLock(listed.sessionID) {
-                // Read again under the lock: a concurrent erasure of the same user may have ended
-                // the flows (or deleted the session) while this one waited for it.
-                guard let s = try store.sessions(userID: userID).first(where: { $0.sessionID == listed.sessionID }),
-                      !s.state.stack.isEmpty else { return 0 }
-                let open = s.state.stack.count
-                try committed(Commit(session: s, now: clock.now(), requestID: "erase-" + crypto.randomID(bytes: 8))) { c in
-                    try abandonAll(.revoked, c)
-                    c.session.revokedAt = c.now
-                    guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else {
-                        throw IDVError(.flowInProgress, "the user's session changed while the erasure ended its flow; ask again")
+                // Read again under the lock, and again after a version conflict: a concurrent
+                // erasure of the same user (another process) may have ended the flows, or deleted
+                // the session, meanwhile — then there is nothing left to end here.
+                for _ in 0..<3 {
+                    guard let s = try store.sessions(userID: userID).first(where: { $0.sessionID == listed.sessionID }),
+                          !s.state.stack.isEmpty else { return 0 }
+                    let open = s.state.stack.count
+                    do {
+                        try committed(Commit(session: s, now: clock.now(), requestID: "erase-" + crypto.randomID(bytes: 8))) { c in
+                            try abandonAll(.revoked, c)
+                            c.session.revokedAt = c.now
+                            guard try store.updateSession(c.session, expectedVersion: s.version, consuming: nil) else { throw SessionMoved() }
+                            try apply(.audit(AuditAction("session.revoked"), userID: nil, details: ["flow_runs_closed": .integer(open), "cause": "erasure"]),
+                                      runID: nil, c)
+                        }
+                        return open
+                    } catch is SessionMoved {
+                        continue
                     }
-                    try apply(.audit(AuditAction("session.revoked"), userID: nil, details: ["flow_runs_closed": .integer(open), "cause": "erasure"]),
-                              runID: nil, c)
                 }
-                return open
+                throw IDVError(.flowInProgress, "the user's session kept changing while the erasure ended its flow; ask again")
             }
         }
         let now = clock.now()
