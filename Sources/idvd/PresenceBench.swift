@@ -171,11 +171,11 @@ extension Benchmark {
                         }
                         outcomes.append(Outcome(split: s, variant: variant, lux: scene.ambientLux, followed: r.followed,
                                                 followedWithRetake: r.followed || (second?.followed ?? false), retaken: second != nil))
-                        if verbose, let second {
-                            CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant) retake: followed=\(second.followed) score=\(second.score.map { String(format: "%.3f", $0) } ?? "-") p=\(second.pValue.map { String(format: "%.4f", $0) } ?? "-")")
-                        }
                         if verbose {
                             CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant): followed=\(r.followed) score=\(r.score.map { String(format: "%.3f", $0) } ?? "-") p=\(r.pValue.map { String(format: "%.4f", $0) } ?? "-") steps=\(r.stepsMeasured)/\(r.steps) lux=\(Int(scene.ambientLux)) d=\(String(format: "%.2f", scene.faceDistanceM))")
+                            if let second {
+                                CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant) retake: followed=\(second.followed) score=\(second.score.map { String(format: "%.3f", $0) } ?? "-") p=\(second.pValue.map { String(format: "%.4f", $0) } ?? "-")")
+                            }
                         }
                         if let dump {
                             let line = PresenceDumpLine(split: s, clip: clip.name, person: clip.person, window: w, scene: sc, variant: variant,
