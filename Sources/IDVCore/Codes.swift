@@ -54,6 +54,7 @@ import Foundation
 /// | 1065 | `selfieFaceNotFrontal` | the face in the selfie capture is turned away: take it again |
 /// | 1066 | `selfieRetake` | the liveness check was unsure about the capture (not an attack): take it again, no attempt used |
 /// | 1070 | `presenceRequired` | the selfie must be taken while the screen flashes the server's colours (`idv.presence_fallback = refuse`): no other way is offered |
+/// | 1071 | `presenceRetake` | the screen's colours were seen on the face, but too faintly to tell them from chance (bright surroundings, the phone held far): take it again under a new sequence, no attempt used |
 /// | 1080 | `documentGlare` | no machine-readable zone could be read and glare covers a band of the page: take it again |
 /// | 1100 | `analysisBusy` | the server's analysis pool (or its memory budget) is full: send the same upload again after `Retry-After` seconds |
 /// | 1101 | `analysisInProgress` | this session or user already has an analysis running or queued: wait for its answer, then retry |
@@ -121,6 +122,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
     case selfieFaceNotFrontal = 1065
     case selfieRetake = 1066
     case presenceRequired = 1070
+    case presenceRetake = 1071
     case documentGlare = 1080
     case analysisBusy = 1100
     case analysisInProgress = 1101
@@ -191,6 +193,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         case .selfieFaceNotFrontal: return "Your face is turned away in the selfie: look straight at the camera and take it again"
         case .selfieRetake: return "We could not check the selfie well enough: hold the phone at eye level in even light, keep your face in the frame, look at the camera, blink and turn your head a little, and take it again"
         case .presenceRequired: return "This check needs your screen to flash colours while the front camera records: take the selfie on a phone or computer whose screen faces you"
+        case .presenceRetake: return "We could not see your screen's colours on your face clearly: move away from bright light or a window, hold the phone a little closer, and take it again"
         case .documentGlare: return "Glare hides the machine-readable zone: tilt the document away from the light and take it again"
         case .analysisBusy: return "The server is busy analysing other uploads: send the same upload again in a moment"
         case .analysisInProgress: return "An upload of yours is still being analysed: wait for its answer, then try again"
@@ -223,7 +226,7 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
              .clientUnauthenticated, .scopeForbidden, .authThrottled, .activationRunsExhausted: return .authentication
         case .sessionRateLimited: return .request
         case .invalidImage, .imageTooLarge, .noDocumentFound, .noFaceFound, .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred,
-             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal, .selfieRetake, .presenceRequired, .documentGlare: return .media
+             .selfieFaceTooSmall, .selfieLowContrast, .selfieFaceNotFrontal, .selfieRetake, .presenceRequired, .presenceRetake, .documentGlare: return .media
         case .wrongChallenge, .replayedAnswer, .attemptsExhausted, .templateNotFound, .templateExists,
              .flowExpired, .actionNotOffered, .noActiveFlow, .flowInProgress, .workflowUnavailable, .verificationUnderReview,
              .reviewAlreadyDecided: return .flow

@@ -320,7 +320,7 @@ public enum HTTPStatus {
         case .idvCancelledByUser, .userCancelled, .invalidActivationCode, .invalidPassword, .noDocumentFound, .noFaceFound, .documentGlare: return 400
         // Upload verdicts: the chip data or the selfie capture is unusable — the step is asked again.
         case .chipDataUnreadable, .selfieTooDark, .selfieTooBright, .selfieBlurred, .selfieFaceTooSmall, .selfieLowContrast,
-             .selfieFaceNotFrontal, .selfieRetake, .presenceRequired: return 400
+             .selfieFaceNotFrontal, .selfieRetake, .presenceRequired, .presenceRetake: return 400
         // The relying-party API (IDVEngine/RelyingParty): client auth, scopes, rate, cursors, reviews;
         // 1130 is the device's pending outcome inside a 200 event (as a refusal: 409, not decided yet).
         case .clientUnauthenticated: return 401

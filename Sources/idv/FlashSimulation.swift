@@ -16,6 +16,8 @@ struct SimulatedFlashCapture: SelfieCaptureProvider {
     /// The person chose the head movements instead (`selfie-start: capture FOLDER no-flash`).
     let declined: Bool
     let ui: Terminal
+    /// The scene's ambient light, lux (nil: the simulator draws a random room, 50–1 000 lux).
+    var ambientLux: Double? = nil
 
     var canFlashIllumination: Bool { true }
 
@@ -41,6 +43,8 @@ struct SimulatedFlashCapture: SelfieCaptureProvider {
         let p = Process()
         p.executableURL = simulator
         p.arguments = ["presence", "simulate", folder.path, "--sequence", sequence.path, "--out", out.path]
+            + (ambientLux.map { ["--ambient-lux", String(format: "%.0f", $0)] } ?? [])
+        if let ambientLux { ui.fact("presence", String(format: "a dimmer room this time (simulated): %.0f lux", ambientLux)) }
         p.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
         p.standardError = errors

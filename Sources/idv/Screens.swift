@@ -170,9 +170,13 @@ struct Screens {
             case "capture" where parts.count >= 2:
                 // `no-flash` declines the server's illumination sequence (presence), as a person
                 // sensitive to flashing light would: the server asks again with its fallback.
+                // After 1071 (the screen's light too faint on the face) the simulated person follows the
+                // guidance: the retake is rendered in a dimmer room.
+                let dimmer = notice?.error.longErrorCode == IDVErrorCode.presenceRetake.rawValue
                 return (Words.SelfieStart.busy, Self.or(Words.SelfieStart.startFailed), {
                     service.setIDVSelfieProcessStartConfirmation(true, back: parts.dropFirst(2).contains("back"), workflow,
-                                                                  frames: URL(fileURLWithPath: parts[1]), noFlash: parts.dropFirst(2).contains("no-flash"))
+                                                                  frames: URL(fileURLWithPath: parts[1]), noFlash: parts.dropFirst(2).contains("no-flash"),
+                                                                  dimmerRoom: dimmer)
                 })
             case "cancel", "close":
                 return (nil, Self.or(Words.SelfieStart.cancelFailed), { service.setIDVSelfieProcessStartConfirmation(false, back: false, workflow, frames: nil) })

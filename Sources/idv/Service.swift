@@ -39,11 +39,16 @@ final class IDVService: @unchecked Sendable {
     }
     @discardableResult func rescanIDVDocument(_ m: RDNAChallengeOpMode) -> RDNAError { log("rescanIDVDocument", rdna.rescanIDVDocument(challenge: m)) }
     @discardableResult func cancelPassword(_ m: RDNAChallengeOpMode) -> RDNAError { log("cancelPassword", rdna.cancelPassword(challengeMode: m)) }
+    /// `dimmerRoom`: the simulated scene's ambient light is drawn from an ordinary indoor 50–300 lux
+    /// (the person moved away from bright light, as 1071 asks), not the simulator's 50–1 000.
     @discardableResult func setIDVSelfieProcessStartConfirmation(_ b: Bool, back: Bool, _ wf: RDNAIDVWorkflow, frames: URL?,
-                                                                 noFlash: Bool = false) -> RDNAError {
+                                                                 noFlash: Bool = false, dimmerRoom: Bool = false) -> RDNAError {
         rdna.setSelfieCaptureProvider(frames.map { folder -> any SelfieCaptureProvider in
             // The screen "flashes" through the simulator when there is one; else the app cannot flash.
-            flashSimulator.map { SimulatedFlashCapture(folder: folder, simulator: $0, declined: noFlash, ui: ui) } ?? FrameFolderSelfieCapture(folder: folder)
+            flashSimulator.map {
+                SimulatedFlashCapture(folder: folder, simulator: $0, declined: noFlash, ui: ui,
+                                      ambientLux: dimmerRoom ? exp(Double.random(in: Foundation.log(50.0)...Foundation.log(300.0))) : nil)
+            } ?? FrameFolderSelfieCapture(folder: folder)
         })
         return log("setIDVSelfieProcessStartConfirmation", rdna.setIDVSelfieProcessStartConfirmation(b, useDeviceBackCamera: back, idvWorkflow: wf))
     }

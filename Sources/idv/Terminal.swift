@@ -24,8 +24,11 @@ final class InteractiveAnswers: AnswerSource {
 /// Blank lines and lines starting with `#` are skipped; `${NAME}` is replaced by the environment
 /// variable NAME (empty → error). A line for another screen than the one shown stops the app (exit
 /// 3) so a script can never answer the wrong question; so does running out of lines.
+/// A line starting with `?` (`? selfie-start: capture DIR`) is optional: it answers its screen
+/// when the app shows that screen at that point, and is passed over otherwise — for a screen the
+/// server may or may not show again, such as a retake the policy asks for (1066, 1071).
 final class ScriptAnswers: AnswerSource {
-    private var lines: [(number: Int, screen: String, answer: String)] = []
+    private var lines: [(number: Int, screen: String, answer: String, optional: Bool)] = []
     private var index = 0
     let path: String
 
@@ -33,12 +36,14 @@ final class ScriptAnswers: AnswerSource {
         self.path = path
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw AppExit(code: 2, message: "cannot read script \(path)") }
         for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            var line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
+            let optional = line.hasPrefix("?")
+            if optional { line = line.dropFirst().trimmingCharacters(in: .whitespaces) }
             guard let colon = line.firstIndex(of: ":") else { throw AppExit(code: 2, message: "\(path):\(i + 1): expected 'screen: answer'") }
             let screen = line[..<colon].trimmingCharacters(in: .whitespaces)
             let answer = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            lines.append((i + 1, screen, try Self.expand(answer, at: "\(path):\(i + 1)")))
+            lines.append((i + 1, screen, try Self.expand(answer, at: "\(path):\(i + 1)"), optional))
         }
     }
 
@@ -59,6 +64,7 @@ final class ScriptAnswers: AnswerSource {
     }
 
     func answer(for screen: String, hint: String) throws(AppExit) -> String {
+        while index < lines.count, lines[index].optional, lines[index].screen != screen { index += 1 }
         guard index < lines.count else { throw AppExit(code: 3, message: "script ended, but screen \(screen) waits for an answer") }
         let l = lines[index]
         guard l.screen == screen else {

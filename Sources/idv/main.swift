@@ -11,7 +11,8 @@ usage: idv --server URL [--script FILE] [--out DIR] [--timeout SECONDS] [--lda-k
   screens, consent, password, and the dashboard (KYC, additional document scan, biometric
   authentication, template status, opt-in, opt-out, log off).
   Interactive by default (one answer per prompt on stdin). --script FILE answers the screens from
-  FILE: one 'screen-name: answer' per line, in order; '#' comments; ${VAR} = environment variable.
+  FILE: one 'screen-name: answer' per line, in order; '#' comments; ${VAR} = environment variable;
+  a line starting with '?' is optional (used only if the app shows its screen then, e.g. a retake).
   --lda-key FILE keeps this install's Ed25519 device key in FILE (created with mode 0600; a file with
   wider permissions is refused) and enables LDA: the device is registered, 'lda-consent: yes'
   enrols it, and logins / opt-in / opt-out re-authentication ask 'lda-presence: y|n' instead of the

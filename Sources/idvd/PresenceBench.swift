@@ -1,5 +1,6 @@
 import FaceKit
 import Foundation
+import IDVEngine
 import IDVTools
 import Imaging
 
@@ -8,24 +9,28 @@ import Imaging
 /// and real-face-videos), split dev/eval by person, with exact 95 % intervals — false rejects of
 /// bona fide captures, false accepts of four attacks (no reflection: an injected recording; another
 /// session's sequence; a replay of a passing upload, re-encoded so the digest check does not apply;
-/// the sequence shown late) — and the measurement's cost per frame. docs/LIVENESS.md "Presence".
+/// the sequence shown late) — and the measurement's cost per frame; each also with the policy's
+/// retake of a faint reflection (`idv.presence_retake_p`, IDVEngine `PresencePolicy`): a capture the
+/// policy would ask again is captured again in the same scene under a new sequence, and the second
+/// capture decides. docs/LIVENESS.md "Presence".
 extension Benchmark {
     static let presence = Benchmark(name: "presence", summary: "illumination challenge: FRR / FAR per attack with 95 % CIs on simulated captures, cost per frame",
                                     hasUsage: true) { args in
         let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "help"],
-                                          valued: ["data", "windows", "scenes", "split", "dump", "lux", "delays", "far", "min-score", "guard", "draws", "clips"],
+                                          valued: ["data", "windows", "scenes", "split", "dump", "lux", "delays", "far", "min-score", "guard", "draws", "clips", "retake-p"],
                                           takesArguments: false, command: "bench presence")
         if o["help"] != nil {
             print("""
                 usage: idvd bench presence [--data DIR] [--split dev|eval|all] [--windows N] [--scenes N] [--lux LO-HI]
                                            [--delays MS,MS,…] [--far P] [--min-score S] [--guard MS] [--draws N]
-                                           [--clips N] [--dump FILE.jsonl] [--verbose]
+                                           [--retake-p P] [--clips N] [--dump FILE.jsonl] [--verbose]
                   --data DIR       shared test data (default ../shared/testdata)
                   --split S        which people (default all; dev and eval are printed apart either way)
                   --windows N      3 s windows per clip (default 2), --scenes N simulated scenes per window (default 2)
                   --lux LO-HI      ambient light range, lux (default 50-1000, log-uniform)
                   --delays LIST    delays of the late-sequence attack, ms (default 250,500,1000)
                   --far, --min-score, --guard, --draws   IlluminationConfiguration (defaults: FaceKit's)
+                  --retake-p P     idv.presence_retake_p of the "with the retake" figures (default: the server's, 0.1)
                   --clips N        at most N clips (a quick look)
                   --dump FILE      one JSON line per capture: split, clip, scene, variant, sequence, frame times,
                                    per-frame face-to-background log ratios, the report
@@ -59,6 +64,11 @@ extension Benchmark {
         if let v = o["draws"] { guard let n = Int(v) else { throw CLIError("--draws needs an integer") }; check.nullDraws = n }
         if check.falseAcceptRate * Double(check.nullDraws + 1) < 1 { check.nullDraws = Int((1 / check.falseAcceptRate).rounded(.up)) * 2 - 1 }
         try check.validate()
+        var retake = PresencePolicy()
+        if let v = o["retake-p"] {
+            guard let p = Double(v), (0...0.5).contains(p) else { throw CLIError("--retake-p needs a number from 0 to 0.5") }
+            retake.retakePValue = p
+        }
         let verbose = o["verbose"] != nil
 
         let engine = try FaceEngine.shared()
@@ -76,7 +86,8 @@ extension Benchmark {
         let people = Array(Set(clips.map(\.person))).sorted()
         func split(_ person: String) -> String { (people.firstIndex(of: person) ?? 0) % 2 == 0 ? "dev" : "eval" }
 
-        struct Outcome { let split: String; let variant: String; let lux: Double; let followed: Bool }
+        /// `followed`: the first capture alone; `followedWithRetake`: after the policy's retake, when it asks one.
+        struct Outcome { let split: String; let variant: String; let lux: Double; let followed: Bool; let followedWithRetake: Bool; let retaken: Bool }
         var outcomes: [Outcome] = []
         var sampleCPU: [Double] = [], checkCPU: [Double] = []
         var dump: FileHandle?
@@ -120,9 +131,12 @@ extension Benchmark {
                     for d in delays { variants.append(("delayed \(Int(d)) ms", sequence, d, sequence)) }
                     var bonaFideSamples: [IlluminationSample?]?
                     var bonaFideTimes: [Double] = []
-                    for (variant, shown, delay, judged) in variants {
+                    /// The variant's capture: the light shown (`shown`, late by `delay`) judged against
+                    /// `judged`; "another session's sequence" reuses the bona fide capture's measurements.
+                    func captureAndCheck(_ variant: String, _ shown: IlluminationSequence?, _ delay: Double, _ judged: IlluminationSequence,
+                                         reuse: Bool) throws -> (IlluminationReport, [IlluminationSample?], [Double]) {
                         let samples: [IlluminationSample?], reported: [Double]
-                        if variant == "another session's sequence", let b = bonaFideSamples {
+                        if reuse, let b = bonaFideSamples {
                             samples = b
                             reported = bonaFideTimes
                         } else {
@@ -132,16 +146,36 @@ extension Benchmark {
                             sampleCPU.append(report.stageTimes.illumination / Double(max(1, report.frameCount)))
                             samples = report.frames.map(\.illumination)
                             reported = capture.frameTimesMs
-                            if variant == "bona fide" { bonaFideSamples = samples; bonaFideTimes = reported }
                         }
-                        var result: IlluminationReport?
                         let t0 = threadCPUSeconds()
-                        result = IlluminationCheck.evaluate(samples: samples, frameTimesMs: reported, sequence: judged, configuration: check)
+                        let r = IlluminationCheck.evaluate(samples: samples, frameTimesMs: reported, sequence: judged, configuration: check)
                         checkCPU.append(threadCPUSeconds() - t0)
-                        guard let r = result else { continue }
-                        outcomes.append(Outcome(split: s, variant: variant, lux: scene.ambientLux, followed: r.followed))
+                        return (r, samples, reported)
+                    }
+                    for (variant, shown, delay, judged) in variants {
+                        let reuse = variant == "another session's sequence"
+                        let (r, samples, reported) = try captureAndCheck(variant, shown, delay, judged, reuse: reuse)
+                        if variant == "bona fide" { bonaFideSamples = samples; bonaFideTimes = reported }
+                        // The policy's retake: the same scene, a new sequence the server issues; the attack
+                        // repeats itself against it (its light: none, the new one late, or the other session's
+                        // capture replayed again against yet another sequence).
+                        var second: IlluminationReport?
+                        if !r.followed, retake.retakes(pValue: r.pValue) {
+                            let fresh = design.random(using: &g)
+                            switch variant {
+                            case "bona fide": second = try captureAndCheck(variant, fresh, 0, fresh, reuse: false).0
+                            case "no reflection": second = try captureAndCheck(variant, nil, 0, fresh, reuse: false).0
+                            case "another session's sequence": second = try captureAndCheck(variant, sequence, 0, fresh, reuse: true).0
+                            default: second = try captureAndCheck(variant, fresh, delay, fresh, reuse: false).0
+                            }
+                        }
+                        outcomes.append(Outcome(split: s, variant: variant, lux: scene.ambientLux, followed: r.followed,
+                                                followedWithRetake: r.followed || (second?.followed ?? false), retaken: second != nil))
                         if verbose {
                             CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant): followed=\(r.followed) score=\(r.score.map { String(format: "%.3f", $0) } ?? "-") p=\(r.pValue.map { String(format: "%.4f", $0) } ?? "-") steps=\(r.stepsMeasured)/\(r.steps) lux=\(Int(scene.ambientLux)) d=\(String(format: "%.2f", scene.faceDistanceM))")
+                            if let second {
+                                CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant) retake: followed=\(second.followed) score=\(second.score.map { String(format: "%.3f", $0) } ?? "-") p=\(second.pValue.map { String(format: "%.4f", $0) } ?? "-")")
+                            }
                         }
                         if let dump {
                             let line = PresenceDumpLine(split: s, clip: clip.name, person: clip.person, window: w, scene: sc, variant: variant,
@@ -162,9 +196,10 @@ extension Benchmark {
         }
 
         // Figures.
-        func interval(_ split: String, _ variant: String, errorWhenFollowed: Bool, lux range: ClosedRange<Double>? = nil) -> BinomialInterval {
+        func interval(_ split: String, _ variant: String, errorWhenFollowed: Bool, lux range: ClosedRange<Double>? = nil,
+                      withRetake: Bool = false) -> BinomialInterval {
             let set = outcomes.filter { o in (o.split == split || split == "all") && o.variant == variant && (range?.contains(o.lux) ?? true) }
-            return BinomialInterval(errors: set.filter { $0.followed == errorWhenFollowed }.count, trials: set.count)
+            return BinomialInterval(errors: set.filter { (withRetake ? $0.followedWithRetake : $0.followed) == errorWhenFollowed }.count, trials: set.count)
         }
         print("Presence by illumination (\(design.steps) steps of \(design.durationsMs.map(String.init).joined(separator: "/")) ms, \(design.palette.count) colours; "
               + "FAR line \(check.falseAcceptRate), minimum score \(check.minimumScore), guard \(Int(check.guardMilliseconds)) ms, \(check.nullDraws) null draws)")
@@ -181,6 +216,19 @@ extension Benchmark {
             }
             for v in variants {
                 print("  FAR  \(v)".padding(toLength: 47, withPad: " ", startingAt: 0) + interval(sp, v, errorWhenFollowed: true).description)
+            }
+            let asked = outcomes.filter { ($0.split == sp || sp == "all") && $0.retaken }
+            print("  with the retake (idv.presence_retake_p \(retake.retakePValue)): the second capture decides when the first is asked again")
+            print("  FRR  bona fide (not followed)              " + interval(sp, "bona fide", errorWhenFollowed: false, withRetake: true).description
+                  + "; retakes asked: \(asked.filter { $0.variant == "bona fide" }.count)")
+            for band in [50.0...150.0, 150.0...400.0, 400.0...1000.0, 1000.0...200_000.0] {
+                let i = interval(sp, "bona fide", errorWhenFollowed: false, lux: band, withRetake: true)
+                guard i.trials > 0 else { continue }
+                print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+            }
+            for v in variants {
+                print("  FAR  \(v)".padding(toLength: 47, withPad: " ", startingAt: 0) + interval(sp, v, errorWhenFollowed: true, withRetake: true).description
+                      + "; retakes asked: \(asked.filter { $0.variant == v }.count)")
             }
         }
         func median(_ xs: [Double]) -> Double { xs.isEmpty ? 0 : xs.sorted()[xs.count / 2] }

@@ -131,6 +131,28 @@ final class SampleAppTests: XCTestCase {
         XCTAssertTrue(r.out.contains("Document Status: ERROR\n  Document validation failed. Please review details below."), r.out)
     }
 
+    /// `? screen: answer` lines answer their screen only when the app shows it then (a retake the
+    /// server may or may not ask), and are passed over otherwise.
+    func testOptionalScriptLinesAnswerOnlyTheScreenShown() throws {
+        let server = try IDVDServer()
+        try server.start()
+        let code = try server.createUser("hana")
+        let script = try writeScript("""
+        check-user: hana
+        ? set-password: skipped, the app shows the activation code
+        activation-code: ${IDV_TEST_CODE}
+        set-password: short
+        ? set-password: Hana password 9
+        ? set-password: skipped too, the app shows the dashboard
+        dashboard: quit
+        """, in: server.dir)
+        let r = try Self.runIDV(["--server", server.url.absoluteString, "--script", script], env: ["IDV_TEST_CODE": code])
+        XCTAssertEqual(r.status, 0, r.out)
+        XCTAssertEqual(results(r.out), ["flow=activation event=onUserLoggedIn error=0 status=100 verdict=-"], r.out)
+        XCTAssertTrue(r.out.contains("error: 1015 The password must have at least 8 characters"), r.out)
+        XCTAssertEqual(r.out.components(separatedBy: "set-password> ").count - 1, 2, r.out)
+    }
+
     func testScriptForTheWrongScreenStopsWithExit3() throws {
         let server = try IDVDServer()
         try server.start()

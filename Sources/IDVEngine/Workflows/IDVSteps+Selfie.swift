@@ -81,11 +81,32 @@ extension IDVFlowSteps {
             if let issue = env.policy.recapture(e) { return recapture(issue) }
             // PAD: confident attack evidence fails; a capture the policy is unsure about is asked again
             // once, without using the attempt, and the retake is decided together with it. A failed
-            // presence check (light that did not follow the sequence, a late or replayed capture) is
-            // decisive: never a retake.
+            // presence check (light that did not follow the sequence, a late or replayed capture) never
+            // triggers the PAD retake; only a faint reflection has its own (below).
             let (score, cues, failure) = env.policy.livenessCues(e, challenge: challenge, presence: presence,
                                                                  replayedFrames: evidence.replayedFrames, now: facts.now)
             let pad = env.policy.judgePAD(e, cues: cues, score: score, earlier: r.padRetake)
+            // Presence unsure (the reflection measured but faint: a real face in bright light or held
+            // far from the screen) is asked again once per attempt under a new sequence, no attempt
+            // used — unless PAD found confident attack evidence in the analyser's own reading (the
+            // presence failure's zeroed score not counted). Replayed or late captures never are.
+            if r.presenceRetaken != true, env.policy.presenceUnsure(e, reason: failure),
+               env.policy.judgePAD(e, cues: e.livenessCues, score: e.livenessScore, earlier: r.padRetake).outcome != .attack {
+                r.selfieAttempts -= 1
+                r.presenceRetaken = true
+                r.embedding = nil
+                let error = IDVError(.presenceRetake)
+                let m = e.presence.measurement
+                effects.append(audit(r, "selfie_verified", [
+                    "result": .string("retake"), "retake": .string("presence"), "error_code": .integer(error.longErrorCode),
+                    "attempt": .integer(r.selfieAttempts + 1),
+                    "presence_score": m?.score.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+                    "presence_p": m?.pValue.map { .number($0) } ?? .null,
+                    "presence_steps": m.map { .string("\($0.stepsMeasured)/\($0.steps)") } ?? .null,
+                    "reasons": .array(cues.prefix(8).map { .string($0.rawValue) }),
+                ]))
+                return (askSelfieUpload(r, challenge: nil, now: facts.now, env, error: error, presence: again), nil)
+            }
             if pad.outcome == .unsure, failure == nil, let evidence = e.pad {
                 r.selfieAttempts -= 1
                 r.padRetake = PADRetake(pad: evidence, cues: cues)
@@ -102,6 +123,7 @@ extension IDVFlowSteps {
                 return (askSelfieUpload(r, challenge: nil, now: facts.now, env, error: error, presence: again), nil)
             }
             r.padRetake = nil
+            r.presenceRetaken = nil
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
                                      now: facts.now, pad: pad)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }

@@ -128,6 +128,10 @@ struct IDVRun: Codable, Sendable, Equatable {
     /// The presence assurance of the last judged selfie (Workflows/Presence.swift): illumination
     /// followed, a fallback, or not checked.
     var presenceAssurance: PresenceAssurance?
+    /// True once a capture of this attempt was asked again because its presence was unsure
+    /// (``WorkflowPolicy/presenceUnsure(_:reason:)``, 1071): one such retake per attempt; nil otherwise
+    /// (optional so that states sealed before it decode).
+    var presenceRetaken: Bool?
 
     /// Every review trigger that holds for the run now.
     var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }

@@ -42,8 +42,26 @@ public struct PresencePolicy: Sendable, Equatable {
     /// for byte to one of them fails the capture (`REPLAYED_FRAMES`). 0 = no replay check. Default
     /// 604 800 (7 days).
     public var replaySeconds = 604_800
+    /// A capture whose reflected light was measured on enough steps but did not reach the
+    /// analyser's false-accept line, with a p-value at most this (its rank among random sequences,
+    /// IDVEvidence `IlluminationMeasurement.pValue`), is unsure — a real face in bright surroundings
+    /// or held far from the screen, whose reflection is faint — and is asked again once per attempt
+    /// under a new sequence (1071 `presenceRetake`), no attempt used. 0 = never: every capture that
+    /// did not follow is LIVENESS_FAILED. A capture made without knowledge of the sequence has a
+    /// uniform p-value, so it reaches the retake with probability at most this, and the false-accept
+    /// rate of the two captures together is at most FAR × (1 + retakePValue) (1.1 × 0.001 by
+    /// default). Default 0.1 (docs/LIVENESS.md "Presence": the bona fide captures rejected in
+    /// bright light had p 0.0015–0.097).
+    public var retakePValue = 0.1
 
     public init() {}
+
+    /// Whether a capture whose light was not shown to follow its sequence, at `pValue` (nil: not
+    /// measured), is asked again under ``retakePValue`` (`idvd bench presence` applies the same rule).
+    public func retakes(pValue: Double?) -> Bool {
+        guard retakePValue > 0, let p = pValue else { return false }
+        return p <= retakePValue
+    }
 }
 
 /// A capture's illumination as the analyser needs it: the issued steps and each frame's time.
@@ -114,6 +132,18 @@ extension WorkflowPolicy {
         if case .followed = e.presence { return nil }
         cues.append(.illuminationNotFollowed)
         return .presenceNotFollowed
+    }
+}
+
+extension WorkflowPolicy {
+    /// Whether a capture that failed presence (`reason`, from ``presenceFailure(_:presence:replayedFrames:now:cues:)``)
+    /// is unsure rather than refused: its light was not shown to follow the sequence, but it was
+    /// measured (a p-value exists: enough steps held a face) and ranks within
+    /// ``PresencePolicy/retakePValue`` — the policy asks it again once (1071). A replayed or late
+    /// capture, or one not measured, is never unsure.
+    public func presenceUnsure(_ e: SelfieEvidence, reason: SelfieReason?) -> Bool {
+        guard reason == .presenceNotFollowed, case let .notFollowed(m) = e.presence else { return false }
+        return presence.retakes(pValue: m.pValue)
     }
 }
 

@@ -499,6 +499,7 @@ export const W = {
     1040: 'This verification link is not valid.',
     1066: 'We could not check the selfie well enough. Hold the phone at eye level in even light, keep your face in the frame, look at the camera, blink and turn your head a little, and take it again. This does not use up an attempt.',
     1070: 'This check needs your screen to flash colours while the front camera records. Use a phone or computer whose screen faces you.',
+    1071: 'We could not see your screen\'s colours on your face clearly. Move away from bright light or a window, hold the phone a little closer, and take it again. This does not use up an attempt.',
     default: 'Something went wrong. Please try again.',
   },
   // Status messages that are verdict keywords (WORKFLOWS.md §1), in plain words.
