@@ -118,8 +118,8 @@ extension FlowEngine {
         let now = clock.now()
         let receipt: ErasureReceipt = try store.withTransaction {
             guard try store.user(userID) != nil else {
-                // Erased meanwhile by a concurrent request (the API and the CLI, two API calls):
-                // that erasure's receipt, as asking again would return it.
+                // Erased meanwhile by an erasure in another process (the CLI beside the API,
+                // another node): that erasure's receipt, as asking again would return it.
                 guard let json = try store.erasureReceipt(subjectKey: subjectKey) else { throw IDVError(.userNotFound) }
                 var stored = try JSONDecoder().decode(ErasureReceipt.self, from: Data(json.utf8))
                 stored.userID = userID

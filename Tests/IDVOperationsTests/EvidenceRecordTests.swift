@@ -1,7 +1,7 @@
 import Foundation
 import IDVCore
 @testable import IDVEngine
-import IDVRuntime
+@testable import IDVRuntime
 import IDVOperations
 import IDVCrypto
 import IDVTools
@@ -243,6 +243,25 @@ final class EvidenceRecordTests: XCTestCase {
         XCTAssertEqual(a.version(crypto: crypto), b.version(crypto: crypto))
         XCTAssertNotEqual(a.version(crypto: crypto), c.version(crypto: crypto))
         XCTAssertEqual(a.judgingSettings["idv.liveness_threshold"], 60)
+        // Every policy setting of the table is either in the version or deliberately not.
+        let policyKeys = Set(ServerConfig.settings.map(\.key).filter { $0.hasPrefix("idv.") || $0.hasPrefix("chip.") || $0.hasPrefix("review.") })
+        let judging = Set(base.judgingSettings.keys)
+        XCTAssertEqual(policyKeys.subtracting(judging).subtracting(WorkflowPolicy.nonJudgingSettingKeys), [],
+                       "a new setting: add it to WorkflowPolicy.judgingSettings (it judges) or nonJudgingSettingKeys (it bounds a flow)")
+        XCTAssertEqual(judging.subtracting(policyKeys), [], "judgingSettings names only keys of the settings table")
+        XCTAssertTrue(judging.isDisjoint(with: WorkflowPolicy.nonJudgingSettingKeys))
+        // Each judging key's value is the one the table shows (`idvd serve --help`'s current value).
+        let config = try ServerConfig.load(file: nil, environment: [:], overrides: [:])
+        for setting in ServerConfig.settings where judging.contains(setting.key) {
+            let v = try XCTUnwrap(base.judgingSettings[setting.key])
+            let shown: String
+            switch v {
+            case let .bool(b): shown = b ? "true" : "false"
+            case let .string(t): shown = t
+            default: shown = v.doubleValue.map { $0 == $0.rounded() && !setting.current(config).contains(".") ? "\(Int($0))" : "\($0)" } ?? "?"
+            }
+            XCTAssertEqual(shown, setting.current(config), setting.key)
+        }
     }
 
     /// `evidence.trust_framework` names the framework in the signed verified_claims (record and

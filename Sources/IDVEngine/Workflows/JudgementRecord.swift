@@ -71,9 +71,12 @@ extension WorkflowPolicy {
     /// Every setting that can change a verdict, under its settings-table key (`idvd serve --help`):
     /// face-match operating point and distances, liveness threshold and mode, PAD (`idv.pad.*`),
     /// presence (`idv.presence*`, `idv.capture_replay_seconds`), the document policy
-    /// (`idv.doc.*`, `chip.require_*`), capture-quality recapture and the review triggers
-    /// (`review.*`). Attempt counts, timeouts and retention are not in it: they bound a flow, they
-    /// do not judge evidence. Numbers are JSON numbers, switches booleans, modes strings.
+    /// (`idv.doc.*`, `chip.require_*`), capture-quality recapture, whether a NOT_MATCHED may be
+    /// continued (`idv.continue_anyway`) and the review triggers (`review.*`). Attempt counts,
+    /// timeouts, upload sizes, retention, the consent text's version and template upgrades are not
+    /// in it: they bound a flow, they do not judge evidence (``nonJudgingSettingKeys``; a test
+    /// keeps the two lists covering every `idv.*`, `chip.*` and `review.*` setting). Numbers are
+    /// JSON numbers, switches booleans, modes strings.
     public var judgingSettings: [String: JSONValue] {
         [
             "idv.face_match_operating_point": .string(faceMatchOperatingPoint?.rawValue ?? "distance"),
@@ -92,6 +95,7 @@ extension WorkflowPolicy {
             "idv.presence": .string(presence.mode.rawValue),
             "idv.presence_fallback": .string(presence.fallback.rawValue),
             "idv.presence_deadline_seconds": .integer(presence.deadlineSeconds),
+            "idv.presence_retake_p": .number(presence.retakePValue),
             "idv.capture_replay_seconds": .integer(presence.replaySeconds),
             "idv.doc.reject_expired": .bool(rejectExpiredDocuments),
             "idv.doc.reject_check_digits": .bool(rejectFailedCheckDigits),
@@ -100,12 +104,20 @@ extension WorkflowPolicy {
             "idv.doc.accept_specimen_documents": .bool(acceptSpecimenDocuments),
             "chip.require_trusted_csca": .bool(requireTrustedCSCA),
             "chip.require_genuine": .bool(requireGenuineChip),
+            "idv.continue_anyway": .bool(continueAnywayAfterNotMatched),
             "review.document_warning": .bool(review.documentWarning),
             "review.match_band": .number(review.matchBand),
             "review.liveness_band": .integer(review.livenessBand),
             "review.chip_unknown_csca": .bool(review.chipUnknownCSCA),
         ]
     }
+
+    /// The `idv.*` settings that are deliberately not part of the policy's version.
+    public static let nonJudgingSettingKeys: Set<String> = [
+        "idv.upgrade_legacy_templates", "idv.document_attempts", "idv.selfie_attempts", "idv.reauth_attempts", "idv.biometric_attempts",
+        "idv.lockout_seconds", "idv.flow_timeout_seconds", "idv.consent_text_version", "idv.media_retention_seconds", "idv.max_pages",
+        "idv.max_frames",
+    ]
 
     /// ``judgingSettings`` as canonical JSON: keys sorted, no blanks, `/` unescaped.
     public var canonicalJudgingSettings: Data {
