@@ -156,8 +156,10 @@ public protocol RDNAIDVSelfieProcessingCallbacks: AnyObject {
     /// again: the retake uses no attempt, and under presence the SDK hands the new challenge's colour
     /// sequence to the capture provider (``RDNA/pendingIlluminationChallenge``). `response.status` 400
     /// `LIVENESS_FAILED` with `liveness_reasons` in `response.payloadJSON` when an opt-in capture
-    /// was not live. An app implementing only the one-argument form gets the same screen again
-    /// without the reason; implement this one to show the guidance.
+    /// was not live. After the capture provider could not flash or the person declined the flashing,
+    /// the server's head-movement fallback comes here too (`error` 0, ``RDNA/pendingLivenessChallenge``
+    /// set): show its instructions, then confirm to capture. An app implementing only the one-argument
+    /// form gets the same screen again without the reason; implement this one to show the guidance.
     func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError)
     /// The selfie result (the inner object of seed 002 §6.2, ``SelfieDetails``). Answer with
     /// `setIDVSelfieConfirmation(_:challenge:)` and an offered action key.
