@@ -56,7 +56,9 @@ extension IDVFlowSteps {
     /// seed 001 reads) and what it rests on — never the face-match or liveness score, nor the
     /// liveness cues; those stay in the audit (`idv.selfie_verified`, `idv.transaction`).
     /// `capture`: the upload this end answers — `video.workflow_data.frames` is its frame count (0
-    /// without one), `video.meta_data` its sanitised `meta_data`.
+    /// without one), `video.meta_data` its sanitised `meta_data`. `attempts_left` counts this run: a
+    /// MATCHED resets the failures (all `idv.biometric_attempts` left), a failure or a forfeited
+    /// retake uses one.
     func endBiometric(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, judgement j: SelfieJudgement? = nil,
                       capture: IDVInput? = nil) throws -> Transition<State> {
         let forfeited = forfeitedRetake(r, e.outcome)
@@ -69,7 +71,7 @@ extension IDVFlowSteps {
             video: ServerBiometricVideo(workflowData: SelfieWorkflowData(workflow: IDVWorkflow.postLoginSelfieBiometric.rawValue, frames: frames),
                                         metaData: meta, clientVersion: "1.0"),
             idvAuditInfo: auditInfo(r, now: facts.now, success: e.success), purpose: r.reason,
-            attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: (j != nil && !e.success) || forfeited != nil ? max(0, left - 1) : left,
+            attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: e.success ? env.policy.biometricAttempts : (j != nil || forfeited != nil ? max(0, left - 1) : left),
             biometricResult: j.map { BiometricResult(displayText: $0.verdict, resultCriteria: $0.resultCriteria) })
         let payload = try JSONValue(encoding: result)
         let event = WireEvent(name: WireName.onIDVServerBiometricAuthenticationResult, userID: r.userID, error: e.error,
