@@ -40,6 +40,10 @@ public enum Effect: Sendable, Equatable {
     case sealMedia(id: String, kind: MediaKind, bytes: [UInt8])
     /// At the run's end: deletes its media now (`keepUntil` nil) or marks it to expire then.
     case releaseMedia(keepUntil: Int?)
+    /// At an abandoned run's end (reset, log-off, session expiry or revocation): the run is recorded
+    /// with this outcome instead of the abandon reason's (a server biometric run whose retake was
+    /// forfeited counts as LIVENESS_FAILED, IDVSteps+Endings.swift `forfeitedRetake`).
+    case endRunAs(FlowOutcome)
     /// Stores the user's template from the sealed descriptor media `fromMedia` of this run
     /// (replacing any previous template), under consent `consentID`.
     case saveTemplate(userID: String, fromMedia: String, model: String, consentID: String)

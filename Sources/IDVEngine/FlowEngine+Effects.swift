@@ -46,6 +46,9 @@ extension FlowEngine {
         case let .releaseMedia(keepUntil):
             guard let runID else { return }
             try store.releaseMedia(runID: runID, keepUntil: keepUntil)
+        case let .endRunAs(outcome):
+            guard let runID else { return }
+            c.runOutcomes[runID] = outcome
         case let .saveTemplate(uid, mediaID, model, consentID):
             guard let runID, let m = try store.media(mediaID), m.runID == runID else {
                 throw IDVError(.internalError, "no face descriptor kept for enrolment")

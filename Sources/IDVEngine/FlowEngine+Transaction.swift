@@ -11,6 +11,8 @@ extension FlowEngine {
         package let now: Int
         let requestID: String
         var outcomes: [(flow: String, outcome: FlowOutcome)] = []
+        /// Outcomes a flow chose for its run when abandoned (``Effect/endRunAs(_:)``), by run id.
+        var runOutcomes: [String: FlowOutcome] = [:]
         /// Who sent the request (the abuse limits' key).
         let client: ClientIdentity
         /// Credentials judged in this transaction (failed: true), counted by the limits once it commits.
@@ -160,8 +162,9 @@ extension FlowEngine {
                 for e in flow.abandon(frame.state, reason, facts, env(frame.runID, c)) { try apply(e, runID: frame.runID, c) }
             }
             c.session.state.stack.removeLast()
-            try store.endFlowRun(runID: frame.runID, at: c.now, outcome: reason.outcome, errorCode: 0)
-            c.outcomes.append((frame.flow, reason.outcome))
+            let outcome = c.runOutcomes[frame.runID] ?? reason.outcome
+            try store.endFlowRun(runID: frame.runID, at: c.now, outcome: outcome, errorCode: 0)
+            c.outcomes.append((frame.flow, outcome))
         }
         c.session.state.challenge = nil
     }

@@ -149,9 +149,17 @@ public protocol RDNAIDVSelfieProcessingCallbacks: AnyObject {
     func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow)
     /// The same callback with why it is asked again (called first when implemented): `error`
     /// 1060–1065 for a capture too dark, blurred, small or turned away, 1032 no face, 1008 a capture
-    /// that failed, 1028/1029 a lost network, 0 on a first ask; `response.status` 400
+    /// that failed, 1028/1029 a lost network, 0 on a first ask; 1066 the liveness check was unsure
+    /// (not an attack), 1071 the screen's colours were seen on the face too faintly (bright
+    /// surroundings), 1070 the capture must be taken under the flashing screen — for these three show
+    /// `error.errorString` (the guidance) and call `setIDVSelfieProcessStartConfirmation(true, …)`
+    /// again: the retake uses no attempt, and under presence the SDK hands the new challenge's colour
+    /// sequence to the capture provider (``RDNA/pendingIlluminationChallenge``). `response.status` 400
     /// `LIVENESS_FAILED` with `liveness_reasons` in `response.payloadJSON` when an opt-in capture
-    /// was not live.
+    /// was not live. After the capture provider could not flash or the person declined the flashing,
+    /// the server's head-movement fallback comes here too (`error` 0, ``RDNA/pendingLivenessChallenge``
+    /// set): show its instructions, then confirm to capture. An app implementing only the one-argument
+    /// form gets the same screen again without the reason; implement this one to show the guidance.
     func getIDVSelfieProcessStartConfirmation(_ idvWorkflow: RDNAIDVWorkflow, response: RDNAChallengeResponse, error: RDNAError)
     /// The selfie result (the inner object of seed 002 §6.2, ``SelfieDetails``). Answer with
     /// `setIDVSelfieConfirmation(_:challenge:)` and an offered action key.

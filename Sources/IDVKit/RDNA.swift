@@ -780,13 +780,23 @@ public final class RDNA: @unchecked Sendable {
                 out += autoUpload(ch, api: "chipRead") { [self] () throws(IDVError) in
                     try chipPayload(workflow: wf, request: RDNAChipReadRequest(payload: ch.payload))
                 }
-            } else if firstAsk && ch.name == WireMapping.uploadIDVSelfieFrames, let wf = WireMapping.workflow(ch) {
+            } else if firstAsk && ch.name == WireMapping.uploadIDVSelfieFrames && !Self.fallbackNeedsInstructions(ch),
+                      let wf = WireMapping.workflow(ch) {
                 out += autoUpload(ch, api: "selfieCapture") { [self] () throws(IDVError) in try selfiePayload(workflow: wf) }
             } else {
                 out.append(WireMapping.event(for: ch))
             }
         }
         return out
+    }
+
+    /// Whether `ch` is presence's head-movement fallback (`presence.fallback = active` with a
+    /// `liveness_challenge`: the server's ask after the client could not flash or the person declined
+    /// the flashing). The person must be told the actions before the capture, so it goes to the app as
+    /// the selfie start screen (`getIDVSelfieProcessStartConfirmation`, ``pendingLivenessChallenge``
+    /// set) and is captured when the app confirms, not at once.
+    static func fallbackNeedsInstructions(_ ch: WireChallenge) -> Bool {
+        PresenceChallengePayload(payload: ch.payload)?.fallback == .active && RDNALivenessChallenge(payload: ch.payload) != nil
     }
 
     /// Posts an answer on the route its challenge needs and absorbs the reply (a refusal comes back

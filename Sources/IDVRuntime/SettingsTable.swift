@@ -144,7 +144,7 @@ enum SettingsTable {
         int("idv.presence_deadline_seconds", \.engine.workflow.presence.deadlineSeconds, min: 10, max: 3600,
             "the frames must arrive within this many seconds of the illumination challenge"),
         number("idv.presence_retake_p", \.engine.workflow.presence.retakePValue, max: 0.5,
-               "a capture whose light came close to the illumination sequence but not at the false-accept line (p-value above it, at most this) is asked again once under a new sequence, no attempt used (1071); 0 = never. Default 0.1"),
+               "a capture whose reflected light did not pass the illumination check but came close (its p-value at most this) is asked again once per attempt under a new sequence, no attempt used (1071); 0 = never"),
         int("idv.capture_replay_seconds", \.engine.workflow.presence.replaySeconds, min: 0, max: 31_536_000,
             "keep the digests of judged selfie frames this long; a frame uploaded again byte for byte fails (0 = no replay check)"),
         bool("chip.require_trusted_csca", \.engine.workflow.requireTrustedCSCA, "a chip that does not chain to a trusted CSCA (unknown CSCA, wrong CSCA key, no document signer) makes the document INVALID, not WARNING"),

@@ -150,8 +150,18 @@ final class PresenceSDKTests: XCTestCase {
             let recording = ChallengeRecordingCapture(folder: folder)
             if declines { sdk.setSelfieCaptureProvider(flashing) } else { sdk.setSelfieCaptureProvider(recording) }
             try await optInToSelfieStart(api)
+            let judgedBefore = try audits(server, "idv.selfie_verified").count
+            let first = try await api.setIDVSelfieProcessStartConfirmation(true, useDeviceBackCamera: false, idvWorkflow: .postLoginOptIn)
+            // The server asked again with its fallback, the head-movement challenge: the SDK brings the
+            // selfie start screen back with the actions to show, and captures when the app confirms.
+            XCTAssertEqual(first.last, .getIDVSelfieProcessStartConfirmation(idvWorkflow: .postLoginOptIn), "\(user): \(first.map(\.name))")
+            let actions = try XCTUnwrap(sdk.pendingLivenessChallenge, "\(user): the actions for the start screen")
+            XCTAssertFalse(actions.actions.isEmpty)
+            XCTAssertFalse(actions.instructions.isEmpty)
+            XCTAssertNil(sdk.pendingIlluminationChallenge, "no sequence under the fallback")
+            XCTAssertNil(sdk.currentChallenge?.error, "a decline is not an error")
+            XCTAssertEqual(try audits(server, "idv.selfie_verified").count, judgedBefore, "\(user): nothing captured before the person saw the actions")
             _ = try await api.setIDVSelfieProcessStartConfirmation(true, useDeviceBackCamera: false, idvWorkflow: .postLoginOptIn)
-            // The server asked again with its fallback: the head-movement challenge, no sequence.
             let declined = try audits(server, "idv.presence_declined")
             XCTAssertEqual(declined.last?["how"]?.stringValue, declines ? "declined" : "unavailable", user)
             let verified = try audits(server, "idv.selfie_verified")

@@ -116,6 +116,8 @@ final class RelyingPartyTests: XCTestCase {
         XCTAssertEqual(v.body["selfie"]?["liveness_score"], 91)
         XCTAssertEqual(try XCTUnwrap(v.body["selfie"]?["face_match_score"]?.doubleValue), 1 - 0.35 / 1.2, accuracy: 0.001)
         XCTAssertEqual(try XCTUnwrap(v.body["selfie"]?["match_threshold"]?.doubleValue), 0.55, accuracy: 1e-9)
+        XCTAssertEqual(v.body["selfie"]?["presence_assurance"], "not_checked", "idv.presence off in this test server")
+        XCTAssertEqual(v.body["selfie"]?["presence"], "not_asked")
         XCTAssertEqual(v.body["document"]?["result"], "VALID")
         XCTAssertEqual(v.body["reason"], "Account opening")
         let report = try XCTUnwrap(v.body["documents"]?.arrayValue?.first?["report"])

@@ -133,6 +133,46 @@ final class PresenceRetakeTests: XCTestCase {
         }
     }
 
+    /// Server biometric authentication: a retake left unused (cancelled, or the session reset) counts
+    /// toward `idv.biometric_attempts` as the LIVENESS_FAILED it stood in for — no free "close" probes.
+    func testAServerBiometricRetakeLeftUnusedCountsAsAFailure() throws {
+        let analyser = try ScriptedPresenceAnalyser()
+        let server = try WorkflowServer(["idv.presence": "illumination", "idv.biometric_attempts": "5"], selfies: analyser)
+        let api = try server.loggedIn("pia")
+        let frame = try TestImages.obamaSelfie()
+        analyser.script([Self.followed])
+        _ = try optInUpload(api)
+        XCTAssertEqual(try upload(api, frame).challenge?.name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100)
+
+        func authenticationUpload() throws -> WireChallenge {
+            XCTAssertEqual(try api.startFlow("idv.postlogin.server_biometric", ["reason": "Payment"]).challenge?.challengeMode, 25)
+            return try XCTUnwrap(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge)
+        }
+        // Faint → 1071; cancelled: the device hears the cancel (240), the run counts as a failure.
+        analyser.script([Self.faint(0.02)])
+        _ = try authenticationUpload()
+        XCTAssertEqual(try upload(api, frame).challenge?.error?.longErrorCode, 1071)
+        let cancelled = try XCTUnwrap(try api.answer(["cancel": true], route: "/v1/session/upload").event)
+        XCTAssertEqual(cancelled.error.longErrorCode, 240)
+        XCTAssertEqual(try cancelled.payload.decode(ServerBiometricAuthenticationResult.self).attemptsLeft, 4, "the forfeited retake counted")
+        // Faint → 1071; the session reset (resetAuthState): forfeited the same way.
+        analyser.script([Self.faint(0.04)])
+        _ = try authenticationUpload()
+        XCTAssertEqual(try upload(api, frame).challenge?.error?.longErrorCode, 1071)
+        let reset = try api.call("POST", "/v1/session/reset")
+        XCTAssertEqual(reset.event?.name, "onAuthStateReset")
+        api.last = reset.envelope
+        analyser.script([Self.followed])
+        _ = try authenticationUpload()
+        let done = try XCTUnwrap(try upload(api, frame).event)
+        let result = try done.payload.decode(ServerBiometricAuthenticationResult.self)
+        XCTAssertEqual(result.biometricResult?.displayText, .matched)
+        XCTAssertEqual(result.attemptsLeft, 5, "a MATCHED resets the failures")
+        let outcomes = try server.store.flowOutcomes(userID: "pia", flow: FlowName.serverBiometric, since: 0)
+        XCTAssertEqual(outcomes, [.matched, .livenessFailed, .livenessFailed], "newest first")
+    }
+
     func testTheRetakeLineIsASettingWithItsRange() throws {
         XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).engine.workflow.presence.retakePValue, 0.1)
         XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.presence_retake_p": "0.05"]).engine.workflow.presence.retakePValue, 0.05)

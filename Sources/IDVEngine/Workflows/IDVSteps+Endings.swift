@@ -56,10 +56,13 @@ extension IDVFlowSteps {
     /// seed 001 reads) and what it rests on — never the face-match or liveness score, nor the
     /// liveness cues; those stay in the audit (`idv.selfie_verified`, `idv.transaction`).
     /// `capture`: the upload this end answers — `video.workflow_data.frames` is its frame count (0
-    /// without one), `video.meta_data` its sanitised `meta_data`.
+    /// without one), `video.meta_data` its sanitised `meta_data`. `attempts_left` counts this run: a
+    /// MATCHED resets the failures (all `idv.biometric_attempts` left), a failure or a forfeited
+    /// retake uses one.
     func endBiometric(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, judgement j: SelfieJudgement? = nil,
                       capture: IDVInput? = nil) throws -> Transition<State> {
-        let effects = closeTransaction(r, e, now: facts.now, env: env)
+        let forfeited = forfeitedRetake(r, e.outcome)
+        let effects = closeTransaction(r, e, now: facts.now, env: env, runOutcome: forfeited)
         let left = biometricAttemptsLeft(facts, env)
         var frames = 0
         var meta: SelfieCaptureMetadata?
@@ -68,12 +71,12 @@ extension IDVFlowSteps {
             video: ServerBiometricVideo(workflowData: SelfieWorkflowData(workflow: IDVWorkflow.postLoginSelfieBiometric.rawValue, frames: frames),
                                         metaData: meta, clientVersion: "1.0"),
             idvAuditInfo: auditInfo(r, now: facts.now, success: e.success), purpose: r.reason,
-            attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: j != nil && !e.success ? max(0, left - 1) : left,
+            attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: e.success ? env.policy.biometricAttempts : (j != nil || forfeited != nil ? max(0, left - 1) : left),
             biometricResult: j.map { BiometricResult(displayText: $0.verdict, resultCriteria: $0.resultCriteria) })
         let payload = try JSONValue(encoding: result)
         let event = WireEvent(name: WireName.onIDVServerBiometricAuthenticationResult, userID: r.userID, error: e.error,
                               status: Self.status(e.statusCode, e.statusMessage), payload: payload)
-        return .finish(FlowResult(outcome: e.outcome, event: event, errorCode: e.error.longErrorCode), effects)
+        return .finish(FlowResult(outcome: forfeited ?? e.outcome, event: event, errorCode: e.error.longErrorCode), effects)
     }
 }
 
@@ -115,6 +118,18 @@ extension IDVFlowSteps {
         ])]
     }
 
+    /// Server biometric authentication left (cancelled, superseded, expired, abandoned) while a capture
+    /// the policy asked again (a faint reflection, 1071; PAD unsure, 1066) waited for its retake: the
+    /// run's outcome is LIVENESS_FAILED — the capture was not accepted, and the retake it was offered is
+    /// forfeited — so it counts toward `idv.biometric_attempts` like a judged failure. Without this a
+    /// retake followed by a cancel would tell an attacker "close" for free, as often as they like. The
+    /// device's event is unchanged (the cancel's 240, the expiry's 1021). nil otherwise.
+    func forfeitedRetake(_ r: IDVRun, _ outcome: FlowOutcome) -> FlowOutcome? {
+        guard kind == .serverBiometric, r.presenceRetaken == true || r.padRetake != nil,
+              ![.matched, .notMatched, .livenessFailed].contains(outcome) else { return nil }
+        return .livenessFailed
+    }
+
     /// The client started flow `next` while this one waited (`POST /v1/flows/{name}`, issue #15;
     /// seed 000 §1.5/§1.6: a Close that only navigates back leaves the flow open): ended with its
     /// terminal event as a cancel ends it (240), audited `idv.superseded`. Activation (pre-login)
@@ -133,11 +148,13 @@ extension IDVFlowSteps {
             let error = reason == .expired ? IDVError(.sessionExpired) : IDVError.none
             return closeTransaction(state.run, Ending(outcome: reason.outcome, error: error, statusCode: RequestStatus.failed,
                                                       statusMessage: reason == .expired ? error.errorString : "Session revoked", success: false),
-                                    now: facts.now, env: env) + [.releaseMedia(keepUntil: nil)]
+                                    now: facts.now, env: env, runOutcome: forfeitedRetake(state.run, reason.outcome)) + [.releaseMedia(keepUntil: nil)]
+                + (forfeitedRetake(state.run, reason.outcome).map { [.endRunAs($0)] } ?? [])
         case .reset, .loggedOff:
             return closeTransaction(state.run, Ending(outcome: .abandoned, error: .none, statusCode: RequestStatus.failed,
                                                       statusMessage: "Abandoned", success: false), now: facts.now, env: env,
-                                    runOutcome: reason.outcome)
+                                    runOutcome: forfeitedRetake(state.run, reason.outcome) ?? reason.outcome)
+                + (forfeitedRetake(state.run, reason.outcome).map { [.endRunAs($0)] } ?? [])
         }
     }
 }

@@ -60,6 +60,7 @@ extension IDVFlowSteps {
         case let .failure(e):
             effects.append(audit(r, "selfie_verified", ["result": .string("unusable"), "error_code": .integer(e.longErrorCode),
                                                         "attempt": .integer(r.selfieAttempts)]))
+            r.presenceRetaken = nil   // an attempt used: the next one has its own retake
             if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
             return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: e, presence: again), nil)
         case let .success(t):
@@ -74,6 +75,7 @@ extension IDVFlowSteps {
                 let error = IDVError(issue.errorCode)
                 effects.append(audit(r, "selfie_verified", ["result": .string("recapture"), "capture_issue": .string(issue.rawValue),
                                                             "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
+                r.presenceRetaken = nil   // an attempt used: the next one has its own retake
                 r.embedding = nil
                 if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
                 return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: error, presence: again), nil)

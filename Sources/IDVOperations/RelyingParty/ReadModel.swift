@@ -144,7 +144,9 @@ public struct RPDocumentResult: Codable, Sendable, Equatable {
 
 /// The selfie step of a verification as judged (the last judged capture): scores included.
 public struct RPSelfieResult: Codable, Sendable, Equatable {
-    /// `MATCHED` / `NOT_MATCHED` / `LIVENESS_FAILED`, or `unusable` / `recapture`.
+    /// `MATCHED` / `NOT_MATCHED` / `LIVENESS_FAILED`, or `unusable` / `recapture` / `retake` (the
+    /// last capture was asked again: PAD unsure, 1066, or a faint reflection, 1071, and the run
+    /// ended before its retake).
     public var result: String
     public var reason: String?
     public var attempt: Int?
@@ -158,9 +160,17 @@ public struct RPSelfieResult: Codable, Sendable, Equatable {
     public var cues: [String]?
     /// `chip` or `page`: where the face reference came from.
     public var reference: String?
+    /// What presence the capture was judged under (docs/LIVENESS.md "Presence"): `illumination`
+    /// (it followed the server's colour sequence), `fallback_active` / `fallback_passive` (the client
+    /// could not or would not flash), `not_checked` (`idv.presence = off`); nil for a capture not
+    /// judged.
+    public var presenceAssurance: String?
+    /// `followed`, `not_followed` or `not_asked`: whether the reflected light followed the sequence.
+    public var presence: String?
     enum CodingKeys: String, CodingKey {
         case result, reason, attempt, livenessScore = "liveness_score", faceMatchScore = "face_match_score"
         case matchThreshold = "match_threshold", cues, reference
+        case presenceAssurance = "presence_assurance", presence
     }
 }
 
@@ -401,7 +411,8 @@ public struct RelyingPartyAPI: Sendable {
                 v.selfie = RPSelfieResult(result: d["result"]?.stringValue ?? "", reason: d["reason"]?.stringValue, attempt: d["attempt"]?.intValue,
                                           livenessScore: d["liveness_score"]?.intValue, faceMatchScore: d["face_match_score"]?.doubleValue,
                                           matchThreshold: d["match_threshold"]?.doubleValue,
-                                          cues: d["reasons"]?.arrayValue?.compactMap(\.stringValue), reference: d["reference"]?.stringValue)
+                                          cues: d["reasons"]?.arrayValue?.compactMap(\.stringValue), reference: d["reference"]?.stringValue,
+                                          presenceAssurance: d["presence_assurance"]?.stringValue, presence: d["presence"]?.stringValue)
             case "idv.transaction":
                 v.consent = d["consent"]?.boolValue
                 v.templateCreated = d["template_created"]?.boolValue
