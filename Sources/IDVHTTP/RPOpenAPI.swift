@@ -107,7 +107,8 @@ enum RPOpenAPI {
         // Refusals: the error object and the request id (WireRefusal), as on every other route.
         let ok = r.method == "POST" && r.pattern == "/v1/rp/verifications" ? "201" : "200"
         var responses: [String: JSONValue] = [
-            ok: ["description": "success", "content": ["application/json": ["schema": O.ref(r.responseSchema)]],
+            // A compact JWS is sent as `application/jose` (RFC 7515 §9.2.1), not JSON.
+            ok: ["description": "success", "content": [r.responseSchema == "CompactJWS" ? "application/jose" : "application/json": ["schema": O.ref(r.responseSchema)]],
                  "headers": ["X-Request-Id": O.requestIDHeader]],
             "400": O.refusal("a malformed request, an unknown query argument, a bad cursor or time (1001, 1025, 1134)"),
             "401": O.refusal("no, malformed, unknown, wrong or revoked client credentials (1131)",

@@ -47,7 +47,10 @@ extension RelyingPartyAPI {
         if let presence = Self.presence(entries) { evidence["presence"] = presence }
         var policy = policyObject(entries)
         if let t = view.selfie?.matchThreshold { policy["match_threshold"] = .number(t) }
-        policy["specimen_documents_accepted"] = .bool(config.engine.workflow.acceptSpecimenDocuments)
+        // The switch as it judged: today's value only while the judging settings are unchanged since
+        // (the version says so); otherwise unknown here — the version names the policy that judged.
+        policy["specimen_documents_accepted"] = policy["settings_changed"] == .bool(false)
+            ? .bool(config.engine.workflow.acceptSpecimenDocuments) : .null
         var record: [String: JSONValue] = [
             "record_version": 1, "iss": .string(config.web.publicURL.isEmpty ? "idvd" : config.web.publicURL), "iat": .integer(now),
             "verification": try JSONValue(encoding: view.verification), "evidence": .object(evidence), "policy": .object(policy),
@@ -191,10 +194,13 @@ extension RelyingPartyAPI {
     /// matched the document's portrait remotely). Countries and nationalities are ICAO 9303 codes
     /// as the schema allows; dates are `YYYY-MM-DD` (a date in another form is left out rather
     /// than sent malformed); the issuing authority, when the report names one, is `issuer.name`.
-    /// `trust_framework` is the operator's `evidence.trust_framework` (default `idvd`). Nil when
-    /// no report.
+    /// `trust_framework` is the operator's `evidence.trust_framework` (default `idvd`). The claims
+    /// come from the run's last judged document report (the one the run went on with); nil when
+    /// there is none.
     static func verifiedClaims(_ view: RPVerificationView, time: Int, processID: String, trustFramework: String) -> JSONValue? {
-        guard let report = view.documents.first?.report else { return nil }
+        // The run's last judged document: the one its flow went on with (an earlier one was rejected
+        // or recaptured), whose portrait the selfie was matched against — never an earlier report.
+        guard let report = view.documents.last?.report else { return nil }
         let id = report["identity_data"]?.objectValue ?? [:]
         let info = report["document_info"]?.objectValue ?? [:]
         func s(_ v: JSONValue?) -> String? { v?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
