@@ -266,50 +266,42 @@ final class EvidenceRecordTests: XCTestCase {
 
     /// `evidence.trust_framework` names the framework in the signed verified_claims (record and
     /// the user's verified claims); a value outside its alphabet is refused at start.
-    /// A fresh user's trial: a KYC whose first document was rejected (here expired) and recaptured
-    /// with another must sign the claims of the document the run went on with, never the first one.
-    func testVerifiedClaimsNameTheDocumentTheRunWentOnWithNotARejectedOne() throws {
-        let server = try WorkflowServer()
-        let bank = try RelyingPartyTests.createClient(db: server.config.dbPath, scope: "read", port: server.port)
-        let user = "evidence.recapture-34"
-        let api = try server.loggedIn(user)
-        XCTAssertEqual(try api.startFlow("idv.postlogin.kyc", ["reason": "Account opening"]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
-        let rejected = try XCTUnwrap(try api.scanDocument(try TestImages.expiredPassportPage()).challenge)
-        XCTAssertEqual(rejected.name, "getIDVConfirmDocumentDetails")
-        XCTAssertEqual(try api.answer(["is_confirm": false, "rescan": true]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
-        XCTAssertEqual(try api.scanDocument(try TestImages.obamaPassportPage()).challenge?.name, "getIDVConfirmDocumentDetails")
-        try api.answer(["is_confirm": true])
-        XCTAssertEqual(try api.captureSelfie(try TestImages.obamaSelfie()).challenge?.name, "getIDVSelfieConfirmation")
-        XCTAssertEqual(try api.answer(["action": "continue-flow"]).challenge?.name, "getIDVBiometricOptInConsent")
-        XCTAssertTrue(try XCTUnwrap(try api.answer(["is_opt_in": false]).event).payload.decode(KYCResponse.self).isSuccess)
-        let vid = try XCTUnwrap(try bank.call("GET", "/v1/rp/users/\(user)/verifications").body["items"]?.arrayValue?.first?["verification_id"]?.stringValue)
-        let http = LoopbackHTTPClient(port: server.port)
-        let signed = try ["/v1/rp/verifications/\(vid)/evidence", "/v1/rp/users/\(user)/verified-claims"].map {
-            ($0, try http.request("GET", $0, headers: ["Authorization": "Bearer \(bank.credentials)"]))
-        }
-        // The first signature made the first key: the JWKS is read after it.
-        let jwks = try JSONDecoder().decode(EvidenceJWKS.self, from: try http.request("GET", "/.well-known/jwks.json").body)
-        for (path, r) in signed {
-            XCTAssertEqual(r.status, 200, path)
-            let payload = try CompactJWS.verify(String(decoding: r.body, as: UTF8.self), jwks: jwks, crypto: Sodium()).payload
-            let body = try JSONDecoder().decode(JSONValue.self, from: payload)
-            let details = body["verified_claims"]?["verification"]?["evidence"]?.arrayValue?.first?["document_details"]
-            XCTAssertEqual(details?["document_number"], "P1234567", "\(path): the recaptured document, not the rejected P7654321")
-            XCTAssertEqual(details?["date_of_expiry"], "2035-01-01", path)
-        }
-    }
-
     func testTrustFrameworkIsTheOperatorsSetting() throws {
         XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: [:]).rp.trustFramework, "idvd")
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["evidence.trust_framework": "de aml"])) {
             XCTAssertTrue("\($0)".contains("evidence.trust_framework must be"), "\($0)")
         }
         let server = try WorkflowServer(["evidence.trust_framework": "de_aml"])
+        for (path, body) in try signedAfterKYC(server, user: "evidence.framework-33", pages: [try TestImages.obamaPassportPage()]) {
+            XCTAssertEqual(body["verified_claims"]?["verification"]?["trust_framework"], "de_aml", path)
+        }
+    }
+
+    /// A fresh user's trial: a KYC whose first document was rejected (here expired) and recaptured
+    /// with another must sign the claims of the document the run went on with, never the first one.
+    func testVerifiedClaimsNameTheDocumentTheRunWentOnWithNotARejectedOne() throws {
+        let server = try WorkflowServer()
+        let pages = [try TestImages.expiredPassportPage(), try TestImages.obamaPassportPage()]
+        for (path, body) in try signedAfterKYC(server, user: "evidence.recapture-34", pages: pages) {
+            let details = body["verified_claims"]?["verification"]?["evidence"]?.arrayValue?.first?["document_details"]
+            XCTAssertEqual(details?["document_number"], "P1234567", "\(path): the recaptured document, not the rejected P7654321")
+            XCTAssertEqual(details?["date_of_expiry"], "2035-01-01", path)
+        }
+    }
+
+    /// A completed KYC of a new user — each page of `pages` scanned in turn, every one but the last
+    /// recaptured from the details screen — then its evidence record and the user's verified claims,
+    /// each verified against the server's JWKS: (path, payload).
+    func signedAfterKYC(_ server: WorkflowServer, user: String, pages: [Data]) throws -> [(String, JSONValue)] {
         let bank = try RelyingPartyTests.createClient(db: server.config.dbPath, scope: "read", port: server.port)
-        let user = "evidence.framework-33"
         let api = try server.loggedIn(user)
         XCTAssertEqual(try api.startFlow("idv.postlogin.kyc", ["reason": "Account opening"]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
-        XCTAssertEqual(try api.scanDocument(try TestImages.obamaPassportPage()).challenge?.name, "getIDVConfirmDocumentDetails")
+        for (i, page) in pages.enumerated() {
+            XCTAssertEqual(try api.scanDocument(page).challenge?.name, "getIDVConfirmDocumentDetails")
+            if i < pages.count - 1 {
+                XCTAssertEqual(try api.answer(["is_confirm": false, "rescan": true]).challenge?.name, "getIDVDocumentScanProcessStartConfirmation")
+            }
+        }
         try api.answer(["is_confirm": true])
         XCTAssertEqual(try api.captureSelfie(try TestImages.obamaSelfie()).challenge?.name, "getIDVSelfieConfirmation")
         XCTAssertEqual(try api.answer(["action": "continue-flow"]).challenge?.name, "getIDVBiometricOptInConsent")
@@ -321,11 +313,10 @@ final class EvidenceRecordTests: XCTestCase {
         }
         // The first signature made the first key: the JWKS is read after it.
         let jwks = try JSONDecoder().decode(EvidenceJWKS.self, from: try http.request("GET", "/.well-known/jwks.json").body)
-        for (path, r) in signed {
+        return try signed.map { path, r in
             XCTAssertEqual(r.status, 200, path)
             let payload = try CompactJWS.verify(String(decoding: r.body, as: UTF8.self), jwks: jwks, crypto: Sodium()).payload
-            let body = try JSONDecoder().decode(JSONValue.self, from: payload)
-            XCTAssertEqual(body["verified_claims"]?["verification"]?["trust_framework"], "de_aml", path)
+            return (path, try JSONDecoder().decode(JSONValue.self, from: payload))
         }
     }
 
