@@ -143,18 +143,18 @@ extension IDVFlowSteps {
     /// Reset, log-off or session end: the transaction is recorded (abandoned, or expired/revoked
     /// with the run's media dropped at once, whatever `idv.media_retention_seconds` says).
     func abandon(_ state: State, reason: AbandonReason, facts: Facts, env: FlowEnv) -> [Effect] {
+        let forfeited = forfeitedRetake(state.run, reason.outcome)
+        let endAs: [Effect] = forfeited.map { [.endRunAs($0)] } ?? []
         switch reason {
         case .expired, .revoked:
             let error = reason == .expired ? IDVError(.sessionExpired) : IDVError.none
             return closeTransaction(state.run, Ending(outcome: reason.outcome, error: error, statusCode: RequestStatus.failed,
                                                       statusMessage: reason == .expired ? error.errorString : "Session revoked", success: false),
-                                    now: facts.now, env: env, runOutcome: forfeitedRetake(state.run, reason.outcome)) + [.releaseMedia(keepUntil: nil)]
-                + (forfeitedRetake(state.run, reason.outcome).map { [.endRunAs($0)] } ?? [])
+                                    now: facts.now, env: env, runOutcome: forfeited) + [.releaseMedia(keepUntil: nil)] + endAs
         case .reset, .loggedOff:
             return closeTransaction(state.run, Ending(outcome: .abandoned, error: .none, statusCode: RequestStatus.failed,
                                                       statusMessage: "Abandoned", success: false), now: facts.now, env: env,
-                                    runOutcome: forfeitedRetake(state.run, reason.outcome) ?? reason.outcome)
-                + (forfeitedRetake(state.run, reason.outcome).map { [.endRunAs($0)] } ?? [])
+                                    runOutcome: forfeited ?? reason.outcome) + endAs
         }
     }
 }
