@@ -29,29 +29,14 @@ final class ChallengeRecordingCapture: SelfieCaptureProvider, @unchecked Sendabl
 final class ActiveLivenessSDKTests: XCTestCase {
     let password = "Active liveness 2026"
 
-    /// Logs `user` in (activation code + new password) on a fresh SDK.
     func loggedIn(_ server: IDVDServer, _ user: String) async throws -> (RDNA, RDNAAsyncAPI) {
-        let code = try server.createUser(user)
-        let sdk = RDNA()
-        let api = sdk.asyncAPI
-        _ = try await api.initialize(RDNAConfiguration(serverURL: server.url, requestTimeout: 120))
-        _ = try await api.setUser(user)
-        _ = try await api.setActivationCode(code)
-        let ev = try await api.setPassword(password, challengeMode: .set)
-        XCTAssertEqual(ev.last?.name, "onUserLoggedIn")
-        return (sdk, api)
+        try await server.sdkLoggedIn(user, password: password)
     }
 
     /// Starts seed 004 opt-in up to the selfie start screen.
+    @discardableResult
     func optInToSelfieStart(_ api: RDNAAsyncAPI) async throws -> [RDNAEvent] {
-        var ev = try await api.initiateIDVBiometricOptIn()
-        if case let .onRequestFailed(_, e)? = ev.last, e.longErrorCode == 1007 {
-            throw TestData.missing("this idvd does not offer the IDV workflows (1007: \(e.errorString ?? ""))")
-        }
-        guard case .getPassword(_, .biometricOptIn, _, _, _)? = ev.last else { XCTFail("\(ev.map(\.name))"); return ev }
-        ev = try await api.setPassword(password, challengeMode: .biometricOptIn)
-        XCTAssertEqual(ev.last, .getIDVSelfieProcessStartConfirmation(idvWorkflow: .postLoginOptIn))
-        return ev
+        try await api.optInToSelfieStart(password: password)
     }
 
     func testTheServersChallengeReachesTheAppAndTheCaptureProvider() async throws {

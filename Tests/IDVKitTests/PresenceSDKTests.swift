@@ -67,25 +67,12 @@ final class PresenceSDKTests: XCTestCase {
     let password = "Presence check 2026"
 
     func loggedIn(_ server: IDVDServer, _ user: String) async throws -> (RDNA, RDNAAsyncAPI) {
-        let code = try server.createUser(user)
-        let sdk = RDNA()
-        let api = sdk.asyncAPI
-        _ = try await api.initialize(RDNAConfiguration(serverURL: server.url, requestTimeout: 120))
-        _ = try await api.setUser(user)
-        _ = try await api.setActivationCode(code)
-        let ev = try await api.setPassword(password, challengeMode: .set)
-        XCTAssertEqual(ev.last?.name, "onUserLoggedIn")
-        return (sdk, api)
+        try await server.sdkLoggedIn(user, password: password)
     }
 
     /// Seed 004 opt-in up to the selfie start screen.
     func optInToSelfieStart(_ api: RDNAAsyncAPI) async throws {
-        let ev = try await api.initiateIDVBiometricOptIn()
-        if case let .onRequestFailed(_, e)? = ev.last, e.longErrorCode == 1007 {
-            throw TestData.missing("this idvd does not offer the IDV workflows (1007: \(e.errorString ?? ""))")
-        }
-        let asked = try await api.setPassword(password, challengeMode: .biometricOptIn)
-        XCTAssertEqual(asked.last, .getIDVSelfieProcessStartConfirmation(idvWorkflow: .postLoginOptIn))
+        try await api.optInToSelfieStart(password: password)
     }
 
     func server() throws -> IDVDServer {
