@@ -24,6 +24,29 @@ import Imaging
 // - s(x): a specular part on the face (`specular`: a fraction of the screen's light mirrored
 //   whatever the skin's colour).
 //
+// The surface in front of the camera (`PhoneCaptureSimulator.Surface`, a parameter of `capture`):
+// the model above is `.person`, a 3D person (head and torso at face distance, a background farther
+// away, skin specular on the face). Two presentation attacks fill the camera's view with a flat
+// surface instead, every pixel of it at about the same distance from the phone's screen (taken as
+// `faceDistanceM`, where a face would be):
+//
+// - `.printFillingView(gloss:)`, a photo print: the screen's light multiplies face and background
+//   alike, with the paper's gloss a uniform mirrored part on the whole sheet,
+//
+//       raw(x, t) = p(x) ⊙ (a + r_face · M c(t)) + gloss · r_face · M c(t)
+//
+//   (matte paper gloss ≈ 0, glossy photo paper up to a few per cent);
+// - `.screenFillingView(glare:)`, a replay display: it emits its picture, p(x) ⊙ a (a: the display's
+//   white, taken at the level a white reflector has under the scene's ambient light, so that
+//   `ambientLux` 50–1 000 stands for a display of about 16–320 nits, its white point the ambient's
+//   colour), and its glass mirrors the phone's flashes as a uniform additive glare,
+//
+//       raw(x, t) = p(x) ⊙ a + glare · r_face · M c(t)
+//
+//   (glossy glass reflects about 0.04–0.06, an anti-glare or matte finish 0.01–0.02). The additive
+//   term moves the face-to-background log ratio wherever the two differ in brightness (the darker
+//   region the more), so what the check makes of it is a measurement, not a foregone conclusion.
+//
 // Then the camera: grey-world auto white balance and auto exposure (to the source frame's mean
 // level), each following its target with a time constant; shot and read noise growing in low light;
 // sRGB encoding, 8 bits, JPEG. The frame times the client would report carry a timestamp offset
@@ -100,6 +123,19 @@ public struct SimulatedCapture: Sendable {
 public struct PhoneCaptureSimulator: Sendable {
     public var scene: PhoneCaptureScene
 
+    /// What fills the camera's view (the model above).
+    public enum Surface: Sendable, Hashable {
+        /// A 3D person: face, head and torso at face distance, the background farther (the default).
+        case person
+        /// A flat print filling the view at face distance; `gloss`: the fraction of the screen's light
+        /// its surface mirrors, the same on the whole sheet (0 matte … ≈ 0.03 glossy photo paper).
+        case printFillingView(gloss: Double)
+        /// A replay display filling the view: it emits the frames; `glare`: the fraction of the
+        /// phone's flashes its glass reflects, the same on the whole display (0.01–0.02 anti-glare,
+        /// 0.04–0.06 glossy glass).
+        case screenFillingView(glare: Double)
+    }
+
     public init(scene: PhoneCaptureScene) { self.scene = scene }
 
     /// Evenly spaced capture times at `framesPerSecond`: the first at a random phase within the
@@ -114,12 +150,13 @@ public struct PhoneCaptureSimulator: Sendable {
     /// middles, milliseconds from the start of the sequence), the face of each frame in `faces`
     /// (nil: the previous frame's; none at all: the frame's centre half), under `sequence` shown
     /// `delayMs` late (an attack that relays or re-renders the light: 0 for a bona fide capture),
-    /// or with the screen dark (`sequence` nil: the same camera, no reflection — an injected recording).
+    /// or with the screen dark (`sequence` nil: the same camera, no reflection — an injected recording);
+    /// `surface`: what fills the view (a person, or a print or a replay display presenting `frames`).
     ///
     /// - Returns: JPEG frames and the times a client would report (with the scene's offset and jitter).
     /// - Throws: `ImageError` when a frame cannot be encoded.
     public func capture(frames: [Image], captureTimesMs: [Double], faces: [FaceBox?], sequence: IlluminationSequence?,
-                        delayMs: Double = 0, seed: UInt64) throws -> SimulatedCapture {
+                        delayMs: Double = 0, surface: Surface = .person, seed: UInt64) throws -> SimulatedCapture {
         precondition(frames.count == captureTimesMs.count && frames.count == faces.count, "one time and one face (or nil) per frame")
         var g = SplitMix64(seed: seed)
         let s = scene
@@ -160,7 +197,28 @@ public struct PhoneCaptureSimulator: Sendable {
             let fw = max(8, face.width), fh = max(8, face.height)
             var raw = [Double](repeating: 0, count: w * h * 3)
             var sum = [0.0, 0.0, 0.0]
-            for y in 0..<h {
+            switch surface {
+            case .person: break
+            case .printFillingView(let gloss):
+                // Paper at face distance everywhere: the screen's light on every pixel alike.
+                for i in 0..<(w * h) {
+                    for ch in 0..<3 {
+                        let v = lin[Int(rgb[i * 3 + ch])] * (ambient[ch] + rFace * cam[ch]) + gloss * rFace * cam[ch]
+                        raw[i * 3 + ch] = v
+                        sum[ch] += v
+                    }
+                }
+            case .screenFillingView(let glare):
+                // The display's own light, and its glass's uniform glare of the flashes.
+                for i in 0..<(w * h) {
+                    for ch in 0..<3 {
+                        let v = lin[Int(rgb[i * 3 + ch])] * ambient[ch] + glare * rFace * cam[ch]
+                        raw[i * 3 + ch] = v
+                        sum[ch] += v
+                    }
+                }
+            }
+            for y in 0..<h where surface == .person {
                 let dyHead = (Double(y) - (cy - 0.1 * fh)) / (1.05 * fh)
                 let dyTorso = (Double(y) - (cy + 1.9 * fh)) / (1.3 * fh)
                 let dyFace = (Double(y) - cy) / (0.5 * fh)

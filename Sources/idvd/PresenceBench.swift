@@ -9,7 +9,8 @@ import Imaging
 /// and real-face-videos), split dev/eval by person, with exact 95 % intervals — false rejects of
 /// bona fide captures, false accepts of four attacks (no reflection: an injected recording; another
 /// session's sequence; a replay of a passing upload, re-encoded so the digest check does not apply;
-/// the sequence shown late) — and the measurement's cost per frame; each also with the policy's
+/// the sequence shown late; and two presentation attacks, a flat print and a replay display filling
+/// the camera's view, lit by the issued sequence) — and the measurement's cost per frame; each also with the policy's
 /// retake of a faint reflection (`idv.presence_retake_p`, IDVEngine `PresencePolicy`): a capture the
 /// policy would ask again is captured again in the same scene under a new sequence, and the second
 /// capture decides. docs/LIVENESS.md "Presence".
@@ -17,13 +18,14 @@ extension Benchmark {
     static let presence = Benchmark(name: "presence", summary: "illumination challenge: FRR / FAR per attack with 95 % CIs on simulated captures, cost per frame",
                                     hasUsage: true) { args in
         let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "help"],
-                                          valued: ["data", "windows", "scenes", "split", "dump", "lux", "delays", "far", "min-score", "guard", "draws", "clips", "retake-p"],
+                                          valued: ["data", "windows", "scenes", "split", "dump", "lux", "delays", "far", "min-score", "guard", "draws", "clips", "retake-p",
+                                                   "variants"],
                                           takesArguments: false, command: "bench presence")
         if o["help"] != nil {
             print("""
                 usage: idvd bench presence [--data DIR] [--split dev|eval|all] [--windows N] [--scenes N] [--lux LO-HI]
                                            [--delays MS,MS,…] [--far P] [--min-score S] [--guard MS] [--draws N]
-                                           [--retake-p P] [--clips N] [--dump FILE.jsonl] [--verbose]
+                                           [--retake-p P] [--clips N] [--variants V,V,…] [--dump FILE.jsonl] [--verbose]
                   --data DIR       shared test data (default ../shared/testdata)
                   --split S        which people (default all; dev and eval are printed apart either way)
                   --windows N      3 s windows per clip (default 2), --scenes N simulated scenes per window (default 2)
@@ -32,6 +34,11 @@ extension Benchmark {
                   --far, --min-score, --guard, --draws   IlluminationConfiguration (defaults: FaceKit's)
                   --retake-p P     idv.presence_retake_p of the "with the retake" figures (default: the server's, 0.1)
                   --clips N        at most N clips (a quick look)
+                  --variants LIST  only these captures (default all): bona fide, no reflection, another session's sequence,
+                                   delayed N ms (one per --delays), print filling the view, screen filling the view;
+                                   e.g. --variants "print filling the view,screen filling the view"
+                                   (a print: paper gloss 0–0.03 per scene; a replay display: glass glare 0.01–0.06 per scene;
+                                   both at face distance, lit by the issued sequence — IDVTools PhoneCaptureSimulator.Surface)
                   --dump FILE      one JSON line per capture: split, clip, scene, variant, sequence, frame times,
                                    per-frame face-to-background log ratios, the report
                 """)
@@ -56,6 +63,18 @@ extension Benchmark {
         let delays = try (o["delays"] ?? "250,500,1000").split(separator: ",").map { s -> Double in
             guard let d = Double(s), d > 0 else { throw CLIError("--delays needs positive milliseconds") }
             return d
+        }
+        let delayVariants = delays.map { "delayed \(Int($0)) ms" }
+        let surfaceVariants = ["print filling the view", "screen filling the view"]
+        let allVariants = ["bona fide", "no reflection", "another session's sequence"] + delayVariants + surfaceVariants
+        var selected = Set(allVariants)
+        if let v = o["variants"] {
+            let names = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !names.isEmpty else { throw CLIError("--variants needs at least one of: \(allVariants.joined(separator: ", "))") }
+            for n in names where !allVariants.contains(n) {
+                throw CLIError("--variants: no variant \"\(n)\" (there are: \(allVariants.joined(separator: ", ")))")
+            }
+            selected = Set(names)
         }
         var check = IlluminationConfiguration()
         if let v = o["far"] { guard let p = Double(v) else { throw CLIError("--far needs a number") }; check.falseAcceptRate = p }
@@ -88,6 +107,7 @@ extension Benchmark {
 
         /// `followed`: the first capture alone; `followedWithRetake`: after the policy's retake, when it asks one.
         struct Outcome { let split: String; let variant: String; let lux: Double; let followed: Bool; let followedWithRetake: Bool; let retaken: Bool }
+        typealias Surface = PhoneCaptureSimulator.Surface
         var outcomes: [Outcome] = []
         var sampleCPU: [Double] = [], checkCPU: [Double] = []
         var dump: FileHandle?
@@ -112,7 +132,8 @@ extension Benchmark {
                 let faces = try PresenceCLI.faces(source, engine: engine)
                 guard faces.contains(where: { $0 != nil }) else { continue }
                 for sc in 0..<scenesPerWindow {
-                    var g = SplitMix64(seed: UInt64(clipIndex + 1) &* 1_000_003 &+ UInt64(w) &* 1009 &+ UInt64(sc) &* 17 &+ 5)
+                    let sceneSeed = UInt64(clipIndex + 1) &* 1_000_003 &+ UInt64(w) &* 1009 &+ UInt64(sc) &* 17 &+ 5
+                    var g = SplitMix64(seed: sceneSeed)
                     let scene = PhoneCaptureScene.random(using: &g, ambientLux: lux)
                     let sequence = design.random(using: &g)
                     let first = PhoneCaptureSimulator.frameTimes(count: 1, framesPerSecond: 10, using: &g)[0]
@@ -129,19 +150,27 @@ extension Benchmark {
                         ("another session's sequence", sequence, 0, other),
                     ]
                     for d in delays { variants.append(("delayed \(Int(d)) ms", sequence, d, sequence)) }
+                    // The presentation attacks: a print or a replay display filling the view, lit by the
+                    // issued sequence (the phone shows it to whatever is in front of it). Each has its own
+                    // generator (its surface, its captures' noise, its retake's sequence), seeded by the
+                    // scene, so that its captures are the same whichever variants run, and the others'
+                    // are those of a run without it.
+                    variants += surfaceVariants.map { ($0, sequence, 0, sequence) }
+                    variants = variants.filter { selected.contains($0.0) }
                     var bonaFideSamples: [IlluminationSample?]?
                     var bonaFideTimes: [Double] = []
                     /// The variant's capture: the light shown (`shown`, late by `delay`) judged against
                     /// `judged`; "another session's sequence" reuses the bona fide capture's measurements.
                     func captureAndCheck(_ variant: String, _ shown: IlluminationSequence?, _ delay: Double, _ judged: IlluminationSequence,
-                                         reuse: Bool) throws -> (IlluminationReport, [IlluminationSample?], [Double]) {
+                                         reuse: Bool, surface: Surface = .person,
+                                         seed: UInt64? = nil) throws -> (IlluminationReport, [IlluminationSample?], [Double]) {
                         let samples: [IlluminationSample?], reported: [Double]
                         if reuse, let b = bonaFideSamples {
                             samples = b
                             reported = bonaFideTimes
                         } else {
                             let capture = try simulator.capture(frames: frames, captureTimesMs: times, faces: boxes, sequence: shown,
-                                                                delayMs: delay, seed: g.next())
+                                                                delayMs: delay, surface: surface, seed: seed ?? g.next())
                             let report = try analyzer.analyze(frames: capture.frames)
                             sampleCPU.append(report.stageTimes.illumination / Double(max(1, report.frameCount)))
                             samples = report.frames.map(\.illumination)
@@ -154,27 +183,44 @@ extension Benchmark {
                     }
                     for (variant, shown, delay, judged) in variants {
                         let reuse = variant == "another session's sequence"
-                        let (r, samples, reported) = try captureAndCheck(variant, shown, delay, judged, reuse: reuse)
+                        var own = SplitMix64(seed: sceneSeed ^ (0x5355_5246_4143_4500 &+ UInt64(surfaceVariants.firstIndex(of: variant) ?? 0)))
+                        let surface: Surface
+                        switch variant {
+                        case "print filling the view": surface = .printFillingView(gloss: own.uniform(0, 0.03))
+                        case "screen filling the view": surface = .screenFillingView(glare: own.uniform(0.01, 0.06))
+                        default: surface = .person
+                        }
+                        let ownSeed: UInt64? = surface == .person ? nil : own.next()
+                        let (r, samples, reported) = try captureAndCheck(variant, shown, delay, judged, reuse: reuse, surface: surface, seed: ownSeed)
                         if variant == "bona fide" { bonaFideSamples = samples; bonaFideTimes = reported }
                         // The policy's retake: the same scene, a new sequence the server issues; the attack
-                        // repeats itself against it (its light: none, the new one late, or the other session's
-                        // capture replayed again against yet another sequence).
+                        // repeats itself against it (its light: none, the new one late, the other session's
+                        // capture replayed again against yet another sequence, or the print or display held
+                        // again in front of the phone, lit by the new sequence).
                         var second: IlluminationReport?
                         if !r.followed, retake.retakes(pValue: r.pValue) {
-                            let fresh = design.random(using: &g)
-                            switch variant {
-                            case "bona fide": second = try captureAndCheck(variant, fresh, 0, fresh, reuse: false).0
-                            case "no reflection": second = try captureAndCheck(variant, nil, 0, fresh, reuse: false).0
-                            case "another session's sequence": second = try captureAndCheck(variant, sequence, 0, fresh, reuse: true).0
-                            default: second = try captureAndCheck(variant, fresh, delay, fresh, reuse: false).0
+                            if surface != .person {
+                                let fresh = design.random(using: &own)
+                                second = try captureAndCheck(variant, fresh, 0, fresh, reuse: false, surface: surface, seed: own.next()).0
+                            } else {
+                                let fresh = design.random(using: &g)
+                                switch variant {
+                                case "bona fide": second = try captureAndCheck(variant, fresh, 0, fresh, reuse: false).0
+                                case "no reflection": second = try captureAndCheck(variant, nil, 0, fresh, reuse: false).0
+                                case "another session's sequence": second = try captureAndCheck(variant, sequence, 0, fresh, reuse: true).0
+                                default: second = try captureAndCheck(variant, fresh, delay, fresh, reuse: false).0
+                                }
                             }
                         }
                         outcomes.append(Outcome(split: s, variant: variant, lux: scene.ambientLux, followed: r.followed,
                                                 followedWithRetake: r.followed || (second?.followed ?? false), retaken: second != nil))
                         if verbose {
-                            CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant): followed=\(r.followed) score=\(r.score.map { String(format: "%.3f", $0) } ?? "-") p=\(r.pValue.map { String(format: "%.4f", $0) } ?? "-") steps=\(r.stepsMeasured)/\(r.steps) lux=\(Int(scene.ambientLux)) d=\(String(format: "%.2f", scene.faceDistanceM))")
+                            CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant): followed=\(r.followed) score=\(r.score.map { String(format: "%.3f", $0) } ?? "-") p=\(r.pValue.map { String(format: "%.4f", $0) } ?? "-") steps=\(r.stepsMeasured)/\(r.steps) lux=\(Int(scene.ambientLux)) d=\(String(format: "%.2f", scene.faceDistanceM))"
+                                       + " ratio=\(r.ratioScore.map { String(format: "%.3f", $0) } ?? "-") chroma=\(r.chromaScore.map { String(format: "%.3f", $0) } ?? "-")"
+                                       + (surface == .person ? "" : " \(surface.label)"))
                             if let second {
-                                CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant) retake: followed=\(second.followed) score=\(second.score.map { String(format: "%.3f", $0) } ?? "-") p=\(second.pValue.map { String(format: "%.4f", $0) } ?? "-")")
+                                CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant) retake: followed=\(second.followed) score=\(second.score.map { String(format: "%.3f", $0) } ?? "-") p=\(second.pValue.map { String(format: "%.4f", $0) } ?? "-")"
+                                           + " ratio=\(second.ratioScore.map { String(format: "%.3f", $0) } ?? "-") chroma=\(second.chromaScore.map { String(format: "%.3f", $0) } ?? "-")")
                             }
                         }
                         if let dump {
@@ -184,7 +230,8 @@ extension Benchmark {
                                                         delay_ms: delay, times: reported.map { ($0 * 10).rounded() / 10 },
                                                         features: samples.map { $0?.logRatio.map { ($0 * 1e5).rounded() / 1e5 } },
                                                         face: samples.map { $0?.face.map { ($0 * 1e6).rounded() / 1e6 } },
-                                                        background: samples.map { $0?.background.map { ($0 * 1e6).rounded() / 1e6 } }, report: r)
+                                                        background: samples.map { $0?.background.map { ($0 * 1e6).rounded() / 1e6 } },
+                                                        surface: surface == .person ? nil : surface.label, report: r)
                             let encoder = JSONEncoder()
                             encoder.outputFormatting = [.sortedKeys]
                             dump.write(try encoder.encode(line))
@@ -204,31 +251,48 @@ extension Benchmark {
         print("Presence by illumination (\(design.steps) steps of \(design.durationsMs.map(String.init).joined(separator: "/")) ms, \(design.palette.count) colours; "
               + "FAR line \(check.falseAcceptRate), minimum score \(check.minimumScore), guard \(Int(check.guardMilliseconds)) ms, \(check.nullDraws) null draws)")
         print("ambient \(Int(lux.lowerBound))–\(Int(lux.upperBound)) lux; \(clipCount) clips, \(people.count) people; \(windowsPerClip) windows × \(scenesPerWindow) scenes per clip at most")
-        let variants = ["no reflection", "another session's sequence"] + delays.map { "delayed \(Int($0)) ms" }
+        let variants = allVariants.filter { $0 != "bona fide" && selected.contains($0) }
+        let bands = [50.0...150.0, 150.0...400.0, 400.0...1000.0, 1000.0...200_000.0]
+        let bonaFide = selected.contains("bona fide")
         for sp in ["dev", "eval", "all"] where splitWanted == "all" || splitWanted == sp || sp == "all" && splitWanted != "all" {
             guard outcomes.contains(where: { $0.split == sp || sp == "all" }) else { continue }
             print("\n\(sp):")
-            print("  FRR  bona fide (not followed)              " + interval(sp, "bona fide", errorWhenFollowed: false).description)
-            for band in [50.0...150.0, 150.0...400.0, 400.0...1000.0, 1000.0...200_000.0] {
-                let i = interval(sp, "bona fide", errorWhenFollowed: false, lux: band)
-                guard i.trials > 0 else { continue }
-                print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+            if bonaFide {
+                print("  FRR  bona fide (not followed)              " + interval(sp, "bona fide", errorWhenFollowed: false).description)
+                for band in bands {
+                    let i = interval(sp, "bona fide", errorWhenFollowed: false, lux: band)
+                    guard i.trials > 0 else { continue }
+                    print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+                }
             }
             for v in variants {
                 print("  FAR  \(v)".padding(toLength: 47, withPad: " ", startingAt: 0) + interval(sp, v, errorWhenFollowed: true).description)
+                // The presentation attacks' light is the screen's share of the light on the surface: by ambient band.
+                for band in bands where surfaceVariants.contains(v) {
+                    let i = interval(sp, v, errorWhenFollowed: true, lux: band)
+                    guard i.trials > 0 else { continue }
+                    print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+                }
             }
             let asked = outcomes.filter { ($0.split == sp || sp == "all") && $0.retaken }
             print("  with the retake (idv.presence_retake_p \(retake.retakePValue)): the second capture decides when the first is asked again")
-            print("  FRR  bona fide (not followed)              " + interval(sp, "bona fide", errorWhenFollowed: false, withRetake: true).description
-                  + "; retakes asked: \(asked.filter { $0.variant == "bona fide" }.count)")
-            for band in [50.0...150.0, 150.0...400.0, 400.0...1000.0, 1000.0...200_000.0] {
-                let i = interval(sp, "bona fide", errorWhenFollowed: false, lux: band, withRetake: true)
-                guard i.trials > 0 else { continue }
-                print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+            if bonaFide {
+                print("  FRR  bona fide (not followed)              " + interval(sp, "bona fide", errorWhenFollowed: false, withRetake: true).description
+                      + "; retakes asked: \(asked.filter { $0.variant == "bona fide" }.count)")
+                for band in bands {
+                    let i = interval(sp, "bona fide", errorWhenFollowed: false, lux: band, withRetake: true)
+                    guard i.trials > 0 else { continue }
+                    print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+                }
             }
             for v in variants {
                 print("  FAR  \(v)".padding(toLength: 47, withPad: " ", startingAt: 0) + interval(sp, v, errorWhenFollowed: true, withRetake: true).description
                       + "; retakes asked: \(asked.filter { $0.variant == v }.count)")
+                for band in bands where surfaceVariants.contains(v) {
+                    let i = interval(sp, v, errorWhenFollowed: true, lux: band, withRetake: true)
+                    guard i.trials > 0 else { continue }
+                    print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+                }
             }
         }
         func median(_ xs: [Double]) -> Double { xs.isEmpty ? 0 : xs.sorted()[xs.count / 2] }
@@ -257,7 +321,20 @@ struct PresenceDumpLine: Encodable {
     let features: [[Double]?]
     /// Per frame, the face's and the background's mean linear RGB (`IlluminationSample`).
     let face: [[Double]?], background: [[Double]?]
+    /// The presentation surface of "print filling the view" and "screen filling the view" (nil: a person).
+    let surface: String?
     let report: IlluminationReport
+}
+
+extension PhoneCaptureSimulator.Surface {
+    /// "print, gloss 0.0120" — for the bench's verbose lines and dump.
+    var label: String {
+        switch self {
+        case .person: return "person"
+        case .printFillingView(let gloss): return "print, gloss \(String(format: "%.4f", gloss))"
+        case .screenFillingView(let glare): return "screen, glare \(String(format: "%.4f", glare))"
+        }
+    }
 }
 
 /// The bona fide clips of the presence figures and their people.
