@@ -106,7 +106,9 @@ extension Benchmark {
         func split(_ person: String) -> String { (people.firstIndex(of: person) ?? 0) % 2 == 0 ? "dev" : "eval" }
 
         /// `followed`: the first capture alone; `followedWithRetake`: after the policy's retake, when it asks one.
-        struct Outcome { let split: String; let variant: String; let lux: Double; let followed: Bool; let followedWithRetake: Bool; let retaken: Bool }
+        /// `ratioAlone`, `bothViews`: the diagnostic rules of the first capture (``viewsAlone``).
+        struct Outcome { let split: String; let variant: String; let lux: Double; let followed: Bool; let followedWithRetake: Bool; let retaken: Bool
+                         let ratioAlone: Bool; let bothViews: Bool }
         typealias Surface = PhoneCaptureSimulator.Surface
         var outcomes: [Outcome] = []
         var sampleCPU: [Double] = [], checkCPU: [Double] = []
@@ -212,8 +214,10 @@ extension Benchmark {
                                 }
                             }
                         }
+                        let alone = Self.viewsAlone(samples, reported, judged, check)
                         outcomes.append(Outcome(split: s, variant: variant, lux: scene.ambientLux, followed: r.followed,
-                                                followedWithRetake: r.followed || (second?.followed ?? false), retaken: second != nil))
+                                                followedWithRetake: r.followed || (second?.followed ?? false), retaken: second != nil,
+                                                ratioAlone: alone.ratio, bothViews: alone.ratio && alone.chroma))
                         if verbose {
                             CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant): followed=\(r.followed) score=\(r.score.map { String(format: "%.3f", $0) } ?? "-") p=\(r.pValue.map { String(format: "%.4f", $0) } ?? "-") steps=\(r.stepsMeasured)/\(r.steps) lux=\(Int(scene.ambientLux)) d=\(String(format: "%.2f", scene.faceDistanceM))"
                                        + " ratio=\(r.ratioScore.map { String(format: "%.3f", $0) } ?? "-") chroma=\(r.chromaScore.map { String(format: "%.3f", $0) } ?? "-")"
@@ -244,9 +248,10 @@ extension Benchmark {
 
         // Figures.
         func interval(_ split: String, _ variant: String, errorWhenFollowed: Bool, lux range: ClosedRange<Double>? = nil,
-                      withRetake: Bool = false) -> BinomialInterval {
+                      withRetake: Bool = false, rule: ((Outcome) -> Bool)? = nil) -> BinomialInterval {
             let set = outcomes.filter { o in (o.split == split || split == "all") && o.variant == variant && (range?.contains(o.lux) ?? true) }
-            return BinomialInterval(errors: set.filter { (withRetake ? $0.followedWithRetake : $0.followed) == errorWhenFollowed }.count, trials: set.count)
+            let followed = rule ?? { withRetake ? $0.followedWithRetake : $0.followed }
+            return BinomialInterval(errors: set.filter { followed($0) == errorWhenFollowed }.count, trials: set.count)
         }
         print("Presence by illumination (\(design.steps) steps of \(design.durationsMs.map(String.init).joined(separator: "/")) ms, \(design.palette.count) colours; "
               + "FAR line \(check.falseAcceptRate), minimum score \(check.minimumScore), guard \(Int(check.guardMilliseconds)) ms, \(check.nullDraws) null draws)")
@@ -294,12 +299,47 @@ extension Benchmark {
                     print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
                 }
             }
+            // What two other rules would make of the same first captures (not the server's check, which
+            // scores the larger of the two views): the face-to-background ratio view alone, and both views
+            // each followed alone at the line. Either keeps the blind-capture bound (each view's rank test).
+            for (label, rule) in [("the ratio view alone", { (o: Outcome) in o.ratioAlone }), ("both views, each alone at the line", { (o: Outcome) in o.bothViews })] {
+                print("  diagnostic, first capture, \(label) (not the server's rule):")
+                if bonaFide {
+                    print("  FRR  bona fide (not followed)              " + interval(sp, "bona fide", errorWhenFollowed: false, rule: rule).description)
+                }
+                for v in variants {
+                    print("  FAR  \(v)".padding(toLength: 47, withPad: " ", startingAt: 0) + interval(sp, v, errorWhenFollowed: true, rule: rule).description)
+                }
+            }
         }
         func median(_ xs: [Double]) -> Double { xs.isEmpty ? 0 : xs.sorted()[xs.count / 2] }
         print("\ncost (thread CPU, one core): measuring a frame (IlluminationSample) median \(String(format: "%.1f", median(sampleCPU) * 1e6)) µs; "
               + "the check of a capture (\(check.nullDraws) null draws) median \(String(format: "%.2f", median(checkCPU) * 1e3)) ms, max \(String(format: "%.2f", (checkCPU.max() ?? 0) * 1e3)) ms")
         print("replay of a passing upload byte for byte: refused by the frame digests the server keeps (idv.capture_replay_seconds), not by this check")
         return 0
+    }
+}
+
+extension Benchmark {
+    /// The check on one view of the light alone, for the bench's diagnostic lines: `ratio`, the
+    /// face-to-background log ratio alone (each sample replaced by a grey face over a background that
+    /// keeps the sample's ratio: its chroma is flat, so that view scores 0); `chroma`, the face's own
+    /// colour alone (the background set to the face: the ratio is flat). Same configuration, same
+    /// null draws as the server's check, which scores the larger of the two.
+    static func viewsAlone(_ samples: [IlluminationSample?], _ times: [Double], _ sequence: IlluminationSequence,
+                           _ check: IlluminationConfiguration) -> (ratio: Bool, chroma: Bool) {
+        let e = 1.0 / 1024, grey = 0.25
+        let ratioOnly = samples.map { s in
+            s.map { s in
+                IlluminationSample(face: [grey, grey, grey], background: s.logRatio.map { max(0, (grey + e) * Foundation.exp(-$0) - e) },
+                                   facePixels: s.facePixels, backgroundPixels: s.backgroundPixels)
+            }
+        }
+        let chromaOnly = samples.map { s in
+            s.map { IlluminationSample(face: $0.face, background: $0.face, facePixels: $0.facePixels, backgroundPixels: $0.backgroundPixels) }
+        }
+        return (IlluminationCheck.evaluate(samples: ratioOnly, frameTimesMs: times, sequence: sequence, configuration: check).followed,
+                IlluminationCheck.evaluate(samples: chromaOnly, frameTimesMs: times, sequence: sequence, configuration: check).followed)
     }
 }
 
