@@ -342,6 +342,8 @@ final class LivenessBench {
             print("  " + col("BPCER  bona fide, every window", 44) + col(rates.bpcer.formatted, 38)
                   + col(PADErrorRate(errors: bona.filter { !subset[$0].oneCaptureLive }.count, total: bona.count).formatted)
                   + col(PADErrorRate(errors: bona.filter { !subset[$0].previousLive }.count, total: bona.count).formatted))
+            print("  " + col("BPNRR  bona fide asked again for quality", 44) + col(rates.bpnrr.formatted, 38)
+                  + "(no face found, or the face never seen well enough: never classified)")
             print("  " + col("       bona fide asked to retake", 44) + col(rates.retakes.formatted, 38)
                   + (rates.retakesNotSimulated > 0 ? "(\(rates.retakesNotSimulated) with no other window: decided on the one capture)" : ""))
             for (species, rate) in rates.apcer {
@@ -354,7 +356,7 @@ final class LivenessBench {
             for i in bona where !decisions[i].accepted || decisions[i].retaken {
                 let o = subset[i], d = decisions[i]
                 let pad = o.presentation.evidence.pad
-                print("  bona fide \(d.accepted ? "retaken, accepted" : "REJECTED"): \(o.source) — first: \(d.first.findings.map(\.rawValue).joined(separator: ","))"
+                print("  bona fide \(d.accepted ? "retaken, accepted" : d.nonResponse ? "asked again for quality" : "REJECTED"): \(o.source) — first: \(d.first.findings.map(\.rawValue).joined(separator: ","))"
                       + (d.retaken ? "; with the retake: \(d.final.findings.isEmpty ? "bona fide" : d.final.findings.map(\.rawValue).joined(separator: ","))" : "")
                       + String(format: "; texture %.2f on %d good frames, motion %.2f, facial action %.2f, plane motion %.2f",
                                pad?.texture?.logOdds ?? .nan, pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan,

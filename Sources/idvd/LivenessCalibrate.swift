@@ -140,6 +140,7 @@ enum LivenessCalibrate {
             let r = evaluation.rates(p, species: order)
             print(title)
             print("  BPCER                " + r.bpcer.formatted)
+            print("  BPNRR (quality)      " + r.bpnrr.formatted)
             print("  bona fide retaken    " + r.retakes.formatted + (r.retakesNotSimulated > 0 ? "  (\(r.retakesNotSimulated) decided on one capture: no other window)" : ""))
             for (species, rate) in r.apcer { print("  APCER " + species.padding(toLength: 15, withPad: " ", startingAt: 0) + rate.formatted) }
         }

@@ -15,6 +15,10 @@ struct PADPresentation {
     /// false for a window cut only to stand in for a retake (the end of a clip too short for two
     /// windows of its own): it is never counted itself.
     var counted = true
+    /// false when the server would not judge the capture at all: no face in any frame and no
+    /// capture-quality issue to explain it (`FaceKitSelfieAnalyser` answers 1032 `noFaceFound`, a
+    /// retryable upload error).
+    let acquired: Bool
     var isBonaFide: Bool { species == Species.bonaFide }
 
     init(species: String, capture: String, window: Int, report: LivenessReport, counted: Bool = true) {
@@ -23,6 +27,7 @@ struct PADPresentation {
         self.window = window
         self.counted = counted
         evidence = FaceKitSelfieAnalyser.evidence(report, comparison: nil, framesPerSecond: report.frameRate)
+        acquired = report.bestFrameEmbedding != nil || !evidence.captureIssues.isEmpty
     }
 }
 
@@ -35,9 +40,17 @@ struct PADDecision {
     /// has no other window — the capture alone, decided.
     let final: PADJudgement
     /// Whether a retake was asked for, and whether another window stood in for it.
-    var retaken: Bool { first.outcome == .unsure }
+    var retaken: Bool { judged && first.outcome == .unsure }
     let retakeSimulated: Bool
-    var accepted: Bool { final.outcome == .bonaFide }
+    /// false: the server answers the capture with a capture-quality error before any PAD decision
+    /// (no face found, or an issue that hides the liveness evidence: too dark, blurred, …).
+    var judged = true
+    var accepted: Bool { judged && final.outcome == .bonaFide }
+    /// Decided an attack: `LIVENESS_FAILED`.
+    var rejected: Bool { judged && final.outcome == .attack }
+    /// ISO/IEC 30107-3 non-response: asked again for capture quality, never classified (not
+    /// judged, or the pair decided ``PADOutcome/poorCapture``).
+    var nonResponse: Bool { !judged || final.outcome == .poorCapture }
 }
 
 /// The server's PAD decisions over a set of presentations and the ISO/IEC 30107-3 rates they give —
@@ -52,9 +65,14 @@ struct PADEvaluation {
         for (i, p) in presentations.enumerated() { byCapture["\(p.species)|\(p.capture)", default: []].append(i) }
         return presentations.enumerated().map { i, p in
             let (score, cues, _) = policy.livenessCues(p.evidence, challenge: nil, now: 0)
+            guard p.acquired, policy.recapture(p.evidence) == nil else {
+                let first = policy.judgePAD(p.evidence, cues: cues, score: score, final: true)
+                return PADDecision(first: first, final: first, retakeSimulated: false, judged: false)
+            }
             let first = policy.judgePAD(p.evidence, cues: cues, score: score)
             guard first.outcome == .unsure else { return PADDecision(first: first, final: first, retakeSimulated: false) }
-            let windows = byCapture["\(p.species)|\(p.capture)"] ?? [i]
+            // The retake is the next window the server would judge (one with a face).
+            let windows = (byCapture["\(p.species)|\(p.capture)"] ?? [i]).filter { $0 == i || presentations[$0].acquired }
             guard windows.count > 1, let k = windows.firstIndex(of: i), let pad = p.evidence.pad else {
                 return PADDecision(first: first, final: policy.judgePAD(p.evidence, cues: cues, score: score, final: true), retakeSimulated: false)
             }
@@ -65,10 +83,14 @@ struct PADEvaluation {
         }
     }
 
-    /// Rates per species under `policy`: BPCER (bona fide decided an attack), the share of bona fide
-    /// presentations asked to retake, and APCER per attack species (attacks decided bona fide).
+    /// Rates per species under `policy`: BPCER (bona fide decided an attack), the bona fide
+    /// non-response rate (asked again for capture quality, never classified: no face found, a
+    /// quality issue, or a pair decided a poor capture), the share of bona fide presentations asked
+    /// to retake, and APCER per attack species (attacks decided bona fide). Every rate's
+    /// denominator is every counted presentation of its kind.
     struct Rates {
         var bpcer: PADErrorRate
+        var bpnrr: PADErrorRate
         var retakes: PADErrorRate
         var retakesNotSimulated: Int
         var apcer: [(species: String, rate: PADErrorRate)]
@@ -84,7 +106,8 @@ struct PADEvaluation {
             guard !idx.isEmpty else { continue }
             apcer.append((s, PADErrorRate(errors: idx.filter { d[$0].accepted }.count, total: idx.count)))
         }
-        return Rates(bpcer: PADErrorRate(errors: bona.filter { !d[$0].accepted }.count, total: bona.count),
+        return Rates(bpcer: PADErrorRate(errors: bona.filter { d[$0].rejected }.count, total: bona.count),
+                     bpnrr: PADErrorRate(errors: bona.filter { d[$0].nonResponse }.count, total: bona.count),
                      retakes: PADErrorRate(errors: bona.filter { d[$0].retaken }.count, total: bona.count),
                      retakesNotSimulated: bona.filter { d[$0].retaken && !d[$0].retakeSimulated }.count, apcer: apcer)
     }

@@ -128,6 +128,30 @@ final class PADJudgementTests: XCTestCase {
         XCTAssertEqual(read(capture(texture: 2.0), earlier: capture(texture: 2.0, cues: [.faceLost])).outcome, .bonaFide)
     }
 
+    /// Two captures that never showed the face well enough to read its texture (turned away,
+    /// blurred), with life shown and nothing against them: a capture to take again, not an attack.
+    func testAFaceNeverSeenWellIsAPoorCaptureNotAnAttack() {
+        let turned = capture(texture: nil, good: 0)
+        XCTAssertEqual(read(turned).outcome, .unsure)
+        XCTAssertEqual(read(turned).findings, [.fewGoodFrames])
+        let pair = read(capture(texture: 1.0, good: 2), earlier: turned)
+        XCTAssertEqual(pair.outcome, .poorCapture)
+        XCTAssertEqual(pair.findings, [.fewGoodFrames])
+        XCTAssertTrue(pair.combined)
+        // Enough good frames between the two captures: decided on them.
+        XCTAssertEqual(read(capture(texture: 1.0, good: 4), earlier: turned).outcome, .bonaFide)
+        // Few good frames with attack-like pooled texture, or without any sign of life: still an attack.
+        let dark = read(capture(texture: -3.0, good: 2), earlier: capture(texture: -3.0, good: 1))
+        XCTAssertEqual(dark.outcome, .attack)
+        XCTAssertEqual(dark.findings, [.textureAttack, .fewGoodFrames])
+        let stillTurned = capture(texture: nil, good: 0, motion: 0.2, action: 0.2, plane: 0.05)
+        let lifeless = read(stillTurned, earlier: stillTurned)
+        XCTAssertEqual(lifeless.outcome, .attack)
+        XCTAssertEqual(lifeless.findings, [.fewGoodFrames, .cuesDisagree])
+        // A poor capture's shown score is left as measured (no verdict to agree with).
+        XCTAssertEqual(WorkflowPolicy().reportedLivenessScore(37, outcome: .poorCapture), 37)
+    }
+
     func testWithoutRetakesTheOneCaptureIsDecided() {
         var p = WorkflowPolicy()
         p.pad.retakeOnUnsure = false

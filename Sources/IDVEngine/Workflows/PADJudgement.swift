@@ -57,6 +57,12 @@ public enum PADOutcome: String, Sendable, Equatable, Codable {
     /// Confident attack evidence (or, after a retake, the two captures together are not bona fide):
     /// `LIVENESS_FAILED`.
     case attack
+    /// Decided, but the captures never showed the face well enough to judge: too few good frames
+    /// (the face turned, blurred or cut off) in the capture and its retake together, and nothing
+    /// else against them. Not an attack: asked again as a capture-quality problem (1065
+    /// `selfieFaceNotFrontal`, or the capture's own quality issue; an attempt used), the ISO/IEC
+    /// 30107-3 non-response of a presentation the PAD subsystem could not process.
+    case poorCapture = "poor_capture"
 }
 
 /// Why the PAD outcome is what it is (audited as `pad_findings`; never shown to a device, so a
@@ -150,7 +156,9 @@ extension WorkflowPolicy {
     /// finding of the last capture → attack; else bona fide when the pooled texture (the captures'
     /// log-odds weighted by their good frames, at least ``PADPolicy/minimumGoodFrames`` of them)
     /// reaches the line and some capture shows life (facial action, or every challenged action,
-    /// together with non-rigid motion) with its face kept in view; else attack. Evidence with
+    /// together with non-rigid motion) with its face kept in view; poor capture
+    /// (``PADOutcome/poorCapture``) when life was shown and the only thing missing is texture on
+    /// enough good frames; else attack. Evidence with
     /// neither a texture nor a motion cue (an analyser that reports a score only) is judged by its
     /// score against ``livenessThreshold``.
     public func judgePAD(_ e: SelfieEvidence, cues: [LivenessCue], score: Int, earlier: PADRetake? = nil,
@@ -186,7 +194,10 @@ extension WorkflowPolicy {
         }
         var unique: [PADFinding] = []
         for f in findings where !unique.contains(f) { unique.append(f) }
-        return PADJudgement(outcome: unique.isEmpty ? .bonaFide : .attack, findings: unique, combined: earlier != nil, textureLogOdds: pooled)
+        // Life shown, nothing against it, but the texture never read on enough good frames: a
+        // capture to take again, not an attack.
+        let outcome: PADOutcome = unique.isEmpty ? .bonaFide : unique == [.fewGoodFrames] ? .poorCapture : .attack
+        return PADJudgement(outcome: outcome, findings: unique, combined: earlier != nil, textureLogOdds: pooled)
     }
 
     /// The findings of one capture (attack findings first).
@@ -252,7 +263,7 @@ extension WorkflowPolicy {
         switch outcome {
         case .bonaFide: return min(100, max(score, livenessThreshold))
         case .attack: return max(0, min(score, livenessThreshold - 1))
-        case .unsure: return score
+        case .unsure, .poorCapture: return score
         }
     }
 }
