@@ -96,8 +96,10 @@ final class LivenessBench {
         var counted = true
         var previousLive: Bool { report.motionScore >= 50 && !report.reasons.contains(where: \.isBlocking) }
         var oneCaptureLive: Bool { report.live }
-        var presentation: PADPresentation {
-            PADPresentation(species: species, capture: clip, window: window, report: report, counted: counted)
+        var presentation: PADPresentation { presentation(answering: nil) }
+        /// With `analyzer`: a window that can be asked which challenge actions it answers.
+        func presentation(answering analyzer: SelfieAnalyzer?) -> PADPresentation {
+            PADPresentation(species: species, capture: clip, window: window, report: report, counted: counted, analyzer: analyzer)
         }
     }
     /// The server's policy the decisions are made with (defaults, or `--config FILE`).
@@ -331,7 +333,7 @@ final class LivenessBench {
         for s in ["dev", "eval"] {
             let subset = outcomes.filter { $0.split == s }
             guard !subset.isEmpty else { continue }
-            let evaluation = PADEvaluation(presentations: subset.map(\.presentation))
+            let evaluation = PADEvaluation(presentations: subset.map { $0.presentation(answering: analyzer) })
             let decisions = evaluation.decisions(policy)
             let rates = evaluation.rates(policy, species: [Species.bonaFide] + Species.attacks)
             let counted = subset.indices.filter { subset[$0].counted }
@@ -344,6 +346,10 @@ final class LivenessBench {
                   + col(PADErrorRate(errors: bona.filter { !subset[$0].previousLive }.count, total: bona.count).formatted))
             print("  " + col("BPNRR  bona fide asked again for quality", 44) + col(rates.bpnrr.formatted, 38)
                   + "(no face found, or the face never seen well enough: never classified)")
+            let unknown = bona.filter { decisions[$0].askedChallenge }.count
+            print("  " + col("       bona fide asked for a challenge", 44) + col(rates.challenged.formatted, 38)
+                  + "(not measurable: the recordings do not follow challenges; BPCER if none did: "
+                  + PADErrorRate(errors: rates.bpcer.errors + unknown, total: rates.bpcer.total).formatted + ")")
             print("  " + col("       bona fide asked to retake", 44) + col(rates.retakes.formatted, 38)
                   + (rates.retakesNotSimulated > 0 ? "(\(rates.retakesNotSimulated) with no other window: decided on the one capture)" : ""))
             for (species, rate) in rates.apcer {
@@ -356,7 +362,7 @@ final class LivenessBench {
             for i in bona where !decisions[i].accepted || decisions[i].retaken {
                 let o = subset[i], d = decisions[i]
                 let pad = o.presentation.evidence.pad
-                print("  bona fide \(d.accepted ? "retaken, accepted" : d.nonResponse ? "asked again for quality" : "REJECTED"): \(o.source) — first: \(d.first.findings.map(\.rawValue).joined(separator: ","))"
+                print("  bona fide \(d.accepted ? "retaken, accepted" : d.nonResponse ? "asked again for quality" : d.askedChallenge ? "asked for a challenge" : "REJECTED"): \(o.source) — first: \(d.first.findings.map(\.rawValue).joined(separator: ","))"
                       + (d.retaken ? "; with the retake: \(d.final.findings.isEmpty ? "bona fide" : d.final.findings.map(\.rawValue).joined(separator: ","))" : "")
                       + String(format: "; texture %.2f on %d good frames, motion %.2f, facial action %.2f, plane motion %.2f",
                                pad?.texture?.logOdds ?? .nan, pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan,
@@ -370,7 +376,8 @@ final class LivenessBench {
                       + String(format: " — texture %.2f on %d good frames, motion %.2f, facial action %.2f, plane motion %.2f",
                                pad?.texture?.logOdds ?? .nan, pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan,
                                pad?.planeMotion ?? .nan)
-                      + (decisions[i].retaken ? " (retaken; decided on both: \(decisions[i].final.findings.isEmpty ? "bona fide" : decisions[i].final.findings.map(\.rawValue).joined(separator: ",")))" : ""))
+                      + (decisions[i].retaken ? " (retaken; decided on both: \(decisions[i].final.findings.isEmpty ? "bona fide" : decisions[i].final.findings.map(\.rawValue).joined(separator: ",")))" : "")
+                      + (decisions[i].askedChallenge ? " (then challenged: \(decisions[i].challenged.map { $0.outcome.rawValue } ?? "not evaluated"))" : ""))
             }
             printActive(subset, split: s)
         }

@@ -130,6 +130,24 @@ extension IDVFlowSteps {
                 // same fallback): the retake must answer one it could not know.
                 return (askSelfieUpload(r, challenge: nil, now: facts.now, env, error: error, presence: again), nil)
             }
+            // No sign of life in the capture or its retake, nothing confident against them (a
+            // person holding still): once more under an active challenge — a head turn and a blink
+            // or an open mouth — no attempt used; the three captures are decided together.
+            if pad.outcome == .challenge, failure == nil, let evidence = e.pad, let first = r.padRetake, !first.challenged,
+               let issued = issueChallenge(now: facts.now, env) {
+                r.selfieAttempts -= 1
+                r.padRetake = PADRetake(pad: first.pad, cues: first.cues, retake: evidence, retakeCues: cues)
+                r.embedding = nil
+                let error = IDVError(.selfieRetake)
+                effects.append(audit(r, "selfie_verified", [
+                    "result": .string("retake"), "retake": .string("challenge"), "error_code": .integer(error.longErrorCode),
+                    "attempt": .integer(r.selfieAttempts + 1),
+                    "pad_findings": .array(pad.findings.map { .string($0.rawValue) }),
+                    "texture_log_odds": pad.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
+                    "liveness_score": .integer(score), "reasons": .array(cues.prefix(8).map { .string($0.rawValue) }),
+                ]))
+                return (askSelfieUpload(r, challenge: issued, now: facts.now, env, error: error, presence: again), nil)
+            }
             r.padRetake = nil
             // Decided, but the face was never seen well enough to read its texture (turned away,
             // blurred): a capture-quality recapture, never LIVENESS_FAILED.
