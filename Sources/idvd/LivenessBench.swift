@@ -329,7 +329,8 @@ final class LivenessBench {
               + (config.textureDetector ? "crops of the models' own detector" : "crops of the tracked dlib box")
               + String(format: ", calibration %.3f × raw %+.3f", config.textureCalibration.slope, config.textureCalibration.intercept))
         print("columns: policy = the server's decision (a capture it is unsure about is retaken with the next window of the same clip and")
-        print("  decided on both); one capture = FaceKit's \(config.fusionRule.rawValue) on the capture alone; motion-v1 = motion cues only")
+        print("  decided on both); one capture = FaceKit's \(config.fusionRule.rawValue) on the capture alone; motion-v1 = motion cues only;")
+        print("  BPNRR/APNRR = presentations the server asks again for quality before any PAD decision (ISO/IEC 30107-3 non-response)")
         for s in ["dev", "eval"] {
             let subset = outcomes.filter { $0.split == s }
             guard !subset.isEmpty else { continue }
@@ -344,8 +345,16 @@ final class LivenessBench {
             print("  " + col("BPCER  bona fide, every window", 44) + col(rates.bpcer.formatted, 38)
                   + col(PADErrorRate(errors: bona.filter { !subset[$0].oneCaptureLive }.count, total: bona.count).formatted)
                   + col(PADErrorRate(errors: bona.filter { !subset[$0].previousLive }.count, total: bona.count).formatted))
+            // Why each non-response was asked again: the server's capture-quality gate before judging
+            // (no face: 1032; an issue hiding the liveness evidence: 1060–1064), or a poor-capture pair.
+            var causes: [String: Int] = [:]
+            for i in bona where decisions[i].nonResponse {
+                let p = subset[i].presentation
+                let cause = !p.acquired ? "no face" : policy.recapture(p.evidence).map(\.rawValue) ?? "poor capture (pair)"
+                causes[cause, default: 0] += 1
+            }
             print("  " + col("BPNRR  bona fide asked again for quality", 44) + col(rates.bpnrr.formatted, 38)
-                  + "(no face found, or the face never seen well enough: never classified)")
+                  + "(never classified: " + causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")")
             let unknown = bona.filter { decisions[$0].askedChallenge }.count
             print("  " + col("       bona fide asked for a challenge", 44) + col(rates.challenged.formatted, 38)
                   + "(not measurable: the recordings do not follow challenges; BPCER if none did: "
@@ -356,7 +365,8 @@ final class LivenessBench {
                 let idx = counted.filter { subset[$0].species == species }
                 print("  " + col("APCER  \(species)", 44) + col(rate.formatted, 38)
                       + col(PADErrorRate(errors: idx.filter { subset[$0].oneCaptureLive }.count, total: idx.count).formatted)
-                      + col(PADErrorRate(errors: idx.filter { subset[$0].previousLive }.count, total: idx.count).formatted))
+                      + col(PADErrorRate(errors: idx.filter { subset[$0].previousLive }.count, total: idx.count).formatted)
+                      + "APNRR \(PADErrorRate(errors: idx.filter { decisions[$0].nonResponse }.count, total: idx.count).formatted)")
             }
             // Every bona fide window the policy rejected or asked again, and why.
             for i in bona where !decisions[i].accepted || decisions[i].retaken {
