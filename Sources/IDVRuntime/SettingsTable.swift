@@ -157,6 +157,7 @@ enum SettingsTable {
         int("idv.pad.min_good_frames", \.engine.workflow.pad.minimumGoodFrames, min: 1, max: 150, "PAD: texture resting on fewer good frames is unsure, never an attack; default \(PADPolicy.defaultMinimumGoodFrames)"),
         number("idv.pad.plane_motion_level", \.engine.workflow.pad.planeMotionLevel, max: 10, "PAD: plane motion (inter-eye distances) from which a capture with neither facial action nor non-rigid motion is a flat picture moved by a hand — an attack; below it the face was held still: asked again (1066), never an attack; default \(PADPolicy.defaultPlaneMotionLevel)"),
         bool("idv.pad.retake_on_unsure", \.engine.workflow.pad.retakeOnUnsure, "PAD: ask a capture the policy is unsure about again once (no attempt used) and decide on both captures (true/false)"),
+        bool("idv.pad.challenge_on_unsure", \.engine.workflow.pad.challengeOnUnsure, "PAD, passive mode: a capture and its retake with no sign of life and no confident attack evidence are asked once more under an active challenge (no attempt used) instead of failing (true/false)"),
     ]
 
     static let web: [Setting] = [

@@ -96,8 +96,10 @@ final class LivenessBench {
         var counted = true
         var previousLive: Bool { report.motionScore >= 50 && !report.reasons.contains(where: \.isBlocking) }
         var oneCaptureLive: Bool { report.live }
-        var presentation: PADPresentation {
-            PADPresentation(species: species, capture: clip, window: window, report: report, counted: counted)
+        var presentation: PADPresentation { presentation(answering: nil) }
+        /// With `analyzer`: a window that can be asked which challenge actions it answers.
+        func presentation(answering analyzer: SelfieAnalyzer?) -> PADPresentation {
+            PADPresentation(species: species, capture: clip, window: window, report: report, counted: counted, analyzer: analyzer)
         }
     }
     /// The server's policy the decisions are made with (defaults, or `--config FILE`).
@@ -327,11 +329,12 @@ final class LivenessBench {
               + (config.textureDetector ? "crops of the models' own detector" : "crops of the tracked dlib box")
               + String(format: ", calibration %.3f × raw %+.3f", config.textureCalibration.slope, config.textureCalibration.intercept))
         print("columns: policy = the server's decision (a capture it is unsure about is retaken with the next window of the same clip and")
-        print("  decided on both); one capture = FaceKit's \(config.fusionRule.rawValue) on the capture alone; motion-v1 = motion cues only")
+        print("  decided on both); one capture = FaceKit's \(config.fusionRule.rawValue) on the capture alone; motion-v1 = motion cues only;")
+        print("  BPNRR/APNRR = presentations the server asks again for quality before any PAD decision (ISO/IEC 30107-3 non-response)")
         for s in ["dev", "eval"] {
             let subset = outcomes.filter { $0.split == s }
             guard !subset.isEmpty else { continue }
-            let evaluation = PADEvaluation(presentations: subset.map(\.presentation))
+            let evaluation = PADEvaluation(presentations: subset.map { $0.presentation(answering: analyzer) })
             let decisions = evaluation.decisions(policy)
             let rates = evaluation.rates(policy, species: [Species.bonaFide] + Species.attacks)
             let counted = subset.indices.filter { subset[$0].counted }
@@ -342,19 +345,34 @@ final class LivenessBench {
             print("  " + col("BPCER  bona fide, every window", 44) + col(rates.bpcer.formatted, 38)
                   + col(PADErrorRate(errors: bona.filter { !subset[$0].oneCaptureLive }.count, total: bona.count).formatted)
                   + col(PADErrorRate(errors: bona.filter { !subset[$0].previousLive }.count, total: bona.count).formatted))
+            // Why each non-response was asked again: the server's capture-quality gate before judging
+            // (no face: 1032; an issue hiding the liveness evidence: 1060–1064), or a poor-capture pair.
+            var causes: [String: Int] = [:]
+            for i in bona where decisions[i].nonResponse {
+                let p = subset[i].presentation
+                let cause = !p.acquired ? "no face" : policy.recapture(p.evidence).map(\.rawValue) ?? "poor capture (pair)"
+                causes[cause, default: 0] += 1
+            }
+            print("  " + col("BPNRR  bona fide asked again for quality", 44) + col(rates.bpnrr.formatted, 38)
+                  + "(never classified: " + causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")")
+            let unknown = bona.filter { decisions[$0].askedChallenge }.count
+            print("  " + col("       bona fide asked for a challenge", 44) + col(rates.challenged.formatted, 38)
+                  + "(not measurable: the recordings do not follow challenges; BPCER if none did: "
+                  + PADErrorRate(errors: rates.bpcer.errors + unknown, total: rates.bpcer.total).formatted + ")")
             print("  " + col("       bona fide asked to retake", 44) + col(rates.retakes.formatted, 38)
                   + (rates.retakesNotSimulated > 0 ? "(\(rates.retakesNotSimulated) with no other window: decided on the one capture)" : ""))
             for (species, rate) in rates.apcer {
                 let idx = counted.filter { subset[$0].species == species }
                 print("  " + col("APCER  \(species)", 44) + col(rate.formatted, 38)
                       + col(PADErrorRate(errors: idx.filter { subset[$0].oneCaptureLive }.count, total: idx.count).formatted)
-                      + col(PADErrorRate(errors: idx.filter { subset[$0].previousLive }.count, total: idx.count).formatted))
+                      + col(PADErrorRate(errors: idx.filter { subset[$0].previousLive }.count, total: idx.count).formatted)
+                      + "APNRR \(PADErrorRate(errors: idx.filter { decisions[$0].nonResponse }.count, total: idx.count).formatted)")
             }
             // Every bona fide window the policy rejected or asked again, and why.
             for i in bona where !decisions[i].accepted || decisions[i].retaken {
                 let o = subset[i], d = decisions[i]
                 let pad = o.presentation.evidence.pad
-                print("  bona fide \(d.accepted ? "retaken, accepted" : "REJECTED"): \(o.source) — first: \(d.first.findings.map(\.rawValue).joined(separator: ","))"
+                print("  bona fide \(d.accepted ? "retaken, accepted" : d.nonResponse ? "asked again for quality" : d.askedChallenge ? "asked for a challenge" : "REJECTED"): \(o.source) — first: \(d.first.findings.map(\.rawValue).joined(separator: ","))"
                       + (d.retaken ? "; with the retake: \(d.final.findings.isEmpty ? "bona fide" : d.final.findings.map(\.rawValue).joined(separator: ","))" : "")
                       + String(format: "; texture %.2f on %d good frames, motion %.2f, facial action %.2f, plane motion %.2f",
                                pad?.texture?.logOdds ?? .nan, pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan,
@@ -368,7 +386,8 @@ final class LivenessBench {
                       + String(format: " — texture %.2f on %d good frames, motion %.2f, facial action %.2f, plane motion %.2f",
                                pad?.texture?.logOdds ?? .nan, pad?.texture?.goodFrames ?? 0, pad?.motion ?? .nan, pad?.facialAction ?? .nan,
                                pad?.planeMotion ?? .nan)
-                      + (decisions[i].retaken ? " (retaken; decided on both: \(decisions[i].final.findings.isEmpty ? "bona fide" : decisions[i].final.findings.map(\.rawValue).joined(separator: ",")))" : ""))
+                      + (decisions[i].retaken ? " (retaken; decided on both: \(decisions[i].final.findings.isEmpty ? "bona fide" : decisions[i].final.findings.map(\.rawValue).joined(separator: ",")))" : "")
+                      + (decisions[i].askedChallenge ? " (then challenged: \(decisions[i].challenged.map { $0.outcome.rawValue } ?? "not evaluated"))" : ""))
             }
             printActive(subset, split: s)
         }

@@ -121,7 +121,8 @@ enum LivenessCalibrate {
                 captureCount[species, default: 0] += 1
                 for (w, (range, counted)) in cut.enumerated() {
                     let report = try analyzer.analyze(frames: Array(frames[range]))
-                    presentations.append(PADPresentation(species: species, capture: capture, window: w, report: report, counted: counted))
+                    presentations.append(PADPresentation(species: species, capture: capture, window: w, report: report, counted: counted,
+                                                         analyzer: analyzer))
                 }
             }
         }
@@ -140,6 +141,8 @@ enum LivenessCalibrate {
             let r = evaluation.rates(p, species: order)
             print(title)
             print("  BPCER                " + r.bpcer.formatted)
+            print("  BPNRR (quality)      " + r.bpnrr.formatted)
+            print("  bona fide challenged " + r.challenged.formatted + "  (sent on to an active challenge: its outcome needs a person, not a recording)")
             print("  bona fide retaken    " + r.retakes.formatted + (r.retakesNotSimulated > 0 ? "  (\(r.retakesNotSimulated) decided on one capture: no other window)" : ""))
             for (species, rate) in r.apcer { print("  APCER " + species.padding(toLength: 15, withPad: " ", startingAt: 0) + rate.formatted) }
         }

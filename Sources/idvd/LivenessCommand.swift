@@ -295,7 +295,7 @@ extension Command {
                               distance: v.distance.map { ($0 * 10000).rounded() / 10000 }, match_threshold: judged.matchThreshold,
                               match_kind: v.kind?.rawValue, match_model: v.model?.name, liveness_score: judged.livenessScore, live: v.liveness.live,
                               reasons: v.reasons.map(\.rawValue), best_frame_index: v.liveness.bestFrameIndex,
-                              capture_issues: evidence.captureIssues.map(\.rawValue), recapture_code: policy.recapture(evidence)?.errorCode.rawValue,
+                              capture_issues: evidence.captureIssues.map(\.rawValue), recapture_code: (policy.recapture(evidence) ?? (pad.outcome == .poorCapture ? evidence.captureIssues.first ?? .offPose : nil))?.errorCode.rawValue,
                               pad_outcome: first.outcome.rawValue, pad_findings: first.findings.map(\.rawValue),
                               texture_log_odds: evidence.pad?.texture.map { ($0.logOdds * 100).rounded() / 100 },
                               retake_code: first.outcome == .unsure ? IDVErrorCode.selfieRetake.rawValue : nil))

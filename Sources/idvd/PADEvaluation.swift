@@ -15,15 +15,52 @@ struct PADPresentation {
     /// false for a window cut only to stand in for a retake (the end of a clip too short for two
     /// windows of its own): it is never counted itself.
     var counted = true
+    /// false when the server would not judge the capture at all: no face in any frame and no
+    /// capture-quality issue to explain it (`FaceKitSelfieAnalyser` answers 1032 `noFaceFound`, a
+    /// retryable upload error).
+    let acquired: Bool
+    /// How many of a challenge's actions the window answers, in order (FaceKit
+    /// `SelfieAnalyzer.completedActions` over its frames); nil when the evaluation has no analyser.
+    let answers: (([ChallengeAction]) -> Int)?
     var isBonaFide: Bool { species == Species.bonaFide }
 
-    init(species: String, capture: String, window: Int, report: LivenessReport, counted: Bool = true) {
+    init(species: String, capture: String, window: Int, report: LivenessReport, counted: Bool = true, analyzer: SelfieAnalyzer? = nil) {
         self.species = species
         self.capture = capture
         self.window = window
         self.counted = counted
         evidence = FaceKitSelfieAnalyser.evidence(report, comparison: nil, framesPerSecond: report.frameRate)
+        acquired = report.bestFrameEmbedding != nil || !evidence.captureIssues.isEmpty
+        answers = analyzer.map { a in
+            { actions in
+                let challenge = ActiveChallenge(nonce: "bench", actions: actions, duration: Double(report.frameCount) / max(1, report.frameRate),
+                                                deadline: .distantFuture)
+                return a.completedActions(challenge, frames: report.frames, blinks: report.blinks).count
+            }
+        }
     }
+
+    /// This window as the answer to the active challenge `actions`: the challenge's strengths (1
+    /// for each action answered in order, else 0) in place of the facial action, and
+    /// `CHALLENGE_NOT_MET` when not all were; nil without an analyser.
+    func answering(_ actions: [ChallengeAction]) -> SelfieEvidence? {
+        guard let answers else { return nil }
+        let done = answers(actions)
+        var e = evidence
+        e.pad?.challenge = actions.indices.map { $0 < done ? 1.0 : 0.0 }
+        e.pad?.facialAction = nil
+        if done < actions.count { e.livenessCues.append(.challengeNotMet) }
+        e.challengeNonce = nil
+        return e
+    }
+
+    /// The 8 challenges the server can issue (`ActiveChallenge.random`): a head turn and a blink or
+    /// an open mouth, in either order.
+    static let challenges: [[ChallengeAction]] = {
+        var out: [[ChallengeAction]] = []
+        for t in [ChallengeAction.turnLeft, .turnRight] { for o in [ChallengeAction.blink, .openMouth] { out += [[t, o], [o, t]] } }
+        return out
+    }()
 }
 
 /// What the policy decided on one presentation, with the retake the flow would ask for.
@@ -35,9 +72,24 @@ struct PADDecision {
     /// has no other window — the capture alone, decided.
     let final: PADJudgement
     /// Whether a retake was asked for, and whether another window stood in for it.
-    var retaken: Bool { first.outcome == .unsure }
+    var retaken: Bool { judged && first.outcome == .unsure }
     let retakeSimulated: Bool
-    var accepted: Bool { final.outcome == .bonaFide }
+    /// false: the server answers the capture with a capture-quality error before any PAD decision
+    /// (no face found, or an issue that hides the liveness evidence: too dark, blurred, …).
+    var judged = true
+    /// When the pair was sent on to an active challenge (``PADOutcome/challenge``): the three
+    /// captures decided together — the third the window after the retake, answering one challenge
+    /// chosen for it — or nil when not measured (a bona fide recording was not made answering
+    /// challenges, so its outcome is unknown; or the evaluation has no analyser).
+    var challenged: PADJudgement?
+    /// Sent on to a challenge.
+    var askedChallenge: Bool { judged && final.outcome == .challenge }
+    var accepted: Bool { judged && (final.outcome == .bonaFide || challenged?.outcome == .bonaFide) }
+    /// Decided an attack: `LIVENESS_FAILED`.
+    var rejected: Bool { judged && (final.outcome == .attack || challenged.map { $0.outcome != .bonaFide } ?? false) }
+    /// ISO/IEC 30107-3 non-response: asked again for capture quality, never classified (not
+    /// judged, or the pair decided ``PADOutcome/poorCapture``).
+    var nonResponse: Bool { !judged || final.outcome == .poorCapture }
 }
 
 /// The server's PAD decisions over a set of presentations and the ISO/IEC 30107-3 rates they give —
@@ -52,23 +104,54 @@ struct PADEvaluation {
         for (i, p) in presentations.enumerated() { byCapture["\(p.species)|\(p.capture)", default: []].append(i) }
         return presentations.enumerated().map { i, p in
             let (score, cues, _) = policy.livenessCues(p.evidence, challenge: nil, now: 0)
+            guard p.acquired, policy.recapture(p.evidence) == nil else {
+                let first = policy.judgePAD(p.evidence, cues: cues, score: score, final: true)
+                return PADDecision(first: first, final: first, retakeSimulated: false, judged: false)
+            }
             let first = policy.judgePAD(p.evidence, cues: cues, score: score)
             guard first.outcome == .unsure else { return PADDecision(first: first, final: first, retakeSimulated: false) }
-            let windows = byCapture["\(p.species)|\(p.capture)"] ?? [i]
+            // The retake is the next window the server would judge (one with a face).
+            let windows = (byCapture["\(p.species)|\(p.capture)"] ?? [i]).filter { $0 == i || presentations[$0].acquired }
             guard windows.count > 1, let k = windows.firstIndex(of: i), let pad = p.evidence.pad else {
                 return PADDecision(first: first, final: policy.judgePAD(p.evidence, cues: cues, score: score, final: true), retakeSimulated: false)
             }
             let next = presentations[windows[(k + 1) % windows.count]]
             let (s2, c2, _) = policy.livenessCues(next.evidence, challenge: nil, now: 0)
             let pair = policy.judgePAD(next.evidence, cues: c2, score: s2, earlier: PADRetake(pad: pad, cues: cues))
-            return PADDecision(first: first, final: pair, retakeSimulated: true)
+            var decision = PADDecision(first: first, final: pair, retakeSimulated: true)
+            // Sent on to a challenge: an attack repeats itself (the window after the retake) against
+            // one of the 8 challenges, chosen per window; a bona fide recording cannot follow one.
+            if pair.outcome == .challenge, !p.isBonaFide, let pad2 = next.evidence.pad {
+                let third = presentations[windows[(k + 2) % windows.count]]
+                let actions = PADPresentation.challenges[Self.stableIndex("\(p.capture)#\(p.window)", PADPresentation.challenges.count)]
+                if let e3 = third.answering(actions) {
+                    let (s3, c3, _) = policy.livenessCues(e3, challenge: nil, now: 0)
+                    decision.challenged = policy.judgePAD(e3, cues: c3, score: s3,
+                                                          earlier: PADRetake(pad: pad, cues: cues, retake: pad2, retakeCues: c2))
+                }
+            }
+            return decision
         }
     }
 
-    /// Rates per species under `policy`: BPCER (bona fide decided an attack), the share of bona fide
-    /// presentations asked to retake, and APCER per attack species (attacks decided bona fide).
+    /// A deterministic index in 0..<n for `key` (FNV-1a), the same on every run and machine.
+    static func stableIndex(_ key: String, _ n: Int) -> Int {
+        var h: UInt64 = 0xcbf29ce484222325
+        for b in key.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        return Int(h % UInt64(n))
+    }
+
+    /// Rates per species under `policy`: BPCER (bona fide decided an attack), the bona fide
+    /// non-response rate (asked again for capture quality, never classified: no face found, a
+    /// quality issue, or a pair decided a poor capture), the share of bona fide presentations asked
+    /// to retake, the share sent on to a challenge, and APCER per attack species (attacks decided bona
+    /// fide; an attack sent on to a challenge that could not be evaluated counts as accepted). Every rate's
+    /// denominator is every counted presentation of its kind.
     struct Rates {
         var bpcer: PADErrorRate
+        var bpnrr: PADErrorRate
+        /// Bona fide presentations sent on to an active challenge (their outcome not measured).
+        var challenged: PADErrorRate
         var retakes: PADErrorRate
         var retakesNotSimulated: Int
         var apcer: [(species: String, rate: PADErrorRate)]
@@ -82,9 +165,12 @@ struct PADEvaluation {
         for s in order where s != Species.bonaFide {
             let idx = presentations.indices.filter { presentations[$0].species == s && presentations[$0].counted }
             guard !idx.isEmpty else { continue }
-            apcer.append((s, PADErrorRate(errors: idx.filter { d[$0].accepted }.count, total: idx.count)))
+            apcer.append((s, PADErrorRate(errors: idx.filter { d[$0].accepted || (d[$0].askedChallenge && d[$0].challenged == nil) }.count,
+                                                total: idx.count)))
         }
-        return Rates(bpcer: PADErrorRate(errors: bona.filter { !d[$0].accepted }.count, total: bona.count),
+        return Rates(bpcer: PADErrorRate(errors: bona.filter { d[$0].rejected }.count, total: bona.count),
+                     bpnrr: PADErrorRate(errors: bona.filter { d[$0].nonResponse }.count, total: bona.count),
+                     challenged: PADErrorRate(errors: bona.filter { d[$0].askedChallenge }.count, total: bona.count),
                      retakes: PADErrorRate(errors: bona.filter { d[$0].retaken }.count, total: bona.count),
                      retakesNotSimulated: bona.filter { d[$0].retaken && !d[$0].retakeSimulated }.count, apcer: apcer)
     }

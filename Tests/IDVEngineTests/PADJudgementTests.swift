@@ -44,10 +44,15 @@ final class PADJudgementTests: XCTestCase {
             XCTAssertEqual(r.outcome, .unsure)
             XCTAssertEqual(r.findings, [.still])
         }
-        // The same moved as a plane (a print or screen in a hand): an attack, even with strongly bona fide texture.
-        let print = read(capture(texture: 4.0, motion: 0.2, action: 0.2, plane: moved))
+        // The same moved as a plane (a print or screen in a hand): an attack …
+        let print = read(capture(texture: 0.3, motion: 0.2, action: 0.2, plane: moved))
         XCTAssertEqual(print.outcome, .attack)
         XCTAssertEqual(print.findings, [.noSignOfLife])
+        // … unless the texture speaks strongly for a live face (at least the margin above the line):
+        // texture and motion disagree — unsure, asked again.
+        let swaying = read(capture(texture: 0.4, motion: 0.2, action: 0.2, plane: moved))
+        XCTAssertEqual(swaying.outcome, .unsure)
+        XCTAssertEqual(swaying.findings, [.cuesDisagree])
         // Facial action on a face held still (talking, blinking without moving the head): a sign of life.
         XCTAssertEqual(read(capture(texture: 1.0, motion: 0.3, action: 0.9, plane: still)).outcome, .bonaFide)
         // … but not on a face moving as a plane (a print's spurious "action" under a hand): the cues disagree.
@@ -56,11 +61,17 @@ final class PADJudgementTests: XCTestCase {
         XCTAssertEqual(spurious.findings, [.cuesDisagree])
         // Still, and texture far below the line: the texture decides.
         XCTAssertEqual(read(capture(texture: -6.0, motion: 0.3, action: 0.9, plane: still)).findings, [.textureAttack])
-        // The retake of a still capture: decided on both — still twice without any action is not bona fide …
+        // The retake of a still capture: decided on both — still twice without any action is not bona
+        // fide, and not an attack either: one more capture under an active challenge …
         let stillTwice = read(capture(texture: 3.0, motion: 0.2, action: 0.2, plane: still),
                               earlier: capture(texture: 3.0, motion: 0.2, action: 0.2, plane: still))
-        XCTAssertEqual(stillTwice.outcome, .attack)
+        XCTAssertEqual(stillTwice.outcome, .challenge)
         XCTAssertEqual(stillTwice.findings, [.cuesDisagree])
+        // (with idv.pad.challenge_on_unsure off: an attack)
+        var noChallenge = WorkflowPolicy()
+        noChallenge.pad.challengeOnUnsure = false
+        XCTAssertEqual(read(capture(texture: 3.0, motion: 0.2, action: 0.2, plane: still), noChallenge,
+                            earlier: capture(texture: 3.0, motion: 0.2, action: 0.2, plane: still)).outcome, .attack)
         // … a blink in the retake is.
         XCTAssertEqual(read(capture(texture: 3.0, motion: 0.2, action: 0.8, plane: still),
                             earlier: capture(texture: 3.0, motion: 0.2, action: 0.2, plane: still)).outcome, .bonaFide)
@@ -118,14 +129,68 @@ final class PADJudgementTests: XCTestCase {
         XCTAssertEqual(read(capture(texture: -1.0), earlier: capture(texture: -3.0, good: 5)).outcome, .bonaFide)
         // Confident attack evidence in the retake decides alone.
         XCTAssertEqual(read(capture(texture: -8.0), earlier: capture(texture: 4.0, motion: 0.3)).findings, [.textureAttack])
-        // A person sitting still twice: no capture shows life — an attack (the cues never agreed).
+        // A person sitting still twice: no capture shows life, nothing confident against it — a challenge.
         let stillTwice = read(capture(texture: 4.0, motion: 0.3), earlier: capture(texture: 4.0, motion: 0.3))
-        XCTAssertEqual(stillTwice.outcome, .attack)
+        XCTAssertEqual(stillTwice.outcome, .challenge)
         XCTAssertEqual(stillTwice.findings, [.cuesDisagree])
         // … and moving in one of the two: bona fide.
         XCTAssertEqual(read(capture(texture: 4.0, motion: 0.7), earlier: capture(texture: 4.0, motion: 0.3)).outcome, .bonaFide)
         // The face lost in the first capture, kept in the retake: bona fide.
         XCTAssertEqual(read(capture(texture: 2.0), earlier: capture(texture: 2.0, cues: [.faceLost])).outcome, .bonaFide)
+    }
+
+    /// Two captures that never showed the face well enough to read its texture (turned away,
+    /// blurred), with life shown and nothing against them: a capture to take again, not an attack.
+    func testAFaceNeverSeenWellIsAPoorCaptureNotAnAttack() {
+        let turned = capture(texture: nil, good: 0)
+        XCTAssertEqual(read(turned).outcome, .unsure)
+        XCTAssertEqual(read(turned).findings, [.fewGoodFrames])
+        let pair = read(capture(texture: 1.0, good: 2), earlier: turned)
+        XCTAssertEqual(pair.outcome, .poorCapture)
+        XCTAssertEqual(pair.findings, [.fewGoodFrames])
+        XCTAssertTrue(pair.combined)
+        // Enough good frames between the two captures: decided on them.
+        XCTAssertEqual(read(capture(texture: 1.0, good: 4), earlier: turned).outcome, .bonaFide)
+        // Few good frames with attack-like pooled texture, or without any sign of life: still an attack.
+        let dark = read(capture(texture: -3.0, good: 2), earlier: capture(texture: -3.0, good: 1))
+        XCTAssertEqual(dark.outcome, .attack)
+        XCTAssertEqual(dark.findings, [.textureAttack, .fewGoodFrames])
+        // Without a sign of life either: nothing confident, so the challenge decides (below).
+        let stillTurned = capture(texture: nil, good: 0, motion: 0.2, action: 0.2, plane: 0.05)
+        let lifeless = read(stillTurned, earlier: stillTurned)
+        XCTAssertEqual(lifeless.outcome, .challenge)
+        XCTAssertEqual(lifeless.findings, [.fewGoodFrames, .cuesDisagree])
+        // A poor capture's shown score is left as measured (no verdict to agree with).
+        XCTAssertEqual(WorkflowPolicy().reportedLivenessScore(37, outcome: .poorCapture), 37)
+    }
+
+    /// The challenged capture is decided together with the two before it: answering the challenge
+    /// (with non-rigid motion) is the sign of life they lacked; not answering it, or answering it
+    /// like a plane, is an attack — never a fourth capture. Only passive captures are sent on, once.
+    func testAPairWithoutLifeIsDecidedByAChallenge() {
+        let still = capture(texture: 2.0, motion: 0.2, action: 0.2, plane: 0.05)
+        let pair = PADRetake(pad: still.pad!, cues: [], retake: still.pad!, retakeCues: [])
+        XCTAssertTrue(pair.challenged)
+        func third(_ e: SelfieEvidence) -> PADJudgement { WorkflowPolicy().judgePAD(e, cues: e.livenessCues, score: e.livenessScore, earlier: pair) }
+        let answered = third(capture(texture: 1.5, motion: 0.8, challenge: [1, 1], plane: 0.4))
+        XCTAssertEqual(answered.outcome, .bonaFide)
+        XCTAssertTrue(answered.combined)
+        XCTAssertEqual(try XCTUnwrap(answered.textureLogOdds), (2.0 + 2.0 + 1.5) / 3, accuracy: 1e-9)
+        let unanswered = third(capture(texture: 1.5, motion: 0.8, challenge: [1, 0], plane: 0.4))
+        XCTAssertEqual(unanswered.outcome, .attack)
+        XCTAssertEqual(unanswered.findings, [.challengeFailed, .cuesDisagree])
+        let asAPlane = third(capture(texture: 1.5, motion: 0.2, challenge: [1, 1], plane: 0.4))
+        XCTAssertEqual(asAPlane.outcome, .attack)
+        XCTAssertEqual(asAPlane.findings, [.cuesDisagree])
+        // Answered, but the pooled texture of the three lies below the line: an attack.
+        XCTAssertEqual(third(capture(texture: -9.0, motion: 0.8, challenge: [1, 1], plane: 0.4)).findings, [.textureAttack])
+        // Active mode (the retake already answered a challenge): decided on the pair, no further challenge.
+        let activeStill = capture(texture: 2.0, motion: 0.2, challenge: [1, 1], plane: 0.05)
+        XCTAssertEqual(read(activeStill, earlier: activeStill).outcome, .attack)
+        // Pooled texture below the line is confident enough: no challenge for it.
+        XCTAssertEqual(read(capture(texture: -2.5, motion: 0.2, action: 0.2, plane: 0.05),
+                            earlier: capture(texture: -2.5, motion: 0.2, action: 0.2, plane: 0.05)).findings, [.textureAttack, .cuesDisagree])
+        XCTAssertEqual(WorkflowPolicy().reportedLivenessScore(61, outcome: .challenge), 61)
     }
 
     func testWithoutRetakesTheOneCaptureIsDecided() {
@@ -167,6 +232,8 @@ final class PADJudgementTests: XCTestCase {
         XCTAssertEqual(try load(["idv.pad.unsure_margin": "1.5"]).unsureMargin, 1.5)
         XCTAssertEqual(try load(["idv.pad.min_good_frames": "6"]).minimumGoodFrames, 6)
         XCTAssertFalse(try load(["idv.pad.retake_on_unsure": "false"]).retakeOnUnsure)
+        XCTAssertTrue(try load([:]).challengeOnUnsure)
+        XCTAssertFalse(try load(["idv.pad.challenge_on_unsure": "false"]).challengeOnUnsure)
         XCTAssertEqual(try load(["idv.pad.plane_motion_level": "0.9"]).planeMotionLevel, 0.9)
         XCTAssertThrowsError(try load(["idv.pad.plane_motion_level": "-0.1"]))
         XCTAssertThrowsError(try load(["idv.pad.texture_line": "lots"]))

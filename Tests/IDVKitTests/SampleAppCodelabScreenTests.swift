@@ -168,9 +168,9 @@ final class SampleAppCodelabScreenTests: XCTestCase {
     }
 
     /// A capture the server rejects (opt-in: a printed photo held to the camera is not live) brings
-    /// the selfie start back with why — 400 LIVENESS_FAILED on the first capture (the print moved by
-    /// a hand moves as a plane: confident attack evidence, no retake; the unsure case's retake 1066 is
-    /// PADRetakeSDKTests'), and again when the print is shown again (retry hints too when there are
+    /// the selfie start back with why — the print moved by a hand shows no sign of life, but its
+    /// texture is a camera photo's, so the policy is unsure: 1066 (retake), 1066 again with an active
+    /// challenge the print cannot answer, then 400 LIVENESS_FAILED (retry hints too when there are
     /// any; never attack cues) — and its Close ends the opt-in with seed 004's "Opt-In Failed".
     func testARejectedSelfieCaptureIsToldOnTheSelfieScreen() throws {
         let server = try IDVDServer()
@@ -186,13 +186,14 @@ final class SampleAppCodelabScreenTests: XCTestCase {
         reauth-password: \(password)
         selfie-start: capture \(attack.path)
         selfie-start: capture \(attack.path)
+        selfie-start: capture \(attack.path)
         selfie-start: cancel
         optin: back
         dashboard: quit
         """)
         XCTAssertEqual(r.status, 0, r.out)
-        assertInOrder(r.out, ["selfie-start> capture", "[Starting Capture...]", "── selfie-start ── Take a selfie", "error: 400 LIVENESS_FAILED",
-                              "selfie-start> capture", "error: 400 LIVENESS_FAILED",
+        assertInOrder(r.out, ["selfie-start> capture", "[Starting Capture...]", "── selfie-start ── Take a selfie", "error: 1066 ",
+                              "selfie-start> capture", "error: 1066 ", "selfie-start> capture", "error: 400 LIVENESS_FAILED",
                               "selfie-start> cancel", "── alert ── Opt-In Failed", "User Cancelled", "── optin"])
     }
 

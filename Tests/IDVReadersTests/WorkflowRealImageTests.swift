@@ -63,13 +63,22 @@ final class WorkflowRealImageTests: XCTestCase {
         XCTAssertNil(other.faceMatcherResponse)
         // A still (one photo repeated): no motion and no facial action, but the texture of a real
         // camera photo (+2.4 log-odds) — the PAD policy is unsure (cues_disagree), so it is asked
-        // again with 1066 and no attempt used; the same still again is decided on both: LIVENESS_FAILED.
+        // again with 1066 and no attempt used; the same still again shows no life either, with nothing
+        // confident against it: once more under an active challenge (1066 with a liveness_challenge,
+        // no attempt used), which a still cannot answer — decided on the three: LIVENESS_FAILED.
         XCTAssertEqual(try api.startFlow("idv.postlogin.server_biometric", ["reason": "Server Biometric Authentication"]).challenge?.challengeMode, 25)
         XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, "uploadIDVSelfieFrames")
         let again = try XCTUnwrap(try api.uploadFrames(still).challenge, server.serverLog())
         XCTAssertEqual(again.name, "uploadIDVSelfieFrames")
         XCTAssertEqual(again.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         XCTAssertEqual(again.attemptsLeft, 3, "a retake the policy asks for uses no attempt")
+        XCTAssertNil(try again.payload.decode(SelfieUploadRequest.self).livenessChallenge, "passive: the retake has no challenge")
+        let challenged = try XCTUnwrap(try api.uploadFrames(still).challenge, server.serverLog())
+        XCTAssertEqual(challenged.name, "uploadIDVSelfieFrames")
+        XCTAssertEqual(challenged.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertEqual(challenged.attemptsLeft, 3)
+        let issued = try XCTUnwrap(try challenged.payload.decode(SelfieUploadRequest.self).livenessChallenge)
+        XCTAssertEqual(issued.actions.count, 2)
         let decided = try XCTUnwrap(try api.uploadFrames(still).event, server.serverLog())
         XCTAssertEqual(decided.name, "onIDVServerBiometricAuthenticationResult")
         let photo = try decided.payload.decode(ServerBiometricAuthenticationResult.self)

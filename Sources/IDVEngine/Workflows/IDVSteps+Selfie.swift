@@ -71,10 +71,16 @@ extension IDVFlowSteps {
             }
             // A capture too dark, bright, blurred or small to decide on is asked again, not judged; one
             // with the face turned away is asked again instead of a match verdict, once it is live.
-            func recapture(_ issue: CaptureIssue) -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
+            func recapture(_ issue: CaptureIssue, pad: PADJudgement? = nil) -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
                 let error = IDVError(issue.errorCode)
-                effects.append(audit(r, "selfie_verified", ["result": .string("recapture"), "capture_issue": .string(issue.rawValue),
-                                                            "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]))
+                var fields: [String: JSONValue] = ["result": .string("recapture"), "capture_issue": .string(issue.rawValue),
+                                                   "error_code": .integer(error.longErrorCode), "attempt": .integer(r.selfieAttempts)]
+                if let pad {
+                    fields["pad_outcome"] = .string(pad.outcome.rawValue)
+                    fields["pad_findings"] = .array(pad.findings.map { .string($0.rawValue) })
+                    fields["pad_combined"] = .bool(pad.combined)
+                }
+                effects.append(audit(r, "selfie_verified", fields))
                 r.presenceRetaken = nil   // an attempt used: the next one has its own retake
                 r.embedding = nil
                 if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
@@ -124,7 +130,28 @@ extension IDVFlowSteps {
                 // same fallback): the retake must answer one it could not know.
                 return (askSelfieUpload(r, challenge: nil, now: facts.now, env, error: error, presence: again), nil)
             }
+            // No sign of life in the capture or its retake, nothing confident against them (a
+            // person holding still): once more under an active challenge — a head turn and a blink
+            // or an open mouth — no attempt used; the three captures are decided together.
+            if pad.outcome == .challenge, failure == nil, let evidence = e.pad, let first = r.padRetake, !first.challenged,
+               let issued = issueChallenge(now: facts.now, env) {
+                r.selfieAttempts -= 1
+                r.padRetake = PADRetake(pad: first.pad, cues: first.cues, retake: evidence, retakeCues: cues)
+                r.embedding = nil
+                let error = IDVError(.selfieRetake)
+                effects.append(audit(r, "selfie_verified", [
+                    "result": .string("retake"), "retake": .string("challenge"), "error_code": .integer(error.longErrorCode),
+                    "attempt": .integer(r.selfieAttempts + 1),
+                    "pad_findings": .array(pad.findings.map { .string($0.rawValue) }),
+                    "texture_log_odds": pad.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
+                    "liveness_score": .integer(score), "reasons": .array(cues.prefix(8).map { .string($0.rawValue) }),
+                ]))
+                return (askSelfieUpload(r, challenge: issued, now: facts.now, env, error: error, presence: again), nil)
+            }
             r.padRetake = nil
+            // Decided, but the face was never seen well enough to read its texture (turned away,
+            // blurred): a capture-quality recapture, never LIVENESS_FAILED.
+            if pad.outcome == .poorCapture, failure == nil { return recapture(e.captureIssues.first ?? .offPose, pad: pad) }
             r.presenceRetaken = nil
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
                                      now: facts.now, pad: pad)

@@ -92,6 +92,7 @@ extension WorkflowPolicy {
             "idv.pad.min_good_frames": .integer(pad.minimumGoodFrames),
             "idv.pad.plane_motion_level": .number(pad.planeMotionLevel),
             "idv.pad.retake_on_unsure": .bool(pad.retakeOnUnsure),
+            "idv.pad.challenge_on_unsure": .bool(pad.challengeOnUnsure),
             "idv.presence": .string(presence.mode.rawValue),
             "idv.presence_fallback": .string(presence.fallback.rawValue),
             "idv.presence_deadline_seconds": .integer(presence.deadlineSeconds),

@@ -39,6 +39,12 @@ public struct PADPolicy: Sendable, Equatable {
     /// attempt, and decide on both captures (default true). false: decide on the one capture, at the
     /// line, with no retake.
     public var retakeOnUnsure = true
+    /// `idv.pad.challenge_on_unsure`: in passive mode, a capture and its retake decided without
+    /// confident attack evidence but without a sign of life in either (a person holding still, or
+    /// moving only as a whole) are asked once more under an active challenge (a head turn and a
+    /// blink or an open mouth; no attempt used) instead of `LIVENESS_FAILED`; the three captures are
+    /// then decided together (default true). false: such a pair is an attack.
+    public var challengeOnUnsure = true
 
     public static let defaultTextureLine = -1.6
     public static let defaultUnsureMargin = 2.0
@@ -57,6 +63,17 @@ public enum PADOutcome: String, Sendable, Equatable, Codable {
     /// Confident attack evidence (or, after a retake, the two captures together are not bona fide):
     /// `LIVENESS_FAILED`.
     case attack
+    /// Decided, but the captures never showed the face well enough to judge: too few good frames
+    /// (the face turned, blurred or cut off) in the capture and its retake together, and nothing
+    /// else against them. Not an attack: asked again as a capture-quality problem (1065
+    /// `selfieFaceNotFrontal`, or the capture's own quality issue; an attempt used), the ISO/IEC
+    /// 30107-3 non-response of a presentation the PAD subsystem could not process.
+    case poorCapture = "poor_capture"
+    /// Decided without confident attack evidence, but neither capture showed a sign of life (a
+    /// person holding still, or moving only as a whole; texture and motion disagreeing): asked once
+    /// more under an active challenge (``PADPolicy/challengeOnUnsure``, passive mode, once per
+    /// attempt). Only ever on a capture's retake.
+    case challenge
 }
 
 /// Why the PAD outcome is what it is (audited as `pad_findings`; never shown to a device, so a
@@ -68,9 +85,10 @@ public enum PADFinding: String, Sendable, Equatable, Codable, CaseIterable {
     /// log-odds lie below the line).
     case textureAttack = "texture_attack"
     /// Neither facial action nor non-rigid landmark motion while the face moved as a plane by at
-    /// least ``PADPolicy/planeMotionLevel``: it moves like a flat picture in a hand and does nothing
-    /// a face does (a held print or screen). Without a plane-motion measurement: neither cue while
-    /// the texture is not strongly bona fide.
+    /// least ``PADPolicy/planeMotionLevel``, and the texture not strongly bona fide (at least
+    /// ``PADPolicy/unsureMargin`` above the line: then the cues disagree): it moves like a flat
+    /// picture in a hand and does nothing a face does (a held print or screen). Without a
+    /// plane-motion measurement: neither cue while the texture is not strongly bona fide.
     case noSignOfLife = "no_sign_of_life"
     /// The server's active challenge was not answered (not seen in order, late, or not evaluated).
     case challengeFailed = "challenge_failed"
@@ -114,14 +132,23 @@ public struct PADJudgement: Sendable, Equatable {
     public var textureLogOdds: Double?
 }
 
-/// The first, unsure capture's PAD evidence, kept in the flow state until its retake is judged.
+/// The first, unsure capture's PAD evidence, kept in the flow state until its retake is judged —
+/// and, when the pair was sent on to an active challenge (``PADOutcome/challenge``), the retake's
+/// evidence too, until the challenged capture is judged with both.
 public struct PADRetake: Sendable, Equatable, Codable {
     public var pad: PADEvidence
     public var cues: [LivenessCue]
-    public init(pad: PADEvidence, cues: [LivenessCue]) {
+    /// The retake's evidence, once the pair was sent on to a challenge; nil before.
+    public var retake: PADEvidence?
+    public var retakeCues: [LivenessCue]?
+    public init(pad: PADEvidence, cues: [LivenessCue], retake: PADEvidence? = nil, retakeCues: [LivenessCue]? = nil) {
         self.pad = pad
         self.cues = cues
+        self.retake = retake
+        self.retakeCues = retakeCues
     }
+    /// Whether the pair was already sent on to a challenge (the next capture is the last).
+    public var challenged: Bool { retake != nil }
 }
 
 extension LivenessCue {
@@ -150,7 +177,12 @@ extension WorkflowPolicy {
     /// finding of the last capture → attack; else bona fide when the pooled texture (the captures'
     /// log-odds weighted by their good frames, at least ``PADPolicy/minimumGoodFrames`` of them)
     /// reaches the line and some capture shows life (facial action, or every challenged action,
-    /// together with non-rigid motion) with its face kept in view; else attack. Evidence with
+    /// together with non-rigid motion) with its face kept in view; poor capture
+    /// (``PADOutcome/poorCapture``) when life was shown and the only thing missing is texture on
+    /// enough good frames; a challenge (``PADOutcome/challenge``) when no capture showed life and
+    /// no finding is confident attack evidence (passive mode, ``PADPolicy/challengeOnUnsure``, not
+    /// after a challenge already: `earlier` then holds both earlier captures and the three are
+    /// decided together); else attack. Evidence with
     /// neither a texture nor a motion cue (an analyser that reports a score only) is judged by its
     /// score against ``livenessThreshold``.
     public func judgePAD(_ e: SelfieEvidence, cues: [LivenessCue], score: Int, earlier: PADRetake? = nil,
@@ -170,7 +202,8 @@ extension WorkflowPolicy {
         }
         // Decide: on this capture alone, or on the pair.
         var findings = now.filter(\.isAttack)
-        let captures = [earlier.map { ($0.pad, $0.cues) }, (evidence, cues)].compactMap { $0 }
+        let captures = [earlier.map { ($0.pad, $0.cues) }, earlier?.retake.map { ($0, earlier?.retakeCues ?? []) }, (evidence, cues)]
+            .compactMap { $0 }
         let textures = captures.compactMap(\.0.texture)
         let good = textures.reduce(0) { $0 + $1.goodFrames }
         var pooled: Double?
@@ -186,7 +219,16 @@ extension WorkflowPolicy {
         }
         var unique: [PADFinding] = []
         for f in findings where !unique.contains(f) { unique.append(f) }
-        return PADJudgement(outcome: unique.isEmpty ? .bonaFide : .attack, findings: unique, combined: earlier != nil, textureLogOdds: pooled)
+        // Life shown, nothing against it, but the texture never read on enough good frames: a
+        // capture to take again, not an attack.
+        var outcome: PADOutcome = unique.isEmpty ? .bonaFide : unique == [.fewGoodFrames] ? .poorCapture : .attack
+        // No sign of life in either capture, and nothing confident against them (a person holding
+        // still): one more capture under an active challenge, in passive mode, once.
+        if outcome == .attack, !life, earlier.map({ !$0.challenged }) ?? false, evidence.challenge == nil, p.challengeOnUnsure,
+           !unique.contains(where: \.isAttack) {
+            outcome = .challenge
+        }
+        return PADJudgement(outcome: outcome, findings: unique, combined: earlier != nil, textureLogOdds: pooled)
     }
 
     /// The findings of one capture (attack findings first).
@@ -212,8 +254,9 @@ extension WorkflowPolicy {
         if e.challenge == nil, let motion = e.motion, (e.facialAction ?? 0) < 0.5, motion < 0.5 {
             if let plane = e.planeMotion {
                 // Stillness is never an attack on its own: only a face that moved as a plane
-                // without any non-rigid motion or facial action (a print or screen in a hand) is.
-                if plane >= p.planeMotionLevel { attack.append(.noSignOfLife) } else { unsure.append(.still) }
+                // without any non-rigid motion or facial action (a print or screen in a hand) is —
+                // unless the texture speaks strongly for a live face: then the cues disagree.
+                if plane < p.planeMotionLevel { unsure.append(.still) } else if strongTexture { unsure.append(.cuesDisagree) } else { attack.append(.noSignOfLife) }
             } else if strongTexture {
                 // Without a plane-motion measurement: the cues disagree when the texture speaks strongly for a live face.
                 unsure.append(.cuesDisagree)
@@ -252,7 +295,7 @@ extension WorkflowPolicy {
         switch outcome {
         case .bonaFide: return min(100, max(score, livenessThreshold))
         case .attack: return max(0, min(score, livenessThreshold - 1))
-        case .unsure: return score
+        case .unsure, .poorCapture, .challenge: return score
         }
     }
 }

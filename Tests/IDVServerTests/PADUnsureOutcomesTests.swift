@@ -1,0 +1,155 @@
+import Foundation
+import IDVCore
+import IDVEngine
+import IDVServerTestSupport
+import IDVTestSupport
+import XCTest
+
+/// Issue 34, "don't call the unsure an attack", over HTTP on an in-process server with an analyser
+/// double whose PAD evidence is scripted per capture: a capture and its retake that never showed
+/// the face well enough to read its texture (too few good frames: the face turned away or blurred),
+/// with life shown and nothing against them, are asked again as a capture-quality problem (1065,
+/// an attempt used) — never LIVENESS_FAILED; a pair without any sign of life and nothing confident
+/// against it (a person holding still) is asked once more under an active challenge (1066 with a
+/// `liveness_challenge`, no attempt used) and decided with it.
+final class PADUnsureOutcomesTests: XCTestCase {
+    /// TestDoubleSelfieAnalyser with the next scripted PAD evidence for every capture.
+    final class ScriptedPADAnalyser: SelfieAnalysing, @unchecked Sendable {
+        // @unchecked: `queue` is only touched under `lock`.
+        let base: TestDoubleSelfieAnalyser
+        private let lock = NSLock()
+        private var queue: [PADEvidence] = []
+
+        init() throws { base = try TestDoubleSelfieAnalyser() }
+
+        func script(_ evidence: [PADEvidence]) { lock.withLock { queue += evidence } }
+
+        func issueChallenge(now: Int, durationSeconds: Int, deadlineSeconds: Int) -> LivenessChallenge {
+            base.issueChallenge(now: now, durationSeconds: durationSeconds, deadlineSeconds: deadlineSeconds)
+        }
+
+        func analyze(frames: [Data], framesPerSecond: Double?, against reference: MatchReference,
+                     challenge: LivenessChallenge?) throws -> SelfieEvidence {
+            var e = try base.analyze(frames: frames, framesPerSecond: framesPerSecond, against: reference, challenge: challenge)
+            e.pad = lock.withLock { queue.isEmpty ? nil : queue.removeFirst() }
+            e.challengeNonce = challenge?.nonce   // the challenge it evaluated (its answer is in the scripted PAD evidence)
+            return e
+        }
+    }
+
+    /// PAD evidence: texture log-odds on `good` of 10 scored frames (nil: not read on any), motion,
+    /// facial action and plane motion strengths.
+    static func pad(texture: Double?, good: Int, motion: Double = 0.8, action: Double = 0.9, plane: Double = 0.3,
+                    challenge: [Double]? = nil) -> PADEvidence {
+        PADEvidence(rule: "texture-motion-v3", textureScore: nil, motionOnlyScore: nil,
+                    texture: texture.map { TextureCue(logOdds: $0, goodFrames: good, scoredFrames: 10) },
+                    motion: motion, facialAction: challenge == nil ? action : nil, challenge: challenge, planeMotion: plane)
+    }
+
+    func optInUpload(_ api: API) throws -> WireChallenge {
+        XCTAssertEqual(try api.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
+        XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
+        return try XCTUnwrap(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge)
+    }
+
+    func upload(_ api: API, _ frame: Data) throws -> WireChallenge {
+        try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
+                                     route: "/v1/session/upload").challenge)
+    }
+
+    func testAFaceNeverSeenWellIsAskedAgainForQualityNotFailed() throws {
+        let analyser = try ScriptedPADAnalyser()
+        let server = try WorkflowServer(["idv.selfie_attempts": "3"], selfies: analyser)
+        let api = try server.loggedIn("paula")
+        let frame = try TestImages.obamaSelfie()
+        // Turned away twice (texture read on 0 and 2 frames), talking and moving all along; then frontal.
+        analyser.script([Self.pad(texture: nil, good: 0), Self.pad(texture: 1.2, good: 2), Self.pad(texture: 1.5, good: 9)])
+        let first = try optInUpload(api)
+        let retake = try upload(api, frame)
+        XCTAssertEqual(retake.name, WireName.uploadIDVSelfieFrames)
+        XCTAssertEqual(retake.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertEqual(retake.attemptsLeft, first.attemptsLeft, "the PAD retake uses no attempt")
+        let quality = try upload(api, frame)
+        XCTAssertEqual(quality.name, WireName.uploadIDVSelfieFrames)
+        XCTAssertEqual(quality.error?.longErrorCode, IDVErrorCode.selfieFaceNotFrontal.rawValue)
+        XCTAssertEqual(quality.error?.errorString, IDVErrorCode.selfieFaceNotFrontal.message)
+        XCTAssertNil(quality.status, "no verdict: \(String(describing: quality.status))")
+        XCTAssertEqual(quality.attemptsLeft, first.attemptsLeft - 1, "the pair used one attempt")
+        XCTAssertEqual(try upload(api, frame).name, "onIDVOptInCapturedFrameConfirmation")
+
+        let selfies = try server.audit().filter { $0.action == "idv.selfie_verified" }.map(\.details)
+        XCTAssertEqual(selfies.map { $0["result"]?.stringValue ?? "?" }, ["retake", "recapture", "MATCHED"])
+        XCTAssertEqual(selfies[1]["capture_issue"], "off_pose")
+        XCTAssertEqual(selfies[1]["pad_outcome"], "poor_capture")
+        XCTAssertEqual(selfies[1]["pad_findings"]?.arrayValue, ["few_good_frames"])
+        XCTAssertEqual(selfies[1]["pad_combined"], true)
+        XCTAssertFalse(selfies.contains { $0["result"] == "LIVENESS_FAILED" })
+    }
+
+    /// A person holding still twice (no facial action, no non-rigid motion, the face not moved as
+    /// a plane; texture clearly bona fide) and then asked for a challenge.
+    func stillTwiceThenChallenged(_ user: String, third: PADEvidence) throws -> (WorkflowServer, WireChallenge, WireChallenge, Int) {
+        let analyser = try ScriptedPADAnalyser()
+        let server = try WorkflowServer(["idv.selfie_attempts": "3"], selfies: analyser)
+        let api = try server.loggedIn(user)
+        let frame = try TestImages.obamaSelfie()
+        let still = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
+        analyser.script([still, still, third])
+        let first = try optInUpload(api)
+        XCTAssertNil(RDNAChallengeProbe.challenge(first), "passive mode: no challenge at first")
+        let retake = try upload(api, frame)
+        XCTAssertEqual(retake.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertNil(RDNAChallengeProbe.challenge(retake), "the first retake is passive")
+        let challenged = try upload(api, frame)
+        XCTAssertEqual(challenged.name, WireName.uploadIDVSelfieFrames)
+        XCTAssertEqual(challenged.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertEqual(challenged.attemptsLeft, first.attemptsLeft, "the challenge uses no attempt either")
+        let issued = try XCTUnwrap(RDNAChallengeProbe.challenge(challenged), "the ask carries the challenge: \(challenged.payload)")
+        XCTAssertEqual(issued.actions.count, 2)
+        return (server, first, try upload(api, frame), first.attemptsLeft)
+    }
+
+    func testAPairWithoutLifeIsAskedOnceMoreUnderAChallengeAndPassesByAnsweringIt() throws {
+        let (server, _, done, _) = try stillTwiceThenChallenged("petra", third: Self.pad(texture: 1.8, good: 10, motion: 0.9, plane: 0.5, challenge: [1, 1]))
+        XCTAssertEqual(done.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: done.error))")
+        let selfies = try server.audit().filter { $0.action == "idv.selfie_verified" }.map(\.details)
+        XCTAssertEqual(selfies.map { $0["result"]?.stringValue ?? "?" }, ["retake", "retake", "MATCHED"])
+        XCTAssertEqual(selfies[1]["retake"], "challenge")
+        XCTAssertEqual(selfies[1]["pad_findings"]?.arrayValue, ["cues_disagree"])
+        XCTAssertEqual(selfies[2]["pad_outcome"], "bona_fide")
+        XCTAssertEqual(selfies[2]["attempt"]?.intValue, 1)
+    }
+
+    func testAPairWithoutLifeThatDoesNotAnswerTheChallengeIsAnAttack() throws {
+        let (server, _, failed, attempts) = try stillTwiceThenChallenged("piet", third: Self.pad(texture: 2.0, good: 10, motion: 0.2, plane: 0.4, challenge: [0, 0]))
+        XCTAssertEqual(failed.status?.statusMessage, "LIVENESS_FAILED")
+        XCTAssertEqual(failed.attemptsLeft, attempts - 1, "the three captures used one attempt")
+        let decided = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
+        XCTAssertEqual(decided["pad_outcome"], "attack")
+        XCTAssertEqual(decided["pad_findings"]?.arrayValue?.first, "challenge_failed")
+        XCTAssertEqual(decided["pad_combined"], true)
+    }
+
+    func testWithTheChallengeOffAPairWithoutLifeFails() throws {
+        let analyser = try ScriptedPADAnalyser()
+        let server = try WorkflowServer(["idv.selfie_attempts": "3", "idv.pad.challenge_on_unsure": "false"], selfies: analyser)
+        let api = try server.loggedIn("pim")
+        let frame = try TestImages.obamaSelfie()
+        let still = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
+        analyser.script([still, still])
+        let first = try optInUpload(api)
+        XCTAssertEqual(try upload(api, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let failed = try upload(api, frame)
+        XCTAssertEqual(failed.status?.statusMessage, "LIVENESS_FAILED")
+        XCTAssertEqual(failed.attemptsLeft, first.attemptsLeft - 1)
+        let decided = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
+        XCTAssertEqual(decided["pad_findings"]?.arrayValue, ["cues_disagree"])
+    }
+}
+
+/// The `liveness_challenge` of an upload ask, as a client reads it.
+enum RDNAChallengeProbe {
+    static func challenge(_ ch: WireChallenge) -> LivenessChallenge? {
+        try? ch.payload.decode(SelfieUploadRequest.self).livenessChallenge
+    }
+}
