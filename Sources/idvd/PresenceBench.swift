@@ -40,7 +40,9 @@ extension Benchmark {
                                    (a print: paper gloss 0–0.03 per scene; a replay display: glass glare 0.01–0.06 per scene;
                                    both at face distance, lit by the issued sequence — IDVTools PhoneCaptureSimulator.Surface)
                   --dump FILE      one JSON line per capture: split, clip, scene, variant, sequence, frame times,
-                                   per-frame face-to-background log ratios, the report
+                                   per-frame face-to-background log ratios, the surface of a print or screen, the report
+                Each split also gets two diagnostic rules on the first captures (not the server's, which scores the
+                larger of the check's two views): the face-to-background ratio view alone, and both views each at the line.
                 """)
             return 0
         }
