@@ -45,7 +45,11 @@ import Imaging
 //
 //   (glossy glass reflects about 0.04–0.06, an anti-glare or matte finish 0.01–0.02). The additive
 //   term moves the face-to-background log ratio wherever the two differ in brightness (the darker
-//   region the more), so what the check makes of it is a measurement, not a foregone conclusion.
+//   region the more), so what the check makes of it is a measurement, not a foregone conclusion;
+// - `.printHeld(gloss:margin:)`, a print smaller than the view held at face distance with the room
+//   around it: inside the sheet (the tracked face box widened by `margin` box widths left and right
+//   and `margin` box heights above and below) as `.printFillingView`; outside it the frame's own
+//   pixels stand for the room, at `backgroundDistanceM`: raw(x, t) = p(x) ⊙ (a + r_back · M c(t)).
 //
 // Then the camera: grey-world auto white balance and auto exposure (to the source frame's mean
 // level), each following its target with a time constant; shot and read noise growing in low light;
@@ -134,6 +138,10 @@ public struct PhoneCaptureSimulator: Sendable {
         /// phone's flashes its glass reflects, the same on the whole display (0.01–0.02 anti-glare,
         /// 0.04–0.06 glossy glass).
         case screenFillingView(glare: Double)
+        /// A print smaller than the view, held at face distance with the room (at the background's
+        /// distance) around it; the sheet spans the face box widened by `margin` box widths on each
+        /// side and `margin` box heights above and below.
+        case printHeld(gloss: Double, margin: Double)
     }
 
     public init(scene: PhoneCaptureScene) { self.scene = scene }
@@ -206,6 +214,23 @@ public struct PhoneCaptureSimulator: Sendable {
                         let v = lin[Int(rgb[i * 3 + ch])] * (ambient[ch] + rFace * cam[ch]) + gloss * rFace * cam[ch]
                         raw[i * 3 + ch] = v
                         sum[ch] += v
+                    }
+                }
+            case .printHeld(let gloss, let margin):
+                // The sheet at face distance; the room, farther, around it.
+                let x0 = face.left - margin * fw, x1 = face.right + margin * fw
+                let y0 = face.top - margin * fh, y1 = face.bottom + margin * fh
+                for y in 0..<h {
+                    let inY = Double(y) >= y0 && Double(y) < y1
+                    for x in 0..<w {
+                        let onSheet = inY && Double(x) >= x0 && Double(x) < x1
+                        let r = onSheet ? rFace : rBack, sheen = onSheet ? gloss * rFace : 0
+                        let i = (y * w + x) * 3
+                        for ch in 0..<3 {
+                            let v = lin[Int(rgb[i + ch])] * (ambient[ch] + r * cam[ch]) + sheen * cam[ch]
+                            raw[i + ch] = v
+                            sum[ch] += v
+                        }
                     }
                 }
             case .screenFillingView(let glare):

@@ -35,10 +35,11 @@ extension Benchmark {
                   --retake-p P     idv.presence_retake_p of the "with the retake" figures (default: the server's, 0.1)
                   --clips N        at most N clips (a quick look)
                   --variants LIST  only these captures (default all): bona fide, no reflection, another session's sequence,
-                                   delayed N ms (one per --delays), print filling the view, screen filling the view;
-                                   e.g. --variants "print filling the view,screen filling the view"
+                                   delayed N ms (one per --delays), print filling the view, screen filling the view,
+                                   print held in view; e.g. --variants "print filling the view,screen filling the view"
                                    (a print: paper gloss 0–0.03 per scene; a replay display: glass glare 0.01–0.06 per scene;
-                                   both at face distance, lit by the issued sequence — IDVTools PhoneCaptureSimulator.Surface)
+                                   a held print: gloss 0–0.03, the sheet 0.1–1.0 face boxes past the face, the room around it;
+                                   all at face distance, lit by the issued sequence — IDVTools PhoneCaptureSimulator.Surface)
                   --dump FILE      one JSON line per capture: split, clip, scene, variant, sequence, frame times,
                                    per-frame face-to-background log ratios, the surface of a print or screen, the report
                 Each split also gets two diagnostic rules on the first captures (not the server's, which scores the
@@ -67,7 +68,7 @@ extension Benchmark {
             return d
         }
         let delayVariants = delays.map { "delayed \(Int($0)) ms" }
-        let surfaceVariants = ["print filling the view", "screen filling the view"]
+        let surfaceVariants = ["print filling the view", "screen filling the view", "print held in view"]
         let allVariants = ["bona fide", "no reflection", "another session's sequence"] + delayVariants + surfaceVariants
         var selected = Set(allVariants)
         if let v = o["variants"] {
@@ -110,7 +111,7 @@ extension Benchmark {
         /// `followed`: the first capture alone; `followedWithRetake`: after the policy's retake, when it asks one.
         /// `ratioAlone`, `bothViews`: the diagnostic rules of the first capture (``viewsAlone``).
         struct Outcome { let split: String; let variant: String; let lux: Double; let followed: Bool; let followedWithRetake: Bool; let retaken: Bool
-                         let ratioAlone: Bool; let bothViews: Bool }
+                         let ratioAlone: Bool; let bothViews: Bool; var margin: Double? = nil }
         typealias Surface = PhoneCaptureSimulator.Surface
         var outcomes: [Outcome] = []
         var sampleCPU: [Double] = [], checkCPU: [Double] = []
@@ -192,6 +193,7 @@ extension Benchmark {
                         switch variant {
                         case "print filling the view": surface = .printFillingView(gloss: own.uniform(0, 0.03))
                         case "screen filling the view": surface = .screenFillingView(glare: own.uniform(0.01, 0.06))
+                        case "print held in view": surface = .printHeld(gloss: own.uniform(0, 0.03), margin: own.uniform(0.1, 1.0))
                         default: surface = .person
                         }
                         let ownSeed: UInt64? = surface == .person ? nil : own.next()
@@ -219,7 +221,7 @@ extension Benchmark {
                         let alone = Self.viewsAlone(samples, reported, judged, check)
                         outcomes.append(Outcome(split: s, variant: variant, lux: scene.ambientLux, followed: r.followed,
                                                 followedWithRetake: r.followed || (second?.followed ?? false), retaken: second != nil,
-                                                ratioAlone: alone.ratio, bothViews: alone.ratio && alone.chroma))
+                                                ratioAlone: alone.ratio, bothViews: alone.ratio && alone.chroma, margin: surface.margin))
                         if verbose {
                             CLI.stderr("\(s) \(clip.name)@w\(w)s\(sc) \(variant): followed=\(r.followed) score=\(r.score.map { String(format: "%.3f", $0) } ?? "-") p=\(r.pValue.map { String(format: "%.4f", $0) } ?? "-") steps=\(r.stepsMeasured)/\(r.steps) lux=\(Int(scene.ambientLux)) d=\(String(format: "%.2f", scene.faceDistanceM))"
                                        + " ratio=\(r.ratioScore.map { String(format: "%.3f", $0) } ?? "-") chroma=\(r.chromaScore.map { String(format: "%.3f", $0) } ?? "-")"
@@ -260,6 +262,7 @@ extension Benchmark {
         print("ambient \(Int(lux.lowerBound))–\(Int(lux.upperBound)) lux; \(clipCount) clips, \(people.count) people; \(windowsPerClip) windows × \(scenesPerWindow) scenes per clip at most")
         let variants = allVariants.filter { $0 != "bona fide" && selected.contains($0) }
         let bands = [50.0...150.0, 150.0...400.0, 400.0...1000.0, 1000.0...200_000.0]
+        let marginBands = [0.1...0.35, 0.35...0.6, 0.6...1.0]
         let bonaFide = selected.contains("bona fide")
         for sp in ["dev", "eval", "all"] where splitWanted == "all" || splitWanted == sp || sp == "all" && splitWanted != "all" {
             guard outcomes.contains(where: { $0.split == sp || sp == "all" }) else { continue }
@@ -279,6 +282,14 @@ extension Benchmark {
                     let i = interval(sp, v, errorWhenFollowed: true, lux: band)
                     guard i.trials > 0 else { continue }
                     print("       ambient \(Int(band.lowerBound))–\(Int(band.upperBound)) lux".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+                }
+                // The held print: by how far the sheet reaches past the face box (FaceKit's background
+                // patch starts 0.35 box widths beside the box and 0.5 box heights above it).
+                for band in marginBands where v == "print held in view" {
+                    let set = outcomes.filter { ($0.split == sp || sp == "all") && $0.variant == v && band.contains($0.margin ?? -1) }
+                    guard !set.isEmpty else { continue }
+                    let i = BinomialInterval(errors: set.filter(\.followed).count, trials: set.count)
+                    print("       sheet margin \(String(format: "%.2f", band.lowerBound))–\(String(format: "%.2f", band.upperBound)) box".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
                 }
             }
             let asked = outcomes.filter { ($0.split == sp || sp == "all") && $0.retaken }
@@ -375,7 +386,14 @@ extension PhoneCaptureSimulator.Surface {
         case .person: return "person"
         case .printFillingView(let gloss): return "print, gloss \(String(format: "%.4f", gloss))"
         case .screenFillingView(let glare): return "screen, glare \(String(format: "%.4f", glare))"
+        case .printHeld(let gloss, let margin): return "held print, gloss \(String(format: "%.4f", gloss)), margin \(String(format: "%.2f", margin))"
         }
+    }
+
+    /// The held print's margin around the face box (nil for the other surfaces).
+    var margin: Double? {
+        if case .printHeld(_, let m) = self { return m }
+        return nil
     }
 }
 
