@@ -7,8 +7,9 @@ import XCTest
 
 /// The phone-camera simulator's presentation surfaces (IDVTools `PhoneCaptureSimulator.Surface`)
 /// measured by FaceKit's illumination check, on a real clip (Tests/Fixtures/selfie/katie_live): the
-/// same frames rendered as a person, as a print filling the view and as a replay screen filling the
-/// view, under one issued sequence in one scene. No models: the face box is the clip's, fixed.
+/// same frames rendered as a person, as a print filling the view, as a replay screen filling the
+/// view and as a print held with the room around it, under one issued sequence in one scene. No
+/// models: the face box is the clip's, fixed.
 final class PresenceSurfaceTests: XCTestCase {
     /// katie_live's face (dlib HOG, `idvd face detect` on frames 1, 8, 15 and 30; 384 × 384 frames).
     static let box = FaceBox(left: 93.5, top: 118.5, right: 317, bottom: 342)
@@ -69,7 +70,8 @@ final class PresenceSurfaceTests: XCTestCase {
 
         // Measured (this scene, seed 11): the person's ratio score 0.91, the light moving its steps by
         // up to 0.48; the matte print's ratio score −0.06 (0.03), its colour score 0.85 (p 0.0005); the
-        // glossy print's ratio score −0.20; the screen's −0.52, its colour score 0.56 (p 0.011).
+        // glossy print's ratio score −0.20; the screen's −0.52, its colour score 0.56 (p 0.011); the
+        // held print's ratio score 0.91, the light moving its steps by up to 0.46.
 
         // The person: the near face takes the screen's light, the far wall little of it — the ratio follows.
         let person = try measure(.person, scene: scene, sequence: sequence, frames: frames, times: times)
@@ -89,6 +91,14 @@ final class PresenceSurfaceTests: XCTestCase {
         XCTAssertLessThan(glossy.report.ratioScore ?? 9, 0, "\(glossy.report)")
         let screen = try measure(.screenFillingView(glare: 0.05), scene: scene, sequence: sequence, frames: frames, times: times)
         XCTAssertLessThan(screen.report.ratioScore ?? 9, -0.3, "\(screen.report)")
+
+        // A print held with the room around it (the sheet 0.2 face boxes past the face, nearer than
+        // FaceKit's background patch, which starts 0.35 box widths beside the box): the patch is the
+        // far room, so the ratio follows the light as for a person.
+        let held = try measure(.printHeld(gloss: 0, margin: 0.2), scene: scene, sequence: sequence, frames: frames, times: times)
+        XCTAssertGreaterThan(held.report.ratioScore ?? 0, 0.8, "\(held.report)")
+        XCTAssertGreaterThan(held.lightEffect, person.lightEffect / 2)
+        XCTAssertTrue(held.report.followed, "\(held.report)")
 
         // The face's own colour (the check's chroma view) follows the screen's light on any surface the
         // light reaches: the check scores the larger of its two views, so the print is followed here
