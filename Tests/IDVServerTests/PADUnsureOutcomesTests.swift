@@ -145,6 +145,108 @@ final class PADUnsureOutcomesTests: XCTestCase {
         let decided = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
         XCTAssertEqual(decided["pad_findings"]?.arrayValue, ["cues_disagree"])
     }
+
+    // MARK: The captures decided together are one person
+
+    /// Opt-in (bona fide) for `user`, then server biometric authentication up to its upload.
+    func authenticationUpload(_ analyser: ScriptedPADAnalyser, _ server: WorkflowServer, _ user: String) throws -> API {
+        let api = try server.loggedIn(user)
+        analyser.script([Self.pad(texture: 2.0, good: 10)])
+        _ = try optInUpload(api)
+        XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100)
+        XCTAssertEqual(try api.startFlow("idv.postlogin.server_biometric", ["reason": "Payment"]).challenge?.challengeMode, 25)
+        XCTAssertEqual(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge?.name, WireName.uploadIDVSelfieFrames)
+        return api
+    }
+
+    /// Found by a trial: somebody else's live face as the first capture (unsure texture, life shown)
+    /// and the victim's still photo as the retake (the face that is matched, no life) were decided
+    /// together — life from one face, the match from the other: MATCHED. The earlier capture now
+    /// counts only when it matched the reference too; else the retake is decided alone.
+    func testAnotherPersonsLiveFaceDoesNotLendItsLifeToTheRetake() throws {
+        let analyser = try ScriptedPADAnalyser()
+        let server = try WorkflowServer(["idv.biometric_attempts": "5"], selfies: analyser)
+        let api = try authenticationUpload(analyser, server, "vic")
+        let stillPhoto = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
+        analyser.script([Self.pad(texture: -2.5, good: 10), stillPhoto])
+        XCTAssertEqual(try upload(api, try TestImages.wrongPersonSelfie()).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [try TestImages.obamaSelfie(), try TestImages.obamaSelfie()],
+                                                                                        fps: 10, metaData: nil, frameTimesMs: [0, 100])),
+                                                route: "/v1/session/upload").event)
+        XCTAssertEqual(try done.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, .livenessFailed)
+        let decided = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
+        XCTAssertEqual(decided["pad_combined"], false, "decided alone: the first capture was another face")
+        XCTAssertEqual(decided["pad_outcome"], "attack")
+        let retake = try XCTUnwrap(try server.audit().filter { $0.action == "idv.selfie_verified" }.dropLast().last).details
+        XCTAssertEqual(retake["result"], "retake")
+    }
+
+    /// The same two captures of the one person are decided together: the first's life and the
+    /// pooled texture carry the pair (MATCHED).
+    func testTheSamePersonsCapturesAreDecidedTogether() throws {
+        let analyser = try ScriptedPADAnalyser()
+        let server = try WorkflowServer(["idv.biometric_attempts": "5"], selfies: analyser)
+        let api = try authenticationUpload(analyser, server, "val")
+        analyser.script([Self.pad(texture: -2.5, good: 10), Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)])
+        XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [try TestImages.obamaSelfie(), try TestImages.obamaSelfie()],
+                                                                                        fps: 10, metaData: nil, frameTimesMs: [0, 100])),
+                                                route: "/v1/session/upload").event)
+        XCTAssertEqual(try done.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, .matched)
+        let decided = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
+        XCTAssertEqual(decided["pad_combined"], true)
+        XCTAssertEqual(decided["pad_outcome"], "bona_fide")
+    }
+
+    /// A retake left for a capture-quality recapture (an attempt used) is gone: the next attempt's
+    /// capture is judged on its own and has its own retake (found by a trial: it went straight on
+    /// to the challenge with the earlier attempt's capture).
+    func testAQualityRecaptureEndsTheAttemptsRetake() throws {
+        let analyser = try ScriptedPADAnalyser()
+        let server = try WorkflowServer(["idv.selfie_attempts": "3"], selfies: analyser)
+        let api = try server.loggedIn("quinn")
+        let frame = try TestImages.obamaSelfie()
+        let still = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
+        analyser.script([still, still])
+        _ = try optInUpload(api)
+        XCTAssertEqual(try upload(api, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        // The retake is not a selfie at all (no face: 1032, an attempt used).
+        let unusable = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [Data([0xFF, 0xD8, 0xFF, 0xE0]), Data([0xFF, 0xD8, 0xFF, 0xE0])],
+                                                                                           fps: 10, metaData: nil, frameTimesMs: [0, 100])),
+                                                   route: "/v1/session/upload").challenge)
+        XCTAssertEqual(unusable.error?.longErrorCode, IDVErrorCode.noFaceFound.rawValue)
+        // The next attempt's still: a first capture again (a plain retake, no challenge).
+        let again = try upload(api, frame)
+        XCTAssertEqual(again.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertNil(RDNAChallengeProbe.challenge(again), "a new attempt's first retake is passive")
+    }
+
+    /// Under presence, the challenge is asked as presence's head-movement fallback: no flashing
+    /// while the person follows the actions (the hosted page records the challenge's duration with
+    /// its prompts only outside the flashing branch).
+    func testUnderPresenceTheChallengeIsAskedAsTheHeadMovementFallback() throws {
+        let analyser = try ScriptedPADAnalyser()
+        let server = try WorkflowServer(["idv.selfie_attempts": "3", "idv.presence": "illumination"], selfies: analyser)
+        let api = try server.loggedIn("pola")
+        let frame = try TestImages.obamaSelfie()
+        let still = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
+        analyser.script([still, still])
+        _ = try optInUpload(api)
+        XCTAssertEqual(try upload(api, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let challenged = try upload(api, frame)
+        XCTAssertNotNil(RDNAChallengeProbe.challenge(challenged))
+        let presence = try XCTUnwrap(try challenged.payload.decode(SelfieUploadRequest.self).presence)
+        XCTAssertEqual(presence.fallback, .active)
+        XCTAssertNil(presence.illumination)
+        // With presence required (fallback refuse) there is no challenge: the pair is decided.
+        let strict = try WorkflowServer(["idv.selfie_attempts": "3", "idv.presence": "illumination", "idv.presence_fallback": "refuse"], selfies: analyser)
+        let api2 = try strict.loggedIn("prue")
+        analyser.script([still, still])
+        _ = try optInUpload(api2)
+        XCTAssertEqual(try upload(api2, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertEqual(try upload(api2, frame).status?.statusMessage, "LIVENESS_FAILED")
+    }
 }
 
 /// The `liveness_challenge` of an upload ask, as a client reads it.

@@ -115,6 +115,10 @@ extension IDVFlowSteps {
             "scan_id": r.scanID.map { .string($0) } ?? .null,
             "review_triggers": r.reviewTriggers.isEmpty ? .null : .array(r.reviewTriggers.map { .string($0.rawValue) }),
             "presence_assurance": r.presenceAssurance.map { .string($0.rawValue) } ?? .null,
+            // The run's own outcome where it differs (a retake forfeited by a cancel counts as the
+            // LIVENESS_FAILED it stood in for; a reset or log-off): what the webhook and the
+            // relying party's read API say, in the hash-chained record too.
+            "run_outcome": runOutcome.map { .string($0.rawValue) } ?? .null,
         ])]
     }
 

@@ -32,6 +32,14 @@ extension IDVFlowSteps {
                                                error: error, status: status))
     }
 
+    /// Whether capture `e` matched the flow's `reference` at the policy's line
+    /// (``WorkflowPolicy/matchThreshold(_:)``); nil in a flow without a reference.
+    static func matchedReference(_ e: SelfieEvidence, _ reference: MatchReference, _ env: FlowEnv) -> Bool? {
+        if case .none = reference { return nil }
+        guard let m = e.match else { return false }
+        return m.distance <= env.policy.matchThreshold(m)
+    }
+
     /// `getIDVSelfieProcessStartConfirmation` answered.
     func selfieStart(_ r: IDVRun, challenge: LivenessChallenge?, _ input: IDVInput, now: Int, _ env: FlowEnv) -> StepResult<SelfieStep> {
         guard case .confirm(true) = input else { return .end(.cancelled(preLogin: kind.preLogin)) }
@@ -60,7 +68,8 @@ extension IDVFlowSteps {
         case let .failure(e):
             effects.append(audit(r, "selfie_verified", ["result": .string("unusable"), "error_code": .integer(e.longErrorCode),
                                                         "attempt": .integer(r.selfieAttempts)]))
-            r.presenceRetaken = nil   // an attempt used: the next one has its own retake
+            r.presenceRetaken = nil   // an attempt used: the next one has its own retakes
+            r.padRetake = nil
             if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
             return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: e, presence: again), nil)
         case let .success(t):
@@ -81,7 +90,8 @@ extension IDVFlowSteps {
                     fields["pad_combined"] = .bool(pad.combined)
                 }
                 effects.append(audit(r, "selfie_verified", fields))
-                r.presenceRetaken = nil   // an attempt used: the next one has its own retake
+                r.presenceRetaken = nil   // an attempt used: the next one has its own retakes
+                r.padRetake = nil
                 r.embedding = nil
                 if selfieLeft(r, env) <= 0 { return (.end(.exhausted("selfie")), nil) }
                 return (askSelfieUpload(r, challenge: challenge, now: facts.now, env, error: error, presence: again), nil)
@@ -93,7 +103,11 @@ extension IDVFlowSteps {
             // triggers the PAD retake; only a faint reflection has its own (below).
             let (score, cues, failure) = env.policy.livenessCues(e, challenge: challenge, presence: presence,
                                                                  replayedFrames: evidence.replayedFrames, now: facts.now)
-            let pad = env.policy.judgePAD(e, cues: cues, score: score, earlier: r.padRetake)
+            // The earlier captures count only while each was the reference's person (else this
+            // capture is decided alone: somebody else's live face never lends its life or texture).
+            let matchedNow = Self.matchedReference(e, reference, env)
+            let earlier = r.padRetake.flatMap { ($0.matchedReference ?? []).allSatisfy { $0 } ? $0 : nil }
+            let pad = env.policy.judgePAD(e, cues: cues, score: score, earlier: earlier, final: r.padRetake != nil)
             // Presence unsure (the reflection measured but faint: a real face in bright light or held
             // far from the screen) is asked again once per attempt under a new sequence, no attempt
             // used — unless PAD found confident attack evidence in the analyser's own reading (the
@@ -117,7 +131,7 @@ extension IDVFlowSteps {
             }
             if pad.outcome == .unsure, failure == nil, let evidence = e.pad {
                 r.selfieAttempts -= 1
-                r.padRetake = PADRetake(pad: evidence, cues: cues)
+                r.padRetake = PADRetake(pad: evidence, cues: cues, matchedReference: matchedNow.map { [$0] })
                 r.embedding = nil
                 let error = IDVError(.selfieRetake)
                 effects.append(audit(r, "selfie_verified", [
@@ -133,10 +147,11 @@ extension IDVFlowSteps {
             // No sign of life in the capture or its retake, nothing confident against them (a
             // person holding still): once more under an active challenge — a head turn and a blink
             // or an open mouth — no attempt used; the three captures are decided together.
-            if pad.outcome == .challenge, failure == nil, let evidence = e.pad, let first = r.padRetake, !first.challenged,
-               let issued = issueChallenge(now: facts.now, env) {
+            if pad.outcome == .challenge, failure == nil, let evidence = e.pad, let first = earlier, !first.challenged,
+               env.policy.presence.mode == .off || env.policy.presence.fallback != .refuse, let issued = issueChallenge(now: facts.now, env) {
                 r.selfieAttempts -= 1
-                r.padRetake = PADRetake(pad: first.pad, cues: first.cues, retake: evidence, retakeCues: cues)
+                r.padRetake = PADRetake(pad: first.pad, cues: first.cues, retake: evidence, retakeCues: cues,
+                                        matchedReference: first.matchedReference.map { $0 + [matchedNow ?? false] })
                 r.embedding = nil
                 let error = IDVError(.selfieRetake)
                 effects.append(audit(r, "selfie_verified", [
@@ -146,7 +161,10 @@ extension IDVFlowSteps {
                     "texture_log_odds": pad.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
                     "liveness_score": .integer(score), "reasons": .array(cues.prefix(8).map { .string($0.rawValue) }),
                 ]))
-                return (askSelfieUpload(r, challenge: issued, now: facts.now, env, error: error, presence: again), nil)
+                // Under presence, the challenge is asked as presence's head-movement fallback (no
+                // flashing during the actions; the capture's assurance is the fallback's).
+                let headMovement = env.policy.presence.mode == .illumination ? PresenceChallengePayload(fallback: .active) : nil
+                return (askSelfieUpload(r, challenge: issued, now: facts.now, env, error: error, presence: again ?? headMovement), nil)
             }
             r.padRetake = nil
             // Decided, but the face was never seen well enough to read its texture (turned away,

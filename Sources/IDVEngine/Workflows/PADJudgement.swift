@@ -141,11 +141,19 @@ public struct PADRetake: Sendable, Equatable, Codable {
     /// The retake's evidence, once the pair was sent on to a challenge; nil before.
     public var retake: PADEvidence?
     public var retakeCues: [LivenessCue]?
-    public init(pad: PADEvidence, cues: [LivenessCue], retake: PADEvidence? = nil, retakeCues: [LivenessCue]? = nil) {
+    /// For each earlier capture (the first, then the retake), whether its face matched the flow's
+    /// reference (a document portrait or the stored template) at the policy's line; nil in a flow
+    /// without a reference (an enrolment). The captures are decided together only while every one
+    /// of them is the reference's person: life or texture shown by somebody else's face never
+    /// counts for the face that is matched.
+    public var matchedReference: [Bool]?
+    public init(pad: PADEvidence, cues: [LivenessCue], retake: PADEvidence? = nil, retakeCues: [LivenessCue]? = nil,
+                matchedReference: [Bool]? = nil) {
         self.pad = pad
         self.cues = cues
         self.retake = retake
         self.retakeCues = retakeCues
+        self.matchedReference = matchedReference
     }
     /// Whether the pair was already sent on to a challenge (the next capture is the last).
     public var challenged: Bool { retake != nil }
