@@ -144,7 +144,10 @@ enum LivenessCalibrate {
             print("  BPNRR (quality)      " + r.bpnrr.formatted)
             print("  bona fide challenged " + r.challenged.formatted + "  (sent on to an active challenge: its outcome needs a person, not a recording)")
             print("  bona fide retaken    " + r.retakes.formatted + (r.retakesNotSimulated > 0 ? "  (\(r.retakesNotSimulated) decided on one capture: no other window)" : ""))
-            for (species, rate) in r.apcer { print("  APCER " + species.padding(toLength: 15, withPad: " ", startingAt: 0) + rate.formatted) }
+            for (species, rate) in r.apcer {
+                print("  APCER " + species.padding(toLength: 15, withPad: " ", startingAt: 0) + rate.formatted
+                      + (r.apnrr[species].map { "   APNRR (quality) " + $0.formatted } ?? ""))
+            }
         }
         show(String(format: "at the current texture line %.2f:", policy.pad.textureLine), policy)
         guard let line = evaluation.line(forAPCER: target, policy: policy, species: order) else {

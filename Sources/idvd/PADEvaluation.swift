@@ -155,6 +155,8 @@ struct PADEvaluation {
         var retakes: PADErrorRate
         var retakesNotSimulated: Int
         var apcer: [(species: String, rate: PADErrorRate)]
+        /// Per attack species, the share the server asks again for quality (never classified).
+        var apnrr: [String: PADErrorRate]
         var maxAPCER: Double { apcer.map(\.rate.rate).max() ?? 0 }
     }
 
@@ -162,17 +164,20 @@ struct PADEvaluation {
         let d = decisions(policy)
         let bona = presentations.indices.filter { presentations[$0].isBonaFide && presentations[$0].counted }
         var apcer: [(String, PADErrorRate)] = []
+        var apnrr: [String: PADErrorRate] = [:]
         for s in order where s != Species.bonaFide {
             let idx = presentations.indices.filter { presentations[$0].species == s && presentations[$0].counted }
             guard !idx.isEmpty else { continue }
             apcer.append((s, PADErrorRate(errors: idx.filter { d[$0].accepted || (d[$0].askedChallenge && d[$0].challenged == nil) }.count,
                                                 total: idx.count)))
+            apnrr[s] = PADErrorRate(errors: idx.filter { d[$0].nonResponse }.count, total: idx.count)
         }
         return Rates(bpcer: PADErrorRate(errors: bona.filter { d[$0].rejected }.count, total: bona.count),
                      bpnrr: PADErrorRate(errors: bona.filter { d[$0].nonResponse }.count, total: bona.count),
                      challenged: PADErrorRate(errors: bona.filter { d[$0].askedChallenge }.count, total: bona.count),
                      retakes: PADErrorRate(errors: bona.filter { d[$0].retaken }.count, total: bona.count),
-                     retakesNotSimulated: bona.filter { d[$0].retaken && !d[$0].retakeSimulated }.count, apcer: apcer)
+                     retakesNotSimulated: bona.filter { d[$0].retaken && !d[$0].retakeSimulated }.count, apcer: apcer,
+                     apnrr: apnrr)
     }
 
     /// The lowest texture line (log-odds) at which no attack species' APCER exceeds `target`, over
