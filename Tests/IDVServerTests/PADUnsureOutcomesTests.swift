@@ -246,6 +246,8 @@ final class PADUnsureOutcomesTests: XCTestCase {
         _ = try optInUpload(api2)
         XCTAssertEqual(try upload(api2, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         XCTAssertEqual(try upload(api2, frame).status?.statusMessage, "LIVENESS_FAILED")
+        let decided = try XCTUnwrap(try strict.audit().last { $0.action == "idv.selfie_verified" }).details
+        XCTAssertEqual(decided["pad_outcome"], "attack", "no challenge was asked: audited as the attack it was decided")
     }
 }
 

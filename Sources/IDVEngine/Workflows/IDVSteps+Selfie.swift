@@ -171,8 +171,12 @@ extension IDVFlowSteps {
             // blurred): a capture-quality recapture, never LIVENESS_FAILED.
             if pad.outcome == .poorCapture, failure == nil { return recapture(e.captureIssues.first ?? .offPose, pad: pad) }
             r.presenceRetaken = nil
+            // A challenge that could not be asked (presence required, no challenge to issue): the
+            // pair without life is decided an attack, and audited as one.
+            var decided = pad
+            if decided.outcome == .challenge { decided.outcome = .attack }
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
-                                     now: facts.now, pad: pad)
+                                     now: facts.now, pad: decided)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
