@@ -57,6 +57,27 @@ final class PADUnsureOutcomesTests: XCTestCase {
                                      route: "/v1/session/upload").challenge)
     }
 
+    /// A person holding still: no facial action, no non-rigid motion, the face not moved as a plane;
+    /// texture clearly bona fide.
+    static let still = pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
+
+    /// A server with `settings` and `user` logged in, opted in up to the selfie; the person holds
+    /// still twice (scripted, then the evidence `then`) and the first capture is asked again with a
+    /// plain 1066.
+    func stillAndRetaken(_ settings: [String: String], _ user: String, then: [PADEvidence] = []) throws -> (WorkflowServer, API, WireChallenge, Data) {
+        let analyser = try ScriptedPADAnalyser()
+        let server = try WorkflowServer(settings, selfies: analyser)
+        let api = try server.loggedIn(user)
+        let frame = try TestImages.obamaSelfie()
+        analyser.script([Self.still, Self.still] + then)
+        let first = try optInUpload(api)
+        XCTAssertNil(RDNAChallengeProbe.challenge(first), "passive mode: no challenge at first")
+        let retake = try upload(api, frame)
+        XCTAssertEqual(retake.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertNil(RDNAChallengeProbe.challenge(retake), "the first retake is passive")
+        return (server, api, first, frame)
+    }
+
     func testAFaceNeverSeenWellIsAskedAgainForQualityNotFailed() throws {
         let analyser = try ScriptedPADAnalyser()
         let server = try WorkflowServer(["idv.selfie_attempts": "3"], selfies: analyser)
@@ -89,17 +110,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
     /// A person holding still twice (no facial action, no non-rigid motion, the face not moved as
     /// a plane; texture clearly bona fide) and then asked for a challenge.
     func stillTwiceThenChallenged(_ user: String, third: PADEvidence) throws -> (WorkflowServer, WireChallenge, WireChallenge, Int) {
-        let analyser = try ScriptedPADAnalyser()
-        let server = try WorkflowServer(["idv.selfie_attempts": "3"], selfies: analyser)
-        let api = try server.loggedIn(user)
-        let frame = try TestImages.obamaSelfie()
-        let still = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
-        analyser.script([still, still, third])
-        let first = try optInUpload(api)
-        XCTAssertNil(RDNAChallengeProbe.challenge(first), "passive mode: no challenge at first")
-        let retake = try upload(api, frame)
-        XCTAssertEqual(retake.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
-        XCTAssertNil(RDNAChallengeProbe.challenge(retake), "the first retake is passive")
+        let (server, api, first, frame) = try stillAndRetaken(["idv.selfie_attempts": "3"], user, then: [third])
         let challenged = try upload(api, frame)
         XCTAssertEqual(challenged.name, WireName.uploadIDVSelfieFrames)
         XCTAssertEqual(challenged.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
@@ -131,14 +142,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
     }
 
     func testWithTheChallengeOffAPairWithoutLifeFails() throws {
-        let analyser = try ScriptedPADAnalyser()
-        let server = try WorkflowServer(["idv.selfie_attempts": "3", "idv.pad.challenge_on_unsure": "false"], selfies: analyser)
-        let api = try server.loggedIn("pim")
-        let frame = try TestImages.obamaSelfie()
-        let still = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
-        analyser.script([still, still])
-        let first = try optInUpload(api)
-        XCTAssertEqual(try upload(api, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let (server, api, first, frame) = try stillAndRetaken(["idv.selfie_attempts": "3", "idv.pad.challenge_on_unsure": "false"], "pim")
         let failed = try upload(api, frame)
         XCTAssertEqual(failed.status?.statusMessage, "LIVENESS_FAILED")
         XCTAssertEqual(failed.attemptsLeft, first.attemptsLeft - 1)
@@ -168,8 +172,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
         let analyser = try ScriptedPADAnalyser()
         let server = try WorkflowServer(["idv.biometric_attempts": "5"], selfies: analyser)
         let api = try authenticationUpload(analyser, server, "vic")
-        let stillPhoto = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
-        analyser.script([Self.pad(texture: -2.5, good: 10), stillPhoto])
+        analyser.script([Self.pad(texture: -2.5, good: 10), Self.still])
         XCTAssertEqual(try upload(api, try TestImages.wrongPersonSelfie()).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [try TestImages.obamaSelfie(), try TestImages.obamaSelfie()],
                                                                                         fps: 10, metaData: nil, frameTimesMs: [0, 100])),
@@ -188,7 +191,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
         let analyser = try ScriptedPADAnalyser()
         let server = try WorkflowServer(["idv.biometric_attempts": "5"], selfies: analyser)
         let api = try authenticationUpload(analyser, server, "val")
-        analyser.script([Self.pad(texture: -2.5, good: 10), Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)])
+        analyser.script([Self.pad(texture: -2.5, good: 10), Self.still])
         XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [try TestImages.obamaSelfie(), try TestImages.obamaSelfie()],
                                                                                         fps: 10, metaData: nil, frameTimesMs: [0, 100])),
@@ -203,14 +206,8 @@ final class PADUnsureOutcomesTests: XCTestCase {
     /// capture is judged on its own and has its own retake (found by a trial: it went straight on
     /// to the challenge with the earlier attempt's capture).
     func testAQualityRecaptureEndsTheAttemptsRetake() throws {
-        let analyser = try ScriptedPADAnalyser()
-        let server = try WorkflowServer(["idv.selfie_attempts": "3"], selfies: analyser)
-        let api = try server.loggedIn("quinn")
-        let frame = try TestImages.obamaSelfie()
-        let still = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
-        analyser.script([still, still])
-        _ = try optInUpload(api)
-        XCTAssertEqual(try upload(api, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let (server, api, _, frame) = try stillAndRetaken(["idv.selfie_attempts": "3"], "quinn")
+        defer { withExtendedLifetime(server) {} }   // the in-process server lives as long as the test
         // The retake is not a selfie at all (no face: 1032, an attempt used).
         let unusable = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [Data([0xFF, 0xD8, 0xFF, 0xE0]), Data([0xFF, 0xD8, 0xFF, 0xE0])],
                                                                                            fps: 10, metaData: nil, frameTimesMs: [0, 100])),
@@ -226,25 +223,15 @@ final class PADUnsureOutcomesTests: XCTestCase {
     /// while the person follows the actions (the hosted page records the challenge's duration with
     /// its prompts only outside the flashing branch).
     func testUnderPresenceTheChallengeIsAskedAsTheHeadMovementFallback() throws {
-        let analyser = try ScriptedPADAnalyser()
-        let server = try WorkflowServer(["idv.selfie_attempts": "3", "idv.presence": "illumination"], selfies: analyser)
-        let api = try server.loggedIn("pola")
-        let frame = try TestImages.obamaSelfie()
-        let still = Self.pad(texture: 2.0, good: 10, motion: 0.2, action: 0.1, plane: 0.05)
-        analyser.script([still, still])
-        _ = try optInUpload(api)
-        XCTAssertEqual(try upload(api, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let (server, api, _, frame) = try stillAndRetaken(["idv.selfie_attempts": "3", "idv.presence": "illumination"], "pola")
+        defer { withExtendedLifetime(server) {} }   // the in-process server lives as long as the test
         let challenged = try upload(api, frame)
         XCTAssertNotNil(RDNAChallengeProbe.challenge(challenged))
         let presence = try XCTUnwrap(try challenged.payload.decode(SelfieUploadRequest.self).presence)
         XCTAssertEqual(presence.fallback, .active)
         XCTAssertNil(presence.illumination)
         // With presence required (fallback refuse) there is no challenge: the pair is decided.
-        let strict = try WorkflowServer(["idv.selfie_attempts": "3", "idv.presence": "illumination", "idv.presence_fallback": "refuse"], selfies: analyser)
-        let api2 = try strict.loggedIn("prue")
-        analyser.script([still, still])
-        _ = try optInUpload(api2)
-        XCTAssertEqual(try upload(api2, frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let (strict, api2, _, _) = try stillAndRetaken(["idv.selfie_attempts": "3", "idv.presence": "illumination", "idv.presence_fallback": "refuse"], "prue")
         XCTAssertEqual(try upload(api2, frame).status?.statusMessage, "LIVENESS_FAILED")
         let decided = try XCTUnwrap(try strict.audit().last { $0.action == "idv.selfie_verified" }).details
         XCTAssertEqual(decided["pad_outcome"], "attack", "no challenge was asked: audited as the attack it was decided")
