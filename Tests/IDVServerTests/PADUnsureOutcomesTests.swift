@@ -168,17 +168,25 @@ final class PADUnsureOutcomesTests: XCTestCase {
     /// and the victim's still photo as the retake (the face that is matched, no life) were decided
     /// together — life from one face, the match from the other: MATCHED. The earlier capture now
     /// counts only when it matched the reference too; else the retake is decided alone.
-    func testAnotherPersonsLiveFaceDoesNotLendItsLifeToTheRetake() throws {
+    /// Server biometric authentication for `user`: a first capture of the face in `first` with an
+    /// unsure texture and life shown (asked again, 1066), then the enrolled person held still.
+    /// Returns the verdict, the decided capture's audit details and the server.
+    func unsureThenStill(_ user: String, first: Data) throws -> (BiometricVerdict?, JSONValue, WorkflowServer) {
         let analyser = try ScriptedPADAnalyser()
         let server = try WorkflowServer(["idv.biometric_attempts": "5"], selfies: analyser)
-        let api = try authenticationUpload(analyser, server, "vic")
+        let api = try authenticationUpload(analyser, server, user)
         analyser.script([Self.pad(texture: -2.5, good: 10), Self.still])
-        XCTAssertEqual(try upload(api, try TestImages.wrongPersonSelfie()).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertEqual(try upload(api, first).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [try TestImages.obamaSelfie(), try TestImages.obamaSelfie()],
                                                                                         fps: 10, metaData: nil, frameTimesMs: [0, 100])),
                                                 route: "/v1/session/upload").event)
-        XCTAssertEqual(try done.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, .livenessFailed)
         let decided = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
+        return (try done.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, decided, server)
+    }
+
+    func testAnotherPersonsLiveFaceDoesNotLendItsLifeToTheRetake() throws {
+        let (verdict, decided, server) = try unsureThenStill("vic", first: try TestImages.wrongPersonSelfie())
+        XCTAssertEqual(verdict, .livenessFailed)
         XCTAssertEqual(decided["pad_combined"], false, "decided alone: the first capture was another face")
         XCTAssertEqual(decided["pad_outcome"], "attack")
         let retake = try XCTUnwrap(try server.audit().filter { $0.action == "idv.selfie_verified" }.dropLast().last).details
@@ -188,16 +196,9 @@ final class PADUnsureOutcomesTests: XCTestCase {
     /// The same two captures of the one person are decided together: the first's life and the
     /// pooled texture carry the pair (MATCHED).
     func testTheSamePersonsCapturesAreDecidedTogether() throws {
-        let analyser = try ScriptedPADAnalyser()
-        let server = try WorkflowServer(["idv.biometric_attempts": "5"], selfies: analyser)
-        let api = try authenticationUpload(analyser, server, "val")
-        analyser.script([Self.pad(texture: -2.5, good: 10), Self.still])
-        XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
-        let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [try TestImages.obamaSelfie(), try TestImages.obamaSelfie()],
-                                                                                        fps: 10, metaData: nil, frameTimesMs: [0, 100])),
-                                                route: "/v1/session/upload").event)
-        XCTAssertEqual(try done.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, .matched)
-        let decided = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
+        let (verdict, decided, server) = try unsureThenStill("val", first: try TestImages.obamaSelfie())
+        defer { withExtendedLifetime(server) {} }
+        XCTAssertEqual(verdict, .matched)
         XCTAssertEqual(decided["pad_combined"], true)
         XCTAssertEqual(decided["pad_outcome"], "bona_fide")
     }
