@@ -158,6 +158,9 @@ enum SettingsTable {
         number("idv.pad.plane_motion_level", \.engine.workflow.pad.planeMotionLevel, max: 10, "PAD: plane motion (inter-eye distances) from which a capture with neither facial action nor non-rigid motion is a flat picture moved by a hand — an attack unless its texture speaks strongly for a live face (then unsure); below it the face was held still: asked again (1066), never an attack; default \(PADPolicy.defaultPlaneMotionLevel)"),
         bool("idv.pad.retake_on_unsure", \.engine.workflow.pad.retakeOnUnsure, "PAD: ask a capture the policy is unsure about again once (no attempt used) and decide on both captures (true/false)"),
         bool("idv.pad.challenge_on_unsure", \.engine.workflow.pad.challengeOnUnsure, "PAD, passive mode: a capture and its retake with no sign of life and no confident attack evidence are asked once more under an active challenge (no attempt used) instead of failing (true/false)"),
+        parsed("idv.pad.challenge_below", \.engine.workflow.pad.challengeBelow, requirement: "must be a number from -20 to 20",
+               parse: { Double($0).flatMap { $0.isFinite && abs($0) <= 20 ? $0 : nil } }, show: { "\($0)" },
+               "PAD, passive mode (with idv.pad.challenge_on_unsure): a capture that would pass on passive evidence with texture log-odds below this is asked once more under an active challenge (no attempt used) — a screen filling the camera's view shows real life with such texture; at or below idv.pad.texture_line off; default \(PADPolicy.defaultChallengeBelow)"),
     ]
 
     static let web: [Setting] = [

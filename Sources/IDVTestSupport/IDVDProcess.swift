@@ -115,10 +115,14 @@ public final class IDVDProcess {
     /// accepted, which the default refuses. Presence (the illumination challenge) and the replay
     /// check are off: most tests send the same committed frames, which no screen lit, again and
     /// again; the presence tests (IDVReadersTests `PresenceTests` and
-    /// the browser scenario `presence_illumination`) turn them on.
+    /// the browser scenario `presence_illumination`) turn them on. The PAD step-up
+    /// (`idv.pad.challenge_below`) is off for the same reason: the committed clips are recordings,
+    /// which cannot follow the active challenge the server draws for a capture whose texture is not
+    /// conclusive; the step-up's tests (IDVServerTests `PADUnsureOutcomesTests`, IDVReadersTests
+    /// `WorkflowPADTests`) turn it on.
     public static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "shutdown.grace_seconds": "5",
                                       "documents.warm_up": "false", "idv.doc.accept_specimen_documents": "true",
-                                      "idv.presence": "off", "idv.capture_replay_seconds": "0"]
+                                      "idv.presence": "off", "idv.capture_replay_seconds": "0", "idv.pad.challenge_below": "-20"]
 
     /// Whether `--db` is passed (false: the database comes from the environment, `IDVD_DB`).
     public var passesDatabase = true

@@ -356,8 +356,10 @@ final class LivenessBench {
             print("  " + col("BPNRR  bona fide asked again for quality", 44) + col(rates.bpnrr.formatted, 38)
                   + "(never classified: " + causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")")
             let unknown = bona.filter { decisions[$0].askedChallenge }.count
+            let steppedUp = bona.filter { decisions[$0].askedChallenge && decisions[$0].final.findings.contains(.textureNotConclusive) }.count
             print("  " + col("       bona fide asked for a challenge", 44) + col(rates.challenged.formatted, 38)
-                  + "(not measurable: the recordings do not follow challenges; BPCER if none did: "
+                  + "(step-up, texture not conclusive \(steppedUp); no sign of life \(unknown - steppedUp). "
+                  + "Not measurable: the recordings do not follow challenges; BPCER if none did: "
                   + PADErrorRate(errors: rates.bpcer.errors + unknown, total: rates.bpcer.total).formatted + ")")
             print("  " + col("       bona fide asked to retake", 44) + col(rates.retakes.formatted, 38)
                   + (rates.retakesNotSimulated > 0 ? "(\(rates.retakesNotSimulated) with no other window: decided on the one capture)" : ""))

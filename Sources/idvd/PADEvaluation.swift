@@ -77,9 +77,9 @@ struct PADDecision {
     /// false: the server answers the capture with a capture-quality error before any PAD decision
     /// (no face found, or an issue that hides the liveness evidence: too dark, blurred, …).
     var judged = true
-    /// When the pair was sent on to an active challenge (``PADOutcome/challenge``): the three
-    /// captures decided together — the third the window after the retake, answering one challenge
-    /// chosen for it — or nil when not measured (a bona fide recording was not made answering
+    /// When the capture or the pair was sent on to an active challenge (``PADOutcome/challenge``):
+    /// the captures decided together — the challenged one the next window after them, answering
+    /// one challenge chosen for it — or nil when not measured (a bona fide recording was not made answering
     /// challenges, so its outcome is unknown; or the evaluation has no analyser).
     var challenged: PADJudgement?
     /// Sent on to a challenge.
@@ -109,9 +109,19 @@ struct PADEvaluation {
                 return PADDecision(first: first, final: first, retakeSimulated: false, judged: false)
             }
             let first = policy.judgePAD(p.evidence, cues: cues, score: score)
-            guard first.outcome == .unsure else { return PADDecision(first: first, final: first, retakeSimulated: false) }
             // The retake is the next window the server would judge (one with a face).
             let windows = (byCapture["\(p.species)|\(p.capture)"] ?? [i]).filter { $0 == i || presentations[$0].acquired }
+            // Stepped up to a challenge at once: an attack repeats itself (the next window) against
+            // one of the 8 challenges, decided together with the first.
+            if first.outcome == .challenge, let pad = p.evidence.pad {
+                var decision = PADDecision(first: first, final: first, retakeSimulated: false)
+                if !p.isBonaFide, windows.count > 1, let k = windows.firstIndex(of: i) {
+                    decision.challenged = challenged(presentations[windows[(k + 1) % windows.count]], p, policy,
+                                                     earlier: PADRetake(pad: pad, cues: cues, steppedUp: true))
+                }
+                return decision
+            }
+            guard first.outcome == .unsure else { return PADDecision(first: first, final: first, retakeSimulated: false) }
             guard windows.count > 1, let k = windows.firstIndex(of: i), let pad = p.evidence.pad else {
                 return PADDecision(first: first, final: policy.judgePAD(p.evidence, cues: cues, score: score, final: true), retakeSimulated: false)
             }
@@ -122,16 +132,20 @@ struct PADEvaluation {
             // Sent on to a challenge: an attack repeats itself (the window after the retake) against
             // one of the 8 challenges, chosen per window; a bona fide recording cannot follow one.
             if pair.outcome == .challenge, !p.isBonaFide, let pad2 = next.evidence.pad {
-                let third = presentations[windows[(k + 2) % windows.count]]
-                let actions = PADPresentation.challenges[Self.stableIndex("\(p.capture)#\(p.window)", PADPresentation.challenges.count)]
-                if let e3 = third.answering(actions) {
-                    let (s3, c3, _) = policy.livenessCues(e3, challenge: nil, now: 0)
-                    decision.challenged = policy.judgePAD(e3, cues: c3, score: s3,
-                                                          earlier: PADRetake(pad: pad, cues: cues, retake: pad2, retakeCues: c2))
-                }
+                decision.challenged = challenged(presentations[windows[(k + 2) % windows.count]], p, policy,
+                                                 earlier: PADRetake(pad: pad, cues: cues, retake: pad2, retakeCues: c2))
             }
             return decision
         }
+    }
+
+    /// The decision on `window` answering the challenge drawn for presentation `p` (one of the 8,
+    /// chosen per window by its name), together with the `earlier` captures; nil without an analyser.
+    func challenged(_ window: PADPresentation, _ p: PADPresentation, _ policy: WorkflowPolicy, earlier: PADRetake) -> PADJudgement? {
+        let actions = PADPresentation.challenges[Self.stableIndex("\(p.capture)#\(p.window)", PADPresentation.challenges.count)]
+        guard let e = window.answering(actions) else { return nil }
+        let (score, cues, _) = policy.livenessCues(e, challenge: nil, now: 0)
+        return policy.judgePAD(e, cues: cues, score: score, earlier: earlier)
     }
 
     /// A deterministic index in 0..<n for `key` (FNV-1a), the same on every run and machine.

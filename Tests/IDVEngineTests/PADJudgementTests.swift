@@ -19,7 +19,15 @@ final class PADJudgementTests: XCTestCase {
                               framesPerSecond: 10, bestFrameJPEG: nil, embedding: [], pad: pad)
     }
 
-    func read(_ e: SelfieEvidence, _ p: WorkflowPolicy = WorkflowPolicy(), earlier: SelfieEvidence? = nil, final: Bool = false) -> PADJudgement {
+    /// The default policy without the step-up (`idv.pad.challenge_below` at the line): the rules
+    /// below it, read alone; the step-up's own tests use the default policy.
+    static let noStepUp: WorkflowPolicy = {
+        var p = WorkflowPolicy()
+        p.pad.challengeBelow = p.pad.textureLine
+        return p
+    }()
+
+    func read(_ e: SelfieEvidence, _ p: WorkflowPolicy = PADJudgementTests.noStepUp, earlier: SelfieEvidence? = nil, final: Bool = false) -> PADJudgement {
         p.judgePAD(e, cues: e.livenessCues, score: e.livenessScore,
                    earlier: earlier.map { PADRetake(pad: $0.pad!, cues: $0.livenessCues) }, final: final)
     }
@@ -31,6 +39,65 @@ final class PADJudgementTests: XCTestCase {
         XCTAssertEqual(p.minimumGoodFrames, 4)
         XCTAssertEqual(p.planeMotionLevel, PADPolicy.defaultPlaneMotionLevel)
         XCTAssertTrue(p.retakeOnUnsure)
+        XCTAssertEqual(p.challengeBelow, 2.75)
+    }
+
+    /// The step-up (the full-frame replay, docs/LIVENESS.md): in passive mode, evidence that would
+    /// be accepted with texture below `idv.pad.challenge_below` is asked under an active challenge
+    /// — decided bona fide when no challenge can be asked — and the challenged capture, decided
+    /// together with it, must answer.
+    func testInconclusiveTextureIsSteppedUpToAChallenge() {
+        let p = WorkflowPolicy()
+        let level = p.pad.challengeBelow
+        // Life shown, texture between the line and the level: a challenge, on the capture itself.
+        for texture in [p.pad.textureLine, 0.0, level - 0.01] {
+            let r = read(capture(texture: texture, plane: 0.3), p)
+            XCTAssertEqual(r.outcome, .challenge, "\(texture)")
+            XCTAssertEqual(r.findings, [.textureNotConclusive])
+            XCTAssertEqual(r.withoutChallenge, .bonaFide, "no challenge to ask: accepted on its evidence")
+            XCTAssertFalse(r.combined)
+        }
+        // At the level and above: accepted on passive evidence.
+        XCTAssertEqual(read(capture(texture: level, plane: 0.3), p).outcome, .bonaFide)
+        XCTAssertEqual(read(capture(texture: 4.0, plane: 0.3), p).outcome, .bonaFide)
+        // Off: the level at the line, or challenges off altogether.
+        var off = p
+        off.pad.challengeBelow = off.pad.textureLine
+        XCTAssertEqual(read(capture(texture: 0.0, plane: 0.3), off).outcome, .bonaFide)
+        off = p
+        off.pad.challengeOnUnsure = false
+        XCTAssertEqual(read(capture(texture: 0.0, plane: 0.3), off).outcome, .bonaFide)
+        // A capture under a challenge (active mode, presence's fallback) is never stepped up.
+        XCTAssertEqual(read(capture(texture: 0.0, challenge: [1, 1], plane: 0.3), p).outcome, .bonaFide)
+        // Unsure or attack evidence keeps its own outcome.
+        XCTAssertEqual(read(capture(texture: -2.0, plane: 0.3), p).outcome, .unsure)
+        XCTAssertEqual(read(capture(texture: -6.0, plane: 0.3), p).outcome, .attack)
+        // A pair decided bona fide on pooled texture below the level: stepped up after its retake.
+        let pair = read(capture(texture: 1.0, plane: 0.3), p, earlier: capture(texture: -2.0, plane: 0.3))
+        XCTAssertEqual(pair.outcome, .challenge)
+        XCTAssertEqual(pair.findings, [.textureNotConclusive])
+        XCTAssertTrue(pair.combined)
+        XCTAssertEqual(pair.textureLogOdds ?? .nan, -0.5, accuracy: 1e-9)
+        // The challenged capture, decided with the stepped-up one: answered → bona fide; not
+        // answered → an attack, whatever the first capture showed; never a second step-up.
+        let first = capture(texture: 1.0, plane: 0.3)
+        let stepped = PADRetake(pad: first.pad!, cues: [], steppedUp: true)
+        XCTAssertTrue(stepped.challenged)
+        func answer(_ e: SelfieEvidence) -> PADJudgement { p.judgePAD(e, cues: e.livenessCues, score: e.livenessScore, earlier: stepped) }
+        let answered = answer(capture(texture: 1.2, challenge: [1, 1], plane: 0.4))
+        XCTAssertEqual(answered.outcome, .bonaFide)
+        XCTAssertTrue(answered.combined)
+        XCTAssertEqual(answered.textureLogOdds ?? .nan, 1.1, accuracy: 1e-9)
+        let unanswered = answer(capture(texture: 1.2, challenge: [1, 0], cues: [.challengeNotMet], plane: 0.4))
+        XCTAssertEqual(unanswered.outcome, .attack)
+        XCTAssertEqual(unanswered.findings.first, .challengeFailed)
+        // A pooled texture under the line after the challenge: an attack.
+        XCTAssertEqual(answer(capture(texture: -5.0, challenge: [1, 1], plane: 0.4)).outcome, .attack)
+        // The no-life challenge is an attack when it cannot be asked.
+        let stillTwice = read(capture(texture: 3.0, motion: 0.2, action: 0.2, plane: 0.05), p,
+                              earlier: capture(texture: 3.0, motion: 0.2, action: 0.2, plane: 0.05))
+        XCTAssertEqual(stillTwice.outcome, .challenge)
+        XCTAssertEqual(stillTwice.withoutChallenge, .attack)
     }
 
     /// A person sitting still is never called an attack for it; a flat picture moved by a hand
@@ -194,10 +261,13 @@ final class PADJudgementTests: XCTestCase {
     }
 
     func testWithoutRetakesTheOneCaptureIsDecided() {
-        var p = WorkflowPolicy()
+        var p = Self.noStepUp
         p.pad.retakeOnUnsure = false
         XCTAssertEqual(read(capture(texture: -2.5), p).outcome, .attack)
         XCTAssertEqual(read(capture(texture: -1.0), p).outcome, .bonaFide)
+        // With the step-up (the default), that one capture is asked under a challenge instead.
+        p.pad.challengeBelow = PADPolicy.defaultChallengeBelow
+        XCTAssertEqual(read(capture(texture: -1.0), p).outcome, .challenge)
         XCTAssertEqual(read(capture(texture: -2.5), final: true).outcome, .attack)
     }
 
@@ -234,6 +304,10 @@ final class PADJudgementTests: XCTestCase {
         XCTAssertFalse(try load(["idv.pad.retake_on_unsure": "false"]).retakeOnUnsure)
         XCTAssertTrue(try load([:]).challengeOnUnsure)
         XCTAssertFalse(try load(["idv.pad.challenge_on_unsure": "false"]).challengeOnUnsure)
+        XCTAssertEqual(try load([:]).challengeBelow, PADPolicy.defaultChallengeBelow)
+        XCTAssertEqual(try load(["idv.pad.challenge_below": "1.5"]).challengeBelow, 1.5)
+        XCTAssertThrowsError(try load(["idv.pad.challenge_below": "high"]))
+        XCTAssertThrowsError(try load(["idv.pad.challenge_below": "25"]))
         XCTAssertEqual(try load(["idv.pad.plane_motion_level": "0.9"]).planeMotionLevel, 0.9)
         XCTAssertThrowsError(try load(["idv.pad.plane_motion_level": "-0.1"]))
         XCTAssertThrowsError(try load(["idv.pad.texture_line": "lots"]))

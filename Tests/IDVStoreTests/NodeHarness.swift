@@ -18,10 +18,11 @@ final class Cluster {
     private(set) var nodes: [Node] = []
 
     /// Light Argon2id (the minimum) keeps the suite fast; no OCR-B warm-up (no document is read here).
-    /// Presence and the replay check are off: the nodes are fed the same committed frames many times.
+    /// Presence and the replay check are off: the nodes are fed the same committed frames many times;
+    /// so is the PAD step-up (a recording cannot follow its challenge).
     static let testSettings = ["argon2.opslimit": "1", "argon2.memlimit_kib": "8", "http.threads": "4", "http.workers": "8",
                                "shutdown.grace_seconds": "2", "documents.warm_up": "false", "db.pool_size": "6",
-                               "idv.presence": "off", "idv.capture_replay_seconds": "0"]
+                               "idv.presence": "off", "idv.capture_replay_seconds": "0", "idv.pad.challenge_below": "-20"]
 
     init(url: String, password: String?, settings: [String: String] = [:]) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-nodes-\(UUID().uuidString)")

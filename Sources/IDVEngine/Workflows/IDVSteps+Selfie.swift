@@ -144,14 +144,20 @@ extension IDVFlowSteps {
                 // same fallback): the retake must answer one it could not know.
                 return (askSelfieUpload(r, challenge: nil, now: facts.now, env, error: error, presence: again), nil)
             }
-            // No sign of life in the capture or its retake, nothing confident against them (a
-            // person holding still): once more under an active challenge — a head turn and a blink
-            // or an open mouth — no attempt used; the three captures are decided together.
-            if pad.outcome == .challenge, failure == nil, let evidence = e.pad, let first = earlier, !first.challenged,
+            // Once more under an active challenge — a head turn and a blink or an open mouth — no
+            // attempt used, decided together with the earlier captures: no sign of life in the
+            // capture or its retake and nothing confident against them (a person holding still),
+            // or passive evidence the policy does not accept alone (the step-up: texture below
+            // idv.pad.challenge_below, as a screen filling the view shows).
+            if pad.outcome == .challenge, failure == nil, let evidence = e.pad, !(earlier?.challenged ?? false),
                env.policy.presence.mode == .off || env.policy.presence.fallback != .refuse, let issued = issueChallenge(now: facts.now, env) {
                 r.selfieAttempts -= 1
-                r.padRetake = PADRetake(pad: first.pad, cues: first.cues, retake: evidence, retakeCues: cues,
-                                        matchedReference: first.matchedReference.map { $0 + [matchedNow ?? false] })
+                if let first = earlier {
+                    r.padRetake = PADRetake(pad: first.pad, cues: first.cues, retake: evidence, retakeCues: cues,
+                                            matchedReference: first.matchedReference.map { $0 + [matchedNow ?? false] })
+                } else {
+                    r.padRetake = PADRetake(pad: evidence, cues: cues, matchedReference: matchedNow.map { [$0] }, steppedUp: true)
+                }
                 r.embedding = nil
                 let error = IDVError(.selfieRetake)
                 effects.append(audit(r, "selfie_verified", [
@@ -172,9 +178,9 @@ extension IDVFlowSteps {
             if pad.outcome == .poorCapture, failure == nil { return recapture(e.captureIssues.first ?? .offPose, pad: pad) }
             r.presenceRetaken = nil
             // A challenge that could not be asked (presence required, no challenge to issue): the
-            // pair without life is decided an attack, and audited as one.
+            // pair without life is decided an attack, a stepped-up capture bona fide, and audited so.
             var decided = pad
-            if decided.outcome == .challenge { decided.outcome = .attack }
+            if decided.outcome == .challenge { decided.outcome = decided.withoutChallenge }
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
                                      now: facts.now, pad: decided)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }

@@ -45,8 +45,20 @@ public struct PADPolicy: Sendable, Equatable {
     /// blink or an open mouth; no attempt used) instead of `LIVENESS_FAILED`; the three captures are
     /// then decided together (default true). false: such a pair is an attack.
     public var challengeOnUnsure = true
+    /// `idv.pad.challenge_below`: in passive mode (with ``challengeOnUnsure``), a capture decided bona
+    /// fide whose texture log-odds (pooled over the captures decided together) lie below this level
+    /// is not accepted on passive evidence: it is asked once more under an active challenge (no
+    /// attempt used; finding ``PADFinding/textureNotConclusive``), and decided together with it. A
+    /// screen filling the camera's view shows a real face's life — blinks, talking, non-rigid
+    /// motion — with texture the models read as bona fide as often as not; only an answered
+    /// challenge tells it from a person. At or below ``textureLine`` the step-up is off.
+    /// Default 2.75 (log-odds), set on the development split: just above the highest texture of a
+    /// screen filling the view that the passive policy accepted there (2.73); it sends 15 of the 41
+    /// development bona fide windows to a challenge (docs/LIVENESS.md "The full-frame replay").
+    public var challengeBelow = PADPolicy.defaultChallengeBelow
 
     public static let defaultTextureLine = -1.6
+    public static let defaultChallengeBelow = 2.75
     public static let defaultUnsureMargin = 2.0
     public static let defaultMinimumGoodFrames = 4
     public static let defaultPlaneMotionLevel = 0.16
@@ -69,10 +81,12 @@ public enum PADOutcome: String, Sendable, Equatable, Codable {
     /// `selfieFaceNotFrontal`, or the capture's own quality issue; an attempt used), the ISO/IEC
     /// 30107-3 non-response of a presentation the PAD subsystem could not process.
     case poorCapture = "poor_capture"
-    /// Decided without confident attack evidence, but neither capture showed a sign of life (a
-    /// person holding still, or moving only as a whole; texture and motion disagreeing): asked once
-    /// more under an active challenge (``PADPolicy/challengeOnUnsure``, passive mode, once per
-    /// attempt). Only ever on a capture's retake.
+    /// Asked once more under an active challenge (``PADPolicy/challengeOnUnsure``, passive mode, once
+    /// per attempt): decided without confident attack evidence, but neither capture showed a sign of
+    /// life (a person holding still, or moving only as a whole; texture and motion disagreeing) —
+    /// only on a capture's retake; or life shown with texture that reaches the line but not
+    /// ``PADPolicy/challengeBelow`` (``PADFinding/textureNotConclusive``: the step-up, on any
+    /// capture). ``PADJudgement/withoutChallenge`` is the decision when no challenge can be asked.
     case challenge
 }
 
@@ -111,12 +125,16 @@ public enum PADFinding: String, Sendable, Equatable, Codable, CaseIterable {
     /// The face was not kept in view on its own (lost for too long, a second face, the identity
     /// changing as the head turned).
     case faceNotKept = "face_not_kept"
+    /// Life shown and the texture reaches the line, but not ``PADPolicy/challengeBelow``: what a
+    /// screen filling the camera's view also shows. In passive mode the capture is asked under an
+    /// active challenge (the step-up) rather than accepted on passive evidence.
+    case textureNotConclusive = "texture_not_conclusive"
 
     /// Whether the finding is confident attack evidence.
     public var isAttack: Bool {
         switch self {
         case .textureAttack, .noSignOfLife, .challengeFailed, .insufficientFrames, .scoreBelowThreshold: return true
-        case .textureUncertain, .fewGoodFrames, .cuesDisagree, .still, .faceNotKept: return false
+        case .textureUncertain, .fewGoodFrames, .cuesDisagree, .still, .faceNotKept, .textureNotConclusive: return false
         }
     }
 }
@@ -130,6 +148,19 @@ public struct PADJudgement: Sendable, Equatable {
     public var combined: Bool
     /// The texture log-odds the outcome used (pooled over both captures when combined), nil without texture.
     public var textureLogOdds: Double?
+    /// For ``PADOutcome/challenge``: the decision when no challenge can be asked (presence required
+    /// with `idv.presence_fallback = refuse`, or no analyser to issue one) — an attack for captures
+    /// without a sign of life, bona fide for the step-up (``PADFinding/textureNotConclusive``). The
+    /// outcome itself otherwise.
+    public var withoutChallenge: PADOutcome
+
+    public init(outcome: PADOutcome, findings: [PADFinding], combined: Bool, textureLogOdds: Double?, withoutChallenge: PADOutcome? = nil) {
+        self.outcome = outcome
+        self.findings = findings
+        self.combined = combined
+        self.textureLogOdds = textureLogOdds
+        self.withoutChallenge = withoutChallenge ?? (outcome == .challenge ? .attack : outcome)
+    }
 }
 
 /// The first, unsure capture's PAD evidence, kept in the flow state until its retake is judged —
@@ -148,15 +179,20 @@ public struct PADRetake: Sendable, Equatable, Codable {
     /// counts for the face that is matched.
     public var matchedReference: [Bool]?
     public init(pad: PADEvidence, cues: [LivenessCue], retake: PADEvidence? = nil, retakeCues: [LivenessCue]? = nil,
-                matchedReference: [Bool]? = nil) {
+                matchedReference: [Bool]? = nil, steppedUp: Bool? = nil) {
+        self.steppedUp = steppedUp
         self.pad = pad
         self.cues = cues
         self.retake = retake
         self.retakeCues = retakeCues
         self.matchedReference = matchedReference
     }
-    /// Whether the pair was already sent on to a challenge (the next capture is the last).
-    public var challenged: Bool { retake != nil }
+    /// Set when a capture decided bona fide on passive evidence was stepped up to a challenge
+    /// (``PADFinding/textureNotConclusive``): `pad` is that capture, there is no `retake`, and the
+    /// next capture is the last. nil in states sealed before it existed.
+    public var steppedUp: Bool?
+    /// Whether the captures were already sent on to a challenge (the next capture is the last).
+    public var challenged: Bool { retake != nil || steppedUp == true }
 }
 
 extension LivenessCue {
@@ -190,7 +226,10 @@ extension WorkflowPolicy {
     /// enough good frames; a challenge (``PADOutcome/challenge``) when no capture showed life and
     /// no finding is confident attack evidence (passive mode, ``PADPolicy/challengeOnUnsure``, not
     /// after a challenge already: `earlier` then holds both earlier captures and the three are
-    /// decided together); else attack. Evidence with
+    /// decided together); else attack. A capture (or pair) that would be bona fide on passive
+    /// evidence with texture below ``PADPolicy/challengeBelow`` is a challenge too
+    /// (``PADFinding/textureNotConclusive``, the step-up; `withoutChallenge` bona fide): the
+    /// challenged capture is then decided together with the earlier ones, and must answer it. Evidence with
     /// neither a texture nor a motion cue (an analyser that reports a score only) is judged by its
     /// score against ``livenessThreshold``.
     public func judgePAD(_ e: SelfieEvidence, cues: [LivenessCue], score: Int, earlier: PADRetake? = nil,
@@ -206,6 +245,10 @@ extension WorkflowPolicy {
         if !decide {
             let attack = now.filter(\.isAttack)
             if !attack.isEmpty { return PADJudgement(outcome: .attack, findings: now, combined: false, textureLogOdds: evidence.texture?.logOdds) }
+            if now.isEmpty, Self.stepsUp(evidence, texture: evidence.texture?.logOdds, earlier: nil, policy: p) {
+                return PADJudgement(outcome: .challenge, findings: [.textureNotConclusive], combined: false,
+                                    textureLogOdds: evidence.texture?.logOdds, withoutChallenge: .bonaFide)
+            }
             return PADJudgement(outcome: now.isEmpty ? .bonaFide : .unsure, findings: now, combined: false, textureLogOdds: evidence.texture?.logOdds)
         }
         // Decide: on this capture alone, or on the pair.
@@ -236,7 +279,22 @@ extension WorkflowPolicy {
            !unique.contains(where: \.isAttack) {
             outcome = .challenge
         }
+        // Life shown and the texture reaches the line, but not the step-up level: what a screen
+        // filling the view shows too — once more under an active challenge (passive mode, once).
+        if outcome == .bonaFide, Self.stepsUp(evidence, texture: pooled, earlier: earlier, policy: p) {
+            return PADJudgement(outcome: .challenge, findings: [.textureNotConclusive], combined: earlier != nil, textureLogOdds: pooled,
+                                withoutChallenge: .bonaFide)
+        }
         return PADJudgement(outcome: outcome, findings: unique, combined: earlier != nil, textureLogOdds: pooled)
+    }
+
+    /// Whether a capture the evidence would accept is stepped up to an active challenge instead
+    /// (``PADPolicy/challengeBelow``): passive evidence (no challenge in this capture, none asked
+    /// before in the attempt), ``PADPolicy/challengeOnUnsure`` on, and `texture` (the capture's,
+    /// or the captures' pooled log-odds) below the level.
+    static func stepsUp(_ e: PADEvidence, texture: Double?, earlier: PADRetake?, policy p: PADPolicy) -> Bool {
+        guard p.challengeOnUnsure, e.challenge == nil, !(earlier?.challenged ?? false), let t = texture else { return false }
+        return t < p.challengeBelow
     }
 
     /// The findings of one capture (attack findings first).

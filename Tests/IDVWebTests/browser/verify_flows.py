@@ -125,9 +125,11 @@ class Media:
 class Server:
     # The fake camera cannot reflect the screen's light, and every scenario films the same clip: the
     # scenarios about other things run without the presence check and the replay check; the presence
-    # scenario turns both on.
+    # scenario turns both on. A recording cannot follow the active challenge of the PAD step-up either
+    # (idv.pad.challenge_below): off here, as in the Swift tests' settings.
     SETTINGS = {'argon2.opslimit': '1', 'argon2.memlimit_kib': '8', 'http.threads': '4', 'shutdown.grace_seconds': '2',
                 'documents.warm_up': 'true', 'session.sweep_seconds': '0', 'idv.presence': 'off', 'idv.capture_replay_seconds': '0',
+                'idv.pad.challenge_below': '-20',
                 'idv.doc.accept_specimen_documents': 'true'}   # the scenarios' pages are ICAO specimens (UTO)
 
     def __init__(self, idvd, folder, settings=None):

@@ -1,0 +1,148 @@
+import Foundation
+import IDVCore
+import IDVEngine
+import IDVServerTestSupport
+import IDVTestSupport
+import XCTest
+
+/// Issue 34, the full-frame replay, over HTTP on an in-process server with scripted PAD evidence:
+/// in passive mode a capture the evidence would accept, but whose texture is not conclusive (below
+/// `idv.pad.challenge_below`: what a screen filling the camera's view shows too), is asked once
+/// more under an active challenge — 1066 with a `liveness_challenge`, no attempt used — and decided
+/// together with the challenged capture, which must answer it. The tests' common settings turn the
+/// step-up off (their clips are recordings); these turn it on at its default.
+final class PADStepUpTests: XCTestCase {
+    typealias Scripted = PADUnsureOutcomesTests.ScriptedPADAnalyser
+
+    static let settings = ["idv.selfie_attempts": "3", "idv.pad.challenge_below": String(PADPolicy.defaultChallengeBelow)]
+    /// Life shown (talking, moving), the texture reaching the line but not the step-up level.
+    static let inconclusive = PADUnsureOutcomesTests.pad(texture: 1.0, good: 10)
+
+    func optInUpload(_ api: API) throws -> WireChallenge {
+        XCTAssertEqual(try api.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
+        XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
+        return try XCTUnwrap(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge)
+    }
+
+    func upload(_ api: API, _ frame: Data) throws -> WireChallenge {
+        try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
+                                     route: "/v1/session/upload").challenge)
+    }
+
+    /// A server with `settings` and `user` opted in up to the selfie; the first capture (scripted
+    /// `first`, then `then`) is uploaded.
+    func firstCapture(_ user: String, _ settings: [String: String] = settings, first: PADEvidence = inconclusive,
+                      then: [PADEvidence] = []) throws -> (WorkflowServer, API, WireChallenge, WireChallenge, Data) {
+        let analyser = try Scripted()
+        let server = try WorkflowServer(settings, selfies: analyser)
+        let api = try server.loggedIn(user)
+        let frame = try TestImages.obamaSelfie()
+        analyser.script([first] + then)
+        let start = try optInUpload(api)
+        XCTAssertNil(RDNAChallengeProbe.challenge(start), "passive mode: no challenge at first")
+        return (server, api, start, try upload(api, frame), frame)
+    }
+
+    /// The first capture stepped up: 1066 with a challenge of a head turn and a blink or an open
+    /// mouth, no attempt used.
+    func assertSteppedUp(_ start: WireChallenge, _ asked: WireChallenge, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(asked.name, WireName.uploadIDVSelfieFrames, file: file, line: line)
+        XCTAssertEqual(asked.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue, file: file, line: line)
+        XCTAssertEqual(asked.attemptsLeft, start.attemptsLeft, "the step-up uses no attempt", file: file, line: line)
+        let issued = try XCTUnwrap(RDNAChallengeProbe.challenge(asked), "the ask carries the challenge: \(asked.payload)", file: file, line: line)
+        XCTAssertEqual(issued.actions.count, 2, file: file, line: line)
+        XCTAssertTrue(issued.actions.contains { $0 == "TURN_LEFT" || $0 == "TURN_RIGHT" }, "\(issued.actions)", file: file, line: line)
+    }
+
+    func selfieAudits(_ server: WorkflowServer) throws -> [JSONValue] {
+        try server.audit().filter { $0.action == "idv.selfie_verified" }.map(\.details)
+    }
+
+    func testAnInconclusiveCaptureIsSteppedUpAndPassesByAnsweringTheChallenge() throws {
+        let answered = PADUnsureOutcomesTests.pad(texture: 1.2, good: 10, motion: 0.9, plane: 0.5, challenge: [1, 1])
+        let (server, api, start, asked, frame) = try firstCapture("stella", then: [answered])
+        try assertSteppedUp(start, asked)
+        let done = try upload(api, frame)
+        XCTAssertEqual(done.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: done.error))")
+        let selfies = try selfieAudits(server)
+        XCTAssertEqual(selfies.map { $0["result"]?.stringValue ?? "?" }, ["retake", "MATCHED"])
+        XCTAssertEqual(selfies[0]["retake"], "challenge")
+        XCTAssertEqual(selfies[0]["pad_findings"]?.arrayValue, ["texture_not_conclusive"])
+        XCTAssertEqual(selfies[0]["texture_log_odds"]?.doubleValue, 1.0)
+        XCTAssertEqual(selfies[1]["pad_outcome"], "bona_fide")
+        XCTAssertEqual(selfies[1]["pad_combined"], true)
+        XCTAssertEqual(selfies[1]["texture_log_odds"]?.doubleValue, 1.1, "pooled over both captures")
+        XCTAssertEqual(selfies[1]["attempt"]?.intValue, 1, "one attempt for the two captures")
+    }
+
+    /// A recording's life (a screen filling the view) cannot answer a challenge drawn after it.
+    func testACaptureThatDoesNotAnswerTheChallengeIsAnAttack() throws {
+        let unanswered = PADUnsureOutcomesTests.pad(texture: 1.0, good: 10, motion: 0.9, plane: 0.3, challenge: [0, 0])
+        let (server, api, start, asked, frame) = try firstCapture("sven", then: [unanswered])
+        try assertSteppedUp(start, asked)
+        let failed = try upload(api, frame)
+        XCTAssertEqual(failed.status?.statusMessage, "LIVENESS_FAILED")
+        XCTAssertEqual(failed.attemptsLeft, start.attemptsLeft - 1, "the two captures used one attempt")
+        let decided = try XCTUnwrap(try selfieAudits(server).last)
+        XCTAssertEqual(decided["pad_outcome"], "attack")
+        XCTAssertEqual(decided["pad_findings"]?.arrayValue?.first, "challenge_failed")
+        XCTAssertEqual(decided["pad_combined"], true)
+    }
+
+    /// Conclusive texture is accepted on passive evidence, and the step-up can be turned off.
+    func testConclusiveTextureOrTheStepUpOffAcceptsWithoutAChallenge() throws {
+        let (server, _, _, done, _) = try firstCapture("sasha", first: PADUnsureOutcomesTests.pad(texture: 3.5, good: 10))
+        XCTAssertEqual(done.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: done.error))")
+        XCTAssertEqual(try selfieAudits(server).map { $0["result"]?.stringValue ?? "?" }, ["MATCHED"])
+
+        let off = ["idv.selfie_attempts": "3", "idv.pad.challenge_below": String(PADPolicy.defaultTextureLine)]
+        let (server2, _, _, accepted, _) = try firstCapture("silke", off)
+        XCTAssertEqual(accepted.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: accepted.error))")
+        let audit = try XCTUnwrap(try selfieAudits(server2).last)
+        XCTAssertEqual(audit["pad_outcome"], "bona_fide")
+        XCTAssertEqual(audit["pad_findings"]?.arrayValue, [])
+    }
+
+    /// An unsure capture whose pair would be accepted on pooled texture below the level is stepped
+    /// up after its retake; the three captures are decided together.
+    func testAnUnsurePairIsSteppedUpAfterItsRetake() throws {
+        let answered = PADUnsureOutcomesTests.pad(texture: 1.5, good: 10, motion: 0.9, plane: 0.5, challenge: [1, 1])
+        let (server, api, start, retake, frame) = try firstCapture("sanne", first: PADUnsureOutcomesTests.pad(texture: -2.0, good: 10),
+                                                                   then: [Self.inconclusive, answered])
+        XCTAssertEqual(retake.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertNil(RDNAChallengeProbe.challenge(retake), "the first retake is passive")
+        let asked = try upload(api, frame)
+        try assertSteppedUp(start, asked)
+        XCTAssertEqual(try upload(api, frame).name, "onIDVOptInCapturedFrameConfirmation")
+        let selfies = try selfieAudits(server)
+        XCTAssertEqual(selfies.map { $0["result"]?.stringValue ?? "?" }, ["retake", "retake", "MATCHED"])
+        XCTAssertEqual(selfies[0]["pad_findings"]?.arrayValue, ["texture_uncertain"])
+        XCTAssertEqual(selfies[1]["retake"], "challenge")
+        XCTAssertEqual(selfies[1]["pad_findings"]?.arrayValue, ["texture_not_conclusive"])
+        XCTAssertEqual(selfies[1]["texture_log_odds"]?.doubleValue, -0.5)
+        XCTAssertEqual(selfies[2]["texture_log_odds"]?.doubleValue, 0.17, "pooled over the three captures")
+    }
+
+    /// Active mode answers a challenge on every capture: nothing to step up. With presence
+    /// required (`idv.presence_fallback = refuse`) no challenge is asked: the capture is decided on
+    /// its evidence, and audited as accepted with the finding.
+    func testNoStepUpInActiveModeOrWhenNoChallengeCanBeAsked() throws {
+        let analyser = try Scripted()
+        let server = try WorkflowServer(Self.settings.merging(["idv.liveness_mode": "active"]) { _, n in n }, selfies: analyser)
+        let api = try server.loggedIn("sol")
+        analyser.script([PADUnsureOutcomesTests.pad(texture: 1.0, good: 10, motion: 0.9, plane: 0.4, challenge: [1, 1])])
+        let start = try optInUpload(api)
+        XCTAssertNotNil(RDNAChallengeProbe.challenge(start))
+        XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try selfieAudits(server).last?["pad_outcome"], "bona_fide")
+
+        let strict = Self.settings.merging(["idv.presence": "illumination", "idv.presence_fallback": "refuse"]) { _, n in n }
+        let (server2, _, _, decided, _) = try firstCapture("suvi", strict)
+        XCTAssertNil(RDNAChallengeProbe.challenge(decided), "presence required: no challenge")
+        XCTAssertNotEqual(decided.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let audit = try XCTUnwrap(try selfieAudits(server2).last)
+        XCTAssertEqual(audit["pad_outcome"], "bona_fide", "\(audit)")
+        XCTAssertEqual(audit["pad_findings"]?.arrayValue, ["texture_not_conclusive"])
+        withExtendedLifetime(server) {}
+    }
+}
