@@ -111,11 +111,12 @@ struct PADEvaluation {
             let first = policy.judgePAD(p.evidence, cues: cues, score: score)
             // The retake is the next window the server would judge (one with a face).
             let windows = (byCapture["\(p.species)|\(p.capture)"] ?? [i]).filter { $0 == i || presentations[$0].acquired }
-            // Stepped up to a challenge at once: an attack repeats itself (the next window) against
-            // one of the 8 challenges, decided together with the first.
+            // Stepped up to a challenge at once: an attack repeats itself (the next window; a clip
+            // of one window, itself again) against one of the 8 challenges, decided together with
+            // the first.
             if first.outcome == .challenge, let pad = p.evidence.pad {
                 var decision = PADDecision(first: first, final: first, retakeSimulated: false)
-                if !p.isBonaFide, windows.count > 1, let k = windows.firstIndex(of: i) {
+                if !p.isBonaFide, let k = windows.firstIndex(of: i) {
                     decision.challenged = challenged(presentations[windows[(k + 1) % windows.count]], p, policy,
                                                      earlier: PADRetake(pad: pad, cues: cues, steppedUp: true))
                 }
