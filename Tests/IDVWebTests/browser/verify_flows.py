@@ -822,7 +822,7 @@ def scenario_held_photo_attack(ctx):
     # active challenge (1066 with the actions listed); the attacker shows the same print each time
     # and the captures together are refused. (The fake camera loops the clip, so which frames a
     # capture gets varies from run to run: every path must end LIVENESS_FAILED.)
-    retakes = 0
+    retakes = challenged = 0
     while True:
         b.wait(lambda: b.current()[0] == 'result' or (b.current()[0] == 'selfie-start' and b.attr('data-retry') == 'true'),
                120, 'the verdict or the retake')
@@ -830,11 +830,13 @@ def scenario_held_photo_attack(ctx):
             break
         retakes += 1
         check(retakes <= 2, 'at most a retake and a challenge before the verdict')
-        check_retake_words(b)
+        challenged += check_retake_words(b)
         b.use_camera(media.attack)
         b.click('confirm')
         capture_selfie(b)
     result(b, 'failure')
+    ctx.notes['retakes'] = retakes
+    ctx.notes['challenged_retakes'] = challenged
     if retakes:
         decided = [e['details'] for e in srv.audit() if e['action'].endswith('selfie_verified')][-1]
         check(decided.get('pad_combined') is True and decided.get('pad_outcome') == 'attack', f'the captures decided an attack: {decided}')
