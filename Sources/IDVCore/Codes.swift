@@ -52,7 +52,7 @@ import Foundation
 /// | 1063 | `selfieFaceTooSmall` | the face is too small in the selfie capture: take it again |
 /// | 1064 | `selfieLowContrast` | the selfie capture has too little contrast: take it again |
 /// | 1065 | `selfieFaceNotFrontal` | the face in the selfie capture is turned away: take it again |
-/// | 1066 | `selfieRetake` | the liveness check was unsure about the capture (not an attack): take it again, no attempt used |
+/// | 1066 | `selfieRetake` | the liveness check was unsure about the capture (not an attack): take it again, no attempt used; when the upload request asked again carries a `liveness_challenge` (the capture sent on to an active challenge) people read ``IDVErrorCode/selfieRetakeChallengeMessage`` instead (``IDVError/worded(forAsk:)``) |
 /// | 1070 | `presenceRequired` | the selfie must be taken while the screen flashes the server's colours (`idv.presence_fallback = refuse`): no other way is offered |
 /// | 1071 | `presenceRetake` | the screen's colours were seen on the face, but too faintly to tell them from chance (bright surroundings, the phone held far): take it again under a new sequence, no attempt used |
 /// | 1080 | `documentGlare` | no machine-readable zone could be read and glare covers a band of the page: take it again |
@@ -214,6 +214,15 @@ public enum IDVErrorCode: Int, CaseIterable, Sendable, Codable {
         }
     }
 
+    /// The sentence for a 1066 (`selfieRetake`) whose upload request carries a `liveness_challenge`:
+    /// the policy sent the capture on to an active challenge (after an unsure capture, or at once
+    /// when a capture's texture is not conclusive; under active liveness every retake carries a fresh
+    /// challenge too), so the person is told to follow the movements, not only to take it again. The
+    /// code and the wire stay 1066 with ``message``; the edge that shows the sentence chooses this one
+    /// from the ask's payload (``IDVError/worded(forAsk:)``).
+    public static let selfieRetakeChallengeMessage =
+        "One more check: keep your face in the frame and follow the movements shown on the screen"
+
     /// The category reported as `shortErrorCode`.
     public var category: IDVErrorCategory {
         switch self {
@@ -272,6 +281,17 @@ public struct IDVError: Codable, Equatable, Sendable, Error, CustomStringConvert
     public var code: IDVErrorCode? { IDVErrorCode(rawValue: longErrorCode) }
     public var isSuccess: Bool { longErrorCode == 0 }
     public var description: String { "\(errorString) (\(longErrorCode))" }
+}
+
+extension IDVError {
+    /// This error worded for the ask it came back with (`payload`: the payload of the challenge asked
+    /// again): a 1066 (`selfieRetake`) whose payload carries a `liveness_challenge` object reads
+    /// ``IDVErrorCode/selfieRetakeChallengeMessage``; every other error, and a 1066 without a
+    /// challenge, is returned unchanged. Code and category are never changed.
+    public func worded(forAsk payload: JSONValue) -> IDVError {
+        guard code == .selfieRetake, case .object? = payload["liveness_challenge"] else { return self }
+        return IDVError(longErrorCode: longErrorCode, shortErrorCode: shortErrorCode, errorString: IDVErrorCode.selfieRetakeChallengeMessage)
+    }
 }
 
 /// The seeds' `RDNARequestStatus`: the back-end's verdict on a request. Success is 100 (or 0);

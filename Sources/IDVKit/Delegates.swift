@@ -150,7 +150,8 @@ public protocol RDNAIDVSelfieProcessingCallbacks: AnyObject {
     /// The same callback with why it is asked again (called first when implemented): `error`
     /// 1060–1065 for a capture too dark, blurred, small or turned away, 1032 no face, 1008 a capture
     /// that failed, 1028/1029 a lost network, 0 on a first ask; 1066 the liveness check was unsure
-    /// (not an attack), 1071 the screen's colours were seen on the face too faintly (bright
+    /// (not an attack) — with ``RDNA/pendingLivenessChallenge`` set, the capture was sent on to an
+    /// active challenge and `error.errorString` says to follow the movements shown — 1071 the screen's colours were seen on the face too faintly (bright
     /// surroundings), 1070 the capture must be taken under the flashing screen — for these three show
     /// `error.errorString` (the guidance) and call `setIDVSelfieProcessStartConfirmation(true, …)`
     /// again: the retake uses no attempt, and under presence the SDK hands the new challenge's colour

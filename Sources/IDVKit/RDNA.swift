@@ -857,7 +857,7 @@ public final class RDNA: @unchecked Sendable {
         let box = DelegateBox(d)
         let report = completion == nil && d.any
         // The response and error of the waiting challenge, for the callbacks' `response:error:` spellings.
-        let context = waiting.map { (response: WireMapping.response($0), error: WireMapping.err($0.error)) }
+        let context = waiting.map { (response: WireMapping.response($0), error: WireMapping.err($0)) }
         queue.async { [self] in
             for e in events where !e.dispatch(to: box.set, challenge: e.isChallenge ? context : nil) && report && e.needsApp {
                 unhandled(e, box.set)

@@ -181,6 +181,12 @@ public enum WireMapping {
     /// The client face of an optional wire error (no error → code 0).
     static func err(_ e: IDVError?) -> RDNAError { RDNAError(e ?? .none) }
 
+    /// The client face of the error a challenge came back with, worded for the ask
+    /// (``IDVError/worded(forAsk:)``: a 1066 whose upload request carries a `liveness_challenge`
+    /// tells the person to follow the movements); no error → code 0. The app reads it as
+    /// `error.errorString`; ``RDNA/currentChallenge`` keeps the wire's error as sent.
+    static func err(_ ch: WireChallenge) -> RDNAError { RDNAError(ch.error.map { $0.worded(forAsk: ch.payload) } ?? .none) }
+
     static func workflow(_ ch: WireChallenge) -> IDVWorkflow? {
         IDVWorkflow(rawValue: ch.idvWorkflow ?? ch.payload[Key.idvWorkflow]?.intValue ?? -1)
     }

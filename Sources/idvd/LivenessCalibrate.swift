@@ -25,6 +25,9 @@ enum LivenessCalibrate {
       is unsure about is retaken with the next window of the same capture and decided on both.
       Writes {"idv.pad.texture_line": …} to --out (default pad-calibration.json); when FILE is an existing
       flat JSON config file, that key is set in it and every other key kept — point it at your idvd config.
+      Warns (and still writes) when that line lies more than 2.0 log-odds from the default (-1.6) or BPCER
+      there exceeds 15 %: too few or unrepresentative captures, or an attack species the texture does not see.
+      A capture too short for a window is skipped; a species with no capture read is left out.
       Exit 0 when a line was written, 1 when no line reaches the target (nothing written).
     """
 
@@ -133,10 +136,20 @@ enum LivenessCalibrate {
             try judge(species, path)
             if !order.contains(species) { order.append(species) }
         }
+        // Only captures that were read count: a species whose every capture was skipped is left out
+        // (it has no presentation to judge), and said so.
+        for species in order.dropFirst() where captureCount[species, default: 0] == 0 {
+            CLI.stderr("idvd: no capture of attack species '\(species)' was read (every one skipped): left out of the calibration")
+        }
+        order = order.filter { captureCount[$0, default: 0] > 0 }
+        guard order.first == Species.bonaFide else { throw CLIError("no bona fide capture was read (every one skipped): nothing to calibrate") }
+        guard order.count > 1 else { throw CLIError("no attack capture was read (every one skipped): nothing to calibrate") }
         let evaluation = PADEvaluation(presentations: presentations)
         let windows = presentations.filter(\.counted)
         print("PAD calibration (ISO/IEC 30107-3): \(windows.filter(\.isBonaFide).count) bona fide windows of \(captureCount[Species.bonaFide] ?? 0) captures, "
-              + "\(windows.filter { !$0.isBonaFide }.count) attack windows of \(order.count - 1) species; \(perWindow)-frame windows at \(config.frameRate) fps")
+              + "\(windows.filter { !$0.isBonaFide }.count) attack windows of \(order.count - 1) species "
+              + "(\(order.dropFirst().map { "\($0): \(captureCount[$0, default: 0]) capture\(captureCount[$0, default: 0] == 1 ? "" : "s")" }.joined(separator: ", "))); "
+              + "\(perWindow)-frame windows at \(config.frameRate) fps")
         func show(_ title: String, _ p: WorkflowPolicy) {
             let r = evaluation.rates(p, species: order)
             print(title)
@@ -162,9 +175,47 @@ enum LivenessCalibrate {
         var calibrated = policy
         calibrated.pad.textureLine = line
         show(String(format: "texture line for APCER ≤ %.1f %% on every species: idv.pad.texture_line = %.2f", 100 * target, line), calibrated)
+        for text in warnings(line: line, bpcer: evaluation.rates(calibrated, species: order).bpcer, out: out) { print(text) }
         try write(["idv.pad.texture_line": .number(line)], to: out)
         print("wrote idv.pad.texture_line = \(String(format: "%.2f", line)) to \(out)")
         return 0
+    }
+
+    /// How far (log-odds) a calibrated line may lie from ``PADPolicy/defaultTextureLine`` before the
+    /// operator is warned, and the BPCER at the line above which they are (iBeta level 1 allows 15 %).
+    static let lineWarningDistance = 2.0
+    static let bpcerWarningRate = 0.15
+
+    /// The warnings for writing texture line `line` (calibrated log-odds) to `out`, at which bona fide
+    /// presentations are rejected at `bpcer`: empty when the line is within ``lineWarningDistance`` of
+    /// ``PADPolicy/defaultTextureLine`` and BPCER is at most ``bpcerWarningRate``; otherwise what it
+    /// means and what to do (docs/LIVENESS.md "Calibrating on your own devices").
+    static func warnings(line: Double, bpcer: PADErrorRate, out: String) -> [String] {
+        let base = PADPolicy.defaultTextureLine
+        let far = abs(line - base) > lineWarningDistance, rejects = bpcer.rate > bpcerWarningRate
+        guard far || rejects else { return [] }
+        var text: [String] = []
+        if far {
+            text.append(String(format: "warning: the line %.2f is %.2f log-odds %@ the default %.2f.", line, abs(line - base),
+                               line > base ? "above" : "below", base))
+            if line > base {
+                text.append("  Some attack captures score like live faces on texture, so the line climbs to refuse them and refuses real "
+                            + "people with it: an attack species the texture does not see (or captures filed under the wrong species).")
+            } else {
+                text.append("  Every attack capture scores far below the default, so nothing holds the line up: too few attack captures, "
+                            + "or only easy ones. A line this low lets through the attacks your captures did not include.")
+            }
+        }
+        if rejects {
+            text.append(String(format: "warning: BPCER at this line is %.1f %% (%d/%d), above %.0f %%: that share of real people would be "
+                               + "refused as attacks.", 100 * bpcer.rate, bpcer.errors, bpcer.total, 100 * bpcerWarningRate))
+        }
+        text.append("  Too few or unrepresentative captures do this too. Before going live: record bona fide captures of at least 30 "
+                    + "people on your own devices and in your own light, more attack captures of each species, check that each "
+                    + "species' captures are the attack they name, and calibrate again. An attack the texture does not see is "
+                    + "stopped by the active challenge (idv.liveness_mode = active) and the illumination challenge, not by a higher "
+                    + "line. The line is written all the same; to keep the default, remove idv.pad.texture_line from \(out).")
+        return text
     }
 
     /// Sets `settings` in the flat JSON config file `path` (created when missing; every other key kept).

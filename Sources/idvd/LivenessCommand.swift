@@ -71,9 +71,20 @@ struct LivenessOutput: Encodable {
     let template_frames: [Int]
     let template_weights: [Double]
     let template_model: String?
+    /// The texture cue as the server's policy reads it: calibrated log-odds of bona fide against print
+    /// or screen (0 even odds; compare with `idv.pad.texture_line`, default −1.6), and the good-quality
+    /// frames its median rests on of the frames scored; nil when no frame could be scored.
+    let texture_log_odds: Double?
+    let texture_good_frames: Int?
+    let texture_scored_frames: Int?
+    /// How far the face moved as a plane, in inter-eye distances (80th percentile over the frames):
+    /// large with no non-rigid motion is a flat picture moved by a hand, small a face held still
+    /// (`idv.pad.plane_motion_level`); nil with fewer than two tracked frames.
+    let plane_motion: Double?
     let frames: [FrameSummary]?
 
-    init(_ r: LivenessReport, includeFrames: Bool) {
+    /// `pad`: the capture's PAD evidence as the server receives it (`FaceKitSelfieAnalyser.evidence`).
+    init(_ r: LivenessReport, pad: PADEvidence?, includeFrames: Bool) {
         live = r.live; score = r.score; threshold = r.threshold; mode = r.mode.rawValue
         reasons = r.reasons.map(\.rawValue); frame_count = r.frameCount; tracked_frames = r.trackedFrameCount
         blinks = r.blinks; non_rigid_residual = r.nonRigidResidual.map { ($0 * 10000).rounded() / 10000 }
@@ -84,6 +95,10 @@ struct LivenessOutput: Encodable {
         best_frame_index = r.bestFrameIndex; frames = includeFrames ? r.frames : nil
         template_frames = r.templateFrameIndices; template_weights = r.templateWeights.map { ($0 * 1000).rounded() / 1000 }
         template_model = r.template?.model.name
+        texture_log_odds = pad?.texture.map { ($0.logOdds * 100).rounded() / 100 }
+        texture_good_frames = pad?.texture?.goodFrames
+        texture_scored_frames = pad?.texture?.scoredFrames
+        plane_motion = pad?.planeMotion.map { ($0 * 10000).rounded() / 10000 }
     }
 }
 
@@ -111,7 +126,9 @@ enum LivenessCLI {
     perspective, pixel grid, gamma, glare, hand motion) and re-captured.
     A folder's JPEG/PNG frames are read in name order, taken --fps apart (default 10); a video is decoded by
     ffmpeg at --fps. Prints JSON: live, score (0–100), reasons, blinks, non_rigid_residual,
-    mouth_action_spread, eye_action_spread, …; exit 0 when live,
+    mouth_action_spread, eye_action_spread, texture_log_odds (calibrated; the server's texture line is
+    idv.pad.texture_line, default -1.6) with texture_good_frames of texture_scored_frames, plane_motion
+    (inter-eye distances the face moved as a plane), …; exit 0 when live,
     1 when not. --challenge evaluates an active challenge (TURN_LEFT, TURN_RIGHT, BLINK, OPEN_MOUTH, in order).
     """
 
@@ -157,7 +174,8 @@ enum LivenessCLI {
         let analyzer = SelfieAnalyzer(engine: try FaceEngine.shared(), configuration: config)
         let report = try analyzer.analyze(frames: frames, challenge: try challenge(o))
         if let out = o["best-frame"], let jpeg = report.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
-        try CLI.printJSON(LivenessOutput(report, includeFrames: o["frames"] != nil))
+        let pad = FaceKitSelfieAnalyser.evidence(report, comparison: nil, framesPerSecond: report.frameRate).pad
+        try CLI.printJSON(LivenessOutput(report, pad: pad, includeFrames: o["frames"] != nil))
         return report.live ? 0 : 1
     }
 

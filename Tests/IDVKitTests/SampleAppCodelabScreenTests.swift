@@ -1,4 +1,5 @@
 import Foundation
+import IDVCore
 import IDVKit
 import XCTest
 import IDVTestSupport
@@ -195,6 +196,17 @@ final class SampleAppCodelabScreenTests: XCTestCase {
         assertInOrder(r.out, ["selfie-start> capture", "[Starting Capture...]", "── selfie-start ── Take a selfie", "error: 1066 ",
                               "selfie-start> capture", "error: 1066 ", "selfie-start> capture", "error: 400 LIVENESS_FAILED",
                               "selfie-start> cancel", "── alert ── Opt-In Failed", "User Cancelled", "── optin"])
+        // Each 1066 says what it asks: the plain retake its guidance; the one whose upload request
+        // carries a liveness challenge (its actions shown on the screen) one more check under those
+        // movements — never the plain retake's sentence twice.
+        let asked = r.out.components(separatedBy: "── selfie-start ──").dropFirst().filter { $0.contains("error: 1066 ") }
+        XCTAssertFalse(asked.isEmpty, r.out)
+        for screen in asked {
+            let challenged = screen.contains("  liveness_challenge: ")
+            let sentence = challenged ? IDVErrorCode.selfieRetakeChallengeMessage : IDVErrorCode.selfieRetake.message
+            XCTAssertTrue(screen.contains("  error: 1066 \(sentence)\n"), screen)
+        }
+        XCTAssertEqual(asked.filter { $0.contains("  liveness_challenge: ") }.count, 1, "the print is sent on to one active challenge: \(r.out)")
     }
 
     /// The server goes away while a screen is answered: the same screen comes back saying so (1028).

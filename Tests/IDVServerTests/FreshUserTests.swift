@@ -219,6 +219,50 @@ final class FreshUserTests: XCTestCase {
         XCTAssertTrue(text(none.stderr).contains("gave 0 frames"), text(none.stderr))
     }
 
+    /// `liveness analyze` prints the texture cue the server's PAD policy reads (calibrated log-odds,
+    /// with its good frames of those scored) and the plane motion: on the fixture's live capture the
+    /// same texture reading `selfie verify` gives (one evidence, two commands), above the default
+    /// line and above a held print of the same person; the face moving as a live face does, against
+    /// one frame repeated (a face held perfectly still), whose plane motion is about nothing.
+    func testLivenessAnalyzePrintsTextureAndPlaneMotion() throws {
+        let selfie = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie")
+        let live = selfie.appendingPathComponent("katie_live"), portrait = selfie.appendingPathComponent("katie_portrait.jpg")
+        let dir = try tempDir()
+        func analyze(_ path: URL) throws -> JSONValue {
+            let r = try IDVDBinary.run(["liveness", "analyze", path.path])
+            XCTAssertTrue([0, 1].contains(r.status), text(r.stderr))
+            return try JSONDecoder().decode(JSONValue.self, from: r.stdout)
+        }
+        func number(_ v: JSONValue, _ key: String) throws -> Double {
+            let x = try XCTUnwrap(v[key], "\(key) in \(v)")
+            return try XCTUnwrap(x.intValue.map(Double.init) ?? x.doubleValue, "\(key) is a number: \(v)")
+        }
+        let a = try analyze(live)
+        let texture = try number(a, "texture_log_odds"), good = try number(a, "texture_good_frames")
+        let scored = try number(a, "texture_scored_frames"), frames = try number(a, "frame_count")
+        XCTAssertTrue(good >= 1 && good <= scored && scored <= frames, "\(a)")
+        XCTAssertGreaterThan(texture, -1.6, "a live face's texture is above the default line: \(a)")
+        let verify = try IDVDBinary.run(["selfie", "verify", live.path, "--against", portrait.path])
+        let verified = try JSONDecoder().decode(JSONValue.self, from: verify.stdout)
+        XCTAssertEqual(texture, try number(verified, "texture_log_odds"), accuracy: 1e-9, "analyze and selfie verify read one texture cue")
+
+        let print = dir.appendingPathComponent("print")
+        let made = try IDVDBinary.run(["liveness", "make-attack", "--from", portrait.path, "--out", print.path, "--frames", "30", "--seed", "7"])
+        XCTAssertEqual(made.status, 0, text(made.stderr))
+        XCTAssertLessThan(try number(try analyze(print), "texture_log_odds"), texture, "a print's texture reads less live than the face's")
+
+        let still = dir.appendingPathComponent("still")
+        try FileManager.default.createDirectory(at: still, withIntermediateDirectories: true)
+        let first = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: live.path).filter { $0.hasSuffix(".jpg") }.sorted().first)
+        for i in 1...20 {
+            try FileManager.default.copyItem(at: live.appendingPathComponent(first), to: still.appendingPathComponent(String(format: "frame_%02d.jpg", i)))
+        }
+        let held = try analyze(still)
+        XCTAssertLessThan(try number(held, "plane_motion"), 0.05, "one frame repeated barely moves as a plane: \(held)")
+        XCTAssertGreaterThan(try number(a, "plane_motion"), 0.1, "the live capture's face moves: \(a)")
+        XCTAssertLessThanOrEqual(try number(held, "texture_good_frames"), try number(held, "texture_scored_frames"), "\(held)")
+    }
+
     // MARK: Missing model files
 
     /// Without the dlib model files `idvd serve` says so once at start, and the flows that need

@@ -40,6 +40,15 @@ final class LivenessCalibrateTests: XCTestCase {
         XCTAssertTrue(after.contains("BPCER"), after)
         XCTAssertTrue(after.contains("bona fide retaken"), after)
         XCTAssertTrue(out.contains("wrote idv.pad.texture_line = \(String(format: "%.2f", line)) to \(config.path)"), out)
+        // Four attack windows, every one scoring far below the default: the line written lies far
+        // below it, and the operator is told what that means and what to do before going live.
+        if line < -1.6 - 2 {
+            let warning = String(format: "warning: the line %.2f is %.2f log-odds below the default -1.60.", line, -1.6 - line)
+            XCTAssertTrue(after.contains(warning) && after.contains("too few attack captures"), after)
+            XCTAssertTrue(after.contains("remove idv.pad.texture_line from \(config.path)"), after)
+        } else {
+            XCTAssertFalse(out.contains("warning:"), "a line within 2 log-odds of the default, BPCER \u{2264} 15 %: no warning\n\(out)")
+        }
 
         // The server reads the file: the calibrated line, and the operator's other settings untouched.
         let loaded = try ServerConfig.load(file: config.path, environment: [:])
@@ -48,16 +57,82 @@ final class LivenessCalibrateTests: XCTestCase {
         XCTAssertEqual(loaded.engine.workflow.livenessThreshold, 50)
     }
 
+    /// A bona fide clip filed as an attack species (an attack the texture does not see: its texture
+    /// reads live) drives the line far above the default and refuses the real people with it: both
+    /// warnings are printed, saying why and what to do. A species whose only capture was skipped
+    /// (three frames, shorter than a window) is said to be left out and not counted in the header.
+    func testALineFarFromTheDefaultIsWarnedAndASkippedSpeciesIsNotCounted() throws {
+        let root = TestData.shared.appendingPathComponent("liveness")
+        let bona = ["bona-fide-more/grid_bbaf2n.mp4", "bona-fide-more/grid_lbax4n.mp4", "attacks/replay-video/real.mov"]
+        let misfiled = "bona-fide-more/grid_brbk7n.mp4"
+        for f in bona + [misfiled] { _ = try TestData.sharedFile("liveness/\(f)") }
+        _ = try TestData.tool("/usr/bin/ffmpeg")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("calibrate-\(UUID().uuidString)")
+        let short = dir.appendingPathComponent("short")
+        try FileManager.default.createDirectory(at: short, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let live = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_live")
+        for name in try FileManager.default.contentsOfDirectory(atPath: live.path).filter({ $0.hasSuffix(".jpg") }).sorted().prefix(3) {
+            try FileManager.default.copyItem(at: live.appendingPathComponent(name), to: short.appendingPathComponent(name))
+        }
+        let out = dir.appendingPathComponent("pad.json")
+        let r = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide"] + bona.map { root.appendingPathComponent($0).path }
+                                   + ["--attack", "misfiled=" + root.appendingPathComponent(misfiled).path, "short=" + short.path,
+                                      "--out", out.path],
+                                   environment: ["IDVD_FRAME_CACHE": dir.appendingPathComponent("frames").path])
+        let text = String(decoding: r.stdout, as: UTF8.self), errors = String(decoding: r.stderr, as: UTF8.self)
+        XCTAssertEqual(r.status, 0, text + errors)
+        XCTAssertTrue(text.contains("6 bona fide windows of 3 captures, 1 attack windows of 1 species (misfiled: 1 capture);"), text)
+        XCTAssertFalse(text.contains("short"), text)
+        XCTAssertTrue(errors.contains("\(short.path) is shorter than 2.5 s: skipped"), errors)
+        XCTAssertTrue(errors.contains("no capture of attack species 'short' was read (every one skipped): left out of the calibration"), errors)
+
+        let lineRow = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("texture line for APCER ≤ 0.0 % on every species") }, text)
+        let line = try XCTUnwrap(Double(try XCTUnwrap(lineRow.split(separator: "=").last).trimmingCharacters(in: .whitespaces)))
+        XCTAssertGreaterThan(line, -1.6 + 2, text)
+        let after = text.components(separatedBy: lineRow).last ?? ""
+        XCTAssertTrue(after.contains(String(format: "warning: the line %.2f is %.2f log-odds above the default -1.60.", line, line + 1.6)), after)
+        XCTAssertTrue(after.contains("an attack species the texture does not see"), after)
+        // BPCER at the line, as printed in its block, and the warning that quotes it.
+        let bpcer = try XCTUnwrap(after.split(separator: "\n").first { $0.hasPrefix("  BPCER ") }, after)
+        let counts = try XCTUnwrap(bpcer.split(separator: "(").dropFirst().first?.split(separator: ")").first, String(bpcer))
+        let parts = counts.split(separator: "/").compactMap { Int($0) }
+        XCTAssertEqual(parts.count, 2, String(bpcer))
+        XCTAssertGreaterThan(Double(parts[0]) / Double(parts[1]), 0.15, String(bpcer))
+        XCTAssertTrue(after.contains(String(format: "warning: BPCER at this line is %.1f %% (%d/%d), above 15 %%", 100 * Double(parts[0]) / Double(parts[1]),
+                                            parts[0], parts[1])), after)
+        XCTAssertTrue(after.contains("record bona fide captures of at least 30 people") && after.contains("idv.liveness_mode = active"), after)
+        XCTAssertTrue(text.contains("wrote idv.pad.texture_line = \(String(format: "%.2f", line)) to \(out.path)"), text)
+    }
+
     func testBadArgumentsAreRefusedClearly() throws {
-        let noAttack = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", "/nonexistent"])
-        XCTAssertEqual(noAttack.status, 2)
-        XCTAssertTrue(String(decoding: noAttack.stderr, as: UTF8.self).contains("calibration needs bona fide captures and attacks"))
+        let noAttackGiven = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", "/nonexistent"])
+        XCTAssertEqual(noAttackGiven.status, 2)
+        XCTAssertTrue(String(decoding: noAttackGiven.stderr, as: UTF8.self).contains("calibration needs bona fide captures and attacks"))
         let badPair = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", "/nonexistent", "--attack", "print"])
         XCTAssertEqual(badPair.status, 2)
         XCTAssertTrue(String(decoding: badPair.stderr, as: UTF8.self).contains("--attack takes SPECIES=PATH, got 'print'"))
         let missing = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", "/nonexistent", "--attack", "print=/nonexistent"])
         XCTAssertEqual(missing.status, 2)
         XCTAssertTrue(String(decoding: missing.stderr, as: UTF8.self).contains("no such file or folder: /nonexistent"))
+        // Captures that were all skipped (three frames: shorter than a window) leave nothing to calibrate.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("calibrate-\(UUID().uuidString)")
+        let short = dir.appendingPathComponent("short")
+        try FileManager.default.createDirectory(at: short, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let live = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_live")
+        for name in try FileManager.default.contentsOfDirectory(atPath: live.path).filter({ $0.hasSuffix(".jpg") }).sorted().prefix(3) {
+            try FileManager.default.copyItem(at: live.appendingPathComponent(name), to: short.appendingPathComponent(name))
+        }
+        let noBona = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", short.path, "--attack", "print=" + live.path,
+                                         "--out", dir.appendingPathComponent("a.json").path])
+        XCTAssertEqual(noBona.status, 2)
+        XCTAssertTrue(String(decoding: noBona.stderr, as: UTF8.self).contains("no bona fide capture was read (every one skipped)"))
+        let noAttack = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", live.path, "--attack", "print=" + short.path,
+                                           "--out", dir.appendingPathComponent("b.json").path])
+        XCTAssertEqual(noAttack.status, 2)
+        XCTAssertTrue(String(decoding: noAttack.stderr, as: UTF8.self).contains("no attack capture was read (every one skipped)"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("b.json").path), "nothing written")
         let help = try IDVDBinary.run(["liveness", "calibrate", "--help"])
         XCTAssertEqual(help.status, 0)
         XCTAssertTrue(String(decoding: help.stdout, as: UTF8.self).contains("--target-apcer PERCENT"))

@@ -14,7 +14,7 @@ const attempts = (ch) => (ch.attempts_left >= 0 && ch.attempts_left !== undefine
 function verdictNotice(ch) {
   const e = ch.error, st = ch.status;
   const lines = [];
-  if (e && e.long_error_code) lines.push(codeWords(e.long_error_code, e.error_string));
+  if (e && e.long_error_code) lines.push(codeWords(e.long_error_code, e.error_string, ch.payload));
   if (st && st.status_code && ![0, 100].includes(st.status_code) && st.status_message) lines.push(W.statusWords[st.status_message] || st.status_message);
   const reasons = ch.payload && ch.payload.liveness_reasons;
   if (Array.isArray(reasons)) for (const r of reasons) lines.push(W.reason[r] || r);

@@ -502,6 +502,12 @@ export const W = {
     1071: 'We could not see your screen\'s colours on your face clearly. Move away from bright light or a window, hold the phone a little closer, and take it again. This does not use up an attempt.',
     default: 'Something went wrong. Please try again.',
   },
+  // An error code whose sentence depends on the ask it came back with: a 1066 whose upload request
+  // carries a liveness_challenge is the capture sent on to an active challenge (the twin of IDVCore's
+  // IDVErrorCode.selfieRetakeChallengeMessage, chosen by codeWords from the payload).
+  codeWithChallenge: {
+    1066: 'One more check: keep your face in the frame and follow the movements shown on the screen. This does not use up an attempt.',
+  },
   // Status messages that are verdict keywords (WORKFLOWS.md §1), in plain words.
   statusWords: {
     LIVENESS_FAILED: 'We could not confirm that a live person took this selfie.',
@@ -524,7 +530,12 @@ export const W = {
   },
 };
 
-// Plain words for an error code (with the server's sentence when the table has none).
-export function codeWords(code, serverText) {
+// Plain words for an error code (with the server's sentence when the table has none). `payload` is
+// the payload of the challenge asked again, when there is one: a 1066 whose upload request carries a
+// liveness_challenge reads W.codeWithChallenge (one more check under the movements shown), never the
+// plain retake's sentence.
+export function codeWords(code, serverText, payload) {
+  const challenge = payload && payload.liveness_challenge;
+  if (challenge && typeof challenge === 'object' && W.codeWithChallenge[code]) return W.codeWithChallenge[code];
   return W.code[code] ?? (serverText || W.code.default);
 }

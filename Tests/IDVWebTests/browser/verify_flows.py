@@ -767,6 +767,25 @@ def scenario_codelab_screens(ctx):
     b.assert_clean()
 
 
+RETAKE_WORDS = 'We could not check the selfie well enough'
+CHALLENGE_RETAKE_WORDS = 'One more check: keep your face in the frame and follow the movements shown on the screen.'
+
+
+def check_retake_words(b):
+    """The selfie screen asked again with 1066 says what this retake is: the plain retake's guidance,
+    or, when the upload request carries a liveness_challenge (its actions listed on the screen), one
+    more check under those movements — never the plain retake's sentence again. Returns whether the
+    retake was the challenge's."""
+    challenged = bool(b.js("return document.querySelector('#app > [data-screen] [data-challenge-actions]') ? true : false"))
+    text = b.text()
+    check('does not use up an attempt' in text, f'the retake guidance is shown: {text!r}')
+    if challenged:
+        check(CHALLENGE_RETAKE_WORDS in text and RETAKE_WORDS not in text, f'the challenge has its own sentence: {text!r}')
+    else:
+        check(RETAKE_WORDS in text and CHALLENGE_RETAKE_WORDS not in text, f'the plain retake has its sentence: {text!r}')
+    return challenged
+
+
 def scenario_held_photo_attack(ctx):
     """A printed photo held up to the camera (idvd liveness make-attack) is refused: LIVENESS_FAILED
     (after at most the retake the PAD policy asks for and its challenge), shown as such; the link names the flow (server biometric) and the page starts it after login."""
@@ -805,7 +824,7 @@ def scenario_held_photo_attack(ctx):
     # active challenge (1066 with the actions listed); the attacker shows the same print each time
     # and the captures together are refused. (The fake camera loops the clip, so which frames a
     # capture gets varies from run to run: every path must end LIVENESS_FAILED.)
-    retakes = 0
+    retakes = challenged = 0
     while True:
         b.wait(lambda: b.current()[0] == 'result' or (b.current()[0] == 'selfie-start' and b.attr('data-retry') == 'true'),
                120, 'the verdict or the retake')
@@ -813,11 +832,13 @@ def scenario_held_photo_attack(ctx):
             break
         retakes += 1
         check(retakes <= 2, 'at most a retake and a challenge before the verdict')
-        check('does not use up an attempt' in b.text(), f'the retake guidance is shown: {b.text()!r}')
+        challenged += check_retake_words(b)
         b.use_camera(media.attack)
         b.click('confirm')
         capture_selfie(b)
     result(b, 'failure')
+    ctx.notes['retakes'] = retakes
+    ctx.notes['challenged_retakes'] = challenged
     if retakes:
         decided = [e['details'] for e in srv.audit() if e['action'].endswith('selfie_verified')][-1]
         check(decided.get('pad_combined') is True and decided.get('pad_outcome') == 'attack', f'the captures decided an attack: {decided}')
@@ -845,7 +866,7 @@ def scenario_pad_retake(ctx):
     selfie_step(b, media, video=media.away)
     b.wait(lambda: b.current()[0] == 'selfie-start' and b.attr('data-retry') == 'true', 120, 'the selfie screen asked again')
     b.screen('selfie-start')
-    check('does not use up an attempt' in b.text(), f'the retake guidance is shown: {b.text()!r}')
+    check(not check_retake_words(b), 'a face that left the view is asked again plainly, not under a challenge')
     check('keep your face in the frame' in b.text(), 'the guidance says what to do')
     after = b.js("return document.querySelector('[data-attempts-left]')?.dataset.attemptsLeft")
     check(before == after, f'attempts left unchanged by the retake ({before} → {after})')
