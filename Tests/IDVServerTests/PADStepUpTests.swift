@@ -49,6 +49,7 @@ final class PADStepUpTests: XCTestCase {
         XCTAssertEqual(asked.name, WireName.uploadIDVSelfieFrames, file: file, line: line)
         XCTAssertEqual(asked.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue, file: file, line: line)
         XCTAssertEqual(asked.attemptsLeft, start.attemptsLeft, "the step-up uses no attempt", file: file, line: line)
+        XCTAssertEqual(asked.error?.errorString, IDVErrorCode.selfieRetakeChallengeMessage, "the ask says a challenge follows", file: file, line: line)
         let issued = try XCTUnwrap(RDNAChallengeProbe.challenge(asked), "the ask carries the challenge: \(asked.payload)", file: file, line: line)
         XCTAssertEqual(issued.actions.count, 2, file: file, line: line)
         XCTAssertTrue(issued.actions.contains { $0 == "TURN_LEFT" || $0 == "TURN_RIGHT" }, "\(issued.actions)", file: file, line: line)

@@ -28,8 +28,10 @@ extension IDVFlowSteps {
         let c = env.policy.activeLiveness ? challenge ?? issueChallenge(now: now, env) : challenge
         let request = SelfieUploadRequest(maxFrames: env.policy.maxFrames, livenessChallenge: c, livenessReasons: livenessReasons,
                                           presence: presence ?? freshPresence(now: now, env))
-        return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r, env), payload: Self.payload(request),
-                                               error: error, status: status))
+        let payload = Self.payload(request)
+        // A 1066 that asks for a challenge says so (IDVErrorCode.selfieRetakeChallengeMessage), as the clients word it.
+        return .ask(.upload(challenge: c), spec(WireName.uploadIDVSelfieFrames, r, attemptsLeft: selfieLeft(r, env), payload: payload,
+                                               error: error?.worded(forAsk: payload), status: status))
     }
 
     /// Whether capture `e` matched the flow's `reference` at the policy's line
