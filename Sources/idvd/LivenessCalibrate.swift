@@ -176,6 +176,22 @@ enum LivenessCalibrate {
         calibrated.pad.textureLine = line
         show(String(format: "texture line for APCER ≤ %.1f %% on every species: idv.pad.texture_line = %.2f", 100 * target, line), calibrated)
         for text in warnings(line: line, bpcer: evaluation.rates(calibrated, species: order).bpcer, out: out) { print(text) }
+        // The step-up (passive mode): the level these captures need, beside the one in force; advice, not written.
+        if !calibrated.activeLiveness, calibrated.pad.challengeOnUnsure {
+            let now = evaluation.rates(calibrated, species: order).challenged
+            if let level = evaluation.challengeLevel(forAPCER: target, policy: calibrated, species: order) {
+                var at = calibrated
+                at.pad.challengeBelow = level
+                print(String(format: "step-up: these attack captures need idv.pad.challenge_below ≥ %.2f%@ (bona fide sent to a challenge there %@); "
+                             + "in force %.2f (%@); not written — raise it when your attack captures include screens filling the view",
+                             level, level <= line ? " (no step-up)" : "", evaluation.rates(at, species: order).challenged.formatted,
+                             calibrated.pad.challengeBelow, now.formatted))
+            } else {
+                print(String(format: "step-up: no idv.pad.challenge_below keeps APCER at or below %.1f %% at this line "
+                             + "(an attack answers its challenges); in force %.2f (bona fide sent to a challenge %@)",
+                             100 * target, calibrated.pad.challengeBelow, now.formatted))
+            }
+        }
         try write(["idv.pad.texture_line": .number(line)], to: out)
         print("wrote idv.pad.texture_line = \(String(format: "%.2f", line)) to \(out)")
         return 0

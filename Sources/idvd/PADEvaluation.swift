@@ -195,6 +195,23 @@ struct PADEvaluation {
                      apnrr: apnrr)
     }
 
+    /// The lowest step-up level (`idv.pad.challenge_below`, log-odds) at which no attack species'
+    /// APCER exceeds `target` under `policy`'s line — the line itself when no step-up is needed —
+    /// over the candidate levels just above each attack presentation's texture log-odds; nil when
+    /// none reaches it (an attack that answers its challenges, or one the texture line lets through
+    /// without passive evidence to step up).
+    func challengeLevel(forAPCER target: Double, policy: WorkflowPolicy, species order: [String]) -> Double? {
+        var candidates = Set(presentations.filter { !$0.isBonaFide && $0.counted }.compactMap { $0.evidence.pad?.texture?.logOdds }
+            .map { (($0 + 0.005) * 100).rounded(.up) / 100 }.filter { $0 > policy.pad.textureLine })
+        candidates.insert(policy.pad.textureLine)
+        for t in candidates.sorted() {
+            var p = policy
+            p.pad.challengeBelow = t
+            if rates(p, species: order).maxAPCER <= target + 1e-12 { return t }
+        }
+        return nil
+    }
+
     /// The lowest texture line (log-odds) at which no attack species' APCER exceeds `target`, over
     /// the candidate lines just above each attack presentation's texture log-odds (and the policy's
     /// own line); nil when none reaches it (an attack the texture cannot stop at any line).

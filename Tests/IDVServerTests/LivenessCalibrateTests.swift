@@ -40,6 +40,9 @@ final class LivenessCalibrateTests: XCTestCase {
         XCTAssertTrue(after.contains("BPCER"), after)
         XCTAssertTrue(after.contains("bona fide retaken"), after)
         XCTAssertTrue(out.contains("wrote idv.pad.texture_line = \(String(format: "%.2f", line)) to \(config.path)"), out)
+        // The texture stops every replay at that line: no step-up needed for these captures (advice; the default stays in force).
+        XCTAssertTrue(after.contains(String(format: "step-up: these attack captures need idv.pad.challenge_below ≥ %.2f (no step-up)", line)), after)
+        XCTAssertTrue(after.contains(String(format: "in force %.2f", PADPolicy.defaultChallengeBelow)), after)
         // Four attack windows, every one scoring far below the default: the line written lies far
         // below it, and the operator is told what that means and what to do before going live.
         if line < -1.6 - 2 {
