@@ -368,7 +368,9 @@ final class LivenessBench {
                 print("  " + col("APCER  \(species)", 44) + col(rate.formatted, 38)
                       + col(PADErrorRate(errors: idx.filter { subset[$0].oneCaptureLive }.count, total: idx.count).formatted)
                       + col(PADErrorRate(errors: idx.filter { subset[$0].previousLive }.count, total: idx.count).formatted)
-                      + "APNRR \(PADErrorRate(errors: idx.filter { decisions[$0].nonResponse }.count, total: idx.count).formatted)")
+                      + "APNRR \(PADErrorRate(errors: idx.filter { decisions[$0].nonResponse }.count, total: idx.count).formatted)"
+                      + "  sent to a challenge \(idx.filter { decisions[$0].askedChallenge }.count)"
+                      + " (answered \(idx.filter { decisions[$0].askedChallenge && decisions[$0].challenged?.outcome == .bonaFide }.count))")
             }
             // Every bona fide window the policy rejected or asked again, and why.
             for i in bona where !decisions[i].accepted || decisions[i].retaken {
