@@ -201,27 +201,27 @@ struct PADEvaluation {
     /// none reaches it (an attack that answers its challenges, or one the texture line lets through
     /// without passive evidence to step up).
     func challengeLevel(forAPCER target: Double, policy: WorkflowPolicy, species order: [String]) -> Double? {
-        var candidates = Set(presentations.filter { !$0.isBonaFide && $0.counted }.compactMap { $0.evidence.pad?.texture?.logOdds }
-            .map { (($0 + 0.005) * 100).rounded(.up) / 100 }.filter { $0 > policy.pad.textureLine })
-        candidates.insert(policy.pad.textureLine)
-        for t in candidates.sorted() {
-            var p = policy
-            p.pad.challengeBelow = t
-            if rates(p, species: order).maxAPCER <= target + 1e-12 { return t }
-        }
-        return nil
+        lowest(\.pad.challengeBelow, from: policy.pad.textureLine, forAPCER: target, policy: policy, species: order)
     }
 
     /// The lowest texture line (log-odds) at which no attack species' APCER exceeds `target`, over
     /// the candidate lines just above each attack presentation's texture log-odds (and the policy's
     /// own line); nil when none reaches it (an attack the texture cannot stop at any line).
     func line(forAPCER target: Double, policy: WorkflowPolicy, species order: [String]) -> Double? {
+        lowest(\.pad.textureLine, from: -.infinity, forAPCER: target, policy: policy, species: order)
+    }
+
+    /// The lowest value of the setting at `key` at which no attack species' APCER exceeds `target`:
+    /// tried at the policy's own line and just above each attack presentation's texture log-odds
+    /// (rounded up to 0.01) above `floor`, in increasing order.
+    private func lowest(_ key: WritableKeyPath<WorkflowPolicy, Double>, from floor: Double, forAPCER target: Double,
+                        policy: WorkflowPolicy, species order: [String]) -> Double? {
         var candidates = Set(presentations.filter { !$0.isBonaFide && $0.counted }.compactMap { $0.evidence.pad?.texture?.logOdds }
-            .map { (($0 + 0.005) * 100).rounded(.up) / 100 })
+            .map { (($0 + 0.005) * 100).rounded(.up) / 100 }.filter { $0 > floor })
         candidates.insert(policy.pad.textureLine)
         for t in candidates.sorted() {
             var p = policy
-            p.pad.textureLine = t
+            p[keyPath: key] = t
             if rates(p, species: order).maxAPCER <= target + 1e-12 { return t }
         }
         return nil

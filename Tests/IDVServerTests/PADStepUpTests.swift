@@ -18,17 +18,6 @@ final class PADStepUpTests: XCTestCase {
     /// Life shown (talking, moving), the texture reaching the line but not the step-up level.
     static let inconclusive = PADUnsureOutcomesTests.pad(texture: 1.0, good: 10)
 
-    func optInUpload(_ api: API) throws -> WireChallenge {
-        XCTAssertEqual(try api.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
-        XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
-        return try XCTUnwrap(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge)
-    }
-
-    func upload(_ api: API, _ frame: Data) throws -> WireChallenge {
-        try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
-                                     route: "/v1/session/upload").challenge)
-    }
-
     /// A server with `settings` and `user` opted in up to the selfie; the first capture (scripted
     /// `first`, then `then`) is uploaded.
     func firstCapture(_ user: String, _ settings: [String: String] = settings, first: PADEvidence = inconclusive,
@@ -38,9 +27,9 @@ final class PADStepUpTests: XCTestCase {
         let api = try server.loggedIn(user)
         let frame = try TestImages.obamaSelfie()
         analyser.script([first] + then)
-        let start = try optInUpload(api)
+        let start = try PADUnsureOutcomesTests.optInUpload(api)
         XCTAssertNil(RDNAChallengeProbe.challenge(start), "passive mode: no challenge at first")
-        return (server, api, start, try upload(api, frame), frame)
+        return (server, api, start, try PADUnsureOutcomesTests.upload(api, frame), frame)
     }
 
     /// The first capture stepped up: 1066 with a challenge of a head turn and a blink or an open
@@ -63,7 +52,7 @@ final class PADStepUpTests: XCTestCase {
         let answered = PADUnsureOutcomesTests.pad(texture: 1.2, good: 10, motion: 0.9, plane: 0.5, challenge: [1, 1])
         let (server, api, start, asked, frame) = try firstCapture("stella", then: [answered])
         try assertSteppedUp(start, asked)
-        let done = try upload(api, frame)
+        let done = try PADUnsureOutcomesTests.upload(api, frame)
         XCTAssertEqual(done.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: done.error))")
         let selfies = try selfieAudits(server)
         XCTAssertEqual(selfies.map { $0["result"]?.stringValue ?? "?" }, ["retake", "MATCHED"])
@@ -81,7 +70,7 @@ final class PADStepUpTests: XCTestCase {
         let unanswered = PADUnsureOutcomesTests.pad(texture: 1.0, good: 10, motion: 0.9, plane: 0.3, challenge: [0, 0])
         let (server, api, start, asked, frame) = try firstCapture("sven", then: [unanswered])
         try assertSteppedUp(start, asked)
-        let failed = try upload(api, frame)
+        let failed = try PADUnsureOutcomesTests.upload(api, frame)
         XCTAssertEqual(failed.status?.statusMessage, "LIVENESS_FAILED")
         XCTAssertEqual(failed.attemptsLeft, start.attemptsLeft - 1, "the two captures used one attempt")
         let decided = try XCTUnwrap(try selfieAudits(server).last)
@@ -112,9 +101,9 @@ final class PADStepUpTests: XCTestCase {
                                                                    then: [Self.inconclusive, answered])
         XCTAssertEqual(retake.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         XCTAssertNil(RDNAChallengeProbe.challenge(retake), "the first retake is passive")
-        let asked = try upload(api, frame)
+        let asked = try PADUnsureOutcomesTests.upload(api, frame)
         try assertSteppedUp(start, asked)
-        XCTAssertEqual(try upload(api, frame).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try PADUnsureOutcomesTests.upload(api, frame).name, "onIDVOptInCapturedFrameConfirmation")
         let selfies = try selfieAudits(server)
         XCTAssertEqual(selfies.map { $0["result"]?.stringValue ?? "?" }, ["retake", "retake", "MATCHED"])
         XCTAssertEqual(selfies[0]["pad_findings"]?.arrayValue, ["texture_uncertain"])
@@ -132,9 +121,9 @@ final class PADStepUpTests: XCTestCase {
         let server = try WorkflowServer(Self.settings.merging(["idv.liveness_mode": "active"]) { _, n in n }, selfies: analyser)
         let api = try server.loggedIn("sol")
         analyser.script([PADUnsureOutcomesTests.pad(texture: 1.0, good: 10, motion: 0.9, plane: 0.4, challenge: [1, 1])])
-        let start = try optInUpload(api)
+        let start = try PADUnsureOutcomesTests.optInUpload(api)
         XCTAssertNotNil(RDNAChallengeProbe.challenge(start))
-        XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try PADUnsureOutcomesTests.upload(api, try TestImages.obamaSelfie()).name, "onIDVOptInCapturedFrameConfirmation")
         XCTAssertEqual(try selfieAudits(server).last?["pad_outcome"], "bona_fide")
 
         let strict = Self.settings.merging(["idv.presence": "illumination", "idv.presence_fallback": "refuse"]) { _, n in n }

@@ -46,13 +46,15 @@ final class PADUnsureOutcomesTests: XCTestCase {
                     motion: motion, facialAction: challenge == nil ? action : nil, challenge: challenge, planeMotion: plane)
     }
 
-    func optInUpload(_ api: API) throws -> WireChallenge {
+    /// Opt-in (seed 004) up to the selfie upload: password, then the start confirmation; the upload ask.
+    static func optInUpload(_ api: API) throws -> WireChallenge {
         XCTAssertEqual(try api.startFlow("idv.postlogin.optin").challenge?.name, "getPassword")
         XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).challenge?.name, "getIDVSelfieProcessStartConfirmation")
         return try XCTUnwrap(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge)
     }
 
-    func upload(_ api: API, _ frame: Data) throws -> WireChallenge {
+    /// `frame` twice as a selfie capture at 10 fps; the server's answer.
+    static func upload(_ api: API, _ frame: Data) throws -> WireChallenge {
         try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
                                      route: "/v1/session/upload").challenge)
     }
@@ -70,9 +72,9 @@ final class PADUnsureOutcomesTests: XCTestCase {
         let api = try server.loggedIn(user)
         let frame = try TestImages.obamaSelfie()
         analyser.script([Self.still, Self.still] + then)
-        let first = try optInUpload(api)
+        let first = try Self.optInUpload(api)
         XCTAssertNil(RDNAChallengeProbe.challenge(first), "passive mode: no challenge at first")
-        let retake = try upload(api, frame)
+        let retake = try Self.upload(api, frame)
         XCTAssertEqual(retake.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         XCTAssertNil(RDNAChallengeProbe.challenge(retake), "the first retake is passive")
         return (server, api, first, frame)
@@ -85,18 +87,18 @@ final class PADUnsureOutcomesTests: XCTestCase {
         let frame = try TestImages.obamaSelfie()
         // Turned away twice (texture read on 0 and 2 frames), talking and moving all along; then frontal.
         analyser.script([Self.pad(texture: nil, good: 0), Self.pad(texture: 1.2, good: 2), Self.pad(texture: 1.5, good: 9)])
-        let first = try optInUpload(api)
-        let retake = try upload(api, frame)
+        let first = try Self.optInUpload(api)
+        let retake = try Self.upload(api, frame)
         XCTAssertEqual(retake.name, WireName.uploadIDVSelfieFrames)
         XCTAssertEqual(retake.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         XCTAssertEqual(retake.attemptsLeft, first.attemptsLeft, "the PAD retake uses no attempt")
-        let quality = try upload(api, frame)
+        let quality = try Self.upload(api, frame)
         XCTAssertEqual(quality.name, WireName.uploadIDVSelfieFrames)
         XCTAssertEqual(quality.error?.longErrorCode, IDVErrorCode.selfieFaceNotFrontal.rawValue)
         XCTAssertEqual(quality.error?.errorString, IDVErrorCode.selfieFaceNotFrontal.message)
         XCTAssertNil(quality.status, "no verdict: \(String(describing: quality.status))")
         XCTAssertEqual(quality.attemptsLeft, first.attemptsLeft - 1, "the pair used one attempt")
-        XCTAssertEqual(try upload(api, frame).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try Self.upload(api, frame).name, "onIDVOptInCapturedFrameConfirmation")
 
         let selfies = try server.audit().filter { $0.action == "idv.selfie_verified" }.map(\.details)
         XCTAssertEqual(selfies.map { $0["result"]?.stringValue ?? "?" }, ["retake", "recapture", "MATCHED"])
@@ -111,13 +113,13 @@ final class PADUnsureOutcomesTests: XCTestCase {
     /// a plane; texture clearly bona fide) and then asked for a challenge.
     func stillTwiceThenChallenged(_ user: String, third: PADEvidence) throws -> (WorkflowServer, WireChallenge, WireChallenge, Int) {
         let (server, api, first, frame) = try stillAndRetaken(["idv.selfie_attempts": "3"], user, then: [third])
-        let challenged = try upload(api, frame)
+        let challenged = try Self.upload(api, frame)
         XCTAssertEqual(challenged.name, WireName.uploadIDVSelfieFrames)
         XCTAssertEqual(challenged.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         XCTAssertEqual(challenged.attemptsLeft, first.attemptsLeft, "the challenge uses no attempt either")
         let issued = try XCTUnwrap(RDNAChallengeProbe.challenge(challenged), "the ask carries the challenge: \(challenged.payload)")
         XCTAssertEqual(issued.actions.count, 2)
-        return (server, first, try upload(api, frame), first.attemptsLeft)
+        return (server, first, try Self.upload(api, frame), first.attemptsLeft)
     }
 
     func testAPairWithoutLifeIsAskedOnceMoreUnderAChallengeAndPassesByAnsweringIt() throws {
@@ -143,7 +145,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
 
     func testWithTheChallengeOffAPairWithoutLifeFails() throws {
         let (server, api, first, frame) = try stillAndRetaken(["idv.selfie_attempts": "3", "idv.pad.challenge_on_unsure": "false"], "pim")
-        let failed = try upload(api, frame)
+        let failed = try Self.upload(api, frame)
         XCTAssertEqual(failed.status?.statusMessage, "LIVENESS_FAILED")
         XCTAssertEqual(failed.attemptsLeft, first.attemptsLeft - 1)
         let decided = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
@@ -156,8 +158,8 @@ final class PADUnsureOutcomesTests: XCTestCase {
     func authenticationUpload(_ analyser: ScriptedPADAnalyser, _ server: WorkflowServer, _ user: String) throws -> API {
         let api = try server.loggedIn(user)
         analyser.script([Self.pad(texture: 2.0, good: 10)])
-        _ = try optInUpload(api)
-        XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).name, "onIDVOptInCapturedFrameConfirmation")
+        _ = try Self.optInUpload(api)
+        XCTAssertEqual(try Self.upload(api, try TestImages.obamaSelfie()).name, "onIDVOptInCapturedFrameConfirmation")
         XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100)
         XCTAssertEqual(try api.startFlow("idv.postlogin.server_biometric", ["reason": "Payment"]).challenge?.challengeMode, 25)
         XCTAssertEqual(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge?.name, WireName.uploadIDVSelfieFrames)
@@ -176,7 +178,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
         let server = try WorkflowServer(["idv.biometric_attempts": "5"], selfies: analyser)
         let api = try authenticationUpload(analyser, server, user)
         analyser.script([Self.pad(texture: -2.5, good: 10), Self.still])
-        XCTAssertEqual(try upload(api, first).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        XCTAssertEqual(try Self.upload(api, first).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [try TestImages.obamaSelfie(), try TestImages.obamaSelfie()],
                                                                                         fps: 10, metaData: nil, frameTimesMs: [0, 100])),
                                                 route: "/v1/session/upload").event)
@@ -215,7 +217,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
                                                    route: "/v1/session/upload").challenge)
         XCTAssertEqual(unusable.error?.longErrorCode, IDVErrorCode.noFaceFound.rawValue)
         // The next attempt's still: a first capture again (a plain retake, no challenge).
-        let again = try upload(api, frame)
+        let again = try Self.upload(api, frame)
         XCTAssertEqual(again.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
         XCTAssertNil(RDNAChallengeProbe.challenge(again), "a new attempt's first retake is passive")
     }
@@ -226,14 +228,14 @@ final class PADUnsureOutcomesTests: XCTestCase {
     func testUnderPresenceTheChallengeIsAskedAsTheHeadMovementFallback() throws {
         let (server, api, _, frame) = try stillAndRetaken(["idv.selfie_attempts": "3", "idv.presence": "illumination"], "pola")
         defer { withExtendedLifetime(server) {} }   // the in-process server lives as long as the test
-        let challenged = try upload(api, frame)
+        let challenged = try Self.upload(api, frame)
         XCTAssertNotNil(RDNAChallengeProbe.challenge(challenged))
         let presence = try XCTUnwrap(try challenged.payload.decode(SelfieUploadRequest.self).presence)
         XCTAssertEqual(presence.fallback, .active)
         XCTAssertNil(presence.illumination)
         // With presence required (fallback refuse) there is no challenge: the pair is decided.
         let (strict, api2, _, _) = try stillAndRetaken(["idv.selfie_attempts": "3", "idv.presence": "illumination", "idv.presence_fallback": "refuse"], "prue")
-        XCTAssertEqual(try upload(api2, frame).status?.statusMessage, "LIVENESS_FAILED")
+        XCTAssertEqual(try Self.upload(api2, frame).status?.statusMessage, "LIVENESS_FAILED")
         let decided = try XCTUnwrap(try strict.audit().last { $0.action == "idv.selfie_verified" }).details
         XCTAssertEqual(decided["pad_outcome"], "attack", "no challenge was asked: audited as the attack it was decided")
     }
