@@ -10,6 +10,19 @@ import XCTest
 /// per species with 95 % intervals, finds the texture line for APCER 0 %, and writes the setting
 /// into a config file the server reads — keeping the file's other keys.
 final class LivenessCalibrateTests: XCTestCase {
+    /// A temp folder holding `short/`: the first three frames of `katie_live` (shorter than a
+    /// window, so calibrate skips it); returns the folder (remove it after), `short` and `katie_live`.
+    static func shortCapture() throws -> (URL, URL, URL) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("calibrate-\(UUID().uuidString)")
+        let short = dir.appendingPathComponent("short")
+        try FileManager.default.createDirectory(at: short, withIntermediateDirectories: true)
+        let live = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_live")
+        for name in try FileManager.default.contentsOfDirectory(atPath: live.path).filter({ $0.hasSuffix(".jpg") }).sorted().prefix(3) {
+            try FileManager.default.copyItem(at: live.appendingPathComponent(name), to: short.appendingPathComponent(name))
+        }
+        return (dir, short, live)
+    }
+
     func testCalibrationOnTheSharedClipsWritesTheSettingTheServerReads() throws {
         let root = TestData.shared.appendingPathComponent("liveness")
         let bona = ["bona-fide-more/grid_bbaf2n.mp4", "bona-fide-more/grid_lbax4n.mp4", "attacks/replay-video/real.mov"]
@@ -70,14 +83,8 @@ final class LivenessCalibrateTests: XCTestCase {
         let misfiled = "bona-fide-more/grid_brbk7n.mp4"
         for f in bona + [misfiled] { _ = try TestData.sharedFile("liveness/\(f)") }
         _ = try TestData.tool("/usr/bin/ffmpeg")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("calibrate-\(UUID().uuidString)")
-        let short = dir.appendingPathComponent("short")
-        try FileManager.default.createDirectory(at: short, withIntermediateDirectories: true)
+        let (dir, short, _) = try Self.shortCapture()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let live = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_live")
-        for name in try FileManager.default.contentsOfDirectory(atPath: live.path).filter({ $0.hasSuffix(".jpg") }).sorted().prefix(3) {
-            try FileManager.default.copyItem(at: live.appendingPathComponent(name), to: short.appendingPathComponent(name))
-        }
         let out = dir.appendingPathComponent("pad.json")
         let r = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide"] + bona.map { root.appendingPathComponent($0).path }
                                    + ["--attack", "misfiled=" + root.appendingPathComponent(misfiled).path, "short=" + short.path,
@@ -119,14 +126,8 @@ final class LivenessCalibrateTests: XCTestCase {
         XCTAssertEqual(missing.status, 2)
         XCTAssertTrue(String(decoding: missing.stderr, as: UTF8.self).contains("no such file or folder: /nonexistent"))
         // Captures that were all skipped (three frames: shorter than a window) leave nothing to calibrate.
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("calibrate-\(UUID().uuidString)")
-        let short = dir.appendingPathComponent("short")
-        try FileManager.default.createDirectory(at: short, withIntermediateDirectories: true)
+        let (dir, short, live) = try Self.shortCapture()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let live = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_live")
-        for name in try FileManager.default.contentsOfDirectory(atPath: live.path).filter({ $0.hasSuffix(".jpg") }).sorted().prefix(3) {
-            try FileManager.default.copyItem(at: live.appendingPathComponent(name), to: short.appendingPathComponent(name))
-        }
         let noBona = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", short.path, "--attack", "print=" + live.path,
                                          "--out", dir.appendingPathComponent("a.json").path])
         XCTAssertEqual(noBona.status, 2)
