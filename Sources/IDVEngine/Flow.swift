@@ -157,6 +157,11 @@ public struct Facts: Sendable {
     /// Consecutive failed server biometric authentications of the subject within
     /// `idv.lockout_seconds` (loaded for flows with ``Flow/usesBiometricHistory``; else 0).
     public var biometricFailures: Int
+    /// Selfie runs of the subject that ended `LIVENESS_FAILED` — a retake or challenge of PAD
+    /// forfeited by leaving the run included — in KYC, opt-in and server biometric authentication
+    /// within `idv.lockout_seconds` (loaded with ``biometricFailures``; else 0). A new draw of the
+    /// PAD challenge costs one of `idv.biometric_attempts`, in every flow that can ask it.
+    public var livenessFailures = 0
     /// What the abuse limits hold for the request's client and the subject (wrong passwords and
     /// codes it sent for the subject, its back-off): loaded from ``AbuseLimits``.
     public var client = ClientCredentialFacts()

@@ -79,6 +79,10 @@ extension FlowEngine {
                 if o == .notMatched || o == .livenessFailed { failures += 1 }
             }
             f.biometricFailures = failures
+            let since = c.now - settings.workflow.biometricLockoutSeconds
+            f.livenessFailures = try [FlowName.kyc, FlowName.optIn, FlowName.serverBiometric].reduce(0) { n, flow in
+                n + (try store.flowOutcomes(userID: uid, flow: flow, since: since)).filter { $0 == .livenessFailed }.count
+            }
         }
         return f
     }

@@ -135,4 +135,29 @@ final class PADStepUpTests: XCTestCase {
         XCTAssertEqual(audit["pad_findings"]?.arrayValue, ["texture_not_conclusive"])
         withExtendedLifetime(server) {}
     }
+
+    /// Leaving a stepped-up capture (a cancel) forfeits it: the run ends LIVENESS_FAILED in the
+    /// record (the device sees the cancel's 240), and `idv.biometric_attempts` such failures within
+    /// `idv.lockout_seconds` close the selfie flows — a new run does not draw a new challenge for free.
+    func testLeavingTheChallengeCountsAsALivenessFailureAndTheSelfieFlowsLock() throws {
+        let analyser = try Scripted()
+        let server = try WorkflowServer(Self.settings.merging(["idv.biometric_attempts": "2"]) { _, n in n }, selfies: analyser)
+        let api = try server.loggedIn("sid")
+        let frame = try TestImages.obamaSelfie()
+        for _ in 0..<2 {
+            analyser.script([Self.inconclusive])
+            _ = try PADUnsureOutcomesTests.optInUpload(api)
+            let asked = try PADUnsureOutcomesTests.upload(api, frame)
+            XCTAssertNotNil(RDNAChallengeProbe.challenge(asked), "stepped up")
+            let cancelled = try XCTUnwrap(try api.answer(["cancel": true], route: "/v1/session/upload").event)
+            XCTAssertEqual(cancelled.error.longErrorCode, 240, "the device sees the cancel")
+        }
+        XCTAssertEqual(try server.transactions().suffix(2).map { $0["run_outcome"]?.stringValue }, ["liveness_failed", "liveness_failed"])
+        // No third draw: opt-in and KYC both end at their start.
+        for flow in [FlowName.optIn, FlowName.kyc] {
+            let ended = try XCTUnwrap(try api.startFlow(flow).event, flow)
+            XCTAssertEqual(ended.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue, flow)
+            XCTAssertEqual(ended.error.errorString, "No liveness attempts left", flow)
+        }
+    }
 }

@@ -22,7 +22,8 @@ extension IDVFlowSteps {
     /// Writes the transaction's audit record, releases kept images, and finishes with the flow's event.
     /// `templateExists` (opt-in/opt-out): whether the user has a template once this run's effects apply.
     func end(_ r: IDVRun, _ e: Ending, facts: Facts, env: FlowEnv, payload: JSONValue? = nil, templateExists: Bool? = nil) throws -> Transition<State> {
-        let effects = closeTransaction(r, e, now: facts.now, env: env)
+        let forfeited = forfeitedRetake(r, e.outcome)
+        let effects = closeTransaction(r, e, now: facts.now, env: env, runOutcome: forfeited)
         let info = auditInfo(r, now: facts.now, success: e.success)
         let status = Self.status(e.statusCode, e.statusMessage)
         var event: WireEvent?
@@ -48,7 +49,7 @@ extension IDVFlowSteps {
         case .serverBiometric:
             return try endBiometric(r, e, facts: facts, env: env)
         }
-        return .finish(FlowResult(outcome: e.outcome, event: event, errorCode: e.error.longErrorCode), effects)
+        return .finish(FlowResult(outcome: forfeited ?? e.outcome, event: event, errorCode: e.error.longErrorCode), effects)
     }
 
     /// Server biometric authentication's end: `onIDVServerBiometricAuthenticationResult` (seed 001).
@@ -122,14 +123,17 @@ extension IDVFlowSteps {
         ])]
     }
 
-    /// Server biometric authentication left (cancelled, superseded, expired, abandoned) while a capture
-    /// the policy asked again (a faint reflection, 1071; PAD unsure, 1066) waited for its retake: the
-    /// run's outcome is LIVENESS_FAILED — the capture was not accepted, and the retake it was offered is
-    /// forfeited — so it counts toward `idv.biometric_attempts` like a judged failure. Without this a
-    /// retake followed by a cancel would tell an attacker "close" for free, as often as they like. The
-    /// device's event is unchanged (the cancel's 240, the expiry's 1021). nil otherwise.
+    /// A selfie flow (KYC, opt-in, server biometric authentication) left (cancelled, superseded,
+    /// expired, abandoned) while a capture the policy asked again (a faint reflection, 1071; PAD
+    /// unsure or stepped up to a challenge, 1066) waited for its retake: the run's outcome is
+    /// LIVENESS_FAILED — the capture was not accepted, and the retake it was offered is forfeited —
+    /// so it counts toward `idv.biometric_attempts` like a judged failure (``Facts/livenessFailures``).
+    /// Without this a retake followed by a cancel would tell an attacker "close" for free, and a new
+    /// run would draw a new challenge for free, as often as they like. The device's event is
+    /// unchanged (the cancel's 240, the expiry's 1021). nil otherwise, and for activation (its runs
+    /// are bounded by the activation code's).
     func forfeitedRetake(_ r: IDVRun, _ outcome: FlowOutcome) -> FlowOutcome? {
-        guard kind == .serverBiometric, r.presenceRetaken == true || r.padRetake != nil,
+        guard kind != .activation, r.presenceRetaken == true || r.padRetake != nil,
               ![.matched, .notMatched, .livenessFailed].contains(outcome) else { return nil }
         return .livenessFailed
     }

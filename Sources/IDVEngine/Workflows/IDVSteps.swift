@@ -303,6 +303,10 @@ extension IDVFlowSteps {
     /// `attempts_left` of server biometric authentication: the limit minus the user's consecutive
     /// failures within the lockout window.
     func biometricAttemptsLeft(_ facts: Facts, _ env: FlowEnv) -> Int { max(0, env.policy.biometricAttempts - facts.biometricFailures) }
+    /// Liveness failures left to the user before the selfie flows (KYC, opt-in, server biometric
+    /// authentication) refuse to start: `idv.biometric_attempts` minus ``Facts/livenessFailures``.
+    /// Each forfeited PAD retake or challenge counts, so a new run cannot redraw the challenge freely.
+    func livenessAttemptsLeft(_ facts: Facts, _ env: FlowEnv) -> Int { max(0, env.policy.biometricAttempts - facts.livenessFailures) }
 
     static func status(_ code: Int, _ msg: String) -> RequestStatus { RequestStatus(statusCode: code, statusMessage: msg) }
 

@@ -18,8 +18,14 @@ struct OptInFlow: IDVFlowSteps {
     let services: IDVServices
     init(services: IDVServices) { self.services = services }
 
+    /// Opt-in reads the user's recent liveness failures (``Facts/livenessFailures``).
+    var usesBiometricHistory: Bool { true }
+
     func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var (r, effects) = try newRun(input, facts: facts, env: env)
+        if livenessAttemptsLeft(facts, env) <= 0 {
+            return try end(r, .exhausted("liveness"), facts: facts, env: env).after(effects)
+        }
         if facts.template != nil {
             return try end(r, Ending(outcome: .templateExists, error: IDVError(.templateExists), statusCode: RequestStatus.unableToProcess,
                                      statusMessage: IDVErrorCode.templateExists.message, success: false), facts: facts, env: env).after(effects)
