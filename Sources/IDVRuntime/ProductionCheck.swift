@@ -39,6 +39,12 @@ extension ServerConfig {
             || policy.faceMatchMaxCosineDistance > production.engine.workflow.faceMatchMaxCosineDistance {
             w.append("faces match beyond the calibrated lines (idv.face_match_max_distance=\(policy.faceMatchMaxDistance), idv.face_match_max_cosine_distance=\(policy.faceMatchMaxCosineDistance); production: \(production.engine.workflow.faceMatchMaxDistance), \(production.engine.workflow.faceMatchMaxCosineDistance)): more false matches")
         }
+        if policy.presence.mode == .off {
+            w.append("the presence check is off (idv.presence=off): a selfie is not tied to the server's illumination sequence, so frames made before the session (a virtual camera, a replay) are not refused by it")
+        }
+        if !policy.activeLiveness, !policy.pad.challengeOnUnsure || policy.pad.challengeBelow <= policy.pad.textureLine {
+            w.append("passive liveness without the PAD step-up (idv.pad.challenge_below=\(policy.pad.challengeBelow), idv.pad.texture_line=\(policy.pad.textureLine), idv.pad.challenge_on_unsure=\(policy.pad.challengeOnUnsure)): a screen filling the camera's view is accepted on passive evidence whenever its texture reaches the line (eval: 14 of 53 such windows, docs/LIVENESS.md)")
+        }
         if !Self.isLoopback(listenAddress) && web.publicURL.isEmpty {
             w.append("web.public_url is not set: verification links will name this host as localhost; set it to the address people reach")
         }

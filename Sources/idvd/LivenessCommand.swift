@@ -260,9 +260,10 @@ extension Command {
         face-reidentification-retail-0095), match_threshold (the operating point's calibrated distance, default
         fmr_0.1; --match-threshold D: a fixed cosine distance), match_kind, match_model,
         liveness_score (0–100, agreeing with the PAD reading), reasons, capture_issues and recapture_code (1060–1065: the
-        server would ask again), pad_outcome (bona_fide / unsure / attack: the server policy's reading of this capture),
-        pad_findings, texture_log_odds (calibrated) and retake_code (1066 when the server would ask for a retake; the verdict
-        here then decides on this capture alone).
+        server would ask again), pad_outcome (bona_fide / unsure / attack / challenge: the server policy's reading of this
+        capture; challenge: passive evidence with texture below idv.pad.challenge_below, stepped up), pad_findings,
+        texture_log_odds (calibrated), retake_code (1066 when the server would ask again) and retake_challenge (true when
+        that 1066 carries an active challenge); the verdict here then decides on this capture alone.
         Exit 0 when MATCHED.
         """
         try CLI.refuseOptionForSubcommand(args.first, command: "selfie")
@@ -298,7 +299,10 @@ extension Command {
         let now = Int(Date().timeIntervalSince1970)
         let (score, cues, _) = policy.livenessCues(evidence, challenge: nil, now: now)
         let first = policy.judgePAD(evidence, cues: cues, score: score)
-        let pad = first.outcome == .unsure ? policy.judgePAD(evidence, cues: cues, score: score, final: true) : first
+        // A capture stepped up to a challenge (the server would ask 1066 with one) is decided, here, as
+        // when no challenge can be asked: on its own evidence.
+        var pad = first.outcome == .unsure ? policy.judgePAD(evidence, cues: cues, score: score, final: true) : first
+        if pad.outcome == .challenge { pad.outcome = pad.withoutChallenge }
         let judged = policy.judge(evidence, reference: .portrait(portrait), challenge: nil, now: now, pad: pad)
         if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
         struct Out: Encodable {
@@ -307,6 +311,7 @@ extension Command {
             let reasons: [String]
             let best_frame_index: Int?; let capture_issues: [String]; let recapture_code: Int?
             let pad_outcome: String; let pad_findings: [String]; let texture_log_odds: Double?; let retake_code: Int?
+            let retake_challenge: Bool
         }
         try CLI.printJSON(Out(display_text: judged.verdict.rawValue, result_criteria: judged.resultCriteria.rawValue,
                               face_matcher_score: (v.faceMatchScore * 1000).rounded() / 1000,
@@ -316,7 +321,8 @@ extension Command {
                               capture_issues: evidence.captureIssues.map(\.rawValue), recapture_code: (policy.recapture(evidence) ?? (pad.outcome == .poorCapture ? evidence.captureIssues.first ?? .offPose : nil))?.errorCode.rawValue,
                               pad_outcome: first.outcome.rawValue, pad_findings: first.findings.map(\.rawValue),
                               texture_log_odds: evidence.pad?.texture.map { ($0.logOdds * 100).rounded() / 100 },
-                              retake_code: first.outcome == .unsure ? IDVErrorCode.selfieRetake.rawValue : nil))
+                              retake_code: first.outcome == .unsure || first.outcome == .challenge ? IDVErrorCode.selfieRetake.rawValue : nil,
+                              retake_challenge: first.outcome == .challenge))
         return judged.verdict == .matched ? 0 : 1
     }
 }

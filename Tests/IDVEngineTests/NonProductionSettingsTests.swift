@@ -34,6 +34,10 @@ final class NonProductionSettingsTests: XCTestCase {
             (["idv.face_match_max_cosine_distance": "1.5"], "beyond the calibrated lines"),
             (["session.sweep_seconds": "0"], "session.sweep_seconds=0"),
             (["webhooks.allow_http": "true"], "webhooks.allow_http=true"),
+            (["idv.presence": "off"], "idv.presence=off"),
+            (["idv.pad.challenge_below": "-20"], "without the PAD step-up"),
+            (["idv.pad.texture_line": "3"], "without the PAD step-up"),
+            (["idv.pad.challenge_on_unsure": "false"], "without the PAD step-up"),
         ]
         for (settings, phrase) in cases {
             let w = try warnings(settings)
@@ -47,5 +51,7 @@ final class NonProductionSettingsTests: XCTestCase {
         // Stricter than the defaults: not warned.
         XCTAssertEqual(try warnings(["password.min_length": "16", "password.lock_threshold": "3", "idv.face_match_max_cosine_distance": "0.5"]), [])
         XCTAssertEqual(try warnings(["idv.doc.accept_specimen_documents": "true", "argon2.opslimit": "1"]).count, 2)
+        // Active liveness asks a challenge of every capture: no step-up to miss.
+        XCTAssertEqual(try warnings(["idv.liveness_mode": "active", "idv.pad.challenge_below": "-20"]), [])
     }
 }

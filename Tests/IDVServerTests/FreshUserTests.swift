@@ -219,6 +219,23 @@ final class FreshUserTests: XCTestCase {
         XCTAssertTrue(text(none.stderr).contains("gave 0 frames"), text(none.stderr))
     }
 
+    /// `selfie verify` on a capture the server would step up (passive evidence with texture below
+    /// `idv.pad.challenge_below`: aoc_live reads about 1.8) says so — pad_outcome `challenge`,
+    /// retake_code 1066 with `retake_challenge` — and decides the verdict on the capture's own
+    /// evidence, as the server does when no challenge can be asked: never LIVENESS_FAILED for it.
+    func testSelfieVerifyReportsAStepUpAndDecidesOnTheEvidence() throws {
+        let aoc = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/aoc_live")
+        let r = try IDVDBinary.run(["selfie", "verify", aoc.path, "--against", aoc.appendingPathComponent("frame_001.jpg").path])
+        let v = try JSONDecoder().decode(JSONValue.self, from: r.stdout)
+        XCTAssertEqual(v["pad_outcome"], "challenge", "\(v)")
+        XCTAssertEqual(v["pad_findings"]?.arrayValue, ["texture_not_conclusive"])
+        XCTAssertEqual(v["retake_code"]?.intValue, 1066)
+        XCTAssertEqual(v["retake_challenge"], true)
+        XCTAssertLessThan(try XCTUnwrap(v["texture_log_odds"]?.doubleValue), 2.75)
+        XCTAssertEqual(v["display_text"], "MATCHED", "\(v)")
+        XCTAssertEqual(r.status, 0)
+    }
+
     /// `liveness analyze` prints the texture cue the server's PAD policy reads (calibrated log-odds,
     /// with its good frames of those scored) and the plane motion: on the fixture's live capture the
     /// same texture reading `selfie verify` gives (one evidence, two commands), above the default
