@@ -62,6 +62,7 @@ final class PADStepUpTests: XCTestCase {
         XCTAssertEqual(selfies[1]["pad_outcome"], "bona_fide")
         XCTAssertEqual(selfies[1]["pad_combined"], true)
         XCTAssertEqual(selfies[1]["texture_log_odds"]?.doubleValue, 1.1, "pooled over both captures")
+        XCTAssertEqual(selfies[1]["pad_after_challenge"], true, "the decision rested on the answered challenge")
         XCTAssertEqual(selfies[1]["attempt"]?.intValue, 1, "one attempt for the two captures")
     }
 
@@ -84,6 +85,7 @@ final class PADStepUpTests: XCTestCase {
         let (server, _, _, done, _) = try firstCapture("sasha", first: PADUnsureOutcomesTests.pad(texture: 3.5, good: 10))
         XCTAssertEqual(done.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: done.error))")
         XCTAssertEqual(try selfieAudits(server).map { $0["result"]?.stringValue ?? "?" }, ["MATCHED"])
+        XCTAssertEqual(try selfieAudits(server).last?["pad_after_challenge"], false)
 
         let off = ["idv.selfie_attempts": "3", "idv.pad.challenge_below": String(PADPolicy.defaultTextureLine)]
         let (server2, _, _, accepted, _) = try firstCapture("silke", off)

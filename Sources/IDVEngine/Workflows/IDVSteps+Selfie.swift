@@ -174,6 +174,8 @@ extension IDVFlowSteps {
                 let headMovement = env.policy.presence.mode == .illumination ? PresenceChallengePayload(fallback: .active) : nil
                 return (askSelfieUpload(r, challenge: issued, now: facts.now, env, error: error, presence: again ?? headMovement), nil)
             }
+            // Whether this capture answered the attempt's PAD challenge (recorded with the decision).
+            let afterChallenge = r.padRetake?.challenged ?? false
             r.padRetake = nil
             // Decided, but the face was never seen well enough to read its texture (turned away,
             // blurred): a capture-quality recapture, never LIVENESS_FAILED.
@@ -206,7 +208,7 @@ extension IDVFlowSteps {
                 "pad_rule": e.pad.map { .string($0.rule) } ?? .null,
                 "pad_outcome": j.pad.map { .string($0.outcome.rawValue) } ?? .null,
                 "pad_findings": .array((j.pad?.findings ?? []).map { .string($0.rawValue) }),
-                "pad_combined": .bool(j.pad?.combined ?? false),
+                "pad_combined": .bool(j.pad?.combined ?? false), "pad_after_challenge": .bool(afterChallenge),
                 "texture_log_odds": j.pad?.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
                 "texture_score": e.pad?.textureScore.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
                 "motion_only_score": e.pad?.motionOnlyScore.map { .integer($0) } ?? .null,
