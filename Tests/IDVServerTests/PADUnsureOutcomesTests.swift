@@ -233,6 +233,11 @@ final class PADUnsureOutcomesTests: XCTestCase {
         let presence = try XCTUnwrap(try challenged.payload.decode(SelfieUploadRequest.self).presence)
         XCTAssertEqual(presence.fallback, .active)
         XCTAssertNil(presence.illumination)
+        // The capture sent on to the challenge keeps its own presence reading in the audit (this
+        // client sent its frames without the sequence's frame times: not asked).
+        let asked = try XCTUnwrap(try server.audit().last { $0.action == "idv.selfie_verified" }).details
+        XCTAssertEqual(asked["retake"], "challenge")
+        XCTAssertEqual(asked["presence"], "not_asked", "\(asked)")
         // With presence required (fallback refuse) there is no challenge: the pair is decided.
         let (strict, api2, _, _) = try stillAndRetaken(["idv.selfie_attempts": "3", "idv.presence": "illumination", "idv.presence_fallback": "refuse"], "prue")
         XCTAssertEqual(try Self.upload(api2, frame).status?.statusMessage, "LIVENESS_FAILED")

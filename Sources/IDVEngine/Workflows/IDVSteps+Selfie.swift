@@ -165,6 +165,8 @@ extension IDVFlowSteps {
                 effects.append(audit(r, "selfie_verified", [
                     "result": .string("retake"), "retake": .string("challenge"), "error_code": .integer(error.longErrorCode),
                     "attempt": .integer(r.selfieAttempts + 1),
+                    // This capture's own presence reading (the challenged one is asked as presence's fallback).
+                    "presence": .string(presence.illumination == nil ? "not_asked" : e.presence.name),
                     "pad_findings": .array(pad.findings.map { .string($0.rawValue) }),
                     "texture_log_odds": pad.textureLogOdds.map { .number(($0 * 100).rounded() / 100) } ?? .null,
                     "liveness_score": .integer(score), "reasons": .array(cues.prefix(8).map { .string($0.rawValue) }),

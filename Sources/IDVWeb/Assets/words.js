@@ -452,7 +452,7 @@ export const W = {
     brightness: 'Turn your screen brightness all the way up and hold the phone about 30 cm (one foot) from your face.',
     decline: 'Use head movements instead',
     flashing: 'Keep looking at the screen…',
-    fallback: 'You chose the head-movement check. Follow the instructions below.',
+    fallback: 'This check uses head movements instead of the flashing screen. Follow the instructions below.',
   },
 
   // Camera problems (plain language)
