@@ -17,7 +17,7 @@ import Imaging
 extension Benchmark {
     static let presence = Benchmark(name: "presence", summary: "illumination challenge: FRR / FAR per attack with 95 % CIs on simulated captures, cost per frame",
                                     hasUsage: true) { args in
-        let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "help"],
+        let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "help", "texture"],
                                           valued: ["data", "windows", "scenes", "split", "dump", "lux", "delays", "far", "min-score", "guard", "draws", "clips", "retake-p",
                                                    "variants"],
                                           takesArguments: false, command: "bench presence")
@@ -25,7 +25,7 @@ extension Benchmark {
             print("""
                 usage: idvd bench presence [--data DIR] [--split dev|eval|all] [--windows N] [--scenes N] [--lux LO-HI]
                                            [--delays MS,MS,…] [--far P] [--min-score S] [--guard MS] [--draws N]
-                                           [--retake-p P] [--clips N] [--variants V,V,…] [--dump FILE.jsonl] [--verbose]
+                                           [--retake-p P] [--clips N] [--variants V,V,…] [--dump FILE.jsonl] [--texture] [--verbose]
                   --data DIR       shared test data (default ../shared/testdata)
                   --split S        which people (default all; dev and eval are printed apart either way)
                   --windows N      3 s windows per clip (default 2), --scenes N simulated scenes per window (default 2)
@@ -40,6 +40,11 @@ extension Benchmark {
                                    (a print: paper gloss 0–0.03 per scene; a replay display: glass glare 0.01–0.06 per scene;
                                    a held print: gloss 0–0.03, the sheet 0.1–1.0 face boxes past the face, the room around it;
                                    all at face distance, lit by the issued sequence — IDVTools PhoneCaptureSimulator.Surface)
+                  --texture        also the FaceKit PAD texture evidence (calibrated log-odds, as the server's selfie
+                                   analyser gives the PAD policy) of each variant's first capture, of the same scene
+                                   rendered with the screen dark, and of the raw window frames: quantiles, the shares
+                                   below idv.pad.texture_line and idv.pad.challenge_below, and the share that passes
+                                   the illumination check with texture at the line (about 3 × slower)
                   --dump FILE      one JSON line per capture: split, clip, scene, variant, sequence, frame times,
                                    per-frame face-to-background log ratios, the surface of a print or screen, the report
                 Each split also gets two diagnostic rules on the first captures (not the server's, which scores the
@@ -92,6 +97,7 @@ extension Benchmark {
             retake.retakePValue = p
         }
         let verbose = o["verbose"] != nil
+        let padPolicy = WorkflowPolicy().pad
 
         let engine = try FaceEngine.shared()
         try engine.preload()
@@ -102,6 +108,8 @@ extension Benchmark {
         config.identitySamples = 0
         config.templateFrames = 1
         let analyzer = SelfieAnalyzer(engine: engine, configuration: config)
+        let texture = o["texture"] != nil ? try PresenceTexture(engine: engine) : nil
+        var textureRows: [PresenceTexture.Row] = []
 
         // The people and their split: sorted person ids, even positions dev, odd positions eval.
         let clips = try PresenceData.clips(data)
@@ -136,6 +144,10 @@ extension Benchmark {
                 guard source.count >= 20 else { continue }
                 let faces = try PresenceCLI.faces(source, engine: engine)
                 guard faces.contains(where: { $0 != nil }) else { continue }
+                if let texture {
+                    let t = try texture.logOdds(Array(all[start..<min(all.count, start + perWindow)]))
+                    textureRows.append(.init(split: s, variant: "window", rendering: .raw, logOdds: t, followed: nil))
+                }
                 for sc in 0..<scenesPerWindow {
                     let sceneSeed = UInt64(clipIndex + 1) &* 1_000_003 &+ UInt64(w) &* 1009 &+ UInt64(sc) &* 17 &+ 5
                     var g = SplitMix64(seed: sceneSeed)
@@ -164,6 +176,7 @@ extension Benchmark {
                     variants = variants.filter { selected.contains($0.0) }
                     var bonaFideSamples: [IlluminationSample?]?
                     var bonaFideTimes: [Double] = []
+                    var lastCapture: [Data] = []
                     /// The variant's capture: the light shown (`shown`, late by `delay`) judged against
                     /// `judged`; "another session's sequence" reuses the bona fide capture's measurements.
                     func captureAndCheck(_ variant: String, _ shown: IlluminationSequence?, _ delay: Double, _ judged: IlluminationSequence,
@@ -180,6 +193,7 @@ extension Benchmark {
                             sampleCPU.append(report.stageTimes.illumination / Double(max(1, report.frameCount)))
                             samples = report.frames.map(\.illumination)
                             reported = capture.frameTimesMs
+                            lastCapture = capture.frames
                         }
                         let t0 = threadCPUSeconds()
                         let r = IlluminationCheck.evaluate(samples: samples, frameTimesMs: reported, sequence: judged, configuration: check)
@@ -199,6 +213,18 @@ extension Benchmark {
                         let ownSeed: UInt64? = surface == .person ? nil : own.next()
                         let (r, samples, reported) = try captureAndCheck(variant, shown, delay, judged, reuse: reuse, surface: surface, seed: ownSeed)
                         if variant == "bona fide" { bonaFideSamples = samples; bonaFideTimes = reported }
+                        // The texture of this first capture, and (a person or a surface lit by the sequence)
+                        // of the same scene and surface with the screen dark (its own seed: no generator moves).
+                        if let texture, !reuse {
+                            textureRows.append(.init(split: s, variant: variant, rendering: .flashed, logOdds: try texture.logOdds(lastCapture),
+                                                     followed: r.followed))
+                            if variant == "bona fide" || surface != .person {
+                                let dark = try simulator.capture(frames: frames, captureTimesMs: times, faces: boxes, sequence: nil,
+                                                                 surface: surface, seed: sceneSeed ^ 0x4441_524b_5343_5245)
+                                textureRows.append(.init(split: s, variant: variant, rendering: .unflashed, logOdds: try texture.logOdds(dark.frames),
+                                                         followed: nil))
+                            }
+                        }
                         // The policy's retake: the same scene, a new sequence the server issues; the attack
                         // repeats itself against it (its light: none, the new one late, the other session's
                         // capture replayed again against yet another sequence, or the print or display held
@@ -290,6 +316,11 @@ extension Benchmark {
                     guard !set.isEmpty else { continue }
                     let i = BinomialInterval(errors: set.filter(\.followed).count, trials: set.count)
                     print("       sheet margin \(String(format: "%.2f", band.lowerBound))–\(String(format: "%.2f", band.upperBound)) box".padding(toLength: 47, withPad: " ", startingAt: 0) + i.description)
+                }
+            }
+            if texture != nil {
+                for line in PresenceTexture.lines(textureRows, split: sp, variants: allVariants.filter { selected.contains($0) }, policy: padPolicy) {
+                    print(line)
                 }
             }
             let asked = outcomes.filter { ($0.split == sp || sp == "all") && $0.retaken }

@@ -185,7 +185,7 @@ final class CLIOptionTests: XCTestCase {
             "chip": ["iterations", "samples"],
             "chip-read": ["iterations", "sizes", "quick"],
             "webhooks": ["events", "batch", "poll-ms"],
-            "presence": ["data", "split", "windows", "scenes", "lux", "delays", "far", "min-score", "guard", "draws", "clips", "dump", "verbose", "retake-p", "variants"],
+            "presence": ["data", "split", "windows", "scenes", "lux", "delays", "far", "min-score", "guard", "draws", "clips", "dump", "verbose", "retake-p", "variants", "texture"],
         ]
         let names = text(try IDVDBinary.run(["bench", "--list"]).stdout).split(separator: "\n").map(String.init)
         XCTAssertEqual(Set(names), Set(accepted.keys), "a benchmark without a row here")
