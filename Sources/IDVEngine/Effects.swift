@@ -76,4 +76,6 @@ public enum Effect: Sendable, Equatable {
     /// Keeps the digests of a judged selfie capture's frames until `expiresAt` (Unix seconds), so the
     /// same bytes uploaded again fail as a replay (``CaptureDigestStore``, Workflows/Presence.swift).
     case recordCaptureDigests([String], expiresAt: Int)
+    /// A PAD challenge drawn for `userID`: one of the user's ``PADPolicy/challengeWindowSeconds`` budget spent.
+    case spendPADChallenge(userID: String)
 }

@@ -162,6 +162,10 @@ public struct Facts: Sendable {
     /// within `idv.lockout_seconds` (loaded with ``biometricFailures``; else 0). A new draw of the
     /// PAD challenge costs one of `idv.biometric_attempts`, in every flow that can ask it.
     public var livenessFailures = 0
+    /// PAD challenges the subject may still be asked (``PADPolicy/challengeWindowSeconds``), read
+    /// from the abuse limits with ``livenessFailures``; nil where not counted (activation: its runs
+    /// are bounded by the activation code's).
+    public var padChallengesLeft: Int?
     /// What the abuse limits hold for the request's client and the subject (wrong passwords and
     /// codes it sent for the subject, its back-off): loaded from ``AbuseLimits``.
     public var client = ClientCredentialFacts()

@@ -93,6 +93,9 @@ extension FlowEngine {
             c.refusals.append(limit)
         case let .recordCaptureDigests(digests, expiresAt):
             try recordCaptureDigests(digests, now: c.now, expiresAt: expiresAt)
+        case let .spendPADChallenge(uid):
+            try limits.spendPADChallenge(userID: uid, capacity: settings.workflow.biometricAttempts,
+                                         window: settings.workflow.pad.challengeWindowSeconds, now: c.now)
         }
     }
 

@@ -83,6 +83,8 @@ extension FlowEngine {
             f.livenessFailures = try [FlowName.kyc, FlowName.optIn, FlowName.serverBiometric].reduce(0) { n, flow in
                 n + (try store.flowOutcomes(userID: uid, flow: flow, since: since)).filter { $0 == .livenessFailed }.count
             }
+            f.padChallengesLeft = try limits.padChallengesLeft(userID: uid, capacity: settings.workflow.biometricAttempts,
+                                                               window: settings.workflow.pad.challengeWindowSeconds, now: c.now)
         }
         return f
     }

@@ -162,4 +162,40 @@ final class PADStepUpTests: XCTestCase {
             XCTAssertEqual(ended.error.errorString, "No liveness attempts left", flow)
         }
     }
+
+    /// The user's PAD challenges are counted when drawn, across sessions, runs and flows: with
+    /// `idv.biometric_attempts` = 2, two challenges drawn in two sessions and left open spend the
+    /// budget, and a third session's inconclusive capture ends its run with 1010 — it is neither
+    /// challenged again nor accepted on passive evidence — while a conclusive capture still passes.
+    func testChallengesAreCountedWhenDrawnAcrossSessions() throws {
+        let analyser = try Scripted()
+        let server = try WorkflowServer(Self.settings.merging(["idv.biometric_attempts": "2"]) { _, n in n }, selfies: analyser)
+        let frame = try TestImages.obamaSelfie()
+        var sessions = [try server.loggedIn("sue")]
+        for _ in 0..<3 {
+            let api = server.client()
+            try api.startSession()
+            try api.answer(["user_id": "sue"])
+            XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).event?.name, "onUserLoggedIn")
+            sessions.append(api)
+        }
+        for api in sessions.prefix(2) {   // two challenges drawn, never answered (the runs stay open)
+            analyser.script([Self.inconclusive])
+            _ = try PADUnsureOutcomesTests.optInUpload(api)
+            XCTAssertNotNil(RDNAChallengeProbe.challenge(try PADUnsureOutcomesTests.upload(api, frame)), "stepped up")
+        }
+        analyser.script([Self.inconclusive])
+        _ = try PADUnsureOutcomesTests.optInUpload(sessions[2])
+        let ended = try XCTUnwrap(try sessions[2].answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil,
+                                                                                              frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
+        XCTAssertEqual(ended.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue)
+        XCTAssertEqual(ended.error.errorString, "No liveness challenge attempts left")
+        let refused = try XCTUnwrap(try selfieAudits(server).last)
+        XCTAssertEqual(refused["result"], "refused")
+        XCTAssertEqual(refused["reason"], "pad_challenges_spent")
+        // Conclusive passive evidence needs no challenge: still accepted.
+        analyser.script([PADUnsureOutcomesTests.pad(texture: 3.5, good: 10)])
+        _ = try PADUnsureOutcomesTests.optInUpload(sessions[3])
+        XCTAssertEqual(try PADUnsureOutcomesTests.upload(sessions[3], frame).name, "onIDVOptInCapturedFrameConfirmation")
+    }
 }

@@ -330,6 +330,27 @@ public final class AbuseLimits: Sendable {
         }
     }
 
+    /// The store key of `userID`'s PAD challenge budget.
+    private func padChallengeKey(_ userID: String) -> String { "pad|" + crypto.sha256Hex(userID) }
+
+    /// PAD challenges `userID` may still be asked: a bucket of `capacity` refilled over `window`
+    /// seconds (whole challenges). Read in the answer's transaction.
+    public func padChallengesLeft(userID: String, capacity: Int, window: Int, now: Int) throws -> Int {
+        let key = padChallengeKey(userID)
+        return Int(Self.refilled(try store.limitCounters([key])[key], key: key, capacity: capacity, window: window, now: now).tokens.rounded(.down))
+    }
+
+    /// One PAD challenge drawn for `userID`, inside the answer's transaction: a token spent. The
+    /// counter is held from idle pruning until the bucket would be full again.
+    public func spendPADChallenge(userID: String, capacity: Int, window: Int, now: Int) throws {
+        let key = padChallengeKey(userID)
+        var c = Self.refilled(try store.limitCounters([key])[key], key: key, capacity: capacity, window: window, now: now)
+        c.tokens = max(0, c.tokens - 1)
+        let rate = Double(capacity) / Double(max(1, window))
+        c.blockedUntil = now + Int(((Double(capacity) - c.tokens) / rate).rounded(.up))
+        try store.saveLimitCounter(c)
+    }
+
     /// What the limits hold for this client and `userID` (nil user: nothing); read in the answer's transaction.
     public func facts(userID: String?, client: ClientIdentity, now: Int) throws -> ClientCredentialFacts {
         guard let userID, let pk = client.pairKey else { return ClientCredentialFacts() }

@@ -151,8 +151,22 @@ extension IDVFlowSteps {
             // capture or its retake and nothing confident against them (a person holding still),
             // or passive evidence the policy does not accept alone (the step-up: texture below
             // idv.pad.challenge_below, as a screen filling the view shows).
-            if pad.outcome == .challenge, failure == nil, let evidence = e.pad, !(earlier?.challenged ?? false),
-               env.policy.presence.mode == .off || env.policy.presence.fallback != .refuse, let issued = issueChallenge(now: facts.now, env) {
+            let askable = pad.outcome == .challenge && failure == nil && !(earlier?.challenged ?? false)
+                && (env.policy.presence.mode == .off || env.policy.presence.fallback != .refuse)
+            // The user's PAD challenges are spent (drawn across sessions and flows,
+            // idv.pad.challenge_window_seconds): a capture the policy accepts only after a challenge
+            // ends its run (1010) — never accepted on passive evidence, never a free new draw.
+            if askable, pad.withoutChallenge == .bonaFide, (facts.padChallengesLeft ?? 1) <= 0 {
+                effects.append(audit(r, "selfie_verified", [
+                    "result": .string("refused"), "reason": .string("pad_challenges_spent"), "attempt": .integer(r.selfieAttempts),
+                    "pad_findings": .array(pad.findings.map { .string($0.rawValue) }),
+                ]))
+                r.padRetake = nil
+                r.embedding = nil
+                return (.end(.exhausted("liveness challenge")), nil)
+            }
+            if askable, (facts.padChallengesLeft ?? 1) > 0, let evidence = e.pad, let issued = issueChallenge(now: facts.now, env) {
+                if facts.padChallengesLeft != nil { effects.append(.spendPADChallenge(userID: r.userID)) }
                 r.selfieAttempts -= 1
                 if let first = earlier {
                     r.padRetake = PADRetake(pad: first.pad, cues: first.cues, retake: evidence, retakeCues: cues,

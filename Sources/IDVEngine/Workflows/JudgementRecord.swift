@@ -94,6 +94,7 @@ extension WorkflowPolicy {
             "idv.pad.retake_on_unsure": .bool(pad.retakeOnUnsure),
             "idv.pad.challenge_on_unsure": .bool(pad.challengeOnUnsure),
             "idv.pad.challenge_below": .number(pad.challengeBelow),
+            "idv.pad.challenge_window_seconds": .integer(pad.challengeWindowSeconds),
             "idv.presence": .string(presence.mode.rawValue),
             "idv.presence_fallback": .string(presence.fallback.rawValue),
             "idv.presence_deadline_seconds": .integer(presence.deadlineSeconds),
