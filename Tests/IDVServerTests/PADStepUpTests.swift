@@ -161,6 +161,9 @@ final class PADStepUpTests: XCTestCase {
             XCTAssertEqual(ended.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue, flow)
             XCTAssertEqual(ended.error.errorString, "No liveness attempts left", flow)
         }
+        // The template status a client reads before offering server biometric authentication agrees.
+        let status = try XCTUnwrap(try api.startFlow(FlowName.templateStatus).event)
+        XCTAssertEqual(status.payload["attempts_left"]?.intValue, 0)
     }
 
     /// The user's PAD challenges are counted when drawn, across sessions, runs and flows: with

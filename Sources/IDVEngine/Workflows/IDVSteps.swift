@@ -301,8 +301,11 @@ extension IDVFlowSteps {
     func selfieLeft(_ r: IDVRun, _ env: FlowEnv) -> Int { max(0, env.policy.selfieAttempts - r.selfieAttempts) }
     func reauthLeft(_ r: IDVRun, _ env: FlowEnv) -> Int { max(0, env.policy.reauthAttempts - r.reauthAttempts) }
     /// `attempts_left` of server biometric authentication: the limit minus the user's consecutive
-    /// failures within the lockout window.
-    func biometricAttemptsLeft(_ facts: Facts, _ env: FlowEnv) -> Int { max(0, env.policy.biometricAttempts - facts.biometricFailures) }
+    /// failures within the lockout window — or fewer, when the user's liveness failures across the
+    /// selfie flows (``livenessAttemptsLeft(_:_:)``) leave fewer.
+    func biometricAttemptsLeft(_ facts: Facts, _ env: FlowEnv) -> Int {
+        min(max(0, env.policy.biometricAttempts - facts.biometricFailures), livenessAttemptsLeft(facts, env))
+    }
     /// Liveness failures left to the user before the selfie flows (KYC, opt-in, server biometric
     /// authentication) refuse to start: `idv.biometric_attempts` minus ``Facts/livenessFailures``.
     /// Each forfeited PAD retake or challenge counts, so a new run cannot redraw the challenge freely.

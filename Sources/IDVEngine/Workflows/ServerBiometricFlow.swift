@@ -19,7 +19,10 @@ struct ServerBiometricFlow: IDVFlowSteps {
             return try endBiometric(r, Ending(outcome: .noTemplate, error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
                                               statusMessage: IDVErrorCode.templateNotFound.message, success: false), facts: facts, env: env).after(effects)
         }
-        if biometricAttemptsLeft(facts, env) <= 0 || livenessAttemptsLeft(facts, env) <= 0 {
+        if livenessAttemptsLeft(facts, env) <= 0 {
+            return try endBiometric(r, .exhausted("liveness"), facts: facts, env: env).after(effects)
+        }
+        if biometricAttemptsLeft(facts, env) <= 0 {
             return try endBiometric(r, .exhausted("biometric authentication"), facts: facts, env: env).after(effects)
         }
         return try lift(r, askSelfieStart(r, now: facts.now, env), effects, facts: facts, env: env) { $0 }
