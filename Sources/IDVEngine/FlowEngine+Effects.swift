@@ -96,6 +96,9 @@ extension FlowEngine {
         case let .spendPADChallenge(uid):
             try limits.spendPADChallenge(userID: uid, capacity: settings.workflow.biometricAttempts,
                                          window: settings.workflow.pad.challengeWindowSeconds, now: c.now)
+        case let .refundPADChallenge(uid):
+            try limits.spendPADChallenge(userID: uid, capacity: settings.workflow.biometricAttempts,
+                                         window: settings.workflow.pad.challengeWindowSeconds, now: c.now, tokens: -1)
         }
     }
 

@@ -201,4 +201,31 @@ final class PADStepUpTests: XCTestCase {
         _ = try PADUnsureOutcomesTests.optInUpload(sessions[3])
         XCTAssertEqual(try PADUnsureOutcomesTests.upload(sessions[3], frame).name, "onIDVOptInCapturedFrameConfirmation")
     }
+
+    /// A person who answers the challenges is never locked out by them: a challenge answered and
+    /// decided bona fide gives its token back. With `idv.biometric_attempts` = 2, an enrolment and
+    /// two server biometric authentications, each stepped up and answered, all pass.
+    func testAnsweredChallengesAreGivenBack() throws {
+        let analyser = try Scripted()
+        let server = try WorkflowServer(Self.settings.merging(["idv.biometric_attempts": "2"]) { _, n in n }, selfies: analyser)
+        let api = try server.loggedIn("sam")
+        let frame = try TestImages.obamaSelfie()
+        let answered = PADUnsureOutcomesTests.pad(texture: 1.2, good: 10, motion: 0.9, plane: 0.5, challenge: [1, 1])
+        analyser.script([Self.inconclusive, answered])
+        _ = try PADUnsureOutcomesTests.optInUpload(api)
+        XCTAssertNotNil(RDNAChallengeProbe.challenge(try PADUnsureOutcomesTests.upload(api, frame)))
+        XCTAssertEqual(try PADUnsureOutcomesTests.upload(api, frame).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100, "enrolled")
+        for round in 1...2 {
+            analyser.script([Self.inconclusive, answered])
+            XCTAssertEqual(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge?.challengeMode, 25)
+            XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
+            XCTAssertNotNil(RDNAChallengeProbe.challenge(try PADUnsureOutcomesTests.upload(api, frame)), "round \(round) stepped up")
+            let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil,
+                                                                                          frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
+            let result = try done.payload.decode(ServerBiometricAuthenticationResult.self)
+            XCTAssertEqual(result.biometricResult?.displayText, .matched, "round \(round)")
+        }
+        XCTAssertEqual(try selfieAudits(server).filter { $0["retake"] == "challenge" }.count, 3)
+    }
 }

@@ -340,12 +340,13 @@ public final class AbuseLimits: Sendable {
         return Int(Self.refilled(try store.limitCounters([key])[key], key: key, capacity: capacity, window: window, now: now).tokens.rounded(.down))
     }
 
-    /// One PAD challenge drawn for `userID`, inside the answer's transaction: a token spent. The
-    /// counter is held from idle pruning until the bucket would be full again.
-    public func spendPADChallenge(userID: String, capacity: Int, window: Int, now: Int) throws {
+    /// One PAD challenge drawn for `userID` (`tokens` 1), or one given back (−1: answered and
+    /// decided bona fide), inside the answer's transaction. The counter is held from idle pruning
+    /// until the bucket would be full again.
+    public func spendPADChallenge(userID: String, capacity: Int, window: Int, now: Int, tokens: Double = 1) throws {
         let key = padChallengeKey(userID)
         var c = Self.refilled(try store.limitCounters([key])[key], key: key, capacity: capacity, window: window, now: now)
-        c.tokens = max(0, c.tokens - 1)
+        c.tokens = min(Double(capacity), max(0, c.tokens - tokens))
         let rate = Double(capacity) / Double(max(1, window))
         c.blockedUntil = now + Int(((Double(capacity) - c.tokens) / rate).rounded(.up))
         try store.saveLimitCounter(c)

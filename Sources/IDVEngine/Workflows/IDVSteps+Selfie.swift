@@ -204,6 +204,8 @@ extension IDVFlowSteps {
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
                                      now: facts.now, pad: decided)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
+            // A challenge answered and decided bona fide gives its drawn token back.
+            if afterChallenge, j.pad?.outcome == .bonaFide, facts.padChallengesLeft != nil { effects.append(.refundPADChallenge(userID: r.userID)) }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
             r.livenessScore = j.livenessScore

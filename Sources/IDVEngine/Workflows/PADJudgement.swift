@@ -60,7 +60,8 @@ public struct PADPolicy: Sendable, Equatable {
     /// `idv.pad.challenge_window_seconds`: the PAD challenges (the step-up's and the one for a pair
     /// without life) a user may be asked, `idv.biometric_attempts` of them, refill over this many
     /// seconds, counted when drawn and across sessions, runs and flows — a challenge failed or left
-    /// unanswered costs one, so a recording cannot fish for the challenge it happens to show. With
+    /// unanswered costs one, so a recording cannot fish for the challenge it happens to show; one
+    /// answered and decided bona fide is given back. With
     /// none left a stepped-up capture ends its run with 1010 ("No liveness challenges left"). Default
     /// 86 400 (a day).
     public var challengeWindowSeconds = 86_400
