@@ -1,6 +1,8 @@
 import Foundation
 import IDVCore
+import IDVCrypto
 import IDVEngine
+import IDVOperations
 import IDVServerTestSupport
 import IDVTestSupport
 import XCTest
@@ -196,10 +198,27 @@ final class PADStepUpTests: XCTestCase {
         let refused = try XCTUnwrap(try selfieAudits(server).last)
         XCTAssertEqual(refused["result"], "refused")
         XCTAssertEqual(refused["reason"], "pad_challenges_spent")
+        // A person holding still is not recorded as an attack for it either: the run ends 1010 too.
+        analyser.script([PADUnsureOutcomesTests.still, PADUnsureOutcomesTests.still])
+        _ = try PADUnsureOutcomesTests.optInUpload(sessions[2])
+        XCTAssertEqual(try PADUnsureOutcomesTests.upload(sessions[2], frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+        let still = try XCTUnwrap(try sessions[2].answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil,
+                                                                                             frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
+        XCTAssertEqual(still.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue)
+        XCTAssertEqual(try selfieAudits(server).last?["reason"], "pad_challenges_spent")
         // Conclusive passive evidence needs no challenge: still accepted.
         analyser.script([PADUnsureOutcomesTests.pad(texture: 3.5, good: 10)])
         _ = try PADUnsureOutcomesTests.optInUpload(sessions[3])
         XCTAssertEqual(try PADUnsureOutcomesTests.upload(sessions[3], frame).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try sessions[3].answer(["status": 0]).event?.status.statusCode, 100)
+        // `idvd admin unlock-user` gives the operator the budget back (it lives under the user's keys,
+        // which erasing the user deletes too): the next inconclusive capture is challenged again.
+        let unlocked = try Admin(store: server.store, config: server.config, crypto: Sodium()).unlockUser("sue")
+        XCTAssertEqual(unlocked.clientBackoffsCleared, 1)
+        analyser.script([Self.inconclusive])
+        XCTAssertEqual(try sessions[3].startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge?.challengeMode, 25)
+        XCTAssertEqual(try sessions[3].answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
+        XCTAssertNotNil(RDNAChallengeProbe.challenge(try PADUnsureOutcomesTests.upload(sessions[3], frame)))
     }
 
     /// A person who answers the challenges is never locked out by them: a challenge answered and

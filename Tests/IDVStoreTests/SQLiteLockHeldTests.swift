@@ -20,6 +20,8 @@ final class SQLiteLockHeldTests: XCTestCase {
         var db: OpaquePointer?
         XCTAssertEqual(sqlite3_open_v2(node.dbPath, &db, SQLITE_OPEN_READWRITE, nil), SQLITE_OK)
         defer { sqlite3_close(db) }
+        // The server may be writing at this moment (its sweep, a session): wait for the lock as a shell would.
+        XCTAssertEqual(sqlite3_busy_timeout(db, 10_000), SQLITE_OK)
         XCTAssertEqual(sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil), SQLITE_OK)
 
         let t0 = Date()

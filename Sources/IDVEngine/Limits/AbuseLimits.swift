@@ -330,8 +330,9 @@ public final class AbuseLimits: Sendable {
         }
     }
 
-    /// The store key of `userID`'s PAD challenge budget.
-    private func padChallengeKey(_ userID: String) -> String { "pad|" + crypto.sha256Hex(userID) }
+    /// The store key of `userID`'s PAD challenge budget: under ``userPairPrefix(_:crypto:)``, so
+    /// `idvd admin unlock-user` restores it and erasing the user deletes it.
+    private func padChallengeKey(_ userID: String) -> String { Self.userPairPrefix(userID, crypto: crypto) + "pad-challenges" }
 
     /// PAD challenges `userID` may still be asked: a bucket of `capacity` refilled over `window`
     /// seconds (whole challenges). Read in the answer's transaction.

@@ -154,9 +154,10 @@ extension IDVFlowSteps {
             let askable = pad.outcome == .challenge && failure == nil && !(earlier?.challenged ?? false)
                 && (env.policy.presence.mode == .off || env.policy.presence.fallback != .refuse)
             // The user's PAD challenges are spent (drawn across sessions and flows,
-            // idv.pad.challenge_window_seconds): a capture the policy accepts only after a challenge
-            // ends its run (1010) — never accepted on passive evidence, never a free new draw.
-            if askable, pad.withoutChallenge == .bonaFide, (facts.padChallengesLeft ?? 1) <= 0 {
+            // idv.pad.challenge_window_seconds): a capture the policy decides only after a challenge
+            // ends its run (1010) — never accepted on passive evidence, never a free new draw, and a
+            // person holding still is not recorded as an attack for it.
+            if askable, (facts.padChallengesLeft ?? 1) <= 0 {
                 effects.append(audit(r, "selfie_verified", [
                     "result": .string("refused"), "reason": .string("pad_challenges_spent"), "attempt": .integer(r.selfieAttempts),
                     "pad_findings": .array(pad.findings.map { .string($0.rawValue) }),

@@ -62,7 +62,9 @@ public struct PADPolicy: Sendable, Equatable {
     /// seconds, counted when drawn and across sessions, runs and flows — a challenge failed or left
     /// unanswered costs one, so a recording cannot fish for the challenge it happens to show; one
     /// answered and decided bona fide is given back. With
-    /// none left a stepped-up capture ends its run with 1010 ("No liveness challenges left"). Default
+    /// none left a capture that needs a challenge ends its run with 1010 ("No liveness challenge
+    /// attempts left"). A bucket: `idv.biometric_attempts` at once, then one more every
+    /// `challengeWindowSeconds / idv.biometric_attempts` seconds. Default
     /// 86 400 (a day).
     public var challengeWindowSeconds = 86_400
 
