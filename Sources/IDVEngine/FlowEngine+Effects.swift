@@ -93,12 +93,10 @@ extension FlowEngine {
             c.refusals.append(limit)
         case let .recordCaptureDigests(digests, expiresAt):
             try recordCaptureDigests(digests, now: c.now, expiresAt: expiresAt)
-        case let .spendPADChallenge(uid):
-            try limits.spendPADChallenge(userID: uid, capacity: settings.workflow.biometricAttempts,
-                                         window: settings.workflow.pad.challengeWindowSeconds, now: c.now)
-        case let .refundPADChallenge(uid):
-            try limits.spendPADChallenge(userID: uid, capacity: settings.workflow.biometricAttempts,
-                                         window: settings.workflow.pad.challengeWindowSeconds, now: c.now, tokens: -1)
+        case let .spendPADChallenge(uid), let .refundPADChallenge(uid):
+            try limits.adjustPADChallenges(userID: uid, by: effect == .spendPADChallenge(userID: uid) ? -1 : 1,
+                                           capacity: settings.workflow.biometricAttempts,
+                                           window: settings.workflow.pad.challengeWindowSeconds, now: c.now)
         }
     }
 

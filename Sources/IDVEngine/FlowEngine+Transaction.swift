@@ -73,16 +73,11 @@ extension FlowEngine {
         if f.user?.state == .pendingActivation { f.activationCode = try store.activationCode(userID: uid) }
         f.template = try store.biometricTemplate(userID: uid).map(templateFacts)
         if biometric {
-            var failures = 0
-            for o in try store.flowOutcomes(userID: uid, flow: FlowName.serverBiometric, since: c.now - settings.workflow.biometricLockoutSeconds) {
-                if o == .matched { break }
-                if o == .notMatched || o == .livenessFailed { failures += 1 }
-            }
-            f.biometricFailures = failures
+            // The selfie flows' outcomes within the lockout window, each read once (newest first).
             let since = c.now - settings.workflow.biometricLockoutSeconds
-            f.livenessFailures = try [FlowName.kyc, FlowName.optIn, FlowName.serverBiometric].reduce(0) { n, flow in
-                n + (try store.flowOutcomes(userID: uid, flow: flow, since: since)).filter { $0 == .livenessFailed }.count
-            }
+            let outcomes = try [FlowName.serverBiometric, FlowName.kyc, FlowName.optIn].map { try store.flowOutcomes(userID: uid, flow: $0, since: since) }
+            f.biometricFailures = outcomes[0].prefix { $0 != .matched }.filter { $0 == .notMatched || $0 == .livenessFailed }.count
+            f.livenessFailures = outcomes.joined().filter { $0 == .livenessFailed }.count
             f.padChallengesLeft = try limits.padChallengesLeft(userID: uid, capacity: settings.workflow.biometricAttempts,
                                                                window: settings.workflow.pad.challengeWindowSeconds, now: c.now)
         }

@@ -301,8 +301,7 @@ extension Command {
         let first = policy.judgePAD(evidence, cues: cues, score: score)
         // A capture stepped up to a challenge (the server would ask 1066 with one) is decided, here, as
         // when no challenge can be asked: on its own evidence.
-        var pad = first.outcome == .unsure ? policy.judgePAD(evidence, cues: cues, score: score, final: true) : first
-        if pad.outcome == .challenge { pad.outcome = pad.withoutChallenge }
+        let pad = (first.outcome == .unsure ? policy.judgePAD(evidence, cues: cues, score: score, final: true) : first).decidedWithoutChallenge
         let judged = policy.judge(evidence, reference: .portrait(portrait), challenge: nil, now: now, pad: pad)
         if let out = o["best-frame"], let jpeg = v.bestFrameJPEG { try jpeg.write(to: URL(fileURLWithPath: out)) }
         struct Out: Encodable {

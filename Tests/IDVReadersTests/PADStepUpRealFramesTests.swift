@@ -58,13 +58,7 @@ final class PADStepUpRealFramesTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(texture, PADPolicy.defaultChallengeBelow, "the default level accepts it at once")
 
         // She follows it (real frames: the turn, then the blink): decided with the first capture.
-        let done = try XCTUnwrap(try api.uploadFrames(try RealImages.frames("katie_turn")).challenge)
-        XCTAssertEqual(done.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: done.error)) \(String(describing: try? WorkflowPADTests.lastSelfieAudit(server)))")
-        let enrolled = try WorkflowPADTests.lastSelfieAudit(server)
-        XCTAssertEqual(enrolled["result"], "MATCHED")
-        XCTAssertEqual(enrolled["pad_outcome"], "bona_fide")
-        XCTAssertEqual(enrolled["pad_combined"], true)
-        XCTAssertEqual(enrolled["attempt"]?.intValue, 1)
+        try WorkflowPADTests.uploadDecidedTogether(api, try RealImages.frames("katie_turn"), server)
         XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100, "enrolled")
 
         // Her clip on a screen filling the camera's view, for server biometric authentication:

@@ -36,6 +36,20 @@ final class WorkflowPADTests: XCTestCase {
         return try e.payload.decode(ServerBiometricAuthenticationResult.self)
     }
 
+    /// Uploads `frames` as an opt-in capture that is decided together with the earlier one(s) of its
+    /// attempt: the frame to confirm comes back, and the audit says MATCHED, bona fide, combined,
+    /// one attempt used.
+    static func uploadDecidedTogether(_ api: API, _ frames: [Data], _ server: WorkflowServer, file: StaticString = #filePath, line: UInt = #line) throws {
+        let ok = try XCTUnwrap(try api.uploadFrames(frames).challenge, file: file, line: line)
+        XCTAssertEqual(ok.name, "onIDVOptInCapturedFrameConfirmation",
+                       "\(String(describing: ok.error)) \(String(describing: try? lastSelfieAudit(server)))", file: file, line: line)
+        let decided = try lastSelfieAudit(server)
+        XCTAssertEqual(decided["result"], "MATCHED", file: file, line: line)
+        XCTAssertEqual(decided["pad_outcome"], "bona_fide", file: file, line: line)
+        XCTAssertEqual(decided["pad_combined"], true, file: file, line: line)
+        XCTAssertEqual(decided["attempt"]?.intValue, 1, file: file, line: line)
+    }
+
     /// The details of the last `selfie_verified` audit entry.
     static func lastSelfieAudit(_ server: WorkflowServer) throws -> JSONValue {
         try XCTUnwrap(try server.audit().last { $0.action.hasSuffix("selfie_verified") }?.details)
@@ -220,13 +234,7 @@ final class WorkflowPADTests: XCTestCase {
         XCTAssertEqual(retake["pad_findings"]?.arrayValue, ["face_not_kept"])
         XCTAssertTrue(retake["reasons"]?.arrayValue?.contains("FACE_LOST") == true, "\(retake)")
         // The retake: the whole capture. Decided on both captures: bona fide, then the frame to confirm.
-        let ok = try XCTUnwrap(try api.uploadFrames(katie).challenge)
-        XCTAssertEqual(ok.name, "onIDVOptInCapturedFrameConfirmation", "\(String(describing: ok.error))")
-        let decided = try Self.lastSelfieAudit(server)
-        XCTAssertEqual(decided["result"], "MATCHED")
-        XCTAssertEqual(decided["pad_outcome"], "bona_fide")
-        XCTAssertEqual(decided["pad_combined"], true)
-        XCTAssertEqual(decided["attempt"]?.intValue, 1)
+        try Self.uploadDecidedTogether(api, katie, server)
         XCTAssertFalse(try server.audit().contains { $0.action.hasSuffix("selfie_verified") && $0.details["result"] == "LIVENESS_FAILED" })
     }
 

@@ -341,13 +341,13 @@ public final class AbuseLimits: Sendable {
         return Int(Self.refilled(try store.limitCounters([key])[key], key: key, capacity: capacity, window: window, now: now).tokens.rounded(.down))
     }
 
-    /// One PAD challenge drawn for `userID` (`tokens` 1), or one given back (−1: answered and
-    /// decided bona fide), inside the answer's transaction. The counter is held from idle pruning
-    /// until the bucket would be full again.
-    public func spendPADChallenge(userID: String, capacity: Int, window: Int, now: Int, tokens: Double = 1) throws {
+    /// `userID`'s PAD challenges moved by `delta`, inside the answer's transaction: −1 one drawn,
+    /// +1 one given back (answered and decided bona fide); kept within 0…`capacity`. The counter is
+    /// held from idle pruning until the bucket would be full again.
+    public func adjustPADChallenges(userID: String, by delta: Double, capacity: Int, window: Int, now: Int) throws {
         let key = padChallengeKey(userID)
         var c = Self.refilled(try store.limitCounters([key])[key], key: key, capacity: capacity, window: window, now: now)
-        c.tokens = min(Double(capacity), max(0, c.tokens - tokens))
+        c.tokens = min(Double(capacity), max(0, c.tokens + delta))
         let rate = Double(capacity) / Double(max(1, window))
         c.blockedUntil = now + Int(((Double(capacity) - c.tokens) / rate).rounded(.up))
         try store.saveLimitCounter(c)

@@ -166,7 +166,7 @@ extension IDVFlowSteps {
                 r.embedding = nil
                 return (.end(.exhausted("liveness challenge")), nil)
             }
-            if askable, (facts.padChallengesLeft ?? 1) > 0, let evidence = e.pad, let issued = issueChallenge(now: facts.now, env) {
+            if askable, let evidence = e.pad, let issued = issueChallenge(now: facts.now, env) {
                 if facts.padChallengesLeft != nil { effects.append(.spendPADChallenge(userID: r.userID)) }
                 r.selfieAttempts -= 1
                 if let first = earlier {
@@ -200,10 +200,8 @@ extension IDVFlowSteps {
             r.presenceRetaken = nil
             // A challenge that could not be asked (presence required, no challenge to issue): the
             // pair without life is decided an attack, a stepped-up capture bona fide, and audited so.
-            var decided = pad
-            if decided.outcome == .challenge { decided.outcome = decided.withoutChallenge }
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
-                                     now: facts.now, pad: decided)
+                                     now: facts.now, pad: pad.decidedWithoutChallenge)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
             // A challenge answered and decided bona fide gives its drawn token back.
             if afterChallenge, j.pad?.outcome == .bonaFide, facts.padChallengesLeft != nil { effects.append(.refundPADChallenge(userID: r.userID)) }

@@ -172,6 +172,15 @@ public struct PADJudgement: Sendable, Equatable {
         self.textureLogOdds = textureLogOdds
         self.withoutChallenge = withoutChallenge ?? (outcome == .challenge ? .attack : outcome)
     }
+
+    /// This reading decided where no challenge is asked (presence required, no analyser to issue
+    /// one, a tool that cannot retake): a ``PADOutcome/challenge`` becomes ``withoutChallenge``;
+    /// any other reading is returned as it is.
+    public var decidedWithoutChallenge: PADJudgement {
+        var d = self
+        if d.outcome == .challenge { d.outcome = withoutChallenge }
+        return d
+    }
 }
 
 /// The first, unsure capture's PAD evidence, kept in the flow state until its retake is judged —
