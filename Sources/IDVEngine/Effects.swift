@@ -78,8 +78,8 @@ public enum Effect: Sendable, Equatable {
     case recordCaptureDigests([String], expiresAt: Int)
     /// A PAD challenge drawn for `userID`: one of the user's ``PADPolicy/challengeWindowSeconds`` budget spent.
     case spendPADChallenge(userID: String)
-    /// A PAD challenge answered and the capture decided bona fide: the token it spent is given back
-    /// (a person who follows the challenges is never locked out by them; only failed, abandoned or
-    /// unanswered draws stay counted).
-    case refundPADChallenge(userID: String)
+    /// A PAD challenge answered and the capture decided bona fide: the `count` tokens the run drew
+    /// since its last refund are given back (a person who follows the challenges is never locked
+    /// out by them; only failed, abandoned or unanswered draws stay counted).
+    case refundPADChallenges(userID: String, count: Int)
 }

@@ -93,9 +93,11 @@ extension FlowEngine {
             c.refusals.append(limit)
         case let .recordCaptureDigests(digests, expiresAt):
             try recordCaptureDigests(digests, now: c.now, expiresAt: expiresAt)
-        case let .spendPADChallenge(uid), let .refundPADChallenge(uid):
-            try limits.adjustPADChallenges(userID: uid, by: effect == .spendPADChallenge(userID: uid) ? -1 : 1,
-                                           capacity: settings.workflow.biometricAttempts,
+        case let .spendPADChallenge(uid):
+            try limits.adjustPADChallenges(userID: uid, by: -1, capacity: settings.workflow.biometricAttempts,
+                                           window: settings.workflow.pad.challengeWindowSeconds, now: c.now)
+        case let .refundPADChallenges(uid, count):
+            try limits.adjustPADChallenges(userID: uid, by: Double(count), capacity: settings.workflow.biometricAttempts,
                                            window: settings.workflow.pad.challengeWindowSeconds, now: c.now)
         }
     }

@@ -247,4 +247,53 @@ final class PADStepUpTests: XCTestCase {
         }
         XCTAssertEqual(try selfieAudits(server).filter { $0["retake"] == "challenge" }.count, 3)
     }
+
+    /// Active liveness shows a fresh challenge at every capture's start confirmation: every draw
+    /// is counted like the step-up's, so reading the challenge, cancelling and starting again is no
+    /// free redraw. With `idv.biometric_attempts` = 2: an enrolment and two server biometric
+    /// authentications that answer their challenges all pass (each token given back); then two
+    /// challenges read and cancelled spend the budget, and the next start ends 1010 before any
+    /// challenge is shown.
+    func testActiveLivenessDrawsAreCountedAndAnsweredOnesGivenBack() throws {
+        let analyser = try Scripted()
+        let server = try WorkflowServer(Self.settings.merging(["idv.liveness_mode": "active", "idv.biometric_attempts": "2"]) { _, n in n },
+                                        selfies: analyser)
+        let api = try server.loggedIn("ava")
+        let frame = try TestImages.obamaSelfie()
+        let answered = PADUnsureOutcomesTests.pad(texture: 3.0, good: 10, motion: 0.9, plane: 0.4, challenge: [1, 1])
+        analyser.script([answered])
+        XCTAssertNotNil(RDNAChallengeProbe.challenge(try PADUnsureOutcomesTests.optInUpload(api)), "active: a challenge for the capture")
+        XCTAssertEqual(try PADUnsureOutcomesTests.upload(api, frame).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100, "enrolled")
+        for round in 1...2 {
+            analyser.script([answered])
+            let start = try XCTUnwrap(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge)
+            XCTAssertNotNil(RDNAChallengeProbe.challenge(start), "round \(round): the challenge at the start confirmation")
+            XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
+            let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil,
+                                                                                          frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
+            XCTAssertEqual(try done.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, .matched, "round \(round)")
+        }
+        var nonces = Set<String>()
+        for _ in 0..<2 {   // read and cancelled
+            let start = try XCTUnwrap(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge)
+            nonces.insert(try XCTUnwrap(RDNAChallengeProbe.challenge(start)).nonce)
+            XCTAssertEqual(try api.answer(["is_confirm": false]).event?.error.longErrorCode, 240, "the device sees the cancel")
+        }
+        XCTAssertEqual(nonces.count, 2, "a fresh challenge each start")
+        let ended = try api.startFlow(FlowName.serverBiometric, ["reason": "payment"])
+        XCTAssertNil(ended.challenge, "no third challenge is shown")
+        XCTAssertEqual(ended.event?.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue)
+        XCTAssertEqual(ended.event?.error.errorString, "No liveness challenge attempts left")
+        let refused = try XCTUnwrap(try selfieAudits(server).last)
+        XCTAssertEqual(refused["result"], "refused")
+        XCTAssertEqual(refused["reason"], "pad_challenges_spent")
+        // Another session of the same user draws from the same budget.
+        let other = server.client()
+        try other.startSession()
+        try other.answer(["user_id": "ava"])
+        XCTAssertEqual(try other.answer(["password": .string(WorkflowServer.password)]).event?.name, "onUserLoggedIn")
+        XCTAssertEqual(try other.startFlow(FlowName.serverBiometric, ["reason": "payment"]).event?.error.errorString,
+                       "No liveness challenge attempts left")
+    }
 }

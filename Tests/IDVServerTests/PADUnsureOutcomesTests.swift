@@ -249,6 +249,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
 /// The `liveness_challenge` of an upload ask, as a client reads it.
 enum RDNAChallengeProbe {
     static func challenge(_ ch: WireChallenge) -> LivenessChallenge? {
-        try? ch.payload.decode(SelfieUploadRequest.self).livenessChallenge
+        // The upload ask's payload, or the start confirmation's (active liveness shows it there first).
+        (try? ch.payload.decode(SelfieUploadRequest.self).livenessChallenge) ?? (try? ch.payload.decode(CaptureStartPayload.self).livenessChallenge)
     }
 }

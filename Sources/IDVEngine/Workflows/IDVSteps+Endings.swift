@@ -5,10 +5,30 @@ import IDVCore
 
 extension IDVFlowSteps {
     /// A component's result in this flow: asking in `place(local)`, or the run's end.
+    ///
+    /// Every liveness challenge a selfie ask shows for the first time is drawn here, the one place
+    /// all draws pass — active liveness's per capture, presence's head-movement fallback, PAD's
+    /// step-up: it spends one of the subject's PAD challenges (``Facts/padChallengesLeft``, counted
+    /// across sessions, runs and flows), and with none left the run ends (1010) instead of showing
+    /// it. A capture that answers it and is decided bona fide gives it back (``selfieUpload``).
     func lift<Local>(_ r: IDVRun, _ result: StepResult<Local>, _ effects: [Effect], facts: Facts, env: FlowEnv,
                      _ place: (Local) -> Step) throws -> Transition<State> {
         switch result {
-        case let .ask(local, spec): return .ask(IDVState(run: r, step: place(local)), spec, effects)
+        case let .ask(local, spec):
+            var r = r, effects = effects
+            if let drawn = (local as? SelfieStep)?.challenge, drawn.nonce != r.countedChallenge, let left = facts.padChallengesLeft {
+                guard left > 0 else {
+                    effects.append(audit(r, "selfie_verified", ["result": .string("refused"), "reason": .string("pad_challenges_spent"),
+                                                                "attempt": .integer(r.selfieAttempts)]))
+                    r.padRetake = nil
+                    r.embedding = nil
+                    return try endFor(r, .exhausted("liveness challenge"), facts: facts, env: env).after(effects)
+                }
+                effects.append(.spendPADChallenge(userID: r.userID))
+                r.countedChallenge = drawn.nonce
+                r.challengesCounted = (r.challengesCounted ?? 0) + 1
+            }
+            return .ask(IDVState(run: r, step: place(local)), spec, effects)
         case let .end(e): return try endFor(r, e, facts: facts, env: env).after(effects)
         case .next: throw IDVError(.internalError, "\(name): a finished step with nowhere to go")
         }

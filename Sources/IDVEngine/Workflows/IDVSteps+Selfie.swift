@@ -167,7 +167,6 @@ extension IDVFlowSteps {
                 return (.end(.exhausted("liveness challenge")), nil)
             }
             if askable, let evidence = e.pad, let issued = issueChallenge(now: facts.now, env) {
-                if facts.padChallengesLeft != nil { effects.append(.spendPADChallenge(userID: r.userID)) }
                 r.selfieAttempts -= 1
                 if let first = earlier {
                     r.padRetake = PADRetake(pad: first.pad, cues: first.cues, retake: evidence, retakeCues: cues,
@@ -203,8 +202,13 @@ extension IDVFlowSteps {
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
                                      now: facts.now, pad: pad.decidedWithoutChallenge)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
-            // A challenge answered and decided bona fide gives its drawn token back.
-            if afterChallenge, j.pad?.outcome == .bonaFide, facts.padChallengesLeft != nil { effects.append(.refundPADChallenge(userID: r.userID)) }
+            // A counted challenge answered and decided bona fide gives its drawn token back (a person
+            // who follows the challenges is never locked out by them).
+            if let c = challenge, c.nonce == r.countedChallenge, j.pad?.outcome == .bonaFide, facts.padChallengesLeft != nil {
+                effects.append(.refundPADChallenges(userID: r.userID, count: r.challengesCounted ?? 1))
+                r.countedChallenge = nil
+                r.challengesCounted = nil
+            }
             r.verdict = j.verdict
             r.faceMatchScore = j.faceMatchScore.map { ($0 * 1000).rounded() / 1000 }
             r.livenessScore = j.livenessScore

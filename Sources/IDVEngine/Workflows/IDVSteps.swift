@@ -132,6 +132,13 @@ struct IDVRun: Codable, Sendable, Equatable {
     /// (``WorkflowPolicy/presenceUnsure(_:reason:)``, 1071): one such retake per attempt; nil otherwise
     /// (optional so that states sealed before it decode).
     var presenceRetaken: Bool?
+    /// The nonce of the last liveness challenge shown to the client and counted against the
+    /// subject's PAD challenges (``IDVFlowSteps/lift(_:_:_:facts:env:_:)``); nil before any, or
+    /// once its token was given back (optional so that states sealed before it decode).
+    var countedChallenge: String?
+    /// How many challenges this run drew since its last refund (all given back together when a
+    /// capture answering the last one is decided bona fide); nil for none.
+    var challengesCounted: Int?
 
     /// Every review trigger that holds for the run now.
     var reviewTriggers: [ReviewTrigger] { (reviewDocument ?? []) + (reviewSelfie ?? []) }
@@ -176,6 +183,14 @@ enum SelfieStep: Codable, Sendable, Equatable {
     case upload(challenge: LivenessChallenge?)
     /// `getIDVSelfieConfirmation` with the action keys offered.
     case confirm(offered: [IDVActionKey])
+
+    /// The liveness challenge this place shows the client (nil: none).
+    var challenge: LivenessChallenge? {
+        switch self {
+        case let .start(c), let .upload(c): c
+        case .confirm: nil
+        }
+    }
 }
 
 /// Re-authentication's places (opt-in / opt-out, seed 004).
