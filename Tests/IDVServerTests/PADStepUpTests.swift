@@ -274,11 +274,16 @@ final class PADStepUpTests: XCTestCase {
                                                                                           frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
             XCTAssertEqual(try done.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, .matched, "round \(round)")
         }
+        // The template status a client reads before offering server biometric authentication counts
+        // the challenges left (every capture needs one in active mode).
+        func attemptsLeft() throws -> Int? { try api.startFlow(FlowName.templateStatus).event?.payload["attempts_left"]?.intValue }
+        XCTAssertEqual(try attemptsLeft(), 2, "answered challenges were given back")
         var nonces = Set<String>()
-        for _ in 0..<2 {   // read and cancelled
+        for left in [1, 0] {   // read and cancelled
             let start = try XCTUnwrap(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge)
             nonces.insert(try XCTUnwrap(RDNAChallengeProbe.challenge(start)).nonce)
             XCTAssertEqual(try api.answer(["is_confirm": false]).event?.error.longErrorCode, 240, "the device sees the cancel")
+            XCTAssertEqual(try attemptsLeft(), left)
         }
         XCTAssertEqual(nonces.count, 2, "a fresh challenge each start")
         let ended = try api.startFlow(FlowName.serverBiometric, ["reason": "payment"])

@@ -84,7 +84,6 @@ extension IDVFlowSteps {
                       capture: IDVInput? = nil) throws -> Transition<State> {
         let forfeited = forfeitedRetake(r, e.outcome)
         let effects = closeTransaction(r, e, now: facts.now, env: env, runOutcome: forfeited)
-        let left = biometricAttemptsLeft(facts, env)
         var frames = 0
         var meta: SelfieCaptureMetadata?
         if case let .frames(f, _, m, _)? = capture { frames = f.count; meta = m }
@@ -92,7 +91,7 @@ extension IDVFlowSteps {
             video: ServerBiometricVideo(workflowData: SelfieWorkflowData(workflow: IDVWorkflow.postLoginSelfieBiometric.rawValue, frames: frames),
                                         metaData: meta, clientVersion: "1.0"),
             idvAuditInfo: auditInfo(r, now: facts.now, success: e.success), purpose: r.reason,
-            attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: e.success ? env.policy.biometricAttempts : (j != nil || forfeited != nil ? max(0, left - 1) : left),
+            attempts: r.selfieAttempts, userID: r.userID, attemptsLeft: e.success ? env.policy.biometricAttempts : reportedBiometricAttemptsLeft(facts, env, failingNow: j != nil || forfeited != nil),
             biometricResult: j.map { BiometricResult(displayText: $0.verdict, resultCriteria: $0.resultCriteria) })
         let payload = try JSONValue(encoding: result)
         let event = WireEvent(name: WireName.onIDVServerBiometricAuthenticationResult, userID: r.userID, error: e.error,

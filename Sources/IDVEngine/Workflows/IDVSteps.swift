@@ -325,6 +325,15 @@ extension IDVFlowSteps {
     /// authentication) refuse to start: `idv.biometric_attempts` minus ``Facts/livenessFailures``.
     /// Each forfeited PAD retake or challenge counts, so a new run cannot redraw the challenge freely.
     func livenessAttemptsLeft(_ facts: Facts, _ env: FlowEnv) -> Int { max(0, env.policy.biometricAttempts - facts.livenessFailures) }
+    /// The `attempts_left` a client is told for server biometric authentication:
+    /// ``biometricAttemptsLeft(_:_:)`` (less one when this run's failure is still to be counted,
+    /// `failingNow`), and under active liveness — a challenge shown at every capture — no more than
+    /// the user's PAD challenges left (``Facts/padChallengesLeft``).
+    func reportedBiometricAttemptsLeft(_ facts: Facts, _ env: FlowEnv, failingNow: Bool = false) -> Int {
+        let left = max(0, biometricAttemptsLeft(facts, env) - (failingNow ? 1 : 0))
+        guard env.policy.activeLiveness, let challenges = facts.padChallengesLeft else { return left }
+        return min(left, max(0, challenges))
+    }
 
     static func status(_ code: Int, _ msg: String) -> RequestStatus { RequestStatus(statusCode: code, statusMessage: msg) }
 

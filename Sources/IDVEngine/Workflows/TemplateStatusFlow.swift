@@ -20,7 +20,7 @@ struct TemplateStatusFlow: IDVFlowSteps {
         let code = exists ? RequestStatus.success : RequestStatus.noTemplate
         let msg = exists ? "Success" : "No biometric template exists for the user"
         let payload = BiometricTemplateStatus(statusCode: code, statusMessage: msg, result: exists,
-                                              attemptsLeft: biometricAttemptsLeft(facts, env), userID: r.userID)
+                                              attemptsLeft: reportedBiometricAttemptsLeft(facts, env), userID: r.userID)
         return try end(r, Ending(outcome: exists ? .templateExists : .noTemplate, error: .none, statusCode: code, statusMessage: msg, success: true),
                        facts: facts, env: env, payload: try JSONValue(encoding: payload)).after(effects)
     }
