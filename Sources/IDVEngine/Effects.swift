@@ -78,7 +78,7 @@ public enum Effect: Sendable, Equatable {
     case recordCaptureDigests([String], expiresAt: Int)
     /// A PAD challenge drawn for `userID`: one of the user's ``PADPolicy/challengeWindowSeconds`` budget spent.
     case spendPADChallenge(userID: String)
-    /// A PAD challenge answered and the capture decided bona fide: the `count` tokens the run drew
+    /// A PAD challenge answered by the reference's own live face (the capture MATCHED): the `count` tokens the run drew
     /// since its last refund are given back (a person who follows the challenges is never locked
     /// out by them; only failed, abandoned or unanswered draws stay counted).
     case refundPADChallenges(userID: String, count: Int)

@@ -21,7 +21,8 @@ extension Command {
           reset-user <user_id>                                back to pending activation: clears password and lock,
                                                               unbinds devices, revokes sessions, prints a new code
           unlock-user <user_id>                               end a password lock now (docs/LIMITS.md): active again, wrong-
-                                                              password count zeroed; password, devices and template kept
+                                                              password count zeroed, the liveness-challenge budget full
+                                                              again; password, devices and template kept
           evidence-key list|rotate                            the evidence-signing keys (Ed25519, sealed by the vault
                                                               key): list them as the JWKS, or make a new current key
                                                               (old keys stay published so their records verify)

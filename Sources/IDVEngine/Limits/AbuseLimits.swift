@@ -342,7 +342,7 @@ public final class AbuseLimits: Sendable {
     }
 
     /// `userID`'s PAD challenges moved by `delta`, inside the answer's transaction: −1 one drawn,
-    /// +1 one given back (answered and decided bona fide); kept within 0…`capacity`. The counter is
+    /// +n a run's draws given back (its capture answered the last and MATCHED); kept within 0…`capacity`. The counter is
     /// held from idle pruning until the bucket would be full again.
     public func adjustPADChallenges(userID: String, by delta: Double, capacity: Int, window: Int, now: Int) throws {
         let key = padChallengeKey(userID)

@@ -10,7 +10,7 @@ extension IDVFlowSteps {
     /// all draws pass — active liveness's per capture, presence's head-movement fallback, PAD's
     /// step-up: it spends one of the subject's PAD challenges (``Facts/padChallengesLeft``, counted
     /// across sessions, runs and flows), and with none left the run ends (1010) instead of showing
-    /// it. A capture that answers it and is decided bona fide gives it back (``selfieUpload``).
+    /// it. A capture that answers it and MATCHES gives the run's draws back (``selfieUpload``).
     func lift<Local>(_ r: IDVRun, _ result: StepResult<Local>, _ effects: [Effect], facts: Facts, env: FlowEnv,
                      _ place: (Local) -> Step) throws -> Transition<State> {
         switch result {

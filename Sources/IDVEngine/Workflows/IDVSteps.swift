@@ -137,7 +137,7 @@ struct IDVRun: Codable, Sendable, Equatable {
     /// once its token was given back (optional so that states sealed before it decode).
     var countedChallenge: String?
     /// How many challenges this run drew since its last refund (all given back together when a
-    /// capture answering the last one is decided bona fide); nil for none.
+    /// capture answering the last one MATCHES); nil for none.
     var challengesCounted: Int?
 
     /// Every review trigger that holds for the run now.

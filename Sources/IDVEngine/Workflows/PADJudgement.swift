@@ -57,12 +57,13 @@ public struct PADPolicy: Sendable, Equatable {
     /// development bona fide windows to a challenge (docs/LIVENESS.md "The full-frame replay").
     public var challengeBelow = PADPolicy.defaultChallengeBelow
 
-    /// `idv.pad.challenge_window_seconds`: the PAD challenges (the step-up's and the one for a pair
-    /// without life) a user may be asked, `idv.biometric_attempts` of them, refill over this many
-    /// seconds, counted when drawn and across sessions, runs and flows — a challenge failed or left
-    /// unanswered costs one, so a recording cannot fish for the challenge it happens to show; one
-    /// answered and decided bona fide is given back. With
-    /// none left a capture that needs a challenge ends its run with 1010 ("No liveness challenge
+    /// `idv.pad.challenge_window_seconds`: the liveness challenges a user may be shown (active
+    /// mode's at each capture, presence's head-movement fallback, the step-up's, the one for a pair
+    /// without life), `idv.biometric_attempts` of them, refill over this many seconds, counted when
+    /// shown and across sessions, runs and flows — a challenge failed, left unanswered or answered
+    /// by somebody else's face costs one, so a recording cannot fish for the challenge it happens to
+    /// show; a run whose capture answers one and MATCHES gives its draws back. With
+    /// none left a run that would show a challenge ends with 1010 ("No liveness challenge
     /// attempts left"). A bucket: `idv.biometric_attempts` at once, then one more every
     /// `challengeWindowSeconds / idv.biometric_attempts` seconds. Default
     /// 86 400 (a day).
