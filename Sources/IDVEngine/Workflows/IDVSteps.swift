@@ -325,6 +325,15 @@ extension IDVFlowSteps {
     /// authentication) refuse to start: `idv.biometric_attempts` minus ``Facts/livenessFailures``.
     /// Each forfeited PAD retake or challenge counts, so a new run cannot redraw the challenge freely.
     func livenessAttemptsLeft(_ facts: Facts, _ env: FlowEnv) -> Int { max(0, env.policy.biometricAttempts - facts.livenessFailures) }
+    /// What the selfie flows (KYC, opt-in, server biometric authentication) are refused at their
+    /// start for, or nil: the subject's liveness failures used up ("liveness"), or — under active
+    /// liveness, where every capture shows a challenge — its liveness challenges spent ("liveness
+    /// challenge"), so nobody scans a document or re-authenticates only to be refused at the selfie.
+    func selfieRefusal(_ facts: Facts, _ env: FlowEnv) -> String? {
+        if livenessAttemptsLeft(facts, env) <= 0 { return "liveness" }
+        if env.policy.activeLiveness, let left = facts.padChallengesLeft, left <= 0 { return "liveness challenge" }
+        return nil
+    }
     /// The `attempts_left` a client is told for server biometric authentication:
     /// ``biometricAttemptsLeft(_:_:)`` (less one when this run's failure is still to be counted,
     /// `failingNow`), and under active liveness — a challenge shown at every capture — no more than

@@ -30,8 +30,8 @@ struct IdentityFlow: IDVFlowSteps {
 
     func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var (r, effects) = try newRun(input, facts: facts, env: env)
-        if kind == .kyc, livenessAttemptsLeft(facts, env) <= 0 {
-            return try end(r, .exhausted("liveness"), facts: facts, env: env).after(effects)
+        if kind == .kyc, let refusal = selfieRefusal(facts, env) {
+            return try end(r, .exhausted(refusal), facts: facts, env: env).after(effects)
         }
         // Variants "with template" (1, 2, 4) re-prove identity against the stored template.
         if kind == .activation, [1, 2, 4].contains(r.idvWorkflow), facts.template != nil {

@@ -23,8 +23,8 @@ struct OptInFlow: IDVFlowSteps {
 
     func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
         var (r, effects) = try newRun(input, facts: facts, env: env)
-        if livenessAttemptsLeft(facts, env) <= 0 {
-            return try end(r, .exhausted("liveness"), facts: facts, env: env).after(effects)
+        if let refusal = selfieRefusal(facts, env) {
+            return try end(r, .exhausted(refusal), facts: facts, env: env).after(effects)
         }
         if facts.template != nil {
             return try end(r, Ending(outcome: .templateExists, error: IDVError(.templateExists), statusCode: RequestStatus.unableToProcess,

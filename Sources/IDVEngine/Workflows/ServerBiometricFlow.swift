@@ -19,8 +19,8 @@ struct ServerBiometricFlow: IDVFlowSteps {
             return try endBiometric(r, Ending(outcome: .noTemplate, error: IDVError(.templateNotFound), statusCode: RequestStatus.noTemplate,
                                               statusMessage: IDVErrorCode.templateNotFound.message, success: false), facts: facts, env: env).after(effects)
         }
-        if livenessAttemptsLeft(facts, env) <= 0 {
-            return try endBiometric(r, .exhausted("liveness"), facts: facts, env: env).after(effects)
+        if let refusal = selfieRefusal(facts, env) {
+            return try endBiometric(r, .exhausted(refusal), facts: facts, env: env).after(effects)
         }
         if biometricAttemptsLeft(facts, env) <= 0 {
             return try endBiometric(r, .exhausted("biometric authentication"), facts: facts, env: env).after(effects)
