@@ -178,4 +178,28 @@ final class PresenceRetakeTests: XCTestCase {
         XCTAssertEqual(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.presence_retake_p": "0.05"]).engine.workflow.presence.retakePValue, 0.05)
         XCTAssertThrowsError(try ServerConfig.load(file: nil, environment: [:], overrides: ["idv.presence_retake_p": "0.9"]))
     }
+
+    /// Active liveness under presence: a client that cannot flash keeps its capture's challenge as
+    /// the head-movement fallback — the same nonce, no second draw of the user's liveness
+    /// challenges (a fresh-user trial saw two draws per run before).
+    func testDecliningTheFlashingKeepsTheActiveChallenge() throws {
+        let analyser = try ScriptedPresenceAnalyser()
+        let server = try WorkflowServer(["idv.presence": "illumination", "idv.liveness_mode": "active", "idv.biometric_attempts": "2"],
+                                        selfies: analyser)
+        let api = try server.loggedIn("dora")
+        let asked = try optInUpload(api)
+        let issued = try XCTUnwrap(try asked.payload.decode(SelfieUploadRequest.self).livenessChallenge)
+        XCTAssertEqual(try steps(asked).count, 8)
+        let declined = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer.declining(.declined)), route: "/v1/session/upload").challenge)
+        let fallback = try declined.payload.decode(SelfieUploadRequest.self)
+        XCTAssertEqual(fallback.presence?.fallback, .active)
+        XCTAssertNil(fallback.presence?.illumination)
+        XCTAssertEqual(fallback.livenessChallenge, issued, "the capture's own challenge, not a new draw")
+        // One challenge drawn of the two: another session's template status says one is left.
+        let other = server.client()
+        try other.startSession()
+        try other.answer(["user_id": "dora"])
+        XCTAssertEqual(try other.answer(["password": .string(WorkflowServer.password)]).event?.name, "onUserLoggedIn")
+        XCTAssertEqual(try other.startFlow(FlowName.templateStatus).event?.payload["attempts_left"]?.intValue, 1)
+    }
 }

@@ -55,7 +55,7 @@ extension IDVFlowSteps {
                       _ env: FlowEnv, _ effects: inout [Effect]) throws -> (StepResult<SelfieStep>, (SelfieEvidence, SelfieJudgement)?) {
         if case .cancel = input { return (.end(.cancelled(preLogin: kind.preLogin)), nil) }
         // A client that did not flash the issued sequence: the policy's fallback, no attempt used.
-        if case let .presenceDeclined(how) = input { return (declinePresence(r, how: how, now: facts.now, env, &effects), nil) }
+        if case let .presenceDeclined(how) = input { return (declinePresence(r, how: how, pending: challenge, now: facts.now, env, &effects), nil) }
         guard let analysed = evidence.selfie, let reference = evidence.reference else { throw IDVError(.internalError, "the selfie was not analysed") }
         var presence = CapturePresence.none
         if case let .frames(_, _, _, p) = input { presence = p }

@@ -203,14 +203,18 @@ extension IDVFlowSteps {
     /// A declined illumination sequence (`how`: `unavailable`, `declined`, `no_frame_times`): the same
     /// upload asked again, no attempt used, with the policy's fallback — the head-movement challenge
     /// (`active`), passive liveness (`passive`) — or, under `refuse`, a fresh sequence with 1070.
-    /// Audited `idv.presence_declined`.
-    func declinePresence(_ r: IDVRun, how: String, now: Int, _ env: FlowEnv, _ effects: inout [Effect]) -> StepResult<SelfieStep> {
+    /// The head-movement fallback keeps the capture's `pending` challenge when it has one (active
+    /// liveness: no frames were judged, so nothing was learnt from it, and a decline is no new draw
+    /// of the user's challenges). Audited `idv.presence_declined`.
+    func declinePresence(_ r: IDVRun, how: String, pending: LivenessChallenge?, now: Int, _ env: FlowEnv,
+                         _ effects: inout [Effect]) -> StepResult<SelfieStep> {
         effects.append(audit(r, "presence_declined", ["how": .string(how), "fallback": .string(env.policy.presence.fallback.rawValue)]))
         switch env.policy.presence.fallback {
         case .refuse:
             return askSelfieUpload(r, challenge: nil, now: now, env, error: IDVError(.presenceRequired))
         case .active:
-            return askSelfieUpload(r, challenge: issueChallenge(now: now, env), now: now, env, presence: PresenceChallengePayload(fallback: .active))
+            return askSelfieUpload(r, challenge: pending ?? issueChallenge(now: now, env), now: now, env,
+                                   presence: PresenceChallengePayload(fallback: .active))
         case .passive:
             return askSelfieUpload(r, challenge: nil, now: now, env, presence: PresenceChallengePayload(fallback: .passive))
         }
