@@ -117,6 +117,39 @@ final class PADStepUpTests: XCTestCase {
         XCTAssertEqual(selfies[2]["texture_log_odds"]?.doubleValue, 0.17, "pooled over the three captures")
     }
 
+    /// Only the reference's own face is stepped up. Somebody else's inconclusive capture is decided on
+    /// its evidence — NOT_MATCHED, no challenge drawn — so an attacker's own live face (following
+    /// presence's flashing with a dull texture) cannot buy the victim's recording a challenged
+    /// capture, which presence asks without the flashing and decides alone when the first capture
+    /// was another face. The victim's own inconclusive capture still is stepped up.
+    func testOnlyTheReferencesOwnFaceIsSteppedUp() throws {
+        let analyser = try Scripted()
+        let server = try WorkflowServer(Self.settings, selfies: analyser)
+        let api = try server.loggedIn("vera")
+        analyser.script([PADUnsureOutcomesTests.pad(texture: 3.5, good: 10)])
+        _ = try PADUnsureOutcomesTests.optInUpload(api)
+        XCTAssertEqual(try PADUnsureOutcomesTests.upload(api, try TestImages.obamaSelfie()).name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100, "enrolled on conclusive evidence")
+        func authenticate(_ frame: Data) throws -> API.Reply {
+            XCTAssertEqual(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge?.challengeMode, 25)
+            XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
+            analyser.script([Self.inconclusive])
+            return try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
+                                  route: "/v1/session/upload")
+        }
+        let other = try authenticate(try TestImages.wrongPersonSelfie())
+        XCTAssertNil(other.challenge, "no challenge for another face")
+        let result = try XCTUnwrap(other.event).payload.decode(ServerBiometricAuthenticationResult.self)
+        XCTAssertEqual(result.biometricResult?.displayText, .notMatched)
+        let decided = try XCTUnwrap(try selfieAudits(server).last)
+        XCTAssertEqual(decided["pad_outcome"], "bona_fide", "decided on its evidence: \(decided)")
+        XCTAssertEqual(decided["pad_findings"]?.arrayValue, ["texture_not_conclusive"])
+        // The enrolled person's own inconclusive capture is stepped up as before.
+        let own = try XCTUnwrap(try authenticate(try TestImages.obamaSelfie()).challenge)
+        XCTAssertNotNil(RDNAChallengeProbe.challenge(own))
+        XCTAssertEqual(own.error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
+    }
+
     /// Active mode answers a challenge on every capture: nothing to step up. With presence
     /// required (`idv.presence_fallback = refuse`) no challenge is asked: the capture is decided on
     /// its evidence, and audited as accepted with the finding.

@@ -151,8 +151,15 @@ extension IDVFlowSteps {
             // capture or its retake and nothing confident against them (a person holding still),
             // or passive evidence the policy does not accept alone (the step-up: texture below
             // idv.pad.challenge_below, as a screen filling the view shows).
+            // Only for the reference's own face (where the flow has a reference): a capture of
+            // somebody else is decided on its evidence, never sent on. Under presence the challenge
+            // is asked without the flashing, and the challenged capture of a pair that did not
+            // match is decided alone — so otherwise an attacker's own live face, following the
+            // flashing with a dull texture, would buy the victim's recording a capture with no
+            // presence check at all.
             let askable = pad.outcome == .challenge && failure == nil && !(earlier?.challenged ?? false)
                 && (env.policy.presence.mode == .off || env.policy.presence.fallback != .refuse)
+                && matchedNow != false
             // The user's PAD challenges are spent (drawn across sessions and flows,
             // idv.pad.challenge_window_seconds): a capture the policy decides only after a challenge
             // ends its run (1010) — never accepted on passive evidence, never a free new draw, and a
