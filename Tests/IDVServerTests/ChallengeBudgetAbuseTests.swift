@@ -41,7 +41,7 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
         analyser.script([Self.answered])
         _ = try PADUnsureOutcomesTests.optInUpload(api)
         XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).challenge?.name, "onIDVOptInCapturedFrameConfirmation")
-        XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100, "the victim's template, its draw given back")
+        XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100, "the victim's template (the enrolment's draw spent)")
         var nonces = Set<String>(), verdicts: [BiometricVerdict] = [], refusals: [String] = []
         let attacker = try TestImages.wrongPersonSelfie()
         for _ in 0..<12 {
@@ -59,9 +59,9 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
             let end = try XCTUnwrap(try upload(api, attacker).event)
             verdicts.append(try XCTUnwrap(try end.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText))
         }
-        XCTAssertEqual(nonces.count, 5, "the budget: idv.biometric_attempts challenges")
-        XCTAssertEqual(verdicts, Array(repeating: .notMatched, count: 5), "bona fide, but somebody else")
-        XCTAssertEqual(refusals.count, 7)
+        XCTAssertEqual(nonces.count, 4, "the budget: idv.biometric_attempts challenges, less the enrolment's")
+        XCTAssertEqual(verdicts, Array(repeating: .notMatched, count: 4), "bona fide, but somebody else")
+        XCTAssertEqual(refusals.count, 8)
         XCTAssertEqual(refusals.last, "No liveness challenge attempts left", "the lock-out's window passed; the budget did not refill")
         XCTAssertEqual(try api.startFlow(FlowName.templateStatus).event?.payload["attempts_left"]?.intValue, 0)
         // A day later the bucket is full again: the victim's own face matches and keeps it full.
@@ -106,5 +106,31 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
         }
         XCTAssertEqual(nonces.count, 5)
         XCTAssertEqual(results, Array(repeating: "NOT_MATCHED", count: 5) + Array(repeating: "No liveness challenge attempts left", count: 2))
+    }
+
+    /// Opt-in has no reference: any live face answering its challenge is MATCHED, so its draws are
+    /// never given back — answering every challenge and cancelling at the frame confirmation (the
+    /// fourth fresh-user trial's loop: 11 challenges with a budget of 5) is not a free redraw.
+    func testOptInDrawsAreNotGivenBack() throws {
+        let analyser = try Scripted()
+        let server = try WorkflowServer(Self.settings, selfies: analyser)
+        let api = try server.loggedIn("olly")
+        var nonces = Set<String>(), ends: [String] = []
+        for _ in 0..<7 {
+            let optIn = try api.startFlow("idv.postlogin.optin")
+            guard optIn.challenge?.name == "getPassword" else {
+                ends.append(optIn.event?.error.errorString ?? "?")   // refused at its start, before the password
+                continue
+            }
+            let start = try XCTUnwrap(try api.answer(["password": .string(WorkflowServer.password)]).challenge)
+            let lc = try XCTUnwrap(RDNAChallengeProbe.challenge(start))
+            nonces.insert(lc.nonce)
+            XCTAssertEqual(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge?.name, WireName.uploadIDVSelfieFrames)
+            analyser.script([Self.answered])
+            XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).challenge?.name, "onIDVOptInCapturedFrameConfirmation")
+            XCTAssertNotNil(try api.answer(["status": 2]).event, "cancelled at the frame confirmation")
+        }
+        XCTAssertEqual(nonces.count, 5)
+        XCTAssertEqual(ends, ["No liveness challenge attempts left", "No liveness challenge attempts left"])
     }
 }

@@ -283,13 +283,13 @@ final class PADStepUpTests: XCTestCase {
 
     /// Active liveness shows a fresh challenge at every capture's start confirmation: every draw
     /// is counted like the step-up's, so reading the challenge, cancelling and starting again is no
-    /// free redraw. With `idv.biometric_attempts` = 2: an enrolment and two server biometric
-    /// authentications that answer their challenges all pass (each token given back); then two
-    /// challenges read and cancelled spend the budget, and the next start ends 1010 before any
-    /// challenge is shown.
+    /// free redraw. With `idv.biometric_attempts` = 3: an enrolment (opt-in has no reference, so
+    /// its draw is not given back) and two server biometric authentications that answer their
+    /// challenges and match (each token given back) all pass; then two challenges read and
+    /// cancelled spend the budget, and the next start ends 1010 before any challenge is shown.
     func testActiveLivenessDrawsAreCountedAndAnsweredOnesGivenBack() throws {
         let analyser = try Scripted()
-        let server = try WorkflowServer(Self.settings.merging(["idv.liveness_mode": "active", "idv.biometric_attempts": "2"]) { _, n in n },
+        let server = try WorkflowServer(Self.settings.merging(["idv.liveness_mode": "active", "idv.biometric_attempts": "3"]) { _, n in n },
                                         selfies: analyser)
         let api = try server.loggedIn("ava")
         let frame = try TestImages.obamaSelfie()
@@ -310,7 +310,7 @@ final class PADStepUpTests: XCTestCase {
         // The template status a client reads before offering server biometric authentication counts
         // the challenges left (every capture needs one in active mode).
         func attemptsLeft() throws -> Int? { try api.startFlow(FlowName.templateStatus).event?.payload["attempts_left"]?.intValue }
-        XCTAssertEqual(try attemptsLeft(), 2, "answered challenges were given back")
+        XCTAssertEqual(try attemptsLeft(), 2, "the matched authentications' challenges were given back, the enrolment's not")
         var nonces = Set<String>()
         for left in [1, 0] {   // read and cancelled
             let start = try XCTUnwrap(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge)

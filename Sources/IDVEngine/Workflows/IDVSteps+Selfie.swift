@@ -209,12 +209,13 @@ extension IDVFlowSteps {
             let j = env.policy.judge(e, reference: reference, challenge: challenge, presence: presence, replayedFrames: evidence.replayedFrames,
                                      now: facts.now, pad: pad.decidedWithoutChallenge)
             if let issue = env.policy.recapture(e, after: j) { return recapture(issue) }
-            // A counted challenge answered by the reference's own live face (MATCHED: bona fide, and
-            // the reference's person where there is one) gives back the run's draws, so a person who
-            // follows the challenges is never locked out by them. Never a bona fide capture of
-            // somebody else (NOT_MATCHED): an attacker answering each challenge his recording cannot
-            // answer with his own face would otherwise redraw for free; never a refused replay.
-            if let c = challenge, c.nonce == r.countedChallenge, j.verdict == .matched, facts.padChallengesLeft != nil {
+            // A counted challenge answered by the reference's own live face (MATCHED against the
+            // flow's reference) gives back the run's draws, so a person who follows the challenges
+            // is never locked out by them. Never a bona fide capture of somebody else (NOT_MATCHED):
+            // an attacker answering each challenge his recording cannot answer with his own face
+            // would otherwise redraw for free; never a refused replay; and not in a flow without a
+            // reference (opt-in), where any live face is MATCHED — an enrolment costs its draws.
+            if let c = challenge, c.nonce == r.countedChallenge, j.verdict == .matched, matchedNow == true, facts.padChallengesLeft != nil {
                 effects.append(.refundPADChallenges(userID: r.userID, count: r.challengesCounted ?? 1))
                 r.countedChallenge = nil
                 r.challengesCounted = nil
