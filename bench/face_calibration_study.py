@@ -64,6 +64,22 @@ def read_cache(path):
     return out
 
 
+def protocol(pp, k):
+    """idvd bench face's protocol: each image against the fusion of the k after it (cyclic)."""
+    sets, gen = [], []
+    for p in sorted(pp):
+        L = pp[p]
+        if len(L) < k:
+            continue
+        if len(L) == k:
+            sets.append((p, L))
+            continue
+        for i in range(len(L)):
+            sets.append((p, [L[(i + j) % len(L)] for j in range(1, k + 1)]))
+            gen.append((L[i], len(sets) - 1))
+    return sets, gen, [(p, n) for p in sorted(pp) for n in pp[p]]
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     caches = sys.argv[1:] or sorted(glob.glob(os.path.expanduser('~/.cache/openidv/bench/face-*.bin')), key=os.path.getsize)[-1:]
@@ -89,21 +105,6 @@ def main():
         R = R / np.linalg.norm(R, axis=1, keepdims=True)
         S = S / np.linalg.norm(S, axis=1, keepdims=True)
         return 1 - R @ S.T
-
-    def protocol(pp, k):
-        """idvd bench face's protocol: each image against the fusion of the k after it (cyclic)."""
-        sets, gen = [], []
-        for p in sorted(pp):
-            L = pp[p]
-            if len(L) < k:
-                continue
-            if len(L) == k:
-                sets.append((p, L))
-                continue
-            for i in range(len(L)):
-                sets.append((p, [L[(i + j) % len(L)] for j in range(1, k + 1)]))
-                gen.append((L[i], len(sets) - 1))
-        return sets, gen, [(p, n) for p in sorted(pp) for n in pp[p]]
 
     def split_scores(D, sets, gen, refs):
         rp, sp = np.array([p for p, _ in refs]), np.array([p for p, _ in sets])

@@ -25,29 +25,14 @@ import glob, hashlib, os, sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import face_calibration_study as study  # noqa: E402  (the cache reader)
+import face_calibration_study as study  # noqa: E402  (the cache reader and the protocol)
+from face_calibration_study import protocol  # noqa: E402
 
 TARGET = 1e-4
 
 
 def unit(x):
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
-
-
-def protocol(pp, k):
-    """idvd bench face's protocol: each image against the fusion of the k after it (cyclic)."""
-    sets, gen = [], []
-    for p in sorted(pp):
-        L = pp[p]
-        if len(L) < k:
-            continue
-        if len(L) == k:
-            sets.append((p, L))
-            continue
-        for i in range(len(L)):
-            sets.append((p, [L[(i + j) % len(L)] for j in range(1, k + 1)]))
-            gen.append((L[i], len(sets) - 1))
-    return sets, gen, [(p, n) for p in sorted(pp) for n in pp[p]]
 
 
 def threshold(imp):
