@@ -80,12 +80,15 @@ def protocol(pp, k):
     return sets, gen, [(p, n) for p in sorted(pp) for n in pp[p]]
 
 
-def main():
+def load(argv):
+    """The cache named in `argv` (else the largest one) and its people by side of the fixed split:
+    (cache, fit people, eval people), each person's image names in order."""
     here = os.path.dirname(os.path.abspath(__file__))
-    caches = sys.argv[1:] or sorted(glob.glob(os.path.expanduser('~/.cache/openidv/bench/face-*.bin')), key=os.path.getsize)[-1:]
+    caches = argv or sorted(glob.glob(os.path.expanduser('~/.cache/openidv/bench/face-*.bin')), key=os.path.getsize)[-1:]
     if not caches:
         sys.exit('no bench cache: run idvd bench face --variants all --lfw-only first')
     C = read_cache(caches[0])
+    print(f'cache {caches[0]}: {len(C)} images')
     split = {}
     for line in open(os.path.join(here, 'lfw-split.txt')):
         if line.strip() and not line.startswith('#'):
@@ -94,8 +97,12 @@ def main():
     people = {}
     for n in sorted(C):
         people.setdefault(n.split('/')[0], []).append(n)
-    FIT = {p: v for p, v in people.items() if split.get(p) == 'fit'}
-    EVAL = {p: v for p, v in people.items() if split.get(p) == 'eval'}
+    return (C, {p: v for p, v in people.items() if split.get(p) == 'fit'},
+            {p: v for p, v in people.items() if split.get(p) == 'eval'})
+
+
+def main():
+    C, FIT, EVAL = load(sys.argv[1:])
 
     def distances(variant, sets, refs):
         R = np.stack([C[n]['ds'][variant] for _, n in refs])
@@ -119,7 +126,7 @@ def main():
         fm, fnm = int((imp <= t).sum()), int((g > t).sum())
         return f'FMR {100 * fm / len(imp):.4f} % ({fm}/{len(imp)}), FNMR {100 * fnm / len(g):.2f} % ({fnm}/{len(g)})'
 
-    print(f'cache {caches[0]}: {len(C)} images; {len(FIT)} fit people, {len(EVAL)} eval people')
+    print(f'{len(FIT)} fit people, {len(EVAL)} eval people')
     print('\n(1) matcher and alignment fusion: threshold at FMR 0.01 % fitted on the fit people')
     for k in (1, 3):
         P = {g: protocol(pp, k) for g, pp in (('fit', FIT), ('eval', EVAL))}

@@ -20,7 +20,7 @@ lines are printed for the report.
 Each line: FNMR at the fit people's own FMR 0.01 % point, then the eval people's FMR and FNMR at
 that threshold, then FNMR at the eval people's own 0.01 % point (a reading, never a choice).
 """
-import glob, hashlib, os, sys
+import hashlib, os, sys
 
 import numpy as np
 
@@ -50,23 +50,9 @@ def report(label, fit, ev):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    caches = sys.argv[1:] or sorted(glob.glob(os.path.expanduser('~/.cache/openidv/bench/face-*.bin')), key=os.path.getsize)[-1:]
-    if not caches:
-        sys.exit('no bench cache: run idvd bench face --variants all --lfw-only first')
-    C = study.read_cache(caches[0])
+    C, FIT, EVAL = study.load(sys.argv[1:])
     V = study.REID
-    split = {}
-    for line in open(os.path.join(here, 'lfw-split.txt')):
-        if line.strip() and not line.startswith('#'):
-            person, side = line.split()
-            split[person] = side
-    people = {}
-    for n in sorted(C):
-        people.setdefault(n.split('/')[0], []).append(n)
     third = lambda p: int(hashlib.sha256(p.encode()).hexdigest(), 16) % 3  # noqa: E731
-    FIT = {p: v for p, v in people.items() if split.get(p) == 'fit'}
-    EVAL = {p: v for p, v in people.items() if split.get(p) == 'eval'}
     COHORT = {p: v for p, v in FIT.items() if third(p) == 0}
     FIT2 = {p: v for p, v in FIT.items() if third(p) != 0}
     cohort = unit(np.stack([C[n]['ds'][V] for p in COHORT for n in COHORT[p]]))
