@@ -22,6 +22,9 @@ struct OptInFlow: IDVFlowSteps {
     var usesBiometricHistory: Bool { true }
 
     func start(_ input: JSONValue, facts: Facts, env: FlowEnv) throws -> Transition<State> {
+        guard env.policy.optInEnrolment else {
+            throw IDVError(.workflowUnavailable, "Biometric opt-in is off on this server (idv.optin_enrolment): a template is enrolled with consent after identity verification (KYC)")
+        }
         var (r, effects) = try newRun(input, facts: facts, env: env)
         if let refusal = selfieRefusal(facts, env) {
             return try end(r, .exhausted(refusal), facts: facts, env: env).after(effects)

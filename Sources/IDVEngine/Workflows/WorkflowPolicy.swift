@@ -39,6 +39,12 @@ public struct WorkflowPolicy: Sendable, Equatable {
     /// template when the user matches it confidently in a biometric authentication against it
     /// (`idv.upgrade_legacy_templates`, default true; ``replacesStoredTemplate(_:judgement:storedModel:)``).
     public var upgradeLegacyTemplates = true
+    /// Whether biometric opt-in (seed 004) may enrol a template (`idv.optin_enrolment`, default
+    /// true). Opt-in re-authenticates with LDA or the password and enrols whatever live face it is
+    /// shown — it has no reference — so whoever holds the password can opt out and enrol his own
+    /// face (docs/LIMITS.md). Off: opt-in answers 1033 and templates are enrolled only with consent
+    /// after a selfie that MATCHED an identity document (KYC, activation with IDV).
+    public var optInEnrolment = true
     /// The face-match operating point (ISO/IEC 19795-1): the verdict uses the distance the analyser
     /// calibrated for this target FMR and the comparison's kind (``FaceMatchEvidence/calibration``).
     /// Default `fmr_0.1` (NIST SP 800-63B's ceiling). FaceKit's figures (LFW, thresholds fitted on
