@@ -47,12 +47,14 @@ public struct WorkflowPolicy: Sendable, Equatable {
     public var optInEnrolment = true
     /// The face-match operating point (ISO/IEC 19795-1): the verdict uses the distance the analyser
     /// calibrated for this target FMR and the comparison's kind (``FaceMatchEvidence/calibration``).
-    /// Default `fmr_0.1` (NIST SP 800-63B's ceiling). FaceKit's figures (LFW, thresholds fitted on
-    /// the people of folds 1–3, measured on folds 4–5; docs/LIVENESS.md, bench/face.md): a selfie's
-    /// fused template against a portrait or a version-1 template (fused↔image) at `fmr_0.1`:
-    /// distance 0.502, FMR 0.048 %, FNMR 1.95 %; at `fmr_0.01`: 0.427, FMR 0.003 %, FNMR 17.4 %;
-    /// against a fused stored template (fused↔fused): 0.416 / 0.341. nil (`distance`): the fixed
-    /// ``faceMatchMaxDistance`` for every comparison.
+    /// Default `fmr_0.1` (NIST SP 800-63B's ceiling). FaceKit's figures for the recogniser
+    /// (face-reidentification-retail-0095, version-3 templates; LFW, lines fitted on the fit people
+    /// of `bench/lfw-split.txt`, measured on its eval people; docs/LIVENESS.md, bench/face.md): a
+    /// selfie's fused template against a portrait (fused↔image) at `fmr_0.1`: cosine distance
+    /// 0.6403, FMR 0.058 %, FNMR 0.43 %; at `fmr_0.01`: 0.5173, FMR 0.0005 %, FNMR 1.95 %; against a
+    /// fused stored template (fused↔fused): 0.5634 / 0.3864. Version-1/2 templates are judged at
+    /// dlib's own lines. nil (`distance`): the fixed ``faceMatchMaxDistance`` (or
+    /// ``faceMatchMaxCosineDistance``) for every comparison.
     public var faceMatchOperatingPoint: MatchOperatingPoint? = .fmr1in1000
     /// A selfie capture the analyser reports unfit to decide on (``SelfieEvidence/captureIssues``)
     /// is asked again with the issue's code (1060–1065), counting an attempt, instead of being
