@@ -40,7 +40,9 @@ final class ActiveLivenessSDKTests: XCTestCase {
     }
 
     func testTheServersChallengeReachesTheAppAndTheCaptureProvider() async throws {
-        let server = try IDVDServer(settings: ["idv.liveness_mode": "active"])
+        // The test redraws the challenge (reset, start again) until it holds OPEN_MOUTH — the
+        // redraw the user's challenge budget exists to bound — so the budget is made large here.
+        let server = try IDVDServer(settings: ["idv.liveness_mode": "active", "idv.biometric_attempts": "40"])
         try server.start()
         defer { server.stop() }
         let (sdk, api) = try await loggedIn(server, "ada")

@@ -318,7 +318,9 @@ final class ActiveLivenessTests: XCTestCase {
         XCTAssertEqual(passive.stop(), 0)
 
         // Active: the selfie start carries the server's challenge; the same frames fail with the reason.
-        let active = try ServerProcess(settings: ["idv.liveness_mode": "active"])
+        // (The loop below redraws the challenge until it holds OPEN_MOUTH — the redraw the user's
+        // challenge budget bounds — so the budget is made large here.)
+        let active = try ServerProcess(settings: ["idv.liveness_mode": "active", "idv.biometric_attempts": "40"])
         try active.start()
         var (a, aStart) = try optInToSelfieStart(active, "ada")
         // The server picks the actions at random (one head turn, and a blink or an open mouth).

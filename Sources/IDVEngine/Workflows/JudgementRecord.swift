@@ -117,7 +117,7 @@ extension WorkflowPolicy {
 
     /// The `idv.*` settings that are deliberately not part of the policy's version.
     public static let nonJudgingSettingKeys: Set<String> = [
-        "idv.upgrade_legacy_templates", "idv.document_attempts", "idv.selfie_attempts", "idv.reauth_attempts", "idv.biometric_attempts",
+        "idv.upgrade_legacy_templates", "idv.optin_enrolment", "idv.document_attempts", "idv.selfie_attempts", "idv.reauth_attempts", "idv.biometric_attempts",
         "idv.lockout_seconds", "idv.flow_timeout_seconds", "idv.consent_text_version", "idv.media_retention_seconds", "idv.max_pages",
         "idv.max_frames",
     ]
