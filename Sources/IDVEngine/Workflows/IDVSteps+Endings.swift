@@ -18,11 +18,8 @@ extension IDVFlowSteps {
             var r = r, effects = effects
             if let drawn = (local as? SelfieStep)?.challenge, drawn.nonce != r.countedChallenge, let left = facts.padChallengesLeft {
                 guard left > 0 else {
-                    effects.append(audit(r, "selfie_verified", ["result": .string("refused"), "reason": .string("pad_challenges_spent"),
-                                                                "attempt": .integer(r.selfieAttempts)]))
-                    r.padRetake = nil
-                    r.embedding = nil
-                    return try endFor(r, .exhausted("liveness challenge"), facts: facts, env: env).after(effects)
+                    let (audited, ending) = refuseForSpentChallenges(&r)
+                    return try endFor(r, ending, facts: facts, env: env).after(effects + [audited])
                 }
                 effects.append(.spendPADChallenge(userID: r.userID))
                 r.countedChallenge = drawn.nonce

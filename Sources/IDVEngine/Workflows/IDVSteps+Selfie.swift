@@ -12,6 +12,19 @@ extension IDVFlowSteps {
                                                        status: status))
     }
 
+    /// The run's end when the subject's liveness challenges are spent (1010 "No liveness challenge
+    /// attempts left"), and its audit (`result: refused`, `reason: pad_challenges_spent`, the
+    /// capture's PAD `findings` when one was judged); a waiting retake and the descriptor are
+    /// dropped, so the run is not forfeited as a liveness failure for it.
+    func refuseForSpentChallenges(_ r: inout IDVRun, findings: [PADFinding]? = nil) -> (Effect, Ending) {
+        var fields: [String: JSONValue] = ["result": .string("refused"), "reason": .string("pad_challenges_spent"),
+                                           "attempt": .integer(r.selfieAttempts)]
+        if let findings { fields["pad_findings"] = .array(findings.map { .string($0.rawValue) }) }
+        r.padRetake = nil
+        r.embedding = nil
+        return (audit(r, "selfie_verified", fields), .exhausted("liveness challenge"))
+    }
+
     /// A fresh active liveness challenge from the analyser (nil without one).
     func issueChallenge(now: Int, _ env: FlowEnv) -> LivenessChallenge? {
         services.selfies?.issueChallenge(now: now, durationSeconds: env.policy.activeChallengeDurationSeconds,
@@ -164,14 +177,12 @@ extension IDVFlowSteps {
             // idv.pad.challenge_window_seconds): a capture the policy decides only after a challenge
             // ends its run (1010) — never accepted on passive evidence, never a free new draw, and a
             // person holding still is not recorded as an attack for it.
+            // (Checked here, before the step-up's state and audit are written; `lift` refuses every
+            // other draw the same way.)
             if askable, (facts.padChallengesLeft ?? 1) <= 0 {
-                effects.append(audit(r, "selfie_verified", [
-                    "result": .string("refused"), "reason": .string("pad_challenges_spent"), "attempt": .integer(r.selfieAttempts),
-                    "pad_findings": .array(pad.findings.map { .string($0.rawValue) }),
-                ]))
-                r.padRetake = nil
-                r.embedding = nil
-                return (.end(.exhausted("liveness challenge")), nil)
+                let (audited, ending) = refuseForSpentChallenges(&r, findings: pad.findings)
+                effects.append(audited)
+                return (.end(ending), nil)
             }
             if askable, let evidence = e.pad, let issued = issueChallenge(now: facts.now, env) {
                 r.selfieAttempts -= 1
