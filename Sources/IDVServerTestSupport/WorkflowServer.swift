@@ -72,6 +72,15 @@ public final class WorkflowServer {
         return api
     }
 
+    /// A new logged-in session of an existing, activated `user` (password login).
+    public func session(_ user: String) throws -> API {
+        let api = client()
+        try api.startSession()
+        try api.answer(["user_id": .string(user)])
+        XCTAssertEqual(try api.answer(["password": .string(Self.password)]).event?.name, "onUserLoggedIn")
+        return api
+    }
+
     /// Every audit entry (oldest first).
     public func audit() throws -> [AuditEntry] { try store.auditEntries(limit: 100_000) }
 
@@ -96,6 +105,13 @@ extension API {
     @discardableResult
     public func uploadFrames(_ frames: [Data]) throws -> Reply {
         try answer(["frames": .array(frames.map { .string($0.base64EncodedString()) })], route: "/v1/session/upload")
+    }
+
+    /// `frame` twice as one selfie capture at 10 fps, with its frame times; the server's reply.
+    @discardableResult
+    public func uploadCapture(_ frame: Data) throws -> Reply {
+        try answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
+                   route: "/v1/session/upload")
     }
 
     /// Document start → upload → (confirm details); returns the reply to the upload.

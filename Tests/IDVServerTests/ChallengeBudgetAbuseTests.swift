@@ -18,19 +18,6 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
     static let answered = PADUnsureOutcomesTests.pad(texture: 3.0, good: 10, motion: 0.9, plane: 0.4, challenge: [1, 1])
     static let settings = ["idv.selfie_attempts": "3", "idv.liveness_mode": "active"]
 
-    func upload(_ api: API, _ frame: Data) throws -> API.Reply {
-        try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
-                       route: "/v1/session/upload")
-    }
-
-    func loggedIn(_ server: WorkflowServer, _ user: String) throws -> API {
-        let api = server.client()
-        try api.startSession()
-        try api.answer(["user_id": .string(user)])
-        XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).event?.name, "onUserLoggedIn")
-        return api
-    }
-
     /// Server biometric authentication against the victim's template: the attacker's own live face
     /// answers each challenge (NOT_MATCHED). Five challenges, then every start ends 1010 — the
     /// NOT_MATCHED lock-out's window passing does not reopen it; the budget refills over a day.
@@ -40,7 +27,7 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
         var api = try server.loggedIn("vic")
         analyser.script([Self.answered])
         _ = try PADUnsureOutcomesTests.optInUpload(api)
-        XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).challenge?.name, "onIDVOptInCapturedFrameConfirmation")
+        XCTAssertEqual(try api.uploadCapture(try TestImages.obamaSelfie()).challenge?.name, "onIDVOptInCapturedFrameConfirmation")
         XCTAssertEqual(try api.answer(["status": 0]).event?.status.statusCode, 100, "the victim's template (the enrolment's draw spent)")
         var nonces = Set<String>(), verdicts: [BiometricVerdict] = [], refusals: [String] = []
         let attacker = try TestImages.wrongPersonSelfie()
@@ -50,13 +37,13 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
                 refusals.append(start.event?.error.errorString ?? "?")
                 XCTAssertEqual(start.event?.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue)
                 server.clock.advance(by: 901)   // past the NOT_MATCHED lock-out; the idle session expires with it
-                api = try loggedIn(server, "vic")
+                api = try server.session("vic")
                 continue
             }
             nonces.insert(lc.nonce)
             XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
             analyser.script([Self.answered])
-            let end = try XCTUnwrap(try upload(api, attacker).event)
+            let end = try XCTUnwrap(try api.uploadCapture(attacker).event)
             verdicts.append(try XCTUnwrap(try end.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText))
         }
         XCTAssertEqual(nonces.count, 4, "the budget: idv.biometric_attempts challenges, less the enrolment's")
@@ -66,12 +53,12 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
         XCTAssertEqual(try api.startFlow(FlowName.templateStatus).event?.payload["attempts_left"]?.intValue, 0)
         // A day later the bucket is full again: the victim's own face matches and keeps it full.
         server.clock.advance(by: 86_400)
-        api = try loggedIn(server, "vic")
+        api = try server.session("vic")
         for _ in 0..<6 {
             XCTAssertNotNil(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge)
             XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
             analyser.script([Self.answered])
-            let end = try XCTUnwrap(try upload(api, try TestImages.obamaSelfie()).event)
+            let end = try XCTUnwrap(try api.uploadCapture(try TestImages.obamaSelfie()).event)
             XCTAssertEqual(try end.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, .matched)
         }
         XCTAssertEqual(try api.startFlow(FlowName.templateStatus).event?.payload["attempts_left"]?.intValue, 5)
@@ -100,7 +87,7 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
             nonces.insert(lc.nonce)
             XCTAssertEqual(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge?.name, WireName.uploadIDVSelfieFrames)
             analyser.script([Self.answered])
-            let shown = try XCTUnwrap(try upload(api, attacker).challenge?.payload.decode(SelfieDetails.self))
+            let shown = try XCTUnwrap(try api.uploadCapture(attacker).challenge?.payload.decode(SelfieDetails.self))
             results.append(shown.responseData.biometricResult.displayText.rawValue)
             _ = try api.call("POST", "/v1/session/reset")   // leave the run (no retake pending: not a liveness failure)
         }
@@ -127,7 +114,7 @@ final class ChallengeBudgetAbuseTests: XCTestCase {
             nonces.insert(lc.nonce)
             XCTAssertEqual(try api.answer(["is_confirm": true, "use_back_camera": false]).challenge?.name, WireName.uploadIDVSelfieFrames)
             analyser.script([Self.answered])
-            XCTAssertEqual(try upload(api, try TestImages.obamaSelfie()).challenge?.name, "onIDVOptInCapturedFrameConfirmation")
+            XCTAssertEqual(try api.uploadCapture(try TestImages.obamaSelfie()).challenge?.name, "onIDVOptInCapturedFrameConfirmation")
             XCTAssertNotNil(try api.answer(["status": 2]).event, "cancelled at the frame confirmation")
         }
         XCTAssertEqual(nonces.count, 5)

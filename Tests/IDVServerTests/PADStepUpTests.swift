@@ -134,8 +134,7 @@ final class PADStepUpTests: XCTestCase {
             XCTAssertEqual(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge?.challengeMode, 25)
             XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
             analyser.script([Self.inconclusive])
-            return try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
-                                  route: "/v1/session/upload")
+            return try api.uploadCapture(frame)
         }
         let other = try authenticate(try TestImages.wrongPersonSelfie())
         XCTAssertNil(other.challenge, "no challenge for another face")
@@ -211,11 +210,7 @@ final class PADStepUpTests: XCTestCase {
         let frame = try TestImages.obamaSelfie()
         var sessions = [try server.loggedIn("sue")]
         for _ in 0..<3 {
-            let api = server.client()
-            try api.startSession()
-            try api.answer(["user_id": "sue"])
-            XCTAssertEqual(try api.answer(["password": .string(WorkflowServer.password)]).event?.name, "onUserLoggedIn")
-            sessions.append(api)
+            sessions.append(try server.session("sue"))
         }
         for api in sessions.prefix(2) {   // two challenges drawn, never answered (the runs stay open)
             analyser.script([Self.inconclusive])
@@ -224,8 +219,7 @@ final class PADStepUpTests: XCTestCase {
         }
         analyser.script([Self.inconclusive])
         _ = try PADUnsureOutcomesTests.optInUpload(sessions[2])
-        let ended = try XCTUnwrap(try sessions[2].answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil,
-                                                                                              frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
+        let ended = try XCTUnwrap(try sessions[2].uploadCapture(frame).event)
         XCTAssertEqual(ended.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue)
         XCTAssertEqual(ended.error.errorString, "No liveness challenge attempts left")
         let refused = try XCTUnwrap(try selfieAudits(server).last)
@@ -235,8 +229,7 @@ final class PADStepUpTests: XCTestCase {
         analyser.script([PADUnsureOutcomesTests.still, PADUnsureOutcomesTests.still])
         _ = try PADUnsureOutcomesTests.optInUpload(sessions[2])
         XCTAssertEqual(try PADUnsureOutcomesTests.upload(sessions[2], frame).error?.longErrorCode, IDVErrorCode.selfieRetake.rawValue)
-        let still = try XCTUnwrap(try sessions[2].answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil,
-                                                                                             frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
+        let still = try XCTUnwrap(try sessions[2].uploadCapture(frame).event)
         XCTAssertEqual(still.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue)
         XCTAssertEqual(try selfieAudits(server).last?["reason"], "pad_challenges_spent")
         // Conclusive passive evidence needs no challenge: still accepted.
@@ -273,8 +266,7 @@ final class PADStepUpTests: XCTestCase {
             XCTAssertEqual(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge?.challengeMode, 25)
             XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
             XCTAssertNotNil(RDNAChallengeProbe.challenge(try PADUnsureOutcomesTests.upload(api, frame)), "round \(round) stepped up")
-            let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil,
-                                                                                          frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
+            let done = try XCTUnwrap(try api.uploadCapture(frame).event)
             let result = try done.payload.decode(ServerBiometricAuthenticationResult.self)
             XCTAssertEqual(result.biometricResult?.displayText, .matched, "round \(round)")
         }
@@ -303,8 +295,7 @@ final class PADStepUpTests: XCTestCase {
             let start = try XCTUnwrap(try api.startFlow(FlowName.serverBiometric, ["reason": "payment"]).challenge)
             XCTAssertNotNil(RDNAChallengeProbe.challenge(start), "round \(round): the challenge at the start confirmation")
             XCTAssertEqual(try api.answer(["is_confirm": true]).challenge?.name, WireName.uploadIDVSelfieFrames)
-            let done = try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil,
-                                                                                          frameTimesMs: [0, 100])), route: "/v1/session/upload").event)
+            let done = try XCTUnwrap(try api.uploadCapture(frame).event)
             XCTAssertEqual(try done.payload.decode(ServerBiometricAuthenticationResult.self).biometricResult?.displayText, .matched, "round \(round)")
         }
         // The template status a client reads before offering server biometric authentication counts
@@ -324,10 +315,7 @@ final class PADStepUpTests: XCTestCase {
         XCTAssertEqual(ended.event?.error.longErrorCode, IDVErrorCode.attemptsExhausted.rawValue)
         XCTAssertEqual(ended.event?.error.errorString, "No liveness challenge attempts left")
         // Another session of the same user draws from the same budget.
-        let other = server.client()
-        try other.startSession()
-        try other.answer(["user_id": "ava"])
-        XCTAssertEqual(try other.answer(["password": .string(WorkflowServer.password)]).event?.name, "onUserLoggedIn")
+        let other = try server.session("ava")
         XCTAssertEqual(try other.startFlow(FlowName.serverBiometric, ["reason": "payment"]).event?.error.errorString,
                        "No liveness challenge attempts left")
         // Opt-in and KYC end at their start too: no password asked, no document scanned, to be

@@ -55,8 +55,7 @@ final class PADUnsureOutcomesTests: XCTestCase {
 
     /// `frame` twice as a selfie capture at 10 fps; the server's answer.
     static func upload(_ api: API, _ frame: Data) throws -> WireChallenge {
-        try XCTUnwrap(try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
-                                     route: "/v1/session/upload").challenge)
+        try XCTUnwrap(try api.uploadCapture(frame).challenge)
     }
 
     /// A person holding still: no facial action, no non-rigid motion, the face not moved as a plane;

@@ -70,8 +70,7 @@ final class PresenceRetakeTests: XCTestCase {
     }
 
     func upload(_ api: API, _ frame: Data) throws -> API.Reply {
-        try api.answer(JSONValue(encoding: SelfieFramesAnswer(frames: [frame, frame], fps: 10, metaData: nil, frameTimesMs: [0, 100])),
-                       route: "/v1/session/upload")
+        try api.uploadCapture(frame)
     }
 
     func steps(_ ch: WireChallenge?) throws -> [IlluminationStepPayload] {
@@ -196,10 +195,7 @@ final class PresenceRetakeTests: XCTestCase {
         XCTAssertNil(fallback.presence?.illumination)
         XCTAssertEqual(fallback.livenessChallenge, issued, "the capture's own challenge, not a new draw")
         // One challenge drawn of the two: another session's template status says one is left.
-        let other = server.client()
-        try other.startSession()
-        try other.answer(["user_id": "dora"])
-        XCTAssertEqual(try other.answer(["password": .string(WorkflowServer.password)]).event?.name, "onUserLoggedIn")
+        let other = try server.session("dora")
         XCTAssertEqual(try other.startFlow(FlowName.templateStatus).event?.payload["attempts_left"]?.intValue, 1)
     }
 }
