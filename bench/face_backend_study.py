@@ -20,14 +20,14 @@ trains on all fit people and fits on them too, to show how much an in-sample fit
 Each line: FNMR at the fit people's own FMR 0.01 % point | the eval people's FMR and FNMR at that line
 | FNMR at the eval people's own 0.01 % point (a reading, never a choice).
 """
-import hashlib, os, sys
+import os, sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import face_calibration_study as study  # noqa: E402  (the cache reader and the protocol)
 from face_calibration_study import protocol  # noqa: E402
-from face_score_norm_study import report, unit  # noqa: E402
+from face_score_norm_study import report, split_third, unit  # noqa: E402
 
 
 def train(C, people, V, kind, lam=0.0, dims=None):
@@ -86,9 +86,7 @@ def matrix(C, pp, k, V, P, mu):
 def main():
     C, FIT, EVAL = study.load(sys.argv[1:])
     V = study.REID
-    third = lambda p: int(hashlib.sha256(p.encode()).hexdigest(), 16) % 3  # noqa: E731
-    TRAIN = {p: v for p, v in FIT.items() if third(p) == 0}
-    FIT2 = {p: v for p, v in FIT.items() if third(p) != 0}
+    TRAIN, FIT2 = split_third(FIT)
     print(f'{len(FIT)} fit people: back-ends trained on {len(TRAIN)} ({sum(map(len, TRAIN.values()))} images, '
           f'{sum(len(v) >= 2 for v in TRAIN.values())} with 2 or more), thresholds on {len(FIT2)}; {len(EVAL)} eval people')
     configs = [('identity', {}), ('centre', {})]

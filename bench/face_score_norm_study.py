@@ -41,6 +41,12 @@ def threshold(imp):
     return np.sort(imp)[len(imp) - 1 - k]
 
 
+def split_third(people):
+    """One third of `people` (by a hash of the name: the same third every run) and the other two."""
+    third = lambda p: int(hashlib.sha256(p.encode()).hexdigest(), 16) % 3  # noqa: E731
+    return ({p: v for p, v in people.items() if third(p) == 0}, {p: v for p, v in people.items() if third(p) != 0})
+
+
 def report(label, fit, ev):
     (gf, impf), (ge, impe) = fit, ev
     t, te = threshold(impf), threshold(impe)
@@ -52,9 +58,7 @@ def report(label, fit, ev):
 def main():
     C, FIT, EVAL = study.load(sys.argv[1:])
     V = study.REID
-    third = lambda p: int(hashlib.sha256(p.encode()).hexdigest(), 16) % 3  # noqa: E731
-    COHORT = {p: v for p, v in FIT.items() if third(p) == 0}
-    FIT2 = {p: v for p, v in FIT.items() if third(p) != 0}
+    COHORT, FIT2 = split_third(FIT)
     cohort = unit(np.stack([C[n]['ds'][V] for p in COHORT for n in COHORT[p]]))
     print(f'{len(FIT)} fit people ({len(COHORT)} of them the cohort, {len(cohort)} images), {len(EVAL)} eval people')
 
