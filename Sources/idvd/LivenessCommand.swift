@@ -132,7 +132,7 @@ enum LivenessCLI {
                                  [--challenge TURN_LEFT,BLINK [--duration S]] [--best-frame OUT.jpg] [--frames]
            idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S] [--whole]
            idvd liveness texture IMAGE...
-           idvd liveness calibrate --bona-fide PATH… --attack SPECIES=PATH… [--target-apcer PERCENT] [--out FILE]  (below)
+           idvd liveness calibrate --bona-fide PATH… --attack SPECIES=PATH… [--target-apcer PERCENT] [--max-bpcer PERCENT] [--force] [--out FILE]  (below)
     texture prints the MiniFASNet texture PAD score (0–1, bona fide probability) of each image's largest face.
     make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
     under hand-held perspective wobble, lighting drift and blur, as JPEG frames; with --screen phone|laptop|fills_view
