@@ -28,8 +28,17 @@ enum SelfieInput {
     }
 
     static func videoFrames(_ path: String, fps: Double, start: Double, seconds: Double?) throws -> [Data] {
+        try decodeVideo(path, fps: fps, start: start, seconds: seconds).frames
+    }
+
+    /// A video decoded by `ffmpeg` into a private temporary folder (0700, removed before returning,
+    /// also on error): its frames (JPEG, at `fps` frames per second from `start` seconds for at most
+    /// `seconds`, at most 640 px wide) and the first line `ffmpeg` reported on stderr (nil when it
+    /// reported nothing; a truncated video can decode in part and report why it stopped).
+    /// Throws a `CLIError` naming `path` when `ffmpeg` cannot be run or fails ("could not be decoded").
+    static func decodeVideo(_ path: String, fps: Double, start: Double, seconds: Double?) throws -> (frames: [Data], diagnostic: String?) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-frames-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: dir) }
         var args = ["-nostdin", "-v", "error", "-ss", String(start), "-i", path]
         if let seconds { args += ["-t", String(seconds)] }
@@ -43,10 +52,15 @@ enum SelfieInput {
         do { try process.run() } catch { throw CLIError("cannot run ffmpeg (install Debian's ffmpeg): \(error)") }
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CLIError("ffmpeg could not decode \(path): \(message.split(separator: "\n").first.map(String.init) ?? "exit \(process.terminationStatus)")")
+        // "[mov,mp4,… @ 0x55…] moov atom not found": the cause, without ffmpeg's component and address.
+        let first = message.split(separator: "\n").first.map {
+            String($0).replacingOccurrences(of: #"^\[[^\]]* @ 0x[0-9a-fA-F]+\] "#, with: "", options: .regularExpression)
+                .trimmingCharacters(in: .whitespaces)
         }
-        return try folderFrames(dir)
+        guard process.terminationStatus == 0 else {
+            throw CLIError("\(path) could not be decoded (ffmpeg: \(first ?? "exit \(process.terminationStatus)"))")
+        }
+        return (try folderFrames(dir), first)
     }
 }
 
@@ -118,7 +132,7 @@ enum LivenessCLI {
                                  [--challenge TURN_LEFT,BLINK [--duration S]] [--best-frame OUT.jpg] [--frames]
            idvd liveness make-attack --from IMAGE --out DIR [--frames N] [--seed S] [--whole]
            idvd liveness texture IMAGE...
-           idvd liveness calibrate --bona-fide PATH… --attack SPECIES=PATH… [--target-apcer PERCENT] [--out FILE]  (below)
+           idvd liveness calibrate --bona-fide PATH… --attack SPECIES=PATH… [--target-apcer PERCENT] [--max-bpcer PERCENT] [--force] [--out FILE]  (below)
     texture prints the MiniFASNet texture PAD score (0–1, bona fide probability) of each image's largest face.
     make-attack writes the "print, held" attack species: the still (cropped around its face unless --whole)
     under hand-held perspective wobble, lighting drift and blur, as JPEG frames; with --screen phone|laptop|fills_view

@@ -6,7 +6,9 @@ import IDVCrypto
 /// Video frames decoded once by `ffmpeg` and kept on disk, so evaluations over the same clips
 /// (`idvd bench liveness`, `idvd liveness calibrate`) do not decode them again. A video's frames
 /// live in `<directory>/<key>/frame_NNNN.jpg`, the key a SHA-256 of the video's absolute path,
-/// size, modification time, the rate and the start offset; a folder is read as it is.
+/// size, modification time, the rate and the start offset; a folder is read as it is. The cache's
+/// folders are private to the user (0700) and its files too (0600). `idvd liveness calibrate` does
+/// not use it: an operator's captures are decoded into a private temporary folder and removed.
 struct FrameCache {
     /// nil: no cache (frames are decoded into a temporary folder and removed).
     let directory: URL?
@@ -39,9 +41,19 @@ struct FrameCache {
         // Written beside, then renamed into place: another process decoding the same video at the
         // same time finds either nothing or a complete folder.
         let partial = directory.appendingPathComponent("\(key).partial-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: true)
-        for (i, f) in frames.enumerated() { try f.write(to: partial.appendingPathComponent(String(format: "frame_%04d.jpg", i + 1))) }
-        try Data(url.path.utf8).write(to: partial.appendingPathComponent(".complete"))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // A cache made before it was private: closed to other users now.
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        func write(_ data: Data, _ name: String) throws {
+            let file = partial.appendingPathComponent(name).path
+            guard FileManager.default.createFile(atPath: file, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw CLIError("cannot write the frame cache file \(file)")
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
+        for (i, f) in frames.enumerated() { try write(f, String(format: "frame_%04d.jpg", i + 1)) }
+        try write(Data(url.path.utf8), ".complete")
         if FileManager.default.fileExists(atPath: dir.path), !FileManager.default.fileExists(atPath: done.path) {
             try? FileManager.default.removeItem(at: dir)   // left incomplete by an interrupted run
         }
