@@ -200,6 +200,8 @@ extension Benchmark {
                   --measure-cache F where per-image measures are kept (default ~/.cache/openidv/bench/face-<models>-<set>.bin)
                   --weighted        fuse with FaceTemplate.qualityWeight (default: plain mean)
                   --with-pairs      also the View-2 pairs verification of dlib's descriptor (--limit, --cache)
+                  --stage-image F   the photo (one face) of the per-stage timing (default Tests/Fixtures/faces/obama-480p.jpg
+                                    under the working directory; when that is absent the timing is skipped)
                 Prints, per matcher and protocol, thresholds fitted at FMR 0.1 % and 0.01 % on the fit people with FMR and
                 FNMR on the eval people, then FaceKit's shipped thresholds' realised FMR/FNMR on every person they were not
                 fitted on ("shipped fmr_0.01 image-to-image: FMR … % (a/b), FNMR … % (c/d)").
@@ -207,14 +209,29 @@ extension Benchmark {
             return 0
         }
         let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        let engine = try FaceEngine.shared()
-        try engine.preload()
-        setBLASThreads(1)
+        // The per-stage timing image: an explicit --stage-image must exist; the default one lies in
+        // the repository's working copy, and elsewhere the timing is skipped (the accuracy figures
+        // do not need it).
+        var stageImage: URL?, stageSkipped: String?
         if o["lfw-only"] == nil {
-            let stageImage = o["stage-image"].map { URL(fileURLWithPath: $0) }
-                ?? root.appendingPathComponent("Tests/Fixtures/faces/obama-480p.jpg")
-            try FaceBench.stages(engine: engine, source: stageImage, repeats: Int(o["repeat"] ?? "10") ?? 10)
+            if let path = o["stage-image"] {
+                guard FileManager.default.fileExists(atPath: path) else { throw CLIError("--stage-image \(path): no such file") }
+                stageImage = URL(fileURLWithPath: path)
+            } else {
+                let fixture = root.appendingPathComponent("Tests/Fixtures/faces/obama-480p.jpg")
+                if FileManager.default.fileExists(atPath: fixture.path) {
+                    stageImage = fixture
+                } else if o["stages-only"] != nil {
+                    throw CLIError("no stage image: \(fixture.path) is not here (run from the repository root, or give --stage-image FILE)")
+                } else {
+                    stageSkipped = "per-stage timing skipped: its default image Tests/Fixtures/faces/obama-480p.jpg is not under \(root.path) "
+                        + "(run from the repository root, or give --stage-image FILE, a photo of one face)"
+                }
+            }
         }
+        // Every other argument is checked before the models are loaded.
+        var lfwRun: (() throws -> Void)?
+        let engine = try FaceEngine.shared()
         if o["stages-only"] == nil {
             let lfw = root.appendingPathComponent("../shared/testdata/lfw").standardizedFileURL
             let pairs = o["pairs"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("pairs.txt")
@@ -223,9 +240,9 @@ extension Benchmark {
             guard FileManager.default.fileExists(atPath: pairs.path) else {
                 throw CLIError("pairs list \(pairs.path) not found (give --pairs FILE --images DIR, or --stages-only)")
             }
-            if o["with-pairs"] != nil {
-                try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
-                                  threads: threads, cache: o["cache"].map { URL(fileURLWithPath: $0) })
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: images.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CLIError("image folder \(images.path) not found (give --images DIR, the folder of one sub-folder per person)")
             }
             let ks = try (o["probe-images"] ?? "3,5,10").split(separator: ",").map { s -> Int in
                 guard let k = Int(s), (0...20).contains(k) else { throw CLIError("--probe-images is a list of 0…20, e.g. 3,5,10") }
@@ -238,12 +255,26 @@ extension Benchmark {
                 }
                 return v
             }
-            try FaceRecognitionBench.run(engine: engine, pairsFile: pairs, imagesDir: images,
-                                         splitFile: URL(fileURLWithPath: o["split"] ?? "bench/lfw-split.txt"), splitIsDefault: o["split"] == nil,
-                                         ks: [1] + Array(Set(ks)).sorted(),
-                                         variants: variants, threads: threads, cacheFile: o["measure-cache"].map { URL(fileURLWithPath: $0) },
-                                         weighted: o["weighted"] != nil)
+            _ = try FaceBench.readPairs(pairs)   // a malformed list is refused before anything is measured
+            lfwRun = {
+                if o["with-pairs"] != nil {
+                    try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
+                                      threads: threads, cache: o["cache"].map { URL(fileURLWithPath: $0) })
+                }
+                try FaceRecognitionBench.run(engine: engine, pairsFile: pairs, imagesDir: images,
+                                             splitFile: URL(fileURLWithPath: o["split"] ?? "bench/lfw-split.txt"), splitIsDefault: o["split"] == nil,
+                                             ks: [1] + Array(Set(ks)).sorted(),
+                                             variants: variants, threads: threads, cacheFile: o["measure-cache"].map { URL(fileURLWithPath: $0) },
+                                             weighted: o["weighted"] != nil)
+            }
         }
+        try engine.preload()
+        setBLASThreads(1)
+        if let stageSkipped { print(stageSkipped) }
+        if let stageImage {
+            try FaceBench.stages(engine: engine, source: stageImage, repeats: Int(o["repeat"] ?? "10") ?? 10)
+        }
+        try lfwRun?()
         return 0
     }
 }
