@@ -432,18 +432,30 @@ extension FaceRecognitionBench {
     static func run(engine: FaceEngine, pairsFile: URL, imagesDir: URL, splitFile: URL, splitIsDefault: Bool, ks: [Int], variants: [Variant],
                     threads: Int, cacheFile: URL?, weighted: Bool) throws {
         let pairs = try FaceBench.readPairs(pairsFile)
-        // Every image of every person named in the pairs list.
+        // Every image (.jpg, .jpeg, .png in any case) of every person named in the pairs list.
         var people: [String: [String]] = [:]
         for person in Set(pairs.flatMap { [$0.a, $0.b] }.map { String($0.split(separator: "/")[0]) }) {
             let dir = imagesDir.appendingPathComponent(person)
-            let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".jpg") }.sorted()
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter(isImageFile).sorted()
             if !files.isEmpty { people[person] = files.map { "\(person)/\($0)" } }
         }
-        let names = people.values.flatMap { $0 }.sorted()
+        var names = people.values.flatMap { $0 }.sorted()
+        // Images the list names that are not in the folder (any of the extensions above counts).
+        let present = Set(names.map { ($0 as NSString).deletingPathExtension })
+        let missing = Set(pairs.flatMap { [$0.a, $0.b] }).filter { !present.contains(($0 as NSString).deletingPathExtension) }.sorted()
+        if !missing.isEmpty {
+            let absent = Set(missing.map { String($0.split(separator: "/")[0]) }).filter { people[$0] == nil }.count
+            print("warning: \(missing.count) images the pairs list names are not under \(imagesDir.path): \(firstFew(missing))"
+                  + (absent == 0 ? "" : absent == 1 ? " (1 person it names has no image there and is left out)"
+                                                    : " (\(absent) people it names have no image there and are left out)"))
+        }
         guard !names.isEmpty else { throw CLIError("no images of the pairs list's people under \(imagesDir.path)") }
         let cache = cacheFile ?? FileManager.default.homeDirectoryForCurrentUser
             .appendingPathComponent(".cache/openidv/bench/face-\(cacheKey(engine: engine))-\(stableHash(imagesDir.standardizedFileURL.path)).bin")
         let measures = try measures(names: names, imagesDir: imagesDir, cacheFile: cache, threads: threads, engine: engine, variants: variants)
+        // Images that could not be read or decoded (named above) are left out of every figure.
+        people = people.mapValues { $0.filter { measures[$0] != nil } }.filter { !$0.value.isEmpty }
+        names = names.filter { measures[$0] != nil }
         // The default split file is read from the repository's working copy; elsewhere (or on a set
         // whose people it does not name) every person counts as unseen.
         let split = FileManager.default.fileExists(atPath: splitFile.path) || !splitIsDefault ? try readSplit(splitFile) : [:]
@@ -577,6 +589,11 @@ extension FaceRecognitionBench {
         print("shipped fmr_0.01 image-to-image false non-matches by cause: no detection (centred box) \(causes.fallback), "
               + "5 points in doubt (dlib 68 vs landmarks-regression-retail-0009 > 0.2 inter-eye) \(causes.pointsInDoubt), "
               + "head turned ≥ 25° \(causes.turned), none of these \(causes.other)")
+    }
+
+    /// Whether a file name is an image the bench reads: extension jpg, jpeg or png in any case.
+    static func isImageFile(_ name: String) -> Bool {
+        ["jpg", "jpeg", "png"].contains((name as NSString).pathExtension.lowercased())
     }
 
     /// A short stable hash of `text` (FNV-1a 64, hex) for cache file names.
