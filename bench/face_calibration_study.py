@@ -26,7 +26,9 @@ REID, REG, DLIB = 'reid0095-dlib68', 'reid0095-lmk0009', 'dlib'
 
 def read_cache(path):
     b = open(path, 'rb').read()
-    assert b[:6] == b'IDVFB1', 'not an idvd bench face cache'
+    # IDVFB2: each record carries the SHA-256 of the image's bytes after its name; IDVFB1: none.
+    assert b[:6] in (b'IDVFB1', b'IDVFB2'), 'not an idvd bench face cache'
+    digests = b[:6] == b'IDVFB2'
     i = 6
 
     def u32():
@@ -48,6 +50,8 @@ def read_cache(path):
     out = {}
     for _ in range(u32()):
         name = text()
+        if digests:
+            i += 32
         [f64() for _ in range(4)]
         fell = b[i] == 1
         i += 1

@@ -200,6 +200,8 @@ extension Benchmark {
                   --measure-cache F where per-image measures are kept (default ~/.cache/openidv/bench/face-<models>-<set>.bin)
                   --weighted        fuse with FaceTemplate.qualityWeight (default: plain mean)
                   --with-pairs      also the View-2 pairs verification of dlib's descriptor (--limit, --cache)
+                  --stage-image F   the photo (one face) of the per-stage timing (default Tests/Fixtures/faces/obama-480p.jpg
+                                    under the working directory; when that is absent the timing is skipped)
                 Prints, per matcher and protocol, thresholds fitted at FMR 0.1 % and 0.01 % on the fit people with FMR and
                 FNMR on the eval people, then FaceKit's shipped thresholds' realised FMR/FNMR on every person they were not
                 fitted on ("shipped fmr_0.01 image-to-image: FMR … % (a/b), FNMR … % (c/d)").
@@ -207,14 +209,29 @@ extension Benchmark {
             return 0
         }
         let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        let engine = try FaceEngine.shared()
-        try engine.preload()
-        setBLASThreads(1)
+        // The per-stage timing image: an explicit --stage-image must exist; the default one lies in
+        // the repository's working copy, and elsewhere the timing is skipped (the accuracy figures
+        // do not need it).
+        var stageImage: URL?, stageSkipped: String?
         if o["lfw-only"] == nil {
-            let stageImage = o["stage-image"].map { URL(fileURLWithPath: $0) }
-                ?? root.appendingPathComponent("Tests/Fixtures/faces/obama-480p.jpg")
-            try FaceBench.stages(engine: engine, source: stageImage, repeats: Int(o["repeat"] ?? "10") ?? 10)
+            if let path = o["stage-image"] {
+                guard FileManager.default.fileExists(atPath: path) else { throw CLIError("--stage-image \(path): no such file") }
+                stageImage = URL(fileURLWithPath: path)
+            } else {
+                let fixture = root.appendingPathComponent("Tests/Fixtures/faces/obama-480p.jpg")
+                if FileManager.default.fileExists(atPath: fixture.path) {
+                    stageImage = fixture
+                } else if o["stages-only"] != nil {
+                    throw CLIError("no stage image: \(fixture.path) is not here (run from the repository root, or give --stage-image FILE)")
+                } else {
+                    stageSkipped = "per-stage timing skipped: its default image Tests/Fixtures/faces/obama-480p.jpg is not under \(root.path) "
+                        + "(run from the repository root, or give --stage-image FILE, a photo of one face)"
+                }
+            }
         }
+        // Every other argument is checked before the models are loaded.
+        var lfwRun: (() throws -> Void)?
+        let engine = try FaceEngine.shared()
         if o["stages-only"] == nil {
             let lfw = root.appendingPathComponent("../shared/testdata/lfw").standardizedFileURL
             let pairs = o["pairs"].map { URL(fileURLWithPath: $0) } ?? lfw.appendingPathComponent("pairs.txt")
@@ -223,14 +240,14 @@ extension Benchmark {
             guard FileManager.default.fileExists(atPath: pairs.path) else {
                 throw CLIError("pairs list \(pairs.path) not found (give --pairs FILE --images DIR, or --stages-only)")
             }
-            if o["with-pairs"] != nil {
-                try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
-                                  threads: threads, cache: o["cache"].map { URL(fileURLWithPath: $0) })
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: images.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CLIError("image folder \(images.path) not found (give --images DIR, the folder of one sub-folder per person)")
             }
             let ks = try (o["probe-images"] ?? "3,5,10").split(separator: ",").map { s -> Int in
                 guard let k = Int(s), (0...20).contains(k) else { throw CLIError("--probe-images is a list of 0…20, e.g. 3,5,10") }
                 return k
-            }.filter { $0 > 0 }
+            }.filter { $0 > 1 }   // 1 (image-to-image) is always reported, once
             let variantNames = (o["variants"] ?? "\(FaceRecognitionBench.Variant.shipped.rawValue),dlib")
             let variants = try variantNames == "all" ? FaceRecognitionBench.Variant.allCases : variantNames.split(separator: ",").map { s in
                 guard let v = FaceRecognitionBench.Variant(rawValue: String(s)) else {
@@ -238,12 +255,26 @@ extension Benchmark {
                 }
                 return v
             }
-            try FaceRecognitionBench.run(engine: engine, pairsFile: pairs, imagesDir: images,
-                                         splitFile: URL(fileURLWithPath: o["split"] ?? "bench/lfw-split.txt"), splitIsDefault: o["split"] == nil,
-                                         ks: [1] + Array(Set(ks)).sorted(),
-                                         variants: variants, threads: threads, cacheFile: o["measure-cache"].map { URL(fileURLWithPath: $0) },
-                                         weighted: o["weighted"] != nil)
+            _ = try FaceBench.readPairs(pairs)   // a malformed list is refused before anything is measured
+            lfwRun = {
+                if o["with-pairs"] != nil {
+                    try FaceBench.lfw(engine: engine, pairsFile: pairs, imagesDir: images, limit: Int(o["limit"] ?? "") ?? Int.max,
+                                      threads: threads, cache: o["cache"].map { URL(fileURLWithPath: $0) })
+                }
+                try FaceRecognitionBench.run(engine: engine, pairsFile: pairs, imagesDir: images,
+                                             splitFile: URL(fileURLWithPath: o["split"] ?? "bench/lfw-split.txt"), splitIsDefault: o["split"] == nil,
+                                             ks: [1] + Array(Set(ks)).sorted(),
+                                             variants: variants, threads: threads, cacheFile: o["measure-cache"].map { URL(fileURLWithPath: $0) },
+                                             weighted: o["weighted"] != nil)
+            }
         }
+        try engine.preload()
+        setBLASThreads(1)
+        if let stageSkipped { print(stageSkipped) }
+        if let stageImage {
+            try FaceBench.stages(engine: engine, source: stageImage, repeats: Int(o["repeat"] ?? "10") ?? 10)
+        }
+        try lfwRun?()
         return 0
     }
 }
@@ -335,20 +366,43 @@ enum FaceBench {
 
     struct Pair { let a: String; let b: String; let same: Bool; let fold: Int }
 
-    /// Reads an LFW pairs list: a header "folds n" (or "n"), then per fold n same-person lines
-    /// "name i j" and n different-person lines "name1 i name2 j".
+    /// Reads an LFW pairs list (`pairs.txt`, `pairsDevTrain.txt`, `pairsDevTest.txt`), fields
+    /// separated by tabs or spaces, blank lines skipped:
+    /// - line 1, the header: "folds n" (View 2: folds of n same-person then n different-person lines)
+    ///   or "n" (View 1), positive integers;
+    /// - a same-person pair "name i j" and a different-person pair "name1 i name2 j", where i and j
+    ///   are positive image numbers (`name/name_000i.jpg` under the image folder) and names hold no "/".
+    /// Returns the pairs in file order, with their fold (0-based; 0 for a View-1 list). Throws
+    /// `CLIError` when the file cannot be read or is empty, and on the first line of another shape,
+    /// naming its line number (1-based) and its text.
     static func readPairs(_ url: URL) throws -> [Pair] {
         guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw CLIError("cannot read pairs list \(url.path)") }
-        var lines = text.split(whereSeparator: \.isNewline).map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) }
-        guard let header = lines.first else { throw CLIError("empty pairs list") }
-        lines.removeFirst()
-        let perFold = Int(header.last ?? "") ?? lines.count
-        func file(_ name: String, _ n: String) -> String { "\(name)/\(name)_\(String(format: "%04d", Int(n) ?? 0)).jpg" }
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated().map { (number: $0.offset + 1, text: $0.element) }
+            .filter { !$0.text.allSatisfy(\.isWhitespace) }
+        guard let header = lines.first else { throw CLIError("empty pairs list \(url.path)") }
+        func refuse(_ line: (number: Int, text: Substring), _ why: String) -> CLIError {
+            CLIError("pairs list \(url.path), line \(line.number): \(why), not '\(line.text.prefix(80))'")
+        }
+        func fields(_ line: Substring) -> [String] { line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) }
+        let head = fields(header.text).map { Int($0) }
+        guard (1...2).contains(head.count), head.allSatisfy({ ($0 ?? 0) > 0 }) else {
+            throw refuse(header, "expected the header \"folds n\" or \"n\" (positive integers)")
+        }
+        let perFold = head.last!!
+        func number(_ s: String) -> Int? { Int(s).flatMap { $0 > 0 ? $0 : nil } }
+        func person(_ s: String) -> String? { s.contains("/") || s == "." || s == ".." ? nil : s }
+        func file(_ name: String, _ n: Int) -> String { "\(name)/\(name)_\(String(format: "%04d", n)).jpg" }
         var pairs: [Pair] = []
-        for (i, f) in lines.enumerated() {
-            let fold = perFold > 0 ? i / (2 * perFold) : 0
-            if f.count == 3 { pairs.append(Pair(a: file(f[0], f[1]), b: file(f[0], f[2]), same: true, fold: fold)) }
-            else if f.count == 4 { pairs.append(Pair(a: file(f[0], f[1]), b: file(f[2], f[3]), same: false, fold: fold)) }
+        for (i, line) in lines.dropFirst().enumerated() {
+            let f = fields(line.text)
+            let fold = i / (2 * perFold)
+            if f.count == 3, let name = person(f[0]), let a = number(f[1]), let b = number(f[2]) {
+                pairs.append(Pair(a: file(name, a), b: file(name, b), same: true, fold: fold))
+            } else if f.count == 4, let n1 = person(f[0]), let a = number(f[1]), let n2 = person(f[2]), let b = number(f[3]) {
+                pairs.append(Pair(a: file(n1, a), b: file(n2, b), same: false, fold: fold))
+            } else {
+                throw refuse(line, "expected \"name i j\" (same person) or \"name1 i name2 j\" (different people), i and j positive image numbers")
+            }
         }
         return pairs
     }
@@ -414,7 +468,8 @@ enum FaceBench {
         }
         if !todo.isEmpty {
             print(String(format: "descriptors: %d images in %.1f s wall; %.1f ms CPU per image (decode + HOG detect + 5 landmarks + embed); %d without a detected face (centre box used), %d unreadable",
-                         todo.count, wall, store.seconds / Double(todo.count) * 1000, store.fallbacks, store.failures.count))
+                         todo.count, wall, store.seconds / Double(todo.count) * 1000, store.fallbacks, store.failures.count)
+                  + (store.failures.isEmpty ? "" : ": " + FaceRecognitionBench.firstFew(store.failures.sorted())))
         } else {
             print("descriptors: all \(names.count) from cache \(cache?.path ?? "")")
         }

@@ -1,5 +1,6 @@
 import FaceKit
 import Foundation
+import IDVCrypto
 import Imaging
 
 /// `idvd bench face` on an LFW-format set (`--pairs F --images D`): per image one detection and
@@ -54,6 +55,9 @@ enum FaceRecognitionBench {
         /// One-core CPU ms of each stage for this image: detect, 68 landmarks, dlib 5 + descriptor,
         /// 0095 align + embed, 0009 regression.
         var cpuMs: [Double]
+        /// SHA-256 (32 bytes) of the image file's bytes this was measured on; empty when unknown (a
+        /// record of an "IDVFB1" cache), which matches no file, so such a record is never reused.
+        var digest: [UInt8] = []
     }
 
     static let stageNames = ["detect (HOG, image doubled)", "68 landmarks", "dlib 5 landmarks + descriptor", "0095 align + embed",
@@ -140,8 +144,12 @@ enum FaceRecognitionBench {
         }
     }
 
-    /// The measures of every image in `names` under `imagesDir`: read from `cacheFile` when it holds
-    /// them, else measured with `threads` threads and written back.
+    /// The measures of every image in `names` (paths relative to `imagesDir`): a cached measure is
+    /// used only when it was taken on the same bytes (SHA-256 of the file), under this name or any
+    /// other name; every other image is measured with `threads` threads, and the cache is written
+    /// back when anything was measured. Prints one line saying how many were measured (or that all
+    /// came from the cache), which images changed since they were cached, and which could not be
+    /// read or decoded (those are left out of the returned dictionary; nothing else is lost).
     static func measures(names: [String], imagesDir: URL, cacheFile: URL, threads: Int, engine: FaceEngine,
                          variants: [Variant]) throws -> [String: Measure] {
         final class Box: @unchecked Sendable { // guarded by `lock`
@@ -151,7 +159,34 @@ enum FaceRecognitionBench {
         }
         let shared = Box()
         shared.store = (try? MeasureCache.read(cacheFile)) ?? [:]
-        let todo = names.filter { n in shared.store[n].map { m in variants.contains { m.descriptors[$0] == nil } } ?? true }
+        // Each image's digest; a file that cannot be read is reported, not measured.
+        let digests = names.reduce(into: [String: [UInt8]]()) { out, name in
+            if let data = try? Data(contentsOf: imagesDir.appendingPathComponent(name)) {
+                out[name] = Crypto.sha256([UInt8](data))
+            } else {
+                shared.failures.append(name)
+            }
+        }
+        var byDigest: [[UInt8]: Measure] = [:]
+        for m in shared.store.values where !m.digest.isEmpty { byDigest[m.digest] = m }
+        var changed: [String] = [], undigested = 0, renamed = 0
+        for name in names {
+            guard let digest = digests[name] else { continue }
+            if let m = shared.store[name], m.digest == digest { continue }
+            if let m = shared.store[name] { if m.digest.isEmpty { undigested += 1 } else { changed.append(name) } }
+            // The same bytes cached under another name (a copied or renamed set) are the same measure.
+            shared.store[name] = byDigest[digest]
+            if shared.store[name] != nil { renamed += 1 }
+        }
+        let todo = names.filter { n in
+            digests[n] != nil && (shared.store[n].map { m in variants.contains { m.descriptors[$0] == nil } } ?? true)
+        }
+        if !changed.isEmpty {
+            print("\(changed.count) of \(names.count) images changed since they were cached (their old measures dropped): \(firstFew(changed))")
+        }
+        if undigested > 0 {
+            print("\(undigested) images cached without the digest of their bytes (an IDVFB1 cache), measured again")
+        }
         if !todo.isEmpty {
             let recognizer = try FaceRecognizer.shared(), regressor = try FaceLandmarkRegressor.shared()
             let chunk = max(1, (todo.count + threads - 1) / threads)
@@ -164,6 +199,7 @@ enum FaceRecognitionBench {
                             let cached = shared.lock.withLock { shared.store[name] }
                             var m = try cached ?? measure(image, engine: engine, recognizer: recognizer, regressor: regressor)
                             try fill(&m, image: image, variants: variants, engine: engine, recognizer: recognizer, regressor: regressor)
+                            m.digest = digests[name]!
                             shared.lock.withLock { shared.store[name] = m }
                         } catch {
                             shared.lock.withLock { shared.failures.append(name) }
@@ -174,12 +210,23 @@ enum FaceRecognitionBench {
                     }
                 }
             }
-            print(String(format: "measured %d images in %.0f s wall with %d thread(s); %d unreadable", todo.count, wall, threads, shared.failures.count))
-            try MeasureCache.write(shared.store, to: cacheFile)
+            let failed = Set(shared.failures)
+            print(String(format: "measured %d images in %.0f s wall with %d thread(s); %d unreadable", todo.filter { !failed.contains($0) }.count,
+                         wall, threads, shared.failures.count)
+                  + (shared.failures.isEmpty ? "" : ": " + firstFew(shared.failures.sorted())))
         } else {
-            print("measures of all \(names.count) images from the cache \(cacheFile.path)")
+            print("measures of all \(names.count - shared.failures.count) readable images from the cache \(cacheFile.path)"
+                  + (shared.failures.isEmpty ? "" : "; \(shared.failures.count) unreadable: " + firstFew(shared.failures.sorted())))
         }
-        return shared.store
+        if !todo.isEmpty || renamed > 0 {
+            try MeasureCache.write(shared.store, to: cacheFile)
+        }
+        return shared.store.filter { digests[$0.key] != nil && !shared.failures.contains($0.key) }
+    }
+
+    /// The first `count` of `names` joined by commas, with "and N more" when there are more.
+    static func firstFew(_ names: [String], count: Int = 5) -> String {
+        names.prefix(count).joined(separator: ", ") + (names.count > count ? " and \(names.count - count) more" : "")
     }
 
     // MARK: The split
@@ -291,13 +338,18 @@ enum FaceRecognitionBench {
     }
 }
 
-/// The bench's binary cache of per-image measures (little-endian; names UTF-8): "IDVFB1", the
-/// count, then per image the name, box, fallback flag, sharpness, pose (NaN when absent), the
-/// landmark disagreement, the stage times and each variant's descriptor with its length.
+/// The bench's binary cache of per-image measures (little-endian; names UTF-8): "IDVFB2", the
+/// count (u32), then per image the name (u32 length + bytes, relative to the image folder), the
+/// SHA-256 of the image file's bytes (32 bytes; all zero: unknown), box (4 f64, pixels), fallback
+/// flag (1 byte), sharpness, pose (yaw, pitch, roll in degrees; NaN when absent), the landmark
+/// disagreement (f64 each), the stage times (u32 count + f64 ms) and each variant's descriptor (u32
+/// tag length + tag, u32 length + f32 values). "IDVFB1" files (no digest) are read with an unknown
+/// digest, so every image is measured again. `bench/face_calibration_study.py` reads both.
 enum MeasureCache {
     typealias Measure = FaceRecognitionBench.Measure
     typealias Variant = FaceRecognitionBench.Variant
-    static let magic = Array("IDVFB1".utf8)
+    static let magic = Array("IDVFB2".utf8)
+    static let magicWithoutDigests = Array("IDVFB1".utf8)
 
     static func write(_ store: [String: Measure], to url: URL) throws {
         var out = magic
@@ -307,6 +359,7 @@ enum MeasureCache {
         for (name, m) in store.sorted(by: { $0.key < $1.key }) {
             let bytes = Array(name.utf8)
             u32(bytes.count); out += bytes
+            out += m.digest.count == 32 ? m.digest : [UInt8](repeating: 0, count: 32)
             [m.box.left, m.box.top, m.box.right, m.box.bottom].forEach(f64)
             out.append(m.fellBack ? 1 : 0)
             f64(m.sharpness)
@@ -338,10 +391,13 @@ enum MeasureCache {
         func u32() throws -> Int { Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) }
         func f64() throws -> Double { Double(bitPattern: try take(8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
         func string() throws -> String { String(decoding: try take(try u32()), as: UTF8.self) }
-        guard Array(try take(magic.count)) == magic else { throw Malformed() }
+        let head = Array(try take(magic.count))
+        guard head == magic || head == magicWithoutDigests else { throw Malformed() }
         var store: [String: Measure] = [:]
         for _ in 0..<(try u32()) {
             let name = try string()
+            var digest = head == magic ? Array(try take(32)) : []
+            if digest.allSatisfy({ $0 == 0 }) { digest = [] }
             let box = FaceBox(left: try f64(), top: try f64(), right: try f64(), bottom: try f64())
             let fell = try take(1).first! == 1
             let sharp = try f64()
@@ -356,7 +412,7 @@ enum MeasureCache {
                 if let v = Variant(rawValue: tag) { ds[v] = d }
             }
             store[name] = Measure(box: box, fellBack: fell, sharpness: sharp, pose: y.isNaN ? nil : HeadPose(yaw: y, pitch: p, roll: r),
-                                  descriptors: ds, landmarkDisagreement: dis, cpuMs: cpu)
+                                  descriptors: ds, landmarkDisagreement: dis, cpuMs: cpu, digest: digest)
         }
         return store
     }
@@ -376,18 +432,30 @@ extension FaceRecognitionBench {
     static func run(engine: FaceEngine, pairsFile: URL, imagesDir: URL, splitFile: URL, splitIsDefault: Bool, ks: [Int], variants: [Variant],
                     threads: Int, cacheFile: URL?, weighted: Bool) throws {
         let pairs = try FaceBench.readPairs(pairsFile)
-        // Every image of every person named in the pairs list.
+        // Every image (.jpg, .jpeg, .png in any case) of every person named in the pairs list.
         var people: [String: [String]] = [:]
         for person in Set(pairs.flatMap { [$0.a, $0.b] }.map { String($0.split(separator: "/")[0]) }) {
             let dir = imagesDir.appendingPathComponent(person)
-            let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".jpg") }.sorted()
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter(isImageFile).sorted()
             if !files.isEmpty { people[person] = files.map { "\(person)/\($0)" } }
         }
-        let names = people.values.flatMap { $0 }.sorted()
+        var names = people.values.flatMap { $0 }.sorted()
+        // Images the list names that are not in the folder (any of the extensions above counts).
+        let present = Set(names.map { ($0 as NSString).deletingPathExtension })
+        let missing = Set(pairs.flatMap { [$0.a, $0.b] }).filter { !present.contains(($0 as NSString).deletingPathExtension) }.sorted()
+        if !missing.isEmpty {
+            let absent = Set(missing.map { String($0.split(separator: "/")[0]) }).filter { people[$0] == nil }.count
+            print("warning: \(missing.count) images the pairs list names are not under \(imagesDir.path): \(firstFew(missing))"
+                  + (absent == 0 ? "" : absent == 1 ? " (1 person it names has no image there and is left out)"
+                                                    : " (\(absent) people it names have no image there and are left out)"))
+        }
         guard !names.isEmpty else { throw CLIError("no images of the pairs list's people under \(imagesDir.path)") }
         let cache = cacheFile ?? FileManager.default.homeDirectoryForCurrentUser
             .appendingPathComponent(".cache/openidv/bench/face-\(cacheKey(engine: engine))-\(stableHash(imagesDir.standardizedFileURL.path)).bin")
         let measures = try measures(names: names, imagesDir: imagesDir, cacheFile: cache, threads: threads, engine: engine, variants: variants)
+        // Images that could not be read or decoded (named above) are left out of every figure.
+        people = people.mapValues { $0.filter { measures[$0] != nil } }.filter { !$0.value.isEmpty }
+        names = names.filter { measures[$0] != nil }
         // The default split file is read from the repository's working copy; elsewhere (or on a set
         // whose people it does not name) every person counts as unseen.
         let split = FileManager.default.fileExists(atPath: splitFile.path) || !splitIsDefault ? try readSplit(splitFile) : [:]
@@ -521,6 +589,11 @@ extension FaceRecognitionBench {
         print("shipped fmr_0.01 image-to-image false non-matches by cause: no detection (centred box) \(causes.fallback), "
               + "5 points in doubt (dlib 68 vs landmarks-regression-retail-0009 > 0.2 inter-eye) \(causes.pointsInDoubt), "
               + "head turned ≥ 25° \(causes.turned), none of these \(causes.other)")
+    }
+
+    /// Whether a file name is an image the bench reads: extension jpg, jpeg or png in any case.
+    static func isImageFile(_ name: String) -> Bool {
+        ["jpg", "jpeg", "png"].contains((name as NSString).pathExtension.lowercased())
     }
 
     /// A short stable hash of `text` (FNV-1a 64, hex) for cache file names.

@@ -13,7 +13,9 @@ import Imaging
 extension Benchmark {
     static let liveness = Benchmark(name: "liveness", summary: "PAD: APCER per species, BPCER, retakes (95 % intervals), time per 3 s sequence",
                                     hasUsage: true) { args in
-        try LivenessBench(args).run()
+        // --help prints the usage wherever it is run: before the split file or the data are looked for.
+        if try LivenessBench.parse(args).options["help"] != nil { print(LivenessBench.usage); return 0 }
+        return try LivenessBench(args).run()
     }
 }
 
@@ -64,11 +66,16 @@ final class LivenessBench {
           frames of videos are decoded once into IDVD_FRAME_CACHE (default ~/.cache/openidv/liveness-frames)
         """
 
+    /// The command's options (`CLI.parseOptions`); throws `CLIError` on an unknown option or a missing value.
+    static func parse(_ args: [String]) throws -> (options: [String: String], positional: [String]) {
+        try CLI.parseOptions(args, flags: ["verbose", "no-simulated", "help", "study", "no-frame-cache"],
+                             valued: ["data", "split", "fps", "threshold", "max-frames", "seconds", "lfw", "dump",
+                                      "texture-frames", "only", "config"],
+                             takesArguments: false, command: "bench liveness")
+    }
+
     init(_ args: [String]) throws {
-        let (o, _) = try CLI.parseOptions(args, flags: ["verbose", "no-simulated", "help", "study", "no-frame-cache"],
-                                          valued: ["data", "split", "fps", "threshold", "max-frames", "seconds", "lfw", "dump",
-                                                   "texture-frames", "only", "config"],
-                                          takesArguments: false, command: "bench liveness")
+        let (o, _) = try Self.parse(args)
         options = o
         data = URL(fileURLWithPath: o["data"] ?? "../shared/testdata")
         live = data.appendingPathComponent("liveness")
