@@ -49,12 +49,13 @@ public enum IDVD {
 
     /// Runs `executable <args>` to completion with ``testEnvironment`` and `environment` on top of
     /// this process's environment (or exactly `replacing`, when given); `stdin` is written to its
-    /// standard input (nil: none).
+    /// standard input (nil: none); run in `directory` (nil: this process's working directory).
     public static func run(_ args: [String], executable: String = "idvd", environment: [String: String] = [:],
-                           replacing: [String: String]? = nil, stdin: Data? = nil) throws -> Result {
+                           replacing: [String: String]? = nil, stdin: Data? = nil, in directory: URL? = nil) throws -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try binary(executable))
         p.arguments = args
+        if let directory { p.currentDirectoryURL = directory }
         p.environment = replacing ?? ProcessInfo.processInfo.environment.merging(testEnvironment) { _, n in n }.merging(environment) { _, n in n }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out

@@ -47,28 +47,8 @@ final class FaceBenchCommandTests: XCTestCase {
 
     /// Runs `idvd <args>` in `directory` (default: the temp folder, outside the repository).
     func idvd(_ args: [String], in directory: URL? = nil) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try IDVDBinary.path())
-        p.arguments = args
-        p.currentDirectoryURL = directory ?? dir
-        p.environment = ProcessInfo.processInfo.environment.merging(IDVDBinary.testEnvironment) { _, n in n }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        final class Drained: @unchecked Sendable { var data = Data() }   // written by the reader before `group` is left, read after
-        let errors = Drained()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errors.data = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: errors.data, as: UTF8.self))
+        let r = try IDVD.run(args, in: directory ?? dir)
+        return (r.status, r.output, r.errors)
     }
 
     func bench(_ extra: [String] = [], pairs: URL? = nil, cache: URL? = nil) throws -> (status: Int32, out: String, err: String) {
