@@ -150,6 +150,24 @@ enum FaceRecognitionBench {
     /// back when anything was measured. Prints one line saying how many were measured (or that all
     /// came from the cache), which images changed since they were cached, and which could not be
     /// read or decoded (those are left out of the returned dictionary; nothing else is lost).
+    /// Throws a `CLIError` when `cacheFile` could not be written after measuring: a folder, not a
+    /// regular file, or in a folder that cannot be made or written (checked before any image is
+    /// measured; the folder is made here, as the write would make it).
+    static func checkWritable(_ cacheFile: URL) throws {
+        let folder = cacheFile.deletingLastPathComponent().path
+        var isDir: ObjCBool = false
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)   // as the write would
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
+            throw CLIError("--measure-cache \(cacheFile.path): no folder \(folder), and it cannot be made")
+        }
+        var st = stat()
+        if stat(cacheFile.path, &st) == 0 {
+            guard st.st_mode & S_IFMT == S_IFREG else { throw CLIError("--measure-cache \(cacheFile.path) is not a regular file") }
+            guard access(cacheFile.path, W_OK) == 0 else { throw CLIError("--measure-cache \(cacheFile.path) is not writable") }
+        }
+        guard access(folder, W_OK | X_OK) == 0 else { throw CLIError("--measure-cache \(cacheFile.path): cannot write in \(folder)") }
+    }
+
     static func measures(names: [String], imagesDir: URL, cacheFile: URL, threads: Int, engine: FaceEngine,
                          variants: [Variant]) throws -> [String: Measure] {
         final class Box: @unchecked Sendable { // guarded by `lock`
@@ -158,7 +176,12 @@ enum FaceRecognitionBench {
             let lock = NSLock()
         }
         let shared = Box()
-        shared.store = (try? MeasureCache.read(cacheFile)) ?? [:]
+        try checkWritable(cacheFile)
+        if FileManager.default.fileExists(atPath: cacheFile.path) {
+            do { shared.store = try MeasureCache.read(cacheFile) } catch {
+                print("the measure cache \(cacheFile.path) could not be read (not an idvd bench face cache, or cut short): every image measured again, and the cache rewritten")
+            }
+        }
         // Each image's digest; a file that cannot be read is reported, not measured.
         let digests = names.reduce(into: [String: [UInt8]]()) { out, name in
             if let data = try? Data(contentsOf: imagesDir.appendingPathComponent(name)) {
@@ -166,6 +189,12 @@ enum FaceRecognitionBench {
             } else {
                 shared.failures.append(name)
             }
+        }
+        // Byte-identical images under two names (a copy or a link): one person's photo counted as another's.
+        let sameBytes = Dictionary(grouping: names.filter { digests[$0] != nil }) { digests[$0]! }.values.filter { $0.count > 1 }
+        if !sameBytes.isEmpty {
+            print("warning: \(sameBytes.count) group\(sameBytes.count == 1 ? "" : "s") of images have the same bytes under different names "
+                  + "(copies or links; each is compared as given): \(firstFew(sameBytes.map { $0.sorted().joined(separator: " = ") }))")
         }
         var byDigest: [[UInt8]: Measure] = [:]
         for m in shared.store.values where !m.digest.isEmpty { byDigest[m.digest] = m }

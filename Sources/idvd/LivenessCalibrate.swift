@@ -39,10 +39,10 @@ enum LivenessCalibrate {
       A symbolic link is followed; the file keeps its mode and owner (written beside it, then renamed);
       anything but a regular file is refused. --out and --config are checked before any capture is read.
       The line is not written (exit 3) when BPCER there exceeds --max-bpcer (default 15 %, the iBeta
-      level 1 bound), nor (exit 4) when a named capture was skipped (too short for a window, or not
-      decodable); --force writes it all the same. Warns when the line lies more than 2.0 log-odds from
+      level 1 bound), nor (exit 4) when a named capture was skipped (too short for a window, not
+      decodable or decoded only in part, or a frame file that is not an image); --force writes it all the same. Warns when the line lies more than 2.0 log-odds from
       the default (-1.6). Every named species, and the bona fide side, must yield a capture.
-      Video frames are decoded into a private temporary folder (0700), removed as soon as they are read.
+      Video frames are decoded in memory (ffmpeg's output read from a pipe): no frame is written to disk.
       Exit status: 0 the line was written; 1 no line reaches the target (nothing written); 2 usage or input
       error: bad option, missing or mixed folder, a species with no capture read, unreadable --config,
       --out not writable (nothing written); 3 BPCER above --max-bpcer (printed, not written); 4 a named
@@ -142,7 +142,8 @@ enum LivenessCalibrate {
     }
 
     /// The frames of one capture and why it cannot be judged: nil frames with the cause when it is
-    /// too short for a window or cannot be decoded (skipped and counted by the caller).
+    /// too short for a window, cannot be decoded, or decoded only in part (ffmpeg reported an error)
+    /// (skipped and counted by the caller).
     private static func read(_ capture: String, fps: Double, perWindow: Int, seconds: Double) -> (frames: [Data]?, skipped: String?) {
         var isDir: ObjCBool = false
         _ = FileManager.default.fileExists(atPath: capture, isDirectory: &isDir)
@@ -163,7 +164,22 @@ enum LivenessCalibrate {
             return (nil, String(format: "%@ is shorter than %.1f s (%d frame%@ at %g fps)", capture, 5.0 / 6.0 * seconds, frames.count,
                                 frames.count == 1 ? "" : "s", fps) + (diagnostic.map { "; ffmpeg: \($0)" } ?? ""))
         }
+        // ffmpeg runs at `-v error`: anything it reported means the video was cut off or damaged, and
+        // what decoded is only part of the capture — judged, it would stand for a capture it is not.
+        if let diagnostic {
+            return (nil, String(format: "%@ decoded only in part (%d frame%@ at %g fps; ffmpeg: %@)", capture, frames.count,
+                                frames.count == 1 ? "" : "s", fps, diagnostic))
+        }
         return (frames, nil)
+    }
+
+    /// How a message names frame `index` (0-based) of `capture`: its file in a folder of frames,
+    /// else its place in the decoded video.
+    private static func frameName(_ capture: String, _ index: Int) -> String {
+        if let names = try? SelfieInput.folderFrameNames(URL(fileURLWithPath: capture)), names.indices.contains(index) {
+            return "the frame file \(names[index])"
+        }
+        return "decoded frame \(index + 1)"
     }
 
     static func run(_ args: [String]) throws -> Int32 {
@@ -235,12 +251,22 @@ enum LivenessCalibrate {
                 if cut.count == 1, frames.count - perWindow >= Int(config.frameRate.rounded()) {
                     cut.append(((frames.count - perWindow)..<frames.count, false))
                 }
-                captureCount[species, default: 0] += 1
-                for (w, (range, counted)) in cut.enumerated() {
-                    let report = try analyzer.analyze(frames: Array(frames[range]))
-                    presentations.append(PADPresentation(species: species, capture: capture, window: w, report: report, counted: counted,
-                                                         analyzer: analyzer))
+                var judged: [PADPresentation] = [], start = 0
+                do {
+                    for (w, (range, counted)) in cut.enumerated() {
+                        start = range.lowerBound
+                        let report = try analyzer.analyze(frames: Array(frames[range]))
+                        judged.append(PADPresentation(species: species, capture: capture, window: w, report: report, counted: counted,
+                                                      analyzer: analyzer))
+                    }
+                } catch let LivenessError.invalidFrame(index, error) {
+                    // Skipped and counted like an undecodable video; its frame named as the operator sees it.
+                    CLI.stderr("idvd: \(capture): \(frameName(capture, start + index)) is not a usable image (\(error.description)): skipped")
+                    skipped[species, default: 0] += 1
+                    continue
                 }
+                captureCount[species, default: 0] += 1
+                presentations += judged
             }
             // Every side named must have been read: a species left out would leave its attacks unmeasured.
             guard captureCount[species, default: 0] > 0 else {
@@ -442,6 +468,14 @@ struct ConfigFileTarget {
         guard let data = FileManager.default.contents(atPath: target) else { throw CLIError("--out \(path): cannot read \(target); nothing written") }
         guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
             throw CLIError("\(path) exists and is not a flat JSON config file; nothing written")
+        }
+        // What `idvd serve --config` reads: a string, number or boolean per key.
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+            switch value {
+            case .string, .integer, .number, .bool: continue
+            default: throw CLIError("\(path) is not a flat JSON config file ('\(key)' must be a string, number or boolean, "
+                                    + "as idvd serve --config reads it); nothing written")
+            }
         }
         return object
     }

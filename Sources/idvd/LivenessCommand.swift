@@ -20,47 +20,82 @@ enum SelfieInput {
         return try videoFrames(path, fps: fps, start: start, seconds: seconds)
     }
 
-    static func folderFrames(_ url: URL) throws -> [Data] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+    /// The frame files of a folder capture, in the order they are played (name order).
+    static func folderFrameNames(_ url: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: url.path)
             .filter { frameExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
             .sorted()
-        return try names.map { try Data(contentsOf: url.appendingPathComponent($0)) }
+    }
+
+    static func folderFrames(_ url: URL) throws -> [Data] {
+        try folderFrameNames(url).map { try Data(contentsOf: url.appendingPathComponent($0)) }
     }
 
     static func videoFrames(_ path: String, fps: Double, start: Double, seconds: Double?) throws -> [Data] {
         try decodeVideo(path, fps: fps, start: start, seconds: seconds).frames
     }
 
-    /// A video decoded by `ffmpeg` into a private temporary folder (0700, removed before returning,
-    /// also on error): its frames (JPEG, at `fps` frames per second from `start` seconds for at most
-    /// `seconds`, at most 640 px wide) and the first line `ffmpeg` reported on stderr (nil when it
-    /// reported nothing; a truncated video can decode in part and report why it stopped).
+    /// A video decoded by `ffmpeg` straight into memory — its frames never touch the disk, so
+    /// nothing of an operator's customers' faces is left behind, whatever ends the run: its frames
+    /// (JPEG, at `fps` frames per second from `start` seconds for at most `seconds`, at most 640 px
+    /// wide, read from ffmpeg's standard output as a stream of JPEG images) and the first line
+    /// `ffmpeg` reported on stderr (nil when it reported nothing; a truncated video can decode in
+    /// part and report why it stopped).
     /// Throws a `CLIError` naming `path` when `ffmpeg` cannot be run or fails ("could not be decoded").
     static func decodeVideo(_ path: String, fps: Double, start: Double, seconds: Double?) throws -> (frames: [Data], diagnostic: String?) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idvd-frames-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: dir) }
         var args = ["-nostdin", "-v", "error", "-ss", String(start), "-i", path]
         if let seconds { args += ["-t", String(seconds)] }
-        args += ["-vf", "fps=\(fps),scale='min(640,iw)':-2", "-q:v", "3", dir.appendingPathComponent("frame_%04d.jpg").path]
+        args += ["-vf", "fps=\(fps),scale='min(640,iw)':-2", "-q:v", "3", "-f", "image2pipe", "-c:v", "mjpeg", "-"]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["ffmpeg"] + args
-        let errors = Pipe()
+        let errors = Pipe(), output = Pipe()
         process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = output
         do { try process.run() } catch { throw CLIError("cannot run ffmpeg (install Debian's ffmpeg): \(error)") }
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // Both pipes drained at once: ffmpeg blocks when the one not being read fills.
+        final class Drained: @unchecked Sendable { var data = Data() }   // written by the reader before `group` is left, read after
+        let message = Drained()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            message.data = errors.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let stream = output.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
         process.waitUntilExit()
         // "[mov,mp4,… @ 0x55…] moov atom not found": the cause, without ffmpeg's component and address.
-        let first = message.split(separator: "\n").first.map {
+        let first = String(decoding: message.data, as: UTF8.self).split(separator: "\n").first.map {
             String($0).replacingOccurrences(of: #"^\[[^\]]* @ 0x[0-9a-fA-F]+\] "#, with: "", options: .regularExpression)
                 .trimmingCharacters(in: .whitespaces)
         }
         guard process.terminationStatus == 0 else {
             throw CLIError("\(path) could not be decoded (ffmpeg: \(first ?? "exit \(process.terminationStatus)"))")
         }
-        return (try folderFrames(dir), first)
+        return (jpegImages(in: stream), first)
+    }
+
+    /// The JPEG images of a stream of them, end to end (ffmpeg's `image2pipe` of `mjpeg`): each runs
+    /// from its SOI marker (FF D8) to its EOI marker (FF D9). Inside a baseline JPEG's entropy-coded
+    /// data every FF byte is followed by 00 or a restart marker (ITU-T T.81, B.1.1.5), so the first
+    /// FF D9 after an SOI ends that image. Bytes before an SOI or after the last EOI are dropped.
+    static func jpegImages(in stream: Data) -> [Data] {
+        let bytes = [UInt8](stream)
+        var frames: [Data] = [], i = 0, start: Int?
+        while i + 1 < bytes.count {
+            if bytes[i] == 0xFF {
+                if start == nil, bytes[i + 1] == 0xD8 { start = i; i += 2; continue }
+                if let s = start, bytes[i + 1] == 0xD9 {
+                    frames.append(Data(bytes[s...(i + 1)]))
+                    start = nil
+                    i += 2
+                    continue
+                }
+            }
+            i += 1
+        }
+        return frames
     }
 }
 

@@ -8,7 +8,7 @@ import IDVCrypto
 /// live in `<directory>/<key>/frame_NNNN.jpg`, the key a SHA-256 of the video's absolute path,
 /// size, modification time, the rate and the start offset; a folder is read as it is. The cache's
 /// folders are private to the user (0700) and its files too (0600). `idvd liveness calibrate` does
-/// not use it: an operator's captures are decoded into a private temporary folder and removed.
+/// not use it: an operator's captures are decoded in memory and never written to disk.
 struct FrameCache {
     /// nil: no cache (frames are decoded into a temporary folder and removed).
     let directory: URL?

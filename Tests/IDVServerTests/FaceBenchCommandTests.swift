@@ -179,4 +179,33 @@ final class FaceBenchCommandTests: XCTestCase {
         XCTAssertEqual(lines(r.out, "shipped fmr_0.01 image-to-image:"),
                        ["shipped fmr_0.01 image-to-image: FMR 0.0000 % (0/42), FNMR 0.00 % (0/8)"], r.out)
     }
+
+    /// A second fresh-user trial: a cache path that cannot be written is refused before any image
+    /// is measured; a cache that cannot be read is said to be so (and rebuilt); byte-identical
+    /// images under two people's names are warned about (one person's photo counted as another's).
+    func testCachePathCheckedFirstACorruptCacheSaidAndIdenticalImagesWarned() throws {
+        let folderAsCache = dir.appendingPathComponent("cache.bin")
+        try FileManager.default.createDirectory(at: folderAsCache, withIntermediateDirectories: true)
+        var r = try bench(cache: folderAsCache)
+        XCTAssertEqual(r.status, 2, r.out + r.err)
+        XCTAssertTrue(r.err.contains("--measure-cache \(folderAsCache.path) is not a regular file"), r.err)
+        XCTAssertFalse(r.out.contains("measured"), r.out)
+
+        try Data("IDVFB2 cut short".utf8).write(to: cache)
+        r = try bench()
+        XCTAssertEqual(r.status, 0, r.out + r.err)
+        XCTAssertTrue(r.out.contains("the measure cache \(cache.path) could not be read"), r.out)
+        XCTAssertTrue(r.out.contains("measured 8 images in "), r.out)
+        r = try bench()
+        XCTAssertFalse(r.out.contains("could not be read"), "rewritten: " + r.out)
+
+        // Obama's second photo replaced by Aoc's first, byte for byte.
+        try FileManager.default.removeItem(at: images.appendingPathComponent("Obama/Obama_0002.jpg"))
+        try FileManager.default.copyItem(at: images.appendingPathComponent("Aoc/Aoc_0001.jpg"), to: images.appendingPathComponent("Obama/Obama_0002.jpg"))
+        r = try bench()
+        XCTAssertEqual(r.status, 0, r.out + r.err)
+        XCTAssertEqual(lines(r.out, "warning: 1 group"),
+                       ["warning: 1 group of images have the same bytes under different names (copies or links; each is compared as given): "
+                        + "Aoc/Aoc_0001.jpg = Obama/Obama_0002.jpg"], r.out)
+    }
 }

@@ -265,8 +265,102 @@ final class LivenessCalibrateTests: XCTestCase {
         let helpText = String(decoding: help.stdout, as: UTF8.self)
         for phrase in ["--target-apcer PERCENT", "--max-bpcer PERCENT", "--force", "BPNRR (quality)", "APCER / APNRR SPECIES",
                        "bona fide challenged", "the step-up", "default 15 %, the iBeta", "Exit status: 0 the line was written",
-                       "2 usage or input", "3 BPCER above --max-bpcer", "4 a named", "private temporary folder (0700)"] {
+                       "2 usage or input", "3 BPCER above --max-bpcer", "4 a named", "no frame is written to disk"] {
             XCTAssertTrue(helpText.contains(phrase), phrase + "\n" + helpText)
         }
+    }
+
+    /// A second fresh-user trial: a frame file that is not an image, a video cut off partway and
+    /// a config file `idvd serve` would refuse each cost the run's line, with the cause named —
+    /// never an exit 1 ("no line reaches the target") or a line written from part of a capture.
+    func testDamagedCapturesAreNamedAndSkippedAndAConfigServeRefusesIsNotEdited() throws {
+        let (dir, _, live) = try Self.shortCapture()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
+        let ffmpeg = try TestData.tool("/usr/bin/ffmpeg")
+        _ = try TestData.sharedFile("liveness/bona-fide-more/dpe_d.mp4")   // fails when the shared clip is missing
+        let mov = TestData.shared.appendingPathComponent("liveness/bona-fide-more/dpe_d.mp4")   // 13 s of H.264
+        let out = dir.appendingPathComponent("x.json")
+        // Two frame captures under one species; one frame file of the second is not an image.
+        let prints = dir.appendingPathComponent("print")
+        for name in ["a", "b"] {
+            let d = prints.appendingPathComponent(name)
+            try fm.createDirectory(at: d, withIntermediateDirectories: true)
+            for f in try fm.contentsOfDirectory(atPath: live.path).filter({ $0.hasSuffix(".jpg") }) {
+                try fm.copyItem(at: live.appendingPathComponent(f), to: d.appendingPathComponent(f))
+            }
+        }
+        try Data("junk".utf8).write(to: prints.appendingPathComponent("b/frame_005.jpg"))
+        // Beside them, a video cut off at 60 % of its bytes (moov atom first, so ffmpeg decodes the part that is there).
+        let whole = dir.appendingPathComponent("whole.mp4"), cut = prints.appendingPathComponent("cut.mp4")
+        let remux = Process()
+        remux.executableURL = URL(fileURLWithPath: ffmpeg)
+        remux.arguments = ["-nostdin", "-v", "error", "-i", mov.path, "-c", "copy", "-movflags", "+faststart", whole.path]
+        try remux.run()
+        remux.waitUntilExit()
+        XCTAssertEqual(remux.terminationStatus, 0)
+        let bytes = try Data(contentsOf: whole)
+        try bytes.prefix(bytes.count * 6 / 10).write(to: cut)
+
+        var r = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", live.path, "--attack", "print=" + prints.path, "--max-bpcer", "100",
+                                    "--out", out.path])
+        var errors = String(decoding: r.stderr, as: UTF8.self), text = String(decoding: r.stdout, as: UTF8.self)
+        XCTAssertEqual(r.status, 4, errors + text)
+        XCTAssertTrue(errors.contains("\(prints.path)/b: the frame file frame_005.jpg is not a usable image"), errors)
+        XCTAssertTrue(errors.contains("\(cut.path) decoded only in part ("), errors)
+        XCTAssertTrue(errors.contains("; ffmpeg: "), errors)
+        XCTAssertTrue(text.contains("2 named captures skipped (print: 2)"), text)
+        XCTAssertFalse(fm.fileExists(atPath: out.path), "nothing written")
+
+        // A nested object: `idvd serve --config` refuses it, so calibrate does not edit it either.
+        try Data(#"{"idv.selfie_attempts": 4, "a": {"b": 1}}"#.utf8).write(to: out)
+        r = try IDVDBinary.run(["liveness", "calibrate", "--bona-fide", live.path, "--attack", "print=" + prints.appendingPathComponent("a").path,
+                                "--out", out.path])
+        errors = String(decoding: r.stderr, as: UTF8.self)
+        XCTAssertEqual(r.status, 2, errors)
+        XCTAssertTrue(errors.contains("'a' must be a string, number or boolean"), errors)
+        XCTAssertEqual(try Data(contentsOf: out), Data(#"{"idv.selfie_attempts": 4, "a": {"b": 1}}"#.utf8), "left as it was")
+    }
+
+    /// Video frames are decoded in memory: a calibration run, stopped by SIGTERM in the middle
+    /// of it, leaves no file in the temporary folder (an operator's customers' faces), and a full run
+    /// writes none there either.
+    func testCalibrationWritesNoDecodedFrameToDisk() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("calibrate-\(UUID().uuidString)")
+        let tmp = dir.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        _ = try TestData.tool("/usr/bin/ffmpeg")
+        _ = try TestData.sharedFile("liveness/bona-fide-more/dpe_d.mp4")
+        let video = TestData.shared.appendingPathComponent("liveness/bona-fide-more/dpe_d.mp4")
+        let live = IDVDBinary.packageRoot.appendingPathComponent("Tests/Fixtures/selfie/katie_live")
+        func start() throws -> Process {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: try IDVDBinary.path())
+            p.arguments = ["liveness", "calibrate", "--bona-fide", video.path, "--attack", "print=" + live.path, "--max-bpcer", "100",
+                           "--out", dir.appendingPathComponent("x.json").path]
+            p.environment = ProcessInfo.processInfo.environment.merging(IDVDBinary.testEnvironment) { _, n in n }
+                .merging(["TMPDIR": tmp.path]) { _, n in n }
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        // Watched every 2 ms from the start to the end of a whole run: nothing appears in TMPDIR.
+        let whole = try start()
+        var appeared: Set<String> = []
+        while whole.isRunning {
+            appeared.formUnion((try? FileManager.default.subpathsOfDirectory(atPath: tmp.path)) ?? [])
+            usleep(2_000)
+        }
+        XCTAssertEqual(whole.terminationStatus, 0)
+        XCTAssertEqual(appeared, [], "nothing written to the temporary folder")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.json").path))
+        // Stopped a moment in (ffmpeg decoding or the windows being judged): nothing left either.
+        let stopped = try start()
+        usleep(300_000)
+        stopped.terminate()
+        stopped.waitUntilExit()
+        XCTAssertEqual(try FileManager.default.subpathsOfDirectory(atPath: tmp.path), [], "nothing left behind")
     }
 }
