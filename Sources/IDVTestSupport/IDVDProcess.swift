@@ -1,4 +1,5 @@
 import Foundation
+import IDVRuntime
 
 /// The one way tests find the `idvd` (and `idv`) binaries `swift build` made and run them: a
 /// command to completion (``IDVD/run(_:environment:stdin:)``) or a server (``IDVDProcess``).
@@ -52,34 +53,9 @@ public enum IDVD {
     /// standard input (nil: none); run in `directory` (nil: this process's working directory).
     public static func run(_ args: [String], executable: String = "idvd", environment: [String: String] = [:],
                            replacing: [String: String]? = nil, stdin: Data? = nil, in directory: URL? = nil) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try binary(executable))
-        p.arguments = args
-        if let directory { p.currentDirectoryURL = directory }
-        p.environment = replacing ?? ProcessInfo.processInfo.environment.merging(testEnvironment) { _, n in n }.merging(environment) { _, n in n }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        let input = Pipe()
-        p.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        try p.run()
-        if let stdin {
-            input.fileHandleForWriting.write(stdin)
-            try? input.fileHandleForWriting.close()
-        }
-        // Both pipes are drained at once: a command that fills one while the other is read would block.
-        final class Drained: @unchecked Sendable { var data = Data() }   // @unchecked: written by the reader thread before `group` is left, read after
-        let errors = Drained()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errors.data = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: o, stderr: errors.data)
+        let env = replacing ?? ProcessInfo.processInfo.environment.merging(testEnvironment) { _, n in n }.merging(environment) { _, n in n }
+        let r = try Subprocess.run(URL(fileURLWithPath: try binary(executable)), args, environment: env, in: directory, stdin: stdin)
+        return Result(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 }
 

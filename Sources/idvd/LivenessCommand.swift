@@ -46,34 +46,19 @@ enum SelfieInput {
         var args = ["-nostdin", "-v", "error", "-ss", String(start), "-i", path]
         if let seconds { args += ["-t", String(seconds)] }
         args += ["-vf", "fps=\(fps),scale='min(640,iw)':-2", "-q:v", "3", "-f", "image2pipe", "-c:v", "mjpeg", "-"]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg"] + args
-        let errors = Pipe(), output = Pipe()
-        process.standardError = errors
-        process.standardOutput = output
-        do { try process.run() } catch { throw CLIError("cannot run ffmpeg (install Debian's ffmpeg): \(error)") }
-        // Both pipes drained at once: ffmpeg blocks when the one not being read fills.
-        final class Drained: @unchecked Sendable { var data = Data() }   // written by the reader before `group` is left, read after
-        let message = Drained()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            message.data = errors.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
+        let run: Subprocess.Result
+        do { run = try Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["ffmpeg"] + args) } catch {
+            throw CLIError("cannot run ffmpeg (install Debian's ffmpeg): \(error)")
         }
-        let stream = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
         // "[mov,mp4,… @ 0x55…] moov atom not found": the cause, without ffmpeg's component and address.
-        let first = String(decoding: message.data, as: UTF8.self).split(separator: "\n").first.map {
+        let first = String(decoding: run.stderr, as: UTF8.self).split(separator: "\n").first.map {
             String($0).replacingOccurrences(of: #"^\[[^\]]* @ 0x[0-9a-fA-F]+\] "#, with: "", options: .regularExpression)
                 .trimmingCharacters(in: .whitespaces)
         }
-        guard process.terminationStatus == 0 else {
-            throw CLIError("\(path) could not be decoded (ffmpeg: \(first ?? "exit \(process.terminationStatus)"))")
+        guard run.status == 0 else {
+            throw CLIError("\(path) could not be decoded (ffmpeg: \(first ?? "exit \(run.status)"))")
         }
-        return (jpegImages(in: stream), first)
+        return (jpegImages(in: run.stdout), first)
     }
 
     /// The JPEG images of a stream of them, end to end (ffmpeg's `image2pipe` of `mjpeg`): each runs
